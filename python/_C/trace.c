@@ -825,7 +825,9 @@ trace_inputs(TraceObject *tr, PyObject *unused)
     return list;
 }
 
-/* Finds a subgraph by its path of names from the root. */
+/* Finds a subgraph by its path of names from the root; a path whose first
+ * item is None starts at the graph the innermost tracer records into, which
+ * is no subgraph of its parent's until its HOP call ends. */
 static hop_graph *
 graph_at(TraceObject *tr, PyObject *path)
 {
@@ -833,7 +835,12 @@ graph_at(TraceObject *tr, PyObject *path)
     PyObject *fast = PySequence_Fast(path, "path must be a sequence of subgraph names");
     if (fast == NULL)
         return NULL;
-    for (Py_ssize_t i = 0; g && i < PySequence_Fast_GET_SIZE(fast); i++) {
+    Py_ssize_t i = 0;
+    if (PySequence_Fast_GET_SIZE(fast) > 0 && PySequence_Fast_GET_ITEM(fast, 0) == Py_None) {
+        g = hop_tracer_graph(hop_output_graph_current(tr->og));
+        i = 1;
+    }
+    for (; g && i < PySequence_Fast_GET_SIZE(fast); i++) {
         const char *name = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(fast, i));
         if (name == NULL) {
             g = NULL;
@@ -1187,6 +1194,22 @@ py_proxy_at_root(PyObject *self, PyObject *o)
                            hop_output_graph_root(tr->og));
 }
 
+/* Whether o is a proxy of the graph the active trace's innermost tracer
+ * records into now: hop.numpy's zero-sign check reads what reaches a HOP
+ * body's results in that body's own graph (hop/_exact.py, reaching), where
+ * a value the body returns from an enclosing graph has no lineage. */
+static PyObject *
+py_proxy_here(PyObject *self, PyObject *o)
+{
+    (void)self;
+    TraceObject *tr = hop_py__current;
+    if (tr == NULL || !PyObject_TypeCheck(o, &hop_py_TensorType) || !HOP_PY_IS_PROXY(o) ||
+        ((TensorObject *)o)->node == NULL)
+        Py_RETURN_FALSE;
+    return PyBool_FromLong(hop_tracer_of(((TensorObject *)o)->node) ==
+                           hop_output_graph_current(tr->og));
+}
+
 /* The tracer stack depth of this thread's active trace (1 at its root), 0
  * when none is active: tests check that a failed HOP call leaves it as it
  * was. */
@@ -1393,6 +1416,8 @@ static PyMethodDef trace_functions[] = {
      "The name of the node a traced value stands for, or None for anything else."},
     {"_proxy_at_root", py_proxy_at_root, METH_O,
      "True for a traced value of the active trace's root graph."},
+    {"_proxy_here", py_proxy_here, METH_O,
+     "True for a traced value of the graph the active trace records into now."},
     {"_rebind", (PyCFunction)(void (*)(void))py_rebind, METH_FASTCALL,
      "_rebind(x, new=None): the traced x stands for new's value (hop.Tensor.__setitem__); "
      "UnsupportedError when x may not be updated in place."},

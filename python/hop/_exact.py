@@ -200,14 +200,17 @@ def _node_differs(name, nodes, memo):
     return _post_order(name, nodes, memo, leaf, combine)
 
 
-def reaching(tr, values, targets):
-    """Per value of values (traced tensors of the root graph; anything else
-    reaches nothing): the names in targets (root nodes) its lineage reaches
-    with a zero's sign still showing, i.e. not only through a comparison or
-    a cast to bool or an integer (-0.0 == 0.0).  A cond's output is followed
-    into each body to the operands its output reaches there (`if np.max(x)
-    > 0` inside a merged branch compares only); any other HOP, or a node
-    hop cannot read, passes every operand's sign on."""
+def reaching(tr, values, targets, body=False):
+    """Per value of values (traced tensors of the root graph; body: of the
+    graph the innermost tracer records into, a HOP body being traced;
+    anything else reaches nothing): the names in targets (nodes of that
+    graph) its lineage reaches with a zero's sign still showing, i.e. not
+    only through a comparison or a cast to bool or an integer (-0.0 ==
+    0.0).  A cond's output is followed into each body to the operands its
+    output reaches there (`if np.max(x) > 0` inside a merged branch compares
+    only); any other HOP, or a node hop cannot read, passes every operand's
+    sign on."""
+    base = (None,) if body else ()  # (Trace.describe's path of that graph)
     described = {}
 
     def nodes_of(path):
@@ -252,7 +255,7 @@ def reaching(tr, values, targets):
         nodes = nodes_of(path)
 
         def leaf(n, node):
-            if not path and n in targets:
+            if path == base and n in targets:
                 return frozenset((n,))
             if node is not None and node[0] == "placeholder":
                 return phs.get(n, frozenset()) if phs is not None else frozenset()
@@ -271,8 +274,9 @@ def reaching(tr, values, targets):
 
     out = []
     for v in values:
-        name = _C._proxy_node(v) if isinstance(v, _C.Tensor) else None
-        out.append(walk((), name, None) if name is not None else frozenset())
+        name = _C._proxy_node(v) if isinstance(v, _C.Tensor) and \
+            (not body or _C._proxy_here(v)) else None
+        out.append(walk(base, name, None) if name is not None else frozenset())
     return out
 
 

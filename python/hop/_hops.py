@@ -279,14 +279,9 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
             if made:
                 args = (*ins[:made], *args)
             if tr is not None:
-                _in_body(1)
-                try:
-                    out = run_pure(hop, which, fn, args, kwargs)
-                finally:
-                    _in_body(-1)
+                traced, result = _traced_body(tr, hop, which, fn, args, kwargs)
             else:
-                out = fn(*args, **kwargs)
-            traced, result = _body_result(hop, which, out, tr is not None)
+                traced, result = _body_result(hop, which, fn(*args, **kwargs), False)
             if constants is not True and builtins.any(t is not _HOLE for t in result.template):
                 raise _C.TraceError(f"hop.{hop}: the {which} must return tensors ({constants})")
             if expect is not None:
@@ -308,6 +303,28 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
         record.append(results[0])
     r = result or ((results[0] if len(results) == 1 else _merged(results)) if results else cached)
     return _shaped(hop, outs, r, empty)
+
+
+def _traced_body(tr, hop, which, fn, args, kwargs):
+    """_body_result of the body fn(*args, **kwargs) traced now, checked
+    pure, and with the run-time checks hop.numpy deferred to its end (a
+    float max/min whose zero's sign reaches the body's results:
+    hop.numpy._core.body_begin)."""
+    hnp = sys.modules.get("hop.numpy")
+    scope = hnp._core.body_begin(tr) if hnp is not None else None
+    try:
+        _in_body(1)
+        try:
+            out = run_pure(hop, which, fn, args, kwargs)
+        finally:
+            _in_body(-1)
+        traced, result = _body_result(hop, which, out, True)
+        if scope is not None:
+            traced = hnp._core.body_outputs(tr, scope, traced)
+        return traced, result
+    finally:
+        if scope is not None:
+            hnp._core.body_end(tr, scope)
 
 
 def _shaped(hop, outs, r, empty=None):
