@@ -535,19 +535,16 @@ def checked_outputs(tr, outs):
     return _reached_checked(tr, outs, tr.scratch.pop(_DEFERRED, None), False)
 
 
-# Trace.scratch: the HOP bodies being traced (hop._hops._apply), innermost
-# last, each [its tracer depth, {node name: flag maker}]
-_BODIES = "hop.numpy zero sign in bodies"
-
-
-def body_begin(tr):
-    """Opens the zero-sign scope of a HOP body hop._hops._apply is about to
-    trace (the tracer depth now is the body's): a float max/min made in it
-    is checked at its end (body_outputs) only where it reaches the body's
-    results, as the function's own are at the trace's end.  Returns the
+def body_begin(tr, hop, inputs):
+    """Opens the scope of a HOP body hop._hops._apply is about to trace (the
+    tracer depth now is the body's; hop: the HOP's name; inputs: what its
+    explicit inputs stand for, _exact.Body): a float max/min made in it is
+    checked at its end (body_outputs) only where it reaches the body's
+    results, as the function's own are at the trace's end, and its lineage
+    is read out to the enclosing graphs (_exact._body_nodes).  Returns the
     scope for body_outputs and body_end."""
-    scope = [_C._trace_depth(), {}]
-    tr.scratch.setdefault(_BODIES, []).append(scope)
+    scope = _exact.Body(_C._trace_depth(), hop, inputs)
+    tr.scratch.setdefault(_exact.BODIES, []).append(scope)
     return scope
 
 
@@ -557,11 +554,11 @@ def defer_in_body(r, flag):
     it is made) anywhere else (a body hop.grad or hop.vmap traces, a side of
     a data-dependent branch, a body of hop.trace's direct call)."""
     tr = _C.tracing()
-    stack = tr.scratch.get(_BODIES) if tr is not None else None
+    stack = tr.scratch.get(_exact.BODIES) if tr is not None else None
     name = _C._proxy_node(r)
-    if not stack or stack[-1][0] != _C._trace_depth() or name is None:
+    if not stack or stack[-1].depth != _C._trace_depth() or name is None:
         return False
-    stack[-1][1][name] = flag
+    stack[-1].deferred[name] = flag
     return True
 
 
@@ -570,13 +567,13 @@ def body_outputs(tr, scope, outs):
     a max/min deferred in it reaches with its sign of zero checked (a
     body's fail_if fails the whole plan: hop.compile runs the whole call
     eagerly, hop.trace, hop.grad and hop.vmap raise hop.CheckError)."""
-    pending, scope[1] = scope[1], {}
+    pending, scope.deferred = scope.deferred, {}
     return _reached_checked(tr, outs, pending, True)
 
 
 def body_end(tr, scope):
     """Closes scope (body_begin), whether or not its body returned."""
-    stack = tr.scratch.get(_BODIES)
+    stack = tr.scratch.get(_exact.BODIES)
     if stack and stack[-1] is scope:
         stack.pop()
 
