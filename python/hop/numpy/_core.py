@@ -576,6 +576,10 @@ def body_end(tr, scope):
     stack = tr.scratch.get(_exact.BODIES)
     if stack and stack[-1] is scope:
         stack.pop()
+    if not stack:
+        # (the trace's state as before the body: a failed HOP call changes
+        # nothing)
+        tr.scratch.pop(_exact.BODIES, None)
 
 
 def _reached_checked(tr, outs, pending, body):
