@@ -825,7 +825,28 @@ trace_inputs(TraceObject *tr, PyObject *unused)
     return list;
 }
 
-/* Finds a subgraph by its path of names from the root. */
+/* The tracer at depth k of tr's stack (1: the root), or NULL with
+ * IndexError. */
+static hop_tracer *
+tracer_at(TraceObject *tr, Py_ssize_t k)
+{
+    hop_tracer *t = hop_output_graph_current(tr->og);
+    Py_ssize_t depth = (Py_ssize_t)hop_output_graph_depth(tr->og);
+    if (k < 1 || k > depth) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_IndexError, "no tracer at depth %zd (the stack holds %zd)", k,
+                         depth);
+        return NULL;
+    }
+    for (; depth > k; depth--)
+        t = hop_tracer_parent(t);
+    return t;
+}
+
+/* Finds a subgraph by its path of names from the root; a path whose first
+ * item is None starts at the graph the innermost tracer records into, an
+ * int k at the graph of the tracer at depth k (1: the root): a body's
+ * graph is no subgraph of its parent's until its HOP call ends. */
 static hop_graph *
 graph_at(TraceObject *tr, PyObject *path)
 {
@@ -833,7 +854,15 @@ graph_at(TraceObject *tr, PyObject *path)
     PyObject *fast = PySequence_Fast(path, "path must be a sequence of subgraph names");
     if (fast == NULL)
         return NULL;
-    for (Py_ssize_t i = 0; g && i < PySequence_Fast_GET_SIZE(fast); i++) {
+    Py_ssize_t i = 0;
+    PyObject *first = PySequence_Fast_GET_SIZE(fast) > 0 ? PySequence_Fast_GET_ITEM(fast, 0) : NULL;
+    if (first == Py_None || (first && PyLong_Check(first))) {
+        hop_tracer *t = first == Py_None ? hop_output_graph_current(tr->og)
+                                         : tracer_at(tr, PyLong_AsSsize_t(first));
+        g = t ? hop_tracer_graph(t) : NULL;
+        i = 1;
+    }
+    for (; g && i < PySequence_Fast_GET_SIZE(fast); i++) {
         const char *name = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(fast, i));
         if (name == NULL) {
             g = NULL;
@@ -1058,26 +1087,62 @@ trace_trap_guard(TraceObject *tr, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* The value of the node named name of the graph the innermost tracer
- * records into (the root graph at the root), as a proxy (a SymInt for a
- * symbol): hop.numpy bounds how far a traced matrix may be from NumPy's by
- * computing, in the same graph, over the values of its lineage, which it
- * reads by name off describe() (hop/_exact.py, absolute_error).  KeyError:
- * no such node; TraceError: the trace is not this thread's active one. */
+/* _node(name, depth=0): the value of the node named name of the graph the
+ * innermost tracer records into (the root graph at the root; depth k: the
+ * tracer's at depth k, whose value an op of the innermost lifts), as a
+ * proxy (a SymInt for a symbol): hop.numpy bounds how far a traced matrix
+ * may be from NumPy's by computing, in the innermost graph, over the values
+ * of its lineage, which it reads by name off describe() (hop/_exact.py,
+ * absolute_error).  KeyError: no such node; IndexError: no such depth;
+ * TraceError: the trace is not this thread's active one. */
 static PyObject *
-trace_node(TraceObject *tr, PyObject *name)
+trace_node(TraceObject *tr, PyObject *args)
 {
-    if (!PyUnicode_Check(name))
-        return PyErr_Format(PyExc_TypeError, "_node(name): name must be a str");
+    PyObject *name;
+    Py_ssize_t depth = 0;
+    if (!PyArg_ParseTuple(args, "U|n:_node", &name, &depth))
+        return NULL;
     if (hop_py__current != tr)
         return PyErr_Format(hop_py_TraceError, "_node(): the trace is not active");
     const char *s = PyUnicode_AsUTF8(name);
     if (s == NULL)
         return NULL;
-    hop_node *n = hop_graph_find_node(hop_tracer_graph(hop_output_graph_current(tr->og)), s);
+    hop_tracer *t = depth ? tracer_at(tr, depth) : hop_output_graph_current(tr->og);
+    if (t == NULL)
+        return NULL;
+    hop_node *n = hop_graph_find_node(hop_tracer_graph(t), s);
     if (n == NULL || n->meta == NULL)
         return PyErr_Format(PyExc_KeyError, "no node %U with a value in the current graph", name);
     return wrap_node((PyObject *)tr, n);
+}
+
+/* _lifted_sources(k) -> {placeholder name: name of the node of the tracer
+ * at depth k - 1 it stands for}, over the values the tracer at depth k
+ * lifted (its explicit inputs are not there): hop.numpy follows a body's
+ * lineage out to its enclosing graphs (hop/_exact.py, _body_nodes). */
+static PyObject *
+trace_lifted_sources(TraceObject *tr, PyObject *k)
+{
+    if (not_elsewhere(tr, "_lifted_sources") < 0)
+        return NULL;
+    Py_ssize_t depth = PyLong_AsSsize_t(k);
+    if (depth == -1 && PyErr_Occurred())
+        return NULL;
+    hop_tracer *t = tracer_at(tr, depth);
+    if (t == NULL)
+        return NULL;
+    PyObject *d = PyDict_New();
+    for (size_t i = 0; d && i < hop_tracer_nlifted(t); i++) {
+        hop_node *ph = hop_tracer_lifted_placeholder(t, i);
+        hop_node *src = hop_tracer_lifted_source_at(t, i);
+        if (ph == NULL || src == NULL)
+            continue;
+        PyObject *v = PyUnicode_FromString(src->name);
+        if (v == NULL || PyDict_SetItemString(d, ph->name, v) < 0)
+            Py_CLEAR(d);
+        Py_XDECREF(v);
+    }
+    return d;
 }
 
 static PyMethodDef trace_methods[] = {
@@ -1101,7 +1166,9 @@ static PyMethodDef trace_methods[] = {
      "text(path, kind) -> the graph printed as 'code', 'table' or 'dot'."},
     {"_memo", (PyCFunction)trace_memo, METH_VARARGS,
      "_memo(what, ...): the op memo of path specialisation (hop.compile)."},
-    {"_node", (PyCFunction)trace_node, METH_O,
+    {"_lifted_sources", (PyCFunction)trace_lifted_sources, METH_O,
+     "_lifted_sources(k) -> {placeholder: the parent's node} of the tracer at depth k."},
+    {"_node", (PyCFunction)trace_node, METH_VARARGS,
      "_node(name) -> the value (a proxy or a SymInt) of the root graph's node named name."},
     {"_trap_guard", (PyCFunction)trace_trap_guard, METH_VARARGS,
      "_trap_guard(u, v): the guard u == v, in the current cond branch (hop.compile)."},
@@ -1185,6 +1252,21 @@ py_proxy_at_root(PyObject *self, PyObject *o)
         Py_RETURN_FALSE;
     return PyBool_FromLong(hop_tracer_of(((TensorObject *)o)->node) ==
                            hop_output_graph_root(tr->og));
+}
+
+/* The depth (1: the root) of the tracer that owns proxy o, 0 for anything
+ * else: a HOP's operand may be a value of any enclosing graph
+ * (hop/_exact.py follows a map body's inputs to them), and a body's result
+ * has a lineage in the body only when it is the body's own value. */
+static PyObject *
+py_proxy_depth(PyObject *self, PyObject *o)
+{
+    (void)self;
+    if (!PyObject_TypeCheck(o, &hop_py_TensorType) || !HOP_PY_IS_PROXY(o) ||
+        ((TensorObject *)o)->node == NULL)
+        return PyLong_FromLong(0);
+    hop_tracer *t = hop_tracer_of(((TensorObject *)o)->node);
+    return PyLong_FromLong(t ? hop_tracer_depth(t) + 1 : 0);
 }
 
 /* The tracer stack depth of this thread's active trace (1 at its root), 0
@@ -1393,6 +1475,8 @@ static PyMethodDef trace_functions[] = {
      "The name of the node a traced value stands for, or None for anything else."},
     {"_proxy_at_root", py_proxy_at_root, METH_O,
      "True for a traced value of the active trace's root graph."},
+    {"_proxy_depth", py_proxy_depth, METH_O,
+     "The depth of the tracer owning a traced value (1: the root), 0 for anything else."},
     {"_rebind", (PyCFunction)(void (*)(void))py_rebind, METH_FASTCALL,
      "_rebind(x, new=None): the traced x stands for new's value (hop.Tensor.__setitem__); "
      "UnsupportedError when x may not be updated in place."},

@@ -200,14 +200,17 @@ def _node_differs(name, nodes, memo):
     return _post_order(name, nodes, memo, leaf, combine)
 
 
-def reaching(tr, values, targets):
-    """Per value of values (traced tensors of the root graph; anything else
-    reaches nothing): the names in targets (root nodes) its lineage reaches
-    with a zero's sign still showing, i.e. not only through a comparison or
-    a cast to bool or an integer (-0.0 == 0.0).  A cond's output is followed
-    into each body to the operands its output reaches there (`if np.max(x)
-    > 0` inside a merged branch compares only); any other HOP, or a node
-    hop cannot read, passes every operand's sign on."""
+def reaching(tr, values, targets, body=False):
+    """Per value of values (traced tensors of the root graph; body: of the
+    graph the innermost tracer records into, a HOP body being traced;
+    anything else reaches nothing): the names in targets (nodes of that
+    graph) its lineage reaches with a zero's sign still showing, i.e. not
+    only through a comparison or a cast to bool or an integer (-0.0 ==
+    0.0).  A cond's output is followed into each body to the operands its
+    output reaches there (`if np.max(x) > 0` inside a merged branch compares
+    only); any other HOP, or a node hop cannot read, passes every operand's
+    sign on."""
+    base = (None,) if body else ()  # (Trace.describe's path of that graph)
     described = {}
 
     def nodes_of(path):
@@ -252,7 +255,7 @@ def reaching(tr, values, targets):
         nodes = nodes_of(path)
 
         def leaf(n, node):
-            if not path and n in targets:
+            if path == base and n in targets:
                 return frozenset((n,))
             if node is not None and node[0] == "placeholder":
                 return phs.get(n, frozenset()) if phs is not None else frozenset()
@@ -271,8 +274,9 @@ def reaching(tr, values, targets):
 
     out = []
     for v in values:
-        name = _C._proxy_node(v) if isinstance(v, _C.Tensor) else None
-        out.append(walk((), name, None) if name is not None else frozenset())
+        name = _C._proxy_node(v) if isinstance(v, _C.Tensor) and \
+            (not body or _C._proxy_depth(v) == _C._trace_depth()) else None
+        out.append(walk(base, name, None) if name is not None else frozenset())
     return out
 
 
@@ -304,17 +308,117 @@ def own_body(tr=None):
         _C._trace_depth() == tr.scratch.get(_COMPILE) + 1
 
 
+BODIES = "hop.exact bodies"  # Trace.scratch: the Bodies being traced, innermost last
+
+
+class Body:
+    """A HOP body hop._hops._apply traces now (hop.numpy._core.body_begin):
+    its tracer depth, the HOP's name, what its explicit inputs stand for
+    ({placeholder: (how, depth, node)}, _hops._explicit_sources) and the
+    zero-sign checks deferred to its end ({node: flag maker})."""
+
+    __slots__ = ("depth", "hop", "inputs", "deferred")
+
+    def __init__(self, depth, hop, inputs):
+        self.depth = depth
+        self.hop = hop
+        self.inputs = inputs
+        self.deferred = {}
+
+
+# HOPs whose body's inputs stand for the same outer values every time the
+# body runs, so its lineage continues in the enclosing graph (a loop's
+# carries are fresh inputs: not followed); invoke_subgraph's body is shared
+# by later calls with other operands: never followed
+_FOLLOWED = frozenset("cond switch map wrap while_loop fori_loop scan".split())
+
+
+class _Reader:
+    """The trace's _node for the names of _body_nodes: "k:name" is node
+    name of the tracer at depth k (lifted into the body by the ops made on
+    it), a plain name the innermost graph's."""
+
+    __slots__ = ("trace",)
+
+    def __init__(self, trace):
+        self.trace = trace
+
+    def _node(self, name):
+        k, sep, n = name.partition(":")
+        return self.trace._node(n, int(k)) if sep else self.trace._node(name)
+
+
+def _base_depth(tr):
+    """The depth whose placeholders are exact values: the root's (1), or
+    hop.grad's and hop.vmap's own body of the user's function (own_body)."""
+    from ._breaks import _COMPILE, _HOPS_OWN
+    return tr.scratch[_COMPILE] + 1 if tr.scratch.get(_HOPS_OWN) else 1
+
+
+def _qualified(args, q):
+    return [("%node", q(a[1])) if type(a) is tuple and len(a) == 2 and a[0] == "%node" else
+            _qualified(a, q) if type(a) in (list, tuple) else a for a in args]
+
+
+def _body_nodes(tr, depth, base):
+    """The lineage inside a HOP body at tracer depth depth > base, read out
+    to the graph at depth base: every graph's nodes by name in one dict
+    (the innermost graph's names as they are, the others' as "k:name"),
+    each placeholder of a body between them an op of what it stands for in
+    its enclosing graph (clone: a lifted value, a map's extra argument;
+    select: a map's slice of xs), or left out (no lineage: a loop's carry,
+    an input of a HOP not _FOLLOWED or not traced through _apply)."""
+    bodies = {}
+    for b in tr.scratch.get(BODIES, ()):
+        # (a cond on a constant traces its branch inline, at its caller's
+        # depth: that depth's inputs are still the caller's body's)
+        bodies.setdefault(b.depth, b)
+
+    def q(k, n):
+        return n if k == depth else f"{k}:{n}"
+    nodes = {}
+    for k in range(base, depth + 1):
+        body = bodies.get(k)
+        follow = k > base and body is not None and body.hop in _FOLLOWED
+        lifted = tr._lifted_sources(k) if follow else {}
+        explicit = body.inputs if follow else {}
+        for n in tr.describe((k,))["nodes"]:
+            name = q(k, n[1])
+            if n[0] == "placeholder" and k > base:
+                src = lifted.get(n[1])
+                how, src = ("same", (k - 1, src)) if src is not None else \
+                    (explicit[n[1]][0], explicit[n[1]][1:]) if n[1] in explicit else (None, None)
+                if how is not None and src[0] >= base:
+                    nodes[name] = ("call_op", name, "select" if how == "slice" else "clone",
+                                   [("%node", q(*src))], n[4])
+                continue
+            nodes[name] = (n[0], name, n[2], _qualified(n[3], lambda x, k=k: q(k, x)), n[4])
+    return nodes, {q(base, c) for c in _checked_names()}
+
+
 def _lineage(t, tr):
-    """(the trace, t's node name, the root graph's nodes by name, the error
+    """(the trace, t's node name, the nodes of its lineage by name, the error
     bounds' leaf rule: 0.0 for a placeholder or a checked node, None for a
-    node of no root lineage), or None when t is no value of the root graph
-    (inside a body the lineage is not read, but for hop's own: own_body)."""
-    tr = tr or _C.tracing()
+    node of no known lineage), or None when t is no traced value.  At the
+    root (or in hop's own body: own_body) the root graph's nodes; inside a
+    HOP body those of every graph out to the root (_body_nodes), and the
+    trace a _Reader of their names."""
+    tr = tr.trace if type(tr) is _Reader else tr or _C.tracing()
     name = _C._proxy_node(t) if tr is not None and isinstance(t, _C.Tensor) else None
-    if name is None or (_C._trace_depth() > 1 and not own_body(tr)):
+    if name is None:
         return None
-    nodes, _ = _graph(tr)
-    checked_names = _checked_names()
+    depth = _C._trace_depth()
+    if depth > 1 and not own_body(tr):
+        base = _base_depth(tr)
+        owner = _C._proxy_depth(t)
+        if depth <= base or owner < base:
+            return None
+        nodes, checked_names = _body_nodes(tr, depth, base)
+        name = name if owner == depth else f"{owner}:{name}"
+        tr = _Reader(tr)
+    else:
+        nodes, _ = _graph(tr)
+        checked_names = _checked_names()
 
     def leaf(n, node):
         if node is None:
@@ -327,8 +431,8 @@ def _lineage(t, tr):
 
 
 def relative_error(t, tr=None):
-    """A bound r such that every element of traced tensor t (of the root
-    graph) is within r * |element| of NumPy's (0.0: NumPy's bits), or None
+    """A bound r such that every element of traced tensor t (of any graph
+    of the trace: _lineage) is within r * |element| of NumPy's (0.0: NumPy's bits), or None
     when its lineage allows no such bound (a float sum: cancellation makes
     the relative difference unbounded; absolute_error bounds it).  The
     lineage may hold elementwise math functions (x ** 3) of exact values,
@@ -397,8 +501,8 @@ _TINY = {"float16": 2.0 ** -24, "float32": 2.0 ** -149, "float64": 2.0 ** -1074}
 
 
 def absolute_error(t, tr=None):
-    """A traced float64 tensor E, broadcastable to traced tensor t (of the
-    root graph), with |hop's t - NumPy's t| <= E elementwise, or None when
+    """A traced float64 tensor E, broadcastable to traced tensor t (of any
+    graph of the trace: _lineage; E is made in the innermost graph), with |hop's t - NumPy's t| <= E elementwise, or None when
     hop cannot bound the difference (complex or integer arithmetic on
     differing values, an op without a rule below, a size only known at run
     time).  Unlike relative_error it bounds sums and products, whose

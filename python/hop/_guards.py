@@ -17,7 +17,10 @@ attribute and item steps) that re-reads the value on a later call:
           NumPy scalar): equal value AND the same type (2, 2.0 and True give
           different dtypes); NaN equals NaN, 0.0 does not equal -0.0.
   id      anything else (functions, classes, objects, uncaptured tensors,
-          NumPy arrays, containers): the same object.
+          NumPy arrays, containers): the same object, held weakly where
+          Python allows (Guard), so a replaced object is freed and a freed
+          one's guard never passes; lists, dicts, tuples and objects of a
+          class with __slots__ and no __weakref__ are held strongly.
   len     a list or dict: the same length (its items guarded too when
           it has at most _MAX_ITEMS).
   eq      a small set: an equal set.
@@ -40,6 +43,7 @@ import keyword
 import math
 import sys
 import types
+import weakref
 
 from . import _C
 from ._reads import MISSING, Policy, Walk, is_hop_function, is_hop_module, is_user_module, \
@@ -156,9 +160,17 @@ class Source:
 class Guard:
     """One thing the trace assumed: source holds `expected` (kind: tensor,
     value, id, len or eq).  capture: for a tensor, its index among the
-    plan's captured inputs."""
+    plan's captured inputs.
 
-    __slots__ = ("source", "kind", "expected", "capture")
+    An id guard holds its object weakly where Python allows (weak: a
+    weakref.ref in held), so a plan does not keep alive what the user
+    replaced: `expected` is then the object, or None once it was freed, and
+    a guard whose object was freed never passes (a new object at the same
+    address is another object).  Objects that cannot be weakly referenced
+    (lists, dicts, tuples, instances of a class with __slots__ and no
+    __weakref__) are held as before, strongly."""
+
+    __slots__ = ("source", "kind", "held", "capture", "weak")
 
     def __init__(self, source, kind, expected, capture=None):
         self.source = source
@@ -166,8 +178,27 @@ class Guard:
         self.expected = expected
         self.capture = capture
 
+    @property
+    def expected(self):
+        return self.held() if self.weak else self.held
+
+    @expected.setter
+    def expected(self, v):
+        # (held: what the fast check's state holds for this guard)
+        self.weak = False
+        if self.kind == "id":
+            try:
+                self.held = weakref.ref(v)
+                self.weak = True
+                return
+            except TypeError:
+                pass
+        self.held = v
+
     def describe(self):
         e = self.expected
+        if self.weak and e is None:
+            return f"{self.source!r} is the same object (freed since: never passes)"
         if self.kind == "tensor":
             return f"{self.source!r} is captured input {self.capture} (re-read every call)"
         if self.kind == "value":
@@ -557,7 +588,7 @@ class Guards:
     def state(self, captures):
         """The first state: (the objects the fast check expects, the
         captured tensors to pass)."""
-        return (tuple(g.expected for g in self.guards), tuple(captures))
+        return (tuple(g.held for g in self.guards), tuple(captures))
 
     def revalidate(self, state, leaves):
         """Checks every guard by its kind; returns the new state (the
@@ -598,6 +629,13 @@ class Guards:
                     raise _C.GuardError(f"guard failed: {g.source!r} was {set(g.expected)!r} "
                                         f"when traced, now {_short(v)}")
                 continue
+            elif g.weak:
+                e = g.held()
+                if e is None or v is not e:
+                    what = "an object freed since" if e is None else f"the {_what(e)}"
+                    raise _C.GuardError(f"guard failed: {g.source!r} was rebound (the trace used "
+                                        f"{what}, now it is a {_what(v)})")
+                continue  # (the state keeps the weak reference)
             elif v is not g.expected:
                 raise _C.GuardError(f"guard failed: {g.source!r} was rebound (the trace used "
                                     f"the {_what(g.expected)}, now it is a {_what(v)})")
@@ -639,7 +677,8 @@ _FACTORIES = {}  # guard shapes -> a function binding the objects, returning che
 
 def _generate(guards):
     """One function `check(e, l)`: every source `is` (len: ==) the object
-    in e; False on any difference or error.  Its text depends only on the
+    in e (a weak id guard: the object its reference in e gives, never a
+    freed one's None); False on any difference or error.  Its text depends only on the
     guards' shapes (kinds and paths), so it is compiled once per shape and
     each plan binds its own objects (globals dicts, cells, keys)."""
     shape, objs = [], []
@@ -658,7 +697,8 @@ def _generate(guards):
             else:
                 steps.append(step)
                 objs.append(key)
-        shape.append((g.kind, src.kind, src.key if src.kind == "arg" else None, tuple(steps)))
+        shape.append(("weak" if g.weak else g.kind, src.kind,
+                      src.key if src.kind == "arg" else None, tuple(steps)))
     shape = tuple(shape)
     make = _FACTORIES.get(shape)
     if make is None:
@@ -698,6 +738,9 @@ def _compile_factory(shape):
             terms.append(f"len({text}) == e[{j}]")
         elif kind == "eq":
             terms.append(f"{text} == e[{j}]")
+        elif kind == "weak":
+            # (a freed object's reference gives None, which nothing passes)
+            terms.append(f"{text} is e[{j}]() is not None")
         else:
             terms.append(f"{text} is e[{j}]")
     src = (f"def make({', '.join(params)}):\n"

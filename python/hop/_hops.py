@@ -279,14 +279,10 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
             if made:
                 args = (*ins[:made], *args)
             if tr is not None:
-                _in_body(1)
-                try:
-                    out = run_pure(hop, which, fn, args, kwargs)
-                finally:
-                    _in_body(-1)
+                traced, result = _traced_body(tr, hop, which, fn, args, kwargs,
+                                              (name, ins, made, parts))
             else:
-                out = fn(*args, **kwargs)
-            traced, result = _body_result(hop, which, out, tr is not None)
+                traced, result = _body_result(hop, which, fn(*args, **kwargs), False)
             if constants is not True and builtins.any(t is not _HOLE for t in result.template):
                 raise _C.TraceError(f"hop.{hop}: the {which} must return tensors ({constants})")
             if expect is not None:
@@ -308,6 +304,49 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
         record.append(results[0])
     r = result or ((results[0] if len(results) == 1 else _merged(results)) if results else cached)
     return _shaped(hop, outs, r, empty)
+
+
+def _traced_body(tr, hop, which, fn, args, kwargs, call):
+    """_body_result of the body fn(*args, **kwargs) traced now, checked
+    pure, and with the run-time checks hop.numpy deferred to its end (a
+    float max/min whose zero's sign reaches the body's results:
+    hop.numpy._core.body_begin).  call: (the HOP's name, the body's inputs,
+    how many of them the HOP makes, the operand groups)."""
+    hnp = sys.modules.get("hop.numpy")
+    scope = hnp._core.body_begin(tr, call[0], _explicit_sources(*call)) \
+        if hnp is not None else None
+    try:
+        _in_body(1)
+        try:
+            out = run_pure(hop, which, fn, args, kwargs)
+        finally:
+            _in_body(-1)
+        traced, result = _body_result(hop, which, out, True)
+        if scope is not None:
+            traced = hnp._core.body_outputs(tr, scope, traced)
+        return traced, result
+    finally:
+        if scope is not None:
+            hnp._core.body_end(tr, scope)
+
+
+def _explicit_sources(name, ins, made, parts):
+    """What each explicit input of a body stands for in its enclosing graphs,
+    for hop.numpy's lineage (_exact.Body): a map body's slice of xs
+    ("slice") and its extra arguments ("same"), as {placeholder name: (how,
+    the operand's tracer depth, its node name)}.  Empty for other HOPs: a
+    loop's carries change, cond's operands are lifted (their sources are
+    the tracer's)."""
+    if name != "map":
+        return {}
+    out = {}
+    ops = [x for g in parts for x in g.traced]
+    nxs = len(parts[0].traced)
+    for i, (ph, op) in enumerate(zip(ins[made:], ops)):
+        n, src = _C._proxy_node(ph), _C._proxy_node(op)
+        if n is not None and src is not None:
+            out[n] = ("slice" if i < nxs else "same", _C._proxy_depth(op), src)
+    return out
 
 
 def _shaped(hop, outs, r, empty=None):

@@ -314,43 +314,139 @@ _IN_BODIES_WHAT = {"map matrix_rank": "matrix_rank", "cond matrix_rank": "matrix
                    "map pinv": "pinv", "map lstsq": "lstsq's rank"}
 
 
-def test_matrix_rank_in_a_hop_body_is_refused_under_trace():
-    # before: inside a hop.map body hop.trace counted hop's own singular
-    # values, unchecked (14 of these 30 stacks differed from NumPy's,
-    # silently); no lineage is read there, so the trace refuses as
-    # hop.compile's does (below), naming the decision
-    rng = np.random.default_rng(41)
-    f = _IN_BODIES["map matrix_rank"]
-    stacks = list(_near_cutoff_stacks(rng, 30))
-    with pytest.raises(hop.UnsupportedError) as e:
-        hop.trace(f, *stacks[0])
-    assert str(e.value) == (
-        "hop.numpy.linalg: matrix_rank inside a HOP body (hop.map, hop.cond, a loop) compares "
-        "hop's singular values with a cutoff, and hop cannot check there that the decision is "
-        "NumPy's (the two SVDs differ in the last bits): call it outside the body, where the "
-        "plan checks it")
-    assert hop._C._trace_depth() == 0
+# How many of the 30 near-cutoff stacks fail the check: tol on NumPy's own
+# singular value of np.cov(x[0]) always does; pinv's rcond t and lstsq's
+# 1e-3 are far from every singular value's ratio
+_IN_BODIES_EAGER = {"map matrix_rank": 30, "cond matrix_rank": 30, "map pinv": 0,
+                    "map lstsq": 0}
+
+
+def _rowwise(name, x, t):
+    """What NumPy gives for _IN_BODIES[name] (a row at a time)."""
+    if name == "map matrix_rank":
+        return np.array([LA.matrix_rank(np.cov(m), tol=t) for m in x])
+    if name == "cond matrix_rank":
+        return LA.matrix_rank(np.cov(x[0] if t > 0 else x[1]), tol=t)
+    if name == "map pinv":
+        return np.stack([LA.pinv(np.cov(m), rcond=t) for m in x])
+    return np.stack([LA.lstsq(np.cov(m), m[:, 0], rcond=1e-3)[0] for m in x])
+
+
+def _as_eager(fn, stacks, check=None):
+    """hop.compile(fn) called on each (x, t) of stacks: the compiled
+    function and the last call's result, each checked to be the eager
+    call's (dtype and values) and then passed to check(got, x, t)."""
+    cf, f = _compiled(fn)
+    for x, t in stacks:
+        got = f(x, t)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = fn(x, t)
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        assert np.array_equal(got, want)
+        if check is not None:
+            check(got, x, t)
+    return cf, got
 
 
 @pytest.mark.parametrize("name", sorted(_IN_BODIES))
-def test_cutoff_decision_in_a_hop_body_is_refused_under_compile(name):
-    # before: hop.compile gave hop's unchecked count inside the body (9 of
-    # these 30 hop.map matrix_rank stacks differed from NumPy's, silently);
-    # the plan cannot check a body's call or run it eagerly, so the trace
-    # refuses, naming the decision
+def test_cutoff_decision_in_a_hop_body_is_checked_under_compile(name):
+    # the body's lineage is read out to the function's arguments (through
+    # the map's slice and cond's lifted inputs), so the plan checks the
+    # decision there as at the root; a failed check runs the whole call
+    # eagerly.  Before: UnsupportedError (and before that, hop's unchecked
+    # count: 9 of these 30 hop.map matrix_rank stacks differed from NumPy's)
+    def numpys(got, x, t):
+        if name.startswith("cond") or not _IN_BODIES_EAGER[name]:
+            # (a cond's eager branch is NumPy's own; a passed check: NumPy's)
+            same(got, _rowwise(name, x, t), rtol=1e-12)
     rng = np.random.default_rng(41)
-    cf, f = _compiled(_IN_BODIES[name])
-    what = _IN_BODIES_WHAT[name]
-    for x, t in _near_cutoff_stacks(rng, 3):
-        with pytest.raises(hop.UnsupportedError) as e:
-            f(x, t)
-        assert str(e.value).startswith(f"hop.numpy.linalg: {what} inside a HOP body (hop.map, "
-                                       f"hop.cond, a loop) compares hop's singular values "
-                                       f"with a cutoff, and hop.compile cannot check there")
-    # outside a body the same call is checked (and NumPy's)
-    cf, g = _compiled(lambda x, t: LA.matrix_rank(np.cov(x[0]), tol=t))
-    for x, t in _near_cutoff_stacks(rng, 12):
-        assert g(x, t) == LA.matrix_rank(np.cov(x[0]), tol=t)
+    cf, _ = _as_eager(_IN_BODIES[name], _near_cutoff_stacks(rng, 30), numpys)
+    assert cf.eager_calls == _IN_BODIES_EAGER[name] and cf.recompiles == 0
+
+
+def test_matrix_rank_in_a_hop_body_is_checked_under_trace():
+    # before: UnsupportedError (and before that, hop's unchecked count: 14
+    # of 30 stacks differed from NumPy's, silently); now the plan checks the
+    # count and raises CheckError where it cannot vouch for it
+    rng = np.random.default_rng(41)
+    f = _IN_BODIES["map matrix_rank"]
+    stacks = list(_near_cutoff_stacks(rng, 3))
+    gm = hop.trace(f, *stacks[0])
+    for x, t in stacks:
+        with pytest.raises(hop.CheckError) as e:
+            gm(x, t)
+        assert "of kind NUMPY_CUTOFF" in str(e.value)
+    x = rng.standard_normal((2, 6, 20))
+    t = np.asarray(1e-6)
+    assert np.array_equal(gm(x, t), [LA.matrix_rank(np.cov(m), tol=t) for m in x])
+
+
+def _rank_of_rows(m):
+    return hop.map(lambda r: LA.matrix_rank(np.outer(r, r) + np.eye(20)), m)
+
+
+_DEPTH_2 = {
+    "map of map": lambda x, t: hop.map(_rank_of_rows, x),
+    "cond of map": lambda x, t: hop.cond(np.sum(x) < 1e9,
+                                         lambda x: hop.map(lambda m: LA.pinv(m @ m.T), x),
+                                         lambda x: hop.map(lambda m: LA.pinv(m @ m.T) * 2, x),
+                                         (x,)),
+    "cond of map tol": lambda x, t: hop.cond(np.sum(x) < 1e9, lambda x: hop.map(
+        lambda m: LA.matrix_rank(np.cov(m), tol=t), x), lambda x: np.zeros(2, np.int64), (x,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_DEPTH_2))
+def test_cutoff_decision_two_bodies_deep_is_checked(name):
+    # a body's lineage is followed through every enclosing body (a cond's
+    # lifted inputs, a map's slices) to the arguments.  Before: the inner
+    # body refused (UnsupportedError)
+    rng = np.random.default_rng(45)
+    fn = _DEPTH_2[name]
+    stacks = list(_near_cutoff_stacks(rng, 4))
+    cf, got = _as_eager(fn, stacks)
+    x, t = stacks[-1]
+    if name == "map of map":
+        assert np.array_equal(got, np.full((2, 6), 20))
+    if name == "cond of map":
+        same(got, np.stack([LA.pinv(m @ m.T) for m in x]), rtol=1e-12)
+    # tol on a singular value: the check fails, the whole call runs eagerly
+    assert cf.eager_calls == (4 if name == "cond of map tol" else 0)
+    gm = hop.trace(fn, x, t)
+    if name == "cond of map tol":
+        with pytest.raises(hop.CheckError):
+            gm(x, t)
+    else:
+        assert np.array_equal(gm(x, t), got)
+
+
+def test_cutoff_decision_in_a_loop_body_follows_closures_not_carries():
+    # a value the loop body closes over is the same on every iteration:
+    # followed to the argument; a carry changes, so it has no lineage
+    x = np.random.default_rng(2).standard_normal((4, 6))
+    closure = lambda x: hop.fori_loop(  # noqa: E731
+        0, 2, lambda i, v: v + LA.matrix_rank(x @ x.T + np.eye(4)), np.int64(0))
+    cf, f = _compiled(closure)
+    assert f(x) == closure(x) == 8 and cf.eager_calls == 0
+    carry = lambda x: hop.fori_loop(0, 2, lambda i, v: v * 0.5 + LA.pinv(v), x @ x.T)  # noqa
+    with pytest.raises(hop.UnsupportedError, match="^hop.numpy.linalg: pinv inside a HOP body"):
+        hop.trace(carry, x)
+    assert hop._C._trace_depth() == 0
+
+
+def test_cutoff_decision_in_a_body_with_no_bound_is_refused_naming_it():
+    # a complex product has no bound (_exact.absolute_error): the body
+    # cannot check the count, and there is no break in a body
+    f = lambda x: hop.map(lambda m: LA.matrix_rank(m @ (m.T * 1j)), x)  # noqa: E731
+    x = np.random.default_rng(1).standard_normal((2, 3, 3))
+    with pytest.raises(hop.UnsupportedError) as e:
+        hop.trace(f, x)
+    assert str(e.value).startswith(
+        "hop.numpy.linalg: matrix_rank inside a HOP body (hop.map, hop.cond, a loop) compares "
+        "hop's singular values with a cutoff, and hop cannot bound there how far this matrix "
+        "(its lineage: ")
+    assert hop._C._trace_depth() == 0
 
 
 def test_well_separated_sums_and_products_stay_compiled():

@@ -532,10 +532,60 @@ def checked_outputs(tr, outs):
     call to eager when that sign is unknown (unknown_if).  Values handed to
     Python at a break or to a replayed effect are _exact's: they do not come
     here."""
-    pending = tr.scratch.pop(_DEFERRED, None)
+    return _reached_checked(tr, outs, tr.scratch.pop(_DEFERRED, None), False)
+
+
+def body_begin(tr, hop, inputs):
+    """Opens the scope of a HOP body hop._hops._apply is about to trace (the
+    tracer depth now is the body's; hop: the HOP's name; inputs: what its
+    explicit inputs stand for, _exact.Body): a float max/min made in it is
+    checked at its end (body_outputs) only where it reaches the body's
+    results, as the function's own are at the trace's end, and its lineage
+    is read out to the enclosing graphs (_exact._body_nodes).  Returns the
+    scope for body_outputs and body_end."""
+    scope = _exact.Body(_C._trace_depth(), hop, inputs)
+    tr.scratch.setdefault(_exact.BODIES, []).append(scope)
+    return scope
+
+
+def defer_in_body(r, flag):
+    """defer_zero_sign for a max/min made at the level of the innermost HOP
+    body traced through body_begin; False (nothing deferred: check r where
+    it is made) anywhere else (a body hop.grad or hop.vmap traces, a side of
+    a data-dependent branch, a body of hop.trace's direct call)."""
+    tr = _C.tracing()
+    stack = tr.scratch.get(_exact.BODIES) if tr is not None else None
+    name = _C._proxy_node(r)
+    if not stack or stack[-1].depth != _C._trace_depth() or name is None:
+        return False
+    stack[-1].deferred[name] = flag
+    return True
+
+
+def body_outputs(tr, scope, outs):
+    """outs, the traced results of the body of scope (body_begin), each that
+    a max/min deferred in it reaches with its sign of zero checked (a
+    body's fail_if fails the whole plan: hop.compile runs the whole call
+    eagerly, hop.trace, hop.grad and hop.vmap raise hop.CheckError)."""
+    pending, scope.deferred = scope.deferred, {}
+    return _reached_checked(tr, outs, pending, True)
+
+
+def body_end(tr, scope):
+    """Closes scope (body_begin), whether or not its body returned."""
+    stack = tr.scratch.get(_exact.BODIES)
+    if stack and stack[-1] is scope:
+        stack.pop()
+    if not stack:
+        # (the trace's state as before the body: a failed HOP call changes
+        # nothing)
+        tr.scratch.pop(_exact.BODIES, None)
+
+
+def _reached_checked(tr, outs, pending, body):
     if not pending:
         return outs
-    reached = _exact.reaching(tr, outs, pending)
+    reached = _exact.reaching(tr, outs, pending, body)
     needed = sorted(set().union(*reached))
     if not needed:
         return outs

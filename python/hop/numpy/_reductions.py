@@ -54,14 +54,19 @@ def _zero_sign_checked(x, r, axes, keepdims, initial=None):
     (_core.unknown_if).  In the function's own code the check is deferred
     to its end (_core.defer_zero_sign): it is made only for a result or a
     write that r reaches with its sign (not through a comparison), so `if
-    np.max(x) > 0` stays compiled for every x.  Inside a body (a side of a
-    data-dependent `if`, a hop.map, hop.cond or loop body) r is checked
-    where it is made, whether or not its sign reaches the body's results
-    (no lineage is read there)."""
+    np.max(x) > 0` stays compiled for every x.  Inside a hop.map, hop.cond
+    or loop body the check is deferred to the body's end likewise
+    (_core.defer_in_body): made only where r reaches the body's results
+    with its sign.  Elsewhere (a side of a data-dependent `if`, hop.grad's
+    or hop.vmap's body of the user's function, a body of hop.trace's direct
+    call on hop.Tensors) r is checked where it is made, whether or not its
+    sign reaches a result."""
     def flag():
         return _zero_sign_unknown(x, r, axes, keepdims, initial)
     if _C._trace_depth() == 1:
         _core.defer_zero_sign(r, flag)
+        return r
+    if _core.defer_in_body(r, flag):
         return r
     return _exact.checked(_core.unknown_if(flag(), r, _core.CHECK_ZERO_SIGN))
 

@@ -391,35 +391,41 @@ def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitia
     (_exact.checked).  Where neither bound exists (complex products, an op
     without a rule) the call is a graph break (what names the decision):
     NumPy's code decides on NumPy's values, never hop's unchecked count.
-    Inside a HOP body of a hop.compile trace (hop.map, hop.cond, a loop's
-    body) no lineage is read and the plan cannot hand one body's call to
-    eager: the trace raises UnsupportedError naming the decision, as a
-    body's other conversions do, never hop's unchecked count.  hop.trace,
-    hop.grad and hop.vmap make the same check (hop.grad's and hop.vmap's
-    body of the user's function reads its lineage: _exact.own_body), and a
-    failed one raises hop.CheckError when the plan runs: they have no eager
-    call to hand it to; in a body of theirs they refuse as compile does.
-    Eagerly (no trace) r is hop's own count."""
+    Inside a HOP body (hop.map, hop.cond, a loop's body, at any depth) the
+    lineage is read out to the function's arguments (_exact._body_nodes)
+    and the check is made there; a failed one fails the whole plan, so
+    hop.compile runs the whole call eagerly.  Where no bound exists in a
+    body (a loop's carry, an invoke_subgraph input, an op without a rule)
+    the trace raises UnsupportedError naming the decision: a body has no
+    break to take.  hop.trace, hop.grad and hop.vmap make the same check
+    (hop.grad's and hop.vmap's body of the user's function reads its
+    lineage: _exact.own_body), and a failed one raises hop.CheckError when
+    the plan runs: they have no eager call to hand it to.  Eagerly (no
+    trace) r is hop's own count."""
     if _C._trace_depth() > 1 and _C._proxy_at_root(r):
         # a side of a branch that replayed this call's ops from before it:
         # checked there
         return r
-    if not _core.compiling():
-        if _C.tracing() is None:
-            return r  # eager: hop's own count
-        if _C._trace_depth() > 1 and not _exact.own_body():
-            # (a body of hop.compile's trace is never hop.grad's/vmap's own)
-            from .._breaks import in_compiled_body
-            who = "hop.compile" if in_compiled_body() else "hop"
-            raise _C.UnsupportedError(
-                f"hop.numpy.linalg: {what} inside a HOP body (hop.map, hop.cond, a loop) "
-                f"compares hop's singular values with a cutoff, and {who} cannot check there "
-                f"that the decision is NumPy's (the two SVDs differ in the last bits): call "
-                f"it outside the body, where the plan checks it")
-        # hop.trace, hop.grad, hop.vmap: the same check, whose failure raises
-        # hop.CheckError when the plan runs (no eager call to hand it to)
+    if not _core.compiling() and _C.tracing() is None:
+        return r  # eager: hop's own count
+    # (hop.trace, hop.grad, hop.vmap and a HOP body: the same check, whose
+    # failure raises hop.CheckError when the plan runs; hop.compile then
+    # runs the whole call eagerly)
     rel = _exact.relative_error(a)
     d = None if rel is not None else _exact.frobenius_error(a)
+    if rel is None and d is None and not _core.compiling() and _C._trace_depth() > 1 and \
+            not _exact.own_body():
+        # a HOP body has no break to take (a side of the function's own
+        # data-dependent `if` has: below); a body of hop.compile's trace is
+        # never hop.grad's/vmap's own
+        from .._breaks import in_compiled_body
+        who = "hop.compile" if in_compiled_body() else "hop"
+        raise _C.UnsupportedError(
+            f"hop.numpy.linalg: {what} inside a HOP body (hop.map, hop.cond, a loop) "
+            f"compares hop's singular values with a cutoff, and {who} cannot bound there how "
+            f"far this matrix (its lineage: {_exact.differs([a])}) is from NumPy's, so it "
+            f"cannot check that the decision is NumPy's (the two SVDs differ in the last "
+            f"bits): call it outside the body, where NumPy decides")
     if rel is None and d is None:
         from .._breaks import conversion
         conversion(_C.UnsupportedError,

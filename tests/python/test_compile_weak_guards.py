@@ -1,0 +1,131 @@
+"""A compiled function's identity guards hold their objects weakly where
+Python allows (hop/_guards.py, Guard): a global or closed-over object the
+user replaced is freed, as eagerly, and a new object that happens to get the
+freed one's address (its id()) never passes the old guard.  Before, every
+plan kept each guarded object alive for as long as the compiled function
+lived.  Objects that cannot be weakly referenced (lists here) are held
+strongly, as before."""
+
+import gc
+import weakref
+
+import numpy as np
+
+import hop
+
+
+class Cfg:
+    def __init__(self, k):
+        self.k = k
+
+
+class Plain:
+    pass
+
+
+class Other:
+    pass
+
+
+CFG = Cfg(2.0)
+OBJ = Plain()
+ITEMS = [1.0]
+
+
+def scaled(x):
+    return x * CFG.k
+
+
+def by_class(x):
+    return x * 2.0 if isinstance(OBJ, Plain) else x * 3.0
+
+
+def x16():
+    return hop.tensor(np.arange(4, dtype=np.float32))
+
+
+def test_a_replaced_global_object_is_freed_and_the_call_follows_the_new_one():
+    global CFG
+    CFG = Cfg(2.0)
+    cf = hop.compile(scaled)
+    x = x16()
+    np.testing.assert_array_equal(cf(x).numpy(), [0.0, 2.0, 4.0, 6.0])
+    old = weakref.ref(CFG)
+    CFG = Cfg(3.0)
+    np.testing.assert_array_equal(cf(x).numpy(), [0.0, 3.0, 6.0, 9.0])
+    gc.collect()
+    assert old() is None
+    assert cf.recompiles == 1
+
+
+def test_an_unchanged_weakly_guarded_object_keeps_the_plan():
+    global CFG
+    CFG = Cfg(2.0)
+    cf = hop.compile(scaled)
+    x = x16()
+    for _ in range(3):
+        np.testing.assert_array_equal(cf(x).numpy(), [0.0, 2.0, 4.0, 6.0])
+    assert cf.recompiles == 0 and cf.eager_calls == 0
+
+
+def test_a_replaced_closed_over_object_is_freed():
+    box = [Cfg(5.0)]
+
+    def make():
+        cfg = box.pop()
+
+        def f(x):
+            return x + cfg.k
+
+        def rebind(v):
+            nonlocal cfg
+            cfg = v
+        return f, rebind
+    f, rebind = make()
+    cf = hop.compile(f)
+    x = x16()
+    np.testing.assert_array_equal(cf(x).numpy(), [5.0, 6.0, 7.0, 8.0])
+    old = weakref.ref(f.__closure__[0].cell_contents)
+    rebind(Cfg(1.0))
+    np.testing.assert_array_equal(cf(x).numpy(), [1.0, 2.0, 3.0, 4.0])
+    gc.collect()
+    assert old() is None
+
+
+def test_an_object_at_a_freed_guarded_objects_address_does_not_pass_its_guard():
+    global OBJ
+    OBJ = Plain()
+    cf = hop.compile(by_class)
+    x = x16()
+    np.testing.assert_array_equal(cf(x).numpy(), [0.0, 2.0, 4.0, 6.0])
+    old_id = id(OBJ)
+    OBJ = None
+    gc.collect()
+    # CPython hands a freed block of the same size class to the next object
+    # of that size: find one at the freed object's address
+    made = []
+    while len(made) < 10000:
+        o = Other()
+        if id(o) == old_id:
+            break
+        made.append(o)
+    assert id(o) == old_id
+    OBJ = o
+    np.testing.assert_array_equal(cf(x).numpy(), [0.0, 3.0, 6.0, 9.0])
+    assert cf.recompiles == 1
+
+
+def test_an_object_that_cannot_be_weakly_referenced_is_held_as_before():
+    global ITEMS
+
+    def f(x):
+        return x + ITEMS[0]
+    ITEMS = [1.0]
+    cf = hop.compile(f)
+    x = x16()
+    np.testing.assert_array_equal(cf(x).numpy(), [1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(cf(x).numpy(), [1.0, 2.0, 3.0, 4.0])
+    assert cf.recompiles == 0
+    ITEMS = [2.0]
+    np.testing.assert_array_equal(cf(x).numpy(), [2.0, 3.0, 4.0, 5.0])
+    assert cf.recompiles == 1
