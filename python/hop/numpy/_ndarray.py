@@ -339,8 +339,12 @@ class ndarray:
 
     def _math(self, name):
         """math.trunc, floor, ceil of a NumPy scalar whose type has them
-        (float64, a float); TypeError as math's for any other."""
+        (float64, a float).  Of any other array or scalar what math does
+        when the type has none: floor and ceil of float(self) (a size-1
+        array's, an int64's), math.trunc's TypeError."""
         if not self._scalar or not hasattr(self.dtype.type, name):
+            if name != "__trunc__":
+                return getattr(float(self), name)()
             tname = f"numpy.{self.dtype.type.__name__}" if self._scalar else "numpy.ndarray"
             raise TypeError(f"type {tname} doesn't define {name} method")
         return getattr(self._numpy_scalar(name), name)()
