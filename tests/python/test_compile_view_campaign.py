@@ -10,6 +10,7 @@ through each result shows in all of them; and an earlier call's results
 must not change in a later call.  The shrunk failures it found are kept
 below as regression tests."""
 import math
+import re
 import warnings
 
 import numpy as np
@@ -419,3 +420,21 @@ def test_math_floor_and_ceil_of_a_type_without_them_convert_to_float_as_numpys(e
                     fn(x)
                 continue
             assert fn(x) == w and type(fn(x)) is type(w)
+
+
+@pytest.mark.parametrize("use,error", [("s.itemset(0, 1)", ValueError), ("s.itemset(7)", ValueError),
+                                       ("s.dot(s)", AttributeError), ("s.partition(0)", AttributeError),
+                                       ("s.no_such_name", AttributeError)])
+def test_a_scalar_refuses_itemset_and_array_only_methods_with_numpys_message(use, error):
+    # s.itemset(0, 1) wrote a temporary silently (NumPy: "array-scalars are
+    # immutable"); the AttributeError of an array-only method named
+    # 'ndarray' where NumPy names 'numpy.float64'
+    def run(a):
+        s = a.sum()
+        exec(use, {"s": s})  # noqa: S102
+        return s
+    with pytest.raises(error) as want:
+        run(np.arange(3.0))
+    with pytest.raises(error, match=re.escape(str(want.value))):
+        run(hop.numpy.arange(3.0))
+    _same_as_numpy(f"def f(a, b):\n    s = a.sum()\n    {use}\n    return (s,)\n", 0)

@@ -326,7 +326,11 @@ class ndarray:
         # and attributes (float64's is_integer, hex, as_integer_ratio; the
         # integers' numerator, bit_count; byteswap, getfield) on its value
         if name.startswith("_") or not self._scalar or not hasattr(self.dtype.type, name):
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+            # (a scalar named as NumPy's: also the message of a method only
+            # arrays have, _attrs._array_only, whose AttributeError ends here)
+            what = f"numpy.{self.dtype.type.__name__}" if self._scalar and name != "_scalar" \
+                else type(self).__name__
+            raise AttributeError(f"'{what}' object has no attribute '{name}'")
         return getattr(self._numpy_scalar(name), name)
 
     def _numpy_scalar(self, what):
