@@ -6,6 +6,8 @@ into a real array or None into an int one, ValueError for NaN into an int),
 eagerly and under hop.compile."""
 
 import warnings
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -67,3 +69,28 @@ def test_fill_of_a_numpy_scalar_raises_as_numpy_and_changes_nothing():
         s.fill("x")
     s.fill(None)
     assert float(s) == 0.0
+
+
+class _Floats:
+    """An object NumPy converts through its __float__ and __int__."""
+
+    def __float__(self):
+        return 2.5
+
+    def __int__(self):
+        return 2
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.complex128, np.bool_])
+@pytest.mark.parametrize("value", [Decimal("1.5"), Fraction(1, 2), _Floats(), object()],
+                         ids=lambda v: type(v).__name__)
+@pytest.mark.parametrize("write", ["x.fill(value)", "x[0] = value", "x[:2] = value"])
+def test_fill_and_item_assignment_convert_any_object_as_numpy(write, value, dtype):
+    # NumPy converts any object through float()/int() (a Decimal, a
+    # Fraction, a class with __float__) and raises their TypeError for one
+    # it cannot; hop.numpy raised "unsupported operand type Decimal"
+    def fn(x):
+        exec(write, {"x": x, "value": value})  # noqa: S102
+        return x
+    want = _outcome(fn, np.zeros(3, dtype))
+    assert _outcome(fn, hnp.zeros(3, dtype)) == want

@@ -413,10 +413,13 @@ def setitem(a, key, value):
     2) and broadcasting, for any key NumPy takes."""
     what = "x[...] = value"
     npd = a.dtype
-    if value is None or isinstance(value, (str, bytes)) or (npd.kind != "c" and (
+    number = isinstance(value, (bool, int, float, complex, _np.generic))
+    if (not number and _core.tensor_of(value) is None and
+            not isinstance(value, (list, tuple, _C.SymInt))) or (npd.kind != "c" and (
             isinstance(value, complex) or (isinstance(value, _np.generic) and
                                            value.dtype.kind == "c"))):
-        # NumPy's conversion of the item: None a NaN, a str parsed, a
+        # NumPy's conversion of the item: None a NaN, a str parsed, any
+        # other object's float() or int() (a Decimal, a Fraction), a
         # complex into a real array its TypeError, a complex NumPy scalar
         # its real part with a ComplexWarning; NumPy's errors
         from ._funcs import _numpys_item
@@ -425,9 +428,7 @@ def setitem(a, key, value):
                             isinstance(value, _np.number)):
         v = _core.complex_scalar(complex(value), npd)  # any number fits a complex array
     elif isinstance(value, (bool, int, float)) or isinstance(value, _np.generic):
-        if isinstance(value, complex) or (isinstance(value, _np.generic) and
-                                          _np.dtype(value.dtype).kind == "c"):
-            raise TypeError("can't convert complex to float")
+        # (a complex one only into a complex array: converted above)
         with _np.errstate(all="ignore"):
             cv = _np.asarray(value).astype(npd) if not isinstance(value, float) or \
                 npd.kind == "f" else _np.asarray(_np.float64(value)).astype(npd)
