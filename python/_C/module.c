@@ -552,6 +552,19 @@ init_allocator(void)
     hop_set_allocator(capped_alloc, NULL);
 }
 
+/* hop._C.CHECK_<code>: the fail_if kinds of HOP_CHECK_KIND_LIST (ops owns
+ * them and their numbers, which saved graphs store) for hop.numpy's checks */
+static int
+init_check_kinds(PyObject *m)
+{
+#define HOP_PY_CHECK_KIND(code, msg)                                                               \
+    if (PyModule_AddIntConstant(m, "CHECK_" #code, HOP_CHECK_##code) < 0)                          \
+        return -1;
+    HOP_CHECK_KIND_LIST(HOP_PY_CHECK_KIND)
+#undef HOP_PY_CHECK_KIND
+    return 0;
+}
+
 PyMODINIT_FUNC PyInit__C(void);
 
 PyMODINIT_FUNC
@@ -561,9 +574,9 @@ PyInit__C(void)
     PyObject *m = PyModule_Create(&hop_module);
     if (m == NULL)
         return NULL;
-    if (init_errors(m) < 0 || init_dtypes(m) < 0 || hop_py_tensor_init(m) < 0 ||
-        hop_py_trace_init(m) < 0 || hop_py_hops_init(m) < 0 || hop_py_purity_init(m) < 0 ||
-        hop_py_foreign_init(m) < 0 || hop_py_saved_init(m) < 0) {
+    if (init_errors(m) < 0 || init_check_kinds(m) < 0 || init_dtypes(m) < 0 ||
+        hop_py_tensor_init(m) < 0 || hop_py_trace_init(m) < 0 || hop_py_hops_init(m) < 0 ||
+        hop_py_purity_init(m) < 0 || hop_py_foreign_init(m) < 0 || hop_py_saved_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -46,6 +46,15 @@ complex64: dtype
 complex128: dtype
 bool: dtype
 
+# fail_if's kinds (include/hop/ops.h, HOP_CHECK_KIND_LIST): the kind argument
+# of a run-time check, which names what a failed one says.
+CHECK_ASSERT: int
+CHECK_NUMPY_CUTOFF: int
+CHECK_NUMPY_ZERO_SIGN: int
+CHECK_NUMPY_CAST: int
+CHECK_NUMPY_TIES: int
+CHECK_NUMPY_NAN_PATH: int
+
 # What a dtype argument accepts: a hop dtype, its name ("float32"), or the
 # Python types bool, int (int64) and float (float64).
 DTypeLike = Union[dtype, str, type]
