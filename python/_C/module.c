@@ -336,7 +336,8 @@ PyTypeObject hop_py_DTypeType = {
     .tp_basicsize = sizeof(DTypeObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A tensor element type: hop.float16, hop.float32, hop.float64, hop.int8, hop.int16, "
-              "hop.int32, hop.int64, hop.uint8, hop.uint64, hop.complex64, hop.complex128, hop.bool.",
+              "hop.int32, hop.int64, hop.uint8, hop.uint16, hop.uint32, hop.uint64, hop.complex64, "
+              "hop.complex128, hop.bool.",
     .tp_repr = (reprfunc)dtype_repr,
     .tp_getset = dtype_getset,
     .tp_methods = dtype_methods,

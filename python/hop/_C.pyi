@@ -16,7 +16,9 @@ from ._symfloat import SymFloat
 # `bool` below is hop.bool, the dtype; Python's is builtins.bool.
 
 class dtype:
-    """A tensor element type: hop.float32, hop.float64, hop.int32, hop.int64, hop.bool."""
+    """A tensor element type: hop.float16, hop.float32, hop.float64, hop.int8, hop.int16,
+    hop.int32, hop.int64, hop.uint8, hop.uint16, hop.uint32, hop.uint64, hop.complex64,
+    hop.complex128, hop.bool."""
 
     @property
     def name(self) -> str: ...
