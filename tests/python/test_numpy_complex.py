@@ -247,3 +247,20 @@ def test_nan_to_num_of_complex_and_0d_arrays_is_numpys(x, kw):
     r = np.nan_to_num(x.copy(), **kw)
     assert type(got) is type(r) and np.asarray(got).dtype == np.asarray(r).dtype
     assert repr(np.asarray(got).tolist()) == repr(np.asarray(r).tolist())
+
+
+@pytest.mark.parametrize("where", [True, [True, False, True]], ids=["all", "mask"])
+@pytest.mark.parametrize("src", [1j, 2, 2.5, np.complex64(1 + 1j)], ids=repr)
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_copyto_of_a_scalar_into_a_complex_array_is_numpys(dtype, src, where):
+    # a Python or NumPy scalar into a complex array: hop.numpy raised
+    # "full(): argument 'fill_value' must be a number ..., not hop.Tensor"
+    # (its complex scalar is a 0-d tensor already)
+    def fn(z):
+        np.copyto(z, src, where=np.array(where))
+        return z
+    want = fn(np.zeros(3, dtype))
+    got = fn(hnp.zeros(3, dtype))
+    assert np.asarray(got).dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), want)
+    np.testing.assert_array_equal(hop.compile(fn)(np.zeros(3, dtype)), want)

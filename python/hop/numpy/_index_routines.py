@@ -160,7 +160,9 @@ def copyto(dst, src, casting="same_kind", where=True, *, _kind=None):
         if not _np.can_cast(_np.asarray(s.value), d.dtype, casting=casting):
             raise TypeError(f"Cannot cast scalar from {_np.asarray(s.value).dtype!r} to "
                             f"{d.dtype!r} according to the rule {casting!r}")
-        v = _C.full((), _core.as_compute(s, d.dtype), dtype=d._t.dtype)
+        v = _core.as_compute(s, d.dtype)
+        if not isinstance(v, _C.Tensor):  # (a complex dtype's is a 0-d tensor already)
+            v = _C.full((), v, dtype=d._t.dtype)
     if where is not True:
         w = _core.cast(_t(where, "copyto"), _np.dtype(bool))
         v = _C.where(w, v, d._t)
