@@ -94,3 +94,21 @@ def test_fill_and_item_assignment_convert_any_object_as_numpy(write, value, dtyp
         return x
     want = _outcome(fn, np.zeros(3, dtype))
     assert _outcome(fn, hnp.zeros(3, dtype)) == want
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.uint8, np.complex128, np.bool_])
+@pytest.mark.parametrize("value", [[1j, 2], [np.complex64(1j), 1], [np.nan, 1], ["1.5", None],
+                                   [2 ** 70, 1], (np.float32(1.5), np.int8(3)), [True, 2.5]],
+                         ids=repr)
+def test_assignment_of_a_sequence_converts_each_item_as_numpy(value, dtype):
+    # NumPy converts a list's items into the array's dtype one by one (as
+    # np.array(value, dtype)): [1j, 2] into a float array is float()'s
+    # TypeError and [nan, 1] into an int one a ValueError, where hop.numpy
+    # cast the complex array it made of the list ([0., 2.], silently) and
+    # NaN to -2**63; ["1.5", None] was a DTypeError for the object array
+    def fn(x):
+        x[:] = value
+        return x
+    want = _outcome(fn, np.zeros(2, dtype))
+    assert _outcome(fn, hnp.zeros(2, dtype)) == want
+    assert _outcome(hop.compile(fn), np.zeros(2, dtype)) == want
