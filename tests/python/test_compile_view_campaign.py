@@ -438,3 +438,13 @@ def test_a_scalar_refuses_itemset_and_array_only_methods_with_numpys_message(use
     with pytest.raises(error, match=re.escape(str(want.value))):
         run(hop.numpy.arange(3.0))
     _same_as_numpy(f"def f(a, b):\n    s = a.sum()\n    {use}\n    return (s,)\n", 0)
+
+
+def test_attribute_lookup_on_an_array_not_yet_initialised_is_an_attribute_error():
+    # ndarray.__getattr__ reads _scalar, which __init__ sets: before it is
+    # set (a subclass's or copy's __new__), a missing name must be an
+    # AttributeError, not a recursion through __getattr__('_scalar')
+    x = hop.numpy.ndarray.__new__(hop.numpy.ndarray)
+    for name in ("foo", "_foo", "_scalar"):
+        with pytest.raises(AttributeError):
+            getattr(x, name)

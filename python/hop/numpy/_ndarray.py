@@ -325,11 +325,13 @@ class ndarray:
         # (only for a name the class lacks) a NumPy scalar's own methods
         # and attributes (float64's is_integer, hex, as_integer_ratio; the
         # integers' numerator, bit_count; byteswap, getfield) on its value
-        if name.startswith("_") or not self._scalar or not hasattr(self.dtype.type, name):
+        # (a private name first: _scalar itself is looked up here before
+        # __init__ sets it)
+        scalar = not name.startswith("_") and self._scalar
+        if not scalar or not hasattr(self.dtype.type, name):
             # (a scalar named as NumPy's: also the message of a method only
             # arrays have, _attrs._array_only, whose AttributeError ends here)
-            what = f"numpy.{self.dtype.type.__name__}" if self._scalar and name != "_scalar" \
-                else type(self).__name__
+            what = f"numpy.{self.dtype.type.__name__}" if scalar else type(self).__name__
             raise AttributeError(f"'{what}' object has no attribute '{name}'")
         return getattr(self._numpy_scalar(name), name)
 
