@@ -9,6 +9,8 @@ argument itself, which is a view whose base is an argument; what a write
 through each result shows in all of them; and an earlier call's results
 must not change in a later call.  The shrunk failures it found are kept
 below as regression tests."""
+import math
+import re
 import warnings
 
 import numpy as np
@@ -393,3 +395,56 @@ def test_methods_of_numpy_scalar_types_give_numpys_values(use):
     # compiled part
     _same_as_numpy(f"def f(a, b):\n    import math\n    s = a.sum()\n    return ({use}, s)\n", 0)
     _same_as_numpy(f"def f(a, b):\n    import math\n    s = a[1, 2]\n    return ({use},)\n", 1)
+
+
+@pytest.mark.parametrize("expr,kind", [("a.sum()", 3), ("b[0, 1]", 3), ("a.astype(np.float32)[1, 2]", 0),
+                                       ("a[1, 2] > 3", 0), ("a[:1, :1]", 0), ("a.max(keepdims=True)", 3),
+                                       ("a[2]", 0), ("a[0] + 0.5j", 0)])
+def test_math_floor_and_ceil_of_a_type_without_them_convert_to_float_as_numpys(expr, kind):
+    # math.floor/ceil fall back to float(x) where x's type has no
+    # __floor__/__ceil__ (NumPy's int64, float32, bool_, a size-1 array);
+    # hop.numpy's arrays answered TypeError for all but a float64 scalar
+    # (and a size-3 array's float() error stays NumPy's TypeError)
+    _same_as_numpy(f"def f(a, b):\n    import math\n    s = {expr}\n"
+                   f"    return (math.floor(s), math.ceil(s))\n", kind)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        x = eval(expr, {"np": np, "a": hop.numpy.asarray(_arguments(kind)[0]),  # noqa: S307
+                        "b": hop.numpy.asarray(_arguments(kind)[1])})
+        want = eval(expr, {"np": np, "a": _arguments(kind)[0], "b": _arguments(kind)[1]})  # noqa: S307
+        for fn in (math.floor, math.ceil, math.trunc):
+            try:
+                w = fn(want)
+            except TypeError as e:
+                with pytest.raises(TypeError, match=str(e).split()[0]):
+                    fn(x)
+                continue
+            assert fn(x) == w and type(fn(x)) is type(w)
+
+
+@pytest.mark.parametrize("use,error", [("s.itemset(0, 1)", ValueError), ("s.itemset(7)", ValueError),
+                                       ("s.dot(s)", AttributeError), ("s.partition(0)", AttributeError),
+                                       ("s.no_such_name", AttributeError)])
+def test_a_scalar_refuses_itemset_and_array_only_methods_with_numpys_message(use, error):
+    # s.itemset(0, 1) wrote a temporary silently (NumPy: "array-scalars are
+    # immutable"); the AttributeError of an array-only method named
+    # 'ndarray' where NumPy names 'numpy.float64'
+    def run(a):
+        s = a.sum()
+        exec(use, {"s": s})  # noqa: S102
+        return s
+    with pytest.raises(error) as want:
+        run(np.arange(3.0))
+    with pytest.raises(error, match=re.escape(str(want.value))):
+        run(hop.numpy.arange(3.0))
+    _same_as_numpy(f"def f(a, b):\n    s = a.sum()\n    {use}\n    return (s,)\n", 0)
+
+
+def test_attribute_lookup_on_an_array_not_yet_initialised_is_an_attribute_error():
+    # ndarray.__getattr__ reads _scalar, which __init__ sets: before it is
+    # set (a subclass's or copy's __new__), a missing name must be an
+    # AttributeError, not a recursion through __getattr__('_scalar')
+    x = hop.numpy.ndarray.__new__(hop.numpy.ndarray)
+    for name in ("foo", "_foo", "_scalar"):
+        with pytest.raises(AttributeError):
+            getattr(x, name)

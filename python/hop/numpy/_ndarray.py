@@ -325,8 +325,14 @@ class ndarray:
         # (only for a name the class lacks) a NumPy scalar's own methods
         # and attributes (float64's is_integer, hex, as_integer_ratio; the
         # integers' numerator, bit_count; byteswap, getfield) on its value
-        if name.startswith("_") or not self._scalar or not hasattr(self.dtype.type, name):
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        # (a private name first: _scalar itself is looked up here before
+        # __init__ sets it)
+        scalar = not name.startswith("_") and self._scalar
+        if not scalar or not hasattr(self.dtype.type, name):
+            # (a scalar named as NumPy's: also the message of a method only
+            # arrays have, _attrs._array_only, whose AttributeError ends here)
+            what = f"numpy.{self.dtype.type.__name__}" if scalar else type(self).__name__
+            raise AttributeError(f"'{what}' object has no attribute '{name}'")
         return getattr(self._numpy_scalar(name), name)
 
     def _numpy_scalar(self, what):
@@ -339,8 +345,12 @@ class ndarray:
 
     def _math(self, name):
         """math.trunc, floor, ceil of a NumPy scalar whose type has them
-        (float64, a float); TypeError as math's for any other."""
+        (float64, a float).  Of any other array or scalar what math does
+        when the type has none: floor and ceil of float(self) (a size-1
+        array's, an int64's), math.trunc's TypeError."""
         if not self._scalar or not hasattr(self.dtype.type, name):
+            if name != "__trunc__":
+                return getattr(float(self), name)()
             tname = f"numpy.{self.dtype.type.__name__}" if self._scalar else "numpy.ndarray"
             raise TypeError(f"type {tname} doesn't define {name} method")
         return getattr(self._numpy_scalar(name), name)()
