@@ -238,6 +238,24 @@ def _cond_value(v, containers, depth=0):
     return False
 
 
+def _views_memory(v):
+    """Whether v is a hop.numpy array that is memory NumPy's code can tell
+    apart from a copy (an argument, a captured array, a view): merging it
+    into a cond's output would return (and write) a copy."""
+    hnp = sys.modules.get("hop.numpy")
+    return hnp is not None and isinstance(v, hnp.ndarray) and bool(
+        v._vw or isinstance(v._role, int) or
+        (v._st is not None and isinstance(v._st.root, tuple)))
+
+
+def _holds_memory(v, depth=0):
+    """Whether the tuple, list or dict v holds such an array (_views_memory)."""
+    if depth > 8:
+        return False
+    items = v.values() if type(v) is dict else v if type(v) in (tuple, list) else ()
+    return any(_views_memory(x) or _holds_memory(x, depth + 1) for x in items)
+
+
 def _same_constants(a, b):
     """Whether two sides' templates (None at a traced leaf) agree: the
     same Python values at the same places."""
@@ -409,6 +427,16 @@ class _Merging:
                     elif not _cond_value(v, region is None):
                         raise _NoMerge(f"{what} leaves in {label} a {type(v).__name__}, which "
                                        f"a cond cannot return")
+                    elif _views_memory(v):
+                        # NumPy's array is that memory itself (an argument, a
+                        # view): a cond's output would be a copy.  The same
+                        # array on both sides stays itself (no output);
+                        # different ones differ below (the `if` breaks)
+                        keep.append((False, v))
+                    elif _holds_memory(v):
+                        raise _NoMerge(f"{what} leaves in {label} a {type(v).__name__} holding "
+                                       f"an argument's or another array's memory (NumPy's "
+                                       f"array itself, which a cond's output would copy)")
                     else:
                         keep.append((True, v))
                 joined = [v for out, v in keep if out]
