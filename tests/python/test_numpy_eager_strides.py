@@ -35,3 +35,26 @@ def test_new_axis_view_writes_reach_the_array():
     v = a[:, None]
     v[1, 0, 2] = -1.0
     assert a[1, 2] == -1.0 and v.strides == (24, 0, 8)
+
+
+EMPTY = [lambda m: m.zeros((4, 3))[:0],
+         lambda m: m.zeros((4, 3))[:, 1:1],
+         lambda m: m.zeros((4, 3))[:, 3:],
+         lambda m: m.zeros((4, 3))[1:1, ::2],
+         lambda m: m.zeros((4, 3)).T[:, :0],
+         lambda m: m.zeros((4, 3))[:0].reshape(0, 3),
+         lambda m: m.zeros((4, 3))[:0][None],
+         lambda m: m.zeros((4, 3))[:0] + 1,
+         lambda m: m.zeros((4, 3))[:0].copy(),
+         lambda m: m.zeros((0, 3)),
+         lambda m: m.zeros((4, 0)),
+         lambda m: m.zeros((0, 3))[:, 1:],
+         lambda m: m.empty(0),
+         lambda m: m.arange(0.0)]
+
+
+@pytest.mark.parametrize("make", EMPTY)
+def test_empty_view_keeps_its_strides_and_a_new_empty_array_has_zero_strides(make):
+    want, got = make(np), make(hnp)
+    assert _layout(got) == _layout(want)
+    assert np.asarray(got).strides == want.strides
