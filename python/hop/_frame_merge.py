@@ -448,6 +448,14 @@ class _Merging:
                 if other is not None:
                     same = [(o, None if o else id(v)) for o, v in keep] == \
                         [(o, None if o else id(v)) for o, v in other[2]]
+                    mine = [i for i, ((o, v), (p, w)) in enumerate(zip(keep, other[2]))
+                            if (o, p) != (True, True) and v is not w and
+                            (_views_memory(v) or _views_memory(w))]
+                    if mine:
+                        raise _NoMerge(f"its sides leave different arrays in {labels[mine[0]]}, "
+                                       f"one of them an argument, a captured array or a view "
+                                       f"(NumPy's array itself, which a cond's output would "
+                                       f"copy)")
                     if not same or _paths._agnostic(spec) != _paths._agnostic(other[0]) or \
                             not _same_constants(template, other[1]) or again != other[3]:
                         raise _NoMerge(f"its sides leave values of different kinds in "
