@@ -820,10 +820,13 @@ class _Results:
         first = {id(n._st): leaf_at[p + (0,)] for p, n, _ in reversed(nodes)
                  if id(n._st) in first and reach[id(n._st)] > 1 and not n._scalar}
         for path, node, how in nodes:
+            if merged and node._st is not None and node._st.root is None and \
+                    reach[id(node._st)] > 1:
+                how = False  # (`c, c.reshape(-1)`: a cond's outputs share no memory)
             if id(node._st) in first and not merged:
                 whole[first[id(node._st)]] = node._st.value
-            if id(node._st) in first and (how[0][0] == "made" if how else True) and \
-                    not node._scalar:
+            if id(node._st) in first and how is not False and \
+                    (how[0][0] == "made" if how else True) and not node._scalar:
                 # the computed array itself, returned too, a reshape of it
                 # (`np.expand_dims(c, 0)`: the plan's result there is the
                 # whole array now), or (made from constants) with it: each

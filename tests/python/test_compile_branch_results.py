@@ -153,3 +153,17 @@ def test_branch_result_is_the_argument_on_the_plans_calls_too(sign):
         a, b = _args(sign, True)
         r = cf(a, b)
         assert r is a and r.strides == (96, 8)
+
+
+def test_arrays_of_the_result_over_one_computed_array_share_it_through_a_branch():
+    # (found by the view campaign: two outputs of the cond were two copies)
+    def f(a, b):
+        c = a + 1
+        if b[0, 1] > 0:
+            pass
+        return c, c.reshape(-1)
+    _check(f)
+    cf = hop.compile(f)
+    for s in (1, -1):
+        c, v = cf(*_args(s, False))
+        assert np.shares_memory(c, v)

@@ -399,3 +399,16 @@ def test_methods_of_numpy_scalar_types_give_numpys_values(use):
     # compiled part
     _same_as_numpy(f"def f(a, b):\n    import math\n    s = a.sum()\n    return ({use}, s)\n", 0)
     _same_as_numpy(f"def f(a, b):\n    import math\n    s = a[1, 2]\n    return ({use},)\n", 1)
+
+
+@pytest.mark.parametrize("kind", [0, 1, 2])
+def test_results_through_a_branch_on_a_scalar_are_numpys_arrays(kind):
+    # a branch point merges the rest of the function into a cond, whose
+    # outputs were copies: the argument returned (not itself), a view with
+    # C strides, a computed array and its reshape two memories
+    _same_as_numpy("def f(a, b):\n    v0 = a.max()\n    v1 = a + 1\n    if v0 > 0: pass\n"
+                   "    v4 = v1.reshape(-1)\n    return (v1, v4,)\n", kind)
+    _same_as_numpy("def f(a, b):\n    s = a[0, 1]\n    if s > 0: pass\n    return (a, b.T, a[1:])\n",
+                   kind)
+    _same_as_numpy("def f(a, b):\n    s = a[0, 1]\n    v = a if s > 0 else b\n    return (v,)\n",
+                   kind)
