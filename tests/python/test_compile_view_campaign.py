@@ -408,7 +408,7 @@ def test_results_through_a_branch_on_a_scalar_are_numpys_arrays(kind):
     # C strides, a computed array and its reshape two memories
     _same_as_numpy("def f(a, b):\n    v0 = a.max()\n    v1 = a + 1\n    if v0 > 0: pass\n"
                    "    v4 = v1.reshape(-1)\n    return (v1, v4,)\n", kind)
-    _same_as_numpy("def f(a, b):\n    s = a[0, 1]\n    if s > 0: pass\n    return (a, b.T, a[1:])\n",
-                   kind)
+    _same_as_numpy("def f(a, b):\n    s = a[0, 1]\n    if s > 0: pass\n"
+                   "    return (a, b.T, a[1:])\n", kind)
     _same_as_numpy("def f(a, b):\n    s = a[0, 1]\n    v = a if s > 0 else b\n    return (v,)\n",
                    kind)
