@@ -709,14 +709,20 @@ def _run_traced(tr, call, fn, paths, compiling, slots, spec, env):
         traced = [x for x in out_leaves if isinstance(x, _TRACED_OUT)]
         sym_out = ["float" if isinstance(x, SymFloat) else isinstance(x, _C.SymInt)
                    for x in traced]
-        # the raw result only when the trace's result is that run's (path
-        # specialisation merges the runs' results into new values)
+        # the raw result only when the trace's result is that run's; path
+        # specialisation merges the runs' results into new values: what of
+        # them is the caller's comes from one run, the same in every one
         raw_out = call.raw_out
         raw = raw_out[0] if raw_out[1] is out and out is not None else out
-        results = _Results(fn, raw, out_leaves, _TRACED_OUT, call.given, spec, env.seen,
+        merged = paths is not None and paths.runs is not None and out is not None
+        run, given = (call.runs[-1] if call.runs else None), call.given
+        if merged:
+            raw, run, given = paths.merged_result(env.seen)
+        results = _Results(fn, raw, out_leaves, _TRACED_OUT, given, spec, env.seen,
                            _memory_owners(g.expected for g in env.guards))
-        if call.runs:
-            whole = results.root_views(raw_out[0], raw is raw_out[0], call, spec, out_spec)
+        if run is not None:
+            whole = results.root_views(raw if merged else raw_out[0], raw is raw_out[0],
+                                       merged, run, given, call.as_array, spec, out_spec)
             if whole:
                 # (the plan returns the whole array a result is a view of)
                 out_leaves = [whole.get(i, x) for i, x in enumerate(out_leaves)]
@@ -786,23 +792,25 @@ class _Results:
 
     __slots__ = ("same", "fresh", "copied", "again")
 
-    def root_views(self, raw, kept, call, arg_spec, out_spec):
+    def root_views(self, raw, kept, merged, run, given, as_array, arg_spec, out_spec):
         """The arrays of the result that NumPy gives as views of the caller's
         memory (an argument, a captured hop.numpy array), each made again
         from it on every call (_view_again; hop.numpy._storage.root_view):
         the plan's result holds hop's memory, a copy where hop copied the
         argument on the way in (read-only, negative strides) or where a
-        step is a take.  kept: whether raw is the trace's result (path
-        specialisation merges its runs' results into new arrays)."""
+        step is a take.  kept: whether raw is the trace's result; merged:
+        raw is one run of those path specialisation merged into new
+        arrays (the same views in each, _paths.merged_result), with
+        run its record and given its arguments: a view of a computed
+        array there is one only where the plan's result is NumPy's view."""
         storage = sys.modules.get("hop.numpy._storage")
         if storage is None or raw is None:
             return None
         whole = {}  # result leaf -> the tensor of the array it is a view of
         leaf_at = {p: i for i, p in enumerate(_leaf_paths(out_spec))}
         numpy_arg = sys.modules["hop.numpy"].NumpyArg
-        run = call.runs[-1]
-        given = {id(n): p for p, n in _pytree_nodes(call.given, arg_spec).values()} \
-            if call.given is not None else {}
+        given = {id(n): p for p, n in _pytree_nodes(given, arg_spec).values()} \
+            if given is not None else {}
         nodes = [(p, n, storage.root_view(n, run)) for p, n in _pytree_nodes(raw).values()
                  if hasattr(n, "_vw")]
         reach = collections.Counter(id(n._st) for _, n, _ in nodes if n._st is not None)
@@ -812,10 +820,13 @@ class _Results:
         first = {id(n._st): leaf_at[p + (0,)] for p, n, _ in reversed(nodes)
                  if id(n._st) in first and reach[id(n._st)] > 1 and not n._scalar}
         for path, node, how in nodes:
-            if id(node._st) in first:
+            if merged and node._st is not None and node._st.root is None and \
+                    reach[id(node._st)] > 1:
+                how = False  # (`c, c.reshape(-1)`: a cond's outputs share no memory)
+            if id(node._st) in first and not merged:
                 whole[first[id(node._st)]] = node._st.value
-            if id(node._st) in first and (how[0][0] == "made" if how else True) and \
-                    not node._scalar:
+            if id(node._st) in first and how is not False and \
+                    (how[0][0] == "made" if how else True) and not node._scalar:
                 # the computed array itself, returned too, a reshape of it
                 # (`np.expand_dims(c, 0)`: the plan's result there is the
                 # whole array now), or (made from constants) with it: each
@@ -826,6 +837,11 @@ class _Results:
             if how is None or (how is not False and how[0][0] != "capture" and
                                type(node) is not numpy_arg):
                 continue  # (a hop.numpy array the function returns stays one)
+            if how is not False and how[0][0] in ("out", "made") and merged:
+                # the whole array is a value of a cond's body (one path's)
+                how = None if storage.plan_gives_view(node, reach[id(node._st)] > 1) else False
+                if how is None:
+                    continue
             if how is not False and how[0][0] == "out" and kept:
                 if storage.plan_gives_view(node, reach[id(node._st)] > 1):
                     continue  # the plan's own result is NumPy's view (C order, base unseen)
@@ -835,9 +851,9 @@ class _Results:
             if how is not False and how[0][0] == "arg":
                 arg = run.args.get(how[0][1])
                 where = given.get(id(arg)) if arg is not None and \
-                    call.as_array[how[0][1]] else None
+                    as_array[how[0][1]] else None
                 how = False if where is None else (("arg", where), how[1])
-            if how is False or not kept:
+            if how is False or not (kept or merged):
                 _breaks.conversion(_C.TraceError, "the function returns a view of an argument "
                                                   "or captured array that hop cannot make "
                                                   "again from the caller's array (a step with "

@@ -40,9 +40,9 @@ IN_PLACE = ("{x} += 1", "{x} *= 2", "{x}[0] = 5", "np.add({x}, 1, out={x})", "{x
             "{x}[::2] = -1", "np.negative({x}, out={x})", "{x}.fill(3)")
 # The extended campaign's kinds: a ufunc's out= a view (its result is that
 # view), writes through views made in the statement, NumPy scalars (element
-# reads, reductions) and what their methods and attributes give.  (Not
-# bool(s): a branch on data is path specialised, whose cond returns a copy
-# of an argument the function returns, not the argument: left, reported.)
+# reads, reductions) and what their methods and attributes give, and
+# branches on them (path specialised: the rest of the function, or the
+# conditional expression, a cond).
 OUT = ("np.add({x}, 1, out={y})", "np.multiply({x}[::2], 2, out={x}[::2])",
        "np.negative({x}.T, out={x}.T)", "np.add({x}[1:], {x}[:-1], out={x}[1:])",
        "np.subtract({y}, {x}, out={x}[...])", "np.add({x}, 1, out={x}[::-1])",
@@ -61,6 +61,8 @@ SCALAR_USES = ("{s}.item()", "{s}.astype(np.float32)", "{s}.T", "{s}.real", "flo
                "{s}.squeeze()", "abs({s})", "-{s}", "{s}.conj()", "{s}.round()", "{s}.size",
                "{s}.ndim", "{s}.shape", "{s}.tolist()", "np.float64({s})",
                "{s}.astype(np.int32)", "{s}.astype({s}.dtype)", "{s}.strides")
+BRANCHES = ("if {s} > 0: pass", "if bool({s}): {x} += 1", "v{i} = {x} if {s} > 0 else {y}",
+            "v{i} = {x} if {s} else {x}.T")
 SCALAR_ARRAYS = ("{s}.reshape(1)", "np.asarray({s})", "{s}.ravel()", "{s} * {x}",
                  "np.atleast_1d({s})", "{s}.reshape(1, 1).T", "np.array({s})")
 
@@ -84,15 +86,19 @@ def programs(draw, extended=False):
     are returned only, and SCALAR_ARRAYS, whose arrays are operands too)."""
     names, scalars, values, lines = ["a", "b"], [], [], []
     groups = (VIEWS, COMPUTED, IN_PLACE) + \
-        ((OUT, WRITES, SCALARS, SCALAR_USES, SCALAR_ARRAYS) if extended else ())
+        ((OUT, WRITES, SCALARS, SCALAR_USES, SCALAR_ARRAYS, BRANCHES) if extended else ())
     for i in range(draw(st.integers(1, 6))):
         group = draw(st.sampled_from(groups))
-        if group in (SCALAR_USES, SCALAR_ARRAYS) and not scalars:
+        if group in (SCALAR_USES, SCALAR_ARRAYS, BRANCHES) and not scalars:
             group = SCALARS
         line = draw(st.sampled_from(group)).format(
             x=draw(st.sampled_from(names)), y=draw(st.sampled_from(names)),
-            s=draw(st.sampled_from(scalars)) if scalars else None)
-        if group in (IN_PLACE, WRITES):
+            s=draw(st.sampled_from(scalars)) if scalars else None, i=i)
+        if group is BRANCHES and line.startswith("v"):
+            lines.append(line)
+            names.append(f"v{i}")
+            continue
+        if group in (IN_PLACE, WRITES, BRANCHES):
             lines.append(line)
             continue
         lines.append(f"v{i} = {line}")
@@ -448,3 +454,16 @@ def test_attribute_lookup_on_an_array_not_yet_initialised_is_an_attribute_error(
     for name in ("foo", "_foo", "_scalar"):
         with pytest.raises(AttributeError):
             getattr(x, name)
+
+
+@pytest.mark.parametrize("kind", [0, 1, 2])
+def test_results_through_a_branch_on_a_scalar_are_numpys_arrays(kind):
+    # a branch point merges the rest of the function into a cond, whose
+    # outputs were copies: the argument returned (not itself), a view with
+    # C strides, a computed array and its reshape two memories
+    _same_as_numpy("def f(a, b):\n    v0 = a.max()\n    v1 = a + 1\n    if v0 > 0: pass\n"
+                   "    v4 = v1.reshape(-1)\n    return (v1, v4,)\n", kind)
+    _same_as_numpy("def f(a, b):\n    s = a[0, 1]\n    if s > 0: pass\n"
+                   "    return (a, b.T, a[1:])\n", kind)
+    _same_as_numpy("def f(a, b):\n    s = a[0, 1]\n    v = a if s > 0 else b\n    return (v,)\n",
+                   kind)

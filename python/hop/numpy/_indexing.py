@@ -168,9 +168,17 @@ def _takes(items):
 def _basic(t, items):
     """Basic indexing: (result, all dims taken by ints)."""
     dim = 0
+    concrete = not _C._is_proxy(t)
     for kind, k in items:
         if kind == "none":
-            t = t.unsqueeze(dim)
+            if concrete:
+                # NumPy's new axis has stride 0 (hop's unsqueeze, that of a
+                # C-ordered one): a new leading dim of expand, moved there
+                n = len(t.shape)
+                t = t.expand((1,) + tuple(t.shape)).permute(
+                    tuple(range(1, dim + 1)) + (0,) + tuple(range(dim + 1, n + 1)))
+            else:
+                t = t.unsqueeze(dim)
             dim += 1
         elif kind == "slice":
             t = _slice(t, dim, k)

@@ -731,6 +731,40 @@ def root_view(a, run):
     return (("capture", cap), a._vw) if cap is not None else False
 
 
+def view_key(a, run):
+    """What NumPy's view a, which the traced function returns, is, for
+    telling whether two runs (the paths of hop.compile's merged branches)
+    return the same view: root_view's root (an argument's leaf, a captured
+    array, or "a computed array") with the geometry its steps make of an
+    array of the root's shape and memory layout (shape, strides, offset,
+    dtype), its read-only flag and type; None when a is not such a view
+    (root_view), False when its steps cannot be compared (root_view's
+    False, or a root of symbolic size)."""
+    import numpy as np
+    how = root_view(a, run)
+    if not how:
+        return how
+    (kind, ref), steps = how
+    shape = tuple(a._st.value.shape)
+    if not all(isinstance(n, int) for n in shape):
+        return False
+    root = (kind, ref) if kind == "arg" else (kind, id(ref)) if kind == "capture" else (kind,)
+    dtype = a._st.value.dtype.dtype
+    probe = np.zeros(shape, dtype=dtype)
+    if a._st.strides is not None and probe.size:
+        el = a._st.strides
+        lo = sum((n - 1) * s for n, s in zip(shape, el) if s < 0)
+        hi = sum((n - 1) * s for n, s in zip(shape, el) if s > 0)
+        buf = np.zeros(hi - lo + 1, dtype=dtype)
+        probe = np.lib.stride_tricks.as_strided(
+            buf[-lo:], shape, tuple(s * dtype.itemsize for s in el))
+    v = probe
+    for s in steps:
+        v = numpy_view(s, v)
+    offset = v.__array_interface__["data"][0] - probe.__array_interface__["data"][0]
+    return root, v.shape, v.strides, offset, v.dtype.str, bool(a._ro), type(a)
+
+
 def plan_gives_view(a, shared):
     """Whether the plan's own result for a, a view of an array the function
     computed (root_view's "out"), is the array NumPy's view is as far as a
