@@ -54,7 +54,10 @@ def _storage_write_select(a, select, v, what):
         if a._ro:
             raise ValueError("assignment destination is read-only")
         flat_pos = select(_C.arange(_size(a._tv.shape)).reshape(tuple(a._tv.shape)))
-        a._tv.numpy().flat[flat_pos.numpy()] = v.numpy()
+
+        def store():
+            a._tv.numpy().flat[flat_pos.numpy()] = v.numpy()
+        _storage.eager_write(a, store)
         return
     _storage.write(a, run, None, v, what, select=select)
 
@@ -391,7 +394,7 @@ def ufunc_at(name, a, indices, b=None):
                 _check_negative_powers(name, ops, loop)  # (NumPy's loop: only values used)
     if run is None and not _C._is_proxy(arr._tv) and not arr._ro:
         extra = () if b is None else (_t(b).numpy(),)
-        uf.at(arr._t.numpy(), _indexing_key(indices), *extra)
+        _storage.eager_write(arr, lambda: uf.at(arr._t.numpy(), _indexing_key(indices), *extra))
         return
     if uf.nin == 1:
         return _unary_at(name, arr, run, t, indices)

@@ -159,10 +159,13 @@ def _slice(t, dim, s):
 
 
 def _takes(items):
-    """Whether _basic(t, items) takes elements (Step.copies): a negative
-    step, a 0-d integer array."""
-    return any(kind == "slice" and k.step is not None and k.step < 0 or
-               kind == "int" and isinstance(k, _C.Tensor) for kind, k in items)
+    """Whether _basic(t, items) takes elements (Step.copies): True for a
+    negative step (NumPy's view), "index" for only a 0-d integer array
+    (NumPy's copy too), else False."""
+    if any(kind == "slice" and k.step is not None and k.step < 0 for kind, k in items):
+        return True
+    return "index" if any(kind == "int" and isinstance(k, _C.Tensor) for kind, k in items) \
+        else False
 
 
 def _basic(t, items):

@@ -35,9 +35,12 @@ class ndarray:
     _cv reflects), _run the run that made it, _dp the tracer depth it was
     made at, _role None (made by the function), "input" (a HOP body's
     operand) or the leaf index of the argument it is; _ro NumPy's read-only
-    flag (a broadcast or a diagonal)."""
+    flag (a broadcast or a diagonal); _cp, for an eager view whose steps
+    copy (a[::-1], np.flip: NumPy's view, hop's copy) and for a view of
+    one, (the array it is a view of, the step from it): its writes go
+    through to that array (_storage.eager_write)."""
 
-    __slots__ = ("_tv", "_scalar", "_st", "_vw", "_ver", "_cv", "_run", "_dp", "_role", "_ro",
+    __slots__ = ("_tv", "_scalar", "_st", "_vw", "_ver", "_cv", "_run", "_dp", "_role", "_ro", "_cp",
                  "__weakref__")
     __array_priority__ = 200
     _pytree_repr_as_leaf = True  # in a structure's text it is the tensor it holds
@@ -53,6 +56,7 @@ class ndarray:
         self._ver = 0
         self._cv = None
         self._ro = False
+        self._cp = None
         run = _storage.current()
         self._run = run
         if run is None:
@@ -288,10 +292,13 @@ class ndarray:
             from ._indexing import numpy_key
             dst = self._tv.numpy()
             src = value.numpy() if isinstance(value, _C.Tensor) else value
-            if key is None:
-                dst[...] = src
-            else:
-                dst[numpy_key(key)] = src
+
+            def store():
+                if key is None:
+                    dst[...] = src
+                else:
+                    dst[numpy_key(key)] = src
+            _storage.eager_write(self, store)
             return
         if run is None:
             raise _C.TraceError(f"hop.numpy: {what}: the array is a value of a trace that has "
@@ -448,6 +455,14 @@ def view(kind, a, step, scalar=False, t=None):
         if st.foreign:
             r._cv = t
     r._ro = a._ro or step.readonly
+    if run is None:
+        # eagerly a step that takes elements makes a copy (hop's tensors
+        # have no negative strides) where NumPy's is a view: it remembers
+        # the array it views, which its writes then reach (eager_write)
+        # (a view of such a copy shares its memory, and writes reach a
+        # through it)
+        if step.copies is True or a._cp is not None:
+            r._cp = (a, step)
     return r
 
 

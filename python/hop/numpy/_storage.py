@@ -234,7 +234,9 @@ class Step:
     "reshape" for a reshape (a C-contiguous array stays so); copies: apply
     takes elements (a negative step, np.flip, diagonal, a 0-d integer array
     index), so the plan's tensor is a new C-ordered array where NumPy's is
-    a view with its own strides (plan_gives_view)."""
+    a view with its own strides (plan_gives_view); True where NumPy's is a
+    view (eagerly then a copy that writes reach its base through,
+    eager_write), "index" for a 0-d integer array index (NumPy copies)."""
 
     __slots__ = ("apply", "apply_np", "readonly", "kind", "copies")
 
@@ -814,11 +816,49 @@ def numpy_view(step, x):
     return step.apply_np(x)
 
 
+def eager_write(a, store):
+    """Runs store(), the write of concrete array a's memory; for an eager
+    view that hop made as a copy (a._cp: a[::-1], np.flip, or a view of
+    such a copy) it first reads a's elements again from the array it views,
+    then writes them all back there, so the write reaches that array as
+    through NumPy's view (and a[::-1] += 1 is NumPy's).  A read of such a
+    view is not made again: a write to the base after the view was made
+    does not reach it."""
+    if a._cp is None or a._ro:
+        store()
+        return
+    chain, x = [], a
+    while x._cp is not None:
+        base, step = x._cp
+        if step.copies is True:  # (else x is a view of base's memory)
+            shape = tuple(base._tv.shape)
+            pos = _C.arange(_size(shape)).reshape(shape) if shape else _C.arange(1).reshape(())
+            chain.append((x, base, step.apply(pos).numpy()))
+        x = base
+    for x, base, pos in reversed(chain):  # made again from the root down
+        x._tv.numpy()[...] = base._tv.numpy().reshape(-1)[pos]  # (a strided base: copied)
+    store()
+    for x, base, pos in chain:  # and written back up
+        base._tv.numpy().flat[pos] = x._tv.numpy()
+
+
+def _size(shape):
+    n = 1
+    for d in shape:
+        n = n * d
+    return n
+
+
 def check_write(a, run, what):
     """Raises what NumPy raises (a read-only view), or the error saying why
     hop cannot reproduce this write; returns a's storage."""
     if a._ro:
         raise ValueError("assignment destination is read-only")
+    if a._cp is not None:
+        raise _C.UnsupportedError(
+            f"hop.numpy: {what} writes, while traced, an array made eagerly as a view that hop "
+            f"made as a copy (a negative step, np.flip, np.rot90): the write would not reach "
+            f"the array it views; write that array instead, or copy the view first (`.copy()`)")
     st = storage_of(a, run)
     if st.root == "input":
         raise _C.UnsupportedError(
