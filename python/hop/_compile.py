@@ -39,7 +39,7 @@ from . import _frame_resume
 from . import _frame_state
 from . import _paths
 from ._reads import is_hop_function, is_hop_module
-from ._pytree import flatten, unflatten
+from ._pytree import flatten, nodes, unflatten
 from ._trace import _call_tree, _trace, eager_array
 
 __all__ = ["compile", "CompiledFunction"]
@@ -111,6 +111,11 @@ class _Entry:
                 return fr.stop.run_prefix(args, kwargs, _compile_resume)
             except _C.GuardError as e:
                 raise _Ran(e) from None
+        shared = _frame.shared_containers(nodes((tuple(args), kwargs or {})), fr.env_ids) \
+            if fr.env_ids and fr.arg_containers else None
+        if shared is not None:
+            raise _C.GuardError(f"guard failed: the {shared} is the same object as a "
+                                f"{_frame._SHARED_WHAT}")
         state = _frame_state.lifted_now(fr.lifted)
         if state is None:
             raise _C.GuardError("guard failed: a lifted int of the function's state (a "
@@ -426,6 +431,13 @@ class CompiledFunction(_C._CompiledCall):
                 try:
                     gm, runner = _trace(self.fn, args2, dynamic, kwargs=kwargs,
                                         compiling=True, frame=tr)
+                    shared = _frame.shared_containers(nodes((tuple(args), kwargs or {})),
+                                                      tr.env_ids)
+                    if shared is not None:
+                        code = getattr(self.fn, "__code__", None)
+                        raise _frame_base.Unsupported(
+                            f"the {shared} is the same object as a {_frame._SHARED_WHAT}",
+                            _frame_base._site(code, code.co_firstlineno) if code else "?")
                     break
                 except _frame_base._Hoist as h:
                     # a break inside a loop, a with block or an inlined call:
