@@ -1110,7 +1110,7 @@ class _WriteBack:
         self.capture_names = names[len(names) - len(caps):] if caps else []
         self._cap_memory = (None, None)  # (captured tensors, their ndarrays)
         self.env = []  # (source, ndarray) the guards hold by identity (environment)
-        self.check(leaves, _C.UnsupportedError, caps)
+        self.check(leaves, _C.UnsupportedError, caps, keep=False)
 
     def environment(self, guards, leaves, captured):
         """Adds the ndarrays the function reads from its globals and cells
@@ -1120,18 +1120,21 @@ class _WriteBack:
         self.env = [(g.source, g.expected) for g in guards.guards
                     if g.kind == "id" and isinstance(g.expected, _np.ndarray)]
         if self.env:
-            self.check(leaves, _C.UnsupportedError, captured)
+            self.check(leaves, _C.UnsupportedError, captured, keep=False)
 
-    def _memory(self, leaves, captured):
+    def _memory(self, leaves, captured, keep):
         """(what, ndarray) of every array input of the plan: the arguments'
         (ndarrays, the tensors of hop.numpy arrays), then the captured
-        tensors' (their ndarrays made once per set of captures)."""
+        tensors' (their ndarrays made once per set of captures when keep:
+        not while traced, where the references a capture has tell whether
+        the function made it, _made_captures)."""
         out = [(("arg", i), x if isinstance(x, _np.ndarray) else x.numpy())
                for i, x in enumerate(leaves) if isinstance(x, (_np.ndarray, _C.Tensor))]
         seen, views = self._cap_memory
         if seen is not captured:
             views = [t.numpy() for t in captured]
-            self._cap_memory = (captured, views)
+            if keep:
+                self._cap_memory = (captured, views)
         out.extend((("capture", j), v) for j, v in enumerate(views))
         out.extend((("env", j), a) for j, (_, a) in enumerate(self.env))
         return out
@@ -1143,12 +1146,12 @@ class _WriteBack:
             return f"the ndarray {self.env[k[1]][0]!r} the function reads"
         return f"the captured array {self.capture_names[k[1]]} (a global's or closed-over array)"
 
-    def check(self, leaves, error, captured):
+    def check(self, leaves, error, captured, keep=True):
         """Raises error when a written argument or captured array shares
         memory with another array input, or a layout a decision read has
         changed."""
         if _np is not None:
-            memory = self._memory(leaves, captured)
+            memory = self._memory(leaves, captured, keep)
             where = dict(memory)
             for k in self.targets:
                 x = where[k]

@@ -196,11 +196,24 @@ def test_a_list_argument_that_is_a_global_list(fn, seq):
 
     want = run(fn)
     cf = hop.compile(fn)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the aliased call runs eagerly (warned)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
         assert run(cf) == want
-    assert "is the same object as a list, dict or set the function reaches through a " \
-        "global or closure" in cf.explain()
+    # the aliased calls run eagerly (warned once), the others compiled: a
+    # plan per (len(L), the list argument's items) the function depends on
+    assert cf.eager_calls == sum(seq)
+    states, n_l, n_mine = set(), 0, 0
+    for w in seq:
+        if not w:
+            states.add((n_l, n_mine) if fn is append_arg_read_global else n_mine)
+        n_l += 1 if w or fn is append_global_read_arg else 0
+        n_mine += 0 if w or fn is append_global_read_arg else 1
+    assert len(cf.graphs) == len(states)
+    assert [str(w.message) for w in seen] == [
+        f"hop.compile: {fn.__name__}: a call with a list in positional argument 1 that is the "
+        f"same object as a list, dict or set the function reaches through a global or closure "
+        f"(the translation keeps the argument's effects apart from the environment's) runs "
+        f"eagerly (explain() counts them)"]
 
 
 @pytest.mark.xfail(strict=True, reason="known, not fixed (issue 28): NumPy computes G * 2 on "
