@@ -557,6 +557,8 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
             read = {sp[1] for c in order for sp in c[0] if sp[0] != "fixed"}
             order = (order, tuple(i in read for i in range(len(leaves)))
                      if all(_layout(leaves[i]) is True for i in read) else None)
+        if writeback is not None:
+            writeback.environment(guards, leaves, captures)
         runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
                          as_array, writeback, kw=kw, results=results, order=order)
         # The lines after the guards' and the viewed arrays' (describing them
@@ -1090,11 +1092,14 @@ class _WriteBack:
     in place (hop.numpy._storage): the plan's last outputs are their final
     values (then the captured ones' own tensors, which only locate them
     among the captured inputs), which each call copies into the caller's
-    memory after the plan has run.  NumPy's aliasing between arguments is
-    not traced, so an argument written that shares memory with another
-    array argument is refused, when traced and on every call; so is a call
-    whose argument layout differs from the one a view-or-copy decision read
-    (NumPy's reshape views memory or copies it by its layout)."""
+    memory after the plan has run.  NumPy's aliasing between the plan's
+    inputs is not traced (each is its own input, read when the plan starts),
+    so a written argument or captured array that shares memory with another
+    array input (an argument, or a global's or closed-over array: the same
+    object or a view of it, which may differ from call to call) is refused,
+    when traced and on every call; so is a call whose argument layout
+    differs from the one a view-or-copy decision read (NumPy's reshape views
+    memory or copies it by its layout)."""
 
     def __init__(self, slots, slot_arrays, tr, leaves, runs, traced, writes):
         self.slots = slots
@@ -1117,24 +1122,62 @@ class _WriteBack:
         for run in runs:
             for i in run.layout:
                 self.layout[i] = _layout(leaves[i])
-        self.args = [i for kind, i in self.targets if kind == "arg"]
-        self.check(leaves, _C.UnsupportedError)
+        names = tr.placeholder_names(())
+        self.capture_names = names[len(names) - len(caps):] if caps else []
+        self._cap_memory = (None, None)  # (captured tensors, their ndarrays)
+        self.env = []  # (source, ndarray) the guards hold by identity (environment)
+        self.check(leaves, _C.UnsupportedError, caps, keep=False)
 
-    def check(self, leaves, error):
-        """Raises error when a written argument shares memory with another
-        array argument, or a layout a decision read has changed."""
-        arrays = [(i, x) for i, x in enumerate(leaves) if _np is not None and
-                  isinstance(x, _np.ndarray)]
-        for i in self.args:
-            x = leaves[i]
-            if not isinstance(x, _np.ndarray):
-                continue
-            for j, y in arrays:
-                if j != i and _np.may_share_memory(x, y) and _np.shares_memory(x, y):
-                    raise error(f"hop.numpy: the traced function writes argument {i} in place, "
-                                f"which shares memory with argument {j}; hop traces arguments "
-                                f"as separate arrays, so it cannot reproduce NumPy's aliasing "
-                                f"between them (pass copies, or write a copy)")
+    def environment(self, guards, leaves, captured):
+        """Adds the ndarrays the function reads from its globals and cells
+        (held by identity: NumPy computes with them while tracing, so what it
+        read of them is in the plan) to the inputs a write must not share
+        memory with, and checks the traced call again."""
+        self.env = [(g.source, g.expected) for g in guards.guards
+                    if g.kind == "id" and isinstance(g.expected, _np.ndarray)]
+        if self.env:
+            self.check(leaves, _C.UnsupportedError, captured, keep=False)
+
+    def _memory(self, leaves, captured, keep):
+        """(what, ndarray) of every array input of the plan: the arguments'
+        (ndarrays, the tensors of hop.numpy arrays), then the captured
+        tensors' (their ndarrays made once per set of captures when keep:
+        not while traced, where the references a capture has tell whether
+        the function made it, _made_captures)."""
+        out = [(("arg", i), x if isinstance(x, _np.ndarray) else x.numpy())
+               for i, x in enumerate(leaves) if isinstance(x, (_np.ndarray, _C.Tensor))]
+        seen, views = self._cap_memory
+        if seen is not captured:
+            views = [t.numpy() for t in captured]
+            if keep:
+                self._cap_memory = (captured, views)
+        out.extend((("capture", j), v) for j, v in enumerate(views))
+        out.extend((("env", j), a) for j, (_, a) in enumerate(self.env))
+        return out
+
+    def _what(self, k):
+        if k[0] == "arg":
+            return f"argument {k[1]}"
+        if k[0] == "env":
+            return f"the ndarray {self.env[k[1]][0]!r} the function reads"
+        return f"the captured array {self.capture_names[k[1]]} (a global's or closed-over array)"
+
+    def check(self, leaves, error, captured, keep=True):
+        """Raises error when a written argument or captured array shares
+        memory with another array input, or a layout a decision read has
+        changed."""
+        if _np is not None:
+            memory = self._memory(leaves, captured, keep)
+            where = dict(memory)
+            for k in self.targets:
+                x = where[k]
+                for j, y in memory:
+                    if j != k and _np.may_share_memory(x, y) and _np.shares_memory(x, y):
+                        raise error(f"hop.numpy: the traced function writes {self._what(k)} in "
+                                    f"place, which shares memory with {self._what(j)}; hop "
+                                    f"traces them as separate arrays, so it cannot reproduce "
+                                    f"NumPy's aliasing between them (pass copies, or write a "
+                                    f"copy)")
         for i, want in self.layout.items():
             if _layout(leaves[i]) != want:
                 raise error(f"guard failed: argument {i} has another memory layout than when "
@@ -1398,7 +1441,7 @@ class _Runner:
         captured = self._captured(leaves)
         wb = self.writeback
         if wb is not None:
-            wb.check(leaves, _C.GuardError)
+            wb.check(leaves, _C.GuardError, captured)
         results = self.plan.run(tensors + list(captured))
         if wb is not None:
             results = wb.apply(results, leaves, captured)
