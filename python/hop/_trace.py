@@ -818,7 +818,12 @@ class _Results:
         reach = collections.Counter(id(n._st) for _, n, _ in nodes if n._st is not None)
         # the arrays of the result (an effect's value too) over one computed
         # array (`b, b[0]`; `b[0], b[1]`): views of one plan result, as eagerly
-        first = {id(n._st) for _, n, how in nodes if how and how[0][0] in ("out", "made")}
+        # (a whole-array reshape or ravel of a computed array, which
+        # root_view leaves to the plan, counts too: `c.reshape(3, 4),
+        # np.ravel(c)` are two views of c's memory, as eagerly)
+        first = {id(n._st) for _, n, how in nodes if how and how[0][0] in ("out", "made") or
+                 how is None and n._vw and not n._scalar and n._st is not None and
+                 n._st.run is run and n._st.root is None}
         first = {id(n._st): leaf_at[p + (0,)] for p, n, _ in reversed(nodes)
                  if id(n._st) in first and reach[id(n._st)] > 1 and not n._scalar}
         for path, node, how in nodes:

@@ -467,3 +467,14 @@ def test_results_through_a_branch_on_a_scalar_are_numpys_arrays(kind):
                    "    return (a, b.T, a[1:])\n", kind)
     _same_as_numpy("def f(a, b):\n    s = a[0, 1]\n    v = a if s > 0 else b\n    return (v,)\n",
                    kind)
+
+
+@pytest.mark.parametrize("ret", ["v0.reshape(v0.shape), np.ravel(v0)", "v0.reshape(3, 4), v0.reshape(3, 4)",
+                                 "np.ravel(v0), np.ravel(v0)", "v0.reshape(2, 6), v0.reshape(6, 2)",
+                                 "a, v0.reshape(v0.shape), np.ravel(v0)"])
+@pytest.mark.parametrize("kind", [0, 1, 2, 3])
+def test_two_whole_reshapes_of_a_computed_array_share_its_memory_as_numpys(ret, kind):
+    # (campaign, default budget: `v0 = a + 1; v1 = v0.reshape(v0.shape);
+    # v3 = np.ravel(v0); return (a, v1, v3)` gave v1 and v3 memories of
+    # their own, where NumPy's are two views of v0's)
+    _same_as_numpy(f"def f(a, b):\n    v0 = a + 1\n    return ({ret},)\n", kind)
