@@ -180,17 +180,26 @@ class ndarray:
         return run is not None and self._run is run and self._role is None
 
     def __int__(self):
+        self._real_for("int() argument must be a string, a bytes-like object or a real number")
         if self._fixed():
             return int(self._scalar_value("int"))
         return int(self._scalar_tensor("int"))
 
     def __float__(self):
+        self._real_for("float() argument must be a string or a real number")
         if self._fixed():
             return float(self._scalar_value("float"))
         return float(self._scalar_tensor("float"))
 
+    def _real_for(self, message):
+        # An array's int()/float() converts its Python item, which a complex
+        # one refuses; a NumPy complex scalar drops the imaginary part.
+        if self.dtype.kind == "c" and not self._scalar and self.size == 1:
+            raise TypeError(f"{message}, not 'complex'")
+
     def __index__(self):
-        if self.dtype.kind not in "biu":
+        # NumPy's integer scalars (np.True_ too) and 0-d integer arrays only
+        if self.dtype.kind not in ("biu" if self._scalar else "iu") or self.ndim:
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
         if self._fixed():
             return int(self._scalar_value("index"))
@@ -598,6 +607,10 @@ def _iop(name):
 def _unop(name):
     def op(self):
         from ._ufuncs import call_ufunc
+        if name == "positive" and self.dtype == _np.dtype(bool):
+            # NumPy 1.24's +a of a bool array: a copy (and a DeprecationWarning;
+            # np.positive refuses bool), a NumPy scalar of a 0-d one; +s is s
+            return self if self._scalar else self.copy()[()] if self.ndim == 0 else self.copy()
         return call_ufunc(name, (self,), {}, type(self))
     op.__name__ = name
     return op
