@@ -635,6 +635,13 @@ def _fast_power(self, other):
     otherwise), ** 2 square and ** 1 positive (power's bits, but the array's
     dtype).  Any other array ** 2 is square, whose dtype differs from
     power's for a bool array."""
+    if isinstance(other, (_np.ndarray, ndarray)) and not getattr(other, "_scalar", False) \
+            and other.ndim == 0 and other.dtype.kind in "iuf" and not self._scalar:
+        # NumPy reads a 0-d integer or float array exponent's value too
+        if isinstance(other, ndarray) and not other._fixed():
+            _breaks.conversion(_C.TraceError, "hop.numpy: a ** b of a 0-d array b: NumPy "
+                                              "picks the kernel by b's value (** 2 is square)")
+        other = _np.asarray(other)[()]
     if self._scalar or not isinstance(other, (int, float, _np.integer, _np.floating)):
         return None
     if self.dtype.kind == "b":
