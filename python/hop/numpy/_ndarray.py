@@ -184,17 +184,26 @@ class ndarray:
         return run is not None and self._run is run and self._role is None
 
     def __int__(self):
+        self._real_for("int() argument must be a string, a bytes-like object or a real number")
         if self._fixed():
             return int(self._scalar_value("int"))
         return int(self._scalar_tensor("int"))
 
     def __float__(self):
+        self._real_for("float() argument must be a string or a real number")
         if self._fixed():
             return float(self._scalar_value("float"))
         return float(self._scalar_tensor("float"))
 
+    def _real_for(self, message):
+        # An array's int()/float() converts its Python item, which a complex
+        # one refuses; a NumPy complex scalar drops the imaginary part.
+        if self.dtype.kind == "c" and not self._scalar and self.size == 1:
+            raise TypeError(f"{message}, not 'complex'")
+
     def __index__(self):
-        if self.dtype.kind not in "biu":
+        # NumPy's integer scalars (np.True_ too) and 0-d integer arrays only
+        if self.dtype.kind not in ("biu" if self._scalar else "iu") or self.ndim:
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
         if self._fixed():
             return int(self._scalar_value("index"))
@@ -623,6 +632,10 @@ def _iop(name):
 def _unop(name):
     def op(self):
         from ._ufuncs import call_ufunc
+        if name == "positive" and self.dtype == _np.dtype(bool):
+            # NumPy 1.24's +a of a bool array: a copy (and a DeprecationWarning;
+            # np.positive refuses bool), a NumPy scalar of a 0-d one; +s is s
+            return self if self._scalar else self.copy()[()] if self.ndim == 0 else self.copy()
         return call_ufunc(name, (self,), {}, type(self))
     op.__name__ = name
     return op
@@ -647,6 +660,13 @@ def _fast_power(self, other):
     otherwise), ** 2 square and ** 1 positive (power's bits, but the array's
     dtype).  Any other array ** 2 is square, whose dtype differs from
     power's for a bool array."""
+    if isinstance(other, (_np.ndarray, ndarray)) and not getattr(other, "_scalar", False) \
+            and other.ndim == 0 and other.dtype.kind in "iuf" and not self._scalar:
+        # NumPy reads a 0-d integer or float array exponent's value too
+        if isinstance(other, ndarray) and not other._fixed():
+            _breaks.conversion(_C.TraceError, "hop.numpy: a ** b of a 0-d array b: NumPy "
+                                              "picks the kernel by b's value (** 2 is square)")
+        other = _np.asarray(other)[()]
     if self._scalar or not isinstance(other, (int, float, _np.integer, _np.floating)):
         return None
     if self.dtype.kind == "b":
