@@ -436,11 +436,11 @@ class CompiledFunction(_C._CompiledCall):
                 try:
                     gm, runner = _trace(self.fn, args2, dynamic, kwargs=kwargs,
                                         compiling=True, frame=tr)
-                    if _shared_with_env(args, kwargs, tr) is not None:
+                    shared = _shared_with_env(args, kwargs, tr)
+                    if shared is not None:
                         # (this call only: the plans stay for other arguments)
                         self._dims, self._first = saved[0], saved[1]
-                        return self._eager_for_argument(_shared_with_env(args, kwargs, tr),
-                                                        args, kwargs)
+                        return self._eager_for_argument(shared, args, kwargs)
                     break
                 except _frame_base._Hoist as h:
                     # a break inside a loop, a with block or an inlined call:
