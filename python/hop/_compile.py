@@ -437,10 +437,6 @@ class CompiledFunction(_C._CompiledCall):
                     gm, runner = _trace(self.fn, args2, dynamic, kwargs=kwargs,
                                         compiling=True, frame=tr)
                     shared = _shared_with_env(args, kwargs, tr)
-                    if shared is not None:
-                        # (this call only: the plans stay for other arguments)
-                        self._dims, self._first = saved[0], saved[1]
-                        return self._eager_for_argument(shared, args, kwargs)
                     break
                 except _frame_base._Hoist as h:
                     # a break inside a loop, a with block or an inlined call:
@@ -476,6 +472,12 @@ class CompiledFunction(_C._CompiledCall):
                     f"effects, which hop does not perform for a call it refuses (nothing ran)" +
                     "".join(f"\n  {x.kind} at {x.site}: {x.reason}" for x in effects)) from None
             return self._eager_after(failed, args, kwargs, effects)
+        if shared is not None:
+            # this call only (the plans stay for other arguments), and
+            # outside the translation's handlers: an error of the eager call
+            # is the call's, not a failed translation to run eagerly again
+            self._dims, self._first = saved[0], saved[1]
+            return self._eager_for_argument(shared, args, kwargs)
         if self._entries:
             self.recompiles += 1
         self._entries.append(_Entry(gm, runner, dynamic, reason, {}, frame=tr))
