@@ -632,8 +632,10 @@ def _k_order(uf, extra, args, ops, kind, where=True, wt=None):
     if where is not True:
         return memory_order(kind, tuple(args) + (where,), nd)
     how = "iter"
-    if kind is NumpyArg and nd >= 2 and _storage.current() is not None and \
-            _reads_inputs_as_they_are(uf, extra, ops):
+    # (asked in hop.compile's eager run that records the path too: a value
+    # class the probe alone needs is a branch point of both runs)
+    if kind is NumpyArg and nd >= 2 and (_storage.current() is not None or _core._recording()) \
+            and _reads_inputs_as_they_are(uf, extra, ops):
         how = "ufunc"
     return memory_order(kind, args, nd, how=how)
 
