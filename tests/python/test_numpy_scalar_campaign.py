@@ -1,0 +1,208 @@
+"""A differential campaign on NumPy scalars and NumPy's error state (issue
+#29, the first rule), in what the other campaigns do not draw: NumPy
+scalars of every dtype as both operands of the operators and as the result
+(np.float32(1) + 1, np.int8(100) * 2, np.uint8(3) - 5, comparisons with
+Python ints beyond the dtype's range), divisions by zero and overflows
+under numpy.errstate(all='raise') set inside the function (NumPy's
+FloatingPointError where it would warn: the function must raise it in
+every way, compiled or not), reductions with dtype=, out=, where=,
+initial= and keepdims= of int, bool, float16 and complex arrays, and the
+text of results (str, repr, format specs, '%' formatting, tolist).
+
+Each expression runs by NumPy 1.24, eagerly on hop.numpy's values (arrays
+and scalars made by hop.numpy) and by hop.compile; the results agree on
+type(), dtype, shape and values (NaN equal to NaN), or all raise the same
+exception type.  Warnings in NumPy's default 'warn' mode are left out
+(hop's kernels do not report floating-point errors; under 'raise' they are
+the FloatingPointError compared here; docs/ARCHITECTURE.md).  The default
+pass runs 25 expressions; HOP_TEST_BUDGET=stress ten times as many."""
+
+import operator
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import hop
+import hop.numpy as hnp
+
+from budget import examples
+from test_numpy_operand_campaign import _as_numpy, differ
+
+DTYPES = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64", "complex64", "complex128"]
+VALUES = {"b": ["True", "False"],
+          "f": ["0.0", "-0.0", "0.1", "1.0", "-2.5", "100.0", "6e4", "3e38", "1e300", "np.nan",
+                "np.inf"],
+          "c": ["1j", "(1-2j)", "0j", "(1e300+1j)"]}
+PY = ["0", "1", "2", "5", "-1", "-5", "127", "128", "255", "256", "-129", "300", "2**31",
+      "2**32", "-2**31-1", "2**63-1", "0.0", "1.5", "-0.5", "1e300", "True"]
+BINARY = ["+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "<<", ">>",
+          "==", "!=", "<", "<=", ">", ">="]
+UNARY = ["-{}", "+{}", "abs({})", "~{}"]
+TEXT = ["str({})", "repr({})", "f'{{{}}}'", "f'{{{}:.3f}}'", "f'{{{}:>12}}'", "format({}, 'e')",
+        "'%s' % ({},)", "'%r' % ({},)", "f'{{{}!r}}'", "f'{{{}:g}}'", "{}.tolist()",
+        "str({}.item())"]
+REDUCTIONS = ["sum", "prod", "max", "min", "mean", "cumsum", "any", "all", "argmax"]
+_SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                       HealthCheck.data_too_large])
+_NS = {"np": np, "operator": operator}
+
+
+def _value(dt):
+    kind = np.dtype(dt).kind
+    if kind in VALUES:
+        return st.sampled_from(VALUES[kind])
+    info = np.iinfo(dt)
+    return st.sampled_from([str(v) for v in (0, 1, 2, 3, 7, -1, -3, 100, info.min, info.max)
+                            if info.min <= v <= info.max])
+
+
+@st.composite
+def scalars(draw):
+    """A NumPy scalar's source: np.int8(100)."""
+    dt = draw(st.sampled_from(DTYPES))
+    return f"np.{dt}({draw(_value(dt))})"
+
+
+@st.composite
+def arrays(draw):
+    dt = draw(st.sampled_from(["bool_", "int8", "uint8", "int32", "int64", "float16", "float32",
+                               "float64", "complex64"]))
+    shape = draw(st.sampled_from([(0,), (3,), (2, 3)]))
+    n = int(np.prod(shape))
+    vals = ", ".join(draw(_value(dt)) for _ in range(n))
+    return f"np.array([{vals}], dtype=np.{dt}).reshape({shape})"
+
+
+@st.composite
+def cases(draw):
+    """(body, argument sources): the body a function of a0, a1, ... that
+    returns a value; the arguments NumPy scalars or arrays."""
+    form = draw(st.sampled_from(["binary"] * 4 + ["unary", "raise", "reduce", "text"]))
+    if form in ("binary", "raise"):
+        op = draw(st.sampled_from(BINARY))
+        a = draw(scalars())
+        b = draw(st.one_of(scalars(), st.sampled_from(PY)))
+        body = f"return a0 {op} {b}" if draw(st.booleans()) else f"return {b} {op} a0"
+        if form == "raise":
+            body = "with np.errstate(all='raise'):\n    " + body
+        return body, [a]
+    if form == "unary":
+        expr = draw(st.sampled_from(UNARY)).format("a0")
+        if draw(st.booleans()):
+            return "with np.errstate(all='raise'):\n    return " + expr, [draw(scalars())]
+        return "return " + expr, [draw(scalars())]
+    if form == "text":
+        x = draw(st.sampled_from(["a0", "a0[0]", "a0.sum()", "a0.max()", "a0[0] + 1"]))
+        src = draw(arrays())
+        if x != "a0" and "(0,)" in src:
+            src = src.replace("(0,)", "(3,)").replace("[]", "[1, 2, 3]")
+        return "return " + draw(st.sampled_from(TEXT)).format(x), [src]
+    name = draw(st.sampled_from(REDUCTIONS))
+    kw = []
+    if draw(st.booleans()):
+        kw.append(f"axis={draw(st.sampled_from(['0', '-1', 'None']))}")
+    if name not in ("argmax", "cumsum") and draw(st.booleans()):
+        kw.append("keepdims=True")
+    if name in ("sum", "prod", "mean", "cumsum") and draw(st.booleans()):
+        kw.append(f"dtype=np.{draw(st.sampled_from(['int8', 'uint8', 'float16', 'float64', 'complex64', 'bool_']))}")
+    if name in ("sum", "prod", "max", "min") and draw(st.booleans()):
+        kw.append(f"initial={draw(st.sampled_from(['0', '5', '-1', '1.5', 'True']))}")
+    if name in ("sum", "prod", "max", "min", "mean", "any", "all") and draw(st.booleans()):
+        kw.append("where=np.array([True, False, True])")
+    body = f"return np.{name}(a0{''.join(', ' + k for k in kw)})"
+    if name in ("sum", "max", "min") and draw(st.booleans()):
+        body = f"o = np.{name}(a0, axis=0, keepdims=True) * 0\n" \
+               f"r = np.{name}(a0, axis=0, keepdims=True, out=o)\nreturn r is o, o"
+    return body, [draw(arrays()).replace("(0,)", "(3,)").replace("[]", "[1, 2, 3]")
+                  if "where" in body else draw(arrays())]
+
+
+def _function(body, n):
+    ns = dict(_NS)
+    lines = "\n".join("    " + line for line in body.split("\n"))
+    exec(f"def f({', '.join(f'a{i}' for i in range(n))}):\n{lines}\n", ns)  # noqa: S102
+    return ns["f"]
+
+
+def _outcome(call):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return call(), None
+        except Exception as e:  # noqa: BLE001 (compared by the caller)
+            return None, e
+
+
+def _hop(v):
+    """v as hop.numpy's: an array, or a NumPy scalar that hop.numpy made."""
+    if isinstance(v, np.ndarray):
+        return hnp.asarray(v.copy())
+    if isinstance(v, np.generic):
+        return hnp.asarray(np.array([v]))[0]
+    return v
+
+
+def _compare(how, got, want):
+    (g, gerr), (w, werr) = got, want
+    if werr is not None or gerr is not None:
+        if type(gerr) is not type(werr):
+            return f"{how}: NumPy {type(werr).__name__} ({werr}), hop {type(gerr).__name__} " \
+                   f"({gerr}), returned {g!r}"
+        return None
+    d = differ(_as_numpy(g), w, 1 if "**" in how else 0)
+    return f"{how}: {d}" if d else None
+
+
+def run(body, sources):
+    f = _function(body, len(sources))
+    make = lambda: [eval(s, _NS) for s in sources]  # noqa: E731,S307 (the lists above)
+    want = _outcome(lambda: f(*make()))
+    p = "**" if "**" in body else ""  # (a power may differ in the last bit: ARCHITECTURE.md)
+    bad = [_compare("eager" + p, _outcome(lambda: f(*[_hop(v) for v in make()])), want),
+           _compare("compiled" + p, _outcome(lambda: hop.compile(f)(*make())), want)]
+    return [b for b in bad if b]
+
+
+# Regressions: each failed before its fix.
+
+def _eager(src):
+    """src evaluated with hop.numpy's values: A(...) an array, S(...) a NumPy
+    scalar hop.numpy made."""
+    return eval(src, {"np": np, "A": lambda *a, **k: hnp.asarray(np.array(*a, **k)),  # noqa: S307
+                      "S": _hop})
+
+
+def _numpy(src):
+    return eval(src, {"np": np, "A": np.array, "S": lambda v: v})  # noqa: S307
+
+
+@pytest.mark.parametrize("body,arg", [
+    ("with np.errstate(divide='raise'):\n    return a0 / 0", "np.array([1.0, 2.0])"),
+    ("with np.errstate(over='raise'):\n    return a0 * 1e300", "np.array([1e300])"),
+    ("with np.errstate(all='raise'):\n    return np.log(a0)", "np.array([0.0])"),
+    ("with np.errstate(invalid='raise', divide='ignore'):\n    return a0 % 0", "np.array([1.0])")])
+def test_errstate_raise_inside_a_compiled_function_raises_numpys_error(body, arg):
+    # was the plan's inf or nan, no exception: numpy.errstate(...='raise') is
+    # an effect of the function (hop's kernels report no floating-point
+    # error), so the function runs eagerly, by NumPy
+    f = _function(body, 1)
+    with pytest.raises(FloatingPointError):
+        f(eval(arg, _NS))  # noqa: S307
+    c = hop.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(FloatingPointError):
+            c(eval(arg, _NS))  # noqa: S307
+    assert "fperror" in c.explain() and "numpy.errstate" in c.explain()
+
+
+def test_errstate_that_ignores_or_warns_inside_a_compiled_function_still_compiles():
+    f = _function("with np.errstate(divide='ignore', invalid='warn'):\n    return a0 / 0", 1)
+    c = hop.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        got = c(np.array([1.0, -1.0]))
+    assert differ(got, np.array([np.inf, -np.inf])) is None and c._eager_why is None
