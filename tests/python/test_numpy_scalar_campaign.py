@@ -206,3 +206,30 @@ def test_errstate_that_ignores_or_warns_inside_a_compiled_function_still_compile
         warnings.simplefilter("error", RuntimeWarning)
         got = c(np.array([1.0, -1.0]))
     assert differ(got, np.array([np.inf, -np.inf])) is None and c._eager_why is None
+
+
+@pytest.mark.parametrize("src", [
+    "A([1.0]) / 0", "A([1]) // 0", "np.log(A([0.0]))", "np.sqrt(A([-1.0]))",
+    "S(np.int8(100)) * S(np.int8(2))", "S(np.uint8(3)) - S(np.uint8(5))", "-S(np.int8(-128))",
+    "abs(S(np.int16(-32768)))", "S(np.float64(1e300)) * S(np.float64(1e300))",
+    "S(np.float32(2)) ** S(np.float32(200.0))", "S(np.float16(1)) / 0", "np.add(A([1e308]), A([1e308]), out=A([0.0]))"])
+def test_hop_numpy_eagerly_under_errstate_raise_raises_numpys_floating_point_error(src):
+    # was the value (inf, nan, a wrapped integer) and no exception: hop's
+    # kernels report no floating-point error, so while NumPy's error state
+    # raises (or calls) for one, a ufunc and a NumPy scalar's operator run
+    # by NumPy (its scalar math reports integer overflow too)
+    with np.errstate(all="raise"):
+        with pytest.raises(FloatingPointError):
+            _numpy(src)
+        with pytest.raises(FloatingPointError):
+            _eager(src)
+
+
+def test_hop_numpy_under_errstate_raise_without_an_error_answers_as_numpy():
+    with np.errstate(all="raise"):
+        o = _eager("A([0.0, 0.0])")
+        r = np.add(_eager("A([1.0, 2.0])"), 1, out=o)
+        assert r is o and differ(_as_numpy(o), np.array([2.0, 3.0])) is None
+        s = _eager("S(np.int8(3))") * 2  # (an int64: NumPy 1.24's scalar math)
+        assert differ(_as_numpy(s), np.int8(3) * 2) is None and type(s) is hnp.ndarray
+        assert differ(_as_numpy(_eager("S(np.uint8(3)) < 300")), np.True_) is None

@@ -61,6 +61,14 @@ def tracing():
     return _C.tracing() is not None
 
 
+def fp_errors_reported():
+    """Whether NumPy's floating-point error handling (numpy.errstate,
+    numpy.seterr) now raises, calls, prints or logs for some kind of error,
+    not only ignores or warns: each kind is 3 bits of geterrobj()'s mask,
+    0 ignore, 1 warn, 2 raise, 3 call, 4 print, 5 log."""
+    return (_np.geterrobj()[1] & 0o6666) != 0
+
+
 def _recording():
     from .._paths import recording
     return recording()
