@@ -233,3 +233,19 @@ def test_hop_numpy_under_errstate_raise_without_an_error_answers_as_numpy():
         s = _eager("S(np.int8(3))") * 2  # (an int64: NumPy 1.24's scalar math)
         assert differ(_as_numpy(s), np.int8(3) * 2) is None and type(s) is hnp.ndarray
         assert differ(_as_numpy(_eager("S(np.uint8(3)) < 300")), np.True_) is None
+
+
+@pytest.mark.parametrize("src", [
+    "f'{S(np.float32(0.1))}'", "f'{S(np.float16(0.1))}'", "format(S(np.float32(1e20)), '')",
+    "f'{S(np.complex64(0.1+1j))}'", "f'{A([0.1], np.float32).sum()}'"])
+def test_format_of_a_numpy_scalar_without_a_spec_is_numpys(src):
+    # was str()'s '0.1': NumPy's float32 and float16 format as float() does
+    # ('0.10000000149011612'), and the other scalars as their Python value
+    assert _eager(src) == _numpy(src)
+
+
+def test_format_of_arrays_is_still_str_without_a_spec_and_numpys_with_one():
+    assert f"{_eager('A([0.1], np.float32)')}" == f"{np.array([0.1], np.float32)}"
+    assert f"{_eager('A(0.25, np.float32)'):.3f}" == "0.250"
+    with pytest.raises(TypeError):
+        format(_eager("A([1.0, 2.0])"), ".3f")

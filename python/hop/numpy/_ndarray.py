@@ -266,8 +266,10 @@ class ndarray:
     def __format__(self, spec):
         if _C._is_proxy(self._t):
             return self._traced_text(sys._getframe(1))
-        if not spec:
+        if not spec and not self._scalar:
             return str(self)
+        # a NumPy scalar's own: f"{np.float32(0.1)}" is float()'s text,
+        # 0.10000000149011612, not str()'s 0.1
         return format(self._t.numpy()[()], spec)
 
     def __hash__(self):
