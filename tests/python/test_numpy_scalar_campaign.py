@@ -249,3 +249,13 @@ def test_format_of_arrays_is_still_str_without_a_spec_and_numpys_with_one():
     assert f"{_eager('A(0.25, np.float32)'):.3f}" == "0.250"
     with pytest.raises(TypeError):
         format(_eager("A([1.0, 2.0])"), ".3f")
+
+
+@pytest.mark.parametrize("src", [
+    "np.prod(A([1 + 1j, 2], np.complex64), initial=2)", "np.prod(A([], np.complex128), initial=1j)",
+    "np.prod(A([[1j, 2], [3, 4]]), axis=0, initial=0.5, keepdims=True)",
+    "np.prod(A([1j, 2, 3]), initial=2, where=A([True, False, True]))"])
+def test_prod_of_a_complex_array_with_initial_is_numpys(src):
+    # was TypeError (mul() of a Python complex: the cast initial)
+    want = _numpy(src)
+    assert differ(_as_numpy(_eager(src)), want) is None

@@ -160,7 +160,10 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
             r = comb(r, _core.complex_scalar(complex(initial), _core.np_dtype(r)))
         else:
             comb = {"sum": _C.add, "prod": _C.mul, "amax": _C.maximum, "amin": _C.minimum}[op]
-            r = comb(r, initial)
+            # (a complex initial, cast to a complex reduction's dtype above,
+            # is a complex 0-d tensor: hop's scalar operands are real)
+            r = comb(r, _core.complex_scalar(initial, _core.np_dtype(r))
+                     if isinstance(initial, complex) else initial)
     if zero_sign:
         r = _zero_sign_checked(x, r, axes, keepdims, initial)
     r = _core.cast(r, rdt)
