@@ -151,7 +151,7 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         r = _corder.extreme(op, x, axes, keepdims)  # NumPy's lexicographic order
     else:
         before = _core.memo_state() if zero_sign else None
-        r = getattr(_C, op)(x, _dims(axes), keepdims)
+        r = _empty_checked(getattr(_C, op), kind, x, _dims(axes), keepdims)
         if before is not None and _core.replayed(before):
             zero_sign = False  # the root's own max, whose check is deferred
     if initial is not None:
@@ -238,6 +238,25 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True, _kind=None):
                    _kind or _kind_of(a), "all")
 
 
+_NUMPY_EMPTY = ("zero-size array to reduction operation", "attempt to get arg")
+
+
+def _empty_checked(fn, kind, *args):
+    """fn(*args), hop's max/min/argmax/argmin over an axis of size 0 raising
+    NumPy's own ValueError (its text is in the parentheses of hop's
+    ShapeError) eagerly on hop.numpy arrays; a trace and a hop.Tensor
+    operand keep hop's ShapeError (a ValueError too)."""
+    try:
+        return fn(*args)
+    except _C.ShapeError as e:
+        text = str(e)
+        at = text.find(" (")
+        numpy_text = text[at + 2:-1] if at >= 0 and text.endswith(")") else ""
+        if kind is _C.Tensor or _core.tracing() or not numpy_text.startswith(_NUMPY_EMPTY):
+            raise
+        raise ValueError(numpy_text) from None
+
+
 def _arg(op, a, axis, out, keepdims, kind):
     t = _t(a, op)
     if t.dtype is _C.bool:
@@ -253,7 +272,7 @@ def _arg(op, a, axis, out, keepdims, kind):
             raise ValueError(f"attempt to get {op} of an empty sequence")
         r = _corder.argextreme(op, flat, ax, bool(keepdims) and axis is not None)
     else:
-        r = getattr(_C, op)(t, axis, bool(keepdims))
+        r = _empty_checked(getattr(_C, op), kind, t, axis, bool(keepdims))
     if keepdims and axis is None:
         r = r.reshape((1,) * t.ndim)
     return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=op)
