@@ -283,3 +283,16 @@ def test_max_min_argmax_over_an_empty_axis_raise_exactly_numpys_value_error_eage
     assert type(got.value) is ValueError and str(got.value) == str(want.value)
     with pytest.raises(hop.ShapeError):  # hop's own tensors keep hop's error
         hop.zeros(0).argmax()
+
+
+@pytest.mark.parametrize("src", [
+    "np.prod(A([3, 1, 2], np.uint8), initial=-1)", "np.sum(A([3, 1, 2], np.uint8), initial=-1)",
+    "np.sum(A([3, 1], np.uint64), initial=2**63, keepdims=True)",
+    "np.sum(A([3, 1, 2], np.int8), dtype=np.uint64, initial=-2)",
+    "np.prod(A([3, 1, 2], np.uint8), initial=-1, where=A([True, False, True]))",
+    "np.max(A([3, 1, 2], np.uint64), initial=2**64 - 1, where=A([True, False, True]))"])
+def test_reductions_with_an_initial_beyond_int64_are_numpys(src):
+    # was OverflowError ("18446744073709551615 does not fit in int64"): the
+    # initial cast to a uint64 reduction's dtype (-1 is 2**64 - 1) is a uint64
+    # 0-d tensor, not a scalar operand
+    assert differ(_as_numpy(_eager(src)), _numpy(src)) is None

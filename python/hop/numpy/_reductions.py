@@ -127,7 +127,8 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         fill = initial if op in ("amax", "amin") else (0 if op == "sum" else 1 if op == "prod"
                                                        else False if op == "any" else True)
         fill = _core.complex_scalar(complex(fill), _core.np_dtype(x)) if \
-            _core.np_dtype(x).kind == "c" else _C.full((), fill, dtype=x.dtype)
+            _core.np_dtype(x).kind == "c" else _initial_operand(fill, _core.np_dtype(x)) \
+            if isinstance(fill, int) and fill >= 2**63 else _C.full((), fill, dtype=x.dtype)
         x = _C.where(w, x, fill)
     order = _reduce_order(a, where, t.ndim, axes, keepdims, kind) if out is None else None
     if order is not None:
@@ -162,8 +163,7 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
             comb = {"sum": _C.add, "prod": _C.mul, "amax": _C.maximum, "amin": _C.minimum}[op]
             # (a complex initial, cast to a complex reduction's dtype above,
             # is a complex 0-d tensor: hop's scalar operands are real)
-            r = comb(r, _core.complex_scalar(initial, _core.np_dtype(r))
-                     if isinstance(initial, complex) else initial)
+            r = comb(r, _initial_operand(initial, _core.np_dtype(r)))
     if zero_sign:
         r = _zero_sign_checked(x, r, axes, keepdims, initial)
     r = _core.cast(r, rdt)
@@ -239,6 +239,18 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True, _kind=None):
 
 
 _NUMPY_EMPTY = ("zero-size array to reduction operation", "attempt to get arg")
+
+
+def _initial_operand(initial, npd):
+    """initial (a Python number, already cast to the reduction's dtype) as
+    an operand of hop's ops: a complex one, or an int beyond int64 (a uint64
+    reduction's), as a 0-d tensor of dtype npd (hop's scalar operands are
+    real and fit int64)."""
+    if isinstance(initial, complex):
+        return _core.complex_scalar(initial, npd)
+    if isinstance(initial, int) and initial >= 2**63:
+        return _C.asarray(_np.array(initial, dtype=npd))
+    return initial
 
 
 def _empty_checked(fn, kind, *args):
