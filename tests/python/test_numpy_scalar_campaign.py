@@ -43,7 +43,15 @@ BINARY = ["+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "<<", ">>",
 UNARY = ["-{}", "+{}", "abs({})", "~{}"]
 TEXT = ["str({})", "repr({})", "f'{{{}}}'", "f'{{{}:.3f}}'", "f'{{{}:>12}}'", "format({}, 'e')",
         "'%s' % ({},)", "'%r' % ({},)", "f'{{{}!r}}'", "f'{{{}:g}}'", "{}.tolist()",
-        "str({}.item())"]
+        "str(({}).item())"]
+UFUNCS1 = """absolute arccos arccosh arcsin arcsinh arctan arctanh cbrt ceil conjugate cos cosh
+    deg2rad degrees exp exp2 expm1 fabs floor invert isfinite isinf isnan log log10 log1p log2
+    logical_not negative positive rad2deg radians reciprocal rint sign signbit sin sinh spacing
+    sqrt square tan tanh trunc""".split()
+UFUNCS2 = """add arctan2 bitwise_and bitwise_or bitwise_xor copysign divide equal float_power
+    floor_divide fmax fmin fmod gcd greater greater_equal heaviside hypot lcm ldexp left_shift
+    less less_equal logaddexp logaddexp2 logical_and logical_or logical_xor maximum minimum mod
+    multiply nextafter not_equal power remainder right_shift subtract true_divide""".split()
 REDUCTIONS = ["sum", "prod", "max", "min", "mean", "cumsum", "any", "all", "argmax"]
 _SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                        HealthCheck.data_too_large])
@@ -80,7 +88,17 @@ def arrays(draw):
 def cases(draw):
     """(body, argument sources): the body a function of a0, a1, ... that
     returns a value; the arguments NumPy scalars or arrays."""
-    form = draw(st.sampled_from(["binary"] * 4 + ["unary", "raise", "reduce", "text"]))
+    form = draw(st.sampled_from(["binary"] * 3 + ["ufunc"] * 2 + ["unary", "raise", "reduce",
+                                                                  "text"]))
+    if form == "ufunc":  # hop.numpy's ufuncs of NumPy scalars (and a Python number)
+        name = draw(st.sampled_from(UFUNCS1 + UFUNCS2))
+        b = draw(st.one_of(scalars(), st.sampled_from(PY))) if name in UFUNCS2 else None
+        call = f"np.{name}(a0{'' if b is None else ', ' + b})"
+        if draw(st.booleans()):
+            call = "with np.errstate(all='raise'):\n    return " + call
+        else:
+            call = "return " + call
+        return call, [draw(scalars())]
     if form in ("binary", "raise"):
         op = draw(st.sampled_from(BINARY))
         a = draw(scalars())
@@ -296,3 +314,15 @@ def test_reductions_with_an_initial_beyond_int64_are_numpys(src):
     # initial cast to a uint64 reduction's dtype (-1 is 2**64 - 1) is a uint64
     # 0-d tensor, not a scalar operand
     assert differ(_as_numpy(_eager(src)), _numpy(src)) is None
+
+
+@pytest.mark.parametrize("src", ["A([1.0, 2.0]).item()", "A([[1, 2]], np.int8).item()",
+                                 "A([], np.float32).item()", "A(np.zeros((2, 0))).item()"])
+def test_item_of_an_array_of_another_size_than_one_is_numpys_value_error(src):
+    # was TypeError ("only length-1 arrays can be converted to Python
+    # scalars", int()'s and float()'s words)
+    with pytest.raises(ValueError) as want:
+        _numpy(src)
+    with pytest.raises(ValueError) as got:
+        _eager(src)
+    assert type(got.value) is ValueError and str(got.value) == str(want.value)

@@ -236,6 +236,8 @@ class ndarray:
         SymInt is an int, and eagerly a bool array's item() is a bool."""
         if args:
             return self[args if len(args) > 1 else args[0]].item()
+        if self.size != 1:  # (int() and float() raise TypeError; item() NumPy's ValueError)
+            raise ValueError("can only convert an array of size 1 to a Python scalar")
         t = self._scalar_tensor("item")
         if _C._is_proxy(t) or _core.tracing():
             if self.dtype.kind not in "iu":
