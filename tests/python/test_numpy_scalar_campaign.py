@@ -326,3 +326,19 @@ def test_item_of_an_array_of_another_size_than_one_is_numpys_value_error(src):
     with pytest.raises(ValueError) as got:
         _eager(src)
     assert type(got.value) is ValueError and str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("a,dt,axis,keepdims,w", [
+    ([[7, 1, 255], [0, 2, 1]], np.uint8, None, False, [True, False, True]),
+    ([100, 100, 100], np.int8, None, False, [True, True, False]),
+    ([[200, 100], [100, 1]], np.uint8, 0, True, [[True, True], [True, False]])])
+def test_mean_with_an_integer_dtype_and_where_sums_in_that_dtype(a, dt, axis, keepdims, w):
+    # was 65 (and 100, [[150, 100]]): hop summed the selected elements in
+    # int64, NumPy in the dtype asked for, wrapping, before dividing
+    def f(x, m):
+        return np.mean(x, axis=axis, dtype=dt, keepdims=keepdims, where=m)
+    x, m = np.array(a, dtype=dt), np.array(w)
+    want = f(x, m)
+    assert differ(_as_numpy(f(hnp.asarray(x), hnp.asarray(m))), want) is None
+    c = hop.compile(f)
+    assert differ(c(x, m), want) is None and c._eager_why is None

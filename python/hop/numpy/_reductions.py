@@ -413,8 +413,10 @@ def _mean_where(t, axes, dtype, keepdims, w):
     x = _C.where(w, _core.cast(t, cdt), _C.zeros((), dtype=_core.hop_dtype(cdt, "mean")))
     cnt = _C.where(w, 1, 0) + _C.zeros(tuple(x.shape), dtype=_C.int64)
     s = _core.over(_C.sum, x, axes, keepdims)
-    if cdt.kind in "iub":  # (NumPy's true_divide of the integer sum: in float64)
-        s = _core.cast(s, _np.dtype(_np.float64))
+    if cdt.kind in "iub":
+        # NumPy sums in the dtype asked for (wrapping: uint8's 7 + 255 is 6;
+        # hop's integer sum is int64's), then true_divides in float64
+        s = _core.cast(_core.cast(s, cdt), _np.dtype(_np.float64))
     r = _C.div(s, _core.over(_C.sum, cnt, axes, keepdims))
     return _core.cast(r, rdt)
 
