@@ -381,3 +381,17 @@ def test_nonzero_of_a_0d_value_is_numpys_deprecated_answer(src):
         got = _eager(src)
     assert differ(_as_numpy(got), want) is None
 
+
+@pytest.mark.parametrize("src", ["A([np.nan, 1.0]).astype(np.int8)",
+                                 "A([1e300]).astype(np.float16)",
+                                 "S(np.uint32(4294967295)).astype(np.float16)",
+                                 "S(np.float64(np.inf)).astype(np.int64)"])
+def test_astype_under_errstate_raise_raises_numpys_floating_point_error(src):
+    # was the cast value (0, inf, ...) and no exception
+    with np.errstate(all="raise"):
+        with pytest.raises(FloatingPointError):
+            _numpy(src)
+        with pytest.raises(FloatingPointError):
+            _eager(src)
+    with np.errstate(all="ignore"):
+        assert differ(_as_numpy(_eager(src)), _numpy(src)) is None

@@ -408,6 +408,11 @@ class ndarray:
                             f"to the rule {casting!r}")
         if npd == self.dtype and not copy and not self._scalar:
             return self  # (a scalar's astype is a new scalar, as its other methods)
+        if _core.fp_errors_reported() and not _core.tracing() and not _C._is_proxy(self._t):
+            # numpy.errstate(invalid='raise'): NumPy's cast raises its
+            # FloatingPointError (NaN to int, 1e300 to float16), hop's does not
+            v = self._t.numpy()
+            (v[()] if self._scalar else v).astype(npd)
         from ._ufuncs import in_memory_order
 
         def compute(view, _):
