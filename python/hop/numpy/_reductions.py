@@ -138,6 +138,15 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         axes, keepdims = tuple(range(t.ndim - len(axes), t.ndim)), False
     if initial is not None and op in ("amax", "amin"):
         x = _with_initial(x, axes, initial)
+    shape_kd = None
+    if initial is not None and op in ("sum", "prod") and _core.np_dtype(x).kind in "fc" and \
+            (len(axes) == 1 or len(axes) == x.ndim):
+        # NumPy's accumulator starts at initial: ((initial * x0) * x1) ...,
+        # initial + pairwise(x); (x0 * x1 ...) * initial rounds otherwise
+        if len(axes) > 1:  # (all of them: NumPy's loop runs over the flat array)
+            shape_kd = (1,) * x.ndim if keepdims else ()
+            x, axes, keepdims = x.reshape(-1), [0], False
+        x, initial = _cat_initial(x, axes[0], initial), None
     cplx_order = op in ("amax", "amin") and _core.np_dtype(x).kind == "c"
     # a float max/min under hop.compile (and hop.trace, hop.grad, hop.vmap:
     # _core.checking): NumPy's zero sign is checked at run time
@@ -166,6 +175,8 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
             r = comb(r, _initial_operand(initial, _core.np_dtype(r)))
     if zero_sign:
         r = _zero_sign_checked(x, r, axes, keepdims, initial)
+    if shape_kd is not None:
+        r = r.reshape(shape_kd)
     r = _core.cast(r, rdt)
     return _finish(kind, r, order, out, what)
 
@@ -239,6 +250,17 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True, _kind=None):
 
 
 _NUMPY_EMPTY = ("zero-size array to reduction operation", "attempt to get arg")
+
+
+def _cat_initial(x, d, initial):
+    """x with one slice of initial (cast to x's dtype) before its first
+    along axis d."""
+    shp = list(x.shape)
+    shp[d] = 1
+    v = _initial_operand(initial, _core.np_dtype(x))
+    if not isinstance(v, _C.Tensor):
+        v = _C.full((), v, dtype=x.dtype)
+    return _C.cat([v.expand(*shp), x], d)
 
 
 def _initial_operand(initial, npd):
