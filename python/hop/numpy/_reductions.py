@@ -158,7 +158,8 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
     if not axes:
         r = _core.cast(x.clone(), rdt)
     elif cplx_order:
-        r = _corder.extreme(op, x, axes, keepdims)  # NumPy's lexicographic order
+        # (NumPy's lexicographic order)
+        r = _empty_checked(_corder.extreme, kind, op, x, axes, keepdims)
     else:
         before = _core.memo_state() if zero_sign else None
         r = _empty_checked(getattr(_C, op), kind, x, _dims(axes), keepdims)
