@@ -82,6 +82,7 @@ KINDS = {
     "type": "asks type() of a value",
     # not from the bytecode: met while tracing (hop/_breaks.py)
     "conversion": "needs the value of a traced value (its text, a number, a NumPy array)",
+    "fperror": "has NumPy raise or report floating-point errors, which hop's kernels do not",
 }
 
 _MISSING = object()
@@ -176,10 +177,25 @@ _ARG0_WRITERS = frozenset("""
 # hop's and NumPy's own functions are pure but for these.
 _HOP_EFFECTS = {"save": "io", "load": "io", "set_num_threads": "call",
                 "load_library": "call", "register_pytree_node": "call"}
-_NP_EFFECTS = {"seterr": "call", "seterrcall": "call", "set_printoptions": "call",
+_NP_EFFECTS = {"seterr": "fperror", "seterrcall": "fperror", "set_printoptions": "call",
                "setbufsize": "call", "save": "io", "savez": "io", "savez_compressed": "io",
                "savetxt": "io", "load": "io", "loadtxt": "io", "genfromtxt": "io",
                "fromfile": "io", "tofile": "io", "dump": "io", "printoptions": "call"}
+_FP_QUIET = ("ignore", "warn")  # the numpy.errstate modes hop's results agree with (warnings aside)
+
+
+def _fp_errors_reported(site):
+    """Whether the numpy.errstate(...) of call site may set a mode other
+    than 'ignore' or 'warn' (raise, call, print, log: NumPy raises
+    FloatingPointError or calls a function where hop's kernels compute on
+    quietly): a spread argument, a positional one (call=), or a keyword
+    whose value is not one of those constants."""
+    if site.star or site.args:
+        return True
+    return any(k == "call" or getattr(v, "const", None) not in _FP_QUIET
+               for k, v in zip(site.kwnames, site.kwargs))
+
+
 # NumPy functions whose result is always a new array.
 _NP_NEW = frozenset("""
     zeros ones empty full zeros_like ones_like empty_like full_like arange linspace logspace
@@ -1051,6 +1067,9 @@ class _Calls:
             return ("new", cls)
         if cls is super:
             return ("unknown", None)
+        if _np is not None and cls is _np.errstate and _fp_errors_reported(site):
+            self.add("fperror", "enters numpy.errstate with an error raised, called, printed or "
+                                "logged (FloatingPointError), which hop's kernels do not report")
         nargs = len(site.args) + len(site.kwargs)
         if cls is type and (nargs == 1 or site.star):
             # type(self) is an existing class: `type(self).count += 1`

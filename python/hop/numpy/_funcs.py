@@ -1172,8 +1172,14 @@ def take(a, indices, axis=None, out=None, mode="raise", *, _kind=None):
 def nonzero(a, *, _kind=None):
     t = _t(a, "nonzero")
     if t.ndim == 0:
-        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d(scalar)"
-                         ".nonzero() instead.")
+        # NumPy 1.24 deprecates it (an error from NumPy 2.1) and answers as
+        # of atleast_1d(a)
+        import warnings
+        from .._paths import user_stacklevel
+        warnings.warn("Calling nonzero on 0d arrays is deprecated, as it behaves surprisingly. "
+                      "Use `atleast_1d(arr).nonzero()` if the old behavior was intended.",
+                      DeprecationWarning, stacklevel=user_stacklevel())
+        t = t.reshape(1)
     nz = t.nonzero()
     kind = _kind or _kind_of(a)
     return tuple(wrap(kind, nz.select(1, d)) for d in range(t.ndim))
