@@ -540,6 +540,21 @@ build_steps(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *memb
     return HOP_OK;
 }
 
+bool
+hop__fused_fits(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm)
+{
+    if (nm > HOP__F_MAXSTEPS)
+        return false;
+    if (cx->fscratch == NULL &&
+        (cx->fscratch = hop__arena_alloc(&cx->tmp, sizeof *cx->fscratch)) == NULL)
+        return false;
+    const hop_node *in_nodes[HOP__F_MAXIN];
+    hop__fgroup *g = cx->fscratch;
+    memset(g, 0, hop__fgroup_bytes(0));
+    g->odtype = root->meta->meta.dtype;
+    return fit_steps(cx, members, nm, true, g, in_nodes) == HOP_OK;
+}
+
 hop_status
 hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
                  bool quiet, hop__fbuilt **out)

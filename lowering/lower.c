@@ -382,6 +382,63 @@ cut_member(hop_lower_ctx *cx, const hop_node *const *order, int no)
     return no - 1;
 }
 
+/* Whether the group being planned fits once order[cut] and what it absorbs
+ * are out of it: drop_subtree on copies, then the members' hop__vmap as the
+ * walk left them. */
+static bool
+fits_without(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
+             const hop_node *const *order, const int *ends, int no, int cut)
+{
+    const hop_node *m2[HOP__F_MAXSTEPS + 1], *o2[HOP__F_MAXSTEPS + 1];
+    int e2[HOP__F_MAXSTEPS + 1], nm2 = nm, no2 = no;
+    memcpy(m2, members, (size_t)nm * sizeof *m2);
+    memcpy(o2, order, (size_t)no * sizeof *o2);
+    memcpy(e2, ends, (size_t)no * sizeof *e2);
+    drop_subtree(cx, m2, &nm2, o2, e2, &no2, cut);
+    bool fits = hop__fused_fits(cx, root, m2, nm2);
+    for (int i = cut; i < ends[cut]; i++)
+        vmap_get(cx, order[i], false)->group = cx->group;
+    for (int i = 0; i < nm; i++)
+        vmap_get(cx, members[i], false)->member = i;
+    return fits;
+}
+
+/*
+ * Which member a group with too many inputs gives up: cut_member's choice
+ * when cutting it makes the group fit, else the deepest member of the
+ * walk's first path (the root's first operand, its first operand, ...: a
+ * chain's members) whose cut leaves a group that fits, found by bisection
+ * (the deeper the cut, the bigger the group and, as a rule, the more
+ * inputs; where not, a cut that fits with the one below it not fitting),
+ * else cut_member's choice.  cut_member's choice alone cut a chain of adds
+ * over captures two members at a time from its bottom, each pair a group
+ * of its own (92 groups for 200 adds, issue #30); a cut where the group is
+ * full leaves the rest of the chain absorbed whole, for groups of 7 adds
+ * and 8 inputs.
+ */
+static int
+fill_cut(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
+         const hop_node *const *order, const int *ends, int no)
+{
+    int c = cut_member(cx, order, no);
+    if (fits_without(cx, root, members, nm, order, ends, no, c))
+        return c;
+    int d = 1; /* order[1 .. d] is the first path below the root */
+    while (d + 1 < no && ends[d] > d + 1)
+        d++;
+    if (d >= no || !fits_without(cx, root, members, nm, order, ends, no, 1))
+        return c;
+    int lo = 1, hi = d + 1; /* order[lo]'s cut fits; order[hi]'s does not, or hi is past d */
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        if (fits_without(cx, root, members, nm, order, ends, no, mid))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Decides which elementwise nodes of g are computed inside their user's
  * group, within the executor's limits (steps, inputs, registers). */
 static hop_status
@@ -434,7 +491,7 @@ plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
              * the last visited that still absorbs an operand (cut_member). */
             int cut = st == HOP_UNSUPPORTED && !full.full && nm <= HOP__F_MAXSTEPS &&
                               cx->fbuild_inputs
-                          ? cut_member(cx, order, no)
+                          ? fill_cut(cx, n, members, nm, order, ends, no)
                           : no - 1;
             const hop_node *deepest = order[cut];
             hop__vmap *dm = vmap_get(cx, deepest, false);
