@@ -238,13 +238,16 @@ reserve_base(graph_impl *impl)
     return HOP_OK;
 }
 
+static hop_graph *subgraph_find_hashed(const hop_graph *g, const char *name, size_t len,
+                                       uint32_t hash);
+
 /* A name is taken by a node or by a subgraph of g (both print as names in the
  * same scope). */
 static bool
 is_taken(const hop_graph *g, const char *name, size_t len, uint32_t hash)
 {
     return find_node(hop__graph_impl(g), name, len, hash) != NULL ||
-           (g->nsubgraphs > 0 && hop__subgraph_find(g, name, len) != NULL);
+           (g->nsubgraphs > 0 && subgraph_find_hashed(g, name, len, hash) != NULL);
 }
 
 /* Copies the n bytes at s (plus a NUL) into the graph's arena, unaligned
@@ -543,8 +546,11 @@ hop__subgraph_unlink(hop_graph *g, const hop_graph *child)
     slots[i].graph = NULL;
 }
 
-hop_graph *
-hop__subgraph_find(const hop_graph *g, const char *name, size_t len)
+/* hop__subgraph_find with name's hash (name_hash) given: a name being
+ * reserved has it already (is_taken), and computing it again was a second
+ * hash of every reserved name in a graph with subgraphs (issue #30). */
+static hop_graph *
+subgraph_find_hashed(const hop_graph *g, const char *name, size_t len, uint32_t hash)
 {
     const graph_impl *impl = hop__graph_impl(g);
     if (impl->sub_cap == 0) {
@@ -555,7 +561,6 @@ hop__subgraph_find(const hop_graph *g, const char *name, size_t len)
         }
         return NULL;
     }
-    uint32_t hash = name_hash(name, len);
     size_t mask = impl->sub_cap - 1;
     for (size_t i = hash & mask; impl->sub_slots[i].graph; i = (i + 1) & mask) {
         const char *s = impl->sub_slots[i].graph->name;
@@ -563,4 +568,11 @@ hop__subgraph_find(const hop_graph *g, const char *name, size_t len)
             return impl->sub_slots[i].graph;
     }
     return NULL;
+}
+
+hop_graph *
+hop__subgraph_find(const hop_graph *g, const char *name, size_t len)
+{
+    const graph_impl *impl = hop__graph_impl(g);
+    return subgraph_find_hashed(g, name, len, impl->sub_cap ? name_hash(name, len) : 0);
 }

@@ -1,30 +1,28 @@
 /*
  * lowering/memplan.c - the memory plan: live ranges of the tensors in the
- * block, regions of tensors whose live ranges are disjoint, and their
- * offsets when every size is constant.
+ * block, and their offsets when every size is constant.
  *
  * Live ranges are positions in a routine's code.  A slot is live from its
  * first access to its last; a view or an alias extends the range of what it
  * stands for (the two buffers of a loop carry, which Swap exchanges, stand
- * for each other: either may hold either region, also at the next run's
- * start); a range that crosses a loop's boundary covers the whole loop
+ * for each other: either may hold the other's memory, also at the next
+ * run's start); a range that crosses a loop's boundary covers the whole loop
  * (a value made before a loop and read in it must survive every iteration,
  * and one written in it and read after it must survive the later
  * iterations), while a range inside one iteration is reused by the next.
- * Each routine has its own regions, because a subroutine runs while its
- * callers' values are live.
+ * Each routine's buffers lie apart from every other routine's, because a
+ * subroutine runs while its callers' values are live.
  *
- * Regions are assigned greedily in order of first use, best fit by the
- * sizes at the symbols' hints.  A region is as large as its largest tensor;
- * regions lie one after the other, 64-byte aligned, in one block.  The
- * buffers of a lazy section (hop_lower_if_lazy: a branch a run takes only
- * when its values are small enough) have regions of their own, in a block
- * of the section's own that a run lays out only when it enters the
- * section: they never share a region with the block's buffers, so a run
- * that skips the section reserves nothing for them.  When
- * every size is constant the offsets are computed here once; otherwise the
- * VM computes them (runtime/frame.c) at the first run and again only when
- * the symbols they depend on change.  Which regions the parallel loops'
+ * Offsets come from packing the buffers by size (runtime/pack.c): two
+ * whose live ranges meet never overlap, 64-byte aligned, in one block.
+ * The buffers of a lazy section (hop_lower_if_lazy: a branch a run takes
+ * only when its values are small enough) are packed in a block of the
+ * section's own that a run lays out only when it enters the section: they
+ * never share memory with the block's buffers, so a run that skips the
+ * section reserves nothing for them.  When every size is constant the
+ * offsets are computed here once; otherwise the VM packs the buffers at
+ * their sizes (runtime/frame.c) at the first run and again only when the
+ * symbols they depend on change.  Which buffers the parallel loops'
  * workers need copies of is parplan.c's.
  */
 #include "lowering/lowering_impl.h"
@@ -56,16 +54,6 @@ widen(range *r, range w)
         changed = true;
     }
     return changed;
-}
-
-/* By first use, then by slot (a stable order for equal starts). */
-static int
-cmp_def(const void *a, const void *b)
-{
-    const hop__buffer *x = *(hop__buffer *const *)a, *y = *(hop__buffer *const *)b;
-    if (x->def != y->def)
-        return x->def < y->def ? -1 : 1;
-    return (x->slot > y->slot) - (x->slot < y->slot);
 }
 
 static int64_t
@@ -122,36 +110,52 @@ live_ranges(const hop_lower_ctx *cx, range *rg, int32_t *owner)
 }
 
 /* Whether the layout is static (every buffer of a constant size that can
- * be made), and each region's size and offset in its section: for a
- * symbolic layout, at the hints. */
-static void
-region_offsets(hop_lower_ctx *cx)
+ * be made), and then each buffer's offset in its section's block and the
+ * sections' sizes (runtime/pack.c; the VM lays out a symbolic layout with
+ * the same function at its sizes). */
+static hop_status
+static_offsets(hop_lower_ctx *cx)
 {
     hop_plan *p = cx->plan;
+    /* A constant tensor too large to make is checked (and named) at run
+     * time, by the symbolic layout, like sizes bound at run time; so is a
+     * block whose buffers' sizes add up past INT64_MAX (the packing's
+     * total is at most their sum, so a static one cannot overflow). */
     p->static_layout = true;
-    for (size_t b = 0; b < cx->nbuffers; b++) {
+    int64_t sum = 0;
+    for (size_t b = 0; b < cx->nbuffers && p->static_layout; b++) {
         const hop__xprog *bx = cx->buffers[b].bytes;
         int64_t esize = (int64_t)hop_dtype_size(cx->slots[cx->buffers[b].slot].dtype);
-        p->static_layout =
-            p->static_layout && bx && bx->is_const && bx->value / esize <= (int64_t)(SIZE_MAX / 16);
+        p->static_layout = bx && bx->is_const && bx->value / esize <= (int64_t)(SIZE_MAX / 16) &&
+                           !__builtin_add_overflow(sum, align_up(bx->value), &sum) &&
+                           sum <= INT64_MAX - ALIGN;
     }
-    for (int32_t r = 0; r < p->nregions; r++) {
-        hop__region *reg = &p->regions[r];
-        int64_t *off = &p->section_bytes[reg->section];
-        reg->offset = *off;
-        reg->size = 0;
-        for (int32_t m = 0; m < reg->nmembers; m++) {
-            const hop__buffer *b = &cx->buffers[reg->members[m]];
-            int64_t bytes = b->bytes && b->bytes->is_const ? b->bytes->value : b->hint;
-            if (bytes > reg->size)
-                reg->size = bytes;
-        }
-        /* Saturating: sizes at the hints may be anything a saved file says
-         * (a run allocates what its sizes need, and fails as eager would). */
-        int64_t a = align_up(reg->size);
-        *off = *off > INT64_MAX - a ? INT64_MAX : *off + a;
+    if (!p->static_layout || cx->nbuffers == 0)
+        return HOP_OK;
+    size_t n = cx->nbuffers;
+    int64_t *bytes = hop__malloc(n * sizeof *bytes), *off = hop__malloc(n * sizeof *off);
+    bool *pick = hop__malloc(n * sizeof *pick);
+    void *scratch = hop__malloc(hop__pack_scratch_bytes((int32_t)n));
+    hop_status st = bytes && off && pick && scratch ? HOP_OK : HOP_NOMEM;
+    if (st != HOP_OK)
+        hop_error(HOP_NOMEM, "out of memory planning the block");
+    for (size_t b = 0; b < n && st == HOP_OK; b++)
+        bytes[b] = cx->buffers[b].bytes->value;
+    for (int32_t k = 0; k <= cx->nsections && st == HOP_OK; k++) {
+        for (size_t b = 0; b < n; b++)
+            pick[b] = cx->buffers[b].section == k;
+        st = hop__pack(cx->buffers, (int32_t)n, bytes, pick, scratch, off, &p->section_bytes[k]);
+        if (st != HOP_OK)
+            break;
+        for (size_t b = 0; b < n; b++)
+            if (pick[b])
+                cx->buffers[b].offset = off[b];
     }
-    p->block_bytes = p->section_bytes[0];
+    hop__free(bytes);
+    hop__free(off);
+    hop__free(pick);
+    hop__free(scratch);
+    return st;
 }
 
 /* The registers of the symbols a symbolic layout's buffer sizes read, each
@@ -184,47 +188,6 @@ layout_key(hop_lower_ctx *cx)
     return HOP_OK;
 }
 
-/* Each buffer of order (by first use) into a region: greedy, best fit at
- * the hints, a region of the same routine and section whose last use is
- * before the buffer's first.  The regions' last use, routine, section,
- * hint and member count in the arrays (nbuffers long); returns how many. */
-static int32_t
-assign_regions(hop__buffer **order, size_t nbuffers, int32_t *rlast, int32_t *rrout, int32_t *rsec,
-               int64_t *rhint, int32_t *rcount)
-{
-    int32_t nreg = 0;
-    for (size_t i = 0; i < nbuffers; i++) {
-        hop__buffer *b = order[i];
-        int32_t best = -1;
-        for (int32_t r = 0; r < nreg; r++) {
-            if (rrout[r] != b->routine || rsec[r] != b->section || rlast[r] >= b->def)
-                continue;
-            if (best < 0) {
-                best = r;
-                continue;
-            }
-            /* Prefer a region that holds b already, the smallest such;
-             * else the largest (it grows least). */
-            bool fits = rhint[r] >= b->hint, bfits = rhint[best] >= b->hint;
-            if ((fits && (!bfits || rhint[r] < rhint[best])) ||
-                (!fits && !bfits && rhint[r] > rhint[best]))
-                best = r;
-        }
-        if (best < 0) {
-            best = nreg++;
-            rrout[best] = b->routine;
-            rsec[best] = b->section;
-            rhint[best] = 0;
-        }
-        rlast[best] = b->last;
-        if (b->hint > rhint[best])
-            rhint[best] = b->hint;
-        b->region = best;
-        rcount[best]++;
-    }
-    return nreg;
-}
-
 hop_status
 hop__memplan(hop_lower_ctx *cx)
 {
@@ -232,9 +195,8 @@ hop__memplan(hop_lower_ctx *cx)
     size_t ns = cx->nslots;
     range *rg = hop__malloc((ns + 1) * sizeof *rg);
     int32_t *owner = hop__malloc((ns + 1) * sizeof *owner);
-    hop__buffer **order = hop__malloc((cx->nbuffers + 1) * sizeof *order);
     hop_status st = HOP_OK;
-    if (rg == NULL || owner == NULL || order == NULL) {
+    if (rg == NULL || owner == NULL) {
         st = HOP_NOMEM;
         goto done;
     }
@@ -248,75 +210,32 @@ hop__memplan(hop_lower_ctx *cx)
         buf->last = r.hi;
         if (owner[buf->slot] >= 0)
             buf->routine = owner[buf->slot];
-        order[b] = buf;
     }
-    qsort(order, cx->nbuffers, sizeof *order, cmp_def);
-
-    /* Regions: greedy in order of first use, best fit at the hints. */
-    int32_t *rlast = hop__malloc((cx->nbuffers + 1) * sizeof *rlast);
-    int32_t *rrout = hop__malloc((cx->nbuffers + 1) * sizeof *rrout);
-    int32_t *rsec = hop__malloc((cx->nbuffers + 1) * sizeof *rsec);
-    int64_t *rhint = hop__malloc((cx->nbuffers + 1) * sizeof *rhint);
-    int32_t *rcount = hop__calloc(cx->nbuffers + 1, sizeof *rcount);
-    int32_t nreg = 0;
-    if (!rlast || !rrout || !rsec || !rhint || !rcount) {
-        st = HOP_NOMEM;
-        goto regions_done;
-    }
-    nreg = assign_regions(order, cx->nbuffers, rlast, rrout, rsec, rhint, rcount);
-    p->regions = hop__arena_zalloc(&p->arena, ((size_t)nreg + 1) * sizeof *p->regions);
-    if (p->regions == NULL) {
-        st = HOP_NOMEM;
-        goto regions_done;
-    }
-    p->nregions = nreg;
     p->nsections = cx->nsections;
     p->section_bytes =
         hop__arena_zalloc(&p->arena, ((size_t)cx->nsections + 1) * sizeof *p->section_bytes);
     if (p->section_bytes == NULL) {
         st = HOP_NOMEM;
-        goto regions_done;
+        goto done;
     }
-    for (int32_t r = 0; r < nreg; r++) {
-        p->regions[r].section = rsec[r];
-        p->regions[r].members =
-            hop__arena_alloc(&p->arena, ((size_t)rcount[r] + 1) * sizeof(int32_t));
-        if (p->regions[r].members == NULL) {
-            st = HOP_NOMEM;
-            goto regions_done;
-        }
-    }
-    for (size_t i = 0; i < cx->nbuffers; i++) {
-        hop__region *r = &p->regions[order[i]->region];
-        r->members[r->nmembers++] = (int32_t)(order[i] - cx->buffers);
-    }
-
-    /* Static plans get their offsets now. */
-    /* A constant tensor too large to make is checked (and named) at run
-     * time, by the symbolic layout, like sizes bound at run time. */
-    region_offsets(cx);
-
-    /* The symbols a symbolic layout depends on: its cache key. */
+    /* Static plans get their offsets now; a symbolic one's depend on the
+     * symbols, its layout's cache key. */
+    if ((st = static_offsets(cx)) != HOP_OK)
+        goto done;
+    p->block_bytes = p->static_layout ? p->section_bytes[0] : 0;
     if (!p->static_layout && (st = layout_key(cx)) != HOP_OK)
-        goto regions_done;
+        goto done;
     p->buffers = hop__arena_alloc(&p->arena, (cx->nbuffers + 1) * sizeof *p->buffers);
     if (p->buffers == NULL) {
         st = HOP_NOMEM;
-        goto regions_done;
+        goto done;
     }
     if (cx->nbuffers)
         memcpy(p->buffers, cx->buffers, cx->nbuffers * sizeof *p->buffers);
     p->nbuffers = (int32_t)cx->nbuffers;
     st = hop__parmap_plan(cx);
-regions_done:
-    hop__free(rlast);
-    hop__free(rrout);
-    hop__free(rsec);
-    hop__free(rhint);
-    hop__free(rcount);
 done:
     hop__free(rg);
     hop__free(owner);
-    hop__free(order);
     return st;
 }

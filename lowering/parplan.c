@@ -137,7 +137,7 @@ hop__parmap_plan(hop_lower_ctx *cx)
     s.called = hop__malloc(cx->nroutines + 1);
     s.incache = hop__malloc((size_t)cx->ncache + 1);
     s.caches = hop__malloc(((size_t)cx->ncache + 1) * sizeof *s.caches);
-    bool *wregion = NULL;
+    bool *wbuf = NULL;
     hop_status st = s.called && s.incache && s.caches ? HOP_OK : HOP_NOMEM;
     for (size_t ri = 0; ri < cx->nroutines && st == HOP_OK; ri++) {
         hop__rcode *rc = &cx->routines[ri];
@@ -163,9 +163,9 @@ hop__parmap_plan(hop_lower_ctx *cx)
             hop__pwork *work = hop__arena_alloc(&p->arena, (s.nwork + 1) * sizeof *work);
             hop__parloop *d = hop__arena_zalloc(&p->arena, sizeof *d);
             int32_t *caches = hop__arena_alloc(&p->arena, (s.ncaches + 1) * sizeof *caches);
-            if (wregion == NULL)
-                wregion = hop__arena_zalloc(&p->arena, (size_t)p->nregions + 1);
-            if (priv == NULL || work == NULL || d == NULL || caches == NULL || wregion == NULL) {
+            if (wbuf == NULL)
+                wbuf = hop__arena_zalloc(&p->arena, (size_t)p->nbuffers + 1);
+            if (priv == NULL || work == NULL || d == NULL || caches == NULL || wbuf == NULL) {
                 st = HOP_NOMEM;
                 break;
             }
@@ -175,7 +175,7 @@ hop__parmap_plan(hop_lower_ctx *cx)
                     buf->routine == (int32_t)ri && buf->def > lp->start && buf->last <= lp->end;
                 if ((inside || s.called[buf->routine]) && buf->section == 0) {
                     priv[np++] = b;
-                    wregion[buf->region] = true;
+                    wbuf[b] = true;
                 }
             }
             if (s.nwork)
@@ -193,7 +193,7 @@ hop__parmap_plan(hop_lower_ctx *cx)
             p->nparloops++;
         }
     }
-    p->wregion = wregion;
+    p->wbuf = wbuf;
     hop__free(s.work);
     hop__free(s.called);
     hop__free(s.incache);

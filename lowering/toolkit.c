@@ -286,7 +286,7 @@ hop_lower_if(hop_lower_ctx *cx, hop_pval pred)
 /*
  * The then-branch's buffers form lazy section k: Layout k at its start
  * places them in the section's own block when a run gets there, and the
- * memory plan keeps them out of the block's regions (memplan.c), so a run
+ * memory plan keeps them out of the block (memplan.c), so a run
  * that skips the branch reserves nothing for it.
  */
 hop_status

@@ -200,7 +200,6 @@ hop__new_slot(hop_lower_ctx *cx, hop__skind kind, const hop_meta *meta, const ch
                           .routine = cx->cur,
                           .def = INT32_MAX,
                           .last = -1,
-                          .region = -1,
                           .section = cx->section_routine == cx->cur ? cx->section : 0,
                           .bytes = bx,
                           .hint = hint_bytes(cx, meta)};

@@ -371,16 +371,21 @@ INT_TYPES(INT_ARITH)
     BINARY_FN_AT(min_##sfx, T, T, FMIN(x, y), WIDE)
 FLOAT_TYPES(FLOAT_ARITH)
 
-/* Comparisons read T and write bool. */
-#define COMPARE_FNS(T, sfx)                                                                        \
-    BINARY_FN(eq_##sfx, T, hop__bool, x == y)                                                      \
-    BINARY_FN(ne_##sfx, T, hop__bool, x != y)                                                      \
-    BINARY_FN(lt_##sfx, T, hop__bool, x < y)                                                       \
-    BINARY_FN(le_##sfx, T, hop__bool, x <= y)                                                      \
-    BINARY_FN(gt_##sfx, T, hop__bool, x > y)                                                       \
-    BINARY_FN(ge_##sfx, T, hop__bool, x >= y)
+/* Comparisons read T and write bool; the float ones (single IEEE compares:
+ * every clone gives the same bits) at the widest vectors, as the fused
+ * tiles' arithmetic. */
+#define COMPARE_FNS_AT(T, sfx, ATTR)                                                               \
+    BINARY_FN_AT(eq_##sfx, T, hop__bool, x == y, ATTR)                                             \
+    BINARY_FN_AT(ne_##sfx, T, hop__bool, x != y, ATTR)                                             \
+    BINARY_FN_AT(lt_##sfx, T, hop__bool, x < y, ATTR)                                              \
+    BINARY_FN_AT(le_##sfx, T, hop__bool, x <= y, ATTR)                                             \
+    BINARY_FN_AT(gt_##sfx, T, hop__bool, x > y, ATTR)                                              \
+    BINARY_FN_AT(ge_##sfx, T, hop__bool, x >= y, ATTR)
+#define COMPARE_FNS(T, sfx) COMPARE_FNS_AT(T, sfx, )
+#define COMPARE_FNS_WIDE(T, sfx) COMPARE_FNS_AT(T, sfx, WIDE)
 COMPARE_FNS(hop__bool, b)
-NUM_TYPES(COMPARE_FNS)
+INT_TYPES(COMPARE_FNS)
+FLOAT_TYPES(COMPARE_FNS_WIDE)
 
 BINARY_FN(land_b, hop__bool, hop__bool, (x & y) != 0)
 BINARY_FN(lor_b, hop__bool, hop__bool, (x | y) != 0)
@@ -809,30 +814,35 @@ static const double i1_b[] = {
 BESSEL(float, f32, expf, sqrtf)
 BESSEL(double, f64, exp, sqrt)
 
-/* where(c, a, b) and copy move elements by their size: c is bool. */
-#define WHERE_FN(T, sfx)                                                                           \
-    static void where_##sfx(int64_t n, void *out, const void *const *in, const int *inc)           \
+/* where(c, a, b) and copy move elements by their size: c is bool.  The
+ * contiguous loop reads both a[i] and b[i] and selects (a blend: the loop
+ * vectorises, at the widest vectors the CPU has; a conditional read would
+ * keep it scalar); moving bits, every clone gives the same ones. */
+#define WHERE_FN(T, sfx, ATTR)                                                                     \
+    ATTR static void where_##sfx(int64_t n, void *out, const void *const *in, const int *inc)      \
     {                                                                                              \
         T *o = out;                                                                                \
         const hop__bool *c = in[0];                                                                \
         const T *a = in[1], *b = in[2];                                                            \
         if (inc[0] && inc[1] && inc[2]) {                                                          \
-            for (int64_t i = 0; i < n; i++)                                                        \
-                o[i] = c[i] ? a[i] : b[i];                                                         \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                T x = a[i], y = b[i];                                                              \
+                o[i] = c[i] ? x : y;                                                               \
+            }                                                                                      \
             return;                                                                                \
         }                                                                                          \
         int64_t ic = inc[0], ia = inc[1], ib = inc[2];                                             \
         for (int64_t i = 0; i < n; i++)                                                            \
             o[i] = c[i * ic] ? a[i * ia] : b[i * ib];                                              \
     }
-WHERE_FN(uint8_t, 1)
-WHERE_FN(uint16_t, 2)
-WHERE_FN(uint32_t, 4)
-WHERE_FN(uint64_t, 8)
+WHERE_FN(uint8_t, 1, WIDE)
+WHERE_FN(uint16_t, 2, WIDE)
+WHERE_FN(uint32_t, 4, WIDE)
+WHERE_FN(uint64_t, 8, WIDE)
 typedef struct {
     uint64_t w[2];
 } hop__u128;
-WHERE_FN(hop__u128, 16)
+WHERE_FN(hop__u128, 16, )
 
 #define COPY_FN(T, sfx)                                                                            \
     static void copy_##sfx(int64_t n, void *out, const void *const *in, const int *inc)            \

@@ -150,21 +150,17 @@ comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
         break;
     }
     case HOP__OP_Layout: {
-        int32_t nb = 0, nr = 0;
+        int32_t nb = 0;
         for (int32_t i = 0; i < p->nbuffers; i++)
             nb += p->buffers[i].section == in->p1;
-        for (int32_t i = 0; i < p->nregions; i++)
-            nr += p->regions[i].section == in->p1;
         hop__buf_printf(b, "%s", in->p1 ? "lazy section" : "block");
         if (in->p1)
             hop__buf_printf(b, " %d", in->p1);
         if (p->static_layout)
-            hop__buf_printf(b, ": %" PRId64 " bytes, %d tensor%s in %d region%s",
-                            p->section_bytes[in->p1], nb, nb == 1 ? "" : "s", nr,
-                            nr == 1 ? "" : "s");
+            hop__buf_printf(b, ": %" PRId64 " bytes, %d tensor%s", p->section_bytes[in->p1], nb,
+                            nb == 1 ? "" : "s");
         else
-            hop__buf_printf(b, ": %d tensor%s in %d region%s, sized at run time", nb,
-                            nb == 1 ? "" : "s", nr, nr == 1 ? "" : "s");
+            hop__buf_printf(b, ": %d tensor%s, sized at run time", nb, nb == 1 ? "" : "s");
         break;
     }
     case HOP__OP_Fused:
@@ -349,31 +345,24 @@ hop_plan_dump(const hop_plan *p)
         hop__buf_puts(&b, "\n");
     }
     if (p->static_layout)
-        hop__buf_printf(&b, "memory: %d tensor%s in %d region%s, block of %" PRId64 " bytes\n",
-                        p->nbuffers, p->nbuffers == 1 ? "" : "s", p->nregions,
-                        p->nregions == 1 ? "" : "s", p->block_bytes);
+        hop__buf_printf(&b, "memory: %d tensor%s, block of %" PRId64 " bytes\n", p->nbuffers,
+                        p->nbuffers == 1 ? "" : "s", p->block_bytes);
     else
-        hop__buf_printf(&b, "memory: %d tensor%s in %d region%s, sized at run time\n", p->nbuffers,
-                        p->nbuffers == 1 ? "" : "s", p->nregions, p->nregions == 1 ? "" : "s");
-    for (int32_t g = 0; g < p->nregions; g++) {
-        const hop__region *reg = &p->regions[g];
-        hop__buf_printf(&b, "  region %d", g);
-        if (reg->section)
-            hop__buf_printf(&b, " (lazy section %d)", reg->section);
+        hop__buf_printf(&b, "memory: %d tensor%s, sized at run time\n", p->nbuffers,
+                        p->nbuffers == 1 ? "" : "s");
+    for (int32_t m = 0; m < p->nbuffers; m++) {
+        const hop__buffer *buf = &p->buffers[m];
+        int32_t base = p->routines[buf->routine].entry;
+        hop__buf_printf(&b, "  t%d %s [%d-%d]", buf->slot, slot_name(p, buf->slot), base + buf->def,
+                        base + buf->last);
+        if (buf->section)
+            hop__buf_printf(&b, " (lazy section %d)", buf->section);
         if (p->static_layout)
-            hop__buf_printf(&b, ": offset %" PRId64 ", %" PRId64 " bytes:", reg->offset, reg->size);
+            hop__buf_printf(&b, ": offset %" PRId64 ", %" PRId64 " bytes\n", buf->offset,
+                            buf->bytes->value);
         else
-            hop__buf_puts(&b, ":");
-        for (int32_t m = 0; m < reg->nmembers; m++) {
-            const hop__buffer *buf = &p->buffers[reg->members[m]];
-            int32_t base = p->routines[buf->routine].entry;
-            hop__buf_printf(&b, "%s t%d %s [%d-%d]", m ? "," : "", buf->slot,
-                            slot_name(p, buf->slot), base + buf->def, base + buf->last);
-            if (!p->static_layout)
-                hop__buf_printf(&b, " %s bytes",
-                                buf->bytes ? buf->bytes->text : "(overflows int64)");
-        }
-        hop__buf_puts(&b, "\n");
+            hop__buf_printf(&b, ": %s bytes\n",
+                            buf->bytes ? buf->bytes->text : "(overflows int64)");
     }
     return hop__buf_finish(&b);
 }

@@ -12,9 +12,9 @@
  * memory plan's block is one byte tensor: when every size is constant the
  * code generator computed the offsets; otherwise Layout computes them at
  * the first run and again only when the symbols they depend on change.
- * Behind the main regions lie the worker areas of the parallel loops
- * (parmap.c): one copy per worker frame of the regions a loop body's own
- * buffers use.
+ * Behind the main buffers lie the worker areas of the parallel loops
+ * (parmap.c): one per worker frame, a packing of the buffers a loop body
+ * owns.
  */
 #include "hop/foreign.h"
 #include "runtime/vm_impl.h"
@@ -95,6 +95,18 @@ al(size_t n)
     return (n + 63) & ~(size_t)63;
 }
 
+/* The scratch of a run's layouts: each buffer's size, which ones to pack,
+ * and hop__pack's own; none for a static plan without parallel loops (its
+ * offsets are the code generator's). */
+static size_t
+pack_bytes(const hop_plan *p)
+{
+    if (p->static_layout && p->wbuf == NULL)
+        return 0;
+    return al((size_t)p->nbuffers * sizeof(int64_t)) + al((size_t)p->nbuffers) +
+           al(hop__pack_scratch_bytes(p->nbuffers));
+}
+
 /* The frame and its arrays, 64-byte aligned, in one allocation. */
 /* clang-format off */
 #define FRAME_SIZES(p)                                                                             \
@@ -110,11 +122,12 @@ al(size_t n)
         al((size_t)(p)->nlayout_regs * sizeof(int64_t)),                                           \
         al((size_t)(p)->nbuffers * sizeof(int64_t)),                                               \
         al((p)->noutputs * sizeof(hop_tensor *)),                                                  \
-        al((size_t)(p)->nregions * sizeof(int64_t)),                                               \
+        al((size_t)(p)->nbuffers * sizeof(int64_t)),                                               \
         al((size_t)(p)->nslots * sizeof(hop_tensor *)),                                            \
         al(((size_t)(p)->nsections + 1) * sizeof(hop_tensor *)),                                   \
         al(((size_t)(p)->nsections + 1) * (size_t)(p)->nlayout_regs * sizeof(int64_t)),            \
         al((size_t)(p)->nsections + 1),                                                            \
+        pack_bytes(p),                                                                             \
     }
 /* clang-format on */
 
@@ -163,6 +176,8 @@ hop__frame_init(hop_plan *p, void *raw)
     f->skey = (int64_t *)c;
     c += sz[14];
     f->sok = (unsigned char *)c;
+    c += sz[15];
+    f->pack = c;
     f->plan = p;
     f->stop = -1;
     f->root = f;
@@ -376,12 +391,6 @@ hop__late_forget(hop__frame *f, int32_t s)
 /* ---------------------------------------------------------------- layout */
 
 static int64_t
-align_up(int64_t n)
-{
-    return (n + ALIGN - 1) / ALIGN * ALIGN;
-}
-
-static int64_t
 contig_strides(int rank, const int64_t *sizes, int64_t *strides)
 {
     int64_t n = 1;
@@ -497,50 +506,64 @@ place(hop__frame *f, int32_t k, const hop_tensor *block)
 }
 
 /*
- * The offsets of section k's buffers (0: the block's main regions) at the
- * bound sizes, their regions one after the other: *bytes is the total.
- * For the block, also each worker region's offset in a worker area and the
- * area's size (*warea).  A static plan's sizes are its regions'; otherwise
- * each is computed from the sizes, checked and named as eager checks an
- * op's result.
+ * The offsets of section k's buffers (0: the block's main buffers) at the
+ * bound sizes, packed (pack.c): *bytes is the total.  For the block, also
+ * each private buffer's offset in a worker area and the area's size
+ * (*warea).  A static plan's offsets are the code generator's; otherwise
+ * each size is computed from the sizes, checked and named as eager checks
+ * an op's result.
  */
 static hop_status
-lay_regions(hop__frame *f, int32_t k, int64_t *bytes, int64_t *warea)
+lay_out(hop__frame *f, int32_t k, int64_t *bytes, int64_t *warea)
 {
     const hop_plan *p = f->plan;
-    int64_t off = 0, wa = 0;
-    for (int32_t r = 0; r < p->nregions; r++) {
-        const hop__region *reg = &p->regions[r];
-        if (reg->section != k)
-            continue;
-        int64_t size = p->static_layout ? reg->size : 0;
-        for (int32_t m = 0; m < reg->nmembers && !p->static_layout; m++) {
-            const hop__buffer *buf = &p->buffers[reg->members[m]];
-            int64_t sizes[HOP_MAX_RANK], numel;
-            hop_status st = hop__slot_sizes(p, buf->slot, f->regs, sizes, &numel);
-            if (st != HOP_OK)
-                return st;
-            /* at most SIZE_MAX / 16 elements of at most 8 bytes */
-            int64_t b = numel * (int64_t)hop_dtype_size(p->slots[buf->slot].dtype);
-            size = b > size ? b : size;
-        }
-        for (int32_t m = 0; m < reg->nmembers; m++)
-            f->offsets[reg->members[m]] = off;
-        if (__builtin_add_overflow(off, align_up(size), &off))
-            return hop_error(HOP_NOMEM, "the plan's block would exceed the address space");
-        if (k == 0) {
-            f->woff[r] = -1;
-            if (p->wregion && p->wregion[r]) {
-                f->woff[r] = wa;
-                if (__builtin_add_overflow(wa, align_up(size), &wa))
-                    return hop_error(HOP_NOMEM, "the plan's block would exceed the address space");
-            }
-        }
-    }
-    *bytes = off;
+    bool need_w = warea != NULL && p->wbuf != NULL;
     if (warea)
-        *warea = wa;
-    return HOP_OK;
+        *warea = 0;
+    if (p->static_layout && !need_w) {
+        for (int32_t b = 0; b < p->nbuffers; b++)
+            if (p->buffers[b].section == k)
+                f->offsets[b] = p->buffers[b].offset;
+        *bytes = p->section_bytes[k];
+        return HOP_OK;
+    }
+    size_t n = (size_t)p->nbuffers;
+    int64_t *size = f->pack;
+    bool *pick = (bool *)((char *)f->pack + al(n * sizeof(int64_t)));
+    void *scratch = (char *)pick + al(n);
+    hop_status st = HOP_OK;
+    for (size_t b = 0; b < n; b++) {
+        const hop__buffer *buf = &p->buffers[b];
+        pick[b] = buf->section == k;
+        if (p->static_layout) {
+            size[b] = buf->bytes->value;
+            continue;
+        }
+        int64_t sizes[HOP_MAX_RANK], numel;
+        if (!pick[b] && !(need_w && p->wbuf[b])) {
+            size[b] = 0;
+            continue;
+        }
+        if ((st = hop__slot_sizes(p, buf->slot, f->regs, sizes, &numel)) != HOP_OK)
+            return st;
+        /* at most SIZE_MAX / 16 elements of at most 8 bytes */
+        size[b] = numel * (int64_t)hop_dtype_size(p->slots[buf->slot].dtype);
+    }
+    if (p->static_layout) {
+        for (size_t b = 0; b < n; b++)
+            if (pick[b])
+                f->offsets[b] = p->buffers[b].offset;
+        *bytes = p->section_bytes[k];
+    } else if ((st = hop__pack(p->buffers, p->nbuffers, size, pick, scratch, f->offsets, bytes)) !=
+               HOP_OK) {
+        return st;
+    }
+    if (need_w) {
+        for (size_t b = 0; b < n; b++)
+            pick[b] = p->wbuf[b];
+        st = hop__pack(p->buffers, p->nbuffers, size, pick, scratch, f->woff, warea);
+    }
+    return st;
 }
 
 /* The layout of section k (0: the block) still holds: the symbols its sizes
@@ -564,9 +587,9 @@ layout_remember(hop__frame *f, int64_t *key)
 }
 
 /*
- * After the main regions, the block holds one area per worker frame of the
- * parallel loops (parmap.c): a copy of each region that holds a loop body's
- * own buffers, so that workers never share an intermediate.  Their number
+ * After the main buffers, the block holds one area per worker frame of the
+ * parallel loops (parmap.c): a packing of the buffers the loop bodies own,
+ * so that workers never share an intermediate.  Their number
  * follows the thread setting, so a run on more threads lays out again.
  * Lazy sections' buffers are not in the block: hop__layout_section.
  */
@@ -579,7 +602,7 @@ hop__layout(hop__frame *f)
         return HOP_OK;
     f->layout_ok = false;
     int64_t main_bytes, warea, total;
-    hop_status st = lay_regions(f, 0, &main_bytes, &warea);
+    hop_status st = lay_out(f, 0, &main_bytes, &warea);
     if (st != HOP_OK)
         return st;
     if (__builtin_mul_overflow(warea, (int64_t)nsub, &total) ||
@@ -605,7 +628,7 @@ hop__layout_section(hop__frame *f, int32_t k)
         return HOP_OK;
     f->sok[k] = 0;
     int64_t bytes;
-    hop_status st = lay_regions(f, k, &bytes, NULL);
+    hop_status st = lay_out(f, k, &bytes, NULL);
     if (st == HOP_OK)
         st = ensure_block(&f->sblock[k], bytes);
     if (st == HOP_OK)

@@ -172,9 +172,9 @@ prepare(hop__frame *f, hop__frame *w, int k, const hop__parloop *d)
     for (int32_t i = 0; i < d->nprivate; i++) {
         const hop__buffer *b = &p->buffers[d->private_buffers[i]];
         hop_tensor *t = &w->slots[b->slot];
-        t->data = area + f->woff[b->region];
+        t->data = area + f->woff[d->private_buffers[i]];
         t->storage = f->block->storage;
-        t->offset = (area + f->woff[b->region] - (char *)hop_storage_data(t->storage)) /
+        t->offset = (area + f->woff[d->private_buffers[i]] - (char *)hop_storage_data(t->storage)) /
                     (int64_t)hop_dtype_size(t->dtype);
         w->owner[b->slot] = NULL;
     }

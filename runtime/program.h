@@ -301,7 +301,6 @@ typedef struct hop__buffer {
     int32_t slot;
     int32_t routine;   /* whose code positions def/last count */
     int32_t def, last; /* live range (positions in the routine) */
-    int32_t region;
     /* 0: in the block, laid out by the plan's Layout; k > 0: in lazy section
      * k's block, laid out only when a run reaches the section (its Layout k:
      * code a run may skip because its values would be too large) */
@@ -309,17 +308,20 @@ typedef struct hop__buffer {
     /* its bytes as an expression; NULL when that overflows int64 (then only
      * its sizes, evaluated and checked at run time, say how large it is) */
     const hop__xprog *bytes;
-    int64_t hint; /* bytes at the symbols' hints (for best fit) */
+    int64_t hint;   /* bytes at the symbols' hints */
+    int64_t offset; /* static plans: its offset in its section's block */
 } hop__buffer;
 
-/* A region of the block (or of a lazy section's block): buffers of one
- * routine and section whose live ranges are disjoint. */
-typedef struct hop__region {
-    int32_t *members;
-    int32_t nmembers;
-    int32_t section;
-    int64_t size, offset; /* static plans; offset in its section's block */
-} hop__region;
+/* The offsets of the buffers pick[] selects (NULL: all n) in one block
+ * (runtime/pack.c): buffers whose live ranges meet never overlap, each
+ * routine's after the previous routine's; bytes[b] is buffer b's size.
+ * Writes off[b] for each picked b and the block's size to *total; borrows
+ * scratch of hop__pack_scratch_bytes(n) bytes (aligned as malloc) and
+ * allocates nothing.  Fails (HOP_NOMEM, message set) when the block would
+ * pass INT64_MAX bytes. */
+size_t hop__pack_scratch_bytes(int32_t n);
+hop_status hop__pack(const hop__buffer *bufs, int32_t n, const int64_t *bytes, const bool *pick,
+                     void *scratch, int64_t *off, int64_t *total);
 
 /* ------------------------------------------------------------ descriptors */
 
@@ -619,7 +621,7 @@ typedef struct hop__parloop {
 
 typedef struct hop__frame hop__frame; /* runtime/vm_impl.h */
 
-/* The program.  The code generator fills everything up to `wregion`; the
+/* The program.  The code generator fills everything up to `wbuf`; the
  * rest is the VM's. */
 struct hop_plan {
     hop__arena arena; /* every descriptor, note and name */
@@ -641,8 +643,6 @@ struct hop_plan {
 
     hop__buffer *buffers;
     int32_t nbuffers;
-    hop__region *regions;
-    int32_t nregions;
     bool static_layout;
     int64_t block_bytes;  /* static plans */
     int32_t *layout_regs; /* registers the layout depends on */
@@ -660,7 +660,7 @@ struct hop_plan {
     size_t nnotes, capnotes;
 
     int32_t nparloops;    /* loops that may run on the pool */
-    const bool *wregion;  /* per region: in a worker's area (holds private buffers) */
+    const bool *wbuf;     /* per buffer: private to a parallel loop (in each worker's area) */
     hop__extern *externs; /* released with the plan */
     FILE *trace;          /* hop_plan_set_trace, HOP_TRACE_PLAN */
 

@@ -55,6 +55,7 @@ struct hop__frame {
     int64_t *skey;
     unsigned char *sok;
     int64_t *offsets; /* per buffer */
+    void *pack;       /* scratch of the layouts that pack (frame.c pack_bytes) */
     /* per output: the tensor the last run returned (one reference); reused
      * when the caller has released it and the sizes are the same */
     hop_tensor **recycle;
@@ -72,7 +73,7 @@ struct hop__frame {
     /* Parallel loops (parmap.c).  stop: hop__exec_at returns OK on reaching
      * the Next at this pc (a worker running one iteration), -1 otherwise.
      * The block holds nsub worker areas of warea bytes from wbase; woff
-     * gives each worker region's offset in an area.  subs are the worker
+     * gives each private buffer's offset in an area.  subs are the worker
      * frames (one allocation, subraw), made at Layout and kept. */
     int32_t stop;
     int nsub, subcap;

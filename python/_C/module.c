@@ -336,7 +336,8 @@ PyTypeObject hop_py_DTypeType = {
     .tp_basicsize = sizeof(DTypeObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A tensor element type: hop.float16, hop.float32, hop.float64, hop.int8, hop.int16, "
-              "hop.int32, hop.int64, hop.uint8, hop.uint64, hop.complex64, hop.complex128, hop.bool.",
+              "hop.int32, hop.int64, hop.uint8, hop.uint16, hop.uint32, hop.uint64, hop.complex64, "
+              "hop.complex128, hop.bool.",
     .tp_repr = (reprfunc)dtype_repr,
     .tp_getset = dtype_getset,
     .tp_methods = dtype_methods,
@@ -552,6 +553,19 @@ init_allocator(void)
     hop_set_allocator(capped_alloc, NULL);
 }
 
+/* hop._C.CHECK_<code>: the fail_if kinds of HOP_CHECK_KIND_LIST (ops owns
+ * them and their numbers, which saved graphs store) for hop.numpy's checks */
+static int
+init_check_kinds(PyObject *m)
+{
+#define HOP_PY_CHECK_KIND(code, msg)                                                               \
+    if (PyModule_AddIntConstant(m, "CHECK_" #code, HOP_CHECK_##code) < 0)                          \
+        return -1;
+    HOP_CHECK_KIND_LIST(HOP_PY_CHECK_KIND)
+#undef HOP_PY_CHECK_KIND
+    return 0;
+}
+
 PyMODINIT_FUNC PyInit__C(void);
 
 PyMODINIT_FUNC
@@ -561,9 +575,9 @@ PyInit__C(void)
     PyObject *m = PyModule_Create(&hop_module);
     if (m == NULL)
         return NULL;
-    if (init_errors(m) < 0 || init_dtypes(m) < 0 || hop_py_tensor_init(m) < 0 ||
-        hop_py_trace_init(m) < 0 || hop_py_hops_init(m) < 0 || hop_py_purity_init(m) < 0 ||
-        hop_py_foreign_init(m) < 0 || hop_py_saved_init(m) < 0) {
+    if (init_errors(m) < 0 || init_check_kinds(m) < 0 || init_dtypes(m) < 0 ||
+        hop_py_tensor_init(m) < 0 || hop_py_trace_init(m) < 0 || hop_py_hops_init(m) < 0 ||
+        hop_py_purity_init(m) < 0 || hop_py_foreign_init(m) < 0 || hop_py_saved_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -231,15 +231,11 @@ hop_py__np_from_tensor(PyObject *tensor)
     hop_tensor *t = HOP_PY_TENSOR(tensor)->t;
     npy_intp dims[HOP_MAX_RANK], strides[HOP_MAX_RANK];
     int64_t esize = (int64_t)hop_dtype_size(t->dtype);
-    bool empty = false;
+    bool zero = hop_py__np_zero_strides(t);
     for (int i = 0; i < t->rank; i++) {
         dims[i] = (npy_intp)t->sizes[i];
-        strides[i] = (npy_intp)(t->strides[i] * esize);
-        empty = empty || t->sizes[i] == 0;
+        strides[i] = zero ? 0 : (npy_intp)(t->strides[i] * esize);
     }
-    /* NumPy 1.24 gives a new array without elements zero strides */
-    for (int i = 0; empty && i < t->rank; i++)
-        strides[i] = 0;
     PyArray_Descr *descr = PyArray_DescrFromType(to_type_num(t->dtype));
     if (descr == NULL)
         return NULL;

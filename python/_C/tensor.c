@@ -946,6 +946,12 @@ numpy_asarray(void)
     return hop_py__import_attr(&np_asarray, "numpy", "asarray");
 }
 
+bool
+hop_py__np_zero_strides(const hop_tensor *t)
+{
+    return hop_tensor_numel(t) == 0 && hop_storage_nbytes(t->storage) == 0;
+}
+
 /* t.numpy(): an ndarray over the same memory (through the buffer protocol). */
 static PyObject *
 m_numpy(TensorObject *self, PyObject *unused)
@@ -1083,10 +1089,10 @@ tensor_getbuffer(TensorObject *self, Py_buffer *view, int flags)
             PyErr_NoMemory();
             return -1;
         }
-        bool empty = hop_tensor_numel(t) == 0; /* NumPy's new empty array: zero strides */
+        bool zero = hop_py__np_zero_strides(t);
         for (int i = 0; i < t->rank; i++) {
             geo[i] = (Py_ssize_t)t->sizes[i];
-            geo[t->rank + i] = empty ? 0 : (Py_ssize_t)(t->strides[i] * (int64_t)esize);
+            geo[t->rank + i] = zero ? 0 : (Py_ssize_t)(t->strides[i] * (int64_t)esize);
         }
     }
     view->buf = t->data;

@@ -41,6 +41,11 @@ hop_py__set_tensor_opnd(hop_py_opnd *out, PyObject *o)
 
 /* The type name of o, for messages. */
 const char *hop_py__tname(PyObject *o);
+/* Whether NumPy's array of t has zero strides: NumPy 1.24 gives a new array
+ * without elements zero strides, while a view without elements (a[:, 1:1])
+ * keeps those it was made with.  A storage of no bytes is a new array's (a
+ * view of an array with elements has that array's storage). */
+bool hop_py__np_zero_strides(const hop_tensor *t);
 
 /* Vectorcall arguments against names[0..n): positionals, then keywords;
  * out[i] is borrowed, NULL when absent; the first nreq are required.

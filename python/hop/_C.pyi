@@ -16,7 +16,9 @@ from ._symfloat import SymFloat
 # `bool` below is hop.bool, the dtype; Python's is builtins.bool.
 
 class dtype:
-    """A tensor element type: hop.float32, hop.float64, hop.int32, hop.int64, hop.bool."""
+    """A tensor element type: hop.float16, hop.float32, hop.float64, hop.int8, hop.int16,
+    hop.int32, hop.int64, hop.uint8, hop.uint16, hop.uint32, hop.uint64, hop.complex64,
+    hop.complex128, hop.bool."""
 
     @property
     def name(self) -> str: ...
@@ -45,6 +47,15 @@ float16: dtype
 complex64: dtype
 complex128: dtype
 bool: dtype
+
+# fail_if's kinds (include/hop/ops.h, HOP_CHECK_KIND_LIST): the kind argument
+# of a run-time check, which names what a failed one says.
+CHECK_ASSERT: int
+CHECK_NUMPY_CUTOFF: int
+CHECK_NUMPY_ZERO_SIGN: int
+CHECK_NUMPY_CAST: int
+CHECK_NUMPY_TIES: int
+CHECK_NUMPY_NAN_PATH: int
 
 # What a dtype argument accepts: a hop dtype, its name ("float32"), or the
 # Python types bool, int (int64) and float (float64).

@@ -39,7 +39,7 @@ from . import _frame_resume
 from . import _frame_state
 from . import _paths
 from ._reads import is_hop_function, is_hop_module
-from ._pytree import flatten, unflatten
+from ._pytree import flatten, nodes, unflatten
 from ._trace import _call_tree, _trace, eager_array
 
 __all__ = ["compile", "CompiledFunction"]
@@ -111,6 +111,9 @@ class _Entry:
                 return fr.stop.run_prefix(args, kwargs, _compile_resume)
             except _C.GuardError as e:
                 raise _Ran(e) from None
+        shared = _shared_with_env(args, kwargs, fr) if fr.arg_containers else None
+        if shared is not None:
+            raise _C.GuardError(f"guard failed: {shared}")
         state = _frame_state.lifted_now(fr.lifted)
         if state is None:
             raise _C.GuardError("guard failed: a lifted int of the function's state (a "
@@ -315,6 +318,13 @@ class CompiledFunction(_C._CompiledCall):
         if self._eager_why is not None:
             return self._run_eagerly(args, kwargs)
         why = _eager_argument(args, kwargs)
+        if why is None:
+            # (an argument's container that a translated plan reaches as the
+            # environment's: no plan takes it, and a translation would not)
+            why = next((w for w in (_shared_with_env(args, kwargs, e.frame)
+                                    for e in self._entries
+                                    if e.frame is not None and e.frame.arg_containers)
+                        if w is not None), None)
         if why is not None:
             return self._eager_for_argument(why, args, kwargs)
         if failures is not None:
@@ -426,6 +436,11 @@ class CompiledFunction(_C._CompiledCall):
                 try:
                     gm, runner = _trace(self.fn, args2, dynamic, kwargs=kwargs,
                                         compiling=True, frame=tr)
+                    shared = _shared_with_env(args, kwargs, tr)
+                    if shared is not None:
+                        # (this call only: the plans stay for other arguments)
+                        self._dims, self._first = saved[0], saved[1]
+                        return self._eager_for_argument(shared, args, kwargs)
                     break
                 except _frame_base._Hoist as h:
                     # a break inside a loop, a with block or an inlined call:
@@ -701,6 +716,16 @@ def _same_leaves(tree, again, traced):
             raise _NoFast
         tree = put(tree, p, i)
     return tree
+
+
+def _shared_with_env(args, kwargs, frame):
+    """Why a call runs eagerly when an argument's list, dict or set is an
+    object the translation frame reached through a global or closure
+    (_frame.shared_containers), or None."""
+    shared = _frame.shared_containers(nodes((tuple(args), kwargs or {})), frame.env_ids) \
+        if frame.env_ids else None
+    return None if shared is None else f"a {shared} that is the same object as a " \
+                                       f"{_frame._SHARED_WHAT}"
 
 
 def _effects_call(entry):

@@ -106,6 +106,26 @@ _SAFE_BUILTINS = frozenset(n for n in dir(builtins) if n not in (
     "next", "setattr", "delattr", "globals", "locals", "vars", "iter", "compile", "__build_class__"))
 
 
+_MUTABLE = (list, dict, set, bytearray)
+_SHARED_WHAT = "list, dict or set the function reaches through a global or closure (the " \
+    "translation keeps the argument's effects apart from the environment's)"
+
+
+def shared_containers(argpaths, env_ids):
+    """The path of an argument's list, dict or set that is an object of the
+    function's environment (env_ids: what it reaches through globals and
+    cells, held by the guards), or None.  The translation records an
+    argument's changes as the argument's and reads the environment's
+    object as it was: the same object under both names would read stale
+    values, so such a call is not compiled (and a plan checks each call)."""
+    for i, (path, v) in argpaths.items():
+        if i in env_ids and type(v) in _MUTABLE and len(path) >= 2:
+            where = "positional argument" if path[0] == 0 else "keyword argument number"
+            return f"{type(v).__name__} in {where} {path[1]}" + \
+                (f" (at {list(path[2:])})" if len(path) > 2 else "")
+    return None
+
+
 class Translator(_State, _Merging, _Breaking):
     """One translation of fn for one trace: run(args, kwargs, state) returns
     (result, values of the side-effect table); effects is that table."""
@@ -145,6 +165,7 @@ class Translator(_State, _Merging, _Breaking):
         # A _Hoist of an earlier translation: this one ends at its pc (the
         # start of the statement around a break hop cannot end the graph at)
         self.stop_at = stop_at
+        self.arg_containers = False
         self.pause_at = None  # concrete: the root frame pauses here (Break.run_prefix)
         self.items = {}  # id(dict) -> {key: lifted int} (lifted ("item", dict, key))
         self.empties = set()  # root instructions reached with an empty stack
@@ -164,6 +185,9 @@ class Translator(_State, _Merging, _Breaking):
         self.pre = set(self.env_ids)
         self._argtree = (tuple(args), dict(kwargs or {}))  # kept: its ids stay taken
         self.argpaths = nodes(self._argtree)
+        # (whether an argument holds a container: _compile._Entry.run checks
+        # those against the environment on every call)
+        self.arg_containers = any(type(v) in _MUTABLE for _, v in self.argpaths.values())
         self.pre.update(self.argpaths)
         hnp = sys.modules.get("hop.numpy")
         # NumPy semantics: hop's float reductions may differ from NumPy's in

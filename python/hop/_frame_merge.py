@@ -238,6 +238,64 @@ def _cond_value(v, containers, depth=0):
     return False
 
 
+def _side_outputs(what, vals, olds, labels, returns):
+    """(output?, value) per value a side leaves (_merge_sides): no output
+    for one left as it was, or for an array that is the caller's memory or
+    a view (the same on both sides, else _same_arrays refuses); _NoMerge for
+    one a cond cannot return."""
+    keep = []
+    for v, old, label in zip(vals, olds, labels):
+        if v is old and not _cond_value(v, False):
+            keep.append((False, v))  # unchanged: no output (the other side's too)
+        elif v is _UNBOUND:
+            raise _NoMerge(f"{what} leaves {label} unassigned")
+        elif not _cond_value(v, returns):
+            raise _NoMerge(f"{what} leaves in {label} a {type(v).__name__}, which a cond "
+                           f"cannot return")
+        elif _views_memory(v):
+            # NumPy's array is that memory itself (an argument, a view): a
+            # cond's output would be a copy.  The same array on both sides
+            # stays itself (no output); different ones break the `if`
+            keep.append((False, v))
+        elif _holds_memory(v):
+            raise _NoMerge(f"{what} leaves in {label} a {type(v).__name__} holding an "
+                           f"argument's or another array's memory (NumPy's array itself, "
+                           f"which a cond's output would copy)")
+        else:
+            keep.append((True, v))
+    return keep
+
+
+def _same_arrays(keep, other, labels):
+    """_NoMerge where the sides leave different arrays at a place, one of
+    them the caller's memory or a view (_side_outputs)."""
+    mine = [i for i, ((o, v), (p, w)) in enumerate(zip(keep, other))
+            if (o, p) != (True, True) and v is not w and
+            (_views_memory(v) or _views_memory(w))]
+    if mine:
+        raise _NoMerge(f"its sides leave different arrays in {labels[mine[0]]}, one of them an "
+                       f"argument, a captured array or a view (NumPy's array itself, which a "
+                       f"cond's output would copy)")
+
+
+def _views_memory(v):
+    """Whether v is a hop.numpy array that is memory NumPy's code can tell
+    apart from a copy (an argument, a captured array, a view): merging it
+    into a cond's output would return (and write) a copy."""
+    hnp = sys.modules.get("hop.numpy")
+    return hnp is not None and isinstance(v, hnp.ndarray) and bool(
+        v._vw or isinstance(v._role, int) or
+        (v._st is not None and isinstance(v._st.root, tuple)))
+
+
+def _holds_memory(v, depth=0):
+    """Whether the tuple, list or dict v holds such an array (_views_memory)."""
+    if depth > 8:
+        return False
+    items = v.values() if type(v) is dict else v if type(v) in (tuple, list) else ()
+    return any(_views_memory(x) or _holds_memory(x, depth + 1) for x in items)
+
+
 def _same_constants(a, b):
     """Whether two sides' templates (None at a traced leaf) agree: the
     same Python values at the same places."""
@@ -400,17 +458,7 @@ class _Merging:
                         ["the value of the conditional expression"] * (len(s.stack) - h0)
                 else:
                     vals, olds, labels = [got], [_UNBOUND], ["the value it returns"]
-                keep = []
-                for v, old, label in zip(vals, olds, labels):
-                    if v is old and not _cond_value(v, False):
-                        keep.append((False, v))  # unchanged: no output (the other side's too)
-                    elif v is _UNBOUND:
-                        raise _NoMerge(f"{what} leaves {label} unassigned")
-                    elif not _cond_value(v, region is None):
-                        raise _NoMerge(f"{what} leaves in {label} a {type(v).__name__}, which "
-                                       f"a cond cannot return")
-                    else:
-                        keep.append((True, v))
+                keep = _side_outputs(what, vals, olds, labels, region is None)
                 joined = [v for out, v in keep if out]
                 leaves, spec = flatten(joined)
                 again = repeats(joined, _paths._atom)
@@ -420,6 +468,7 @@ class _Merging:
                 if other is not None:
                     same = [(o, None if o else id(v)) for o, v in keep] == \
                         [(o, None if o else id(v)) for o, v in other[2]]
+                    _same_arrays(keep, other[2], labels)
                     if not same or _paths._agnostic(spec) != _paths._agnostic(other[0]) or \
                             not _same_constants(template, other[1]) or again != other[3]:
                         raise _NoMerge(f"its sides leave values of different kinds in "

@@ -80,11 +80,13 @@ class _NeedPath(BaseException):
 
 
 class _Merged(BaseException):
-    """The rest of the function was traced as a cond: its result."""
+    """The rest of the function was traced as a cond: its result, and the
+    runs of the function whose results it merges (PathTrace.runs)."""
 
-    def __init__(self, out):
+    def __init__(self, out, runs):
         super().__init__()
         self.out = out
+        self.runs = runs
 
 
 class _NotLive(Exception):
@@ -204,6 +206,15 @@ class PathTrace:
         self.traps = {}  # predicate symbol ("u3") -> (site, side) of a trap branch
         self._stack = []
         self.numpy = False  # an argument is an ndarray: NumPy's semantics (_trace)
+        # the runs whose results the trace's result merges, one per traced
+        # path (a trap's side runs nothing): each (its result as the function
+        # returned it, hop.numpy's record of the run, its arguments), for
+        # _Results to tell what in the result is the caller's object (an
+        # argument, a view of one), as on the straight path; None while no
+        # branch point merged anything
+        self.runs = None
+        self._last = None  # the runs of the last _run
+        self._merged = False  # whether the last _run's result is a cond's
 
     def reset(self):
         """As new, for a trace that starts again (hop.numpy's write-back
@@ -217,6 +228,27 @@ class PathTrace:
         """The tracer depth at which the function's own code runs now (a side
         of a branch runs it in a cond body), or None."""
         return self._stack[-1].depth if self._stack else None
+
+    def merged_result(self, env_ids):
+        """The run (its raw result, hop.numpy's record of it, its arguments)
+        whose result stands for the trace's merged one in what of it is the
+        caller's object (an argument or an object the environment holds,
+        returned as itself; a view of an argument, a captured array or a
+        computed array: _Results), when every traced path returns the same
+        such objects at the same places (`if ...: pass; return a`).  Where
+        they differ (`return a if b[0, 0] > 0 else b`) the merged tensors
+        cannot say which object a call's result is: a graph break, and the
+        function runs eagerly, which returns each path's own.  env_ids: the
+        ids of the objects the guards' walk of the environment saw."""
+        keys = [_caller_objects(r, env_ids) for r in self.runs]
+        if any(k != keys[0] for k in keys[1:]):
+            from . import _breaks
+            _breaks.conversion(_C.TraceError, "the paths of the function's data-dependent "
+                                              "branches return different objects of the "
+                                              "caller's (an argument, a view of one, an object "
+                                              "it reads) or different views at one place of "
+                                              "the result; a merged result would be a copy")
+        return self.runs[0]
 
     # ------------------------------------------------------------ running
 
@@ -234,7 +266,9 @@ class PathTrace:
         previous = _C._set_bool_hook(self._hook)
         tr._memo("begin", 0, depth)  # the first run records the ops it makes
         try:
-            return self._run(ctx)
+            out = self._run(ctx)
+            self.runs = self._last if self._merged else None
+            return out
         finally:
             _C._set_bool_hook(previous)
             tr._memo("stop")
@@ -255,7 +289,11 @@ class PathTrace:
             try:
                 out = self._call()
             except _Merged as m:
+                self._last, self._merged = m.runs, True
                 return m.out
+            call = self._call
+            self._last = [(call.raw_out[0], call.runs[-1] if call.runs else None, call.given)]
+            self._merged = False
         finally:
             self._stack.pop()
             if saved is not None:
@@ -316,7 +354,8 @@ class PathTrace:
             live = self.path[ctx.pidx][0]
         replay = self._tr._memo("state")[0]  # the ops so far: each side replays them
         pred = _predicate(t)
-        raise _Merged(self._branch(ctx, node, site, pred, live, replay))
+        out = self._branch(ctx, node, site, pred, live, replay)
+        raise _Merged(out, self._last)
 
     def _numpy_exact(self, t, site):
         """A branch of NumPy code merges only on a condition with NumPy's
@@ -362,6 +401,7 @@ class PathTrace:
         u = pred.item()  # an unbacked SymInt in [0, 1]: the traps guard on it
         first = True if kinds[True] != "trap" else False
         results = {}
+        runs = {}
 
         def body(side):
             def run():
@@ -374,6 +414,7 @@ class PathTrace:
                            node.sides.get(side), lambda n: node.sides.__setitem__(side, n),
                            kinds[side] == "live", ctx.pidx + 1)
                 out = self._run(sub, replay)
+                runs[side] = self._last
                 leaves, spec = flatten(out)
                 traced = [x for x in leaves if isinstance(x, (_C.Tensor, _C.SymInt))]
                 template = [None if isinstance(x, (_C.Tensor, _C.SymInt)) else x for x in leaves]
@@ -397,11 +438,36 @@ class PathTrace:
         spec, template = results[first][:2]
         if (not first) in results and kinds[not first] != "trap":
             spec = _merge(spec, results[not first][0])
+        self._last = [r for side in (first, not first) for r in runs.get(side, ())]
         it = iter(outs)
         # one object at several places of the sides' result (`return y, [y]`)
         # is one merged value there too, as eagerly
         return unflatten_with([next(it) if x is None else x for x in template], spec, {},
                               results[first][3])
+
+
+def _caller_objects(rep, env_ids):
+    """{path: what} for the nodes of a run's raw result that are not made
+    anew by each run: ("arg", path in the arguments) for an argument object,
+    ("obj", id) for an object of the environment, ("view", key) for a
+    view NumPy makes of memory (hop.numpy._storage.view_key)."""
+    from ._pytree import nodes
+    raw, run, given = rep
+    given_ids = {i: p for i, (p, _) in nodes(given).items()} if given is not None else {}
+    storage = sys.modules.get("hop.numpy._storage")
+    out = {}
+    for i, (path, node) in nodes(raw).items():
+        if _atom(node):
+            continue
+        if i in given_ids:
+            out[path] = ("arg", given_ids[i])
+        elif i in env_ids:
+            out[path] = ("obj", i)
+        elif storage is not None and run is not None and hasattr(node, "_vw"):
+            key = storage.view_key(node, run)
+            if key is not None:
+                out[path] = ("view", key)
+    return out
 
 
 def _atom(x):

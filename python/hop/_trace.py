@@ -557,6 +557,8 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
             read = {sp[1] for c in order for sp in c[0] if sp[0] != "fixed"}
             order = (order, tuple(i in read for i in range(len(leaves)))
                      if all(_layout(leaves[i]) is True for i in read) else None)
+        if writeback is not None:
+            writeback.environment(guards, leaves, captures)
         runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
                          as_array, writeback, kw=kw, results=results, order=order)
         # The lines after the guards' and the viewed arrays' (describing them
@@ -709,14 +711,20 @@ def _run_traced(tr, call, fn, paths, compiling, slots, spec, env):
         traced = [x for x in out_leaves if isinstance(x, _TRACED_OUT)]
         sym_out = ["float" if isinstance(x, SymFloat) else isinstance(x, _C.SymInt)
                    for x in traced]
-        # the raw result only when the trace's result is that run's (path
-        # specialisation merges the runs' results into new values)
+        # the raw result only when the trace's result is that run's; path
+        # specialisation merges the runs' results into new values: what of
+        # them is the caller's comes from one run, the same in every one
         raw_out = call.raw_out
         raw = raw_out[0] if raw_out[1] is out and out is not None else out
-        results = _Results(fn, raw, out_leaves, _TRACED_OUT, call.given, spec, env.seen,
+        merged = paths is not None and paths.runs is not None and out is not None
+        run, given = (call.runs[-1] if call.runs else None), call.given
+        if merged:
+            raw, run, given = paths.merged_result(env.seen)
+        results = _Results(fn, raw, out_leaves, _TRACED_OUT, given, spec, env.seen,
                            _memory_owners(g.expected for g in env.guards))
-        if call.runs:
-            whole = results.root_views(raw_out[0], raw is raw_out[0], call, spec, out_spec)
+        if run is not None:
+            whole = results.root_views(raw if merged else raw_out[0], raw is raw_out[0],
+                                       merged, run, given, call.as_array, spec, out_spec)
             if whole:
                 # (the plan returns the whole array a result is a view of)
                 out_leaves = [whole.get(i, x) for i, x in enumerate(out_leaves)]
@@ -786,36 +794,46 @@ class _Results:
 
     __slots__ = ("same", "fresh", "copied", "again")
 
-    def root_views(self, raw, kept, call, arg_spec, out_spec):
+    def root_views(self, raw, kept, merged, run, given, as_array, arg_spec, out_spec):
         """The arrays of the result that NumPy gives as views of the caller's
         memory (an argument, a captured hop.numpy array), each made again
         from it on every call (_view_again; hop.numpy._storage.root_view):
         the plan's result holds hop's memory, a copy where hop copied the
         argument on the way in (read-only, negative strides) or where a
-        step is a take.  kept: whether raw is the trace's result (path
-        specialisation merges its runs' results into new arrays)."""
+        step is a take.  kept: whether raw is the trace's result; merged:
+        raw is one run of those path specialisation merged into new
+        arrays (the same views in each, _paths.merged_result), with
+        run its record and given its arguments: a view of a computed
+        array there is one only where the plan's result is NumPy's view."""
         storage = sys.modules.get("hop.numpy._storage")
         if storage is None or raw is None:
             return None
         whole = {}  # result leaf -> the tensor of the array it is a view of
         leaf_at = {p: i for i, p in enumerate(_leaf_paths(out_spec))}
         numpy_arg = sys.modules["hop.numpy"].NumpyArg
-        run = call.runs[-1]
-        given = {id(n): p for p, n in _pytree_nodes(call.given, arg_spec).values()} \
-            if call.given is not None else {}
+        given = {id(n): p for p, n in _pytree_nodes(given, arg_spec).values()} \
+            if given is not None else {}
         nodes = [(p, n, storage.root_view(n, run)) for p, n in _pytree_nodes(raw).values()
                  if hasattr(n, "_vw")]
         reach = collections.Counter(id(n._st) for _, n, _ in nodes if n._st is not None)
         # the arrays of the result (an effect's value too) over one computed
         # array (`b, b[0]`; `b[0], b[1]`): views of one plan result, as eagerly
-        first = {id(n._st) for _, n, how in nodes if how and how[0][0] in ("out", "made")}
+        # (a whole-array reshape or ravel of a computed array, which
+        # root_view leaves to the plan, counts too: `c.reshape(3, 4),
+        # np.ravel(c)` are two views of c's memory, as eagerly)
+        first = {id(n._st) for _, n, how in nodes if how and how[0][0] in ("out", "made") or
+                 how is None and n._vw and not n._scalar and n._st is not None and
+                 n._st.run is run and n._st.root is None}
         first = {id(n._st): leaf_at[p + (0,)] for p, n, _ in reversed(nodes)
                  if id(n._st) in first and reach[id(n._st)] > 1 and not n._scalar}
         for path, node, how in nodes:
-            if id(node._st) in first:
+            if merged and node._st is not None and node._st.root is None and \
+                    reach[id(node._st)] > 1:
+                how = False  # (`c, c.reshape(-1)`: a cond's outputs share no memory)
+            if id(node._st) in first and not merged:
                 whole[first[id(node._st)]] = node._st.value
-            if id(node._st) in first and (how[0][0] == "made" if how else True) and \
-                    not node._scalar:
+            if id(node._st) in first and how is not False and \
+                    (how[0][0] == "made" if how else True) and not node._scalar:
                 # the computed array itself, returned too, a reshape of it
                 # (`np.expand_dims(c, 0)`: the plan's result there is the
                 # whole array now), or (made from constants) with it: each
@@ -826,6 +844,11 @@ class _Results:
             if how is None or (how is not False and how[0][0] != "capture" and
                                type(node) is not numpy_arg):
                 continue  # (a hop.numpy array the function returns stays one)
+            if how is not False and how[0][0] in ("out", "made") and merged:
+                # the whole array is a value of a cond's body (one path's)
+                how = None if storage.plan_gives_view(node, reach[id(node._st)] > 1) else False
+                if how is None:
+                    continue
             if how is not False and how[0][0] == "out" and kept:
                 if storage.plan_gives_view(node, reach[id(node._st)] > 1):
                     continue  # the plan's own result is NumPy's view (C order, base unseen)
@@ -835,9 +858,9 @@ class _Results:
             if how is not False and how[0][0] == "arg":
                 arg = run.args.get(how[0][1])
                 where = given.get(id(arg)) if arg is not None and \
-                    call.as_array[how[0][1]] else None
+                    as_array[how[0][1]] else None
                 how = False if where is None else (("arg", where), how[1])
-            if how is False or not kept:
+            if how is False or not (kept or merged):
                 _breaks.conversion(_C.TraceError, "the function returns a view of an argument "
                                                   "or captured array that hop cannot make "
                                                   "again from the caller's array (a step with "
@@ -1074,11 +1097,14 @@ class _WriteBack:
     in place (hop.numpy._storage): the plan's last outputs are their final
     values (then the captured ones' own tensors, which only locate them
     among the captured inputs), which each call copies into the caller's
-    memory after the plan has run.  NumPy's aliasing between arguments is
-    not traced, so an argument written that shares memory with another
-    array argument is refused, when traced and on every call; so is a call
-    whose argument layout differs from the one a view-or-copy decision read
-    (NumPy's reshape views memory or copies it by its layout)."""
+    memory after the plan has run.  NumPy's aliasing between the plan's
+    inputs is not traced (each is its own input, read when the plan starts),
+    so a written argument or captured array that shares memory with another
+    array input (an argument, or a global's or closed-over array: the same
+    object or a view of it, which may differ from call to call) is refused,
+    when traced and on every call; so is a call whose argument layout
+    differs from the one a view-or-copy decision read (NumPy's reshape views
+    memory or copies it by its layout)."""
 
     def __init__(self, slots, slot_arrays, tr, leaves, runs, traced, writes):
         self.slots = slots
@@ -1101,24 +1127,62 @@ class _WriteBack:
         for run in runs:
             for i in run.layout:
                 self.layout[i] = _layout(leaves[i])
-        self.args = [i for kind, i in self.targets if kind == "arg"]
-        self.check(leaves, _C.UnsupportedError)
+        names = tr.placeholder_names(())
+        self.capture_names = names[len(names) - len(caps):] if caps else []
+        self._cap_memory = (None, None)  # (captured tensors, their ndarrays)
+        self.env = []  # (source, ndarray) the guards hold by identity (environment)
+        self.check(leaves, _C.UnsupportedError, caps, keep=False)
 
-    def check(self, leaves, error):
-        """Raises error when a written argument shares memory with another
-        array argument, or a layout a decision read has changed."""
-        arrays = [(i, x) for i, x in enumerate(leaves) if _np is not None and
-                  isinstance(x, _np.ndarray)]
-        for i in self.args:
-            x = leaves[i]
-            if not isinstance(x, _np.ndarray):
-                continue
-            for j, y in arrays:
-                if j != i and _np.may_share_memory(x, y) and _np.shares_memory(x, y):
-                    raise error(f"hop.numpy: the traced function writes argument {i} in place, "
-                                f"which shares memory with argument {j}; hop traces arguments "
-                                f"as separate arrays, so it cannot reproduce NumPy's aliasing "
-                                f"between them (pass copies, or write a copy)")
+    def environment(self, guards, leaves, captured):
+        """Adds the ndarrays the function reads from its globals and cells
+        (held by identity: NumPy computes with them while tracing, so what it
+        read of them is in the plan) to the inputs a write must not share
+        memory with, and checks the traced call again."""
+        self.env = [(g.source, g.expected) for g in guards.guards
+                    if g.kind == "id" and isinstance(g.expected, _np.ndarray)]
+        if self.env:
+            self.check(leaves, _C.UnsupportedError, captured, keep=False)
+
+    def _memory(self, leaves, captured, keep):
+        """(what, ndarray) of every array input of the plan: the arguments'
+        (ndarrays, the tensors of hop.numpy arrays), then the captured
+        tensors' (their ndarrays made once per set of captures when keep:
+        not while traced, where the references a capture has tell whether
+        the function made it, _made_captures)."""
+        out = [(("arg", i), x if isinstance(x, _np.ndarray) else x.numpy())
+               for i, x in enumerate(leaves) if isinstance(x, (_np.ndarray, _C.Tensor))]
+        seen, views = self._cap_memory
+        if seen is not captured:
+            views = [t.numpy() for t in captured]
+            if keep:
+                self._cap_memory = (captured, views)
+        out.extend((("capture", j), v) for j, v in enumerate(views))
+        out.extend((("env", j), a) for j, (_, a) in enumerate(self.env))
+        return out
+
+    def _what(self, k):
+        if k[0] == "arg":
+            return f"argument {k[1]}"
+        if k[0] == "env":
+            return f"the ndarray {self.env[k[1]][0]!r} the function reads"
+        return f"the captured array {self.capture_names[k[1]]} (a global's or closed-over array)"
+
+    def check(self, leaves, error, captured, keep=True):
+        """Raises error when a written argument or captured array shares
+        memory with another array input, or a layout a decision read has
+        changed."""
+        if _np is not None:
+            memory = self._memory(leaves, captured, keep)
+            where = dict(memory)
+            for k in self.targets:
+                x = where[k]
+                for j, y in memory:
+                    if j != k and _np.may_share_memory(x, y) and _np.shares_memory(x, y):
+                        raise error(f"hop.numpy: the traced function writes {self._what(k)} in "
+                                    f"place, which shares memory with {self._what(j)}; hop "
+                                    f"traces them as separate arrays, so it cannot reproduce "
+                                    f"NumPy's aliasing between them (pass copies, or write a "
+                                    f"copy)")
         for i, want in self.layout.items():
             if _layout(leaves[i]) != want:
                 raise error(f"guard failed: argument {i} has another memory layout than when "
@@ -1382,7 +1446,7 @@ class _Runner:
         captured = self._captured(leaves)
         wb = self.writeback
         if wb is not None:
-            wb.check(leaves, _C.GuardError)
+            wb.check(leaves, _C.GuardError, captured)
         results = self.plan.run(tensors + list(captured))
         if wb is not None:
             results = wb.apply(results, leaves, captured)

@@ -1486,7 +1486,7 @@ test_trace_plan_env_var_traces_to_stderr(void **state)
                         "plan:    0  Input       0   0   0  x: f32[2, 3]                  t0 = "
                         "input 0\n"
                         "plan:    1  Layout      0   0   0                                block: 0 "
-                        "bytes, 0 tensors in 0 regions\n"
+                        "bytes, 0 tensors\n"
                         "plan:    2  Fused       1   1   4  exp(relu(add(mul(x, 2), 1)))  t1 = "
                         "exp\n"
                         "plan:    3  Halt        0   0   0\n");
@@ -1518,8 +1518,7 @@ test_dump_of_a_small_program(void **state)
         "addr  opcode     p1  p2  p3  p4                            comment\n"
         "----  --------- --- --- ---  ----------------------------  -------\n"
         "   0  Input       0   0   0  x: f32[8, 4]                  t0 = input 0\n"
-        "   1  Layout      0   0   0                                block: 192 bytes, 2 tensors "
-        "in 2 regions\n"
+        "   1  Layout      0   0   0                                block: 192 bytes, 2 tensors\n"
         "   2  Fused       2   1   2  exp(mul(x, 2))                t2 = exp\n"
         "   3  Op          3   0   0  sum(exp, 1, False)            t3 = sum (kernel 0, fixed)\n"
         "   4  Fused       1   1   1  sin(sum)                      t1 = sin\n"
@@ -1530,13 +1529,61 @@ test_dump_of_a_small_program(void **state)
         "  t1   output  f32[8]  sin\n"
         "  t2   buffer  f32[8, 4]  exp\n"
         "  t3   buffer  f32[8]  sum\n"
-        "memory: 2 tensors in 2 regions, block of 192 bytes\n"
-        "  region 0: offset 0, 128 bytes: t2 exp [2-3]\n"
-        "  region 1: offset 128, 32 bytes: t3 sum [3-4]\n";
+        "memory: 2 tensors, block of 192 bytes\n"
+        "  t2 exp [2-3]: offset 0, 128 bytes\n"
+        "  t3 sum [3-4]: offset 128, 32 bytes\n";
     if (strcmp(dump, want) != 0)
         fprintf(stderr, "--- got:\n%s--- want:\n%s", dump, want);
     assert_string_equal(dump, want);
     hop_free(dump);
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+}
+
+/* Buffers whose live ranges are disjoint share memory whatever their
+ * sizes: exp's 4 KB dies when sum_1 (1 KB) is born and sin's 4 KB comes
+ * after, so sin takes exp's bytes and the three sums lie above them: the
+ * block is the 7 KB live at once (sin and three sums), not the 10 KB of
+ * regions chained in order of first use (sum_1 took exp's free 4 KB region
+ * and sent sin to a new one). */
+static void
+test_the_memory_plan_packs_buffers_into_the_bytes_live_at_once(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){4, 256}, false);
+    hop_tracer *t = root(og);
+    hop_node *e = OP(t, HOP_OP_exp, N(x));
+    hop_node *s0 = OP(t, HOP_OP_sum, N(e), hop_arg_int(0), hop_arg_bool(false));
+    hop_node *s1 = OP(t, HOP_OP_sum, N(x), hop_arg_int(0), hop_arg_bool(false));
+    hop_node *n = OP(t, HOP_OP_sin, N(x));
+    hop_node *s2 = OP(t, HOP_OP_sum, N(n), hop_arg_int(0), hop_arg_bool(false));
+    hop_node *a = OP(t, HOP_OP_add, N(s0), N(s1));
+    hop_node *q = OP(t, HOP_OP_add, N(a), N(s2));
+    finish(og, &q, 1);
+    hop_plan *p = lower(og, true);
+    char *dump = hop_plan_dump(p);
+    assert_non_null(dump);
+    const char *want = "memory: 5 tensors, block of 7168 bytes\n"
+                       "  t2 exp [2-3]: offset 0, 4096 bytes\n"
+                       "  t3 sum [3-7]: offset 4096, 1024 bytes\n"
+                       "  t4 sum_1 [4-7]: offset 5120, 1024 bytes\n"
+                       "  t5 sin [5-6]: offset 0, 4096 bytes\n"
+                       "  t6 sum_2 [6-7]: offset 6144, 1024 bytes\n";
+    const char *got = strstr(dump, "memory: ");
+    assert_non_null(got);
+    if (strcmp(got, want) != 0)
+        fprintf(stderr, "--- got:\n%s--- want:\n%s", dump, want);
+    assert_string_equal(got, want);
+    hop_free(dump);
+    /* and the run gives eager's bits */
+    hop_tensor *in = t2(HOP_F32, 4, 256), *out = NULL, *ref = NULL;
+    assert_int_equal(hop_plan_run(p, &in, 1, &out, 1), HOP_OK);
+    assert_int_equal(hop_graph_eval(og, &in, 1, &ref, 1), HOP_OK);
+    assert_int_equal(memcmp(out->data, ref->data, 256 * sizeof(float)), 0);
+    hop_tensor_release(out);
+    hop_tensor_release(ref);
+    hop_tensor_release(in);
     hop_plan_free(p);
     hop_output_graph_free(og);
 }
@@ -2132,6 +2179,7 @@ main(void)
         cmocka_unit_test(test_late_results_never_share_storage_a_later_run_writes),
         cmocka_unit_test(test_guard_failures_name_the_input_dim_or_guard_and_the_values),
         cmocka_unit_test(test_dump_of_a_small_program),
+        cmocka_unit_test(test_the_memory_plan_packs_buffers_into_the_bytes_live_at_once),
         cmocka_unit_test(test_fused_group_text_is_made_from_the_plan_when_asked),
         cmocka_unit_test(test_trace_plan_env_var_traces_to_stderr),
         cmocka_unit_test(test_maps_in_maps_conds_in_maps_and_closures_match_eager),

@@ -7,6 +7,7 @@
  */
 #include "test_runtime_util.h"
 
+#include "runtime/program.h"
 #include "runtime/runtime.h"
 
 #include <inttypes.h>
@@ -532,6 +533,166 @@ test_nan_propagates_through_maximum_minimum_and_relu(void **state)
 
 /* ----------------------------------------------------------------- where */
 
+/* The vector functions the fused tiles call (hop__vfn_where, the compares):
+ * the contiguous loops run at the widest vectors the CPU has; their results
+ * are the scalar semantics' bits (c ? a : b moves bits: NaN payloads, -0.0,
+ * signalling NaNs; a compare is C's on the values), every length around the
+ * vector widths (tails), unaligned starts, the result over an operand. */
+static const uint64_t VFN_BITS[] = {
+    0,
+    1,
+    0x8000000000000000u,
+    0x7fffffffffffffffu,
+    0xffffffffffffffffu,
+    0x3ff0000000000000u,
+    0xbff0000000000000u,
+    0x7ff0000000000000u,
+    0xfff0000000000000u,
+    0x7ff8000000000001u,
+    0xfff8dead00000000u,
+    0x7ff0000000000123u,
+    0x000fffffffffffffu,
+    0x80000000ffffffffu,
+    0x3f8000007fc00001u,
+    0xff80000080000001u,
+    0x7f80000000000000u,
+    0x807fffff00400000u,
+    0x7fc0beef7f800001u,
+    0x0000000180000000u,
+    0x00000000ffc12345u,
+    0x4049000042c80000u,
+    0xc049000042c80000u,
+    0x0001000000010001u,
+};
+#define VFN_NB (sizeof VFN_BITS / sizeof VFN_BITS[0])
+
+static void
+vfn_fill(unsigned char *p, size_t n, size_t size, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t lo = VFN_BITS[(i * 7 + seed) % VFN_NB], hi = VFN_BITS[(i / 3 + seed) % VFN_NB];
+        unsigned char w[16];
+        memcpy(w, &lo, 8);
+        memcpy(w + 8, &hi, 8);
+        /* narrower elements take the top bytes too: float signs and NaNs */
+        for (size_t b = 0; b < size; b++)
+            p[i * size + b] = size < 8 ? w[8 - size + b] : w[b];
+    }
+}
+
+static void
+test_vector_where_moves_the_bits_of_the_scalar_select(void **state)
+{
+    (void)state;
+    enum { N = 203 };
+    static unsigned char c[N + 1], a[16 * (N + 1)], b[16 * (N + 1)], o[16 * (N + 1)],
+        want[16 * (N + 1)];
+    for (int dt = 0; dt < HOP_DTYPE_COUNT; dt++) {
+        hop__vfn fn = hop__vfn_where((hop_dtype)dt);
+        assert_non_null(fn);
+        size_t sz = hop_dtype_size((hop_dtype)dt);
+        for (int64_t n = 0; n <= N; n += n < 70 ? 1 : 133)
+            for (int off = 0; off < 2; off++)
+                for (int alias = 0; alias < 3; alias++) {
+                    for (int64_t i = 0; i < n + 1; i++)
+                        c[i] = (unsigned char)((i * 5 + n) % 3 == 0 ? 0 : (i % 7 == 3) ? 2 : 1);
+                    vfn_fill(a, (size_t)n + 1, sz, 1);
+                    vfn_fill(b, (size_t)n + 1, sz, 5);
+                    unsigned char *ca = c + off, *pa = a + off * sz, *pb = b + off * sz;
+                    for (int64_t i = 0; i < n; i++)
+                        memcpy(want + i * sz, ca[i] ? pa + i * sz : pb + i * sz, sz);
+                    unsigned char *out = alias == 0 ? o + off * sz : alias == 1 ? pa : pb;
+                    fn(n, out, (const void *[]){ca, pa, pb}, (const int[]){1, 1, 1});
+                    if (n > 0)
+                        assert_memory_equal(out, want, (size_t)n * sz);
+                }
+    }
+}
+
+#define VFN_CMP_REF(T)                                                                             \
+    static hop__bool vfn_cmp_##T(hop_op op, const void *pa, const void *pb)                        \
+    {                                                                                              \
+        T x, y;                                                                                    \
+        memcpy(&x, pa, sizeof x);                                                                  \
+        memcpy(&y, pb, sizeof y);                                                                  \
+        switch (op) {                                                                              \
+        case HOP_OP_eq:                                                                            \
+            return x == y;                                                                         \
+        case HOP_OP_ne:                                                                            \
+            return x != y;                                                                         \
+        case HOP_OP_lt:                                                                            \
+            return x < y;                                                                          \
+        case HOP_OP_le:                                                                            \
+            return x <= y;                                                                         \
+        case HOP_OP_gt:                                                                            \
+            return x > y;                                                                          \
+        default:                                                                                   \
+            return x >= y;                                                                         \
+        }                                                                                          \
+    }
+VFN_CMP_REF(uint8_t)
+VFN_CMP_REF(int8_t)
+VFN_CMP_REF(int16_t)
+VFN_CMP_REF(uint16_t)
+VFN_CMP_REF(int32_t)
+VFN_CMP_REF(uint32_t)
+VFN_CMP_REF(int64_t)
+VFN_CMP_REF(uint64_t)
+VFN_CMP_REF(float)
+VFN_CMP_REF(double)
+
+static void
+test_vector_compares_give_the_scalar_compares_on_nan_zero_inf_denormals(void **state)
+{
+    (void)state;
+    typedef hop__bool (*ref_fn)(hop_op, const void *, const void *);
+    static const struct {
+        hop_dtype dt;
+        ref_fn ref;
+    } cases[] = {
+        {HOP_BOOL, vfn_cmp_uint8_t}, {HOP_I8, vfn_cmp_int8_t},    {HOP_U8, vfn_cmp_uint8_t},
+        {HOP_I16, vfn_cmp_int16_t},  {HOP_U16, vfn_cmp_uint16_t}, {HOP_I32, vfn_cmp_int32_t},
+        {HOP_U32, vfn_cmp_uint32_t}, {HOP_I64, vfn_cmp_int64_t},  {HOP_U64, vfn_cmp_uint64_t},
+        {HOP_F32, vfn_cmp_float},    {HOP_F64, vfn_cmp_double}};
+    static const hop_op ops[] = {HOP_OP_eq, HOP_OP_ne, HOP_OP_lt, HOP_OP_le, HOP_OP_gt, HOP_OP_ge};
+    enum { N = VFN_NB * VFN_NB };
+    static unsigned char a[8 * (N + 1)], b[8 * (N + 1)];
+    static hop__bool o[N + 1], want[N + 1];
+    for (size_t k = 0; k < N_(cases); k++) {
+        size_t sz = hop_dtype_size(cases[k].dt);
+        /* every pair of the patterns: a runs through them slowly, b fast */
+        for (size_t i = 0; i < N + 1; i++) {
+            uint64_t lo = VFN_BITS[(i / VFN_NB) % VFN_NB], lb = VFN_BITS[i % VFN_NB];
+            for (size_t t = 0; t < sz; t++) {
+                a[i * sz + t] =
+                    sz < 8 ? ((unsigned char *)&lo)[8 - sz + t] : ((unsigned char *)&lo)[t];
+                b[i * sz + t] =
+                    sz < 8 ? ((unsigned char *)&lb)[8 - sz + t] : ((unsigned char *)&lb)[t];
+            }
+            if (cases[k].dt == HOP_BOOL) {
+                a[i] = a[i] != 0;
+                b[i] = b[i] != 0;
+            }
+        }
+        for (size_t q = 0; q < N_(ops); q++) {
+            hop__vfn fn = hop__vfn_binary(ops[q], cases[k].dt);
+            assert_non_null(fn);
+            for (int64_t n = 0; n <= N; n += n < 70 ? 1 : (int64_t)N - 70)
+                for (int off = 0; off < 2; off++)
+                    for (int form = 0; form < 3; form++) { /* vv, vs, sv */
+                        const unsigned char *pa = a + off * sz, *pb = b + off * sz;
+                        for (int64_t i = 0; i < n; i++)
+                            want[i] = cases[k].ref(ops[q], pa + (form == 2 ? 0 : i) * sz,
+                                                   pb + (form == 1 ? 0 : i) * sz);
+                        fn(n, o + off, (const void *[]){pa, pb},
+                           (const int[]){form != 2, form != 1});
+                        if (n > 0)
+                            assert_memory_equal(o + off, want, (size_t)n);
+                    }
+        }
+    }
+}
+
 static void
 test_where_on_every_dtype_with_scalars_and_broadcasting(void **state)
 {
@@ -817,10 +978,11 @@ test_reductions_of_empty_zero_dim_and_nan_inputs(void **state)
     CHECK(m, HOP_F32, (1, 3), NAN, NAN, NAN);
     hop_tensor *s1 = OP(sum, TA(e), IA(1), BA(false));
     check_meta(s1, HOP_F32, 1, SIZES(0));
-    EXPECT_FAIL(HOP_SHAPE,
-                "amax: cannot reduce over dim 0 of size 0 in f32[0, 3] (zero-size array to reduction "
-                "operation maximum which has no identity)",
-                amax, TA(e), IA(0), BA(false));
+    EXPECT_FAIL(
+        HOP_SHAPE,
+        "amax: cannot reduce over dim 0 of size 0 in f32[0, 3] (zero-size array to reduction "
+        "operation maximum which has no identity)",
+        amax, TA(e), IA(0), BA(false));
     hop_tensor *z = make(HOP_I32, 0, NULL, (double[]){-7});
     hop_tensor *zs = OP(sum, TA(z), NA(), BA(false));
     CHECK(zs, HOP_I64, (), -7);
@@ -1203,6 +1365,8 @@ main(void)
         cmocka_unit_test(test_integer_pow_with_negative_exponent_follows_pytorch),
         cmocka_unit_test(test_nan_propagates_through_maximum_minimum_and_relu),
         cmocka_unit_test(test_where_on_every_dtype_with_scalars_and_broadcasting),
+        cmocka_unit_test(test_vector_where_moves_the_bits_of_the_scalar_select),
+        cmocka_unit_test(test_vector_compares_give_the_scalar_compares_on_nan_zero_inf_denormals),
         cmocka_unit_test(test_reductions_over_every_dtype_dims_and_keepdim),
         cmocka_unit_test(test_float_reductions_over_long_rows_with_nans),
         cmocka_unit_test(test_simd_row_reductions_give_the_bits_of_the_portable_loops),

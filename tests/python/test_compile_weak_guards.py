@@ -7,9 +7,11 @@ lived.  Objects that cannot be weakly referenced (lists here) are held
 strongly, as before."""
 
 import gc
+import os
 import weakref
 
 import numpy as np
+import pytest
 
 import hop
 
@@ -109,6 +111,10 @@ def test_an_object_at_a_freed_guarded_objects_address_does_not_pass_its_guard():
         if id(o) == old_id:
             break
         made.append(o)
+    if id(o) != old_id and os.environ.get("HOP_TEST_BUDGET") == "sanitize":
+        # (the sanitizer pass runs CPython on malloc, PYTHONMALLOC=malloc,
+        # and ASan keeps a freed block in quarantine: no address comes back)
+        pytest.skip("ASan's allocator does not hand a freed address out again")
     assert id(o) == old_id
     OBJ = o
     np.testing.assert_array_equal(cf(x).numpy(), [0.0, 3.0, 6.0, 9.0])

@@ -222,3 +222,45 @@ def test_sign_of_a_complex_with_a_nan_part_is_nan_as_numpys(dt):
     np.testing.assert_array_equal(got, want)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(hop.tensor(a).sign().numpy(), want)
+
+
+@pytest.mark.parametrize("kw", [{}, {"copy": False}, {"nan": 5.0, "posinf": 7.0, "neginf": -7.0}],
+                         ids=repr)
+@pytest.mark.parametrize("x", [
+    np.array([complex(np.nan, np.inf), 1 + 2j, complex(-np.inf, np.nan)]),
+    np.array([complex(np.nan, -np.inf)], np.complex64), np.array(complex(np.inf, 1)),
+    np.array(np.nan), np.array(3)], ids=lambda x: f"{x.dtype}{x.shape}")
+def test_nan_to_num_of_complex_and_0d_arrays_is_numpys(x, kw):
+    # NumPy replaces NaN and infinities in both parts of a complex array
+    # (hop.numpy gave it back unchanged: nan+infj) and returns x[()] of a
+    # 0-d array, a NumPy scalar (hop.numpy: a 0-d array, with copy=False
+    # the argument itself)
+    def run(mod, a):
+        r = mod.nan_to_num(a, **kw)
+        return (type(r) is (hnp.ndarray if mod is hnp else np.ndarray) and not
+                getattr(r, "_scalar", False), r is a, np.asarray(r).dtype,
+                repr(np.asarray(r).tolist()), repr(np.asarray(a).tolist()))
+    a = x.copy()
+    want = run(np, a)
+    assert run(hnp, hnp.asarray(x.copy())) == want
+    got = hop.compile(lambda y: np.nan_to_num(y, **kw))(x.copy())
+    r = np.nan_to_num(x.copy(), **kw)
+    assert type(got) is type(r) and np.asarray(got).dtype == np.asarray(r).dtype
+    assert repr(np.asarray(got).tolist()) == repr(np.asarray(r).tolist())
+
+
+@pytest.mark.parametrize("where", [True, [True, False, True]], ids=["all", "mask"])
+@pytest.mark.parametrize("src", [1j, 2, 2.5, np.complex64(1 + 1j)], ids=repr)
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_copyto_of_a_scalar_into_a_complex_array_is_numpys(dtype, src, where):
+    # a Python or NumPy scalar into a complex array: hop.numpy raised
+    # "full(): argument 'fill_value' must be a number ..., not hop.Tensor"
+    # (its complex scalar is a 0-d tensor already)
+    def fn(z):
+        np.copyto(z, src, where=np.array(where))
+        return z
+    want = fn(np.zeros(3, dtype))
+    got = fn(hnp.zeros(3, dtype))
+    assert np.asarray(got).dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), want)
+    np.testing.assert_array_equal(hop.compile(fn)(np.zeros(3, dtype)), want)

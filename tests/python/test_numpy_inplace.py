@@ -357,3 +357,31 @@ def test_a_body_operand_is_not_written():
     with pytest.raises(hop.TraceError, match="writes an item of an argument of a nested"):
         hop.compile(f, fullgraph=True)(untouched)
     assert (untouched == 5).all()
+
+
+@pytest.mark.parametrize("shape,mask,values", [
+    ((), True, 1), ((), [True], [1, 2]), ((2, 2), [True, False, False, True], [5, 6, 7]),
+    ((2, 3), [[True, False, True], [False, True, False]], 4),
+    ((3,), True, [1, 2]), ((2, 2), [True, False], 1), ((2, 3), [[True], [False]], 1)])
+def test_putmask_takes_any_mask_of_the_arrays_size_and_refuses_another(shape, mask, values):
+    # NumPy flattens a mask of a's size (any shape) and refuses any other
+    # size, a broadcastable one too; hop.numpy broadcast the mask (a 0-d a
+    # failed inside expand(), a mask (2,) of a (2, 2) a was taken)
+    def fn(a):
+        np.putmask(a, np.array(mask), np.array(values, dtype=a.dtype))
+        return a
+
+    def make():
+        return np.arange(float(np.prod(shape, dtype=int))).reshape(shape)
+    try:
+        want = fn(make())
+    except ValueError as e:
+        with pytest.raises(ValueError, match=str(e)):
+            fn(hnp.asarray(make()))
+        with pytest.raises(ValueError, match=str(e)):
+            hop.compile(fn)(make())
+        return
+    np.testing.assert_array_equal(np.asarray(fn(hnp.asarray(make()))), want)
+    got = hop.compile(fn)(make())
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)

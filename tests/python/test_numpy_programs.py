@@ -386,11 +386,17 @@ def test_a_branch_on_a_float_max_or_min_is_one_cond_and_its_sign_of_zero_is_nump
             with contextlib.redirect_stdout(got_out):
                 got = cf(v)
             assert repr(got) == repr(want), (fn.__name__, v)
+            assert (got is v) == (want is v), (fn.__name__, v)
             assert got_out.getvalue() == want_out.getvalue(), (fn.__name__, v)
         assert cf.eager_calls == 0
         text = cf.explain()
-        if fn in (on_max, on_range):
+        if fn is on_max:
             assert "graph break" not in text and "cond(" in text
+        elif fn is on_range:
+            # its False side returns x itself, which a cond's output would
+            # copy: the `if` is decided in Python (on NumPy's own value)
+            assert "its sides leave different arrays in the value it returns, one of them an " \
+                   "argument" in text
         elif fn is on_reciprocal:
             assert "its condition is a value NumPy may compute with other bits (div (div) of " \
                    "amax (amax))" in text

@@ -444,6 +444,8 @@ def _setflags(self, write=None, align=None, uic=None):
 
 
 def _itemset(self, *args):
+    if self._scalar:
+        raise ValueError("array-scalars are immutable")  # (NumPy's, before its arguments)
     if not args:
         raise ValueError("itemset must have at least one argument")
     *key, value = args

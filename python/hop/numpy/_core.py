@@ -409,10 +409,15 @@ def as_compute(o, npd):
         return complex_scalar(complex(v), npd)
     if kind == "b":
         return bool(v)
+    big = isinstance(v, int) and not -2**63 <= v < 2**63
+    if big and not 0 <= v < 2**64:  # NumPy computes with it in an object array
+        hop_dtype(_np.dtype(object), f"the Python int {v} (beyond int64 and uint64)")
     if kind in "iu":
+        if big:  # a uint64 op's operand beyond int64 (ops take int64 scalars)
+            return cast(_C.full((), v - 2**64, dtype=_C.int64), npd)
         return int(v) if not isinstance(v, float) else v
     # an int stays an int (a weak scalar of the float op: x * 2 is mul(x, 2))
-    return v if isinstance(v, int) and not isinstance(v, bool) else float(v)
+    return v if isinstance(v, int) and not isinstance(v, bool) and not big else float(v)
 
 
 def complex_scalar(v, npd):
@@ -468,7 +473,9 @@ def compiling():
 
 # fail_if's kinds (include/hop/ops.h, HOP_CHECK_KIND_LIST): what a failed
 # check says
-CHECK_CUTOFF, CHECK_ZERO_SIGN, CHECK_CAST, CHECK_TIES, CHECK_NAN_PATH = 1, 2, 3, 4, 5
+CHECK_CUTOFF, CHECK_ZERO_SIGN, CHECK_CAST = \
+    _C.CHECK_NUMPY_CUTOFF, _C.CHECK_NUMPY_ZERO_SIGN, _C.CHECK_NUMPY_CAST
+CHECK_TIES, CHECK_NAN_PATH = _C.CHECK_NUMPY_TIES, _C.CHECK_NUMPY_NAN_PATH
 
 
 def checking():

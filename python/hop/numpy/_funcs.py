@@ -1304,9 +1304,10 @@ def _sort_method(self, axis=-1, kind=None, order=None):
 
 
 def _fill_method(self, value):
-    if value is None or type(value) in (bool, int, float, complex, str, bytes, list, tuple) or \
-            isinstance(value, _np.generic):
-        value = _numpys_item(value, self.dtype)  # (NumPy's conversion and its errors)
+    if _core.tensor_of(value) is None and not isinstance(value, _C.SymInt):
+        # (no array: NumPy's conversion of the object, a Decimal's or a
+        # Fraction's float() too, and its errors)
+        value = _numpys_item(value, self.dtype)
     o = _core.operand(value, "ndarray.fill")
     v = _core.as_compute(o, self.dtype) if o.t is None else _core.cast(o.t, self.dtype)
     self._assign(_C.full(tuple(self._t.shape), v, dtype=self._t.dtype)

@@ -54,7 +54,10 @@ def _storage_write_select(a, select, v, what):
         if a._ro:
             raise ValueError("assignment destination is read-only")
         flat_pos = select(_C.arange(_size(a._tv.shape)).reshape(tuple(a._tv.shape)))
-        a._tv.numpy().flat[flat_pos.numpy()] = v.numpy()
+
+        def store():
+            a._tv.numpy().flat[flat_pos.numpy()] = v.numpy()
+        _storage.eager_write(a, store)
         return
     _storage.write(a, run, None, v, what, select=select)
 
@@ -131,13 +134,20 @@ def place(arr, mask, vals, *, _kind=None):
 
 @implements(_np.putmask)
 def putmask(a, mask, values, *, _kind=None):
-    t = _t(a, "putmask")
-    m = _core.cast(_t(mask, "putmask"), _np.dtype(bool)).expand(*t.shape).reshape(-1)
+    # NumPy's mask is any array of a's size (not broadcast: a scalar mask
+    # of a 3-element a is refused), taken in C order
+    arr = _require_array(a, "putmask")
+    t = _t(arr, "putmask")
+    m = _core.cast(_t(mask, "putmask"), _np.dtype(bool))
+    ms, ts = _size(m.shape), _size(t.shape)
+    if isinstance(ms, int) and isinstance(ts, int) and ms != ts:
+        raise ValueError("putmask: mask and data must be the same size")
+    m = m.reshape(tuple(t.shape)).reshape(-1)
     pos = m.nonzero().select(1, 0)
     v = _core.cast(_t(values, "putmask"), _core.np_dtype(t)).reshape(-1)
     # the value for position p is values[p % len(values)]: by position, not count
     vals = _C._op("take", v, 0, pos % v.shape[0])
-    _write_flat(_require_array(a, "putmask"), pos, vals, "putmask")
+    _write_flat(arr, pos, vals, "putmask")
 
 
 @implements(_np.copyto)
@@ -153,7 +163,9 @@ def copyto(dst, src, casting="same_kind", where=True, *, _kind=None):
         if not _np.can_cast(_np.asarray(s.value), d.dtype, casting=casting):
             raise TypeError(f"Cannot cast scalar from {_np.asarray(s.value).dtype!r} to "
                             f"{d.dtype!r} according to the rule {casting!r}")
-        v = _C.full((), _core.as_compute(s, d.dtype), dtype=d._t.dtype)
+        v = _core.as_compute(s, d.dtype)
+        if not isinstance(v, _C.Tensor):  # (a complex dtype's is a 0-d tensor already)
+            v = _C.full((), v, dtype=d._t.dtype)
     if where is not True:
         w = _core.cast(_t(where, "copyto"), _np.dtype(bool))
         v = _C.where(w, v, d._t)
@@ -382,7 +394,7 @@ def ufunc_at(name, a, indices, b=None):
                 _check_negative_powers(name, ops, loop)  # (NumPy's loop: only values used)
     if run is None and not _C._is_proxy(arr._tv) and not arr._ro:
         extra = () if b is None else (_t(b).numpy(),)
-        uf.at(arr._t.numpy(), _indexing_key(indices), *extra)
+        _storage.eager_write(arr, lambda: uf.at(arr._t.numpy(), _indexing_key(indices), *extra))
         return
     if uf.nin == 1:
         return _unary_at(name, arr, run, t, indices)

@@ -159,18 +159,29 @@ def _slice(t, dim, s):
 
 
 def _takes(items):
-    """Whether _basic(t, items) takes elements (Step.copies): a negative
-    step, a 0-d integer array."""
-    return any(kind == "slice" and k.step is not None and k.step < 0 or
-               kind == "int" and isinstance(k, _C.Tensor) for kind, k in items)
+    """Whether _basic(t, items) takes elements (Step.copies): True for a
+    negative step (NumPy's view), "index" for only a 0-d integer array
+    (NumPy's copy too), else False."""
+    if any(kind == "slice" and k.step is not None and k.step < 0 for kind, k in items):
+        return True
+    return "index" if any(kind == "int" and isinstance(k, _C.Tensor) for kind, k in items) \
+        else False
 
 
 def _basic(t, items):
     """Basic indexing: (result, all dims taken by ints)."""
     dim = 0
+    concrete = not _C._is_proxy(t)
     for kind, k in items:
         if kind == "none":
-            t = t.unsqueeze(dim)
+            if concrete:
+                # NumPy's new axis has stride 0 (hop's unsqueeze, that of a
+                # C-ordered one): a new leading dim of expand, moved there
+                n = len(t.shape)
+                t = t.expand((1,) + tuple(t.shape)).permute(
+                    tuple(range(1, dim + 1)) + (0,) + tuple(range(dim + 1, n + 1)))
+            else:
+                t = t.unsqueeze(dim)
             dim += 1
         elif kind == "slice":
             t = _slice(t, dim, k)
@@ -408,26 +419,41 @@ def whole_key(key, ndim):
     return len(keys) - seen_ellipsis <= ndim
 
 
+def _plain_items(seq):
+    """Whether nested list/tuple seq holds only Python and NumPy scalars,
+    str, bytes and None (no array, tensor or traced value)."""
+    return all(_plain_items(x) if isinstance(x, (list, tuple)) else
+               x is None or type(x) in (bool, int, float, complex, str, bytes) or
+               isinstance(x, _np.generic) for x in seq)
+
+
 def setitem(a, key, value):
     """a[key] = value with NumPy's casting (unsafe: 2.7 into an int array is
     2) and broadcasting, for any key NumPy takes."""
     what = "x[...] = value"
     npd = a.dtype
-    if value is None or isinstance(value, (str, bytes)) or (npd.kind != "c" and (
+    number = isinstance(value, (bool, int, float, complex, _np.generic))
+    if (not number and _core.tensor_of(value) is None and
+            not isinstance(value, (list, tuple, _C.SymInt))) or (npd.kind != "c" and (
             isinstance(value, complex) or (isinstance(value, _np.generic) and
                                            value.dtype.kind == "c"))):
-        # NumPy's conversion of the item: None a NaN, a str parsed, a
+        # NumPy's conversion of the item: None a NaN, a str parsed, any
+        # other object's float() or int() (a Decimal, a Fraction), a
         # complex into a real array its TypeError, a complex NumPy scalar
         # its real part with a ComplexWarning; NumPy's errors
         from ._funcs import _numpys_item
         value = _numpys_item(value, npd)
+    elif isinstance(value, (list, tuple)) and _plain_items(value):
+        # NumPy converts a sequence of numbers (str, None) item by item into
+        # the array's dtype, as np.array(value, dtype) does, with its errors:
+        # a complex into a real array a TypeError, NaN into an int one a
+        # ValueError (hop cast the array it made of the list: [0., 2.], -2**63)
+        value = _np.array(value, dtype=npd)
     if npd.kind == "c" and (isinstance(value, (bool, int, float, complex)) or
                             isinstance(value, _np.number)):
         v = _core.complex_scalar(complex(value), npd)  # any number fits a complex array
     elif isinstance(value, (bool, int, float)) or isinstance(value, _np.generic):
-        if isinstance(value, complex) or (isinstance(value, _np.generic) and
-                                          _np.dtype(value.dtype).kind == "c"):
-            raise TypeError("can't convert complex to float")
+        # (a complex one only into a complex array: converted above)
         with _np.errstate(all="ignore"):
             cv = _np.asarray(value).astype(npd) if not isinstance(value, float) or \
                 npd.kind == "f" else _np.asarray(_np.float64(value)).astype(npd)

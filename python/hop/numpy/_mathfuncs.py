@@ -381,22 +381,34 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None, *, _kind=None):
     kind = _kind or _kind_of(x)
     t = _t(x, "nan_to_num")
     npd = _core.np_dtype(t)
-    if npd.kind != "f":
-        r = t.clone() if copy else t
+    if npd.kind == "f":
+        r = _nan_to_num_t(t, npd, nan, posinf, neginf)
+    elif npd.kind == "c":
+        # NumPy's: the real and the imaginary part each, as a float array
+        part = _np.dtype(npd.char.lower())
+        r = _C._op("complex", _nan_to_num_t(_C._op("real", t), part, nan, posinf, neginf),
+                   _nan_to_num_t(_C._op("imag", t), part, nan, posinf, neginf))
     else:
-        info = _np.finfo(npd)
-        pi = info.max if posinf is None else posinf
-        ni = info.min if neginf is None else neginf
-        # the three masks first, as NumPy's (nan=np.inf is not then rewritten)
-        is_nan, is_pos, is_neg = _C.ne(t, t), _C.eq(t, math.inf), _C.eq(t, -math.inf)
-        r = _C.where(is_nan, _C.full((), float(nan), dtype=t.dtype), t)
-        r = _C.where(is_pos, _C.full((), float(pi), dtype=t.dtype), r)
-        r = _C.where(is_neg, _C.full((), float(ni), dtype=t.dtype), r)
+        r = t.clone() if copy else t
+    # (NumPy's x[()] of a 0-d result: a scalar, written in place first)
+    scalar = t.ndim == 0
     if not copy and isinstance(x, ndarray) and not x._scalar:
         x._assign(r, "nan_to_num(copy=False)")
-        return x
-    scalar = isinstance(x, (int, float, _np.generic)) or (isinstance(x, ndarray) and x._scalar)
+        if not scalar:
+            return x
     return wrap(kind, r, scalar=scalar)
+
+
+def _nan_to_num_t(t, npd, nan, posinf, neginf):
+    """nan_to_num of float tensor t of dtype npd."""
+    info = _np.finfo(npd)
+    pi = info.max if posinf is None else posinf
+    ni = info.min if neginf is None else neginf
+    # the three masks first, as NumPy's (nan=np.inf is not then rewritten)
+    is_nan, is_pos, is_neg = _C.ne(t, t), _C.eq(t, math.inf), _C.eq(t, -math.inf)
+    r = _C.where(is_nan, _C.full((), float(nan), dtype=t.dtype), t)
+    r = _C.where(is_pos, _C.full((), float(pi), dtype=t.dtype), r)
+    return _C.where(is_neg, _C.full((), float(ni), dtype=t.dtype), r)
 
 
 @implements(_np.fix)

@@ -35,9 +35,12 @@ class ndarray:
     _cv reflects), _run the run that made it, _dp the tracer depth it was
     made at, _role None (made by the function), "input" (a HOP body's
     operand) or the leaf index of the argument it is; _ro NumPy's read-only
-    flag (a broadcast or a diagonal)."""
+    flag (a broadcast or a diagonal); _cp, for an eager view whose steps
+    copy (a[::-1], np.flip: NumPy's view, hop's copy) and for a view of
+    one, (the array it is a view of, the step from it): its writes go
+    through to that array (_storage.eager_write)."""
 
-    __slots__ = ("_tv", "_scalar", "_st", "_vw", "_ver", "_cv", "_run", "_dp", "_role", "_ro",
+    __slots__ = ("_tv", "_scalar", "_st", "_vw", "_ver", "_cv", "_run", "_dp", "_role", "_ro", "_cp",
                  "__weakref__")
     __array_priority__ = 200
     _pytree_repr_as_leaf = True  # in a structure's text it is the tensor it holds
@@ -53,6 +56,7 @@ class ndarray:
         self._ver = 0
         self._cv = None
         self._ro = False
+        self._cp = None
         run = _storage.current()
         self._run = run
         if run is None:
@@ -180,17 +184,26 @@ class ndarray:
         return run is not None and self._run is run and self._role is None
 
     def __int__(self):
+        self._real_for("int() argument must be a string, a bytes-like object or a real number")
         if self._fixed():
             return int(self._scalar_value("int"))
         return int(self._scalar_tensor("int"))
 
     def __float__(self):
+        self._real_for("float() argument must be a string or a real number")
         if self._fixed():
             return float(self._scalar_value("float"))
         return float(self._scalar_tensor("float"))
 
+    def _real_for(self, message):
+        # An array's int()/float() converts its Python item, which a complex
+        # one refuses; a NumPy complex scalar drops the imaginary part.
+        if self.dtype.kind == "c" and not self._scalar and self.size == 1:
+            raise TypeError(f"{message}, not 'complex'")
+
     def __index__(self):
-        if self.dtype.kind not in "biu":
+        # NumPy's integer scalars (np.True_ too) and 0-d integer arrays only
+        if self.dtype.kind not in ("biu" if self._scalar else "iu") or self.ndim:
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
         if self._fixed():
             return int(self._scalar_value("index"))
@@ -288,10 +301,13 @@ class ndarray:
             from ._indexing import numpy_key
             dst = self._tv.numpy()
             src = value.numpy() if isinstance(value, _C.Tensor) else value
-            if key is None:
-                dst[...] = src
-            else:
-                dst[numpy_key(key)] = src
+
+            def store():
+                if key is None:
+                    dst[...] = src
+                else:
+                    dst[numpy_key(key)] = src
+            _storage.eager_write(self, store)
             return
         if run is None:
             raise _C.TraceError(f"hop.numpy: {what}: the array is a value of a trace that has "
@@ -325,8 +341,14 @@ class ndarray:
         # (only for a name the class lacks) a NumPy scalar's own methods
         # and attributes (float64's is_integer, hex, as_integer_ratio; the
         # integers' numerator, bit_count; byteswap, getfield) on its value
-        if name.startswith("_") or not self._scalar or not hasattr(self.dtype.type, name):
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        # (a private name first: _scalar itself is looked up here before
+        # __init__ sets it)
+        scalar = not name.startswith("_") and self._scalar
+        if not scalar or not hasattr(self.dtype.type, name):
+            # (a scalar named as NumPy's: also the message of a method only
+            # arrays have, _attrs._array_only, whose AttributeError ends here)
+            what = f"numpy.{self.dtype.type.__name__}" if scalar else type(self).__name__
+            raise AttributeError(f"'{what}' object has no attribute '{name}'")
         return getattr(self._numpy_scalar(name), name)
 
     def _numpy_scalar(self, what):
@@ -339,8 +361,12 @@ class ndarray:
 
     def _math(self, name):
         """math.trunc, floor, ceil of a NumPy scalar whose type has them
-        (float64, a float); TypeError as math's for any other."""
+        (float64, a float).  Of any other array or scalar what math does
+        when the type has none: floor and ceil of float(self) (a size-1
+        array's, an int64's), math.trunc's TypeError."""
         if not self._scalar or not hasattr(self.dtype.type, name):
+            if name != "__trunc__":
+                return getattr(float(self), name)()
             tname = f"numpy.{self.dtype.type.__name__}" if self._scalar else "numpy.ndarray"
             raise TypeError(f"type {tname} doesn't define {name} method")
         return getattr(self._numpy_scalar(name), name)()
@@ -438,6 +464,14 @@ def view(kind, a, step, scalar=False, t=None):
         if st.foreign:
             r._cv = t
     r._ro = a._ro or step.readonly
+    if run is None:
+        # eagerly a step that takes elements makes a copy (hop's tensors
+        # have no negative strides) where NumPy's is a view: it remembers
+        # the array it views, which its writes then reach (eager_write)
+        # (a view of such a copy shares its memory, and writes reach a
+        # through it)
+        if step.copies is True or a._cp is not None:
+            r._cp = (a, step)
     return r
 
 
@@ -598,6 +632,10 @@ def _iop(name):
 def _unop(name):
     def op(self):
         from ._ufuncs import call_ufunc
+        if name == "positive" and self.dtype == _np.dtype(bool):
+            # NumPy 1.24's +a of a bool array: a copy (and a DeprecationWarning;
+            # np.positive refuses bool), a NumPy scalar of a 0-d one; +s is s
+            return self if self._scalar else self.copy()[()] if self.ndim == 0 else self.copy()
         return call_ufunc(name, (self,), {}, type(self))
     op.__name__ = name
     return op
@@ -622,6 +660,13 @@ def _fast_power(self, other):
     otherwise), ** 2 square and ** 1 positive (power's bits, but the array's
     dtype).  Any other array ** 2 is square, whose dtype differs from
     power's for a bool array."""
+    if isinstance(other, (_np.ndarray, ndarray)) and not getattr(other, "_scalar", False) \
+            and other.ndim == 0 and other.dtype.kind in "iuf" and not self._scalar:
+        # NumPy reads a 0-d integer or float array exponent's value too
+        if isinstance(other, ndarray) and not other._fixed():
+            _breaks.conversion(_C.TraceError, "hop.numpy: a ** b of a 0-d array b: NumPy "
+                                              "picks the kernel by b's value (** 2 is square)")
+        other = _np.asarray(other)[()]
     if self._scalar or not isinstance(other, (int, float, _np.integer, _np.floating)):
         return None
     if self.dtype.kind == "b":

@@ -204,15 +204,6 @@ def _reduce_axes(t, axis):
     return t.reshape(tuple(t.shape[:len(keep)]) + (-1,)), len(keep)
 
 
-def _keepdims_shape(t, axis, rshape):
-    """The shape of a reduction over axis with the reduced dims kept as 1,
-    after the leading rshape dims (the quantiles')."""
-    if axis is None:
-        return tuple(rshape) + (1,) * t.ndim
-    axes = _axes(axis, t.ndim)
-    return tuple(rshape) + tuple(1 if d in axes else t.shape[d] for d in range(t.ndim))
-
-
 def _quantile_method(method):
     """NumPy 1.24's own table of quantile methods (virtual index and gamma
     of each), computed on the quantiles' values, which are known now."""
@@ -289,7 +280,7 @@ def _quantile_common(a, q, axis, out, overwrite_input, method, keepdims, interpo
     r = _quantile(t2, qc, ax, method, what)
     rt = r._t
     if keepdims:
-        rt = rt.reshape(_keepdims_shape(t, axis, qc.shape))
+        rt = _numpy_keepdims(rt, t, axis)
     # (keepdims: NumPy's r[..., newaxis...], an array even when 0-d)
     return F._out(kind, rt, scalar=rt.ndim == 0 and out is None and not keepdims, out=out,
                   what=what)
@@ -350,7 +341,7 @@ def _along_one_axis(a, t, axis, out, keepdims, kind, what, compute, c_order=Fals
         t2, ax = _reduce_axes(t, axis)
         rt = compute(t2, ax)
         if keepdims:
-            rt = rt.reshape(_keepdims_shape(t, axis, ()))
+            rt = _numpy_keepdims(rt, t, axis)
         return F._out(kind, rt, scalar=rt.ndim == 0 and out is None and not keepdims, out=out,
                       what=what)
     if keepdims and out is None:
@@ -361,7 +352,7 @@ def _along_one_axis(a, t, axis, out, keepdims, kind, what, compute, c_order=Fals
 
 
 def _keep(r, x, axes, keepdims):
-    return r.reshape(_keepdims_shape(x, axes, ())) if keepdims else r
+    return _numpy_keepdims(r, x, axes) if keepdims else r
 
 
 def _median_t(t, axis):

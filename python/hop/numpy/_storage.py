@@ -234,7 +234,9 @@ class Step:
     "reshape" for a reshape (a C-contiguous array stays so); copies: apply
     takes elements (a negative step, np.flip, diagonal, a 0-d integer array
     index), so the plan's tensor is a new C-ordered array where NumPy's is
-    a view with its own strides (plan_gives_view)."""
+    a view with its own strides (plan_gives_view); True where NumPy's is a
+    view (eagerly then a copy that writes reach its base through,
+    eager_write), "index" for a 0-d integer array index (NumPy copies)."""
 
     __slots__ = ("apply", "apply_np", "readonly", "kind", "copies")
 
@@ -731,6 +733,40 @@ def root_view(a, run):
     return (("capture", cap), a._vw) if cap is not None else False
 
 
+def view_key(a, run):
+    """What NumPy's view a, which the traced function returns, is, for
+    telling whether two runs (the paths of hop.compile's merged branches)
+    return the same view: root_view's root (an argument's leaf, a captured
+    array, or "a computed array") with the geometry its steps make of an
+    array of the root's shape and memory layout (shape, strides, offset,
+    dtype), its read-only flag and type; None when a is not such a view
+    (root_view), False when its steps cannot be compared (root_view's
+    False, or a root of symbolic size)."""
+    import numpy as np
+    how = root_view(a, run)
+    if not how:
+        return how
+    (kind, ref), steps = how
+    shape = tuple(a._st.value.shape)
+    if not all(isinstance(n, int) for n in shape):
+        return False
+    root = (kind, ref) if kind == "arg" else (kind, id(ref)) if kind == "capture" else (kind,)
+    dtype = a._st.value.dtype.dtype
+    probe = np.zeros(shape, dtype=dtype)
+    if a._st.strides is not None and probe.size:
+        el = a._st.strides
+        lo = sum((n - 1) * s for n, s in zip(shape, el) if s < 0)
+        hi = sum((n - 1) * s for n, s in zip(shape, el) if s > 0)
+        buf = np.zeros(hi - lo + 1, dtype=dtype)
+        probe = np.lib.stride_tricks.as_strided(
+            buf[-lo:], shape, tuple(s * dtype.itemsize for s in el))
+    v = probe
+    for s in steps:
+        v = numpy_view(s, v)
+    offset = v.__array_interface__["data"][0] - probe.__array_interface__["data"][0]
+    return root, v.shape, v.strides, offset, v.dtype.str, bool(a._ro), type(a)
+
+
 def plan_gives_view(a, shared):
     """Whether the plan's own result for a, a view of an array the function
     computed (root_view's "out"), is the array NumPy's view is as far as a
@@ -780,11 +816,49 @@ def numpy_view(step, x):
     return step.apply_np(x)
 
 
+def eager_write(a, store):
+    """Runs store(), the write of concrete array a's memory; for an eager
+    view that hop made as a copy (a._cp: a[::-1], np.flip, or a view of
+    such a copy) it first reads a's elements again from the array it views,
+    then writes them all back there, so the write reaches that array as
+    through NumPy's view (and a[::-1] += 1 is NumPy's).  A read of such a
+    view is not made again: a write to the base after the view was made
+    does not reach it."""
+    if a._cp is None or a._ro:
+        store()
+        return
+    chain, x = [], a
+    while x._cp is not None:
+        base, step = x._cp
+        if step.copies is True:  # (else x is a view of base's memory)
+            shape = tuple(base._tv.shape)
+            pos = _C.arange(_size(shape)).reshape(shape) if shape else _C.arange(1).reshape(())
+            chain.append((x, base, step.apply(pos).numpy()))
+        x = base
+    for x, base, pos in reversed(chain):  # made again from the root down
+        x._tv.numpy()[...] = base._tv.numpy().reshape(-1)[pos]  # (a strided base: copied)
+    store()
+    for x, base, pos in chain:  # and written back up
+        base._tv.numpy().flat[pos] = x._tv.numpy()
+
+
+def _size(shape):
+    n = 1
+    for d in shape:
+        n = n * d
+    return n
+
+
 def check_write(a, run, what):
     """Raises what NumPy raises (a read-only view), or the error saying why
     hop cannot reproduce this write; returns a's storage."""
     if a._ro:
         raise ValueError("assignment destination is read-only")
+    if a._cp is not None:
+        raise _C.UnsupportedError(
+            f"hop.numpy: {what} writes, while traced, an array made eagerly as a view that hop "
+            f"made as a copy (a negative step, np.flip, np.rot90): the write would not reach "
+            f"the array it views; write that array instead, or copy the view first (`.copy()`)")
     st = storage_of(a, run)
     if st.root == "input":
         raise _C.UnsupportedError(
