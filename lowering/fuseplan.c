@@ -154,55 +154,62 @@ cut_member(hop_lower_ctx *cx, const hop_node *const *order, int no)
 }
 
 /* Whether the group being planned fits once order[cut] and what it absorbs
- * are out of it: drop_subtree on copies, then the members' hop__vmap as the
- * walk left them. */
+ * are out of it: in place, their run of members (order[cut] last, the
+ * members reached through it before it) skipped.  Copying the walk to
+ * drop_subtree it and renumbering the members back after each trial cost
+ * ~1.6 K instructions of every capture of a long chain of adds (issue #30:
+ * ~8 trials a group). */
 static bool
 fits_without(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
-             const hop_node *const *order, const int *ends, int no, int cut)
+             const hop_node *const *order, const int *ends, int cut)
 {
-    const hop_node *m2[HOP__F_MAXSTEPS + 1], *o2[HOP__F_MAXSTEPS + 1];
-    int e2[HOP__F_MAXSTEPS + 1], nm2 = nm, no2 = no;
-    memcpy(m2, members, (size_t)nm * sizeof *m2);
-    memcpy(o2, order, (size_t)no * sizeof *o2);
-    memcpy(e2, ends, (size_t)no * sizeof *e2);
-    drop_subtree(cx, m2, &nm2, o2, e2, &no2, cut);
-    bool fits = hop__fused_fits(cx, root, m2, nm2);
-    for (int i = cut; i < ends[cut]; i++)
-        hop__vmap_get(cx, order[i], false)->group = cx->group;
-    for (int i = 0; i < nm; i++)
-        hop__vmap_get(cx, members[i], false)->member = i;
-    return fits;
+    int k = ends[cut] - cut, last = hop__vmap_get(cx, order[cut], false)->member;
+    return hop__fused_fits(cx, root, members, nm, last - k + 1, k);
 }
 
 /*
  * Which member a group with too many inputs gives up: cut_member's choice
  * when cutting it makes the group fit, else the deepest member of the
  * walk's first path (the root's first operand, its first operand, ...: a
- * chain's members) whose cut leaves a group that fits, found by bisection
- * (the deeper the cut, the bigger the group and, as a rule, the more
- * inputs; where not, a cut that fits with the one below it not fitting),
- * else cut_member's choice.  cut_member's choice alone cut a chain of adds
- * over captures two members at a time from its bottom, each pair a group
- * of its own (92 groups for 200 adds, issue #30); a cut where the group is
- * full leaves the rest of the chain absorbed whole, for groups of 7 adds
- * and 8 inputs.
+ * chain's members) whose cut leaves a group that fits, else cut_member's
+ * choice.  cut_member's choice alone cut a chain of adds over captures two
+ * members at a time from its bottom, each pair a group of its own (92
+ * groups for 200 adds, issue #30); a cut where the group is full leaves the
+ * rest of the chain absorbed whole, for groups of 7 adds and 8 inputs.
+ *
+ * Along the path, a deeper cut's group is the shallower one's with steps
+ * added before them (order[p] a member instead of an input, its own
+ * operands' runs): no fewer inputs (order[p + 1], used by order[p] alone,
+ * comes in for order[p]), steps or live registers.  So the cuts that fit
+ * are the path's top down to the deepest one, found by galloping down from
+ * the top, then bisection.  A full group's cut is near its root (7 adds of
+ * a walk of 64), and trials from the top are few and small: bisecting the
+ * whole path from its middle first cost ~50 steps of trial a group of 7
+ * adds, galloping ~30.
  */
 static int
 fill_cut(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
          const hop_node *const *order, const int *ends, int no)
 {
     int c = cut_member(cx, order, no);
-    if (fits_without(cx, root, members, nm, order, ends, no, c))
+    if (fits_without(cx, root, members, nm, order, ends, c))
         return c;
     int d = 1; /* order[1 .. d] is the first path below the root */
     while (d + 1 < no && ends[d] > d + 1)
         d++;
-    if (d >= no || !fits_without(cx, root, members, nm, order, ends, no, 1))
+    if (d >= no || !fits_without(cx, root, members, nm, order, ends, 1))
         return c;
     int lo = 1, hi = d + 1; /* order[lo]'s cut fits; order[hi]'s does not, or hi is past d */
+    for (int step = 1; lo + step < hi; step *= 2) {
+        if (!fits_without(cx, root, members, nm, order, ends, lo + step)) {
+            hi = lo + step;
+            break;
+        }
+        lo += step;
+    }
     while (hi - lo > 1) {
         int mid = lo + (hi - lo) / 2;
-        if (fits_without(cx, root, members, nm, order, ends, no, mid))
+        if (fits_without(cx, root, members, nm, order, ends, mid))
             lo = mid;
         else
             hi = mid;

@@ -309,12 +309,16 @@ typedef struct hop__fbuilt hop__fbuilt;
  * as fusion planning tries groups that do not fit). */
 hop_status hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members,
                             int nmembers, bool quiet, hop__fbuilt **out);
-/* Whether the group of members (as for hop__fused_build) is within the
- * executor's limits (steps, inputs, registers): its build's checks alone,
- * into scratch, for fusion planning's trial cuts.  False also when scratch
- * cannot be had (the build that follows reports it). */
+/* Whether the group of members (as for hop__fused_build) less members skip
+ * .. skip + nskip - 1 is within the executor's limits (steps, inputs,
+ * registers): its build's checks alone, into scratch, for fusion planning's
+ * trial cuts.  The members left out are a cut member's run (the member
+ * last, what it absorbs before it: each has one user), so the group reads
+ * the last one's result as an input; they keep their hop__vmap numbers, so
+ * a trial changes nothing to undo.  False also when scratch cannot be had
+ * (the build that follows reports it). */
 bool hop__fused_fits(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members,
-                     int nmembers);
+                     int nmembers, int skip, int nskip);
 /* Completes b, built from the same members, to write slot out: its inputs'
  * slots, SymInt operands' programs, the small-run plan and what its text
  * is made from when asked (hop__fgroup.describe). */
