@@ -42,8 +42,8 @@ def test_a_1000_op_chain_lowers_into_16_groups_and_matches_eager_exactly():
 def test_a_tree_of_sums_past_64_members_splits_as_the_walk_finds_room():
     # 60 leaves x*k + y summed pairwise: one walk from the output overflows
     # with operands left out on both sides, so a cut group is walked again;
-    # a chain's cut only drops its deepest member (lowering/lower.c
-    # plan_fusion).  The groups are what they were before that shortcut.
+    # a chain's cut only drops its deepest member (lowering/fuseplan.c
+    # hop__plan_fusion).  The groups are what they were before that shortcut.
     def tree(x, y):
         vals = [x * float(k) + y for k in range(60)]
         while len(vals) > 1:
@@ -246,7 +246,7 @@ def test_an_unrolled_count_of_comparisons_keeps_each_conversion_in_its_adds_grou
     # of its own (an i32 array through memory each step) and left seven adds
     # to a last group, holding seven of those arrays live to the end (the
     # plan's block 43 MB at 1M elements); cutting the chain's bottom keeps
-    # each conversion inside its add (lowering/lower.c cut_member).
+    # each conversion inside its add (lowering/fuseplan.c cut_member).
     re, im = np.meshgrid(np.linspace(-2, 1, 64), np.linspace(-1.5, 1.5, 48))
     cre, cim = re.astype(np.float32), im.astype(np.float32)
     cf = hop.compile(np_mandelbrot)
@@ -258,7 +258,7 @@ def test_an_unrolled_count_of_comparisons_keeps_each_conversion_in_its_adds_grou
     assert not [g for g in groups if g.startswith("to(")], groups
     # 3 groups of adds (7, 7 and 6 adds with their conversions, 8 inputs at
     # most), not 14 (13 of one add and its conversion, then the last 7):
-    # a cut fills the group's inputs (lowering/lower.c fill_cut)
+    # a cut fills the group's inputs (lowering/fuseplan.c fill_cut)
     assert sum(g.startswith("add(") for g in groups) == 3
 
 
