@@ -320,11 +320,18 @@ class _Identities:
 
         def count(i):
             self.held[i] = self.held.get(i, 0) + 1
-        walk(list(fr.fast.values()) + list(fr.stack) +
-             [_cell_value(c) for c in fr.cells.values()] + list(tr.made.values()), count)
+
+        def values(g):
+            return list(g.fast.values()) + list(g.stack) + \
+                [_cell_value(c) for c in g.cells.values()]
+        # (the callers' frames of an inlined call hold values too, and
+        # outlive it; a side's frame is a copy of the innermost one)
+        own = fr if any(g is fr for g in tr.frames) or not tr.frames else tr.frames[-1]
+        callers = [v for g in tr.frames if g is not own for v in values(g)]
+        walk(values(fr) + callers + list(tr.made.values()), count)
         seen.clear()
         walk([tr._argtree] + [e.values for e in tr.effects] + list(tr.shadows.values()) +
-             [v for d in (tr.cells, tr.globs, tr.attrs) for v in d.values()],
+             [v for d in (tr.cells, tr.globs, tr.attrs) for v in d.values()] + callers,
              self.escaped.add)
 
     def __call__(self, v, old):

@@ -150,3 +150,21 @@ def test_a_side_that_leaves_the_argument_tensor_keeps_it_so_a_write_reaches_the_
         return y + 1, y is x
     _against_eager(f, _tensors)
     _against_eager(g, _tensors)
+
+
+def test_an_if_in_an_inlined_call_keeps_the_callers_array_itself():
+    # (the caller's frame holds c too: the callee's `if p: x = x + 1`
+    # left c on its other side, which its cond copied, so x[0] = 50 missed
+    # the caller's c)
+    def helper(x, b):
+        if b[0] > 0:
+            x = x + 1
+        x[0] = 50
+        return x
+
+    def f(a, b):
+        LOG.append(0)
+        c = a * 2
+        y = helper(c, b)
+        return c, y
+    _against_eager(f, _arrays)
