@@ -32,6 +32,7 @@ TraceError; a write to an operand of a HOP body, or to a root while hop
 traces without write-back (hop.grad, hop.vmap), is an UnsupportedError.
 """
 
+import itertools
 import threading
 
 from .. import _C
@@ -818,9 +819,12 @@ def numpy_view(step, x):
     return step.apply_np(x)
 
 
-# Eager writes of hop.numpy arrays so far (eager_write): an eager view
-# that hop made as a copy (ndarray._cp) reads its elements again from the
-# array it views when this has changed since it last read them (fresh)
+# A new number after each eager write of a hop.numpy array (eager_write):
+# an eager view that hop made as a copy (ndarray._cp) reads its elements
+# again from the array it views when this has changed since it last read
+# them (fresh).  (next() of a count: two threads' writes never store one
+# number, so a race makes a view read again, never miss a write)
+_NUMBERS = itertools.count(1)
 WRITES = 0
 
 
@@ -836,7 +840,7 @@ def eager_write(a, store):
         try:
             store()
         finally:
-            WRITES += 1
+            WRITES = next(_NUMBERS)
         return
     chain = _copy_chain(a)
     _fill(chain)
@@ -845,7 +849,7 @@ def eager_write(a, store):
         for x, base, pos in chain:  # and written back up
             base._tv.numpy().flat[pos] = x._tv.numpy()
     finally:
-        WRITES += 1
+        WRITES = next(_NUMBERS)
     _read_now(a)
 
 
