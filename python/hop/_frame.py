@@ -151,6 +151,7 @@ class Translator(_State, _Merging, _Breaking):
         self.error = None
         self.depth = 0
         self.root = None
+        self.frames = []  # the frames of the calls being translated, outermost first
         # Whether an instruction of the root frame that needs real values
         # ends the graph (a break, resumed after it) or the translation
         # (fullgraph, or not yet supported there).
@@ -462,9 +463,11 @@ class Translator(_State, _Merging, _Breaking):
         if self.depth == 0:
             self.root = fr
         self.depth += 1
+        self.frames.append(fr)
         try:
             return self._execute(fr)
         finally:
+            self.frames.pop()
             self.depth -= 1
             self._cur = saved
 

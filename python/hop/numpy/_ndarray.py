@@ -38,8 +38,10 @@ class ndarray:
     operand) or the leaf index of the argument it is; _ro NumPy's read-only
     flag (a broadcast or a diagonal); _cp, for an eager view whose steps
     copy (a[::-1], np.flip: NumPy's view, hop's copy) and for a view of
-    one, (the array it is a view of, the step from it): its writes go
-    through to that array (_storage.eager_write)."""
+    one, [the array it is a view of, the step from it, _storage.WRITES when
+    it last read that array, the step's positions]: its writes go through
+    to that array (_storage.eager_write), its reads read it again after a
+    write (_storage.fresh)."""
 
     __slots__ = ("_tv", "_scalar", "_st", "_vw", "_ver", "_cv", "_run", "_dp", "_role", "_ro", "_cp",
                  "__weakref__")
@@ -78,7 +80,10 @@ class ndarray:
         through its view steps (recomputed after a write)."""
         st = self._st
         if st is None:
-            return self._tv
+            cp = self._cp
+            if cp is None or cp[2] == _storage.WRITES:
+                return self._tv
+            return _storage.fresh(self)  # (an eager view hop made as a copy, after a write)
         if st.foreign:
             if st.run is not _storage.current():
                 return self._tv
@@ -159,7 +164,9 @@ class ndarray:
     # ----------------------------------------------------------- conversions
 
     def __array__(self, dtype=None):
-        a = self._t.numpy()
+        a = _storage.numpy_of_copy(self) if self._cp is not None and self._st is None else None
+        if a is None:
+            a = self._t.numpy()
         if self._scalar:
             a = a.copy()  # (a NumPy scalar's array is new memory: np.asarray(s)[...] = 9)
         if dtype is not None:
@@ -481,7 +488,7 @@ def view(kind, a, step, scalar=False, t=None):
         # (a view of such a copy shares its memory, and writes reach a
         # through it)
         if step.copies is True or a._cp is not None:
-            r._cp = (a, step)
+            r._cp = [a, step, _storage.WRITES, None]  # (_storage.fresh)
     return r
 
 
