@@ -24,6 +24,9 @@ attribute and item steps) that re-reads the value on a later call:
   len     a list or dict: the same length (its items guarded too when
           it has at most _MAX_ITEMS).
   eq      a small set: an equal set.
+  absent  a global the code loads that neither the globals nor the
+          builtins defined, or an empty closure cell: still so (eager reads
+          a global defined or a cell filled later).
 
 What is not walked: modules' callables and classes (hop.cond, np.sin),
 attributes the function's code does not name, containers of more than
@@ -207,6 +210,9 @@ class Guard:
             return f"len({self.source!r}) == {e}"
         if self.kind == "eq":
             return f"{self.source!r} == {e!r}"
+        if self.kind == "absent":
+            return f"{self.source!r} is " + ("not defined" if self.source.kind == "global" else
+                                              "empty")
         return f"{self.source!r} is the same {_what(e)}"
 
 
@@ -328,6 +334,7 @@ class _Follow(Policy):
     included)."""
 
     empty_cells = True
+    absent_globals = True
     defaults = True
     limit = _MAX_FUNCTIONS
 
@@ -390,7 +397,11 @@ def _method_names(s, cls, implicit=frozenset(["__call__", "__enter__", "__exit__
 
 
 def _visit(s, src, v, depth):
-    if v is MISSING or s.full():
+    if s.full():
+        return
+    if v is MISSING:
+        if not src.path and src.kind in ("global", "cell"):
+            s.add(src, "absent", None)
         return
     if isinstance(v, _C.Tensor):
         if not _C._is_proxy(v):
@@ -599,6 +610,12 @@ class Guards:
         caps = list(captures)
         fresh = set()
         for j, g in enumerate(self.guards):
+            if g.kind == "absent":
+                if not _absent(g.source):
+                    raise _C.GuardError(f"guard failed: {g.source!r} was "
+                                        f"{'not defined' if g.source.kind == 'global' else 'empty'}"
+                                        f" when traced, now it holds a value")
+                continue
             try:
                 v = g.source.read(leaves)
             except Exception as e:
@@ -665,6 +682,19 @@ def _shares(a, t):
         return a.__array_interface__["data"][0] == t.data_ptr() and a.nbytes > 0
     except Exception:
         return False
+
+
+def _empty_cell(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return True
+    return False
+
+
+def _absent(src):
+    """Whether an absent guard's source (a global, a cell) still holds nothing."""
+    return src.key not in src.base if src.kind == "global" else _empty_cell(src.base)
 
 
 def _short(v):
@@ -734,7 +764,11 @@ def _compile_factory(shape):
                 text = f"_array_tensor({text}, {step == 'array_scalar'})"
             else:
                 text += f".{step}"
-        if kind == "len":
+        if kind == "absent":
+            # (a global: its dict and name; a cell: the cell)
+            terms.append(f"{params[-1]} not in {params[-2]}" if root == "global" else
+                         f"_empty({params[-1]})")
+        elif kind == "len":
             terms.append(f"len({text}) == e[{j}]")
         elif kind == "eq":
             terms.append(f"{text} == e[{j}]")
@@ -747,6 +781,6 @@ def _compile_factory(shape):
            "    def check(e, l):\n        try:\n            return (" +
            "\n                    and ".join(terms) +
            ")\n        except Exception:\n            return False\n    return check\n")
-    scope = {"_array_tensor": _array_tensor}
+    scope = {"_array_tensor": _array_tensor, "_empty": _empty_cell}
     exec(compile(src, "<hop guards>", "exec"), scope)
     return scope["make"]
