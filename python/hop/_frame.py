@@ -685,8 +685,8 @@ class Translator(_State, _Merging, _Breaking):
         if op == "LOAD_FAST":
             v = fr.fast.get(i.argval, _UNBOUND)
             if v is _UNBOUND:
-                raise UnboundLocalError(f"local variable {i.argval!r} referenced before "
-                                        f"assignment")
+                raise UnboundLocalError(f"cannot access local variable {i.argval!r} where it "
+                                        f"is not associated with a value")
             push(self._sub(v))
         elif op == "BINARY_OP":
             b = pop()
@@ -739,7 +739,9 @@ class Translator(_State, _Merging, _Breaking):
         if op == "LOAD_DEREF" or op == "LOAD_CLASSDEREF":
             push(self._load_cell(fr, i.argval))
         elif op == "DELETE_FAST":
-            del fr.fast[i.argval]
+            if fr.fast.pop(i.argval, _UNBOUND) is _UNBOUND:
+                raise UnboundLocalError(f"cannot access local variable {i.argval!r} where it "
+                                        f"is not associated with a value")
         elif op == "STORE_GLOBAL":
             self._store_global(fr, i.argval, pop())
         elif op == "DELETE_GLOBAL":

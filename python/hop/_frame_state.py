@@ -199,6 +199,16 @@ class _Recorded:
         self.name = name
 
 
+def _unbound_cell(fr, name):
+    """Eager's error (CPython 3.11's text) for a cell variable read or
+    deleted while empty: the frame's own cell or a free variable."""
+    if name in fr.code.co_cellvars:
+        return UnboundLocalError(f"cannot access local variable {name!r} where it is not "
+                                 f"associated with a value")
+    return NameError(f"cannot access free variable {name!r} where it is not associated with "
+                     f"a value in enclosing scope")
+
+
 def unguard(env, tr, leaves, captures=()):
     """Drops from env (a _guards._Scan) the guards the translation made
     needless: the lifted ints (inputs of the plan now), state the function
@@ -676,7 +686,7 @@ class _State:
         if self.cells:
             v = self.cells.get(id(c), _UNBOUND)
             if v is _DELETED:
-                raise NameError(f"free variable {name!r} referenced before assignment")
+                raise _unbound_cell(fr, name)
             if v is not _UNBOUND:
                 return v
         if id(c) not in self.made:
@@ -687,8 +697,7 @@ class _State:
             v = c.cell_contents
             return self._sub(v) if type(v) in _CONTAINERS else v
         except ValueError:
-            raise NameError(f"free variable {name!r} referenced before assignment in "
-                            f"enclosing scope") from None
+            raise _unbound_cell(fr, name) from None
 
     def _load_method(self, obj, name):
         if self.concrete:
@@ -715,11 +724,21 @@ class _State:
         g = fr.func.__globals__
         if self.concrete:
             if v is _DELETED:
+                if name not in g:
+                    raise NameError(f"name {name!r} is not defined")
                 del g[name]
             else:
                 g[name] = v
             return
-        self.written.add(("global", id(g), name))
+        key = ("global", id(g), name)
+        if v is _DELETED:
+            # (del reads: the name must be bound, as eager's NameError says)
+            now = self.globs.get((id(g), name), _UNBOUND) if self.globs else _UNBOUND
+            if now is _DELETED or now is _UNBOUND and name not in g:
+                raise NameError(f"name {name!r} is not defined")
+            if now is _UNBOUND and key not in self.written:
+                self.read.add(key)
+        self.written.add(key)
         self.globs[(id(g), name)] = v
         self._glob_objs[id(g)] = g
         if v is _DELETED:
@@ -731,10 +750,25 @@ class _State:
         c = fr.cells[name]
         if id(c) in self.made or self.concrete:
             if v is _DELETED:
+                try:  # (del of an empty cell is eager's error; CPython's cell allows it)
+                    c.cell_contents
+                except ValueError:
+                    raise _unbound_cell(fr, name) from None
                 del c.cell_contents
             else:
                 c.cell_contents = v
             return
+        if v is _DELETED:
+            now = self.cells.get(id(c), _UNBOUND) if self.cells else _UNBOUND
+            if now is _DELETED:
+                raise _unbound_cell(fr, name)
+            if now is _UNBOUND:
+                if ("cell", id(c)) not in self.written:
+                    self.read.add(("cell", id(c)))  # (del reads: its guard stays)
+                try:
+                    c.cell_contents
+                except ValueError:
+                    raise _unbound_cell(fr, name) from None
         self.written.add(("cell", id(c)))
         self.cells[id(c)] = v
         self._cell_objs.append(c)

@@ -157,6 +157,37 @@ def deleted_cell_read_by_a_closure():
     return dict(f=f)
 
 
+def deleting_an_empty_cell_is_eagers_error():
+    # test_misc: DELETE_DEREF of a cell already deleted (its own cell, then a
+    # free variable an inner function deletes twice); CPython's cell object
+    # itself allows `del c.cell_contents` when empty, eager's frame does not
+    log = []
+
+    def f(x):
+        log.append("f")
+        y = x + 1
+
+        def g():
+            return y
+        del y
+        try:
+            del y
+        except UnboundLocalError as e:
+            log.append(str(e))
+
+        def h():
+            nonlocal z
+            del z
+        z = 1
+        h()
+        try:
+            h()
+        except NameError as e:
+            log.append(str(e))
+        return x * len(log)
+    return dict(f=f, state=lambda: list(log))
+
+
 def closure_cell_changed_between_calls():
     # test_misc test_closure_recompiles: the caller rebinds the cell
     n = 1
@@ -1082,11 +1113,11 @@ def hop_wrap_of_a_nonlocal_value():
 SCENARIOS = [
     nonlocal_two_levels_down, cell_made_in_the_function_returned_in_a_closure,
     returned_counter_keeps_counting, late_binding_loop_closures, deleted_cell_read_by_a_closure,
-    closure_cell_changed_between_calls,
+    deleting_an_empty_cell_is_eagers_error,    closure_cell_changed_between_calls,
     store_global_twice, store_global_new, store_global_list_comprehension,
     store_global_dict_comprehension, store_global_object_attribute, store_global_inline,
     global_declared_in_an_inner_function, delete_a_global, delete_a_global_then_store_it,
-    a_global_missing_then_defined_between_calls,
+    delete_a_global_whose_presence_flips, a_global_missing_then_defined_between_calls,
     an_empty_closure_cell_filled_between_calls, a_global_function_and_scale_rebound_between_calls,
     generator_returns_through_yield_from, generator_send_and_close,
     generator_partially_consumed_and_returned, a_global_iterator_advanced,
