@@ -148,6 +148,7 @@ class Translator(_State, _Merging, _Breaking):
         self.written = set()
         self.opaque_objs, self.opaque_names = set(), set()
         self.loads = {}      # id(container) -> loads not as a write-only method's receiver
+        self.set_reads = {}  # id(real set) -> [loads of its shadow not as a mutator's receiver, site]
         self.error = None
         self.depth = 0
         self.root = None
@@ -196,6 +197,7 @@ class Translator(_State, _Merging, _Breaking):
         self.numpy_mode = hnp is not None and \
             any(isinstance(v, hnp.ndarray) for _, v in self.argpaths.values())
         self.read, self.written, self.loads = set(), set(), {}
+        self.set_reads = {}
         self.opaque_objs, self.opaque_names = set(), set()  # (opaque_call)
         self.error = None
         self._cur = None
@@ -266,6 +268,7 @@ class Translator(_State, _Merging, _Breaking):
                 raise err
             finally:
                 del err
+        self._set_order_unread()
         out = self._unshadow(out)
         values = tuple(self._unshadow(e.values) for e in self.effects)
         return out, values
@@ -314,6 +317,10 @@ class Translator(_State, _Merging, _Breaking):
             return self._inline(f, args, kwargs)
         if isinstance(f, _Recorded):
             real, shadow, name = f.real, f.shadow, f.name
+            if name == "pop" and type(real) is set:
+                self._fail("set.pop() of a set that existed before the call: the element it "
+                           "takes is the one first in the set's table, which hop's copy of the "
+                           "set does not share")
             out = getattr(shadow, name)(*args, **kwargs)
             self._record("call", real, name, (args, tuple(kwargs.items())),
                          f"{type(real).__name__}.{name}()")
@@ -332,6 +339,8 @@ class Translator(_State, _Merging, _Breaking):
             if kind is None:
                 self._fail(f"{type(owner).__name__}.{f.__name__}() on a {type(owner).__name__} "
                            f"hop cannot trace to its owner")
+        if f is builtins.len and len(args) == 1:
+            self._set_order_free(args[0])
         if f is builtins.print:
             for a in list(args) + list(kwargs.values()):
                 if not _printable(a):
@@ -833,6 +842,7 @@ class Translator(_State, _Merging, _Breaking):
             push(r != bool(i.arg))
         elif op == "CONTAINS_OP":
             b = pop()
+            self._set_order_free(b)
             r = pop() in b
             push(r != bool(i.arg))
         elif op == "UNARY_NEGATIVE":

@@ -15,7 +15,7 @@ from . import _C
 from . import _exact
 from ._frame_base import (
     _BreakHere, _CONTAINERS, _DELETED, _instructions, _NoMerge, _numpy_value,
-    _numpy_written_back, _PLAIN, _site, _traced, _UNBOUND)
+    _numpy_written_back, _PLAIN, _site, _traced, _UNBOUND, Unsupported)
 
 __all__ = ["REPLAYED", "Effect", "replay", "written_names", "lifted_now", "lifted_sources",
            "unguard"]
@@ -522,6 +522,14 @@ class _State:
                 r = self.real.get(i)
                 if r is not None:
                     i = id(r)
+                    s = v
+            if t is set and s is not None and self.real.get(id(s)) is not None:
+                # (a changed set's shadow: its order is the copy's table's,
+                # not the real set's; _set_order_unread)
+                n = self.set_reads.get(i)
+                fr = self._cur
+                self.set_reads[i] = [n[0] + 1, n[1]] if n else \
+                    [1, _site(fr.code, fr.line) if fr is not None else "?"]
             self.loads[i] = self.loads.get(i, 0) + 1
         return v
 
@@ -711,6 +719,8 @@ class _State:
                 if name in _WRITE_ONLY:
                     i = id(real)
                     self.loads[i] = self.loads.get(i, 1) - 1
+                if t is set and name != "pop" and id(real) in self.set_reads:
+                    self.set_reads[id(real)][0] -= 1  # (a receiver: no order read)
                 return _Recorded(real, self._shadow(real), name)
             if kind is None:
                 self._fail(f"{t.__name__}.{name}() on a {t.__name__} hop cannot trace to its "
@@ -831,6 +841,29 @@ class _State:
             self._record("item", real, None, (k, v), f"{type(real).__name__}[...] =")
 
     # ------------------------------------------------------- afterwards
+
+    def _set_order_free(self, v):
+        """v, a load counted by _sub, is used for something that reads no
+        order (`in`, len())."""
+        if type(v) is set and self.set_reads:
+            n = self.set_reads.get(id(self.real.get(id(v), v)))
+            if n is not None:
+                n[0] -= 1
+
+    def _set_order_unread(self):
+        """Unsupported when the function loaded a set it changed (a set that
+        existed before the call) for anything but another change: what it
+        was loaded for (iteration, list(), repr, |) may read its order, and
+        the translation's copy of the set has another table than the real
+        set the replay changes (the order of {1, 9, 17} after removals is
+        the history's), so the translation would answer in another order
+        than eager.  Its membership and length would do, but the load does
+        not say what it is for."""
+        for n, site in self.set_reads.values():
+            if n > 0:
+                raise Unsupported(f"a set the function changed is read again (its order may "
+                                  f"differ from eager's: hop's copy of it has another table)",
+                                  site)
 
     def write_only(self):
         """The ids of pre-existing containers the function only wrote

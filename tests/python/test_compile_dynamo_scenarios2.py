@@ -861,6 +861,45 @@ def container_mutations_in_a_called_function():
     return dict(f=f, change=change, state=lambda: (dict(d), list(lst), sorted(s)))
 
 
+def _holey_set():
+    # (an order no copy of it has: {1, 2, 4, 5, 7, 8, 10, 11, 64, 37} holds
+    # 64 first once copied; at most 16 items, whose contents are guarded)
+    s = set(range(12))
+    for i in range(0, 12, 3):
+        s.discard(i)
+    s.update([100, 37, 64])
+    return s
+
+
+def a_changed_set_iterated_in_its_own_order():
+    # test_functions test_set_*: the order of a set the function changed is
+    # the real set's table's, not a copy's
+    S = _holey_set()
+
+    def f(x):
+        S.add(5.5)
+        S.discard(4)
+        return x * len(S), 7 in S, list(S), repr(S)[:20]
+    return dict(f=f, state=lambda: list(S))
+
+
+def set_pop_takes_the_sets_first_element():
+    S = _holey_set()
+
+    def f(x):
+        return x * 1, S.pop(), S.pop()
+    return dict(f=f, state=lambda: list(S))
+
+
+def a_changed_set_asked_only_membership_and_length():
+    S = _holey_set()
+
+    def f(x):
+        S.add(len(S))
+        return x * len(S), 41 in S
+    return dict(f=f, state=lambda: list(S))
+
+
 def aliased_global_list_written_through_another_name():
     L = [1]
 
@@ -1131,6 +1170,8 @@ SCENARIOS = [
     super_calls_with_effects, property_getter_and_setter_with_effects, getattr_with_a_counter,
     setattr_override_logs, class_attribute_bumped_by_a_classmethod, callable_object_with_state,
     container_mutations_in_a_called_function, aliased_global_list_written_through_another_name,
+    a_changed_set_iterated_in_its_own_order, set_pop_takes_the_sets_first_element,
+    a_changed_set_asked_only_membership_and_length,
     key_error_after_a_dict_mutation,
     partials_of_partials, default_list_argument_grows, defaults_changed_between_calls,
     recursion_with_a_memo,
@@ -1174,3 +1215,39 @@ def test_a_dynamo_scenario_compiled_does_what_eager_does(scenario, kind):
     got, _ = run(scenario, kind, True)
     for w, g in zip(want, got):
         assert g == w
+
+
+def test_a_changed_set_read_in_order_falls_back_and_explain_says_why():
+    S = _holey_set()
+
+    def f(x):
+        S.add(5.5)
+        return x * 2, list(S)
+
+    def g(x):
+        return x * 2, S.pop()
+
+    cf, cg = hop.compile(f), hop.compile(g)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cf(ARGS["hop"](1.0))
+        cg(ARGS["hop"](1.0))
+    assert cf.eager_calls == 1 and cg.eager_calls == 1
+    assert "a set the function changed is read again (its order may differ from eager's" \
+        in cf.explain()
+    assert "set.pop() of a set that existed before the call" in cg.explain()
+
+
+def test_a_changed_set_asked_only_membership_and_length_stays_compiled():
+    S = _holey_set()
+
+    def f(x):
+        S.add(len(S))
+        return x * len(S), 41 in S
+
+    cf = hop.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            cf(ARGS["hop"](1.0))
+    assert cf.eager_calls == 0 and len(cf.graphs) >= 1
