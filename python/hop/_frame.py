@@ -77,8 +77,8 @@ from ._frame_base import (
     _ALLOWED, _BreakHere, _CONST, _CONTAINERS, _CONTROL_FLOW, _DELETED, _finding_a_module,
     _Frame, _generated_library, _HANDLED, _INERT, _instructions, _INTERNAL, _LOAD, _LOAD_CONST,
     _NoMerge, _NULL, _numpy_written_back, _PAUSED, _rows_known_at_run_time, _site, _SKIP,
-    _static_rows, _steps_table, _Stop, _STORE, _symfloat, _traced, _TransGen, _UNBOUND,
-    _user_function, _userish, _YIELDED, is_user_code, Unsupported)
+    _static_rows, _steps_table, _Stop, _STORE, _symfloat, _traced, _TransGen, _TransMap,
+    _UNBOUND, _user_function, _userish, _YIELDED, is_user_code, Unsupported)
 from ._frame_merge import _Merging, _touches
 from ._frame_resume import _Breaking, Resume
 from ._frame_state import _MUTATORS, _Recorded, _State
@@ -382,6 +382,11 @@ class Translator(_State, _Merging, _Breaking):
                              f"state hop cannot see (a Python effect on this line)", self.depth)
         if f is isinstance and len(args) == 2 and not kwargs:
             return self._isinstance(*args)
+        if (f is map and len(args) >= 2 or f is filter and len(args) == 2) and not kwargs and \
+                not self.concrete and _userish(args[:1]) and \
+                not _userish([a for a in args[1:] if type(a) not in (_TransGen, _TransMap)]):
+            # (the user's function translated at each next(), as a generator's frame)
+            return self._make(_TransMap(self, args[0], args[1:], f is filter))
         self.opaque_call(f, args, kwargs)
         try:
             if (self.cells or self.globs or self.attrs or self.items) and \

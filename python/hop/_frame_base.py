@@ -282,7 +282,23 @@ def _userish(values, depth=0):
             f = v.func if t is functools.partial else getattr(v, "__wrapped__", None)
             if depth < 4 and _userish((f,), depth + 1):
                 return True
+        elif t in _LAZY or t.__module__ == "itertools":
+            # a lazy iterator: consuming it runs what it holds (map(f, xs)
+            # calls f; zip(map(...)), a user's generator): its __reduce__
+            # gives the function and the iterables (conservative if not)
+            try:
+                held = v.__reduce__()[1]
+            except Exception:
+                return True
+            if depth >= 4 or _userish(held if type(held) is tuple else (held,), depth + 1):
+                return True
+        elif t is types.GeneratorType:
+            if is_user_code(v.gi_code):  # (a real one: the translator's are _TransGen)
+                return True
     return False
+
+
+_LAZY = frozenset([map, filter, zip, enumerate, reversed])
 
 
 def _wraps_user(f):
@@ -441,6 +457,51 @@ class _TransGen:
             return v
         self.done = True
         raise StopIteration(got) if got is not None else StopIteration
+
+
+class _TransMap:
+    """map(f, *iterables) / filter(f, iterable) of a user function f while
+    translating: each next() takes the next items and translates f's call,
+    so its effects are recorded where the consumer asks for them, in eager's
+    order, as _TransGen's (a break in f is the consumer's call's)."""
+
+    def __init__(self, tr, f, iterables, keep):
+        self.tr = tr
+        self.f = f
+        self.its = [iter(i) for i in iterables]
+        self.keep = keep  # filter: the item when f's answer is true
+        self.done = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        while True:
+            if self.done:
+                raise StopIteration
+            args = []
+            for it in self.its:
+                try:
+                    args.append(next(it))
+                except StopIteration:
+                    self.done = True
+                    raise
+            tr = self.tr
+            saved = tr._cur
+            try:
+                out = tr._call_function(self.f, tuple(args), {})
+                if self.keep and not out:
+                    continue
+            except _BreakHere as b:
+                self.done = True
+                tr.gen_break = b
+                raise
+            except BaseException:
+                self.done = True
+                raise
+            finally:
+                tr._cur = saved
+            return args[0] if self.keep else out
 
 
 def _generated_library(frame):

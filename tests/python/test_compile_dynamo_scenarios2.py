@@ -523,6 +523,52 @@ def an_iterator_argument_partly_consumed():
     return dict(f=f, drive=drive)
 
 
+def map_and_filter_of_user_functions_with_effects():
+    # test_functions test_map_* / test_filter_*: the user's function runs
+    # once per item a consumer asks for, its effects in eager's order
+    log = []
+
+    def f(x):
+        r = list(map(lambda v: log.append(v) or x * v, filter(lambda v: log.append(-v) or v % 2,
+                                                              range(5))))
+        it = map(lambda a, b: log.append((a, b)) or a + b, [1, 2, 3], [10, 20])
+        first = next(it)
+        log.append("mid")
+        return r, first, list(it), sum(map(lambda v: v * 2, [x, x]))
+    return dict(f=f, state=lambda: list(log))
+
+
+def a_lazy_iterator_of_a_user_function_given_to_a_library_call():
+    # a map/zip/itertools iterator holding the user's function consumed by a
+    # library function (sorted, list): the user's code runs there, never
+    # unseen by the translator
+    import itertools
+    log = []
+
+    def f(x):
+        a = sorted(zip(map(lambda v: log.append(v) or -v, [1, 2]), "ab"))
+        b = list(itertools.takewhile(lambda v: log.append(v) or v < 2, [1, 2, 3]))
+        return x * len(a), a, b
+    return dict(f=f, state=lambda: list(log))
+
+
+def a_users_generator_made_before_the_call_consumed_by_list():
+    log = []
+
+    def gen():
+        log.append("gen")
+        yield 1
+        yield 2
+    g0 = [None]
+
+    def f(x):
+        return x, list(g0[0])
+
+    def change(i):
+        g0[0] = gen()
+    return dict(f=f, change=change, state=lambda: list(log))
+
+
 def comprehensions_nested_with_effects():
     log = []
 
@@ -1161,6 +1207,9 @@ SCENARIOS = [
     generator_returns_through_yield_from, generator_send_and_close,
     generator_partially_consumed_and_returned, a_global_iterator_advanced,
     an_iterator_argument_partly_consumed, comprehensions_nested_with_effects,
+    map_and_filter_of_user_functions_with_effects,
+    a_lazy_iterator_of_a_user_function_given_to_a_library_call,
+    a_users_generator_made_before_the_call_consumed_by_list,
     enumerate_and_reversed_over_a_list,
     with_user_cm_around_a_broadcast_error, with_user_cm_that_suppresses,
     with_in_a_loop_with_break_and_continue, with_returning_from_inside,
@@ -1251,3 +1300,19 @@ def test_a_changed_set_asked_only_membership_and_length_stays_compiled():
         for _ in range(3):
             cf(ARGS["hop"](1.0))
     assert cf.eager_calls == 0 and len(cf.graphs) >= 1
+
+
+def test_map_and_filter_of_a_user_function_stay_compiled_with_their_effects():
+    log = []
+
+    def f(x):
+        return list(map(lambda v: log.append(v) or x * v, filter(lambda v: v % 2, range(4))))
+
+    cf = hop.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for k in range(1, 4):
+            got = cf(ARGS["hop"](1.0))
+            assert [t.tolist() for t in got] == [[1.0, 2.0, 3.5], [3.0, 6.0, 10.5]]
+            assert log == [1, 3] * k
+    assert cf.eager_calls == 0 and len(cf.graphs) == 1
