@@ -269,9 +269,22 @@ class Translator(_State, _Merging, _Breaking):
             finally:
                 del err
         self._set_order_unread()
+        self._generators_left_open()
         out = self._unshadow(out)
         values = tuple(self._unshadow(e.values) for e in self.effects)
         return out, values
+
+    def _generators_left_open(self):
+        """Unsupported when a generator of the user's the function started
+        is left suspended inside a try, with or finally block: eager closes
+        it when it dies (GeneratorExit there runs that code on every call);
+        the translation never does."""
+        for g in self.made.values():
+            if type(g) is _TransGen and not g.done and g.pc > 0 and \
+                    g.fr.code.co_exceptiontable:
+                raise Unsupported(f"the generator {g.fr.code.co_qualname} is left suspended "
+                                  f"where closing it runs its own code (a try, with or finally "
+                                  f"block)", _site(g.fr.code, g.fr.line))
 
     def _check(self, frame):
         """The C call guard's question (_C._call_guard) for a frame whose

@@ -1160,6 +1160,27 @@ def custom_exception_with_attributes():
     return dict(f=f, state=lambda: list(log))
 
 
+def a_generator_left_suspended_in_its_finally_block():
+    # test_generator: a for loop's break (or a dropped generator) closes it,
+    # which runs its finally on every call
+    log = []
+
+    def gen():
+        try:
+            yield 1
+            yield 2
+        finally:
+            log.append("closed")
+
+    def f(x):
+        for v in gen():
+            log.append(v)
+            break
+        log.append("after")
+        return x * v
+    return dict(f=f, state=lambda: list(log))
+
+
 # ------------------------------------------------------------------- HOPs
 
 def hop_cond_reading_a_global_the_function_just_wrote():
@@ -1231,6 +1252,7 @@ SCENARIOS = [
     custom_exception_with_attributes,
     hop_cond_reading_a_global_the_function_just_wrote,
     hop_map_with_a_closure_and_effects_around_it, hop_wrap_of_a_nonlocal_value,
+    a_generator_left_suspended_in_its_finally_block,
 ]
 
 ARGS = {"hop": lambda v: hop.tensor(np.array([v, 2.0, 3.5], np.float32)),
