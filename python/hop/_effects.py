@@ -1037,6 +1037,13 @@ class _Calls:
                              "only when hop.compile translates the function")
         mod = getattr(cls, "__module__", "") or ""
         if _is_user(mod):
+            meta = inspect.getattr_static(type(cls), "__call__", None)
+            if isinstance(meta, types.FunctionType) and _is_user(_module_name(meta)):
+                self.add("call", f"makes a {cls.__qualname__}, which runs its metaclass's "
+                                 f"__call__ ({meta.__qualname__})")
+            d = inspect.getattr_static(cls, "__del__", None)
+            if isinstance(d, types.FunctionType) and _is_user(_module_name(d)):
+                self.add("call", f"makes a {cls.__qualname__}, whose __del__ runs when it dies")
             for name in ("__new__", "__init__", "__post_init__"):
                 try:
                     a = inspect.getattr_static(cls, name)

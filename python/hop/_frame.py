@@ -274,6 +274,20 @@ class Translator(_State, _Merging, _Breaking):
         values = tuple(self._unshadow(e.values) for e in self.effects)
         return out, values
 
+    def _check_class(self, cls):
+        """Unsupported for a class whose instances the translation cannot
+        make as eager does: a metaclass of the user's with __call__ (it runs
+        on every instantiation), or a __del__ of the user's (eager runs it
+        when each call's object dies; the translation's object is made once)."""
+        meta = type(cls).__call__
+        if meta is not type.__call__ and _user_function(meta):
+            self._fail(f"{cls.__qualname__}() runs its metaclass's __call__ "
+                       f"({type(cls).__qualname__}), which the translator does not follow")
+        d = getattr(cls, "__del__", None)
+        if _user_function(d):
+            self._fail(f"{cls.__qualname__} has a __del__ of the user's: eager runs it when "
+                       f"each call's object dies, the translation makes its objects once")
+
     def _generators_left_open(self):
         """Unsupported when a generator of the user's the function started
         is left suspended inside a try, with or finally block: eager closes
@@ -366,6 +380,8 @@ class Translator(_State, _Merging, _Breaking):
         call = getattr(type(f), "__call__", None)
         if not isinstance(f, type) and _user_function(call):
             return self._inline(call, (f,) + args, kwargs)  # a callable object of the user's
+        if isinstance(f, type) and not self.concrete:
+            self._check_class(f)
         if isinstance(f, type) and f.__new__ is object.__new__ and \
                 _user_function(getattr(f, "__init__", None)):
             obj = self._make(object.__new__(f))

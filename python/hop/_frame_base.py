@@ -273,8 +273,8 @@ def _userish(values, depth=0):
             if depth == 0 and _userish(v.values() if t is dict else v, 1):
                 return True
         elif isinstance(v, type):
-            if _user_type(v):
-                return True
+            if _user_type(v) or type(v) is not type and _user_type(type(v)):
+                return True  # (its methods, or its metaclass's: Meta.__call__)
         elif _user_type(t):
             return True
         elif t is functools.partial or t is functools._lru_cache_wrapper:

@@ -1181,6 +1181,32 @@ def a_generator_left_suspended_in_its_finally_block():
     return dict(f=f, state=lambda: list(log))
 
 
+def a_class_with_del_or_a_metaclass_call():
+    # test_misc: eager runs __del__ as each call's object dies and a
+    # metaclass's __call__ on every instantiation
+    log = []
+
+    class R:
+        def __del__(self):
+            log.append("del")
+
+    class Meta(type):
+        def __call__(cls, *a):
+            log.append("meta")
+            return super().__call__(*a)
+
+    class C(metaclass=Meta):
+        def __init__(self, v):
+            self.v = v
+
+    def f(x):
+        r = R()
+        log.append("made")
+        del r
+        return x * C(3).v
+    return dict(f=f, state=lambda: list(log))
+
+
 # ------------------------------------------------------------------- HOPs
 
 def hop_cond_reading_a_global_the_function_just_wrote():
@@ -1253,6 +1279,7 @@ SCENARIOS = [
     hop_cond_reading_a_global_the_function_just_wrote,
     hop_map_with_a_closure_and_effects_around_it, hop_wrap_of_a_nonlocal_value,
     a_generator_left_suspended_in_its_finally_block,
+    a_class_with_del_or_a_metaclass_call,
 ]
 
 ARGS = {"hop": lambda v: hop.tensor(np.array([v, 2.0, 3.5], np.float32)),
