@@ -286,6 +286,17 @@ def _class_attr(t, name):
 _DATA_DESCRIPTORS = (property, types.GetSetDescriptorType, types.MemberDescriptorType)
 
 
+def _user_get(a):
+    """The __get__ of the user's a descriptor a (a class attribute) runs
+    when read through an instance, or None (a function, property, class
+    or static method: their code is followed elsewhere)."""
+    if a is _MISSING or isinstance(a, (types.FunctionType, property, staticmethod, classmethod,
+                                       type)):
+        return None
+    g = getattr(type(a), "__get__", None)
+    return g if isinstance(g, types.FunctionType) and _is_user(_module_name(g)) else None
+
+
 def _static_attr(v, name):
     """v.name without running the user's code (no property, no
     __getattr__): a module's attribute, a class attribute, an instance's
@@ -690,11 +701,17 @@ class _Finder:
                     a = inspect.getattr_static(type(v), name)
                 except AttributeError:
                     a = _MISSING
+                get = _user_get(a)
                 if isinstance(a, property) and isinstance(a.fget, types.FunctionType) and \
                         _is_user(_module_name(a.fget)):
                     self.schedule(a.fget, {a.fget.__code__.co_varnames[0]: v}
                                   if a.fget.__code__.co_argcount else {}, {}, {},
                                   f" (in the property {a.fget.__qualname__}, read at "
+                                  f"{_site(code, line)})")
+                elif get is not None:
+                    # a descriptor of the user's: o.name runs its __get__(a, o, type(o))
+                    self.schedule(get, dict(zip(get.__code__.co_varnames[:2], (a, v))), {}, {},
+                                  f" (in the descriptor {get.__qualname__}, read at "
                                   f"{_site(code, line)})")
                 elif a is _MISSING:
                     self.dunders(frame, v, ("__getattr__",), line, code)

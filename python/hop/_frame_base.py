@@ -229,6 +229,10 @@ def _user_type(t):
                     v = v.fget
                 elif isinstance(v, (staticmethod, classmethod)):
                     v = v.__func__
+                elif not isinstance(v, (types.FunctionType, type)) and \
+                        type(v).__module__ != "builtins":
+                    # a descriptor of the user's (its __get__ runs on o.name)
+                    v = getattr(type(v), "__get__", None) or getattr(type(v), "__set__", None)
                 if isinstance(v, types.FunctionType) and is_user_code(v.__code__):
                     got = True
                     break

@@ -529,8 +529,10 @@ def _class_data(s, src, cls, depth, own):
                     break
                 if not hasattr(type(a), "__get__"):
                     _visit(s, src.child("attr", name), a, depth + 1)
-                elif isinstance(a, classmethod):
-                    # (C.m is a new bound method each time: the binding)
+                elif isinstance(a, classmethod) or not isinstance(
+                        a, (types.FunctionType, staticmethod, property)):
+                    # (C.m is a new bound method each time: the binding; a
+                    # descriptor of another kind may run the user's __get__)
                     s.add(Source("obj", klass, None, klass.__qualname__)
                           .child("attr", "__dict__").child("item", name), "id", a)
                 else:

@@ -1207,6 +1207,29 @@ def a_class_with_del_or_a_metaclass_call():
     return dict(f=f, state=lambda: list(log))
 
 
+class Counted:
+    """A descriptor of the user's whose __get__ has an effect."""
+
+    def __init__(self, log, v):
+        self.log, self.v = log, v
+
+    def __get__(self, obj, objtype=None):
+        self.log.append("get")
+        return self.v
+
+
+def a_descriptor_of_the_users_with_an_effect():
+    # test_misc test_user_descriptor: o.d runs __get__ once per read, never
+    # while hop scans or checks its guards
+    log = []
+    O = type("O", (), {"d": Counted(log, 5)})
+    o = O()
+
+    def f(x):
+        return x * o.d
+    return dict(f=f, state=lambda: list(log))
+
+
 # ------------------------------------------------------------------- HOPs
 
 def hop_cond_reading_a_global_the_function_just_wrote():
@@ -1280,6 +1303,7 @@ SCENARIOS = [
     hop_map_with_a_closure_and_effects_around_it, hop_wrap_of_a_nonlocal_value,
     a_generator_left_suspended_in_its_finally_block,
     a_class_with_del_or_a_metaclass_call,
+    a_descriptor_of_the_users_with_an_effect,
 ]
 
 ARGS = {"hop": lambda v: hop.tensor(np.array([v, 2.0, 3.5], np.float32)),
