@@ -665,6 +665,11 @@ class _Finder:
         elif k == "iter":
             t = ev.target
             if not self.is_pre(frame, t.prov):
+                # a new object of the user's class: its __iter__ (or, without
+                # one, the __getitem__ iter() calls item by item), self made
+                for kind, cls in (self.result(frame, r) for r in t.prov if r[0] == "r"):
+                    if kind == "new" and cls is not None:
+                        self.iter_dunders(cls, code, line)
                 return
             for v in self.candidates(frame, t.src):
                 if isinstance(v, collections.abc.Iterator):
@@ -672,7 +677,7 @@ class _Finder:
                                                       f"{self.describe(frame, t)}, advancing it",
                              code)
                     break
-                self.dunders(frame, v, ("__iter__",), line, code)
+                self.dunders(frame, v, ("__iter__", "__getitem__"), line, code)
         elif k == "with":
             vals = self.candidates(frame, ev.target.src)
             for v in vals:
@@ -725,6 +730,16 @@ class _Finder:
         vals = self.candidates(frame, t.src)
         return bool(vals) and all(isinstance(v, (int, float, complex, str, bytes, tuple,
                                                  frozenset, type(None))) for v in vals)
+
+    def iter_dunders(self, cls, code, line):
+        """The user's methods iteration over a new object of cls runs."""
+        for name in ("__iter__", "__getitem__") if _is_user(getattr(cls, "__module__", "")
+                                                            or "") else ():
+            a = _static_attr(cls, name)
+            if isinstance(a, types.FunctionType) and _is_user(_module_name(a)):
+                self.schedule(a, {}, {}, {}, f" (in {a.__qualname__}, run at "
+                                             f"{_site(code, line)})", self_new=True)
+                return
 
     def dunders(self, frame, v, names, line, code):
         """The user's special methods of v's class that an operation runs."""

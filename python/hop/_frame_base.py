@@ -302,7 +302,14 @@ def _userish(values, depth=0):
     return False
 
 
-_LAZY = frozenset([map, filter, zip, enumerate, reversed])
+class _Seq:
+    def __getitem__(self, i):
+        raise IndexError
+
+
+# (iter() of an object with __getitem__ only calls it on each next(); so
+# does iter(f, sentinel) call f)
+_LAZY = frozenset([map, filter, zip, enumerate, reversed, type(iter(_Seq())), type(iter(int, 1))])
 
 
 def _wraps_user(f):

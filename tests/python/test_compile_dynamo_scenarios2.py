@@ -1230,6 +1230,33 @@ def a_descriptor_of_the_users_with_an_effect():
     return dict(f=f, state=lambda: list(log))
 
 
+def old_iteration_protocol_and_iter_of_a_callable():
+    # test_functions: iter() of an object with __getitem__ only calls it
+    # item by item, iter(f, sentinel) calls f: the user's code each time
+    log = []
+
+    class Seq:
+        def __getitem__(self, i):
+            log.append(i)
+            if i > 2:
+                raise IndexError
+            return i
+    held = Seq()
+    box = [0]
+
+    def tick():
+        box[0] += 1
+        log.append(("tick", box[0]))
+        return box[0] % 3
+
+    def f(x):
+        s = 0
+        for v in Seq():
+            s += v
+        return x * s, list(held), list(iter(tick, 0))
+    return dict(f=f, state=lambda: list(log))
+
+
 # ------------------------------------------------------------------- HOPs
 
 def hop_cond_reading_a_global_the_function_just_wrote():
@@ -1304,6 +1331,7 @@ SCENARIOS = [
     a_generator_left_suspended_in_its_finally_block,
     a_class_with_del_or_a_metaclass_call,
     a_descriptor_of_the_users_with_an_effect,
+    old_iteration_protocol_and_iter_of_a_callable,
 ]
 
 ARGS = {"hop": lambda v: hop.tensor(np.array([v, 2.0, 3.5], np.float32)),
