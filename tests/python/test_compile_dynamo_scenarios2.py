@@ -1257,6 +1257,20 @@ def old_iteration_protocol_and_iter_of_a_callable():
     return dict(f=f, state=lambda: list(log))
 
 
+def an_error_of_the_code_after_a_break_after_effects():
+    # test_repros: a size the plan computes (a graph break hands it to
+    # Python) makes the reshape after the break raise: the effects before
+    # it happen once, as eagerly, and the error is eager's
+    log = []
+
+    def f(x):
+        log.append("before")
+        n = int((x > 0).sum())
+        log.append(n)
+        return x.reshape(n, -1)
+    return dict(f=f, state=lambda: list(log))
+
+
 # ------------------------------------------------------------------- HOPs
 
 def hop_cond_reading_a_global_the_function_just_wrote():
@@ -1332,6 +1346,7 @@ SCENARIOS = [
     a_class_with_del_or_a_metaclass_call,
     a_descriptor_of_the_users_with_an_effect,
     old_iteration_protocol_and_iter_of_a_callable,
+    an_error_of_the_code_after_a_break_after_effects,
 ]
 
 ARGS = {"hop": lambda v: hop.tensor(np.array([v, 2.0, 3.5], np.float32)),
