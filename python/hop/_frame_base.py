@@ -425,32 +425,24 @@ class _Frame:
     __slots__ = ("func", "code", "fast", "cells", "stack", "kwnames", "line", "pc", "handling")
 
 
-class _TransGen:
-    """A generator of the user's (a generator function called, a generator
-    expression) while translating: each next() translates its frame to the
-    next YIELD_VALUE, so its effects are recorded where its consumer (a
-    loop of the translated code, sum(), tuple(), any()) asks for them, in
+class _Lazy:
+    """What the translator hands a consumer in place of a lazy iterator of
+    the user's (_TransGen, _TransMap): each next() translates more of the
+    user's code, its effects recorded where the consumer asks for them, in
     eager's order.  A break inside it is the consumer's call's (the root
     frame breaks at that statement: _Hoist); a library consumer that
     catches it makes the translation Unsupported (gen_break)."""
 
-    def __init__(self, tr, fr):
-        self.tr = tr
-        self.fr = fr
-        self.pc = 0
-        self.done = False
-
     def __iter__(self):
         return self
 
-    def __next__(self):
-        if self.done:
-            raise StopIteration
+    def _translate(self, step, *args):
+        """step(*args), the translation of the next part; the iterator is
+        done once it raised."""
         tr = self.tr
         saved = tr._cur
-        tr.depth += 1
         try:
-            got = tr._execute(self.fr, self.pc)
+            return step(*args)
         except _BreakHere as b:
             self.done = True
             tr.gen_break = b
@@ -459,8 +451,25 @@ class _TransGen:
             self.done = True
             raise
         finally:
-            tr.depth -= 1
             tr._cur = saved
+
+
+class _TransGen(_Lazy):
+    """A generator of the user's (a generator function called, a generator
+    expression) while translating: each next() translates its frame to the
+    next YIELD_VALUE (for its consumer: a loop of the translated code,
+    sum(), tuple(), any())."""
+
+    def __init__(self, tr, fr):
+        self.tr = tr
+        self.fr = fr
+        self.pc = 0
+        self.done = False
+
+    def __next__(self):
+        if self.done:
+            raise StopIteration
+        got = self._translate(self._resume)
         if got is _YIELDED:
             self.pc = self.fr.pc
             v = self.fr.stack.pop()
@@ -469,12 +478,18 @@ class _TransGen:
         self.done = True
         raise StopIteration(got) if got is not None else StopIteration
 
+    def _resume(self):
+        tr = self.tr
+        tr.depth += 1
+        try:
+            return tr._execute(self.fr, self.pc)
+        finally:
+            tr.depth -= 1
 
-class _TransMap:
+
+class _TransMap(_Lazy):
     """map(f, *iterables) / filter(f, iterable) of a user function f while
-    translating: each next() takes the next items and translates f's call,
-    so its effects are recorded where the consumer asks for them, in eager's
-    order, as _TransGen's (a break in f is the consumer's call's)."""
+    translating: each next() takes the next items and translates f's call."""
 
     def __init__(self, tr, f, iterables, keep):
         self.tr = tr
@@ -483,13 +498,8 @@ class _TransMap:
         self.keep = keep  # filter: the item when f's answer is true
         self.done = False
 
-    def __iter__(self):
-        return self
-
     def __next__(self):
-        while True:
-            if self.done:
-                raise StopIteration
+        while not self.done:
             args = []
             for it in self.its:
                 try:
@@ -497,22 +507,12 @@ class _TransMap:
                 except StopIteration:
                     self.done = True
                     raise
-            tr = self.tr
-            saved = tr._cur
-            try:
-                out = tr._call_function(self.f, tuple(args), {})
-                if self.keep and not out:
-                    continue
-            except _BreakHere as b:
-                self.done = True
-                tr.gen_break = b
-                raise
-            except BaseException:
-                self.done = True
-                raise
-            finally:
-                tr._cur = saved
-            return args[0] if self.keep else out
+            out = self._translate(self.tr._call_function, self.f, tuple(args), {})
+            if not self.keep:
+                return out
+            if self._translate(bool, out):
+                return args[0]
+        raise StopIteration
 
 
 def _generated_library(frame):

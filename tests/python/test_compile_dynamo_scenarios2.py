@@ -15,7 +15,6 @@ rebound to it with `own`).  A factory returns a dict: `f` the function,
 on both copies), `drive(fn, x)` (how the call is made: by default
 `fn(x)`)."""
 
-import collections
 import contextlib
 import functools
 import io
@@ -26,28 +25,9 @@ import numpy as np
 import pytest
 
 import hop
+from test_compile_dynamo_python import plain
 
 CALLS = 4
-
-
-def plain(v, depth=0):
-    if depth > 6:
-        return ("deep",)
-    if isinstance(v, hop.Tensor):
-        return ("tensor", v.dtype.name, v.tolist())
-    if isinstance(v, np.ndarray):
-        return ("ndarray", str(v.dtype), v.tolist())
-    if isinstance(v, np.generic):
-        return (type(v).__name__, v.item())
-    if isinstance(v, (list, tuple)):
-        return (type(v).__name__, [plain(x, depth + 1) for x in v])
-    if isinstance(v, dict):
-        return ("dict", [(plain(k, depth + 1), plain(x, depth + 1)) for k, x in v.items()])
-    if isinstance(v, (set, frozenset)):
-        return (type(v).__name__, sorted(repr(x) for x in v))
-    if callable(v) and not isinstance(v, type):
-        return ("callable", type(v).__name__)
-    return (type(v).__name__, repr(v))
 
 
 def own(g, fn):
@@ -264,8 +244,8 @@ class Pair:
 
 
 def g_object_attr(x):
-    val = x + G_OBJECT.y
-    G_OBJECT.y += 1
+    val = x + G_OBJECT.y  # noqa: F821  (bound in the scenario's namespace: own())
+    G_OBJECT.y += 1  # noqa: F821  (bound in the scenario's namespace: own())
     return val
 
 
@@ -285,12 +265,12 @@ def fresh_name():
 class Variable:
     def __init__(self, value, name=None):
         self.value = value
-        self.name = name or FRESH()
+        self.name = name or FRESH()  # noqa: F821  (bound in the scenario's namespace: own())
 
 
 def inline_store_global_through_init(x):
-    a = VAR(x)
-    b = VAR(x * 2)
+    a = VAR(x)  # noqa: F821  (bound in the scenario's namespace: own())
+    b = VAR(x * 2)  # noqa: F821  (bound in the scenario's namespace: own())
     return a.value + b.value, a.name + b.name
 
 
@@ -362,7 +342,7 @@ def del_global_presence(x):
         del _DG_C
     except NameError as e:
         y = y + 1
-        LOG.append(str(e))
+        LOG.append(str(e))  # noqa: F821  (bound in the scenario's namespace: own())
     return y
 
 
@@ -415,7 +395,7 @@ def an_empty_closure_cell_filled_between_calls():
 
 
 def global_helper_rebound(x):
-    return HELPER(x) + SCALE
+    return HELPER(x) + SCALE  # noqa: F821  (bound in the scenario's namespace: own())
 
 
 def a_global_function_and_scale_rebound_between_calls():
@@ -1101,7 +1081,7 @@ def raise_after_effects_on_a_data_dependent_test():
 def g_raise_after_global(x):
     global G_STEP
     G_STEP += 1
-    LOG.append(G_STEP)
+    LOG.append(G_STEP)  # noqa: F821  (bound in the scenario's namespace: own())
     return x + x[:2]
 
 
