@@ -21,8 +21,8 @@ attribute and item steps) that re-reads the value on a later call:
           Python allows (Guard), so a replaced object is freed and a freed
           one's guard never passes; lists, dicts, tuples and objects of a
           class with __slots__ and no __weakref__ are held strongly.
-  len     a list or dict: the same length (its items guarded too when
-          it has at most _MAX_ITEMS).
+  len     a list or dict, a deque, array.array or bytearray: the same
+          length (its items guarded too when it has at most _MAX_ITEMS).
   eq      a small set: an equal set.
   absent  a global the code loads that neither the globals nor the
           builtins defined, or an empty closure cell: still so (eager reads
@@ -42,6 +42,8 @@ tens of ns per guard and nothing when there are none.  Only when it fails does
 the new objects (and the new captured tensors) for the next fast check.
 """
 
+import array
+import collections
 import keyword
 import math
 import sys
@@ -72,6 +74,12 @@ if _np is not None:
 # Objects whose attributes are not walked: code, classes, modules' innards.
 _OPAQUE = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
            types.ModuleType, types.CodeType, _C.Tensor, type(_C.float32))
+
+
+# The standard library's mutable sequences without a __dict__ to walk: their
+# length and items are guarded as a list's (before, only their identity: a
+# closed-over deque's d[0] or len(d) was baked into the plan, silently).
+_SEQUENCES = (collections.deque, array.array, bytearray)
 
 
 def is_value(v):
@@ -465,7 +473,7 @@ def _walk_children(s, src, v, depth):
         if w is not None and not is_hop_function(w):
             _collect_functions(s, w)
         return
-    if isinstance(v, (list, tuple, dict)):
+    if isinstance(v, (list, tuple, dict) + _SEQUENCES):
         if len(v) > _MAX_ITEMS:
             # its length at least (one C call): a log the function reads
             # back (`len(LOG)`, `LOG[-1]`) grows between calls, and a

@@ -1251,6 +1251,27 @@ def an_error_of_the_code_after_a_break_after_effects():
     return dict(f=f, state=lambda: list(log))
 
 
+def library_sequences_read_and_changed_between_calls():
+    # test_repros: a closed-over deque, array.array and bytearray read by
+    # the function (an item, the length) and changed by the caller
+    import array
+    import collections
+    dq = collections.deque([1, 2])
+    arr = array.array("d", [1.5])
+    buf = bytearray(b"\x02")
+
+    def f(x):
+        return x * dq[0] + len(dq), x * arr[0], x * buf[0]
+
+    def change(i):
+        if i == 1:
+            dq.appendleft(5)
+        if i == 2:
+            arr[0] = -1.0
+            buf[0] = 7
+    return dict(f=f, change=change)
+
+
 # ------------------------------------------------------------------- HOPs
 
 def hop_cond_reading_a_global_the_function_just_wrote():
@@ -1327,6 +1348,7 @@ SCENARIOS = [
     a_descriptor_of_the_users_with_an_effect,
     old_iteration_protocol_and_iter_of_a_callable,
     an_error_of_the_code_after_a_break_after_effects,
+    library_sequences_read_and_changed_between_calls,
 ]
 
 ARGS = {"hop": lambda v: hop.tensor(np.array([v, 2.0, 3.5], np.float32)),
