@@ -366,7 +366,10 @@ class Translator(_State, _Merging, _Breaking):
             if kind is None:
                 self._fail(f"{type(owner).__name__}.{f.__name__}() on a {type(owner).__name__} "
                            f"hop cannot trace to its owner")
-        if f is builtins.len and len(args) == 1:
+        if (f is len or f is sorted or f is min or f is max or f is set or f is frozenset) \
+                and len(args) == 1 and not kwargs:
+            # (a set's answer in any iteration order; no key, whose ties keep
+            # the order met)
             self._set_order_free(args[0])
         if f is builtins.print:
             for a in list(args) + list(kwargs.values()):
