@@ -109,7 +109,7 @@ class _Entry:
             # resumes compiled (no guard: Python runs whatever the call is)
             try:
                 return fr.stop.run_prefix(args, kwargs, _compile_resume)
-            except _C.GuardError as e:
+            except (_C.GuardError,) + _RUN_ERRORS as e:
                 raise _Ran(e) from None
         shared = _shared_with_env(args, kwargs, fr) if fr.arg_containers else None
         if shared is not None:
@@ -124,7 +124,9 @@ class _Entry:
             if fr.stop is not None:
                 # a graph break: the instruction in Python, then the resume
                 return fr.stop.resume(out, _compile_resume)
-        except _C.GuardError as e:
+        except (_C.GuardError,) + _RUN_ERRORS as e:
+            # (the user's code raised it after the plan ran and the effects
+            # were replayed: the call's own error, never a rerun's cause)
             raise _Ran(e) from None
         return out
 
@@ -169,10 +171,12 @@ class _PlanRaised(BaseException):
 
 
 class _Ran(BaseException):
-    """A GuardError that the user's code raised after the plan ran (a
-    replayed effect, the code after a graph break): the call's own error,
-    never a guard's miss, which would run the plan and the effects again.
-    CompiledFunction raises the error itself."""
+    """A GuardError, or one of _RUN_ERRORS, that the user's code raised
+    after the plan ran (a replayed effect, the code after a graph break: a
+    reshape to a size the plan computed): the call's own error, never a
+    guard's miss nor a plan's error, either of which would run the plan (or
+    the call eagerly) and the effects again.  CompiledFunction raises the
+    error itself."""
 
     def __init__(self, error):
         super().__init__(error)
