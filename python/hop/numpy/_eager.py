@@ -90,11 +90,16 @@ def call(name, args):
     if plan is None:
         return None
     impl, casts, out_dt, out_hop = plan
-    vals = [a._tv if type(a) is ndarray else a for a in args]
-    for i, c in enumerate(casts):
-        if c is not None:
-            vals[i] = _core.cast(vals[i], c)
-    r = impl(*vals)
+    u = x._tv if type(x) is ndarray else x
+    if casts[0] is not None:
+        u = _core.cast(u, casts[0])
+    if len(args) == 1:
+        r = impl(u)
+    else:
+        v = y._tv if type(y) is ndarray else y
+        if casts[1] is not None:
+            v = _core.cast(v, casts[1])
+        r = impl(u, v)
     if r.dtype is not out_hop:
         r = _core.cast(r, out_dt)
     return ndarray(r)
