@@ -18,7 +18,7 @@ An operand's key is what NumPy 1.24's dtype resolution reads of it:
   values NumPy casts by (_core._INT_CLASSES: their bounds are 2**k - 1 and
   -2**k), so that every int of one key gets the dtype of the first;
 - a Python float: NumPy's np.min_scalar_type of it (the class NumPy casts
-  a float scalar by: float16, float32 or float64).
+  a float scalar by: float16, float32 or float64), by its type character.
 Anything else (a 0-d array or NumPy scalar, whose value NumPy casts by; a
 complex, a list, an np.ndarray, a hop.Tensor, a NumpyArg) has no key: the
 general path takes the call, as it does any call with keywords, one
@@ -58,7 +58,7 @@ def _key(x):
             return None
         return x._tv.dtype
     if t is float:
-        return _min_scalar_type(x)
+        return _min_scalar_type(x).char  # (a str: no int key's, and cheap to hash)
     if t is int:
         return x.bit_length() if x >= 0 else -1 - (~x).bit_length()
     if t is bool:
