@@ -524,6 +524,10 @@ def result_kind(values, default=ndarray):
 # side (a hop.Tensor's operators give hop's own semantics).
 def _binop(name, reflected=False, py=None):
     def op(self, other):
+        if type(self) is ndarray:
+            r = _eager.call(name, (other, self) if reflected else (self, other))
+            if r is not None:
+                return r
         from ._ufuncs import call_ufunc, takes
         if _defers_to(self, other) or not takes(other):
             return NotImplemented
@@ -662,6 +666,10 @@ def _unop(name, py):
             return self if self._scalar else self.copy()[()] if self.ndim == 0 else self.copy()
         if self._scalar and _reported_scalar_math(self, None):
             return _numpy_scalar_math(py, (self,))
+        if type(self) is ndarray:
+            r = _eager.call(name, (self,))
+            if r is not None:
+                return r
         return call_ufunc(name, (self,), {}, type(self))
     op.__name__ = name
     return op
@@ -855,3 +863,6 @@ def _rdivmod(self, other):
 
 ndarray.__divmod__ = _divmod
 ndarray.__rdivmod__ = _rdivmod
+
+
+from . import _eager  # noqa: E402 (it imports ndarray from here)

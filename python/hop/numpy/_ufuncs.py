@@ -15,7 +15,7 @@ import math
 import numpy as _np
 
 from .. import _C
-from . import _core, _corder, _storage
+from . import _core, _corder, _eager, _storage
 from ._ndarray import ndarray, NumpyArg, result_kind, wrap
 
 __all__ = ["array_ufunc", "call_ufunc", "takes", "UFUNCS"]
@@ -421,27 +421,40 @@ def _compute(name, ops, out_dt):
         if name == "logical_not":
             return _C.logical_not(vals[0])
         return impl(*vals)
+    if name == "matmul" and out_dt == _np.dtype(bool):
+        vals = [_core.cast(o.t, _np.dtype(_np.int64)) for o in ops]
+        return _C.ne(_C.matmul(*vals), 0)
+    impl, cdt = loop(name, ops, out_dt)
+    if name in ("power", "float_power"):
+        _check_negative_powers(name, ops, cdt)
+    # (composed of several ops: every operand a tensor)
+    vals = _all_tensor(ops, cdt) if impl in _DIRECT else compute_tensors(ops, cdt, name)
+    r = impl(*vals)
+    return _core.cast(r, out_dt)
+
+
+def loop(name, ops, out_dt):
+    """(implementation, compute dtype) of ufunc `name` (not a logical one)
+    on operands ops whose result dtype is out_dt: the dtype NumPy's loop
+    reads its inputs in, and hop's implementation of that loop."""
+    impl = UFUNCS[name][1]
     if name in _COMPARE:
         cdt = _core.result_dtype(ops, name)
     elif name in _PREDICATES:
         cdt = ops[0].dtype if ops[0].dtype is not None else _np.dtype(float)
     elif name in ("absolute", "fabs") and ops[0].dtype is not None and ops[0].dtype.kind == "c":
         cdt = ops[0].dtype  # |z|: read complex, give its parts' dtype
-    elif name == "matmul":
-        cdt = out_dt
-        if out_dt == _np.dtype(bool):
-            vals = [_core.cast(o.t, _np.dtype(_np.int64)) for o in ops]
-            return _C.ne(_C.matmul(*vals), 0)
     else:
         cdt = out_dt
-        if name in ("power", "float_power"):
-            _check_negative_powers(name, ops, cdt)
     if cdt.kind == "c" and name in _corder.UFUNCS:
         impl = _corder.UFUNCS[name]  # NumPy's lexicographic order, on the parts
-    # (composed of several ops: every operand a tensor)
-    vals = _all_tensor(ops, cdt) if impl in _DIRECT else compute_tensors(ops, cdt, name)
-    r = impl(*vals)
-    return _core.cast(r, out_dt)
+    return impl, cdt
+
+
+def direct(impl):
+    """Whether implementation impl is one op that takes a Python scalar
+    operand as it is (a weak scalar)."""
+    return impl in _DIRECT
 
 
 def compute_tensors(ops, cdt, name):
@@ -571,14 +584,7 @@ def call_ufunc(name, args, kwargs, kind):
             lambda a, b: uf(_np.empty((1, 1), _np.asarray(a).dtype),
                             _np.empty((1, 1), _np.asarray(b).dtype), **extra), ops, name)[0]
     else:
-        try:
-            out_dt = _core.result_dtypes(lambda *d: uf(*d, **extra), ops, f"numpy.{name}")[0]
-        except ValueError:
-            if name != "power" or extra:
-                raise
-            # an integer to a negative power: NumPy resolves the types (and
-            # checks out's cast) before it raises for the values
-            out_dt = _core.result_dtype(ops, name)
+        out_dt = result_dtype(name, uf, ops, extra)
     _core.hop_dtype(out_dt, f"numpy.{name}")
     if dtype is not None and name not in _COMPARE and name not in _LOGICAL:
         ops = [_core.Opnd(t=_core.cast(o.t, _np.dtype(dtype)), dtype=_np.dtype(dtype))
@@ -618,6 +624,19 @@ def call_ufunc(name, args, kwargs, kind):
         inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
         return transpose(wrap(kind, r), inverse, _kind=kind)
     return wrap(kind, r, scalar=r.ndim == 0)
+
+
+def result_dtype(name, uf, ops, extra):
+    """The result dtype of ufunc uf (`name`, not matmul) on operands ops
+    with keywords extra (dtype=, casting=), as NumPy resolves it."""
+    try:
+        return _core.result_dtypes(lambda *d: uf(*d, **extra), ops, f"numpy.{name}")[0]
+    except ValueError:
+        if name != "power" or extra:
+            raise
+        # an integer to a negative power: NumPy resolves the types (and
+        # checks out's cast) before it raises for the values
+        return _core.result_dtype(ops, name)
 
 
 def _in_order(t, order):
@@ -735,6 +754,10 @@ def _call_divmod(args, kwargs, kind):
 def array_ufunc(ufunc, method, inputs, kwargs):
     """__array_ufunc__ of hop.numpy arrays and hop.Tensor."""
     name = ufunc.__name__
+    if method == "__call__" and not kwargs:
+        r = _eager.call(name, inputs)
+        if r is not None:
+            return r
     everything = tuple(inputs) + tuple(v for v in (kwargs.get("out") or ())
                                        if isinstance(kwargs.get("out"), tuple)) \
         + ((kwargs["out"],) if "out" in kwargs and not isinstance(kwargs["out"], tuple) else ())
