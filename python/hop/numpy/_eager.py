@@ -90,13 +90,13 @@ def call(name, args):
     if plan is None:
         return None
     impl, casts, out_dt, out_hop = plan
-    u = x._tv if type(x) is ndarray else x
+    u = x._t if type(x) is ndarray else x  # (_t: an eager copy-view refreshed after a write)
     if casts[0] is not None:
         u = _core.cast(u, casts[0])
     if len(args) == 1:
         r = impl(u)
     else:
-        v = y._tv if type(y) is ndarray else y
+        v = y._t if type(y) is ndarray else y
         if casts[1] is not None:
             v = _core.cast(v, casts[1])
         r = impl(u, v)
