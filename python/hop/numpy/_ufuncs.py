@@ -659,6 +659,13 @@ def _k_order(uf, extra, args, ops, kind, where=True, wt=None):
     if where is not True:
         return memory_order(kind, tuple(args) + (where,), nd)
     how = "iter"
+    if kind is ndarray and _storage.current() is None:
+        # eager: C order when every operand is C-contiguous (one check)
+        if nd < 2 or _storage.eager_c(args):
+            return None
+        if _reads_inputs_as_they_are(uf, extra, ops):
+            how = "ufunc"
+        return _storage.eager_order(args, nd, how)
     # (asked in hop.compile's eager run that records the path too: a value
     # class the probe alone needs is a branch point of both runs)
     if kind is NumpyArg and nd >= 2 and (_storage.current() is not None or _core._recording()) \
@@ -693,22 +700,34 @@ def memory_order(kind, operands, nd, order="K", default="K", how="iter"):
     records a decision that read an argument's layout for hop.compile to
     make again), 'F' reversed, 'A' 'F' when the first operand is in Fortran
     order and not C order (_storage.fortran_only), else 'C'.  None for C
-    order, also for arrays that are not NumPy's (hop.numpy's eager arrays
-    are C-ordered tensors) and when a layout is known only at run time."""
+    order, also for arrays that are not NumPy's (hop.Tensor; hop.numpy's
+    arrays of hop.trace) and when a layout is known only at run time.  An
+    eager hop.numpy array's layout is its own (_storage.eager_order, by the
+    same rules; C order after one check when every operand is C-contiguous)."""
     if order is None:
         order = default
     if isinstance(order, str) and order.upper() in ("C", "F", "A", "K"):
         order = order.upper()
     else:
         raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
-    if kind is not NumpyArg or nd < 2 or order == "C":
+    if kind not in (NumpyArg, ndarray) or nd < 2 or order == "C":
+        return None
+    run = _storage.current()
+    if kind is ndarray and (run is not None or _core.tracing()):
         return None
     if order == "F":
         return tuple(reversed(range(nd)))
-    run = _storage.current()
-    if run is None:
-        return None
     arrays = [a for a in operands if isinstance(a, (ndarray, _np.ndarray))]
+    if run is None:
+        if kind is NumpyArg:
+            return None
+        # eager hop.numpy: its arrays' own layouts, by the same rules
+        if _storage.eager_c(arrays[:1] if order == "A" else arrays):
+            return None
+        if order == "A":
+            c, f = _storage._contiguous(*_storage.eager_layout(arrays[0]))
+            return tuple(reversed(range(nd))) if f and not c else None
+        return _storage.eager_order(arrays, nd, how)
     if order == "A":
         fortran = bool(arrays) and _storage.fortran_only(arrays[0], run)
         if fortran is None:
