@@ -11,8 +11,10 @@ general path's own (_ufuncs.result_dtype, _ufuncs.loop, _core.as_compute),
 so there is no second promotion table; what this module adds is the key.
 
 An operand's key is what NumPy 1.24's dtype resolution reads of it:
-- a hop.numpy array of one or more dimensions (exactly hop.numpy.ndarray,
-  not a view of a run's storage): its dtype;
+- a C-contiguous hop.numpy array of one or more dimensions (exactly
+  hop.numpy.ndarray, not a view of a run's storage nor a view hop made as
+  a copy): its dtype (another layout's result has NumPy's K order, which
+  the general path decides);
 - a Python bool: its type;
 - a Python int: its sign and bit length, which separate every class of
   values NumPy casts by (_core._INT_CLASSES: their bounds are 2**k - 1 and
@@ -54,8 +56,9 @@ def _key(x):
     """Operand x's key (the module's docstring), or None."""
     t = type(x)
     if t is ndarray:
-        if x._st is not None or x._tv.ndim == 0:
-            return None
+        if x._st is not None or x._cp is not None or x._tv.ndim == 0 or \
+                not x._tv.is_contiguous():
+            return None  # (another layout: NumPy's K order, _storage.eager_order)
         return x._tv.dtype
     if t is float:
         return _min_scalar_type(x).char  # (a str: no int key's, and cheap to hash)
