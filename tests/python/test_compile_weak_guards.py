@@ -45,7 +45,7 @@ def x16():
     return hop.tensor(np.arange(4, dtype=np.float32))
 
 
-def test_a_replaced_global_object_is_freed_and_the_call_follows_the_new_one():
+def test_a_replaced_global_object_is_freed_and_the_call_follows_the_new_one(heap_frozen):
     global CFG
     CFG = Cfg(2.0)
     cf = hop.compile(scaled)
@@ -69,7 +69,7 @@ def test_an_unchanged_weakly_guarded_object_keeps_the_plan():
     assert cf.recompiles == 0 and cf.eager_calls == 0
 
 
-def test_a_replaced_closed_over_object_is_freed():
+def test_a_replaced_closed_over_object_is_freed(heap_frozen):
     box = [Cfg(5.0)]
 
     def make():
@@ -93,7 +93,7 @@ def test_a_replaced_closed_over_object_is_freed():
     assert old() is None
 
 
-def test_an_object_at_a_freed_guarded_objects_address_does_not_pass_its_guard():
+def test_an_object_at_a_freed_guarded_objects_address_does_not_pass_its_guard(heap_frozen):
     global OBJ
     OBJ = Plain()
     cf = hop.compile(by_class)
