@@ -145,6 +145,17 @@ def _shape_arg(shape):
     return (_int_arg(shape),)
 
 
+def _newshape(newshape):
+    """reshape's shape argument as NumPy 1.24 reads it: (the shape as given,
+    for its error's text; the shape to make), any negative size the one
+    unknown dimension (-2 counts as -1), two of them NumPy's ValueError."""
+    shape = _shape_arg(newshape)
+    unknown = [i for i, d in enumerate(shape) if isinstance(d, int) and d < 0]
+    if len(unknown) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    return shape, tuple(-1 if i in unknown else d for i, d in enumerate(shape))
+
+
 def _int_arg(n, what="an integer is required"):
     """A size or axis argument as NumPy reads it: an int, a SymInt, or what
     has __index__ (not a bool, not a float: TypeError)."""
@@ -164,22 +175,22 @@ def reshape(a, newshape, order="C", *, _kind=None):
         # Fortran order: the C-order reshape of the reversed axes, reversed
         # back (as NumPy's, a view exactly when that composition is one)
         kind = _kind or _kind_of(a)
-        shape = _shape_arg(newshape)
+        shape, make = _newshape(newshape)
         try:
-            r = reshape(transpose(a, _kind=kind), shape[::-1], "C", _kind=kind)
+            r = reshape(transpose(a, _kind=kind), make[::-1], "C", _kind=kind)
         except ValueError:
             raise ValueError(f"cannot reshape array of size {_size(_t(a, 'reshape').shape)} "
-                             f"into shape {shape}") from None
+                             f"into shape {_core.shape_text(shape)}") from None
         return transpose(r, _kind=kind)
     if order not in ("C", "A"):
         raise _C.UnsupportedError(f"hop.numpy: reshape with order={order!r} is not supported")
     t = _t(a, "reshape")
-    shape = _shape_arg(newshape)
+    shape, make = _newshape(newshape)
     try:
-        r = t.reshape(tuple(shape))
+        r = t.reshape(make)
     except _C.ShapeError:
         raise ValueError(f"cannot reshape array of size {_size(t.shape)} into shape "
-                         f"{shape}") from None
+                         f"{_core.shape_text(shape)}") from None
     kind = _kind or _kind_of(a)
     out = tuple(r.shape)
     run = _storage.current()

@@ -12,25 +12,9 @@ last first; the first failing check is the error.  Each is modelled here
 in that order (tests/python/test_numpy_reduce_out.py draws shapes against
 NumPy's own errors)."""
 
+from ._core import shape_text
+
 _NEWAXIS = -1
-
-
-def shape_text(dims, ending=""):
-    """NumPy's convert_shape_to_string: (2,3), (5,), a leading unknown
-    dimension left out and a later one named newaxis."""
-    dims = list(dims)
-    i = 0
-    while i < len(dims) and dims[i] < 0:
-        i += 1
-    if i == len(dims):
-        return "()" + ending
-    parts = [str(dims[i])]
-    first = i
-    for d in dims[i + 1:]:
-        parts.append("newaxis" if d < 0 else str(d))
-    if first + len(parts) == 1:
-        return f"({parts[0]},){ending}"
-    return "(" + ",".join(parts) + ")" + ending
 
 
 def check(ufunc, shape, axes, keepdims, out_shape, where_shape=None):
