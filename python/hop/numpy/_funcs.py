@@ -931,7 +931,8 @@ def dot(a, b, out=None, *, _kind=None):
     ta, tb = _t(a, "dot"), _t(b, "dot")
     if ta.ndim == 0 or tb.ndim == 0:
         from ._ufuncs import call_ufunc
-        return call_ufunc("multiply", (a, b), {"out": out} if out is not None else {}, kind)
+        r = call_ufunc("multiply", (a, b), {}, kind)
+        return r if out is None else _dot_into(r._t, out, kind)
     ta, tb = _core.promote(ta, tb)
     dt = _core.np_dtype(ta)
     if dt == _np.dtype(bool):
@@ -952,7 +953,27 @@ def dot(a, b, out=None, *, _kind=None):
         r = r.reshape(tuple(ta.shape[:-1]) + rest)
     if dt == _np.dtype(bool):
         r = _C.ne(r, 0)
-    return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what="dot")
+    if out is not None:
+        return _dot_into(r, out, kind)
+    return _out(kind, r, scalar=r.ndim == 0, what="dot")
+
+
+def _dot_into(r, out, kind):
+    """np.dot(..., out=out) of result tensor r: NumPy's checks (out exactly
+    the result's dtype and number of dimensions, a C-contiguous writeable
+    array, then its shape), r written into it, and out returned (a 0-d
+    one as its scalar, as NumPy's PyArray_Return gives)."""
+    if not hasattr(out, "shape"):
+        raise TypeError("'out' must be an array")
+    flags = getattr(out, "flags", None)
+    carray = flags is None or (flags.c_contiguous and flags.writeable and flags.aligned)
+    if out.ndim != r.ndim or _np.dtype(out.dtype) != _core.np_dtype(r) or not carray:
+        raise ValueError("output array is not acceptable (must have the right datatype, number "
+                         "of dimensions, and be a C-Array)")
+    if tuple(out.shape) != tuple(r.shape):
+        raise ValueError("output array has wrong dimensions")
+    _out(kind, r, out=out, what="dot")
+    return out[()] if out.ndim == 0 else out
 
 
 @implements(_np.vdot)
