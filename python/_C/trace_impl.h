@@ -89,6 +89,12 @@ PyObject *hop_py__plan_run_arrays(PlanObject *p, PyObject *const *args, Py_ssize
 PyObject *hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs);
 PyObject *hop_py__plan_bind_tensors(PlanObject *p, PyObject *const *args, Py_ssize_t nargs);
 int hop_py__numpy_call_init(void);
+/* purity.c: whether every dict of the tuple still has its version in tags
+ * (a tuple of ints, as _C._versions gives); 0 where unknown. */
+int hop_py__versions_same(PyObject *dicts, PyObject *tags);
+/* numpy_call.c: a bound call (Plan.bind_*) that first checks a plan's
+ * builtin-name guard (hop._guards.BuiltinNames); -1 with an exception. */
+int hop_py__array_call_set_names(PyObject *call, PyObject *names);
 
 /* compiled_call.c: readies hop._C._CompiledCall and adds it; 0 / -1. */
 int hop_py__compiled_call_init(PyObject *module);
