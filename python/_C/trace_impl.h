@@ -95,6 +95,10 @@ int hop_py__versions_same(PyObject *dicts, PyObject *tags);
 /* numpy_call.c: a bound call (Plan.bind_*) that first checks a plan's
  * builtin-name guard (hop._guards.BuiltinNames); -1 with an exception. */
 int hop_py__array_call_set_names(PyObject *call, PyObject *names);
+/* numpy_call.c: whether NumPy's error state raises, calls, prints or logs
+ * for some floating-point error (1 / 0 / -1), and _C._np_fp_reported(). */
+int hop_py__np_fp_reported(void);
+PyObject *hop_py__np_fp_reported_py(PyObject *self, PyObject *unused);
 
 /* compiled_call.c: readies hop._C._CompiledCall and adds it; 0 / -1. */
 int hop_py__compiled_call_init(PyObject *module);
