@@ -241,8 +241,7 @@ typedef struct ArrayCallObject {
     PyObject *caps, *scalars; /* tuples; scalars NULL: bound to hop.Tensors */
     PyObject *c_order;        /* NULL, or per argument whether it must be in C order */
     int single;               /* bind_tensors: return the one result itself */
-    PyObject *names;          /* NULL, or the plan's BuiltinNames (hop/_guards.py) */
-    PyObject *dicts, *tags;   /* its dicts and their tags when last checked */
+    PyObject *names;          /* NULL, or the plan's builtin-name guard (a _NameGuard) */
     vectorcallfunc vectorcall;
 } ArrayCallObject;
 
@@ -255,9 +254,7 @@ array_call_traverse(ArrayCallObject *c, visitproc visit, void *arg)
     Py_VISIT(c->caps);
     Py_VISIT(c->scalars);
     Py_VISIT(c->c_order);
-    Py_VISIT(c->names); /* (its dicts: a module's globals can hold the call) */
-    Py_VISIT(c->dicts);
-    Py_VISIT(c->tags);
+    Py_VISIT(c->names);
     return 0;
 }
 
@@ -269,8 +266,6 @@ array_call_clear(ArrayCallObject *c)
     Py_CLEAR(c->scalars);
     Py_CLEAR(c->c_order);
     Py_CLEAR(c->names);
-    Py_CLEAR(c->dicts);
-    Py_CLEAR(c->tags);
     return 0;
 }
 
@@ -291,20 +286,13 @@ array_call_vectorcall(ArrayCallObject *c, PyObject *const *args, size_t nargsf, 
     Py_ssize_t n = PyTuple_GET_SIZE(tup);
     if (n != c->nargs)
         Py_RETURN_NOTIMPLEMENTED;
-    if (c->names != NULL && !hop_py__versions_same(c->dicts, c->tags)) {
-        /* a dict moved: the names read again (the new tags kept), or the
-         * general path, which raises the guard's failure */
-        PyObject *ok = PyObject_CallMethod(c->names, "recheck", NULL);
-        int holds = ok != NULL ? PyObject_IsTrue(ok) : -1;
-        Py_XDECREF(ok);
+    if (c->names != NULL) {
+        /* a failure takes the general path, which raises the guard's */
+        int holds = hop_py__names_hold(c->names);
         if (holds < 0)
             return NULL;
         if (!holds)
             Py_RETURN_NOTIMPLEMENTED;
-        PyObject *tags = PyObject_GetAttrString(c->names, "tags");
-        if (tags == NULL)
-            return NULL;
-        Py_SETREF(c->tags, tags);
     }
     PyObject *type = c->scalars != NULL ? numpy_ndarray_type : (PyObject *)&hop_py_TensorType;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -380,7 +368,7 @@ array_call_new(PlanObject *p, Py_ssize_t nargs, PyObject *caps, PyObject *scalar
     c->caps = Py_NewRef(caps);
     c->scalars = Py_XNewRef(scalars);
     c->c_order = NULL;
-    c->names = c->dicts = c->tags = NULL;
+    c->names = NULL;
     c->single = single;
     c->vectorcall = (vectorcallfunc)array_call_vectorcall;
     PyObject_GC_Track(c);
@@ -435,20 +423,14 @@ hop_py__plan_bind_tensors(PlanObject *p, PyObject *const *args, Py_ssize_t nargs
 int
 hop_py__array_call_set_names(PyObject *call, PyObject *names)
 {
-    if (!Py_IS_TYPE(call, &ArrayCallType)) {
-        PyErr_SetString(PyExc_TypeError, "_bind_names: a Plan.bind_* call, not that");
+    if (!Py_IS_TYPE(call, &ArrayCallType) || !hop_py__is_name_guard(names)) {
+        PyErr_Format(PyExc_TypeError,
+                     "_bind_names(call, names): a Plan.bind_* call and a _NameGuard, not %.100s "
+                     "and %.100s", Py_TYPE(call)->tp_name, Py_TYPE(names)->tp_name);
         return -1;
     }
     ArrayCallObject *c = (ArrayCallObject *)call;
-    PyObject *dicts = PyObject_GetAttrString(names, "dicts");
-    PyObject *tags = dicts != NULL ? PyObject_GetAttrString(names, "tags") : NULL;
-    if (tags == NULL) {
-        Py_XDECREF(dicts);
-        return -1;
-    }
     Py_XSETREF(c->names, Py_NewRef(names));
-    Py_XSETREF(c->dicts, dicts);
-    Py_XSETREF(c->tags, tags);
     return 0;
 }
 

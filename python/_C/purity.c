@@ -13,7 +13,6 @@
  * answers "ask Python" for anything it does not handle.
  */
 #include "hop_py.h"
-#include "trace_impl.h"
 
 #include <string.h>
 
@@ -301,93 +300,6 @@ done:
     return result;
 }
 
-
-/*
- * The PEP 509 version tags of a tuple of dicts (CPython 3.11: any write to
- * a dict moves its tag, and no two versions of any dicts share one): the
- * guards of the builtins a compiled function names (hop/_guards.py) read the
- * names again only when a tag moved.  Later versions have no usable tag:
- * every tag is None and _versions_same answers False (the names are read
- * every call).
- */
-static PyObject *
-py_versions(PyObject *self, PyObject *dicts)
-{
-    (void)self;
-    if (!PyTuple_Check(dicts))
-        return PyErr_Format(PyExc_TypeError, "_versions: a tuple of dicts, not %.100s",
-                            Py_TYPE(dicts)->tp_name);
-    Py_ssize_t n = PyTuple_GET_SIZE(dicts);
-    PyObject *out = PyTuple_New(n);
-    if (out == NULL)
-        return NULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *d = PyTuple_GET_ITEM(dicts, i);
-        if (!PyDict_Check(d)) {
-            Py_DECREF(out);
-            return PyErr_Format(PyExc_TypeError, "_versions: item %zd is a %.100s, not a dict",
-                                i, Py_TYPE(d)->tp_name);
-        }
-#if PY_VERSION_HEX < 0x030C0000
-        PyObject *tag = PyLong_FromUnsignedLongLong(((PyDictObject *)d)->ma_version_tag);
-        if (tag == NULL) {
-            Py_DECREF(out);
-            return NULL;
-        }
-#else
-        PyObject *tag = Py_NewRef(Py_None);
-#endif
-        PyTuple_SET_ITEM(out, i, tag);
-    }
-    return out;
-}
-
-/* _versions_same(dicts, tags): whether every dict's tag is still the one in
- * tags (what _versions gave); False for anything else. */
-int
-hop_py__versions_same(PyObject *dicts, PyObject *tags)
-{
-    if (!PyTuple_Check(dicts) || !PyTuple_Check(tags) ||
-        PyTuple_GET_SIZE(dicts) != PyTuple_GET_SIZE(tags))
-        return 0;
-#if PY_VERSION_HEX < 0x030C0000
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(dicts); i++) {
-        PyObject *d = PyTuple_GET_ITEM(dicts, i), *t = PyTuple_GET_ITEM(tags, i);
-        if (!PyDict_Check(d) || !PyLong_CheckExact(t))
-            return 0;
-        unsigned long long tag = PyLong_AsUnsignedLongLong(t);
-        if (tag == (unsigned long long)-1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            return 0;
-        }
-        if (((PyDictObject *)d)->ma_version_tag != tag)
-            return 0;
-    }
-    return 1;
-#else
-    return 0;
-#endif
-}
-
-static PyObject *
-py_versions_same(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    (void)self;
-    return PyBool_FromLong(nargs == 2 && hop_py__versions_same(args[0], args[1]));
-}
-
-/* _bind_names(call, names): the bound call checks names first. */
-static PyObject *
-py_bind_names(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    (void)self;
-    if (nargs != 2)
-        return PyErr_Format(PyExc_TypeError, "_bind_names(call, names) takes 2 arguments");
-    if (hop_py__array_call_set_names(args[0], args[1]) < 0)
-        return NULL;
-    Py_RETURN_NONE;
-}
-
 static PyMethodDef purity_functions[] = {
     {"_pure_callees", py_pure_callees, METH_VARARGS,
      "_pure_callees(fn, calls, builtins, missing, a_method) -> the object each recorded call of "
@@ -395,15 +307,6 @@ static PyMethodDef purity_functions[] = {
     {"_pure_roots", py_pure_roots, METH_VARARGS,
      "_pure_roots(fn, plan, check) -> (cells, globals), False or None: the plain purity check's "
      "reading of a body (hop._purity)"},
-    {"_versions", py_versions, METH_O,
-     "_versions(dicts) -> the PEP 509 version tag of each dict of the tuple (None where the "
-     "interpreter has none) (hop._guards)"},
-    {"_versions_same", (PyCFunction)(void (*)(void))py_versions_same, METH_FASTCALL,
-     "_versions_same(dicts, tags) -> whether every dict's version tag is still the one in tags "
-     "(hop._guards)"},
-    {"_bind_names", (PyCFunction)(void (*)(void))py_bind_names, METH_FASTCALL,
-     "_bind_names(call, names): Plan.bind_*'s call checks the builtin-name guard names "
-     "(hop._guards.BuiltinNames) first: NotImplemented when it fails (hop._trace)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -31,7 +31,7 @@ attribute and item steps) that re-reads the value on a later call:
           a global defined or a cell filled later).
   names   one per plan: the builtins the code loads as globals (len, range)
           are still the builtins' objects and no global of the code's module
-          shadows them (BuiltinNames: checked by dict version tags).
+          shadows them (BuiltinNames: checked by dict version tags, in C).
 
 What is not walked: modules' callables and classes (hop.cond, np.sin),
 attributes the function's code does not name, containers of more than
@@ -281,7 +281,7 @@ class _Scan:
         self.functions = self.walk.functions  # Python functions whose code was scanned
         self.names = set()   # every name the scanned code uses
         self.skipped = []    # text: what was guarded by identity without a walk
-        self.builtins = []   # (globals, builtins, name, value): builtins the code names
+        self.builtins = []   # (globals, builtins, name, value, pinned): builtins the code names
         self.builtin_keys = set()
 
     def add(self, source, kind, value):
@@ -395,6 +395,9 @@ _FOLLOW = _Follow(None)
 _NOTHING = object()  # a hop callable wrapping no user function: nothing to scan
 
 
+_BUILTINS = vars(builtins)
+
+
 def _builtin_reads(s, f):
     """The builtins f's code loads as globals (len, range, float) that its
     globals do not define: eager finds the builtin, so a global defined
@@ -409,54 +412,35 @@ def _builtin_reads(s, f):
         key = (id(g), name)
         if name not in g and name in b and key not in s.builtin_keys:
             s.builtin_keys.add(key)
-            s.builtins.append((g, b, name, b[name]))
+            # (pinned: builtins[name] must stay this object; builtins.print
+            # need not: a replayed print reads it from this dict every call,
+            # python/_C/compiled_call.c, and calls what it finds)
+            s.builtins.append((g, b, name, b[name], not (name == "print" and b is _BUILTINS)))
 
 
-# builtins.print replaced is no guard failure: a replayed print reads it from
-# this dict every call (python/_C/compiled_call.c) and calls what it finds.
-_BUILTINS = vars(builtins)
-
-
-class BuiltinNames:
+class BuiltinNames(_C._NameGuard):
     """The "names" guard of a plan: every builtin its code names (_builtin_reads:
-    globals dict, builtins dict, name, the builtin's object) is still what
-    eager finds.  The fast check compares the dicts' PEP 509 version tags
-    with those of the last check (one C call for all of them) and reads the
-    names again only when one moved (any write to a module's globals or to
-    builtins moves it), keeping the new tags when the names still hold."""
+    globals dict, builtins dict, name, the builtin's object, pinned) is still
+    what eager finds: name is not in globals and, pinned, builtins[name] is
+    the object.  check() is C's (python/_C/name_guard.c): the dicts' PEP 509
+    version tags against those of the last check that held, and, for the
+    dicts whose tag moved, their names read again in C (a module-level loop
+    writes its globals on every iteration: a lookup per name, no Python)."""
 
-    __slots__ = ("reads", "dicts", "tags")
-
-    def __init__(self, reads):
-        self.reads = tuple(reads)
-        seen, dicts = set(), []
-        for g, b, _, _ in self.reads:
-            for d in (g, b):
-                if id(d) not in seen:
-                    seen.add(id(d))
-                    dicts.append(d)
-        self.dicts = tuple(dicts)
-        self.tags = _C._versions(self.dicts)
+    __slots__ = ()
 
     def failure(self):
         """Why the names no longer hold (a GuardError's text), or None."""
-        for g, b, name, v in self.reads:
+        for g, b, name, v, pinned in self.reads:
             if name in g:
                 return (f"guard failed: {name!r} was the builtin when traced, now the global "
                         f"{name!r} of module {g.get('__name__')!r} shadows it")
-            if b.get(name, MISSING) is not v and not (name == "print" and b is _BUILTINS):
+            if pinned and b.get(name, MISSING) is not v:
                 return f"guard failed: builtin {name!r} was rebound (or deleted) since traced"
         return None
 
-    def recheck(self):
-        tags = _C._versions(self.dicts)  # (read first: a write during the check moves it again)
-        if self.failure() is not None:
-            return False
-        self.tags = tags
-        return True
-
     def __repr__(self):
-        return "builtins " + ", ".join(sorted({n for _, _, n, _ in self.reads}))
+        return "builtins " + ", ".join(sorted({r[2] for r in self.reads}))
 
 
 def _collect_functions(s, f):
@@ -637,7 +621,7 @@ class Guards:
     def __init__(self, s, captures, leaves, views=None, made=None):
         guards = list(s.guards)
         if s.builtins:
-            names = BuiltinNames(s.builtins)
+            names = BuiltinNames(tuple(s.builtins))
             guards.append(Guard(Source("obj", names, None, repr(names)), "names", names))
         self.unsourced = []
         self.viewed = []
@@ -705,7 +689,7 @@ class Guards:
         fresh = set()
         for j, g in enumerate(self.guards):
             if g.kind == "names":
-                if not g.expected.recheck():
+                if not g.expected.check():
                     raise _C.GuardError(g.expected.failure() or "guard failed: " + repr(g.expected))
                 continue
             if g.kind == "absent":
@@ -872,7 +856,7 @@ def _compile_factory(shape):
                          f"_empty({params[-1]})")
         elif kind == "names":
             # (the dicts' tags as last checked, else the names read again)
-            terms.append(f"(_same({text}.dicts, {text}.tags) or {text}.recheck())")
+            terms.append(f"{text}.check()")
         elif kind == "len":
             terms.append(f"len({text}) == e[{j}]")
         elif kind == "eq":
@@ -886,7 +870,6 @@ def _compile_factory(shape):
            "    def check(e, l):\n        try:\n            return (" +
            "\n                    and ".join(terms) +
            ")\n        except Exception:\n            return False\n    return check\n")
-    scope = {"_array_tensor": _array_tensor, "_empty": _empty_cell, "_same": _C._versions_same,
-             "_SETS": (set, frozenset)}
+    scope = {"_array_tensor": _array_tensor, "_empty": _empty_cell, "_SETS": (set, frozenset)}
     exec(compile(src, "<hop guards>", "exec"), scope)
     return scope["make"]
