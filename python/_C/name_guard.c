@@ -191,10 +191,12 @@ name_guard_fill(NameGuardObject *s, PyObject *reads)
         PyObject *t = PyTuple_GET_ITEM(reads, i);
         if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 5 ||
             !PyDict_Check(PyTuple_GET_ITEM(t, 0)) || !PyDict_Check(PyTuple_GET_ITEM(t, 1)) ||
-            !PyUnicode_CheckExact(PyTuple_GET_ITEM(t, 2)) || !PyBool_Check(PyTuple_GET_ITEM(t, 4))) {
+            !PyUnicode_CheckExact(PyTuple_GET_ITEM(t, 2)) ||
+            !PyBool_Check(PyTuple_GET_ITEM(t, 4))) {
             PyErr_Format(PyExc_TypeError,
                          "_NameGuard: read %zd is not (globals dict, builtins dict, name str, "
-                         "value, pinned bool) but %.200R", i, t);
+                         "value, pinned bool) but %.200R",
+                         i, t);
             Py_DECREF(dicts);
             return -1;
         }
@@ -208,8 +210,8 @@ name_guard_fill(NameGuardObject *s, PyObject *reads)
         r->name = PyTuple_GET_ITEM(t, 2);
         r->value = PyTuple_GET_ITEM(t, 3);
         r->pinned = PyTuple_GET_ITEM(t, 4) == Py_True;
-        s->exact &= PyDict_CheckExact(PyTuple_GET_ITEM(t, 0)) &&
-                    PyDict_CheckExact(PyTuple_GET_ITEM(t, 1));
+        s->exact &=
+            PyDict_CheckExact(PyTuple_GET_ITEM(t, 0)) && PyDict_CheckExact(PyTuple_GET_ITEM(t, 1));
     }
     s->nreads = n;
     s->dicts = PyList_AsTuple(dicts);
@@ -230,8 +232,7 @@ name_guard_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"reads", NULL};
     PyObject *reads;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!:_NameGuard", kwlist, &PyTuple_Type,
-                                     &reads))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!:_NameGuard", kwlist, &PyTuple_Type, &reads))
         return NULL;
     NameGuardObject *s = (NameGuardObject *)type->tp_alloc(type, 0);
     if (s == NULL)
@@ -289,8 +290,7 @@ static PyMethodDef name_guard_methods[] = {
 static PyMemberDef name_guard_members[] = {
     {"reads", T_OBJECT, offsetof(NameGuardObject, reads), READONLY,
      "the (globals, builtins, name, value, pinned) tuples checked"},
-    {"dicts", T_OBJECT, offsetof(NameGuardObject, dicts), READONLY,
-     "their dicts, each once"},
+    {"dicts", T_OBJECT, offsetof(NameGuardObject, dicts), READONLY, "their dicts, each once"},
     {NULL, 0, 0, 0, NULL},
 };
 
