@@ -124,7 +124,7 @@ names_hold_slow(NameGuardObject *s)
      * __eq__) moves them again, and the next check reads again. */
     Py_ssize_t n = s->ndicts;
     char small[16], *moved = n <= 16 ? small : PyMem_Malloc((size_t)n);
-    uint64_t small_tags[16], *now = n <= 16 ? small_tags : PyMem_Malloc((size_t)n * 8);
+    uint64_t small_tags[16], *now = n <= 16 ? small_tags : PyMem_Malloc((size_t)n * sizeof *now);
     int holds = -1;
     if (moved == NULL || now == NULL) {
         PyErr_NoMemory();
@@ -154,7 +154,7 @@ hop_py__names_hold(PyObject *guard)
     NameGuardObject *s = (NameGuardObject *)guard;
     /* the steady call: every tag as the last check that held left it */
     if (HAS_TAGS && s->tagged) {
-        PyObject *const *d = &PyTuple_GET_ITEM(s->dicts, 0);
+        PyObject *const *d = ((PyTupleObject *)s->dicts)->ob_item;
         Py_ssize_t i = 0;
         while (i < s->ndicts && dict_tag(d[i]) == s->tags[i])
             i++;
