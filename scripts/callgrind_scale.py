@@ -22,8 +22,12 @@ trace_lower twice, but the whole process (warm-up and counted trace) costs
 twice the window's difference per unit (cond, 200 vs 400 calls: 185 K against
 93 K per call, docs/BENCHMARKS.md's thirteenth pass), so a unit's figure is
 one trace's worth; every pass's rows are, so they compare with each other.
+A fifth argument gc-off runs the counted trace with Python's cyclic collector
+off (bench/run.py times the scale rows that way; where the collector runs
+inside the window moves a nest's figure by thousands a level).
 """
 import ctypes
+import gc
 import os
 import sys
 import warnings
@@ -105,6 +109,9 @@ def main():
     warnings.simplefilter("ignore")  # lift: the captured list is guarded by identity only
     run = fn if sys.argv[2] in ("call", "builtins", "builtins_module") else (lambda *a: hop.trace(fn, *a))
     run(*args)  # warm up: caches, imports (call: the trace and the first calls)
+    if sys.argv[4:] == ["gc-off"]:
+        gc.collect()
+        gc.disable()
     libc = ctypes.CDLL(None)
     cmp = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
 

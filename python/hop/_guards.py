@@ -369,12 +369,13 @@ class _Follow(Policy):
                 if isinstance(m, types.ModuleType) and is_user_module(m.__name__)]
 
     def callee(self, walk, f, v):
-        if isinstance(v, types.FunctionType) and is_hop_function(v):
+        if not isinstance(v, types.FunctionType):
+            return None
+        if is_hop_function(v):
             v = getattr(v, "__wrapped__", None)
-        if isinstance(v, types.FunctionType) and not is_hop_function(v) and \
-                is_user_module(v.__globals__.get("__name__", "")):
-            return v
-        return None
+            if not isinstance(v, types.FunctionType) or is_hop_function(v):
+                return None
+        return v if is_user_module(v.__globals__.get("__name__", "")) else None
 
 
 def _function_roots(f):
@@ -464,7 +465,28 @@ def _method_names(s, cls, implicit=frozenset(["__call__", "__enter__", "__exit__
 
 
 def _visit(s, src, v, depth):
-    if s.full():
+    if len(s.guards) >= _MAX_GUARDS:  # (s.full())
+        return
+    if type(v) is types.FunctionType:
+        # What the general path below does with a function, in fewer calls
+        # (a nest's every level reaches the next one's: issue #30): an
+        # identity guard, the function marked seen; its code and what it
+        # reads are the walk's (_collect_functions), not its children.
+        s.guards.append(Guard(src, "id", v))
+        if depth < _MAX_DEPTH:
+            s.seen.add(id(v))
+        return
+    if isinstance(v, types.ModuleType):
+        # A module itself is not guarded (rebinding a module name is not
+        # seen); its data attributes that the code names are (not hop's:
+        # hop's own objects are not the user's state).
+        if depth < _MAX_DEPTH and id(v) not in s.seen and not is_hop_module(v.__name__):
+            s.seen.add(id(v))
+            d = vars(v)
+            for name in sorted(s.names):
+                if name in d and not callable(d[name]) and not isinstance(d[name],
+                                                                          types.ModuleType):
+                    _visit(s, src.child("attr", name), d[name], depth + 1)
         return
     if v is MISSING:
         if not src.path and src.kind in ("global", "cell"):
@@ -482,18 +504,6 @@ def _visit(s, src, v, depth):
         # its tensor is what the trace read (not the array object: an array
         # rebound to a new one of the same dtype and shape fits the plan)
         _visit(s, src.child("array", v._scalar), v._t, depth + 1)
-        return
-    if isinstance(v, types.ModuleType):
-        # A module itself is not guarded (rebinding a module name is not
-        # seen); its data attributes that the code names are (not hop's:
-        # hop's own objects are not the user's state).
-        if depth < _MAX_DEPTH and id(v) not in s.seen and not is_hop_module(v.__name__):
-            s.seen.add(id(v))
-            d = vars(v)
-            for name in sorted(s.names):
-                if name in d and not callable(d[name]) and not isinstance(d[name],
-                                                                          types.ModuleType):
-                    _visit(s, src.child("attr", name), d[name], depth + 1)
         return
     s.add(src, "id", v)
     if id(v) in s.seen:
