@@ -27,8 +27,9 @@
 
 typedef struct {
     PyObject_HEAD PyObject *fast; /* the bound call, or NULL */
-    char fp_any; /* _fp_any: any floating-point exception re-runs the call (the function may
-                  * set NumPy's error state itself) */
+    char fp_mode; /* _fp_mode: what a NumPy call's floating-point exceptions do: 0 nothing
+                   * (hop's own function), 1 re-run the call when NumPy's state warns for
+                   * one, 2 re-run it for any (the function may set NumPy's state itself) */
 } CompiledCallObject;
 
 static PyObject *str_call_args, *str_call_kw; /* interned method names */
@@ -739,13 +740,13 @@ compiled_call(CompiledCallObject *self, PyObject *args, PyObject *kwargs)
         PyObject *r = Py_IS_TYPE(fast, &EffectsCallType)
                           ? effects_run((EffectsCallObject *)fast, args, &ran)
                           : PyObject_CallOneArg(fast, args);
-        if (r != NULL && r != Py_NotImplemented && hop_fp_status() != 0 &&
+        if (r != NULL && r != Py_NotImplemented && self->fp_mode != 0 && hop_fp_status() != 0 &&
             hop_py__is_array_call(fast)) {
             /* the plan raised a floating-point exception NumPy warns for:
              * the call again through NumPy, its warnings and its answer
              * (nothing of the call was applied: a bound call of arrays has
              * no effects and writes no argument) */
-            int warned = self->fp_any ? 1 : hop_py__np_fp_warned();
+            int warned = self->fp_mode == 2 ? 1 : hop_py__np_fp_warned();
             if (warned != 0) {
                 Py_DECREF(fast);
                 Py_DECREF(r);
@@ -801,10 +802,10 @@ compiled_dealloc(CompiledCallObject *self)
 static PyMemberDef compiled_members[] = {
     {"_fast", T_OBJECT, offsetof(CompiledCallObject, fast), 0,
      "the newest plan's bound call (None: none)"},
-    {"_fp_any", T_BOOL, offsetof(CompiledCallObject, fp_any), 0,
-     "whether any floating-point exception of a NumPy call's plan re-runs the call through "
-     "NumPy (the function may set NumPy's error state itself), not only one NumPy's error "
-     "state warns for"},
+    {"_fp_mode", T_BYTE, offsetof(CompiledCallObject, fp_mode), 0,
+     "what the floating-point exceptions of a NumPy call's plan do: 0 nothing (hop's own "
+     "function), 1 re-run the call through NumPy when NumPy's error state warns for one, 2 "
+     "re-run it for any (the function may set NumPy's error state itself)"},
     {NULL},
 };
 

@@ -292,11 +292,15 @@ class CompiledFunction(_C._CompiledCall):
         raise error  # (outside the handler: the user's error as it was raised)
 
     def _fp_check(self):
-        """The new plan's runner's fp_warned: _fp_any for a function that
-        may set NumPy's error state (also its C bound call's check,
-        _fp_any), else _fp_warned."""
-        self._fp_any = _sets_fp_state(getattr(self.fn, "func", self.fn))
-        return _fp_any if self._fp_any else _fp_warned
+        """The new plan's runner's fp_warned, and the C bound call's
+        _fp_mode: _fp_any (2) for a function that may set NumPy's error
+        state, else _fp_warned (1); None (0) for hop's own function
+        (hop.grad's, hop.vmap's), whose call is hop's, not NumPy's."""
+        if is_hop_function(self.fn):
+            self._fp_mode = 0
+            return None
+        self._fp_mode = 2 if _sets_fp_state(getattr(self.fn, "func", self.fn)) else 1
+        return _fp_any if self._fp_mode == 2 else _fp_warned
 
     def _fp_rerun(self, args, kwargs=None):
         """The call through NumPy: its plan raised a floating-point
