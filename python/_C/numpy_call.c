@@ -165,17 +165,27 @@ mask_reported(PyObject *list)
     return (m & 06666) != 0;
 }
 
-/* The lookup, and the cache's new entry. */
+/* The list NumPy keeps its state in (*list: borrowed, NULL when absent) and
+ * the dict it is in (*dict): 0, or -1 with an error. */
 static int
-np_fp_reported_slow(void)
+pyvals_lookup(PyObject **dict, PyObject **list)
 {
     PyObject *d = PyThreadState_GetDict();
     if (d == NULL)
         d = PyEval_GetBuiltins();
     if (str_pyvals == NULL && (str_pyvals = PyUnicode_InternFromString("UFUNC_PYVALS")) == NULL)
         return -1;
-    PyObject *list = PyDict_GetItemWithError(d, str_pyvals);
-    if (list == NULL && PyErr_Occurred())
+    *dict = d;
+    *list = PyDict_GetItemWithError(d, str_pyvals);
+    return *list == NULL && PyErr_Occurred() ? -1 : 0;
+}
+
+/* The lookup, and the cache's new entry. */
+static int
+np_fp_reported_slow(void)
+{
+    PyObject *d, *list;
+    if (pyvals_lookup(&d, &list) < 0)
         return -1;
 #if PY_VERSION_HEX < 0x030C0000
     int cacheable = list == NULL || PyList_CheckExact(list);
@@ -221,28 +231,14 @@ hop_py__np_fp_reported_py(PyObject *self, PyObject *unused)
     return r < 0 ? NULL : PyBool_FromLong(r);
 }
 
-/*
- * Whether the floating-point exceptions kernels raised since the last
- * hop_fp_clear include one NumPy's error state warns for (mode 1 of its
- * kind, NumPy's default for divide, over and invalid): 1, 0, -1 with an
- * error set.  NumPy 1.24 warns once per kind and ufunc call, in the order
- * divide, over, under, invalid (PyUFunc_handlefperr), which only NumPy's own
- * run reproduces: the caller re-runs the call through NumPy on 1.  Read on
- * this rare path only (a set flag): the lookup uncached.  A mask NumPy would
- * reject is 0 here (hop_py__np_fp_reported sends such a call to NumPy).
- */
-/* NumPy's error mask now (*m): 0, 1 for a state NumPy would reject (its
- * error, for hop_py__np_fp_reported to send to NumPy), -1 with an error. */
+/* NumPy's error mask now (*m), uncached: 0, 1 for a state NumPy would
+ * reject (its error, for hop_py__np_fp_reported to send to NumPy), -1 with
+ * an error. */
 static int
 np_errmask(long *m)
 {
-    PyObject *d = PyThreadState_GetDict();
-    if (d == NULL)
-        d = PyEval_GetBuiltins();
-    if (str_pyvals == NULL && (str_pyvals = PyUnicode_InternFromString("UFUNC_PYVALS")) == NULL)
-        return -1;
-    PyObject *list = PyDict_GetItemWithError(d, str_pyvals);
-    if (list == NULL && PyErr_Occurred())
+    PyObject *d, *list;
+    if (pyvals_lookup(&d, &list) < 0)
         return -1;
     *m = 01011; /* NumPy's default (UFUNC_ERR_DEFAULT): warn but for underflow */
     if (list == NULL)
@@ -276,6 +272,16 @@ warned_kinds(long m)
     return w;
 }
 
+/*
+ * Whether the floating-point exceptions kernels raised since the last
+ * hop_fp_clear include one NumPy's error state warns for (mode 1 of its
+ * kind, NumPy's default for divide, over and invalid): 1, 0, -1 with an
+ * error set.  NumPy 1.24 warns once per kind and ufunc call, in the order
+ * divide, over, under, invalid (PyUFunc_handlefperr), which only NumPy's own
+ * run reproduces: the caller re-runs the call through NumPy on 1.  The mask
+ * is read only when a flag is set.  A mask NumPy would reject is 0 here
+ * (hop_py__np_fp_reported sends such a call to NumPy).
+ */
 int
 hop_py__np_fp_warned(void)
 {

@@ -75,6 +75,16 @@ def _raised(fn, args):
     return None
 
 
+def _printed(call):
+    """call()'s result and what it printed to sys.stdout."""
+    out = io.StringIO()
+    old, sys.stdout = sys.stdout, out
+    try:
+        return call(), out.getvalue()
+    finally:
+        sys.stdout = old
+
+
 def _same(got, want):
     if isinstance(want, tuple):
         assert isinstance(got, tuple) and len(got) == len(want)
@@ -188,26 +198,16 @@ def test_a_warned_call_keeps_its_python_effects_once_and_in_order():
     c = hop.compile(fn)
     x = np.array([1.0])
     for _ in range(3):
-        out = io.StringIO()
-        old, sys.stdout = sys.stdout, out
-        try:
-            got = _recorded(c, (x,))
-        finally:
-            sys.stdout = old
-        assert out.getvalue() == "before\n"
+        got, printed = _printed(lambda: _recorded(c, (x,)))
+        assert printed == "before\n"
         assert got[1] == [(RuntimeWarning, "divide by zero encountered in divide")]
         _same(got[0], np.array([np.inf]))
     assert log == [1, 1, 1]
     with warnings.catch_warnings():  # the warning as an error: raised after the print
         warnings.simplefilter("error")
-        out = io.StringIO()
-        old, sys.stdout = sys.stdout, out
-        try:
-            with pytest.raises(RuntimeWarning, match="^divide by zero encountered in divide$"):
-                c(x)
-        finally:
-            sys.stdout = old
-        assert out.getvalue() == "before\n" and log == [1, 1, 1, 1]
+        raised, printed = _printed(lambda: _raised(c, (x,)))
+        assert raised == (RuntimeWarning, "divide by zero encountered in divide")
+        assert printed == "before\n" and log == [1, 1, 1, 1]
 
 
 def test_a_warning_after_a_graph_break_runs_the_rest_by_numpy_once():
@@ -221,13 +221,8 @@ def test_a_warning_after_a_graph_break_runs_the_rest_by_numpy_once():
     c = hop.compile(fn)
     x = np.array([1.0, 2.0])
     for _ in range(3):
-        out = io.StringIO()
-        old, sys.stdout = sys.stdout, out
-        try:
-            got = _recorded(c, (x,))
-        finally:
-            sys.stdout = old
-        assert out.getvalue() == "at 3.0\n"
+        got, printed = _printed(lambda: _recorded(c, (x,)))
+        assert printed == "at 3.0\n"
         assert got[1] == [(RuntimeWarning, "divide by zero encountered in divide")]
         _same(got[0], np.array([np.inf, np.inf]))
 
