@@ -568,22 +568,31 @@ BINARY_FN(bxor_b, hop__bool, hop__bool, (x != 0) != (y != 0))
 /*
  * Floor division and remainder, rounding toward -inf (Python's // and %).
  * Integers: a zero divisor gives 0 for both, and MIN // -1 wraps to MIN, as
- * NumPy 1.24 answers (it also warns; hop does not).  Floats: CPython's
+ * NumPy 1.24 answers; both are noted as the divide and overflow exceptions
+ * its integer loops raise (hop_fp_status: NumPy warns for them, and for
+ * MIN % -1 it does not).  Floats: CPython's
  * float_divmod, which NumPy's npy_divmod is: fmod, then the quotient
  * snapped to an integer; a zero divisor gives x / 0 and fmod's nan.
  */
 #define SINT_DIVMOD(T, sfx)                                                                        \
     static T fdiv_##sfx(T x, T y)                                                                  \
     {                                                                                              \
-        if (y == 0)                                                                                \
+        if (y == 0) {                                                                              \
+            hop__fp_note(HOP_FP_DIVIDE);                                                           \
             return 0;                                                                              \
-        if (y == -1)                                                                               \
+        }                                                                                          \
+        if (y == -1) {                                                                             \
+            if (x < 0 && WRAP_NEG(T, x) == x)                                                      \
+                hop__fp_note(HOP_FP_OVERFLOW);                                                     \
             return WRAP_NEG(T, x);                                                                 \
+        }                                                                                          \
         T q = (T)(x / y), r = (T)(x % y);                                                          \
         return r != 0 && ((r < 0) != (y < 0)) ? (T)(q - 1) : q;                                    \
     }                                                                                              \
     static T fmod_##sfx(T x, T y)                                                                  \
     {                                                                                              \
+        if (y == 0)                                                                                \
+            hop__fp_note(HOP_FP_DIVIDE);                                                           \
         if (y == 0 || y == -1)                                                                     \
             return 0;                                                                              \
         T r = (T)(x % y);                                                                          \
@@ -593,8 +602,8 @@ BINARY_FN(bxor_b, hop__bool, hop__bool, (x != 0) != (y != 0))
     BINARY_FN(rem_##sfx, T, T, fmod_##sfx(x, y))
 SINT_TYPES(SINT_DIVMOD)
 #define UINT_DIVMOD(T, sfx)                                                                        \
-    BINARY_FN(floordiv_##sfx, T, T, y == 0 ? 0 : x / y)                                            \
-    BINARY_FN(rem_##sfx, T, T, y == 0 ? 0 : x % y)
+    BINARY_FN(floordiv_##sfx, T, T, y == 0 ? (hop__fp_note(HOP_FP_DIVIDE), 0) : x / y)             \
+    BINARY_FN(rem_##sfx, T, T, y == 0 ? (hop__fp_note(HOP_FP_DIVIDE), 0) : x % y)
 UINT_TYPES(UINT_DIVMOD)
 #define FLOAT_DIVMOD(T, sfx, FMOD, FLOOR)                                                          \
     static T fdiv_##sfx(T a, T b)                                                                  \
@@ -708,7 +717,8 @@ BINARY_FN(ldexp_f64, double, double, y != y ? y : ldexp(x, LDEXP_N(y)))
         T ax = x < 0 ? WRAP_NEG(T, x) : x, ay = y < 0 ? WRAP_NEG(T, y) : y;                        \
         return WRAP_MUL(T, g == -1 ? WRAP_NEG(T, ax) : (T)(ax / g), ay);                           \
     }                                                                                              \
-    BINARY_FN(ifmod_##sfx, T, T, y == 0 || y == -1 ? 0 : (T)(x % y))                               \
+    BINARY_FN(ifmod_##sfx, T, T,                                                                   \
+              y == 0 ? (hop__fp_note(HOP_FP_DIVIDE), 0) : y == -1 ? 0 : (T)(x % y))                \
     BINARY_FN(gcd_##sfx, T, T, igcd_##sfx(x, y))                                                   \
     BINARY_FN(lcm_##sfx, T, T, ilcm_##sfx(x, y))                                                   \
     BINARY_FN(lshift_##sfx, T, T, (uint64_t)y < 8 * sizeof(T) ? (T)((U_##T)x << y) : 0)            \
@@ -724,7 +734,7 @@ SINT_TYPES(SINT_MORE)
         }                                                                                          \
         return a;                                                                                  \
     }                                                                                              \
-    BINARY_FN(ifmod_##sfx, T, T, y == 0 ? 0 : (T)(x % y))                                          \
+    BINARY_FN(ifmod_##sfx, T, T, y == 0 ? (hop__fp_note(HOP_FP_DIVIDE), 0) : (T)(x % y))           \
     BINARY_FN(gcd_##sfx, T, T, igcd_##sfx(x, y))                                                   \
     BINARY_FN(lcm_##sfx, T, T, igcd_##sfx(x, y) == 0 ? 0 : (T)(x / igcd_##sfx(x, y) * y))          \
     BINARY_FN(lshift_##sfx, T, T, (uint64_t)y < 8 * sizeof(T) ? (T)(x << y) : 0)                   \

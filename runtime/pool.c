@@ -69,6 +69,7 @@ static uint64_t job; /* generation << 32 | pieces << 16 | next piece */
 static hop__task_fn job_fn;
 static const void *job_ctx;
 static int pending; /* pieces of the current job not finished */
+static int job_fp;  /* the workers' floating-point flags of the current job (hop_fp_status) */
 /* generation << 32 | workers that may still join that job: a worker takes
  * a seat of the job it saw only (a worker that slept through a job cannot
  * take a seat of the next one, which then ran without it). */
@@ -118,9 +119,10 @@ hop_runtime_threads(void)
 }
 
 /* Claims and runs pieces of generation gen until none is left; how many it
- * ran. */
+ * ran.  A worker hands the floating-point flags its pieces raised to the
+ * job before the piece counts as done (the caller's own stay in its fenv). */
 static int
-claim(uint32_t gen)
+claim(uint32_t gen, bool worker)
 {
     uint64_t w = __atomic_load_n(&job, __ATOMIC_ACQUIRE);
     for (int ran = 0;; ran++) {
@@ -130,6 +132,9 @@ claim(uint32_t gen)
             continue;
         /* The job cannot finish before this piece does: fn/ctx are its own. */
         job_fn(job_ctx, JOB_NEXT(w), JOB_PIECES(w));
+        int fp = worker ? hop__fp_take() : 0;
+        if (fp != 0)
+            __atomic_fetch_or(&job_fp, fp, __ATOMIC_RELAXED);
         if (__atomic_sub_fetch(&pending, 1, __ATOMIC_SEQ_CST) == 0 &&
             __atomic_load_n(&waiting, __ATOMIC_SEQ_CST)) {
             pthread_mutex_lock(&lock);
@@ -209,7 +214,7 @@ worker_main(void *arg)
         if (hook)
             hook();
         if (take_seat(gen))
-            (void)claim(gen);
+            (void)claim(gen, true);
     }
 }
 
@@ -493,6 +498,7 @@ hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, int64_t work,
     job_fn = fn;
     job_ctx = ctx;
     __atomic_store_n(&pending, pieces, __ATOMIC_RELEASE);
+    __atomic_store_n(&job_fp, 0, __ATOMIC_RELAXED);
     int helpers = threads - 1 < pieces - 1 ? threads - 1 : pieces - 1;
     uint32_t gen = JOB_GEN(__atomic_load_n(&job, __ATOMIC_ACQUIRE)) + 1;
     __atomic_store_n(&seats, (uint64_t)gen << 32 | (uint32_t)helpers, __ATOMIC_RELEASE);
@@ -502,8 +508,11 @@ hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, int64_t work,
         pthread_cond_broadcast(&wake);
         pthread_mutex_unlock(&lock);
     }
-    (void)claim(gen);
+    (void)claim(gen, false);
     wait_pieces(poll, pctx);
+    int fp = __atomic_load_n(&job_fp, __ATOMIC_ACQUIRE); /* (pending's seq_cst orders it) */
+    if (fp != 0)
+        hop__fp_note(fp);
     pthread_mutex_unlock(&dispatch);
     if (poll == NULL) {
         int64_t t1 = hop__monotonic_ns();

@@ -418,6 +418,14 @@ hop_status hop__check_shape(const char *fn, hop_dtype dtype, int rank, const int
 hop_tensor *hop__tensor_empty_checked(hop_dtype dtype, int rank, const int64_t *sizes,
                                       int64_t numel);
 
+/* ------------------------------------------------------------- FP status */
+
+/* A kernel's report of an exception no IEEE operation raised (HOP_FP_*: an
+ * integer division by zero), for hop_fp_status on this thread. */
+void hop__fp_note(int flags);
+/* hop_fp_status, then cleared: a pool worker hands its flags to the job. */
+int hop__fp_take(void);
+
 /* ------------------------------------------------------------- pool */
 
 typedef void (*hop__task_fn)(const void *ctx, int ith, int nth);

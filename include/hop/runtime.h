@@ -347,6 +347,20 @@ void hop_runtime_set_threads(int n);
 int hop_runtime_threads(void);
 
 /*
+ * The floating-point exceptions kernels raised on this thread since
+ * hop_fp_clear: HOP_FP_* bits, from the thread's IEEE flags, the pool
+ * pieces it waited for (their workers' flags) and the integer kernels'
+ * reports (a division by zero, MIN // -1 -- NumPy 1.24's integer loops
+ * report them as these flags).  A front end clears, runs, and reads, to
+ * warn as NumPy does; a set bit may be spurious (a SIMD lane past the end,
+ * both sides of a select), never missing for what an IEEE operation of the
+ * result raised.  Never fails.
+ */
+enum { HOP_FP_DIVIDE = 1, HOP_FP_OVERFLOW = 2, HOP_FP_UNDERFLOW = 4, HOP_FP_INVALID = 8 };
+int hop_fp_status(void);
+void hop_fp_clear(void);
+
+/*
  * Runs fn(ctx, ith, nth) for every ith in [0, nth) and returns when all are
  * done: on the pool's threads, the caller included.  nth is capped by
  * hop_runtime_threads() (the pieces are then fewer: split work by the nth

@@ -27,11 +27,15 @@
 
 typedef struct {
     PyObject_HEAD PyObject *fast; /* the bound call, or NULL */
+    char fp_mode; /* _fp_mode: what a NumPy call's floating-point exceptions do: 0 nothing
+                   * (hop's own function), 1 re-run the call when NumPy's state warns for
+                   * one, 2 re-run it for any (the function may set NumPy's state itself) */
 } CompiledCallObject;
 
 static PyObject *str_call_args, *str_call_kw; /* interned method names */
 static PyObject *str_state, *str_print;       /* "_state", "print" */
 static PyObject *str_recheck;                 /* "_recheck" */
+static PyObject *str_fp_rerun;                /* "_fp_rerun" */
 static PyObject *str_space, *str_newline;     /* " ", "\n" */
 static PyObject *str_write, *str_item;        /* "write", "item" */
 static PyObject *builtins_dict;               /* builtins.__dict__ (print is read per call) */
@@ -736,6 +740,20 @@ compiled_call(CompiledCallObject *self, PyObject *args, PyObject *kwargs)
         PyObject *r = Py_IS_TYPE(fast, &EffectsCallType)
                           ? effects_run((EffectsCallObject *)fast, args, &ran)
                           : PyObject_CallOneArg(fast, args);
+        if (r != NULL && r != Py_NotImplemented && self->fp_mode != 0 && hop_fp_status() != 0 &&
+            hop_py__is_array_call(fast)) {
+            /* the plan raised a floating-point exception NumPy warns for:
+             * the call again through NumPy, its warnings and its answer
+             * (nothing of the call was applied: a bound call of arrays has
+             * no effects and writes no argument) */
+            int warned = self->fp_mode == 2 ? 1 : hop_py__np_fp_warned();
+            if (warned != 0) {
+                Py_DECREF(fast);
+                Py_DECREF(r);
+                return warned < 0 ? NULL
+                                  : PyObject_CallMethodOneArg((PyObject *)self, str_fp_rerun, args);
+            }
+        }
         Py_DECREF(fast);
         if (r == NULL && ran)
             return NULL; /* a replayed effect raised: the plan ran, never again */
@@ -784,6 +802,10 @@ compiled_dealloc(CompiledCallObject *self)
 static PyMemberDef compiled_members[] = {
     {"_fast", T_OBJECT, offsetof(CompiledCallObject, fast), 0,
      "the newest plan's bound call (None: none)"},
+    {"_fp_mode", T_BYTE, offsetof(CompiledCallObject, fp_mode), 0,
+     "what the floating-point exceptions of a NumPy call's plan do: 0 nothing (hop's own "
+     "function), 1 re-run the call through NumPy when NumPy's error state warns for one, 2 "
+     "re-run it for any (the function may set NumPy's error state itself)"},
     {NULL},
 };
 
@@ -812,6 +834,7 @@ hop_py__compiled_call_init(PyObject *module)
         (str_call_kw = PyUnicode_InternFromString("_call_kw")) == NULL ||
         (str_state = PyUnicode_InternFromString("_state")) == NULL ||
         (str_recheck = PyUnicode_InternFromString("_recheck")) == NULL ||
+        (str_fp_rerun = PyUnicode_InternFromString("_fp_rerun")) == NULL ||
         (str_print = PyUnicode_InternFromString("print")) == NULL)
         return -1;
     PyObject *b = PyImport_ImportModule("builtins");

@@ -165,17 +165,27 @@ mask_reported(PyObject *list)
     return (m & 06666) != 0;
 }
 
-/* The lookup, and the cache's new entry. */
+/* The list NumPy keeps its state in (*list: borrowed, NULL when absent) and
+ * the dict it is in (*dict): 0, or -1 with an error. */
 static int
-np_fp_reported_slow(void)
+pyvals_lookup(PyObject **dict, PyObject **list)
 {
     PyObject *d = PyThreadState_GetDict();
     if (d == NULL)
         d = PyEval_GetBuiltins();
     if (str_pyvals == NULL && (str_pyvals = PyUnicode_InternFromString("UFUNC_PYVALS")) == NULL)
         return -1;
-    PyObject *list = PyDict_GetItemWithError(d, str_pyvals);
-    if (list == NULL && PyErr_Occurred())
+    *dict = d;
+    *list = PyDict_GetItemWithError(d, str_pyvals);
+    return *list == NULL && PyErr_Occurred() ? -1 : 0;
+}
+
+/* The lookup, and the cache's new entry. */
+static int
+np_fp_reported_slow(void)
+{
+    PyObject *d, *list;
+    if (pyvals_lookup(&d, &list) < 0)
         return -1;
 #if PY_VERSION_HEX < 0x030C0000
     int cacheable = list == NULL || PyList_CheckExact(list);
@@ -219,6 +229,102 @@ hop_py__np_fp_reported_py(PyObject *self, PyObject *unused)
     (void)self, (void)unused;
     int r = hop_py__np_fp_reported();
     return r < 0 ? NULL : PyBool_FromLong(r);
+}
+
+/* NumPy's error mask now (*m), uncached: 0, 1 for a state NumPy would
+ * reject (its error, for hop_py__np_fp_reported to send to NumPy), -1 with
+ * an error. */
+static int
+np_errmask(long *m)
+{
+    PyObject *d, *list;
+    if (pyvals_lookup(&d, &list) < 0)
+        return -1;
+    *m = 01011; /* NumPy's default (UFUNC_ERR_DEFAULT): warn but for underflow */
+    if (list == NULL)
+        return 0;
+    PyObject *mask =
+        PyList_Check(list) && PyList_GET_SIZE(list) == 3 ? PyList_GET_ITEM(list, 1) : NULL;
+    if (mask == NULL || !PyLong_Check(mask))
+        return 1;
+    *m = PyLong_AsLong(mask);
+    if (*m == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 1;
+    }
+    return 0;
+}
+
+/* NumPy's shifts of the kinds: divide 0, over 3, under 6, invalid 9
+ * (ufuncobject.h), by HOP_FP_* flag. */
+static const struct {
+    int flag, shift;
+} fp_kinds[] = {{HOP_FP_DIVIDE, 0}, {HOP_FP_OVERFLOW, 3}, {HOP_FP_UNDERFLOW, 6}, {HOP_FP_INVALID, 9}};
+
+/* The flags (HOP_FP_*) whose kind NumPy's mask m warns for. */
+static int
+warned_kinds(long m)
+{
+    int w = 0;
+    for (size_t i = 0; i < sizeof fp_kinds / sizeof fp_kinds[0]; i++)
+        if (((m >> fp_kinds[i].shift) & 7) == 1)
+            w |= fp_kinds[i].flag;
+    return w;
+}
+
+/*
+ * Whether the floating-point exceptions kernels raised since the last
+ * hop_fp_clear include one NumPy's error state warns for (mode 1 of its
+ * kind, NumPy's default for divide, over and invalid): 1, 0, -1 with an
+ * error set.  NumPy 1.24 warns once per kind and ufunc call, in the order
+ * divide, over, under, invalid (PyUFunc_handlefperr), which only NumPy's own
+ * run reproduces: the caller re-runs the call through NumPy on 1.  The mask
+ * is read only when a flag is set.  A mask NumPy would reject is 0 here
+ * (hop_py__np_fp_reported sends such a call to NumPy).
+ */
+int
+hop_py__np_fp_warned(void)
+{
+    int raised = hop_fp_status();
+    if (raised == 0)
+        return 0;
+    long m;
+    int bad = np_errmask(&m);
+    return bad != 0 ? (bad < 0 ? -1 : 0) : (warned_kinds(m) & raised) != 0;
+}
+
+PyObject *
+hop_py__np_fp_warns_py(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    long m;
+    int bad = np_errmask(&m);
+    if (bad < 0)
+        return NULL;
+    return PyBool_FromLong(bad == 0 && warned_kinds(m) != 0);
+}
+
+PyObject *
+hop_py__np_fp_warned_py(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    int r = hop_py__np_fp_warned();
+    return r < 0 ? NULL : PyBool_FromLong(r);
+}
+
+PyObject *
+hop_py__fp_status_py(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    return PyLong_FromLong(hop_fp_status());
+}
+
+PyObject *
+hop_py__fp_clear_py(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    hop_fp_clear();
+    Py_RETURN_NONE;
 }
 
 /* ------------------------------------------------ the bound call */
@@ -326,6 +432,14 @@ array_call_vectorcall(ArrayCallObject *c, PyObject *const *args, size_t nargsf, 
         return hop_py__plan_run_tensors(c->plan, &PyTuple_GET_ITEM(tup, 0), n, c->caps,
                                         c->single ? HOP_PY_RUN_SINGLE : HOP_PY_RUN_TUPLE);
     return run_arrays(c->plan, &PyTuple_GET_ITEM(tup, 0), n, c->caps, c->scalars);
+}
+
+static PyTypeObject ArrayCallType;
+
+int
+hop_py__is_array_call(PyObject *o)
+{
+    return Py_IS_TYPE(o, &ArrayCallType) && ((ArrayCallObject *)o)->scalars != NULL;
 }
 
 static PyTypeObject ArrayCallType = {

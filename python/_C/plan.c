@@ -80,6 +80,8 @@ hop_py__plan_exec(PlanObject *p, hop_tensor **in, size_t n, hop_tensor **out)
 {
     signal_check check = {NULL, 0};
     hop_run_options opts = {on_main_thread() ? plan_signal_check : NULL, &check};
+    /* a NumPy call reads the flags the run raised (hop_py__np_fp_warned) */
+    hop_fp_clear();
     check.ts = PyEval_SaveThread();
     hop_status st = hop_plan_run_opts(p->plan, in, n, out, p->noutputs, &opts);
     PyEval_RestoreThread(check.ts);

@@ -102,6 +102,19 @@ int hop_py__name_guard_init(PyObject *module);
  * for some floating-point error (1 / 0 / -1), and _C._np_fp_reported(). */
 int hop_py__np_fp_reported(void);
 PyObject *hop_py__np_fp_reported_py(PyObject *self, PyObject *unused);
+/* numpy_call.c: whether a floating-point exception kernels raised on this
+ * thread since the last clear (hop_fp_status) is one NumPy's error state now
+ * warns for (1 / 0 / -1); _C._np_fp_warned() and _C._fp_clear(). */
+int hop_py__np_fp_warned(void);
+PyObject *hop_py__np_fp_warned_py(PyObject *self, PyObject *unused);
+PyObject *hop_py__fp_clear_py(PyObject *self, PyObject *unused);
+PyObject *hop_py__fp_status_py(PyObject *self, PyObject *unused);
+/* numpy_call.c: _C._np_fp_warns(): whether NumPy's error state now warns
+ * for some kind of floating-point error. */
+PyObject *hop_py__np_fp_warns_py(PyObject *self, PyObject *unused);
+/* numpy_call.c: whether o is Plan.bind_arrays's callable (a call with
+ * NumPy's semantics), not bind_tensors's. */
+int hop_py__is_array_call(PyObject *o);
 
 /* compiled_call.c: readies hop._C._CompiledCall and adds it; 0 / -1. */
 int hop_py__compiled_call_init(PyObject *module);

@@ -40,7 +40,7 @@ from . import _frame_state
 from . import _paths
 from ._reads import is_hop_function, is_hop_module
 from ._pytree import flatten, nodes, unflatten
-from ._trace import _call_tree, _trace, eager_array
+from ._trace import FPWarned, _call_tree, _trace, eager_array
 
 __all__ = ["compile", "CompiledFunction"]
 
@@ -279,6 +279,8 @@ class CompiledFunction(_C._CompiledCall):
                 raise
             except _RUN_ERRORS as e:  # (_plan_run, inline: no frame on this path)
                 raise _PlanRaised(e) from None
+        except FPWarned:
+            return self._fp_rerun(args)
         except _Ran as r:
             error = r.error
         except _PlanRaised as p:
@@ -288,6 +290,26 @@ class CompiledFunction(_C._CompiledCall):
         if error is None:  # (outside the handler: eager's error as it raises it)
             return self._run_eagerly(args, {})
         raise error  # (outside the handler: the user's error as it was raised)
+
+    def _fp_check(self):
+        """The new plan's runner's fp_warned, and the C bound call's
+        _fp_mode: _fp_any (2) for a function that may set NumPy's error
+        state, else _fp_warned (1); None (0) for hop's own function
+        (hop.grad's, hop.vmap's), whose call is hop's, not NumPy's."""
+        if is_hop_function(self.fn):
+            self._fp_mode = 0
+            return None
+        self._fp_mode = 2 if _sets_fp_state(getattr(self.fn, "func", self.fn)) else 1
+        return _fp_any if self._fp_mode == 2 else _fp_warned
+
+    def _fp_rerun(self, args, kwargs=None):
+        """The call through NumPy: its plan raised a floating-point
+        exception NumPy's error state warns for (_trace.FPWarned, or the C
+        bound call's check), and nothing of the call was applied yet.
+        NumPy's run gives its warnings -- category, text, count and order --
+        and its answer; the plans stay.  (Not an eager call of
+        eager_calls: the plan fits.)"""
+        return self.fn(*args, **(kwargs or {}))
 
     def _call_kw(self, args, kwargs):
         """fn(*args, **kwargs), kwargs not empty."""
@@ -310,6 +332,8 @@ class CompiledFunction(_C._CompiledCall):
                 except _C.GuardError as e:
                     return self._miss(args, kwargs, [entries[-1].failure(e)])
             return self._miss(args, kwargs, None)
+        except FPWarned:
+            return self._fp_rerun(args, kwargs)
         except _Ran as r:
             error = r.error
         except _PlanRaised as p:
@@ -415,6 +439,7 @@ class CompiledFunction(_C._CompiledCall):
             self._tree = paths.tree()
         if self._entries:
             self.recompiles += 1
+        runner.fp_warned = self._fp_check()
         self._entries.append(_Entry(gm, runner, dynamic, reason,
                                     paths.traps if paths is not None else {}))
         # the newest plan's bound call: NumPy's or hop.Tensors' without guards
@@ -488,6 +513,7 @@ class CompiledFunction(_C._CompiledCall):
             return self._eager_for_argument(shared, args, kwargs)
         if self._entries:
             self.recompiles += 1
+        runner.fp_warned = self._fp_check()
         self._entries.append(_Entry(gm, runner, dynamic, reason, {}, frame=tr))
         self._fast = _effects_call(self._entries[-1])
         return self._entries[-1].run(args, kwargs)
@@ -949,6 +975,60 @@ def _numpy_call(args, kwargs):
         elif isinstance(x, dict):
             todo.extend(x.values())
     return False
+
+
+def _fp_warned(args, kwargs):
+    """A runner's fp_warned (_trace._Runner) for most functions: a
+    floating-point exception the plan raised that the caller's NumPy error
+    state warns for, in a call with NumPy's semantics."""
+    return _C._np_fp_warned() and _numpy_call(args, kwargs)
+
+
+def _fp_any(args, kwargs):
+    """fp_warned for a function that may set NumPy's error state itself
+    (_sets_fp_state): any floating-point exception the plan raised.  The
+    plan computes as if no numpy.errstate were entered, and only NumPy's
+    run knows which of its ops ran under which state."""
+    return _C._fp_status() != 0 and _numpy_call(args, kwargs)
+
+
+_FP_STATE_NAMES = frozenset(["errstate", "seterr", "seterrobj"])
+
+
+def _sets_fp_state(fn, seen=None, depth=3):
+    """Whether fn's code, a function nested in it or a Python function it
+    names as a global or closure value (to depth levels) names
+    numpy.errstate or numpy.seterr: a look at the names, not a proof (a
+    state set by a method reached through an object is not seen)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or depth < 0:
+        return False
+    seen = set() if seen is None else seen
+    if id(code) in seen:
+        return False
+    seen.add(id(code))
+    todo = [code]
+    names = set()
+    while todo:
+        c = todo.pop()
+        names.update(c.co_names)
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    if names & _FP_STATE_NAMES:
+        return True
+    env = getattr(fn, "__globals__", {})
+    callees = [env.get(n) for n in names]
+    callees += [c.cell_contents for c in (getattr(fn, "__closure__", None) or ())
+                if _cell_set(c)]
+    return any(isinstance(f, types.FunctionType) and _sets_fp_state(f, seen, depth - 1)
+               for f in callees)
+
+
+def _cell_set(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
 
 
 def _eager_args(args):

@@ -1229,6 +1229,15 @@ def _leaf_names(fn, args, kwargs=None):
     return out
 
 
+class FPWarned(BaseException):
+    """A NumPy call's plan raised a floating-point exception NumPy's error
+    state warns for (_C._np_fp_warned): raised right after the plan ran,
+    before anything of the call is applied (a write-back into an argument,
+    a replayed effect), so that hop.compile runs the call through NumPy,
+    which warns as it does and answers (docs/ARCHITECTURE.md, "Floating-point
+    warnings")."""
+
+
 class _Runner:
     """Calls a plan with the tensor leaves of the arguments (plus captured
     tensors) and rebuilds the result's structure.
@@ -1275,6 +1284,11 @@ class _Runner:
         self._to_numpy = [not a for a in _array_leaves(out_spec)]
         self.guards = guards
         self._check = guards.check
+        # hop.compile's runners: fp_warned(args, kwargs) says whether a call
+        # has NumPy's semantics, and a plan run of such a call that raised a
+        # floating-point exception NumPy warns for raises FPWarned.  None
+        # (a GraphModule's): never checked.
+        self.fp_warned = None
         # (the objects the fast check expects, the captured tensors): one
         # tuple, replaced whole, so a call on another thread reads a
         # consistent pair.
@@ -1429,7 +1443,10 @@ class _Runner:
                 st = self._state
                 if self._check is not None and not self._check(st[0], args):
                     st = self._state = self.guards.revalidate(st, args)
-                return self.plan.run_arrays(args, st[1], self._ndout)
+                r = self.plan.run_arrays(args, st[1], self._ndout)
+                if self.fp_warned is not None and self.fp_warned(args, None):
+                    raise FPWarned
+                return r
         tensors, as_numpy, leaves = self.tensors(args, mismatch)
         return self._run(tensors, as_numpy, leaves, args)
 
@@ -1454,6 +1471,8 @@ class _Runner:
         if wb is not None:
             wb.check(leaves, _C.GuardError, captured)
         results = self.plan.run(tensors + list(captured))
+        if self.fp_warned is not None and self.fp_warned(args, kwargs):
+            raise FPWarned  # (before the write-back: nothing of the call happened)
         if wb is not None:
             results = wb.apply(results, leaves, captured)
         return self.finish(results, as_numpy, args, kwargs)

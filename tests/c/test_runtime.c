@@ -686,6 +686,64 @@ test_pool_pieces_cover_a_job_exactly_once_on_a_busy_machine(void **state)
     free(hits);
 }
 
+/* The floating-point exceptions a job's pieces raise reach the caller's
+ * hop_fp_status whichever thread ran them (a worker's IEEE flags are its
+ * own: pool.c hands them to the job), and only those: a plain job leaves
+ * the status clear.  A piece on another thread than the caller divides by
+ * zero; the caller's pieces do not, so a set DIVIDE came from a worker. */
+typedef struct {
+    pthread_t caller;
+    atomic_int on_workers;
+    int raise;
+} fp_job;
+
+static void
+fp_task(const void *ctx, int ith, int nth)
+{
+    (void)ith, (void)nth;
+    fp_job *j = (fp_job *)ctx;
+    struct timespec t = {0, 200000}; /* long enough for a worker to take pieces */
+    nanosleep(&t, NULL);
+    if (!pthread_equal(pthread_self(), j->caller)) {
+        atomic_fetch_add(&j->on_workers, 1);
+        volatile double one = 1.0, zero = j->raise ? 0.0 : 1.0;
+        volatile double r = one / zero;
+        (void)r;
+    }
+}
+
+static void
+fp_no_poll(const void *ctx)
+{
+    (void)ctx;
+}
+
+static void
+test_fp_status_of_a_pool_job_includes_its_workers_flags(void **state)
+{
+    (void)state;
+    hop_runtime_set_threads(2);
+    for (int raise = 0; raise < 2; raise++) {
+        fp_job j = {pthread_self(), 0, raise};
+        hop_fp_clear();
+        assert_int_equal(hop_fp_status(), 0);
+        /* (polled: always on the pool, runtime.h) */
+        hop__pool_run_pieces(fp_task, &j, 32, 0, fp_no_poll, NULL);
+        if (atomic_load(&j.on_workers) == 0)
+            skip(); /* no worker took a piece (a busy machine): nothing to see */
+        assert_int_equal(hop_fp_status(), raise ? HOP_FP_DIVIDE : 0);
+    }
+    /* what the caller itself raises, and the integer kernels' notes */
+    hop_fp_clear();
+    volatile double big = 1e300, r = big * big;
+    (void)r;
+    hop__fp_note(HOP_FP_INVALID);
+    assert_int_equal(hop_fp_status(), HOP_FP_OVERFLOW | HOP_FP_INVALID);
+    hop_fp_clear();
+    assert_int_equal(hop_fp_status(), 0);
+    hop_runtime_set_threads(0);
+}
+
 /* A worker that saw a job but took its seat only after the job ended must
  * not take a seat of the next job: it used to, and that job then ran on the
  * caller alone (the cause of a flaky live-block count in
@@ -1272,6 +1330,7 @@ main(void)
         cmocka_unit_test(test_errors_name_the_op_dtypes_and_shapes),
         cmocka_unit_test(test_foreign_kernel_checks_operands_known_only_by_metadata),
         cmocka_unit_test(test_allocation_failure_sweep_over_eager_ops),
+        cmocka_unit_test(test_fp_status_of_a_pool_job_includes_its_workers_flags),
         cmocka_unit_test(test_nothing_leaks_after_shutdown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

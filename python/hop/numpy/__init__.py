@@ -16,7 +16,10 @@ and hop.compile it records hop ops.  NumPy's own functions reach it through
 __array_ufunc__ and __array_function__, of hop.numpy arrays and of
 hop.Tensor (whose results stay tensors).  What hop does not implement is a
 hop.UnsupportedError naming the function while tracing, and computed by
-NumPy on the arrays' memory eagerly.  See docs/ARCHITECTURE.md, "NumPy".
+NumPy on the arrays' memory eagerly.  Floating-point errors warn (or raise)
+as NumPy's do under NumPy's error state: a ufunc whose kernels raised a
+flag NumPy warns for runs again by NumPy, eagerly and compiled.  See
+docs/ARCHITECTURE.md, "NumPy" and "Floating-point warnings".
 """
 import builtins as _builtins
 import math as _math
@@ -47,7 +50,7 @@ e = _math.e
 inf = _math.inf
 nan = _math.nan
 dtype = _np.dtype
-errstate = _np.errstate  # hop computes without floating-point warnings
+errstate = _np.errstate  # NumPy's own: hop.numpy reads its state (its warnings are NumPy's)
 
 # The dtypes, as NumPy's scalar types (hnp.float32(2.5), dtype=hnp.int8), the
 # abstract ones (np.issubdtype(x.dtype, hnp.floating)) and NumPy's dtype

@@ -26,14 +26,17 @@ complex, a list, an np.ndarray, a hop.Tensor, a NumpyArg) has no key: the
 general path takes the call, as it does any call with keywords, one
 while tracing or while hop.compile records a path, a ufunc the table does not take (logical ones, matmul,
 power and the composed ones given a scalar) and a call under an errstate
-that raises, calls, prints or logs.
+that raises, calls, prints or logs.  A call whose kernels raised a
+floating-point flag NumPy's state warns for is handed to the general path
+too, which has NumPy compute it and warn (docs/ARCHITECTURE.md,
+"Floating-point warnings").
 """
 
 import warnings
 
 import numpy as _np
 
-from .. import _paths
+from .. import _C, _paths
 from . import _core, _storage
 from ._ndarray import ndarray
 
@@ -50,6 +53,8 @@ _GENERAL = {"logical_and", "logical_or", "logical_xor", "logical_not", "matmul",
             "float_power", "clip"}
 _min_scalar_type = _np.min_scalar_type
 _recording = _paths.recording  # hop.compile's eager run that records the path
+_fp_clear = _C._fp_clear
+_fp_warned = _C._np_fp_warned
 
 
 def _key(x):
@@ -93,6 +98,7 @@ def call(name, args):
     if plan is None:
         return None
     impl, casts, out_dt, out_hop = plan
+    _fp_clear()
     u = x._t if type(x) is ndarray else x  # (_t: an eager copy-view refreshed after a write)
     if casts[0] is not None:
         u = _core.cast(u, casts[0])
@@ -105,6 +111,8 @@ def call(name, args):
         r = impl(u, v)
     if r.dtype is not out_hop:
         r = _core.cast(r, out_dt)
+    if _fp_warned():
+        return None  # (a floating-point warning: the general path has NumPy warn)
     return ndarray(r)
 
 

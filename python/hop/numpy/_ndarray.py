@@ -425,14 +425,24 @@ class ndarray:
             # FloatingPointError (NaN to int, 1e300 to float16), hop's does not
             v = self._t.numpy()
             (v[()] if self._scalar else v).astype(npd)
-        from ._ufuncs import in_memory_order
+        from ._ufuncs import in_memory_order, _from_numpy
 
         def compute(view, _):
             v = view(self._t)
             t = _core.cast(v, npd)
             return t.clone() if t is v else t  # a conversion is a new tensor
 
-        return in_memory_order(type(self), (self,), tuple(self._t.shape), compute, order)
+        checked = not _core.tracing() and not _core._recording() and not _C._is_proxy(self._t)
+        if checked:
+            _C._fp_clear()
+        r = in_memory_order(type(self), (self,), tuple(self._t.shape), compute, order)
+        if checked and _C._np_fp_warned():
+            # NaN to int, 1e300 to float32: NumPy 1.24's cast warns ("invalid
+            # value encountered in cast"); its cast again, warning as it does
+            v = self._t.numpy()
+            return _from_numpy((v[()] if self._scalar else v).astype(npd, order=order),
+                               type(self))
+        return r
 
 
 def asarray_of(a):
@@ -678,10 +688,12 @@ def _unop(name, py):
 def _reported_scalar_math(self, other):
     """Whether an operator of NumPy scalar self (and other: None, a Python
     number, a NumPy scalar) runs by NumPy's own scalar math: eagerly, when
-    numpy.errstate raises or calls for some error, which NumPy's scalar
-    math reports (an integer overflow too: np.int8(100) * 2) and hop's
+    numpy.errstate raises, calls or warns (NumPy's default) for some error,
+    which NumPy's scalar math reports (an integer overflow too:
+    np.int8(100) * 2, "overflow encountered in scalar multiply") and hop's
     kernels do not."""
-    if not _core.fp_errors_reported() or _core.tracing() or _C._is_proxy(self._t):
+    if _core.tracing() or _C._is_proxy(self._t) or \
+            not (_core.fp_errors_reported() or _C._np_fp_warns()):
         return False
     if isinstance(other, ndarray):
         return other._scalar and not _C._is_proxy(other._t)

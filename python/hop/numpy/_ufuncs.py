@@ -518,7 +518,12 @@ def _call_two(name, args, kwargs, kind):
     x = ops[0]
     xt = x.t if x.t is not None else _C.full((), _core.scalar_arg(x),
                                                dtype=_core.hop_dtype(dts[0], name))
+    checked = _fp_checked(args)
+    if checked:
+        _C._fp_clear()
     rs = impl(_core.cast(xt, dts[0]))
+    if checked and _C._np_fp_warned():
+        return _by_numpy(uf, name, args, kwargs, kind)  # (as call_ufunc's)
     res = []
     for k, (r, dt) in enumerate(zip(rs, dts)):
         r = _core.cast(r, dt)
@@ -527,6 +532,24 @@ def _call_two(name, args, kwargs, kind):
         else:
             res.append(wrap(kind, r, scalar=r.ndim == 0))
     return tuple(res)
+
+
+def _fp_checked(args):
+    """Whether an eager ufunc call on args reads the floating-point
+    exceptions its kernels raise, to warn as NumPy does: concrete operands
+    outside a trace and outside hop.compile's recording run (whose plan
+    warns for the call)."""
+    return not _core.tracing() and not _core._recording() and not _traced_any(args)
+
+
+def _by_numpy(uf, name, args, kwargs, kind):
+    """ufunc uf called by NumPy on the arrays' memory: its warnings or
+    errors for floating-point exceptions, and its result (out= as NumPy
+    returns it)."""
+    r = fallback(uf, name, args, kwargs, kind)
+    out = kwargs.get("out")
+    return r if out is None else out if isinstance(out, tuple) and len(out) > 1 else \
+        out[0] if isinstance(out, tuple) else out
 
 
 def call_ufunc(name, args, kwargs, kind):
@@ -550,10 +573,7 @@ def call_ufunc(name, args, kwargs, kind):
             not (_traced_any(args) or _traced_any(kwargs.values())):
         # numpy.errstate(divide='raise', ...): NumPy's FloatingPointError (or
         # its call, print, log), which hop's kernels do not report
-        r = fallback(uf, name, args, kwargs, kind)
-        out = kwargs.get("out")
-        return r if out is None else out if isinstance(out, tuple) and len(out) > 1 else \
-            out[0] if isinstance(out, tuple) else out
+        return _by_numpy(uf, name, args, kwargs, kind)
     nin = UFUNCS[name][0]
     if len(args) != nin:
         raise TypeError(f"{name}() takes from {nin} to {nin + uf.nout} positional arguments "
@@ -613,7 +633,16 @@ def call_ufunc(name, args, kwargs, kind):
         ops = [_core.Opnd(t=_in_order(o.t, order), dtype=o.dtype) if o.t is not None else o
                for o in ops]
         wt = _in_order(wt, order)
+    checked = _fp_checked(args)
+    if checked:
+        _C._fp_clear()
     r = _compute(name, ops, out_dt)
+    if checked and _C._np_fp_warned():
+        # a floating-point exception NumPy warns for (or a spurious one: a
+        # masked lane, a SIMD tail): NumPy's run warns as it does, and
+        # answers; nothing was written yet (docs/ARCHITECTURE.md,
+        # "Floating-point warnings")
+        return _by_numpy(uf, name, args, kwargs, kind)
     if where is not True:
         if out is not None and out[0] is not None:
             base = _core.tensor_of(out[0])
@@ -767,6 +796,11 @@ def in_memory_order(kind, operands, shape, compute, order="K", default="K", how=
 
 def _call_divmod(args, kwargs, kind):
     out = _out_tuple(kwargs.pop("out", None), 2, "divmod")
+    if _fp_checked(args) and _C._np_fp_warns():
+        # NumPy warns once for both results ("... encountered in divmod"),
+        # where hop's two ufuncs below would each have NumPy warn for its own
+        return _by_numpy(_np.divmod, "divmod", args, dict(kwargs, out=out) if out else kwargs,
+                         kind)
     q = call_ufunc("floor_divide", args, dict(kwargs, out=out[0] if out else None)
                    if out and out[0] is not None else kwargs, kind)
     r = call_ufunc("remainder", args, dict(kwargs, out=out[1] if out else None)
