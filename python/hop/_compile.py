@@ -369,6 +369,17 @@ class CompiledFunction(_C._CompiledCall):
         dynamic = self._dynamic_for(args, kwargs)
         try:
             gm, runner, paths, note = self._trace_sizes(args, kwargs, dynamic)
+        except _breaks.EnvArrays:
+            self._dims, self._first = saved[0], saved[1]
+            try:
+                return self._translate(args, kwargs, [], reason, plain=True)
+            except _frame_base.Unsupported as u:
+                self._untranslated = _effects.Effect("translation", u.site, u.message)
+                if self.fullgraph and u.brk is not None:
+                    raise _C.TraceError(f"hop.compile(fullgraph=True): {self.__name__} has a "
+                                        f"graph break (nothing ran): graph break at {u.site} "
+                                        f"({u.brk}): {u.message}") from None
+            return self._fall_back([self._untranslated], args, kwargs)
         except _breaks.GraphBreak as b:
             self._dims, self._first = saved[0], saved[1]
             if self.fullgraph:
@@ -414,9 +425,12 @@ class CompiledFunction(_C._CompiledCall):
         self._fast = runner.fast or _effects_call(self._entries[-1])
         return _plan_run(runner.call_kw, args, _C.GuardError, kwargs)
 
-    def _translate(self, args, kwargs, effects, reason):
+    def _translate(self, args, kwargs, effects, reason, plain=False):
         """Traces fn through the frame translator (_frame): its effects are
-        recorded and replayed by every call.  Unsupported: it cannot."""
+        recorded and replayed by every call.  Unsupported: it cannot.
+        plain: a function without effects translated for the ndarrays it
+        reaches (_breaks.EnvArrays), whose refusals (an aliased write's
+        UnsupportedError) are raised as its plain trace raises them."""
         resume = isinstance(self.fn, _frame_resume.Resume)
         # (an argument's attribute: not a resume's, whose arguments are not fn's)
         lifted = _frame_state.lifted_sources(self.fn.func, None) if resume else \
@@ -465,6 +479,8 @@ class CompiledFunction(_C._CompiledCall):
             # fullgraph=True refuses before anything ran, as for any effect
             # the translator cannot compile.
             self._dims, self._first = saved[0], saved[1]
+            if plain and isinstance(e, _REFUSALS) and not isinstance(e, _C.DataDependentError):
+                raise
             failed = _effects.Effect("translation", "?", f"the translation failed "
                                                          f"({type(e).__name__}: {e})")
             if self.fullgraph:

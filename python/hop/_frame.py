@@ -81,7 +81,7 @@ from ._frame_base import (
     _user_function, _userish, _YIELDED, is_user_code, Unsupported)
 from ._frame_merge import _Merging, _touches
 from ._frame_resume import _Breaking, Resume
-from ._frame_state import _MUTATORS, _Recorded, _State
+from ._frame_state import _MUTATORS, _ndarray_type, _Recorded, _State
 
 __all__ = ["Translator"]
 
@@ -144,6 +144,11 @@ class Translator(_State, _Merging, _Breaking):
         self.shadows = {}    # id(real container) -> its shadow copy
         self.real = {}       # id(shadow) -> real container
         self.made = {}       # id -> object the function made (kept alive)
+        # id(ndarray) and id(its hop.numpy array) -> (both) (_env_array):
+        # kept across the runs of one translation, whose restarts (a write
+        # that needs a write-back slot) key the slot by the array's identity
+        self.env_arrays = {}
+        self.env_sources = {}  # id(ndarray) -> its guard's source (_trace)
         self.read = set()    # ("cell", id) / ("global", id, name) read before written
         self.written = set()
         self.opaque_objs, self.opaque_names = set(), set()
@@ -445,7 +450,10 @@ class Translator(_State, _Merging, _Breaking):
             except TypeError as e:
                 raise TypeError(f"{func.__qualname__}() {e}") from None
             bound.apply_defaults()
-            fast = dict(bound.arguments)
+            # (a default that is an ndarray: hop.numpy's array over it, as
+            # any load of one; _execute's LOAD_FAST does not look)
+            fast = {k: self._sub(v) if type(v) is _ndarray_type() else v
+                    for k, v in bound.arguments.items()}
         fr = _Frame()
         fr.func = func
         fr.code = code
@@ -940,7 +948,7 @@ class Translator(_State, _Merging, _Breaking):
             it = stack[-1]
             try:
                 v = next(it)
-                push(self._sub(v) if type(v) in _CONTAINERS else v)
+                push(self._sub(v))
             except StopIteration:
                 pop()
                 pc = at[i.argval]

@@ -520,6 +520,14 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
         # will bake in (see _guards); and names for the tensors among them (a
         # capture is named when it is made).
         env = _guards.scan(fn, leaves, arg_names, [k is None for k in kinds])
+        if compiling and frame is None and _np is not None and \
+                any(g.kind == "id" and type(g.expected) is _np.ndarray for g in env.guards):
+            raise _breaks.EnvArrays()
+        if frame is not None:
+            # (a capture over an environment ndarray is named after it)
+            frame.env_sources = {id(g.expected): g.source for g in env.guards
+                                 if g.kind == "id" and _np is not None and
+                                 type(g.expected) is _np.ndarray}
         if frame is not None:
             frame.env_ids = env.seen | {id(t) for t, _ in env.tensors.values()}
         for t, sources in env.tensors.values():
@@ -528,7 +536,8 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
             _run_traced(tr, call, fn, paths, compiling, slots, spec, env)
         runs = call.runs
         # (a layout a decision read is checked on every call, written or not)
-        writeback = _WriteBack(slots, slot_arrays, tr, leaves, runs, traced, writes) \
+        writeback = _WriteBack(slots, slot_arrays, tr, leaves, runs, traced, writes,
+                               frame.env_sources if frame is not None else None) \
             if slots or any(run.layout for run in runs) else None
         template = [None if isinstance(x, _TRACED_OUT) else x for x in out_leaves]
         plan = tr.lower()
@@ -996,13 +1005,15 @@ def _view_again(tree, arg_spec, how, readonly, cls, leaves, made):
     that results made by the same steps from one array are one array, as
     eagerly (`v = a[1:]; return v, np.squeeze(v)`: v twice)."""
     (kind, ref), steps = how
-    if kind != "capture":
-        v = base = subtree(tree, arg_spec, ref) if kind == "arg" else \
-            _as_ndarray(leaves[ref]) if kind == "out" else ref._tv.numpy().copy()
+    # (an environment ndarray's capture: NumPy's view of that ndarray)
+    env = _frame_state.ENV_ARRAYS.get(id(ref)) if kind == "capture" else None
+    if kind != "capture" or env is not None:
+        v = base = env if env is not None else subtree(tree, arg_spec, ref) if kind == "arg" \
+            else _as_ndarray(leaves[ref]) if kind == "out" else ref._tv.numpy().copy()
         if kind == "out":
             leaves[ref] = base  # one ndarray for all its views (`b, b.real`: b twice)
         from .numpy._storage import numpy_view
-        key = (kind, id(ref)) if kind == "made" else (kind, ref)
+        key = (kind, id(ref)) if kind in ("made", "capture") else (kind, ref)
         for s in steps:
             key += (id(s),)  # (the steps live as long as the plan)
             v = made[key] if key in made else made.setdefault(key, numpy_view(s, v))
@@ -1106,7 +1117,7 @@ class _WriteBack:
     differs from the one a view-or-copy decision read (NumPy's reshape views
     memory or copies it by its layout)."""
 
-    def __init__(self, slots, slot_arrays, tr, leaves, runs, traced, writes):
+    def __init__(self, slots, slot_arrays, tr, leaves, runs, traced, writes, env_sources=None):
         self.slots = slots
         # results that are a written argument itself (`x += 1; return x`):
         # the caller's array is returned, as NumPy's in-place code returns it
@@ -1131,6 +1142,10 @@ class _WriteBack:
         self.capture_names = names[len(names) - len(caps):] if caps else []
         self._cap_memory = (None, None)  # (captured tensors, their ndarrays)
         self.env = []  # (source, ndarray) the guards hold by identity (environment)
+        # capture -> the source of the environment ndarray it is the memory
+        # of (_frame_state._env_array), which a refusal names
+        self.viewed = {j: env_sources[id(_C._base(t))] for j, t in enumerate(caps)
+                       if env_sources and id(_C._base(t)) in env_sources}
         self.check(leaves, _C.UnsupportedError, caps, keep=False)
 
     def environment(self, guards, leaves, captured):
@@ -1165,6 +1180,8 @@ class _WriteBack:
             return f"argument {k[1]}"
         if k[0] == "env":
             return f"the ndarray {self.env[k[1]][0]!r} the function reads"
+        if k[1] in self.viewed:
+            return f"the ndarray {self.viewed[k[1]]!r} the function reads"
         return f"the captured array {self.capture_names[k[1]]} (a global's or closed-over array)"
 
     def check(self, leaves, error, captured, keep=True):
