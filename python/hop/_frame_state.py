@@ -867,6 +867,11 @@ class _State:
             self._record("attr", obj, name, (v,), f"{type(obj).__name__}.{name} =")
 
     def _store_item(self, obj, k, v):
+        hit = self.env_arrays.get(id(obj))
+        if hit is not None and hit[1] is obj:
+            # (an environment ndarray: a write to it is an effect hop does
+            # not replay, as before it was loaded as hop.numpy's array)
+            self._fail("an item write to a ndarray hop cannot replay")
         kind = "made" if self.concrete else self._kind(obj)
         if kind == "made" or kind is None and (_traced(obj) or isinstance(obj, _C.Tensor)) or \
                 _numpy_written_back(obj):
