@@ -421,31 +421,45 @@ group_text(hop_lower_ctx *cx, const hop_node *const *members, const hop__fbuilt 
  * time and asks again (a chain of adds over captures: ~30 times a 64-step
  * group), so this half stays cheap: no step functions or dtype rules, which
  * fill_steps adds once the group fits (issue #30).
+ *
+ * Members skip .. skip + nskip - 1 are left out, their last one's result
+ * read as a tensor input (a cut member's run of members: see
+ * hop__fused_fits), and a trial (nskip > 0) writes only what the check
+ * reads: its steps are not zeroed first (~40 instructions a step).
  */
 static hop_status
-fit_steps(hop_lower_ctx *cx, const hop_node *const *members, int nm, bool quiet, hop__fgroup *g,
-          const hop_node **in_nodes)
+fit_steps(hop_lower_ctx *cx, const hop_node *const *members, int nm, int skip, int nskip,
+          bool quiet, hop__fgroup *g, const hop_node **in_nodes)
 {
     int reg_of[HOP__F_MAXSTEPS]; /* register of each member's result */
     bool busy[HOP__F_MAXREGS] = {false};
     for (int s = 0; s < nm; s++) {
+        if (s == skip && nskip > 0) {
+            s += nskip - 1;
+            continue;
+        }
         const hop_node *n = members[s];
         hop__fstep *st = &g->steps[s];
-        memset(st, 0, sizeof *st);
+        if (nskip == 0)
+            memset(st, 0, sizeof *st);
         st->nin = n_operands(n);
         int freed[3], nfreed = 0;
         for (int i = 0; i < st->nin; i++) {
             const hop_arg *a = &n->args[i];
             hop__fopnd *o = &st->in[i];
             int member = member_of(cx, a, s);
-            bool tensor;
-            operand_dtype(a, &o->have, &tensor);
+            if (member >= skip && member - skip < nskip)
+                member = -1; /* the cut member's result: an input */
             if (member >= 0) {
                 o->src = HOP__F_REG;
                 o->idx = (uint8_t)reg_of[member];
                 o->have = members[member]->meta->meta.dtype;
                 freed[nfreed++] = reg_of[member];
-            } else if (tensor) {
+                continue;
+            }
+            bool tensor;
+            operand_dtype(a, &o->have, &tensor);
+            if (tensor) {
                 int k = 0;
                 while (k < g->ninputs && in_nodes[k] != a->u.node)
                     k++;
@@ -531,13 +545,29 @@ build_steps(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *memb
     memset(g, 0, hop__fgroup_bytes(0));
     g->out = -1;
     g->odtype = root->meta->meta.dtype;
-    hop_status st = fit_steps(cx, members, nm, quiet, g, in_nodes);
+    hop_status st = fit_steps(cx, members, nm, 0, 0, quiet, g, in_nodes);
     if (st != HOP_OK)
         return st;
     fill_steps(members, nm, g);
     g->nsteps = nm;
     hop__fgroup_seal(g);
     return HOP_OK;
+}
+
+bool
+hop__fused_fits(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
+                int skip, int nskip)
+{
+    if (nm - nskip > HOP__F_MAXSTEPS)
+        return false;
+    if (cx->fscratch == NULL &&
+        (cx->fscratch = hop__arena_alloc(&cx->tmp, sizeof *cx->fscratch)) == NULL)
+        return false;
+    const hop_node *in_nodes[HOP__F_MAXIN];
+    hop__fgroup *g = cx->fscratch;
+    memset(g, 0, hop__fgroup_bytes(0));
+    g->odtype = root->meta->meta.dtype;
+    return fit_steps(cx, members, nm, skip, nskip, true, g, in_nodes) == HOP_OK;
 }
 
 hop_status

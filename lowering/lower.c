@@ -1,9 +1,10 @@
 /*
- * lowering/lower.c - graph -> program: the compilation of each node kind,
- * fusion planning, graphs, guards, the main routine, the assembly of the
- * routines into one program, and hop_lower itself; and the toolkit's
- * entries that compile a graph (hop_lower_inline, hop_lower_call and its
- * subroutines, hop_lower_default), which recurse into the compiler.
+ * lowering/lower.c - graph -> program: the compilation of each node kind
+ * (a fused group from what fusion planning, fuseplan.c, built), graphs,
+ * guards, the main routine, the assembly of the routines into one program,
+ * and hop_lower itself; and the toolkit's entries that compile a graph
+ * (hop_lower_inline, hop_lower_call and its subroutines,
+ * hop_lower_default), which recurse into the compiler.
  *
  * Compilation walks a graph in its order (which is topological) and emits
  * instructions into the current routine: routine 0 is the main program,
@@ -239,237 +240,14 @@ compile_scalar(hop_lower_ctx *cx, const hop_node *n)
     return set_value(cx, n, hop__pv_int(reg));
 }
 
-/* ------------------------------------------------------------------ fusion */
-
-static bool
-same_shape(const hop_meta *a, const hop_meta *b)
-{
-    if (a->rank != b->rank)
-        return false;
-    for (int d = 0; d < a->rank; d++)
-        if (a->sizes[d] != b->sizes[d])
-            return false;
-    return true;
-}
-
-/* n (whose entry is m) can be computed inside its only user's group: both
- * fusable (plan_fusion's first pass noted which nodes are). */
-static bool
-absorbable(hop_lower_ctx *cx, const hop_node *n, const hop__vmap *m)
-{
-    if (!m->fusable || n->nuses == 0)
-        return false;
-    const hop_node *u = n->uses->user;
-    for (const hop_use *use = n->uses; use; use = use->next)
-        if (use->user != u)
-            return false;
-    const hop__vmap *um = vmap_get(cx, u, false);
-    return um != NULL && um->fusable && same_shape(&n->meta->meta, &u->meta->meta);
-}
-
-/* Which visited nodes found an absorbed operand with no room left for it. */
-typedef struct left_out {
-    bool full;          /* one did */
-    const hop_node *by; /* the first one that did */
-    bool others;        /* and another node did too */
-} left_out;
-
-/* Members of the group rooted at n, in graph order (operands first).  At most
- * cap nodes are visited; order[] gets them in visiting order, so the last one
- * is the deepest, and *full says which absorbed operands were left out.
- * Bounding the walk keeps a long chain of absorbable nodes linear to plan,
- * not quadratic.  Each visited node's hop__vmap gets the group's number (a
- * node seen twice, as in x * x, is visited once) and its member index, and
- * ends[i] is one past the last visited node reached through order[i] (a
- * member has one user, so order[i .. ends[i]) is its subtree). */
-static void
-collect_from(hop_lower_ctx *cx, const hop_node *n, hop__vmap *nv, const hop_node **members, int *nm,
-             const hop_node **order, int *ends, int *no, int cap, left_out *full)
-{
-    int at = (*no)++;
-    order[at] = n;
-    nv->group = cx->group;
-    nv->member = -1;
-    for (size_t i = 0; i < n->nargs; i++) {
-        if (n->args[i].kind != HOP_ARG_NODE)
-            continue;
-        const hop_node *a = n->args[i].u.node;
-        hop__vmap *m = vmap_get(cx, a, false);
-        if (m == NULL || !m->absorbed || m->group == cx->group)
-            continue;
-        if (*no == cap) {
-            if (!full->full)
-                full->by = n;
-            else if (full->by != n)
-                full->others = true;
-            full->full = true;
-        } else
-            collect_from(cx, a, m, members, nm, order, ends, no, cap, full);
-    }
-    ends[at] = *no;
-    nv->member = *nm;
-    members[(*nm)++] = n;
-}
-
-static void
-collect(hop_lower_ctx *cx, const hop_node *n, const hop_node **members, int *nm,
-        const hop_node **order, int *ends, int *no, int cap, left_out *full)
-{
-    cx->group++;
-    collect_from(cx, n, vmap_get(cx, n, false), members, nm, order, ends, no, cap, full);
-}
-
-/*
- * Takes order[cut] (no longer absorbed) and the members reached through it
- * out of the group being planned, as walking the group again would: when
- * the walk left nothing out (no cap reached), a new walk visits the same
- * nodes in the same order but that subtree, which is order[cut ..
- * ends[cut]) and, in graph order, the members just before order[cut]'s
- * own.  Walking again made planning a chain that outgrows a group's inputs
- * quadratic in the group's 64 steps: each cut re-walked the whole group
- * (~2 K instructions of every capture of a long chain of adds, issue #30).
- */
-static void
-drop_subtree(hop_lower_ctx *cx, const hop_node **members, int *nm, const hop_node **order,
-             int *ends, int *no, int cut)
-{
-    int end = ends[cut], k = end - cut;
-    int last = vmap_get(cx, order[cut], false)->member;
-    for (int i = cut; i < end; i++) {
-        hop__vmap *m = vmap_get(cx, order[i], false);
-        m->group = 0; /* no group's number: cx->group counts from 1 */
-        m->member = -1;
-    }
-    for (int i = 0; i < cut; i++) /* the ancestors' subtrees lose it */
-        if (ends[i] >= end)
-            ends[i] -= k;
-    for (int i = end; i < *no; i++) {
-        order[i - k] = order[i];
-        ends[i - k] = ends[i] - k;
-    }
-    *no -= k;
-    for (int i = last + 1; i < *nm; i++) {
-        members[i - k] = members[i];
-        vmap_get(cx, members[i - k], false)->member = i - k;
-    }
-    *nm -= k;
-}
-
-/* Which visited member (an index of order, not 0: the root) a group with
- * too many inputs gives up: the last visited one that still absorbs an
- * operand, else the last visited.  Cutting a leaf - a member that absorbs
- * nothing - turns its inputs into one input, its result, so it seldom
- * brings the inputs within the limit: the unrolled count = count + (x < 4)
- * (a left-deep chain of adds whose right operands are conversions of
- * comparisons) lost its conversions one by one, each a group of its own
- * whose i32 result went through memory, and every add after them (7 of
- * them, 20 MB at 1M elements) waited for the group at the end.  Cutting the
- * chain's bottom instead keeps each conversion in its add's group.  In a
- * chain the last visited member is the bottom: no change there. */
-static int
-cut_member(hop_lower_ctx *cx, const hop_node *const *order, int no)
-{
-    for (int i = no - 1; i > 0; i--) {
-        const hop_node *n = order[i];
-        for (size_t a = 0; a < n->nargs; a++) {
-            if (n->args[a].kind != HOP_ARG_NODE)
-                continue;
-            const hop__vmap *m = vmap_get(cx, n->args[a].u.node, false);
-            if (m != NULL && m->absorbed)
-                return i;
-        }
-    }
-    return no - 1;
-}
-
-/* Decides which elementwise nodes of g are computed inside their user's
- * group, within the executor's limits (steps, inputs, registers). */
-static hop_status
-plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
-{
-    /* hop__fused_ok once a node (absorbable asks it of a node and of its
-     * user, the passes below and compile_call_op again). */
-    for (const hop_node *n = g->first; n; n = n->next) {
-        hop__vmap *m = vmap_get(cx, n, true);
-        if (m == NULL)
-            return HOP_NOMEM;
-        m->fusable = hop__fused_ok(n);
-        m->absorbed = false;
-        m->preassigned = false;
-        m->dests = NULL;
-        m->built = NULL;
-        m->v.kind = HOP_PVAL_NONE;
-    }
-    if (cx->opts.no_fusion)
-        return HOP_OK;
-    for (const hop_node *n = g->first; n; n = n->next) {
-        hop__vmap *m = vmap_get(cx, n, false);
-        m->absorbed = absorbable(cx, n, m);
-    }
-    /* Each group is built here once, its limits checked, and compile_group
-     * finishes it (building it again there cost ~40% of lowering a chain). */
-    for (const hop_node *n = g->last; n; n = n->prev) {
-        hop__vmap *m = vmap_get(cx, n, false);
-        if (m->absorbed || !m->fusable)
-            continue;
-        const hop_node *members[HOP__F_MAXSTEPS + 1], *order[HOP__F_MAXSTEPS + 1];
-        int ends[HOP__F_MAXSTEPS + 1];
-        int nm = 0, no = 0;
-        left_out full = {0};
-        collect(cx, n, members, &nm, order, ends, &no, HOP__F_MAXSTEPS + 1, &full);
-        for (;;) {
-            if (no == 1)
-                break; /* the root alone: nothing to cut whatever a build says, and
-                          compile_group reports why it does not fit */
-            hop_status st = full.full || nm > HOP__F_MAXSTEPS
-                                ? HOP_UNSUPPORTED
-                                : hop__fused_build(cx, n, members, nm, true, &m->built);
-            if (st == HOP_OK)
-                break;
-            if (st != HOP_UNSUPPORTED)
-                return st;
-            /* Too big: a member becomes the root of a group of its own, so a
-             * long chain splits into full groups (each node is cut at most
-             * once): the deepest (the last visited), or for too many inputs
-             * the last visited that still absorbs an operand (cut_member). */
-            int cut = st == HOP_UNSUPPORTED && !full.full && nm <= HOP__F_MAXSTEPS &&
-                              cx->fbuild_inputs
-                          ? cut_member(cx, order, no)
-                          : no - 1;
-            const hop_node *deepest = order[cut];
-            hop__vmap *dm = vmap_get(cx, deepest, false);
-            dm->absorbed = false;
-            if (cut == no - 1 ? !full.full || (full.by == deepest && !full.others) : !full.full) {
-                /* Walking again would visit the same nodes in the same order
-                 * but the cut one and those reached through it: when the
-                 * walk left nothing out, or the deepest is cut (the last
-                 * visited, so no other member was reached through it) and
-                 * only its own operands were left out.  Drop them from this
-                 * walk instead: a long chain's groups are walked once in
-                 * planning, not once a cut. */
-                drop_subtree(cx, members, &nm, order, ends, &no, cut);
-                full = (left_out){0};
-                continue;
-            }
-            nm = no = 0;
-            full = (left_out){0};
-            collect(cx, n, members, &nm, order, ends, &no, HOP__F_MAXSTEPS + 1, &full);
-        }
-    }
-    return HOP_OK;
-}
-
 /* The group rooted at root: as fusion planning built it (each group's
  * members stay as planning left them: a cut only ever splits the group
  * being planned), or built here (a root alone, no fusion planned). */
 static hop_status
 compile_group(hop_lower_ctx *cx, const hop_node *root)
 {
-    const hop_node *members[HOP__F_MAXSTEPS + 1], *order[HOP__F_MAXSTEPS + 1];
-    int ends[HOP__F_MAXSTEPS + 1];
-    int nm = 0, no = 0;
-    left_out full = {0};
-    collect(cx, root, members, &nm, order, ends, &no, HOP__F_MAXSTEPS + 1, &full);
+    const hop_node *members[HOP__F_MAXSTEPS + 1];
+    int nm = hop__fuse_collect(cx, root, members);
     hop__vmap *m = vmap_get(cx, root, false);
     hop__fbuilt *b = m ? m->built : NULL;
     if (m)
@@ -676,7 +454,7 @@ hop__compile_graph(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs
                          "lowering: %s takes %zu inputs and gives %zu outputs, but is called with "
                          "%zu and %zu",
                          g->name, g->nplaceholders, (size_t)out->nargs, ninputs, noutputs);
-    hop_status st = plan_fusion(cx, g);
+    hop_status st = hop__plan_fusion(cx, g);
     if (st != HOP_OK)
         return st;
     /* A graph's own guards (a cond branch's) hold whenever it runs, and only

@@ -12,7 +12,9 @@
  *   fused.c    fused elementwise groups: which nodes fuse, building a group
  *   toolkit.c  what a HOP's lower callback builds code with
  *              (hop/lowering.h), except the entries that compile a graph
- *   lower.c    graph -> program: each node kind, fusion planning, guards,
+ *   fuseplan.c fusion planning: which nodes each fused group computes,
+ *              within the executor's limits, each group built once
+ *   lower.c    graph -> program: each node kind, graphs, guards,
  *              the main routine, assembly, hop_lower; and the toolkit's
  *              entries that compile a graph (inline, call, subroutines,
  *              the default lowering of a call_hop)
@@ -21,8 +23,8 @@
  *   foreign.c  a call_foreign node lowered to an Extern
  *
  * The files call each other one way: emit.c <- xprog.c <- values.c <-
- * fused.c <- toolkit.c <- lower.c, values.c <- foreign.c <- lower.c, and
- * lower.c -> memplan.c -> parplan.c.
+ * fused.c <- toolkit.c <- lower.c, fused.c <- fuseplan.c <- lower.c,
+ * values.c <- foreign.c <- lower.c, and lower.c -> memplan.c -> parplan.c.
  * The recursion of compiling (a graph's call_hop runs its class's lower
  * slot, which compiles the HOP's bodies) goes through that slot, a
  * function pointer, back into lower.c's hop_lower_inline/hop_lower_call.
@@ -88,7 +90,7 @@ typedef struct hop__vmap {
     bool preassigned; /* v is a destination slot the node must be computed into */
     hop_pval *dests;  /* call_hop: where its results should go (NONE: anywhere) */
     /* The fused group the node was last collected into (cx->group, see
-     * lower.c collect) and its index among that group's members (-1 while
+     * fuseplan.c collect) and its index among that group's members (-1 while
      * its operands are being collected): a member test is one lookup, where
      * a search of the group's up to 64 members made planning and building a
      * group quadratic in its length. */
@@ -301,12 +303,22 @@ struct hop__fbuilt {
 };
 typedef struct hop__fbuilt hop__fbuilt;
 /* Builds the steps of the group of members (graph order, root last, as
- * lower.c's collect made them: each member's hop__vmap has group cx->group
+ * fuseplan.c's collect made them: each member's hop__vmap has group cx->group
  * and its index) into *out (tmp arena; the group in the plan's arena).
  * HOP_UNSUPPORTED when the group is too big (quiet: with no error message,
  * as fusion planning tries groups that do not fit). */
 hop_status hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members,
                             int nmembers, bool quiet, hop__fbuilt **out);
+/* Whether the group of members (as for hop__fused_build) less members skip
+ * .. skip + nskip - 1 is within the executor's limits (steps, inputs,
+ * registers): its build's checks alone, into scratch, for fusion planning's
+ * trial cuts.  The members left out are a cut member's run (the member
+ * last, what it absorbs before it: each has one user), so the group reads
+ * the last one's result as an input; they keep their hop__vmap numbers, so
+ * a trial changes nothing to undo.  False also when scratch cannot be had
+ * (the build that follows reports it). */
+bool hop__fused_fits(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members,
+                     int nmembers, int skip, int nskip);
 /* Completes b, built from the same members, to write slot out: its inputs'
  * slots, SymInt operands' programs, the small-run plan and what its text
  * is made from when asked (hop__fgroup.describe). */
@@ -314,6 +326,17 @@ hop_status hop__fused_finish(hop_lower_ctx *cx, const hop_node *const *members,
                              const hop__fbuilt *b, int32_t out);
 /* A Copy instruction: slot dst <- slot src, elementwise with conversion. */
 hop_status hop__emit_copy(hop_lower_ctx *cx, int32_t dst, int32_t src);
+
+/* ---------------------------------------------------------- fuseplan.c */
+
+/* Decides which elementwise nodes of g are computed inside their user's
+ * group (hop__vmap.absorbed), within the executor's limits, and keeps each
+ * group's build in its root's hop__vmap.built. */
+hop_status hop__plan_fusion(hop_lower_ctx *cx, const hop_graph *g);
+/* The members of the group rooted at root (graph order, root last; at most
+ * HOP__F_MAXSTEPS + 1), each member's hop__vmap numbered for
+ * hop__fused_build; returns how many. */
+int hop__fuse_collect(hop_lower_ctx *cx, const hop_node *root, const hop_node **members);
 
 /* ------------------------------------------------------------- lower.c */
 

@@ -109,7 +109,7 @@ class _Entry:
             # resumes compiled (no guard: Python runs whatever the call is)
             try:
                 return fr.stop.run_prefix(args, kwargs, _compile_resume)
-            except _C.GuardError as e:
+            except (_C.GuardError,) + _RUN_ERRORS as e:
                 raise _Ran(e) from None
         shared = _shared_with_env(args, kwargs, fr) if fr.arg_containers else None
         if shared is not None:
@@ -124,7 +124,9 @@ class _Entry:
             if fr.stop is not None:
                 # a graph break: the instruction in Python, then the resume
                 return fr.stop.resume(out, _compile_resume)
-        except _C.GuardError as e:
+        except (_C.GuardError,) + _RUN_ERRORS as e:
+            # (the user's code raised it after the plan ran and the effects
+            # were replayed: the call's own error, never a rerun's cause)
             raise _Ran(e) from None
         return out
 
@@ -169,10 +171,12 @@ class _PlanRaised(BaseException):
 
 
 class _Ran(BaseException):
-    """A GuardError that the user's code raised after the plan ran (a
-    replayed effect, the code after a graph break): the call's own error,
-    never a guard's miss, which would run the plan and the effects again.
-    CompiledFunction raises the error itself."""
+    """A GuardError, or one of _RUN_ERRORS, that the user's code raised
+    after the plan ran (a replayed effect, the code after a graph break: a
+    reshape to a size the plan computed): the call's own error, never a
+    guard's miss nor a plan's error, either of which would run the plan (or
+    the call eagerly) and the effects again.  CompiledFunction raises the
+    error itself."""
 
     def __init__(self, error):
         super().__init__(error)
@@ -451,10 +455,6 @@ class CompiledFunction(_C._CompiledCall):
                     gm, runner = _trace(self.fn, args2, dynamic, kwargs=kwargs,
                                         compiling=True, frame=tr)
                     shared = _shared_with_env(args, kwargs, tr)
-                    if shared is not None:
-                        # (this call only: the plans stay for other arguments)
-                        self._dims, self._first = saved[0], saved[1]
-                        return self._eager_for_argument(shared, args, kwargs)
                     break
                 except _frame_base._Hoist as h:
                     # a break inside a loop, a with block or an inlined call:
@@ -492,6 +492,12 @@ class CompiledFunction(_C._CompiledCall):
                     f"effects, which hop does not perform for a call it refuses (nothing ran)" +
                     "".join(f"\n  {x.kind} at {x.site}: {x.reason}" for x in effects)) from None
             return self._eager_after(failed, args, kwargs, effects)
+        if shared is not None:
+            # this call only (the plans stay for other arguments), and
+            # outside the translation's handlers: an error of the eager call
+            # is the call's, not a failed translation to run eagerly again
+            self._dims, self._first = saved[0], saved[1]
+            return self._eager_for_argument(shared, args, kwargs)
         if self._entries:
             self.recompiles += 1
         self._entries.append(_Entry(gm, runner, dynamic, reason, {}, frame=tr))

@@ -82,6 +82,7 @@ KINDS = {
     "type": "asks type() of a value",
     # not from the bytecode: met while tracing (hop/_breaks.py)
     "conversion": "needs the value of a traced value (its text, a number, a NumPy array)",
+    "fperror": "has NumPy raise or report floating-point errors, which hop's kernels do not",
 }
 
 _MISSING = object()
@@ -176,10 +177,25 @@ _ARG0_WRITERS = frozenset("""
 # hop's and NumPy's own functions are pure but for these.
 _HOP_EFFECTS = {"save": "io", "load": "io", "set_num_threads": "call",
                 "load_library": "call", "register_pytree_node": "call"}
-_NP_EFFECTS = {"seterr": "call", "seterrcall": "call", "set_printoptions": "call",
+_NP_EFFECTS = {"seterr": "fperror", "seterrcall": "fperror", "set_printoptions": "call",
                "setbufsize": "call", "save": "io", "savez": "io", "savez_compressed": "io",
                "savetxt": "io", "load": "io", "loadtxt": "io", "genfromtxt": "io",
                "fromfile": "io", "tofile": "io", "dump": "io", "printoptions": "call"}
+_FP_QUIET = ("ignore", "warn")  # the numpy.errstate modes hop's results agree with (warnings aside)
+
+
+def _fp_errors_reported(site):
+    """Whether the numpy.errstate(...) of call site may set a mode other
+    than 'ignore' or 'warn' (raise, call, print, log: NumPy raises
+    FloatingPointError or calls a function where hop's kernels compute on
+    quietly): a spread argument, a positional one (call=), or a keyword
+    whose value is not one of those constants."""
+    if site.star or site.args:
+        return True
+    return any(k == "call" or getattr(v, "const", None) not in _FP_QUIET
+               for k, v in zip(site.kwnames, site.kwargs))
+
+
 # NumPy functions whose result is always a new array.
 _NP_NEW = frozenset("""
     zeros ones empty full zeros_like ones_like empty_like full_like arange linspace logspace
@@ -284,6 +300,17 @@ def _class_attr(t, name):
 
 
 _DATA_DESCRIPTORS = (property, types.GetSetDescriptorType, types.MemberDescriptorType)
+
+
+def _user_get(a):
+    """The __get__ of the user's a descriptor a (a class attribute) runs
+    when read through an instance, or None (a function, property, class
+    or static method: their code is followed elsewhere)."""
+    if a is _MISSING or isinstance(a, (types.FunctionType, property, staticmethod, classmethod,
+                                       type)):
+        return None
+    g = getattr(type(a), "__get__", None)
+    return g if isinstance(g, types.FunctionType) and _is_user(_module_name(g)) else None
 
 
 def _static_attr(v, name):
@@ -654,6 +681,11 @@ class _Finder:
         elif k == "iter":
             t = ev.target
             if not self.is_pre(frame, t.prov):
+                # a new object of the user's class: its __iter__ (or, without
+                # one, the __getitem__ iter() calls item by item), self made
+                for kind, cls in (self.result(frame, r) for r in t.prov if r[0] == "r"):
+                    if kind == "new" and cls is not None:
+                        self.iter_dunders(cls, code, line)
                 return
             for v in self.candidates(frame, t.src):
                 if isinstance(v, collections.abc.Iterator):
@@ -661,7 +693,7 @@ class _Finder:
                                                       f"{self.describe(frame, t)}, advancing it",
                              code)
                     break
-                self.dunders(frame, v, ("__iter__",), line, code)
+                self.dunders(frame, v, ("__iter__", "__getitem__"), line, code)
         elif k == "with":
             vals = self.candidates(frame, ev.target.src)
             for v in vals:
@@ -690,11 +722,17 @@ class _Finder:
                     a = inspect.getattr_static(type(v), name)
                 except AttributeError:
                     a = _MISSING
+                get = _user_get(a)
                 if isinstance(a, property) and isinstance(a.fget, types.FunctionType) and \
                         _is_user(_module_name(a.fget)):
                     self.schedule(a.fget, {a.fget.__code__.co_varnames[0]: v}
                                   if a.fget.__code__.co_argcount else {}, {}, {},
                                   f" (in the property {a.fget.__qualname__}, read at "
+                                  f"{_site(code, line)})")
+                elif get is not None:
+                    # a descriptor of the user's: o.name runs its __get__(a, o, type(o))
+                    self.schedule(get, dict(zip(get.__code__.co_varnames[:2], (a, v))), {}, {},
+                                  f" (in the descriptor {get.__qualname__}, read at "
                                   f"{_site(code, line)})")
                 elif a is _MISSING:
                     self.dunders(frame, v, ("__getattr__",), line, code)
@@ -708,6 +746,16 @@ class _Finder:
         vals = self.candidates(frame, t.src)
         return bool(vals) and all(isinstance(v, (int, float, complex, str, bytes, tuple,
                                                  frozenset, type(None))) for v in vals)
+
+    def iter_dunders(self, cls, code, line):
+        """The user's methods iteration over a new object of cls runs."""
+        for name in ("__iter__", "__getitem__") if _is_user(getattr(cls, "__module__", "")
+                                                            or "") else ():
+            a = _static_attr(cls, name)
+            if isinstance(a, types.FunctionType) and _is_user(_module_name(a)):
+                self.schedule(a, {}, {}, {}, f" (in {a.__qualname__}, run at "
+                                             f"{_site(code, line)})", self_new=True)
+                return
 
     def dunders(self, frame, v, names, line, code):
         """The user's special methods of v's class that an operation runs."""
@@ -1037,6 +1085,13 @@ class _Calls:
                              "only when hop.compile translates the function")
         mod = getattr(cls, "__module__", "") or ""
         if _is_user(mod):
+            meta = inspect.getattr_static(type(cls), "__call__", None)
+            if isinstance(meta, types.FunctionType) and _is_user(_module_name(meta)):
+                self.add("call", f"makes a {cls.__qualname__}, which runs its metaclass's "
+                                 f"__call__ ({meta.__qualname__})")
+            d = inspect.getattr_static(cls, "__del__", None)
+            if isinstance(d, types.FunctionType) and _is_user(_module_name(d)):
+                self.add("call", f"makes a {cls.__qualname__}, whose __del__ runs when it dies")
             for name in ("__new__", "__init__", "__post_init__"):
                 try:
                     a = inspect.getattr_static(cls, name)
@@ -1051,6 +1106,9 @@ class _Calls:
             return ("new", cls)
         if cls is super:
             return ("unknown", None)
+        if _np is not None and cls is _np.errstate and _fp_errors_reported(site):
+            self.add("fperror", "enters numpy.errstate with an error raised, called, printed or "
+                                "logged (FloatingPointError), which hop's kernels do not report")
         nargs = len(site.args) + len(site.kwargs)
         if cls is type and (nargs == 1 or site.star):
             # type(self) is an existing class: `type(self).count += 1`

@@ -199,6 +199,10 @@ def test_hop_numpy_first_imported_inside_a_trace_leaves_nothing_in_reference_cyc
         "import gc, sys, hop",
         "assert 'hop.numpy' not in sys.modules",
         f"exec({_source(transformed)!r})",
+        # (what `import hop` left for the collector -- the standard library's
+        # signal module drops a class it made, a cycle -- is not the trace's:
+        # whether an automatic collection ran since depends on allocation counts)
+        "gc.collect()",
         "gc.disable()",
         "g = hop.grad(transformed)(hop.tensor([1.0, 2.0, 3.0]))",
         "print(gc.collect(), g.numpy().tolist())",

@@ -181,6 +181,33 @@ def append_global_read_arg(x, lst):
     return x + len(lst)
 
 
+TXT = []
+
+
+def append_twice_then_fail(x, bag=[]):
+    acc = x * 1
+    TXT.append(complex(acc[1]))  # a break: the statement runs in Python
+    TXT.append(bool(acc[0]))  # in the resume, whose argument bag is f's default
+    return acc.max()  # AttributeError: hop.Tensor has no max
+
+
+def test_an_error_of_the_eager_call_for_a_shared_argument_is_not_a_failed_translation():
+    # found by test_compile_boundary's campaign: the resume takes the default
+    # list bag, which the function also reaches through its defaults, so its
+    # call runs eagerly; that eager call's AttributeError was caught as a
+    # failed translation, which ran the resume eagerly a second time and
+    # appended True twice
+    x = hop.tensor(np.array([1.0, 5.0, 2.0], np.float32))
+    cf = hop.compile(append_twice_then_fail)
+    for _ in range(2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(AttributeError, match="'hop.Tensor' object has no attribute 'max'"):
+                cf(x)
+        assert TXT == [5 + 0j, True]
+        TXT.clear()
+
+
 @pytest.mark.parametrize("fn", [append_arg_read_global, append_global_read_arg])
 @pytest.mark.parametrize("seq", [[0, 1, 1, 0, 1], [1, 0, 0, 1, 1]])
 def test_a_list_argument_that_is_a_global_list(fn, seq):

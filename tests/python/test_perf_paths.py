@@ -42,8 +42,8 @@ def test_a_1000_op_chain_lowers_into_16_groups_and_matches_eager_exactly():
 def test_a_tree_of_sums_past_64_members_splits_as_the_walk_finds_room():
     # 60 leaves x*k + y summed pairwise: one walk from the output overflows
     # with operands left out on both sides, so a cut group is walked again;
-    # a chain's cut only drops its deepest member (lowering/lower.c
-    # plan_fusion).  The groups are what they were before that shortcut.
+    # a chain's cut only drops its deepest member (lowering/fuseplan.c
+    # hop__plan_fusion).  The groups are what they were before that shortcut.
     def tree(x, y):
         vals = [x * float(k) + y for k in range(60)]
         while len(vals) > 1:
@@ -246,7 +246,7 @@ def test_an_unrolled_count_of_comparisons_keeps_each_conversion_in_its_adds_grou
     # of its own (an i32 array through memory each step) and left seven adds
     # to a last group, holding seven of those arrays live to the end (the
     # plan's block 43 MB at 1M elements); cutting the chain's bottom keeps
-    # each conversion inside its add (lowering/lower.c cut_member).
+    # each conversion inside its add (lowering/fuseplan.c cut_member).
     re, im = np.meshgrid(np.linspace(-2, 1, 64), np.linspace(-1.5, 1.5, 48))
     cre, cim = re.astype(np.float32), im.astype(np.float32)
     cf = hop.compile(np_mandelbrot)
@@ -256,7 +256,10 @@ def test_an_unrolled_count_of_comparisons_keeps_each_conversion_in_its_adds_grou
     groups = [line.split()[5] for line in cf._entries[0].runner.plan.dump().splitlines()
               if len(line.split()) > 5 and line.split()[1] == "Fused"]
     assert not [g for g in groups if g.startswith("to(")], groups
-    assert sum(g.startswith("add(") for g in groups) == 14  # 13 steps, then the last 7
+    # 3 groups of adds (7, 7 and 6 adds with their conversions, 8 inputs at
+    # most), not 14 (13 of one add and its conversion, then the last 7):
+    # a cut fills the group's inputs (lowering/fuseplan.c fill_cut)
+    assert sum(g.startswith("add(") for g in groups) == 3
 
 
 @pytest.mark.parametrize("n", [131071, 131072, 262147, 1 << 20, (1 << 22) + 5])
@@ -293,12 +296,14 @@ def test_fused_groups_split_over_two_threads_give_one_threads_bits(n):
         hop.set_num_threads(before)
 
 
-def test_groups_over_the_input_limit_are_cut_as_a_fresh_walk_of_the_group_cuts_them():
+def test_groups_over_the_input_limit_are_cut_where_their_inputs_are_full():
     # Fusion planning takes a cut member and what it absorbs out of the walk
-    # it has (drop_subtree) instead of walking the group again (issue #30):
-    # the same groups as main's walks gave, for a chain of adds over
-    # captures, a tree of them, and a chain whose adds each absorb a small
-    # tree (a cut in the middle of the walk), and the same results as eager.
+    # it has (drop_subtree) instead of walking the group again, and cuts a
+    # group with too many inputs where what stays fills them (fill_cut,
+    # issue #30): a chain of adds over captures is 3 groups of 6-7 adds (8
+    # before: 7 of 2 adds, then 6), a tree of them 3 groups (6), and a chain
+    # whose adds each absorb a small tree 4 groups of 3 adds with their trees
+    # (16: 15 of one tree, then 6 adds), with the same results as eager.
     caps = [hop.full((4,), float(i)) for i in range(24)]
 
     def chain(v):
@@ -317,8 +322,14 @@ def test_groups_over_the_input_limit_are_cut_as_a_fresh_walk_of_the_group_cuts_t
         for i in range(0, 24, 2):
             v = v + (caps[i] * caps[i + 1]).relu()
         return v
-    expected = {chain: [2, 2, 2, 2, 2, 2, 2, 6], tree: [3, 3, 3, 3, 3, 8],
-                side: [2] * 15 + [6]}
+
+    def long_chain(v):
+        for c in caps200:
+            v = v + c
+        return v
+    caps200 = [hop.full((4,), float(i)) for i in range(200)]
+    expected = {chain: [6, 7, 7], tree: [3, 12, 8], side: [9, 9, 9, 9],
+                long_chain: [2, 6] + ([2, 6] + [7] * 8) * 3}  # 32 groups, 92 before
     for f, steps in expected.items():
         with pytest.warns(RuntimeWarning, match="guard by identity only"):
             gm = hop.trace(f, hop.ones(4))

@@ -61,6 +61,14 @@ def tracing():
     return _C.tracing() is not None
 
 
+def fp_errors_reported():
+    """Whether NumPy's floating-point error handling (numpy.errstate,
+    numpy.seterr) now raises, calls, prints or logs for some kind of error,
+    not only ignores or warns: each kind is 3 bits of geterrobj()'s mask,
+    0 ignore, 1 warn, 2 raise, 3 call, 4 print, 5 log."""
+    return (_np.geterrobj()[1] & 0o6666) != 0
+
+
 def _recording():
     from .._paths import recording
     return recording()
@@ -75,14 +83,18 @@ def is_traced(t):
 class Opnd:
     """One operand of a NumPy function: a tensor (t), or a scalar (value: a
     Python number, a NumPy scalar or a SymInt).  dtype is the NumPy dtype of
-    a tensor or NumPy scalar, None for a Python number or SymInt."""
+    a tensor or NumPy scalar, None for a Python number or SymInt.  tests:
+    the value-class conditions decided on its value so far (result_dtypes),
+    so that a second question on the same operand (the loop probe of
+    _ufuncs._k_order) reads the answer instead of branching on it again."""
 
-    __slots__ = ("t", "value", "dtype")
+    __slots__ = ("t", "value", "dtype", "tests")
 
     def __init__(self, t=None, value=None, dtype=None):
         self.t = t
         self.value = value
         self.dtype = dtype
+        self.tests = None
 
     @property
     def ndim(self):
@@ -242,6 +254,21 @@ def decide(cond, why):
             from None
 
 
+def _decided(o, cond, what):
+    """decide() of condition cond on operand o's value, once per operand:
+    each decision on a traced value is a branch point of hop.compile's path
+    specialisation, and one question asked twice (the result dtype, then
+    the loop NumPy takes) would be two branches where the eager run that
+    records the path may ask once."""
+    if o.tests is None:
+        o.tests = {}
+    v = o.tests.get(cond)
+    if v is None:
+        v = o.tests[cond] = decide(
+            _test(o, cond), f"{what}: the result dtype (NumPy 1.24 casts a scalar by its value)")
+    return v
+
+
 def _dtypes(res):
     if isinstance(res, tuple):
         return tuple(_np.asarray(r).dtype for r in res)
@@ -301,8 +328,7 @@ def result_dtypes(fn, ops, what):
             if len(rest) == 1:
                 pick = c
                 break
-            if decide(_test(ops[i], classes[j][c][1]),
-                      f"{what}: the result dtype (NumPy 1.24 casts a scalar by its value)"):
+            if _decided(ops[i], classes[j][c][1], what):
                 pick = c
                 break
         chosen += (pick,)

@@ -16,6 +16,7 @@ memory sees them, and an argument's or captured array's final value is
 written back to the caller's memory after each call.
 """
 
+import operator
 import sys
 
 import numpy as _np
@@ -37,8 +38,10 @@ class ndarray:
     operand) or the leaf index of the argument it is; _ro NumPy's read-only
     flag (a broadcast or a diagonal); _cp, for an eager view whose steps
     copy (a[::-1], np.flip: NumPy's view, hop's copy) and for a view of
-    one, (the array it is a view of, the step from it): its writes go
-    through to that array (_storage.eager_write)."""
+    one, [the array it is a view of, the step from it, _storage.WRITES when
+    it last read that array, the step's positions]: its writes go through
+    to that array (_storage.eager_write), its reads read it again after a
+    write (_storage.fresh)."""
 
     __slots__ = ("_tv", "_scalar", "_st", "_vw", "_ver", "_cv", "_run", "_dp", "_role", "_ro", "_cp",
                  "__weakref__")
@@ -77,7 +80,10 @@ class ndarray:
         through its view steps (recomputed after a write)."""
         st = self._st
         if st is None:
-            return self._tv
+            cp = self._cp
+            if cp is None or cp[2] == _storage.WRITES:
+                return self._tv
+            return _storage.fresh(self)  # (an eager view hop made as a copy, after a write)
         if st.foreign:
             if st.run is not _storage.current():
                 return self._tv
@@ -158,7 +164,9 @@ class ndarray:
     # ----------------------------------------------------------- conversions
 
     def __array__(self, dtype=None):
-        a = self._t.numpy()
+        a = _storage.numpy_of_copy(self) if self._cp is not None and self._st is None else None
+        if a is None:
+            a = self._t.numpy()
         if self._scalar:
             a = a.copy()  # (a NumPy scalar's array is new memory: np.asarray(s)[...] = 9)
         if dtype is not None:
@@ -235,6 +243,8 @@ class ndarray:
         SymInt is an int, and eagerly a bool array's item() is a bool."""
         if args:
             return self[args if len(args) > 1 else args[0]].item()
+        if self.size != 1:  # (int() and float() raise TypeError; item() NumPy's ValueError)
+            raise ValueError("can only convert an array of size 1 to a Python scalar")
         t = self._scalar_tensor("item")
         if _C._is_proxy(t) or _core.tracing():
             if self.dtype.kind not in "iu":
@@ -265,8 +275,10 @@ class ndarray:
     def __format__(self, spec):
         if _C._is_proxy(self._t):
             return self._traced_text(sys._getframe(1))
-        if not spec:
+        if not spec and not self._scalar:
             return str(self)
+        # a NumPy scalar's own: f"{np.float32(0.1)}" is float()'s text,
+        # 0.10000000149011612, not str()'s 0.1
         return format(self._t.numpy()[()], spec)
 
     def __hash__(self):
@@ -403,6 +415,11 @@ class ndarray:
                             f"to the rule {casting!r}")
         if npd == self.dtype and not copy and not self._scalar:
             return self  # (a scalar's astype is a new scalar, as its other methods)
+        if _core.fp_errors_reported() and not _core.tracing() and not _C._is_proxy(self._t):
+            # numpy.errstate(invalid='raise'): NumPy's cast raises its
+            # FloatingPointError (NaN to int, 1e300 to float16), hop's does not
+            v = self._t.numpy()
+            (v[()] if self._scalar else v).astype(npd)
         from ._ufuncs import in_memory_order
 
         def compute(view, _):
@@ -471,7 +488,7 @@ def view(kind, a, step, scalar=False, t=None):
         # (a view of such a copy shares its memory, and writes reach a
         # through it)
         if step.copies is True or a._cp is not None:
-            r._cp = (a, step)
+            r._cp = [a, step, _storage.WRITES, None]  # (_storage.fresh)
     return r
 
 
@@ -500,11 +517,13 @@ def result_kind(values, default=ndarray):
 # Operators: NumPy's ufuncs on (self, other), as ndarray's operators are;
 # NotImplemented for operands NumPy would not take, so Python tries the other
 # side (a hop.Tensor's operators give hop's own semantics).
-def _binop(name, reflected=False):
+def _binop(name, reflected=False, py=None):
     def op(self, other):
         from ._ufuncs import call_ufunc, takes
         if _defers_to(self, other) or not takes(other):
             return NotImplemented
+        if self._scalar and _reported_scalar_math(self, other):
+            return _numpy_scalar_math(py, (other, self) if reflected else (self, other))
         if name == "multiply" and self._scalar and isinstance(other, (list, tuple)):
             return _repeat_sequence(self, other)
         if reflected and type(other) is complex and name in _PY_COMPLEX and self._scalar and \
@@ -629,16 +648,39 @@ def _iop(name):
     return op
 
 
-def _unop(name):
+def _unop(name, py):
     def op(self):
         from ._ufuncs import call_ufunc
         if name == "positive" and self.dtype == _np.dtype(bool):
             # NumPy 1.24's +a of a bool array: a copy (and a DeprecationWarning;
             # np.positive refuses bool), a NumPy scalar of a 0-d one; +s is s
             return self if self._scalar else self.copy()[()] if self.ndim == 0 else self.copy()
+        if self._scalar and _reported_scalar_math(self, None):
+            return _numpy_scalar_math(py, (self,))
         return call_ufunc(name, (self,), {}, type(self))
     op.__name__ = name
     return op
+
+
+def _reported_scalar_math(self, other):
+    """Whether an operator of NumPy scalar self (and other: None, a Python
+    number, a NumPy scalar) runs by NumPy's own scalar math: eagerly, when
+    numpy.errstate raises or calls for some error, which NumPy's scalar
+    math reports (an integer overflow too: np.int8(100) * 2) and hop's
+    kernels do not."""
+    if not _core.fp_errors_reported() or _core.tracing() or _C._is_proxy(self._t):
+        return False
+    if isinstance(other, ndarray):
+        return other._scalar and not _C._is_proxy(other._t)
+    return other is None or isinstance(other, (int, float, complex, _np.generic))
+
+
+def _numpy_scalar_math(py, args):
+    """py (an operator) of args (hop.numpy scalars, Python numbers, NumPy
+    scalars) by NumPy's scalar math, its result as hop.numpy's."""
+    from ._ufuncs import _from_numpy, _to_numpy
+    vals = [_to_numpy(a) for a in args]
+    return _from_numpy(py(*vals), result_kind(args))
 
 
 _BINOPS = {
@@ -648,8 +690,9 @@ _BINOPS = {
     "rshift": "right_shift",
 }
 for _dunder, _uf in _BINOPS.items():
-    setattr(ndarray, f"__{_dunder}__", _binop(_uf))
-    setattr(ndarray, f"__r{_dunder}__", _binop(_uf, reflected=True))
+    _py = getattr(operator, f"__{_dunder}__")
+    setattr(ndarray, f"__{_dunder}__", _binop(_uf, py=_py))
+    setattr(ndarray, f"__r{_dunder}__", _binop(_uf, reflected=True, py=_py))
     setattr(ndarray, f"__i{_dunder}__", _iop(_uf))
 
 
@@ -733,11 +776,11 @@ def _imatmul(self, other):
 ndarray.__imatmul__ = _imatmul
 for _dunder, _uf in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
                      "eq": "equal", "ne": "not_equal"}.items():
-    setattr(ndarray, f"__{_dunder}__", _binop(_uf))
+    setattr(ndarray, f"__{_dunder}__", _binop(_uf, py=getattr(operator, f"__{_dunder}__")))
 for _dunder, _uf in {"neg": "negative", "pos": "positive", "abs": "absolute",
                      "invert": "invert"}.items():
-    setattr(ndarray, f"__{_dunder}__", _unop(_uf))
-del _dunder, _uf
+    setattr(ndarray, f"__{_dunder}__", _unop(_uf, getattr(operator, f"__{_dunder}__")))
+del _dunder, _uf, _py
 
 
 def _divmod(self, other):

@@ -127,7 +127,8 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         fill = initial if op in ("amax", "amin") else (0 if op == "sum" else 1 if op == "prod"
                                                        else False if op == "any" else True)
         fill = _core.complex_scalar(complex(fill), _core.np_dtype(x)) if \
-            _core.np_dtype(x).kind == "c" else _C.full((), fill, dtype=x.dtype)
+            _core.np_dtype(x).kind == "c" else _initial_operand(fill, _core.np_dtype(x)) \
+            if isinstance(fill, int) and fill >= 2**63 else _C.full((), fill, dtype=x.dtype)
         x = _C.where(w, x, fill)
     order = _reduce_order(a, where, t.ndim, axes, keepdims, kind) if out is None else None
     if order is not None:
@@ -137,6 +138,15 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         axes, keepdims = tuple(range(t.ndim - len(axes), t.ndim)), False
     if initial is not None and op in ("amax", "amin"):
         x = _with_initial(x, axes, initial)
+    shape_kd = None
+    if initial is not None and op in ("sum", "prod") and _core.np_dtype(x).kind in "fc" and \
+            (len(axes) == 1 or len(axes) == x.ndim):
+        # NumPy's accumulator starts at initial: ((initial * x0) * x1) ...,
+        # initial + pairwise(x); (x0 * x1 ...) * initial rounds otherwise
+        if len(axes) > 1:  # (all of them: NumPy's loop runs over the flat array)
+            shape_kd = (1,) * x.ndim if keepdims else ()
+            x, axes, keepdims = x.reshape(-1), [0], False
+        x, initial = _cat_initial(x, axes[0], initial), None
     cplx_order = op in ("amax", "amin") and _core.np_dtype(x).kind == "c"
     # a float max/min under hop.compile (and hop.trace, hop.grad, hop.vmap:
     # _core.checking): NumPy's zero sign is checked at run time
@@ -148,10 +158,11 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
     if not axes:
         r = _core.cast(x.clone(), rdt)
     elif cplx_order:
-        r = _corder.extreme(op, x, axes, keepdims)  # NumPy's lexicographic order
+        # (NumPy's lexicographic order)
+        r = _empty_checked(_corder.extreme, kind, op, x, axes, keepdims)
     else:
         before = _core.memo_state() if zero_sign else None
-        r = getattr(_C, op)(x, _dims(axes), keepdims)
+        r = _empty_checked(getattr(_C, op), kind, x, _dims(axes), keepdims)
         if before is not None and _core.replayed(before):
             zero_sign = False  # the root's own max, whose check is deferred
     if initial is not None:
@@ -160,9 +171,13 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
             r = comb(r, _core.complex_scalar(complex(initial), _core.np_dtype(r)))
         else:
             comb = {"sum": _C.add, "prod": _C.mul, "amax": _C.maximum, "amin": _C.minimum}[op]
-            r = comb(r, initial)
+            # (a complex initial, cast to a complex reduction's dtype above,
+            # is a complex 0-d tensor: hop's scalar operands are real)
+            r = comb(r, _initial_operand(initial, _core.np_dtype(r)))
     if zero_sign:
         r = _zero_sign_checked(x, r, axes, keepdims, initial)
+    if shape_kd is not None:
+        r = r.reshape(shape_kd)
     r = _core.cast(r, rdt)
     return _finish(kind, r, order, out, what)
 
@@ -235,6 +250,48 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True, _kind=None):
                    _kind or _kind_of(a), "all")
 
 
+_NUMPY_EMPTY = ("zero-size array to reduction operation", "attempt to get arg")
+
+
+def _cat_initial(x, d, initial):
+    """x with one slice of initial (cast to x's dtype) before its first
+    along axis d."""
+    shp = list(x.shape)
+    shp[d] = 1
+    v = _initial_operand(initial, _core.np_dtype(x))
+    if not isinstance(v, _C.Tensor):
+        v = _C.full((), v, dtype=x.dtype)
+    return _C.cat([v.expand(*shp), x], d)
+
+
+def _initial_operand(initial, npd):
+    """initial (a Python number, already cast to the reduction's dtype) as
+    an operand of hop's ops: a complex one, or an int beyond int64 (a uint64
+    reduction's), as a 0-d tensor of dtype npd (hop's scalar operands are
+    real and fit int64)."""
+    if isinstance(initial, complex):
+        return _core.complex_scalar(initial, npd)
+    if isinstance(initial, int) and initial >= 2**63:
+        return _C.asarray(_np.array(initial, dtype=npd))
+    return initial
+
+
+def _empty_checked(fn, kind, *args):
+    """fn(*args), hop's max/min/argmax/argmin over an axis of size 0 raising
+    NumPy's own ValueError (its text is in the parentheses of hop's
+    ShapeError) eagerly on hop.numpy arrays; a trace and a hop.Tensor
+    operand keep hop's ShapeError (a ValueError too)."""
+    try:
+        return fn(*args)
+    except _C.ShapeError as e:
+        text = str(e)
+        at = text.find(" (")
+        numpy_text = text[at + 2:-1] if at >= 0 and text.endswith(")") else ""
+        if kind is _C.Tensor or _core.tracing() or not numpy_text.startswith(_NUMPY_EMPTY):
+            raise
+        raise ValueError(numpy_text) from None
+
+
 def _arg(op, a, axis, out, keepdims, kind):
     t = _t(a, op)
     if t.dtype is _C.bool:
@@ -250,7 +307,7 @@ def _arg(op, a, axis, out, keepdims, kind):
             raise ValueError(f"attempt to get {op} of an empty sequence")
         r = _corder.argextreme(op, flat, ax, bool(keepdims) and axis is not None)
     else:
-        r = getattr(_C, op)(t, axis, bool(keepdims))
+        r = _empty_checked(getattr(_C, op), kind, t, axis, bool(keepdims))
     if keepdims and axis is None:
         r = r.reshape((1,) * t.ndim)
     return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=op)
@@ -379,8 +436,10 @@ def _mean_where(t, axes, dtype, keepdims, w):
     x = _C.where(w, _core.cast(t, cdt), _C.zeros((), dtype=_core.hop_dtype(cdt, "mean")))
     cnt = _C.where(w, 1, 0) + _C.zeros(tuple(x.shape), dtype=_C.int64)
     s = _core.over(_C.sum, x, axes, keepdims)
-    if cdt.kind in "iub":  # (NumPy's true_divide of the integer sum: in float64)
-        s = _core.cast(s, _np.dtype(_np.float64))
+    if cdt.kind in "iub":
+        # NumPy sums in the dtype asked for (wrapping: uint8's 7 + 255 is 6;
+        # hop's integer sum is int64's), then true_divides in float64
+        s = _core.cast(_core.cast(s, cdt), _np.dtype(_np.float64))
     r = _C.div(s, _core.over(_C.sum, cnt, axes, keepdims))
     return _core.cast(r, rdt)
 

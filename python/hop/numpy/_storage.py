@@ -32,6 +32,7 @@ TraceError; a write to an operand of a HOP body, or to a root while hop
 traces without write-back (hop.grad, hop.vmap), is an UnsupportedError.
 """
 
+import itertools
 import threading
 
 from .. import _C
@@ -290,6 +291,8 @@ def storage_of(a, run):
     else:
         # made outside this run: a captured array (or one of an ended run)
         strides = None
+        if a._cp is not None:
+            fresh(a)
         if not _C._is_proxy(a._tv):
             arr = a._tv.numpy()
             strides = tuple(x // arr.itemsize for x in arr.strides) if arr.itemsize else None
@@ -816,30 +819,101 @@ def numpy_view(step, x):
     return step.apply_np(x)
 
 
+# A new number after each eager write of a hop.numpy array (eager_write):
+# an eager view that hop made as a copy (ndarray._cp) reads its elements
+# again from the array it views when this has changed since it last read
+# them (fresh).  (next() of a count: two threads' writes never store one
+# number, so a race makes a view read again, never miss a write)
+_NUMBERS = itertools.count(1)
+WRITES = 0
+
+
 def eager_write(a, store):
-    """Runs store(), the write of concrete array a's memory; for an eager
-    view that hop made as a copy (a._cp: a[::-1], np.flip, or a view of
-    such a copy) it first reads a's elements again from the array it views,
-    then writes them all back there, so the write reaches that array as
-    through NumPy's view (and a[::-1] += 1 is NumPy's).  A read of such a
-    view is not made again: a write to the base after the view was made
-    does not reach it."""
+    """Runs store(), the write of concrete array a's memory, and counts it
+    (WRITES); for an eager view that hop made as a copy (a._cp: a[::-1],
+    np.flip, or a view of such a copy) it first reads a's elements again
+    from the array it views, then writes them all back there, so the write
+    reaches that array as through NumPy's view (and a[::-1] += 1 is
+    NumPy's)."""
+    global WRITES
     if a._cp is None or a._ro:
-        store()
+        try:
+            store()
+        finally:
+            WRITES = next(_NUMBERS)
         return
+    chain = _copy_chain(a)
+    _fill(chain)
+    try:
+        store()
+        for x, base, pos in chain:  # and written back up
+            base._tv.numpy().flat[pos] = x._tv.numpy()
+    finally:
+        WRITES = next(_NUMBERS)
+    _read_now(a)
+
+
+def fresh(a):
+    """The tensor of eager array a, a view that hop made as a copy (a._cp),
+    with its elements read again from the array it views (and that one's
+    from its own, up to the memory itself) when an eager write happened
+    since it last read them: a read after a write to the base is NumPy's
+    (`v = a[::-1]; a[0] = 9; v[-1]` is 9)."""
+    if a._cp[2] != WRITES:
+        _fill(_copy_chain(a))
+        _read_now(a)
+    return a._tv
+
+
+def numpy_of_copy(a):
+    """NumPy's own view of the memory for eager array a, a view that hop
+    made as a copy (a._cp): the NumPy form of each step made on the NumPy
+    array of the memory it views (negative strides and all), so that
+    np.asarray(a[::-1]) is NumPy's view, which a later write of the memory
+    shows; None when a step has no NumPy form."""
+    steps, x = [], a
+    while x._cp is not None:
+        steps.append(x._cp[1])
+        x = x._cp[0]
+    if any(s.apply_np is None for s in steps):
+        return None
+    v = x._t.numpy()
+    for s in reversed(steps):
+        v = numpy_view(s, v)
+    return v
+
+
+def _copy_chain(a):
+    """The copies on a's way to the memory it views, (copy, its base, the
+    flat positions in base of the copy's elements), a's own first."""
     chain, x = [], a
     while x._cp is not None:
-        base, step = x._cp
+        cp = x._cp
+        base, step = cp[0], cp[1]
         if step.copies is True:  # (else x is a view of base's memory)
             shape = tuple(base._tv.shape)
-            pos = _C.arange(_size(shape)).reshape(shape) if shape else _C.arange(1).reshape(())
-            chain.append((x, base, step.apply(pos).numpy()))
+            if cp[3] is None or cp[3][0] != shape:
+                pos = _C.arange(_size(shape)).reshape(shape) if shape else \
+                    _C.arange(1).reshape(())
+                cp[3] = (shape, step.apply(pos).numpy())
+            chain.append((x, base, cp[3][1]))
         x = base
-    for x, base, pos in reversed(chain):  # made again from the root down
+    return chain
+
+
+def _fill(chain):
+    """Each copy of chain read again from its base, from the memory down."""
+    for x, base, pos in reversed(chain):
         x._tv.numpy()[...] = base._tv.numpy().reshape(-1)[pos]  # (a strided base: copied)
-    store()
-    for x, base, pos in chain:  # and written back up
-        base._tv.numpy().flat[pos] = x._tv.numpy()
+
+
+def _read_now(a):
+    """a and the views on its way to the memory have read their elements
+    after every eager write so far."""
+    x = a
+    while x._cp is not None:
+        x._cp[2] = WRITES
+        x = x._cp[0]
 
 
 def _size(shape):

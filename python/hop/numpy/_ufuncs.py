@@ -529,6 +529,14 @@ def call_ufunc(name, args, kwargs, kind):
         raise TypeError("ufunc 'isnat' is only defined for np.datetime64 and np.timedelta64.")
     if name not in UFUNCS:
         return fallback(uf, name, args, kwargs, kind)
+    if _core.fp_errors_reported() and not _core.tracing() and \
+            not (_traced_any(args) or _traced_any(kwargs.values())):
+        # numpy.errstate(divide='raise', ...): NumPy's FloatingPointError (or
+        # its call, print, log), which hop's kernels do not report
+        r = fallback(uf, name, args, kwargs, kind)
+        out = kwargs.get("out")
+        return r if out is None else out if isinstance(out, tuple) and len(out) > 1 else \
+            out[0] if isinstance(out, tuple) else out
     nin = UFUNCS[name][0]
     if len(args) != nin:
         raise TypeError(f"{name}() takes from {nin} to {nin + uf.nout} positional arguments "
@@ -632,8 +640,10 @@ def _k_order(uf, extra, args, ops, kind, where=True, wt=None):
     if where is not True:
         return memory_order(kind, tuple(args) + (where,), nd)
     how = "iter"
-    if kind is NumpyArg and nd >= 2 and _storage.current() is not None and \
-            _reads_inputs_as_they_are(uf, extra, ops):
+    # (asked in hop.compile's eager run that records the path too: a value
+    # class the probe alone needs is a branch point of both runs)
+    if kind is NumpyArg and nd >= 2 and (_storage.current() is not None or _core._recording()) \
+            and _reads_inputs_as_they_are(uf, extra, ops):
         how = "ufunc"
     return memory_order(kind, args, nd, how=how)
 

@@ -1,0 +1,306 @@
+/*
+ * lowering/fuseplan.c - fusion planning: which elementwise nodes of a graph
+ * are computed inside their user's fused group, within the executor's
+ * limits (steps, inputs, registers).  Each group's members are collected by
+ * a bounded walk from its root; a group that does not fit gives up a member
+ * (the deepest, cut_member's choice, or fill_cut's where its inputs are
+ * full), which becomes the root of a group of its own.  Each group is built
+ * here once (hop__fused_build, fused.c), and lower.c's compile_group
+ * finishes it.
+ */
+#include "lowering/lowering_impl.h"
+
+#include <string.h>
+
+static bool
+same_shape(const hop_meta *a, const hop_meta *b)
+{
+    if (a->rank != b->rank)
+        return false;
+    for (int d = 0; d < a->rank; d++)
+        if (a->sizes[d] != b->sizes[d])
+            return false;
+    return true;
+}
+
+/* n (whose entry is m) can be computed inside its only user's group: both
+ * fusable (plan_fusion's first pass noted which nodes are). */
+static bool
+absorbable(hop_lower_ctx *cx, const hop_node *n, const hop__vmap *m)
+{
+    if (!m->fusable || n->nuses == 0)
+        return false;
+    const hop_node *u = n->uses->user;
+    for (const hop_use *use = n->uses; use; use = use->next)
+        if (use->user != u)
+            return false;
+    const hop__vmap *um = hop__vmap_get(cx, u, false);
+    return um != NULL && um->fusable && same_shape(&n->meta->meta, &u->meta->meta);
+}
+
+/* Which visited nodes found an absorbed operand with no room left for it. */
+typedef struct left_out {
+    bool full;          /* one did */
+    const hop_node *by; /* the first one that did */
+    bool others;        /* and another node did too */
+} left_out;
+
+/* Members of the group rooted at n, in graph order (operands first).  At most
+ * cap nodes are visited; order[] gets them in visiting order, so the last one
+ * is the deepest, and *full says which absorbed operands were left out.
+ * Bounding the walk keeps a long chain of absorbable nodes linear to plan,
+ * not quadratic.  Each visited node's hop__vmap gets the group's number (a
+ * node seen twice, as in x * x, is visited once) and its member index, and
+ * ends[i] is one past the last visited node reached through order[i] (a
+ * member has one user, so order[i .. ends[i]) is its subtree). */
+static void
+collect_from(hop_lower_ctx *cx, const hop_node *n, hop__vmap *nv, const hop_node **members, int *nm,
+             const hop_node **order, int *ends, int *no, int cap, left_out *full)
+{
+    int at = (*no)++;
+    order[at] = n;
+    nv->group = cx->group;
+    nv->member = -1;
+    for (size_t i = 0; i < n->nargs; i++) {
+        if (n->args[i].kind != HOP_ARG_NODE)
+            continue;
+        const hop_node *a = n->args[i].u.node;
+        hop__vmap *m = hop__vmap_get(cx, a, false);
+        if (m == NULL || !m->absorbed || m->group == cx->group)
+            continue;
+        if (*no == cap) {
+            if (!full->full)
+                full->by = n;
+            else if (full->by != n)
+                full->others = true;
+            full->full = true;
+        } else
+            collect_from(cx, a, m, members, nm, order, ends, no, cap, full);
+    }
+    ends[at] = *no;
+    nv->member = *nm;
+    members[(*nm)++] = n;
+}
+
+static void
+collect(hop_lower_ctx *cx, const hop_node *n, const hop_node **members, int *nm,
+        const hop_node **order, int *ends, int *no, int cap, left_out *full)
+{
+    cx->group++;
+    collect_from(cx, n, hop__vmap_get(cx, n, false), members, nm, order, ends, no, cap, full);
+}
+
+/*
+ * Takes order[cut] (no longer absorbed) and the members reached through it
+ * out of the group being planned, as walking the group again would: when
+ * the walk left nothing out (no cap reached), a new walk visits the same
+ * nodes in the same order but that subtree, which is order[cut ..
+ * ends[cut]) and, in graph order, the members just before order[cut]'s
+ * own.  Walking again made planning a chain that outgrows a group's inputs
+ * quadratic in the group's 64 steps: each cut re-walked the whole group
+ * (~2 K instructions of every capture of a long chain of adds, issue #30).
+ */
+static void
+drop_subtree(hop_lower_ctx *cx, const hop_node **members, int *nm, const hop_node **order,
+             int *ends, int *no, int cut)
+{
+    int end = ends[cut], k = end - cut;
+    int last = hop__vmap_get(cx, order[cut], false)->member;
+    for (int i = cut; i < end; i++) {
+        hop__vmap *m = hop__vmap_get(cx, order[i], false);
+        m->group = 0; /* no group's number: cx->group counts from 1 */
+        m->member = -1;
+    }
+    for (int i = 0; i < cut; i++) /* the ancestors' subtrees lose it */
+        if (ends[i] >= end)
+            ends[i] -= k;
+    for (int i = end; i < *no; i++) {
+        order[i - k] = order[i];
+        ends[i - k] = ends[i] - k;
+    }
+    *no -= k;
+    for (int i = last + 1; i < *nm; i++) {
+        members[i - k] = members[i];
+        hop__vmap_get(cx, members[i - k], false)->member = i - k;
+    }
+    *nm -= k;
+}
+
+/* Which visited member (an index of order, not 0: the root) a group with
+ * too many inputs gives up: the last visited one that still absorbs an
+ * operand, else the last visited.  Cutting a leaf - a member that absorbs
+ * nothing - turns its inputs into one input, its result, so it seldom
+ * brings the inputs within the limit: the unrolled count = count + (x < 4)
+ * (a left-deep chain of adds whose right operands are conversions of
+ * comparisons) lost its conversions one by one, each a group of its own
+ * whose i32 result went through memory, and every add after them (7 of
+ * them, 20 MB at 1M elements) waited for the group at the end.  Cutting the
+ * chain's bottom instead keeps each conversion in its add's group.  In a
+ * chain the last visited member is the bottom: no change there. */
+static int
+cut_member(hop_lower_ctx *cx, const hop_node *const *order, int no)
+{
+    for (int i = no - 1; i > 0; i--) {
+        const hop_node *n = order[i];
+        for (size_t a = 0; a < n->nargs; a++) {
+            if (n->args[a].kind != HOP_ARG_NODE)
+                continue;
+            const hop__vmap *m = hop__vmap_get(cx, n->args[a].u.node, false);
+            if (m != NULL && m->absorbed)
+                return i;
+        }
+    }
+    return no - 1;
+}
+
+/* Whether the group being planned fits once order[cut] and what it absorbs
+ * are out of it: in place, their run of members (order[cut] last, the
+ * members reached through it before it) skipped.  Copying the walk to
+ * drop_subtree it and renumbering the members back after each trial cost
+ * ~1.6 K instructions of every capture of a long chain of adds (issue #30:
+ * ~8 trials a group). */
+static bool
+fits_without(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
+             const hop_node *const *order, const int *ends, int cut)
+{
+    int k = ends[cut] - cut, last = hop__vmap_get(cx, order[cut], false)->member;
+    return hop__fused_fits(cx, root, members, nm, last - k + 1, k);
+}
+
+/*
+ * Which member a group with too many inputs gives up: cut_member's choice
+ * when cutting it makes the group fit, else the deepest member of the
+ * walk's first path (the root's first operand, its first operand, ...: a
+ * chain's members) whose cut leaves a group that fits, else cut_member's
+ * choice.  cut_member's choice alone cut a chain of adds over captures two
+ * members at a time from its bottom, each pair a group of its own (92
+ * groups for 200 adds, issue #30); a cut where the group is full leaves the
+ * rest of the chain absorbed whole, for groups of 7 adds and 8 inputs.
+ *
+ * Along the path, a deeper cut's group is the shallower one's with steps
+ * added before them (order[p] a member instead of an input, its own
+ * operands' runs): no fewer inputs (order[p + 1], used by order[p] alone,
+ * comes in for order[p]), steps or live registers.  So the cuts that fit
+ * are the path's top down to the deepest one, found by galloping down from
+ * the top, then bisection.  A full group's cut is near its root (7 adds of
+ * a walk of 64), and trials from the top are few and small: bisecting the
+ * whole path from its middle first cost ~50 steps of trial a group of 7
+ * adds, galloping ~30.
+ */
+static int
+fill_cut(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
+         const hop_node *const *order, const int *ends, int no)
+{
+    int c = cut_member(cx, order, no);
+    if (fits_without(cx, root, members, nm, order, ends, c))
+        return c;
+    int d = 1; /* order[1 .. d] is the first path below the root */
+    while (d + 1 < no && ends[d] > d + 1)
+        d++;
+    if (d >= no || !fits_without(cx, root, members, nm, order, ends, 1))
+        return c;
+    int lo = 1, hi = d + 1; /* order[lo]'s cut fits; order[hi]'s does not, or hi is past d */
+    for (int step = 1; lo + step < hi; step *= 2) {
+        if (!fits_without(cx, root, members, nm, order, ends, lo + step)) {
+            hi = lo + step;
+            break;
+        }
+        lo += step;
+    }
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        if (fits_without(cx, root, members, nm, order, ends, mid))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Decides which elementwise nodes of g are computed inside their user's
+ * group, within the executor's limits (steps, inputs, registers). */
+hop_status
+hop__plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
+{
+    /* hop__fused_ok once a node (absorbable asks it of a node and of its
+     * user, the passes below and compile_call_op again). */
+    for (const hop_node *n = g->first; n; n = n->next) {
+        hop__vmap *m = hop__vmap_get(cx, n, true);
+        if (m == NULL)
+            return HOP_NOMEM;
+        m->fusable = hop__fused_ok(n);
+        m->absorbed = false;
+        m->preassigned = false;
+        m->dests = NULL;
+        m->built = NULL;
+        m->v.kind = HOP_PVAL_NONE;
+    }
+    if (cx->opts.no_fusion)
+        return HOP_OK;
+    for (const hop_node *n = g->first; n; n = n->next) {
+        hop__vmap *m = hop__vmap_get(cx, n, false);
+        m->absorbed = absorbable(cx, n, m);
+    }
+    /* Each group is built here once, its limits checked, and compile_group
+     * finishes it (building it again there cost ~40% of lowering a chain). */
+    for (const hop_node *n = g->last; n; n = n->prev) {
+        hop__vmap *m = hop__vmap_get(cx, n, false);
+        if (m->absorbed || !m->fusable)
+            continue;
+        const hop_node *members[HOP__F_MAXSTEPS + 1], *order[HOP__F_MAXSTEPS + 1];
+        int ends[HOP__F_MAXSTEPS + 1];
+        int nm = 0, no = 0;
+        left_out full = {0};
+        collect(cx, n, members, &nm, order, ends, &no, HOP__F_MAXSTEPS + 1, &full);
+        for (;;) {
+            if (no == 1)
+                break; /* the root alone: nothing to cut whatever a build says, and
+                          compile_group reports why it does not fit */
+            hop_status st = full.full || nm > HOP__F_MAXSTEPS
+                                ? HOP_UNSUPPORTED
+                                : hop__fused_build(cx, n, members, nm, true, &m->built);
+            if (st == HOP_OK)
+                break;
+            if (st != HOP_UNSUPPORTED)
+                return st;
+            /* Too big: a member becomes the root of a group of its own, so a
+             * long chain splits into full groups (each node is cut at most
+             * once): the deepest (the last visited), or for too many inputs
+             * the last visited that still absorbs an operand (cut_member). */
+            int cut = st == HOP_UNSUPPORTED && !full.full && nm <= HOP__F_MAXSTEPS &&
+                              cx->fbuild_inputs
+                          ? fill_cut(cx, n, members, nm, order, ends, no)
+                          : no - 1;
+            const hop_node *deepest = order[cut];
+            hop__vmap *dm = hop__vmap_get(cx, deepest, false);
+            dm->absorbed = false;
+            if (cut == no - 1 ? !full.full || (full.by == deepest && !full.others) : !full.full) {
+                /* Walking again would visit the same nodes in the same order
+                 * but the cut one and those reached through it: when the
+                 * walk left nothing out, or the deepest is cut (the last
+                 * visited, so no other member was reached through it) and
+                 * only its own operands were left out.  Drop them from this
+                 * walk instead: a long chain's groups are walked once in
+                 * planning, not once a cut. */
+                drop_subtree(cx, members, &nm, order, ends, &no, cut);
+                full = (left_out){0};
+                continue;
+            }
+            nm = no = 0;
+            full = (left_out){0};
+            collect(cx, n, members, &nm, order, ends, &no, HOP__F_MAXSTEPS + 1, &full);
+        }
+    }
+    return HOP_OK;
+}
+
+int
+hop__fuse_collect(hop_lower_ctx *cx, const hop_node *root, const hop_node **members)
+{
+    const hop_node *order[HOP__F_MAXSTEPS + 1];
+    int ends[HOP__F_MAXSTEPS + 1];
+    int nm = 0, no = 0;
+    left_out full = {0};
+    collect(cx, root, members, &nm, order, ends, &no, HOP__F_MAXSTEPS + 1, &full);
+    return nm;
+}
