@@ -193,8 +193,11 @@ class Translator(_State, _Merging, _Breaking):
         self._argtree = (tuple(args), dict(kwargs or {}))  # kept: its ids stay taken
         self.argpaths = nodes(self._argtree)
         # (whether an argument holds a container: _compile._Entry.run checks
-        # those against the environment on every call)
-        self.arg_containers = any(type(v) in _MUTABLE for _, v in self.argpaths.values())
+        # those against the environment on every call; not the call's own
+        # keyword dict, a root as the positional tuple is: shared_containers
+        # looks at paths of two or more steps)
+        self.arg_containers = any(type(v) in _MUTABLE and len(path) >= 2
+                                  for path, v in self.argpaths.values())
         self.pre.update(self.argpaths)
         hnp = sys.modules.get("hop.numpy")
         # NumPy semantics: hop's float reductions may differ from NumPy's in

@@ -528,7 +528,6 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
             frame.env_sources = {id(g.expected): g.source for g in env.guards
                                  if g.kind == "id" and _np is not None and
                                  type(g.expected) is _np.ndarray}
-        if frame is not None:
             frame.env_ids = env.seen | {id(t) for t, _ in env.tensors.values()}
         for t, sources in env.tensors.values():
             tr.name_hint(t, sources[0].hint())
@@ -1286,33 +1285,37 @@ class _Runner:
         self.out_spec = out_spec
         self.template = template
         self.all_numpy = all_numpy
-        # Which results a NumPy call (all_numpy) returns as ndarrays: not
-        # the tensor of a hop.numpy array the function returned (eagerly
-        # that array; its node rebuilds it from the tensor).
-        self._to_numpy = [not a for a in _array_leaves(out_spec)]
         self.guards = guards
         self._check = guards.check
         # (the objects the fast check expects, the captured tensors): one
         # tuple, replaced whole, so a call on another thread reads a
         # consistent pair.
         self._state = guards.state(self.captures)
+        self._bind_calls()
+
+    def _bind_calls(self):
+        """The fast calls for the argument and result specs (_compile._result_only)."""
+        # Which results a NumPy call (all_numpy) returns as ndarrays: not the tensor of a
+        # hop.numpy array the function returned (eagerly that array; its node rebuilds it).
+        self._to_numpy = [not a for a in _array_leaves(self.out_spec)]
         # The common call, fn(t1, ..., tn) on hop.Tensors returning tensors,
         # skips flattening and rebuilding (most of a small plan's call cost).
-        flat = spec.kind == "tuple" and all(c == LEAF for c in spec.children) and not kw
+        spec, out_spec, template, plan = self.spec, self.out_spec, self.template, self.plan
+        flat = spec.kind == "tuple" and all(c == LEAF for c in spec.children) and not self.kw
         # (hop.Tensors only, positional, each its own leaf: whatever the results)
-        flat_in = flat and all(s is None for s in statics) and not any(as_array)
+        flat_in = flat and all(s is None for s in self.statics) and not any(self.as_array)
         flat = flat and self._results is None
-        self._nflat = len(statics) if flat_in and flat else -1
+        self._nflat = len(self.statics) if flat_in and flat else -1
         self._one_out = out_spec == LEAF and len(template) == 1 and template[0] is None and \
-            sym_out == [False] and self._results is None
+            self.sym_out == [False] and self._results is None
         # The common NumPy call, fn(a1, ..., an) on ndarrays returning
         # arrays: (whether a tuple, the 0-d results to return as NumPy
         # scalars), or None.
         hnp = sys.modules.get("hop.numpy")
-        self._ndflat = len(statics) if flat and all(s is None for s in statics) and \
-            all(as_array) else -1
-        self._ndout = hnp._simple_out(out_spec) if hnp is not None and \
-            all(t is None for t in template) and not any(sym_out) else None
+        self._ndflat = len(self.statics) if flat and all(s is None for s in self.statics) and \
+            all(self.as_array) else -1
+        self._ndout = hnp._simple_out(self.out_spec) if hnp is not None and \
+            all(t is None for t in self.template) and not any(self.sym_out) else None
         # That call with no environment guards to check (the captures never
         # change): bound in C, fast(args) runs it for a tuple of ndarrays
         # and is NotImplemented for anything else (hop.compile's __call__).
@@ -1323,16 +1326,16 @@ class _Runner:
             self._nflat = -1
             if self._c_order is None:
                 self._ndflat = -1
-        if writeback is not None:  # every call writes back: the general path
+        if self.writeback is not None:  # every call writes back: the general path
             self._nflat = self._ndflat = -1
         # Arguments _C._EffectsCall takes as they are (_compile._effects_call)
-        self.flat_in = flat_in and not self._order and writeback is None
+        self.flat_in = flat_in and not self._order and self.writeback is None
         self.fast = plan.bind_arrays(self._ndflat, self._state[1], self._ndout, self._c_order) \
             if self._ndflat >= 0 and self._ndout is not None and self._check is None else None
         # The same for hop.Tensors in and a tensor or a flat tuple of them
         # out: bound in C, no Python frame between the call and the plan.
         flat_out = out_spec.kind == "tuple" and all(c == LEAF for c in out_spec.children) and \
-            all(t is None for t in template) and not any(sym_out)
+            all(t is None for t in template) and not any(self.sym_out)
         if self.fast is None and self._nflat >= 0 and self._check is None and \
                 (self._one_out or flat_out):
             self.fast = plan.bind_tensors(self._nflat, self._state[1], self._one_out)
