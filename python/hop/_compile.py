@@ -269,6 +269,8 @@ class CompiledFunction(_C._CompiledCall):
 
     def _call_args(self, args):
         """fn(*args) through the newest plan that fits (see the class)."""
+        if _C._np_fp_reported() and _numpy_call(args, None) and _C.tracing() is None:
+            return self.fn(*args)  # (see _numpy_call)
         entries = self._entries
         if not entries:
             return self._call(args, {})
@@ -306,6 +308,8 @@ class CompiledFunction(_C._CompiledCall):
             # compiled helper in a compiled function): f is part of that
             # trace, as jit inside a JAX trace is.
             return self.fn(*args, **kwargs)
+        if _C._np_fp_reported() and _numpy_call(args, kwargs):
+            return self.fn(*args, **kwargs)  # (see _numpy_call)
         entries = self._entries
         try:
             if entries:
@@ -966,6 +970,34 @@ def _eager_argument(args, kwargs):
             if why is not None:
                 return why
     return None
+
+
+def _numpy_call(args, kwargs):
+    """Whether a call takes NumPy's semantics: an ndarray, a NumPy scalar or
+    a hop.numpy array among its arguments.  While NumPy's error state
+    raises, calls, prints or logs for some floating-point error
+    (_C._np_fp_reported: the caller's numpy.errstate or numpy.seterr) such a
+    call runs fn eagerly, through NumPy, which reports the error as it does
+    eagerly (hop's kernels report none); the plans stay for the other calls.
+    (Plan.bind_arrays's C call asks the same and leaves such a call to
+    _call_args.)  A call on hop.Tensors only is not NumPy's: its plan does
+    not read NumPy's state, as hop.Tensor's eager operations do not."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        return False
+    hnp = sys.modules.get("hop.numpy")
+    kinds = (np.ndarray, np.generic) if hnp is None else (np.ndarray, np.generic, hnp.ndarray)
+    # (not flatten's leaves: a hop.numpy array's is its tensor)
+    todo = [args, kwargs]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, kinds):
+            return True
+        if isinstance(x, (tuple, list)):
+            todo.extend(x)
+        elif isinstance(x, dict):
+            todo.extend(x.values())
+    return False
 
 
 def _eager_args(args):

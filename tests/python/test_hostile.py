@@ -144,7 +144,7 @@ HUGE = [
 
 
 @pytest.mark.parametrize("fn,msg", [c[1:] for c in HUGE], ids=[c[0] for c in HUGE])
-def test_huge_shapes_are_a_memory_error_without_allocating(fn, msg):
+def test_huge_shapes_are_a_memory_error_without_allocating(fn, msg, heap_frozen):
     gc.collect()
     _C._runtime_cleanup()
     live = _C._alloc_live()
@@ -641,19 +641,6 @@ def _traced_failure(call, depth):
             body = (lambda inner: lambda: hop.wrap(inner))(body)
         return body()
     return f
-
-
-@pytest.fixture(scope="module")
-def heap_frozen():
-    """What the process held before these cases, out of the collector's
-    reach while they run: each case collects twice to count the live C
-    blocks, and a full collection of the whole suite's heap (every test
-    collected) took most of the cases' time, most of all under ASan. The
-    count is unchanged: what a case makes and frees is still collected."""
-    gc.collect()
-    gc.freeze()
-    yield
-    gc.unfreeze()
 
 
 @pytest.mark.parametrize("depth", [0, 2])

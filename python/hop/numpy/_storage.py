@@ -40,7 +40,16 @@ from .. import _C
 __all__ = ["Run", "Storage", "GrowSlots", "current", "begin_run", "end_run", "release",
            "implicit_runs"]
 
-_tls = threading.local()
+class _Local(threading.local):
+    """This thread's stack of runs and count of operand scopes.  The class
+    defaults answer a thread that has set none (a read of an attribute
+    threading.local lacks raises and catches an AttributeError: ~4,000
+    instructions on every eager hop.numpy op, which asks current())."""
+    stack = None
+    operands = 0
+
+
+_tls = _Local()
 _IMPLICIT = "hop.numpy implicit run"
 
 
@@ -420,6 +429,51 @@ def elementwise_order(operands, ndim, run, how="iter"):
     if read:
         run.order.append((tuple(specs), ndim, order, how))
     return order
+
+
+def eager_c(operands):
+    """Whether every eager array among operands (hop.numpy arrays outside a
+    trace, ndarrays) is C-contiguous: then NumPy's K order of a new array
+    made from them is C order, the common case, decided with one check per
+    array (a view hop made as a copy, a[::-1], has NumPy's layout instead)."""
+    import numpy as np
+    for a in operands:
+        if isinstance(a, np.ndarray):
+            if not a.flags.c_contiguous:
+                return False
+        elif hasattr(a, "_vw") and (a._cp is not None or not a._t.is_contiguous()):
+            return False
+    return True
+
+
+def eager_layout(a):
+    """(shape, strides in elements) of eager array a (a hop.numpy array
+    outside a trace, or an ndarray) as NumPy has it: its tensor's, or for a
+    view hop made as a copy (a[::-1]) NumPy's view of the memory's."""
+    import numpy as np
+    if not isinstance(a, np.ndarray) and a._cp is not None:
+        v = numpy_of_copy(a)
+        if v is not None:
+            a = v
+    if isinstance(a, np.ndarray):
+        return tuple(a.shape), _layout_of(a) or (0,) * a.ndim
+    t = a._t
+    return tuple(t.shape), tuple(t.stride())
+
+
+def eager_order(operands, ndim, how="iter"):
+    """NumPy's K order (decide_order) of the new result of ndim dims that an
+    eager function makes from operands (hop.numpy arrays outside a trace,
+    ndarrays; others are scalars), as elementwise_order decides it for a
+    trace: the axes from the outermost in memory, or None for C order."""
+    import numpy as np
+    layouts = []
+    for a in operands:
+        if isinstance(a, np.ndarray) or hasattr(a, "_vw"):
+            lay = eager_layout(a)
+            if lay[0] and all(n != 0 for n in lay[0]):
+                layouts.append(lay)
+    return decide_order(layouts, ndim, how)
 
 
 def _exact_layout(a, st, run, leaf):
