@@ -428,6 +428,12 @@ class Translator(_State, _Merging, _Breaking):
                 not _userish([a for a in args[1:] if type(a) not in (_TransGen, _TransMap)]):
             # (the user's function translated at each next(), as a generator's frame)
             return self._make(_TransMap(self, args[0], args[1:], f is filter))
+        if (f is _C.tensor or f is _C.asarray) and args and self.env_arrays:
+            # hop.tensor(G) of an environment ndarray: G itself, as eagerly;
+            # the plain trace's capture over G's memory (no copy in the plan)
+            hit = self.env_arrays.get(id(args[0]))
+            if hit is not None and hit[1] is args[0]:
+                args = (hit[0],) + tuple(args[1:])
         self.opaque_call(f, args, kwargs)
         try:
             if (self.cells or self.globs or self.attrs or self.items) and \
@@ -445,6 +451,7 @@ class Translator(_State, _Merging, _Breaking):
             raise _BreakHere(b.message, self.depth) from None
         if isinstance(f, type) and not _traced(out):
             self._make(out)
+        self.made_arrays(out)
         return self._sub(out)
 
     def _isinstance(self, obj, cls):

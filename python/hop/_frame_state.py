@@ -494,6 +494,21 @@ class _NO_TYPE:
     pass
 
 
+def _fresh(a, held):
+    """Whether ndarray a has no more than held references and each base
+    it views is held by the view before it alone: an array nothing else
+    can reach (a view's chain of bases: np.linspace's result is one)."""
+    if sys.getrefcount(a) > held:
+        return False
+    b = a.base
+    while b is not None:
+        # the view's reference, the local, getrefcount's argument
+        if type(b) is not type(a) or sys.getrefcount(b) > 3:
+            return False
+        b = b.base
+    return True
+
+
 def _unreadable(a):
     """Why hop cannot compute with ndarray a over its own memory, or None."""
     from .numpy._core import hop_dtype
@@ -568,9 +583,42 @@ class _State:
                 self.set_reads[i] = [n[0] + 1, n[1]] if n else \
                     [1, _site(fr.code, fr.line) if fr is not None else "?"]
             self.loads[i] = self.loads.get(i, 0) + 1
-        elif t is _ndarray_type() and not self.concrete:
+        elif t is _ndarray_type() and not self.concrete and not self._own_array(v):
             v = self._env_array(v)
         return v
+
+    def made_arrays(self, out):
+        """Records the ndarrays a call of library code made (out, or the
+        items of a tuple or list out): NumPy's own arrays of constants
+        (`np.eye(3)`, `np.zeros(shape)`, `np.meshgrid(a, b)`), held by
+        nothing but out.  They are the function's (_own_array), left to
+        NumPy as the plain trace leaves them: over their memory they would
+        be captures with no source (warned) and a write to one would
+        restart the trace for a slot keyed by an array that the next run
+        makes anew, forever."""
+        nd = _ndarray_type()
+        t = type(out)
+        if t is nd:
+            # out: the caller's local, this parameter, _fresh's, getrefcount's
+            if _fresh(out, 4):
+                self.made[id(out)] = out
+        elif (t is tuple or t is list) and sys.getrefcount(out) <= 3:
+            for a in out:
+                # the container, the loop variable, _fresh's, getrefcount's
+                if type(a) is nd and _fresh(a, 4):
+                    self.made[id(a)] = a
+
+    def _own_array(self, a):
+        """Whether ndarray a is one the function made (made_arrays) or a
+        view of one."""
+        made = self.made
+        if not made:
+            return False
+        while a is not None:
+            if id(a) in made:
+                return True
+            a = getattr(a, "base", None)
+        return False
 
     def _env_array(self, a):
         """hop.numpy's array over plain ndarray a's memory, as the function

@@ -452,6 +452,9 @@ def _call_tree(args, kwargs):
     return (tuple(args), dict(kwargs))
 
 
+_MAX_SLOTS = 256  # write-back slots of one trace (GrowSlots restarts)
+
+
 def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False, frame=None):
     """(GraphModule, runner) of fn on example_args (and keyword arguments
     kwargs).  With paths (a _paths.PathTrace: hop.compile), Python control
@@ -477,6 +480,13 @@ def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False, 
             hnp = sys.modules.get("hop.numpy")
             if hnp is None or not isinstance(e, hnp._storage.GrowSlots):
                 raise
+            if e.key in slots or len(slots) >= _MAX_SLOTS:
+                # (a root the runs do not agree on, as an array each run
+                # makes anew: restarting again would never end)
+                raise _C.UnsupportedError(
+                    f"hop: {getattr(fn, '__qualname__', 'the traced function')} writes in "
+                    f"place more arrays than hop can give write-back slots to "
+                    f"({len(slots)} so far): its runs do not write the same arrays") from None
             slots = slots + (e.key,)
             if e.key[0] == "capture":
                 arrays[e.key] = e.array
@@ -520,7 +530,11 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
         # will bake in (see _guards); and names for the tensors among them (a
         # capture is named when it is made).
         env = _guards.scan(fn, leaves, arg_names, [k is None for k in kinds])
+        # (only a Python function can be translated: hop.compile of
+        # hop.grad(f) traces f's body inside the vjp node, as any HOP body,
+        # where NumPy still computes with such an array)
         if compiling and frame is None and _np is not None and \
+                type(fn) is types.FunctionType and \
                 any(g.kind == "id" and type(g.expected) is _np.ndarray for g in env.guards):
             raise _breaks.EnvArrays()
         if frame is not None:
@@ -547,7 +561,8 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
         captures = tr.captures
         if frame is not None:
             _frame_state.unguard(env, frame, leaves, captures)
-        made = _made_captures(captures, views) | {id(t) for run in runs for t in run.made}
+        made = _made_captures(captures, views, frame.made if frame is not None else None) | \
+            {id(t) for run in runs for t in run.made}
         guards = _guards.Guards(env, captures, leaves, views, made=lambda t: id(t) in made)
         # A result that is such a capture itself (`return np.zeros(n)`): the plan
         # hands back the captured tensor, so each call copies it (eager makes it
@@ -752,7 +767,7 @@ def _run_traced(tr, call, fn, paths, compiling, slots, spec, env):
     return out_leaves, out_spec, traced, sym_out, writes, results
 
 
-def _made_captures(captures, views):
+def _made_captures(captures, views, held=None):
     """The ids of the captured tensors the traced function made itself
     (hop.tensor(0), np.arange(5), a NumPy scalar or a list used as an
     operand): nothing but the trace refers to it (nor to the ndarray whose
@@ -760,8 +775,11 @@ def _made_captures(captures, views):
     calls and it needs no guard.  A value the user holds has one reference
     more at least (a module, an object, a list, a cell): counted with
     sys.getrefcount against the references hop holds here (tests check both
-    sides: test_compile_effects.py)."""
+    sides: test_compile_effects.py).  held: the frame translator's dict of
+    the objects the function made (id -> object), one reference more to
+    each of them."""
     out = set()
+    held = held or {}
     for t in captures:
         viewed = id(t) in views
         owner = views[id(t)] if viewed else _C._base(t)
@@ -772,13 +790,15 @@ def _made_captures(captures, views):
         # the owner: t's base and buffer, the local, getrefcount's argument;
         # and that entry and the views dict
         if owner is not None and not (_np is not None and isinstance(owner, _np.ndarray) and
-                                      sys.getrefcount(owner) <= 4 + 2 * viewed):
+                                      sys.getrefcount(owner) <=
+                                      4 + 2 * viewed + (id(owner) in held)):
             continue
         # a view (np.linspace's result is one): its bases, each held by the
         # view before it only (and the local, getrefcount's argument)
         while owner is not None and owner.base is not None:
             owner = owner.base
-            if not isinstance(owner, _np.ndarray) or sys.getrefcount(owner) > 3:
+            if not isinstance(owner, _np.ndarray) or \
+                    sys.getrefcount(owner) > 3 + (id(owner) in held):
                 break
         else:
             out.add(id(t))
