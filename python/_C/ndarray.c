@@ -256,6 +256,40 @@ hop_py__np_scalar(PyObject *arr)
     return PyArray_Return((PyArrayObject *)arr);
 }
 
+/* The layout record of hop_py__np_layout: everything of an ndarray object
+ * that its own attributes can change in place (a.shape = ..., a.strides =
+ * ..., a.dtype = ..., a.data = ..., a.flags.writeable = ...). */
+typedef struct {
+    uintptr_t data;
+    int32_t ndim, type_num, elsize, flags;
+    char byteorder, pad[7];
+    int64_t dims[2 * NPY_MAXDIMS]; /* shape, then strides (only 2 * ndim are used) */
+} np_layout;
+
+PyObject *
+hop_py__np_layout(PyObject *mod, PyObject *obj)
+{
+    (void)mod;
+    if (!hop_py__np_ready() || !PyArray_Check(obj))
+        Py_RETURN_NONE;
+    PyArrayObject *a = (PyArrayObject *)obj;
+    PyArray_Descr *descr = PyArray_DESCR(a);
+    np_layout l;
+    memset(&l, 0, sizeof l);
+    l.data = (uintptr_t)PyArray_BYTES(a);
+    l.ndim = PyArray_NDIM(a);
+    l.type_num = descr->type_num;
+    l.elsize = (int32_t)descr->elsize;
+    l.byteorder = descr->byteorder;
+    l.flags = PyArray_FLAGS(a) & (NPY_ARRAY_WRITEABLE | NPY_ARRAY_ALIGNED);
+    for (int i = 0; i < l.ndim; i++) {
+        l.dims[i] = PyArray_DIMS(a)[i];
+        l.dims[l.ndim + i] = PyArray_STRIDES(a)[i];
+    }
+    size_t n = offsetof(np_layout, dims) + 2 * (size_t)l.ndim * sizeof(int64_t);
+    return PyBytes_FromStringAndSize((const char *)&l, (Py_ssize_t)n);
+}
+
 PyObject *
 hop_py__np_element(const hop_tensor *t)
 {
@@ -302,6 +336,14 @@ PyObject *
 hop_py__np_scalar(PyObject *arr)
 {
     return arr;
+}
+
+PyObject *
+hop_py__np_layout(PyObject *mod, PyObject *obj)
+{
+    (void)mod;
+    (void)obj;
+    Py_RETURN_NONE;
 }
 
 PyObject *

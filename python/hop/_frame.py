@@ -435,7 +435,13 @@ class Translator(_State, _Merging, _Breaking):
             if hit is not None and hit[1] is args[0]:
                 args = (hit[0],) + tuple(args[1:])
         self.opaque_call(f, args, kwargs)
+        # (np.zeros(3), np.mean([...]) called by the user's code: hop.numpy's
+        # wrapper of it answers as when the user's code calls it itself)
+        creation = sys.modules.get("hop.numpy._creation") \
+            if getattr(f, "__hop_original__", None) is not None else None
         try:
+            if creation is not None:
+                creation.for_user(f)
             if (self.cells or self.globs or self.attrs or self.items) and \
                     not isinstance(f, (types.BuiltinFunctionType, types.BuiltinMethodType, type)):
                 out = self._materialized(f, args, kwargs)
@@ -449,6 +455,9 @@ class Translator(_State, _Merging, _Breaking):
             if tr is not None:  # the translator's to handle: a break or Unsupported
                 tr.scratch.pop(_breaks._KEY, None)
             raise _BreakHere(b.message, self.depth) from None
+        finally:
+            if creation is not None:
+                creation.for_user(None)
         if isinstance(f, type) and not _traced(out):
             self._make(out)
         self.made_arrays(out)

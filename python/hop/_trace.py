@@ -561,14 +561,15 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
         captures = tr.captures
         if frame is not None:
             _frame_state.unguard(env, frame, leaves, captures)
-        made = _made_captures(captures, views, frame.made if frame is not None else None) | \
+        made = _guards.made_captures(captures, views,
+                                     frame.made if frame is not None else None) | \
             {id(t) for run in runs for t in run.made}
         guards = _guards.Guards(env, captures, leaves, views, made=lambda t: id(t) in made)
         # A result that is such a capture itself (`return np.zeros(n)`): the plan
         # hands back the captured tensor, so each call copies it (eager makes it
         # anew; a caller's write must not show in the next call's result or in
         # the plan's constant).  So is a returned capture whose source the guards
-        # did not find: one the function made that _made_captures misses (`return
+        # did not find: one the function made that made_captures misses (`return
         # hop.tensor([1, 2])`: the result holds the references it counts), or one
         # it cannot see (warned).
         anew = made | {id(captures[i]) for i in guards.unsourced}
@@ -765,45 +766,6 @@ def _run_traced(tr, call, fn, paths, compiling, slots, spec, env):
         _breaks.forget(tr)
         brk = None  # (a break's traceback holds this frame: a cycle for the cyclic gc)
     return out_leaves, out_spec, traced, sym_out, writes, results
-
-
-def _made_captures(captures, views, held=None):
-    """The ids of the captured tensors the traced function made itself
-    (hop.tensor(0), np.arange(5), a NumPy scalar or a list used as an
-    operand): nothing but the trace refers to it (nor to the ndarray whose
-    memory it is, which owns that memory), so nothing can change it between
-    calls and it needs no guard.  A value the user holds has one reference
-    more at least (a module, an object, a list, a cell): counted with
-    sys.getrefcount against the references hop holds here (tests check both
-    sides: test_compile_effects.py).  held: the frame translator's dict of
-    the objects the function made (id -> object), one reference more to
-    each of them."""
-    out = set()
-    held = held or {}
-    for t in captures:
-        viewed = id(t) in views
-        owner = views[id(t)] if viewed else _C._base(t)
-        # t: the trace's kept dict, captures, the loop's t, getrefcount's
-        # argument; and hop.numpy's (array, tensor) entry of the trace
-        if sys.getrefcount(t) > 4 + viewed:
-            continue
-        # the owner: t's base and buffer, the local, getrefcount's argument;
-        # and that entry and the views dict
-        if owner is not None and not (_np is not None and isinstance(owner, _np.ndarray) and
-                                      sys.getrefcount(owner) <=
-                                      4 + 2 * viewed + (id(owner) in held)):
-            continue
-        # a view (np.linspace's result is one): its bases, each held by the
-        # view before it only (and the local, getrefcount's argument)
-        while owner is not None and owner.base is not None:
-            owner = owner.base
-            if not isinstance(owner, _np.ndarray) or \
-                    sys.getrefcount(owner) > 3 + (id(owner) in held):
-                break
-        else:
-            out.add(id(t))
-        del owner
-    return out
 
 
 class _Results:
@@ -1182,7 +1144,7 @@ class _WriteBack:
         (ndarrays, the tensors of hop.numpy arrays), then the captured
         tensors' (their ndarrays made once per set of captures when keep:
         not while traced, where the references a capture has tell whether
-        the function made it, _made_captures)."""
+        the function made it, _guards.made_captures)."""
         out = [(("arg", i), x if isinstance(x, _np.ndarray) else x.numpy())
                for i, x in enumerate(leaves) if isinstance(x, (_np.ndarray, _C.Tensor))]
         seen, views = self._cap_memory
