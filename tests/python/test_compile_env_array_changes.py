@@ -271,3 +271,30 @@ def test_a_change_inside_a_global_ndarray_numpy_computes_with_inside_a_hop_body(
     cf(x)
     G[0] = 10.0
     assert np.asarray(cf(x)).tolist() == np.asarray(hop.grad(loss)(x)).tolist()
+
+
+def test_np_layout_tells_every_change_of_an_array_object_in_place(monkeypatch):
+    from hop import _C, _guards
+    real = _C._np_layout
+    a = np.arange(4.0)
+    for layout in (real, lambda a: _guards._layout(a)):
+        before = layout(a)
+        assert _C._np_same_layout(a, real(a)) and layout(a) == before
+        a[0] = 9.0  # contents: not layout
+        assert layout(a) == before
+        for change in (_set_shape, _set_strides, _set_dtype, _set_data):
+            a = np.arange(4.0)
+            before = layout(a)
+            change(a)
+            assert layout(a) != before
+            assert not _C._np_same_layout(a, real(np.arange(4.0)))
+        a = np.arange(4.0)
+        before = layout(a)
+        a.flags.writeable = False
+        assert layout(a) != before
+        a = np.arange(4.0)
+        # (without NumPy's C API: the same read through Python)
+        monkeypatch.setattr(_C, "_np_layout", lambda a: None)
+    assert not _C._np_same_layout([1.0], b"") and _guards._layout([1.0]) is None
+    with pytest.raises(TypeError, match="layout must be bytes"):
+        _C._np_same_layout(a, None)
