@@ -71,6 +71,41 @@ cmp_span(const void *a, const void *b)
     return (x->lo > y->lo) - (x->lo < y->lo);
 }
 
+/* Whether a[0..n) is already in cmp's order.  The buffers of a trace come
+ * in order of first use, most of one size: the parts and their size order
+ * are usually sorted already, and qsort (glibc's merge sort, through the
+ * comparison's pointer) costs ~1 K instructions a buffer even then. */
+static bool
+is_sorted(const void *a, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    const char *c = a;
+    for (size_t i = 1; i < n; i++)
+        if (cmp(c + (i - 1) * size, c + i * size) > 0)
+            return false;
+    return true;
+}
+
+/* Sorts the spans a buffer meets by their start.  A buffer meets a few:
+ * an insertion sort, stable as glibc's qsort (a merge sort) is, so spans
+ * that start together stay in the tree's order; qsort past SMALL_SORT. */
+#define SMALL_SORT 16
+
+static void
+sort_spans(span *s, int32_t n)
+{
+    if (n > SMALL_SORT) {
+        qsort(s, (size_t)n, sizeof *s, cmp_span);
+        return;
+    }
+    for (int32_t i = 1; i < n; i++) {
+        span v = s[i];
+        int32_t j = i;
+        for (; j > 0 && s[j - 1].lo > v.lo; j--)
+            s[j] = s[j - 1];
+        s[j] = v;
+    }
+}
+
 /* The packing of one routine's buffers: it[0..m) in order of first use. */
 typedef struct part {
     item *it;
@@ -129,7 +164,7 @@ place_one(part *pt, int32_t i)
             b = mid;
     }
     int32_t n = placed_meeting(pt, a, x->def);
-    qsort(pt->meet, (size_t)n, sizeof *pt->meet, cmp_span);
+    sort_spans(pt->meet, n);
     int64_t top = 0, best = -1, gap = INT64_MAX;
     for (int32_t k = 0; k < n; k++) {
         if (pt->meet[k].lo - top >= x->size && pt->meet[k].lo - top < gap) {
@@ -163,7 +198,8 @@ pack_part(part *pt, item *bysize, int64_t *top)
     /* bysize[k].id: the item's position in it[] */
     for (int32_t i = 0; i < pt->m; i++)
         bysize[i] = (item){pt->it[i].size, 0, pt->it[i].def, 0, i};
-    qsort(bysize, (size_t)pt->m, sizeof *bysize, cmp_size);
+    if (!is_sorted(bysize, (size_t)pt->m, sizeof *bysize, cmp_size))
+        qsort(bysize, (size_t)pt->m, sizeof *bysize, cmp_size);
     *top = 0;
     for (int32_t k = 0; k < pt->m; k++) {
         int32_t i = bysize[k].id;
@@ -231,7 +267,8 @@ hop__pack(const hop__buffer *bufs, int32_t n, const int64_t *bytes, const bool *
         size = (size + ALIGN - 1) / ALIGN * ALIGN;
         it[m++] = (item){size, bufs[b].routine, bufs[b].def, bufs[b].last, b};
     }
-    qsort(it, (size_t)m, sizeof *it, cmp_time);
+    if (!is_sorted(it, (size_t)m, sizeof *it, cmp_time))
+        qsort(it, (size_t)m, sizeof *it, cmp_time);
     /* one routine after the other: its part packed from 0, then moved up */
     for (int32_t s = 0; s < m;) {
         int32_t e = s;

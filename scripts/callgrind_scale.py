@@ -7,8 +7,10 @@ program, counted by callgrind and nothing else (issue #30's scale rows).
 KIND is wrap or cond (N calls in one function), nested (N levels), lift (one
 wrap body adding N closed-over tensors), chain (N plain ops: trace_node's
 function, whose N is a multiple of 4), program (trace_lower's program of N
-segments, bench/workloads.py nested_program) or call (N steady calls of a hop.compile'd
-function that reads a global tensor and a list item, run instead of traced); BUILD a build tree (its python/ goes
+segments, bench/workloads.py nested_program), call (N steady calls of a hop.compile'd
+function that reads a global tensor and a list item, run instead of traced), builtins
+(the same for a function whose only guard is the builtin names it loads: len, float,
+range) or builtins_module (those calls from a module-level loop); BUILD a build tree (its python/ goes
 first on sys.path; a RelWithDebInfo one names hop's C functions).  The
 program is traced once to warm up, then once more from a C callback that
 libc's bsearch makes through ctypes, so --toggle-collect=ffi_call counts that
@@ -20,8 +22,12 @@ trace_lower twice, but the whole process (warm-up and counted trace) costs
 twice the window's difference per unit (cond, 200 vs 400 calls: 185 K against
 93 K per call, docs/BENCHMARKS.md's thirteenth pass), so a unit's figure is
 one trace's worth; every pass's rows are, so they compare with each other.
+A fifth argument gc-off runs the counted trace with Python's cyclic collector
+off (bench/run.py times the scale rows that way; where the collector runs
+inside the window moves a nest's figure by thousands a level).
 """
 import ctypes
+import gc
 import os
 import sys
 import warnings
@@ -61,16 +67,51 @@ def program(kind, n):
             for _ in range(n):
                 g(x)
         return calls, (x,)
-    raise SystemExit(f"unknown kind {kind!r}: wrap, cond, nested, lift, chain, program "
-                     "or call")
+    if kind in ("builtins", "builtins_module"):
+        return builtins_calls(kind, n)
+    raise SystemExit(f"unknown kind {kind!r}: wrap, cond, nested, lift, chain, program, "
+                     "call, builtins or builtins_module")
+
+
+# builtins: N steady calls of a hop.compile'd function whose only guard is
+# the builtin names' (len, float, range), from a function's loop;
+# builtins_module: the same calls from a module-level loop (its loop variable
+# is a global of the function's module: every call sees that dict written).
+_BUILTINS_SRC = """
+def f(x):
+    t = x * float(len(x))
+    for i in range(2):
+        t = t + i
+    return t
+cf = hop.compile(f)
+"""
+
+
+def builtins_calls(kind, n):
+    g = {"__name__": "callgrind_builtins", "hop": hop}
+    exec(_BUILTINS_SRC, g)
+    x = hop.tensor([1.0, 2.0, 3.0, 4.0])
+    if kind == "builtins":
+        cf = g["cf"]
+
+        def calls(x):
+            for _ in range(n):
+                cf(x)
+        return calls, (x,)
+    loop = compile(f"for _ in range({n}):\n    cf(x)\n", "<module loop>", "exec")
+    g["x"] = x
+    return (lambda x: exec(loop, g)), (x,)
 
 
 def main():
     fn, args = program(sys.argv[2], int(sys.argv[3]))
     sys.setrecursionlimit(50000)
     warnings.simplefilter("ignore")  # lift: the captured list is guarded by identity only
-    run = fn if sys.argv[2] == "call" else (lambda *a: hop.trace(fn, *a))
+    run = fn if sys.argv[2] in ("call", "builtins", "builtins_module") else (lambda *a: hop.trace(fn, *a))
     run(*args)  # warm up: caches, imports (call: the trace and the first calls)
+    if sys.argv[4:] == ["gc-off"]:
+        gc.collect()
+        gc.disable()
     libc = ctypes.CDLL(None)
     cmp = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
 

@@ -241,19 +241,40 @@ typedef struct ArrayCallObject {
     PyObject *caps, *scalars; /* tuples; scalars NULL: bound to hop.Tensors */
     PyObject *c_order;        /* NULL, or per argument whether it must be in C order */
     int single;               /* bind_tensors: return the one result itself */
+    PyObject *names;          /* NULL, or the plan's builtin-name guard (a _NameGuard) */
     vectorcallfunc vectorcall;
 } ArrayCallObject;
 
 static PyObject *numpy_ndarray_type; /* numpy.ndarray, imported on first use */
 
+static int
+array_call_traverse(ArrayCallObject *c, visitproc visit, void *arg)
+{
+    Py_VISIT(c->plan);
+    Py_VISIT(c->caps);
+    Py_VISIT(c->scalars);
+    Py_VISIT(c->c_order);
+    Py_VISIT(c->names);
+    return 0;
+}
+
+static int
+array_call_clear(ArrayCallObject *c)
+{
+    Py_CLEAR(c->plan);
+    Py_CLEAR(c->caps);
+    Py_CLEAR(c->scalars);
+    Py_CLEAR(c->c_order);
+    Py_CLEAR(c->names);
+    return 0;
+}
+
 static void
 array_call_dealloc(ArrayCallObject *c)
 {
-    Py_XDECREF(c->plan);
-    Py_XDECREF(c->caps);
-    Py_XDECREF(c->scalars);
-    Py_XDECREF(c->c_order);
-    PyObject_Free(c);
+    PyObject_GC_UnTrack(c);
+    array_call_clear(c);
+    PyObject_GC_Del(c);
 }
 
 static PyObject *
@@ -265,6 +286,14 @@ array_call_vectorcall(ArrayCallObject *c, PyObject *const *args, size_t nargsf, 
     Py_ssize_t n = PyTuple_GET_SIZE(tup);
     if (n != c->nargs)
         Py_RETURN_NOTIMPLEMENTED;
+    if (c->names != NULL) {
+        /* a failure takes the general path, which raises the guard's */
+        int holds = hop_py__names_hold(c->names);
+        if (holds < 0)
+            return NULL;
+        if (!holds)
+            Py_RETURN_NOTIMPLEMENTED;
+    }
     PyObject *type = c->scalars != NULL ? numpy_ndarray_type : (PyObject *)&hop_py_TensorType;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *o = PyTuple_GET_ITEM(tup, i);
@@ -303,7 +332,9 @@ static PyTypeObject ArrayCallType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop._C._ArrayCall",
     .tp_basicsize = sizeof(ArrayCallObject),
     .tp_dealloc = (destructor)array_call_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)array_call_traverse,
+    .tp_clear = (inquiry)array_call_clear,
     .tp_vectorcall_offset = offsetof(ArrayCallObject, vectorcall),
     .tp_call = PyVectorcall_Call,
     .tp_doc = "Plan.bind_arrays's (and bind_tensors's) callable: f(args) runs the plan on a "
@@ -329,7 +360,7 @@ bad_bind_args(const char *takes)
 static PyObject *
 array_call_new(PlanObject *p, Py_ssize_t nargs, PyObject *caps, PyObject *scalars, int single)
 {
-    ArrayCallObject *c = PyObject_New(ArrayCallObject, &ArrayCallType);
+    ArrayCallObject *c = PyObject_GC_New(ArrayCallObject, &ArrayCallType);
     if (c == NULL)
         return NULL;
     c->plan = (PlanObject *)Py_NewRef(p);
@@ -337,8 +368,10 @@ array_call_new(PlanObject *p, Py_ssize_t nargs, PyObject *caps, PyObject *scalar
     c->caps = Py_NewRef(caps);
     c->scalars = Py_XNewRef(scalars);
     c->c_order = NULL;
+    c->names = NULL;
     c->single = single;
     c->vectorcall = (vectorcallfunc)array_call_vectorcall;
+    PyObject_GC_Track(c);
     return (PyObject *)c;
 }
 
@@ -385,6 +418,20 @@ hop_py__plan_bind_tensors(PlanObject *p, PyObject *const *args, Py_ssize_t nargs
                             p->ninputs, p->noutputs, n, PyTuple_GET_SIZE(args[1]),
                             single ? " and one" : "");
     return array_call_new(p, n, args[1], NULL, single);
+}
+
+int
+hop_py__array_call_set_names(PyObject *call, PyObject *names)
+{
+    if (!Py_IS_TYPE(call, &ArrayCallType) || !hop_py__is_name_guard(names)) {
+        PyErr_Format(PyExc_TypeError,
+                     "_bind_names(call, names): a Plan.bind_* call and a _NameGuard, not %.100s "
+                     "and %.100s", Py_TYPE(call)->tp_name, Py_TYPE(names)->tp_name);
+        return -1;
+    }
+    ArrayCallObject *c = (ArrayCallObject *)call;
+    Py_XSETREF(c->names, Py_NewRef(names));
+    return 0;
 }
 
 int

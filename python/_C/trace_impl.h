@@ -89,6 +89,15 @@ PyObject *hop_py__plan_run_arrays(PlanObject *p, PyObject *const *args, Py_ssize
 PyObject *hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs);
 PyObject *hop_py__plan_bind_tensors(PlanObject *p, PyObject *const *args, Py_ssize_t nargs);
 int hop_py__numpy_call_init(void);
+/* numpy_call.c: a bound call (Plan.bind_*) that first checks a plan's
+ * builtin-name guard (a _C._NameGuard); -1 with an exception. */
+int hop_py__array_call_set_names(PyObject *call, PyObject *names);
+/* name_guard.c: whether the builtin-name guard (a _C._NameGuard) holds:
+ * 1 / 0 / -1 with an exception; whether o is one; readying its type and
+ * _C._bind_names, 0 / -1. */
+int hop_py__names_hold(PyObject *guard);
+int hop_py__is_name_guard(PyObject *o);
+int hop_py__name_guard_init(PyObject *module);
 /* numpy_call.c: whether NumPy's error state raises, calls, prints or logs
  * for some floating-point error (1 / 0 / -1), and _C._np_fp_reported(). */
 int hop_py__np_fp_reported(void);

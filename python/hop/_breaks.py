@@ -5,7 +5,8 @@ one cannot be part of a graph: float(), int(), complex(), .tolist(), .item()
 of a float, np.asarray() of a traced value, its text (str, repr, format,
 f-strings, print), hash(), round() to an int, a SymFloat's comparisons and
 conversions, a decision on an unbacked SymInt (bool, int, a comparison of
-.item() of an int tensor; from C), bool() inside a HOP body.  Every such place calls
+.item() of an int tensor; from C), bool() inside a HOP body, and a NumPy
+function hop.numpy lacks (hop.numpy._ufuncs.fallback: NumPy computes it).  Every such place calls
 `conversion(error, message)`, the one owner of that decision:
 
   - in a hop.compile trace, outside HOP bodies, it raises GraphBreak: the

@@ -23,10 +23,15 @@ attribute and item steps) that re-reads the value on a later call:
           class with __slots__ and no __weakref__ are held strongly.
   len     a list or dict, a deque, array.array or bytearray: the same
           length (its items guarded too when it has at most _MAX_ITEMS).
-  eq      a small set: an equal set.
+  eq      a small set: an equal set iterating in the same order (an equal
+          set built another way can iterate in another order, which eager
+          code reading it - list(s), a for loop - sees).
   absent  a global the code loads that neither the globals nor the
           builtins defined, or an empty closure cell: still so (eager reads
           a global defined or a cell filled later).
+  names   one per plan: the builtins the code loads as globals (len, range)
+          are still the builtins' objects and no global of the code's module
+          shadows them (BuiltinNames: checked by dict version tags, in C).
 
 What is not walked: modules' callables and classes (hop.cond, np.sin),
 attributes the function's code does not name, containers of more than
@@ -43,6 +48,7 @@ the new objects (and the new captured tensors) for the next fast check.
 """
 
 import array
+import builtins
 import collections
 import keyword
 import math
@@ -219,7 +225,9 @@ class Guard:
         if self.kind == "len":
             return f"len({self.source!r}) == {e}"
         if self.kind == "eq":
-            return f"{self.source!r} == {e!r}"
+            return f"{self.source!r} == {set(e)!r} iterating in the order {e!r}"
+        if self.kind == "names":
+            return f"{self.source!r}: still the builtins' objects, no global shadows them"
         if self.kind == "absent":
             return f"{self.source!r} is " + ("not defined" if self.source.kind == "global" else
                                               "empty")
@@ -275,6 +283,8 @@ class _Scan:
         self.functions = self.walk.functions  # Python functions whose code was scanned
         self.names = set()   # every name the scanned code uses
         self.skipped = []    # text: what was guarded by identity without a walk
+        self.builtins = []   # (globals, builtins, name, value, pinned): builtins the code names
+        self.builtin_keys = set()
 
     def add(self, source, kind, value):
         self.guards.append(Guard(source, kind, value))
@@ -330,6 +340,7 @@ def scan(fn, arg_leaves=(), arg_names=(), static=()):
         done += 1
         for src, value in _function_roots(f):
             _visit(s, src, value, 0)
+        _builtin_reads(s, f)
     return s
 
 
@@ -360,12 +371,13 @@ class _Follow(Policy):
                 if isinstance(m, types.ModuleType) and is_user_module(m.__name__)]
 
     def callee(self, walk, f, v):
-        if isinstance(v, types.FunctionType) and is_hop_function(v):
+        if not isinstance(v, types.FunctionType):
+            return None
+        if is_hop_function(v):
             v = getattr(v, "__wrapped__", None)
-        if isinstance(v, types.FunctionType) and not is_hop_function(v) and \
-                is_user_module(v.__globals__.get("__name__", "")):
-            return v
-        return None
+            if not isinstance(v, types.FunctionType) or is_hop_function(v):
+                return None
+        return v if is_user_module(v.__globals__.get("__name__", "")) else None
 
 
 def _function_roots(f):
@@ -384,6 +396,54 @@ def _function_roots(f):
 
 _FOLLOW = _Follow(None)
 _NOTHING = object()  # a hop callable wrapping no user function: nothing to scan
+
+
+_BUILTINS = vars(builtins)
+
+
+def _builtin_reads(s, f):
+    """The builtins f's code loads as globals (len, range, float) that its
+    globals do not define: eager finds the builtin, so a global defined
+    later (or builtins.len replaced) changes what the code calls."""
+    g = getattr(f, "__globals__", None)
+    b = getattr(f, "__builtins__", None)
+    b = vars(b) if isinstance(b, types.ModuleType) else b
+    if not isinstance(g, dict) or not isinstance(b, dict) or \
+            is_hop_module(g.get("__name__") or ""):
+        return
+    for name in sorted(names_of(f.__code__).global_loads()):
+        key = (id(g), name)
+        if name not in g and name in b and key not in s.builtin_keys:
+            s.builtin_keys.add(key)
+            # (pinned: builtins[name] must stay this object; builtins.print
+            # need not: a replayed print reads it from this dict every call,
+            # python/_C/compiled_call.c, and calls what it finds)
+            s.builtins.append((g, b, name, b[name], not (name == "print" and b is _BUILTINS)))
+
+
+class BuiltinNames(_C._NameGuard):
+    """The "names" guard of a plan: every builtin its code names (_builtin_reads:
+    globals dict, builtins dict, name, the builtin's object, pinned) is still
+    what eager finds: name is not in globals and, pinned, builtins[name] is
+    the object.  check() is C's (python/_C/name_guard.c): the dicts' PEP 509
+    version tags against those of the last check that held, and, for the
+    dicts whose tag moved, their names read again in C (a module-level loop
+    writes its globals on every iteration: a lookup per name, no Python)."""
+
+    __slots__ = ()
+
+    def failure(self):
+        """Why the names no longer hold (a GuardError's text), or None."""
+        for g, b, name, v, pinned in self.reads:
+            if name in g:
+                return (f"guard failed: {name!r} was the builtin when traced, now the global "
+                        f"{name!r} of module {g.get('__name__')!r} shadows it")
+            if pinned and b.get(name, MISSING) is not v:
+                return f"guard failed: builtin {name!r} was rebound (or deleted) since traced"
+        return None
+
+    def __repr__(self):
+        return "builtins " + ", ".join(sorted({r[2] for r in self.reads}))
 
 
 def _collect_functions(s, f):
@@ -407,7 +467,28 @@ def _method_names(s, cls, implicit=frozenset(["__call__", "__enter__", "__exit__
 
 
 def _visit(s, src, v, depth):
-    if s.full():
+    if len(s.guards) >= _MAX_GUARDS:  # (s.full())
+        return
+    if type(v) is types.FunctionType:
+        # What the general path below does with a function, in fewer calls
+        # (a nest's every level reaches the next one's: issue #30): an
+        # identity guard, the function marked seen; its code and what it
+        # reads are the walk's (_collect_functions), not its children.
+        s.guards.append(Guard(src, "id", v))
+        if depth < _MAX_DEPTH:
+            s.seen.add(id(v))
+        return
+    if isinstance(v, types.ModuleType):
+        # A module itself is not guarded (rebinding a module name is not
+        # seen); its data attributes that the code names are (not hop's:
+        # hop's own objects are not the user's state).
+        if depth < _MAX_DEPTH and id(v) not in s.seen and not is_hop_module(v.__name__):
+            s.seen.add(id(v))
+            d = vars(v)
+            for name in sorted(s.names):
+                if name in d and not callable(d[name]) and not isinstance(d[name],
+                                                                          types.ModuleType):
+                    _visit(s, src.child("attr", name), d[name], depth + 1)
         return
     if v is MISSING:
         if not src.path and src.kind in ("global", "cell"):
@@ -425,18 +506,6 @@ def _visit(s, src, v, depth):
         # its tensor is what the trace read (not the array object: an array
         # rebound to a new one of the same dtype and shape fits the plan)
         _visit(s, src.child("array", v._scalar), v._t, depth + 1)
-        return
-    if isinstance(v, types.ModuleType):
-        # A module itself is not guarded (rebinding a module name is not
-        # seen); its data attributes that the code names are (not hop's:
-        # hop's own objects are not the user's state).
-        if depth < _MAX_DEPTH and id(v) not in s.seen and not is_hop_module(v.__name__):
-            s.seen.add(id(v))
-            d = vars(v)
-            for name in sorted(s.names):
-                if name in d and not callable(d[name]) and not isinstance(d[name],
-                                                                          types.ModuleType):
-                    _visit(s, src.child("attr", name), d[name], depth + 1)
         return
     s.add(src, "id", v)
     if id(v) in s.seen:
@@ -501,7 +570,7 @@ def _walk_children(s, src, v, depth):
         return
     if isinstance(v, (set, frozenset)):
         if len(v) <= _MAX_ITEMS and all(is_value(x) for x in tuple(v)):
-            s.add(src, "eq", frozenset(v))
+            s.add(src, "eq", tuple(v))
         else:
             s.skipped.append(f"{src!r}: a {type(v).__name__} of {len(v)} items, guarded by "
                              f"identity only")
@@ -563,6 +632,9 @@ class Guards:
 
     def __init__(self, s, captures, leaves, views=None, made=None):
         guards = list(s.guards)
+        if s.builtins:
+            names = BuiltinNames(tuple(s.builtins))
+            guards.append(Guard(Source("obj", names, None, repr(names)), "names", names))
         self.unsourced = []
         self.viewed = []
         self.made = []  # captures the function made itself: constants, no guard
@@ -596,15 +668,17 @@ class Guards:
         # A function that changed its own environment while traced (appended
         # to a list it closes over) is guarded on the state it left.
         for g in guards:
-            if g.kind != "tensor":
+            if g.kind not in ("tensor", "names"):
                 try:
                     v = g.source.read(leaves)
                 except Exception:
                     continue
-                # (an "eq" guard keeps a frozen copy: the set itself would
-                # equal itself whatever it holds later)
+                # (an "eq" guard keeps the items in the set's order: the set
+                # itself would equal itself whatever it holds later, and an
+                # equal set can iterate in another order, which the trace
+                # may have baked in)
                 g.expected = len(v) if g.kind == "len" else \
-                    frozenset(v) if g.kind == "eq" and isinstance(v, (set, frozenset)) else v
+                    tuple(v) if g.kind == "eq" and isinstance(v, (set, frozenset)) else v
         # An ndarray whose memory a capture is: the capture is its memory as
         # laid out when traced, so a change of the array object in place
         # (G.shape = (4, 4), G.strides, G.dtype, G.data, G.flags.writeable)
@@ -615,6 +689,10 @@ class Guards:
         self.guards = guards
         self.skipped = s.skipped
         self.uses_args = any(g.source.kind == "arg" for g in guards)
+        # the plan's only guard is the builtin names': the bound C call
+        # checks it (hop._trace: Plan.bind_*, _C._bind_names)
+        self.names_only = guards[0].expected if len(guards) == 1 and \
+            guards[0].kind == "names" else None
         self.check = _generate(guards) if guards else None
 
     def state(self, captures):
@@ -631,6 +709,10 @@ class Guards:
         caps = list(captures)
         fresh = set()
         for j, g in enumerate(self.guards):
+            if g.kind == "names":
+                if not g.expected.check():
+                    raise _C.GuardError(g.expected.failure() or "guard failed: " + repr(g.expected))
+                continue
             if g.kind == "absent":
                 if not _absent(g.source):
                     raise _C.GuardError(f"guard failed: {g.source!r} was "
@@ -669,9 +751,13 @@ class Guards:
                                         f"when traced, now {len(v)}")
                 continue
             elif g.kind == "eq":
-                if v != g.expected:
+                if not isinstance(v, (set, frozenset)) or v != set(g.expected):
                     raise _C.GuardError(f"guard failed: {g.source!r} was {set(g.expected)!r} "
                                         f"when traced, now {_short(v)}")
+                if tuple(v) != g.expected:
+                    raise _C.GuardError(f"guard failed: {g.source!r} iterated in the order "
+                                        f"{g.expected!r} when traced, now in the order "
+                                        f"{_short(tuple(v))} (an equal set)")
                 continue
             elif g.weak:
                 e = g.held()
@@ -858,10 +944,13 @@ def _compile_factory(shape):
                          f"_empty({params[-1]})")
         elif kind == "layout":
             terms.append(f"_same_layout({text}, e[{j}])")
+        elif kind == "names":
+            # (the dicts' tags as last checked, else the names read again)
+            terms.append(f"{text}.check()")
         elif kind == "len":
             terms.append(f"len({text}) == e[{j}]")
         elif kind == "eq":
-            terms.append(f"{text} == e[{j}]")
+            terms.append(f"isinstance({text}, _SETS) and tuple({text}) == e[{j}]")
         elif kind == "weak":
             # (a freed object's reference gives None, which nothing passes)
             terms.append(f"{text} is e[{j}]() is not None")
@@ -874,7 +963,7 @@ def _compile_factory(shape):
     # (_C's own compare where NumPy's C API answers: no Python frame, no
     # bytes made per check)
     fast = _np is not None and _C._np_layout(_np.empty(0)) is not None
-    scope = {"_array_tensor": _array_tensor, "_empty": _empty_cell,
+    scope = {"_array_tensor": _array_tensor, "_empty": _empty_cell, "_SETS": (set, frozenset),
              "_same_layout": _C._np_same_layout if fast else lambda a, e: _layout(a) == e}
     exec(compile(src, "<hop guards>", "exec"), scope)
     return scope["make"]

@@ -189,14 +189,14 @@ def roots(fn, policy, names=None):
     g = getattr(fn, "__globals__", None) or {}
     if not policy.hop_cells or not is_hop_module(g.get("__name__") or ""):
         get = g.get
-        for name in (names or names_of(code)).sorted:
+        names = names or names_of(code)
+        for name in names.sorted:
             v = get(name, MISSING)
             if v is not MISSING:
                 out.append(("global", name, g, v))
         if policy.absent_globals:
             b = g.get("__builtins__", builtins)
             b = b if isinstance(b, dict) else vars(b)
-            names = names or names_of(code)
             for name in names.sorted:
                 if name not in g and name not in b and name in names.global_loads():
                     out.append(("global", name, g, MISSING))
@@ -304,7 +304,8 @@ class Walk:
             cells = [cell_value(c) for c in (f.__closure__ or ())]
             g = f.__globals__
             glob = [g.get(n) for n in names]
-            attrs = [getattr(m, n, None) for m in p.modules_of(cells + glob) for n in names]
+            mods = p.modules_of(cells + glob)
+            attrs = [getattr(m, n, None) for m in mods for n in names] if mods else []
             for v in cells + glob + attrs + list(f.__defaults__ or ()):
                 v = p.callee(self, f, v)
                 if v is not None and id(v) not in self.seen:

@@ -1312,15 +1312,21 @@ class _Runner:
             self._nflat = self._ndflat = -1
         # Arguments _C._EffectsCall takes as they are (_compile._effects_call)
         self.flat_in = flat_in and not self._order and self.writeback is None
+        # (a plan whose only guard is the builtin names' is bound with it:
+        # the bound call checks it, _C._bind_names)
+        names = getattr(self.guards, "names_only", None)
+        unchecked = self._check is None or names is not None
         self.fast = plan.bind_arrays(self._ndflat, self._state[1], self._ndout, self._c_order) \
-            if self._ndflat >= 0 and self._ndout is not None and self._check is None else None
+            if self._ndflat >= 0 and self._ndout is not None and unchecked else None
         # The same for hop.Tensors in and a tensor or a flat tuple of them
         # out: bound in C, no Python frame between the call and the plan.
         flat_out = out_spec.kind == "tuple" and all(c == LEAF for c in out_spec.children) and \
             all(t is None for t in template) and not any(self.sym_out)
-        if self.fast is None and self._nflat >= 0 and self._check is None and \
+        if self.fast is None and self._nflat >= 0 and unchecked and \
                 (self._one_out or flat_out):
             self.fast = plan.bind_tensors(self._nflat, self._state[1], self._one_out)
+        if self.fast is not None and names is not None:
+            _C._bind_names(self.fast, names)
 
     @property
     def capture_names(self):

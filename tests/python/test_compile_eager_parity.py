@@ -523,21 +523,43 @@ def test_an_error_hop_raises_while_tracing_is_not_rerun_eagerly():
 
 
 def _raise_where_hop_misreads(x):
-    # eagerly NumPy answers; traced, hop.numpy refuses einsum_path
+    # eagerly NumPy answers; traced, hop.numpy refuses take's mode="wrap"
     # (UnsupportedError is a NotImplementedError) and the user's except
-    # turns that into their own raise
+    # turns that into their own raise.  (A NumPy function hop.numpy lacks,
+    # einsum_path here before, is a graph break now, which no except
+    # catches: test_a_function_hop_lacks_is_a_break_no_except_catches)
     try:
-        np.einsum_path("i,i->", x, x)
+        np.take(x, [5], mode="wrap")
     except NotImplementedError:
-        raise ValueError("einsum_path is missing")
+        raise ValueError("take's mode is missing")
     return x * 2
+
+
+def test_a_function_hop_lacks_is_a_break_no_except_catches():
+    def f(x):
+        try:
+            p = np.einsum_path("i,i->", x, x)[0]
+        except NotImplementedError:
+            raise ValueError("einsum_path is missing")
+        return x * 2, p
+
+    x = np.arange(3.0)
+    cf = hop.compile(f)
+    for _ in range(2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = cf(x)
+        assert got[0].tolist() == [0.0, 2.0, 4.0] and got[1] == f(x)[1] == ["einsum_path", (0, 1)]
+    assert cf.eager_calls == 0 and len(cf.graphs) == 1
+    assert "graph break at" in cf.explain() and "numpy.einsum_path is not supported" in \
+        cf.explain()
 
 
 def test_a_user_raise_where_eager_answers_falls_back_with_eagers_answer():
     x = np.arange(3.0)
     cf = hop.compile(_raise_where_hop_misreads)
     with pytest.warns(RuntimeWarning, match=r"runs eagerly: the trace raised ValueError "
-                                            r"\(einsum_path is missing\) where the call itself "
+                                            r"\(take's mode is missing\) where the call itself "
                                             r"answers"):
         assert cf(x).tolist() == [0.0, 2.0, 4.0]
     assert cf(x).tolist() == [0.0, 2.0, 4.0]
@@ -568,7 +590,7 @@ def test_fullgraph_raises_trace_error_where_eager_answers_a_user_raise():
                 cf(x)
         assert str(e.value) == (
             "hop.compile(fullgraph=True): _raise_where_hop_misreads cannot be one graph: the "
-            "trace raised ValueError (einsum_path is missing) where the call itself answers; "
+            "trace raised ValueError (take's mode is missing) where the call itself answers; "
             "the call ran eagerly once to tell (its effects happened) and answered")
     assert cf.eager_calls == 2 and not cf.graphs and cf._eager_why is None
 
@@ -637,18 +659,36 @@ def test_a_numpy_error_for_some_values_leaves_other_calls_compiled():
 
 
 def test_a_hop_limit_after_a_write_stays_the_traces_error_not_an_eager_call():
-    # A NumPy function hop does not implement is hop's limit: the trace's
+    # An option hop.numpy does not implement is hop's limit: the trace's
     # UnsupportedError (eagerly NumPy answers), the function not run
     # eagerly (that would have written y and answered).
     def f(y):
         y += 1
-        return np.lib.stride_tricks.sliding_window_view(y, 2)
+        return np.take(y, [5], mode="wrap")
 
     y = np.zeros(3)
     cf = hop.compile(f)
-    with pytest.raises(hop.UnsupportedError, match="sliding_window_view is not supported"):
+    with pytest.raises(hop.UnsupportedError, match="take with mode='wrap' is not supported"):
         cf(y)
     assert y.tolist() == [0.0, 0.0, 0.0] and cf.eager_calls == 0
+
+
+def test_a_function_hop_lacks_after_a_write_runs_in_python_after_the_compiled_part():
+    # A NumPy function hop.numpy lacks is a graph break: the write compiled,
+    # the function by NumPy on the caller's array (a view of it, read-only
+    # as NumPy makes it), on every call
+    def f(y):
+        y += 1
+        return np.lib.stride_tricks.sliding_window_view(y, 2)
+
+    y, ye = np.zeros(3), np.zeros(3)
+    cf = hop.compile(f)
+    for k in (1, 2):
+        got, want = cf(y), f(ye)
+        assert got.tolist() == want.tolist() == [[k, k], [k, k]]
+        assert y.tolist() == ye.tolist() == [k] * 3
+        assert np.shares_memory(got, y) and not got.flags.writeable
+    assert cf.eager_calls == 0 and len(cf.graphs) == 1
 
 
 def _write_then_take(y, idx):

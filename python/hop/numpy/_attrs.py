@@ -221,13 +221,13 @@ def _shape_set(self, value):
     """a.shape = s: a becomes its own reshape, when NumPy's is a view."""
     if self._scalar:
         raise AttributeError("attribute 'shape' of 'numpy.generic' objects is not writable")
-    shape = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    shape, make = F._newshape(value)
     t = self._t
     try:
-        r = t.reshape(shape)
+        r = t.reshape(make)
     except (_C.ShapeError, _C.InvalidError):
         raise ValueError(f"cannot reshape array of size {F._size(t.shape)} into shape "
-                         f"{shape}") from None
+                         f"{_core.shape_text(shape)}") from None
     out = tuple(r.shape)
     run = _storage.current()
     incompatible = AttributeError("Incompatible shape for in-place modification. Use "

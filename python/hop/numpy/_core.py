@@ -670,3 +670,18 @@ def _called_by_program(e):
         outer = name
         tb = tb.tb_next
     return False
+
+
+def shape_text(dims, ending=""):
+    """NumPy's convert_shape_to_string: (2,3), (5,), a leading unknown
+    dimension left out and a later one named newaxis."""
+    dims = list(dims)
+    i = 0
+    while i < len(dims) and dims[i] < 0:
+        i += 1
+    if i == len(dims):
+        return "()" + ending
+    parts = [str(dims[i])] + ["newaxis" if d < 0 else str(d) for d in dims[i + 1:]]
+    if len(dims) == 1:
+        return f"({parts[0]},){ending}"
+    return "(" + ",".join(parts) + ")" + ending

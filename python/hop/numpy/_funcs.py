@@ -145,6 +145,17 @@ def _shape_arg(shape):
     return (_int_arg(shape),)
 
 
+def _newshape(newshape):
+    """reshape's shape argument as NumPy 1.24 reads it: (the shape as given,
+    for its error's text; the shape to make), any negative size the one
+    unknown dimension (-2 counts as -1), two of them NumPy's ValueError."""
+    shape = _shape_arg(newshape)
+    unknown = [i for i, d in enumerate(shape) if isinstance(d, int) and d < 0]
+    if len(unknown) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    return shape, tuple(-1 if i in unknown else d for i, d in enumerate(shape))
+
+
 def _int_arg(n, what="an integer is required"):
     """A size or axis argument as NumPy reads it: an int, a SymInt, or what
     has __index__ (not a bool, not a float: TypeError)."""
@@ -164,22 +175,22 @@ def reshape(a, newshape, order="C", *, _kind=None):
         # Fortran order: the C-order reshape of the reversed axes, reversed
         # back (as NumPy's, a view exactly when that composition is one)
         kind = _kind or _kind_of(a)
-        shape = _shape_arg(newshape)
+        shape, make = _newshape(newshape)
         try:
-            r = reshape(transpose(a, _kind=kind), shape[::-1], "C", _kind=kind)
+            r = reshape(transpose(a, _kind=kind), make[::-1], "C", _kind=kind)
         except ValueError:
             raise ValueError(f"cannot reshape array of size {_size(_t(a, 'reshape').shape)} "
-                             f"into shape {shape}") from None
+                             f"into shape {_core.shape_text(shape)}") from None
         return transpose(r, _kind=kind)
     if order not in ("C", "A"):
         raise _C.UnsupportedError(f"hop.numpy: reshape with order={order!r} is not supported")
     t = _t(a, "reshape")
-    shape = _shape_arg(newshape)
+    shape, make = _newshape(newshape)
     try:
-        r = t.reshape(tuple(shape))
+        r = t.reshape(make)
     except _C.ShapeError:
         raise ValueError(f"cannot reshape array of size {_size(t.shape)} into shape "
-                         f"{shape}") from None
+                         f"{_core.shape_text(shape)}") from None
     kind = _kind or _kind_of(a)
     out = tuple(r.shape)
     run = _storage.current()
@@ -920,7 +931,8 @@ def dot(a, b, out=None, *, _kind=None):
     ta, tb = _t(a, "dot"), _t(b, "dot")
     if ta.ndim == 0 or tb.ndim == 0:
         from ._ufuncs import call_ufunc
-        return call_ufunc("multiply", (a, b), {"out": out} if out is not None else {}, kind)
+        r = call_ufunc("multiply", (a, b), {}, kind)
+        return r if out is None else _dot_into(r._t, out, kind)
     ta, tb = _core.promote(ta, tb)
     dt = _core.np_dtype(ta)
     if dt == _np.dtype(bool):
@@ -941,7 +953,27 @@ def dot(a, b, out=None, *, _kind=None):
         r = r.reshape(tuple(ta.shape[:-1]) + rest)
     if dt == _np.dtype(bool):
         r = _C.ne(r, 0)
-    return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what="dot")
+    if out is not None:
+        return _dot_into(r, out, kind)
+    return _out(kind, r, scalar=r.ndim == 0, what="dot")
+
+
+def _dot_into(r, out, kind):
+    """np.dot(..., out=out) of result tensor r: NumPy's checks (out exactly
+    the result's dtype and number of dimensions, a C-contiguous writeable
+    array, then its shape), r written into it, and out returned (a 0-d
+    one as its scalar, as NumPy's PyArray_Return gives)."""
+    if not hasattr(out, "shape"):
+        raise TypeError("'out' must be an array")
+    flags = getattr(out, "flags", None)
+    carray = flags is None or (flags.c_contiguous and flags.writeable and flags.aligned)
+    if out.ndim != r.ndim or _np.dtype(out.dtype) != _core.np_dtype(r) or not carray:
+        raise ValueError("output array is not acceptable (must have the right datatype, number "
+                         "of dimensions, and be a C-Array)")
+    if tuple(out.shape) != tuple(r.shape):
+        raise ValueError("output array has wrong dimensions")
+    _out(kind, r, out=out, what="dot")
+    return out[()] if out.ndim == 0 else out
 
 
 @implements(_np.vdot)

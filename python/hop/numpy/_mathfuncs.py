@@ -522,7 +522,20 @@ def angle(z, deg=False, *, _kind=None):
 
 @implements(_np.real_if_close)
 def real_if_close(a, tol=100, *, _kind=None):
-    return _as(_kind or _kind_of(a), _arr(a))
+    """NumPy's: a complex array whose imaginary parts are all under tol
+    machine epsilons of its type (tol itself when at most 1) is its real
+    part (a view), else a itself; a data-dependent decision while tracing
+    (_core.decide: hop.compile specialises on it)."""
+    kind = _kind or _kind_of(a)
+    x = _arr(a)
+    if x.dtype.kind != "c":
+        return _as(kind, x)
+    if tol > 1:
+        tol = _np.finfo(x.dtype).eps * tol
+    if _core.decide(_C.all(_C.lt(_C.abs(x.imag._t), tol), None, False),
+                    "real_if_close: whether every imaginary part is under tol"):
+        return _as(kind, x.real)
+    return _as(kind, x)
 
 
 # ------------------------------------------------ type tests and dtypes

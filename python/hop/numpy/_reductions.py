@@ -11,7 +11,7 @@ import math
 import numpy as _np
 
 from .. import _C, _exact
-from . import _core, _corder, _funcs
+from . import _core, _corder, _funcs, _reduce_out
 from ._funcs import _axes, _axis, _kind_of, _out, _size, _t, implements
 from ._ndarray import ndarray, wrap
 
@@ -110,6 +110,17 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
     if dtype is not None and op in ("amax", "amin"):
         rdt = _np.dtype(dtype)
     x = t
+    if out is not None and dtype is None and hasattr(out, "dtype"):
+        # NumPy's reduce into out: its loop is the promotion of out's dtype
+        # and a's (float32 summed into a float64 out adds in float64; ints
+        # into a float out add in float); with no identity (max, min) out
+        # first takes a's first elements along the axes, cast to its dtype,
+        # and the loop reads them back
+        rdt = _np.promote_types(_np.dtype(out.dtype), _core.np_dtype(t))
+        x = _core.cast(t, rdt)
+        if op in ("amax", "amin") and initial is None and \
+                not _np.can_cast(_core.np_dtype(t), out.dtype, "safe"):
+            x = _first_through(x, t, axes, _np.dtype(out.dtype))
     if initial is not None and isinstance(initial, (int, float, complex, _np.generic)):
         # NumPy casts initial to the reduction's dtype first (min of a bool
         # array with initial=-5 starts from True; prod of ints with 2.5 from 2)
@@ -120,7 +131,7 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
     if where is not True:
         w = _t(where, f"{what}: where")
         if initial is None and op in ("amax", "amin"):
-            raise ValueError(f"reduction operation '{np_fn.__name__}' does not have an identity, "
+            raise ValueError(f"reduction operation '{_UFUNC_OF[op]}' does not have an identity, "
                              f"so to use a where mask one has to specify 'initial'")
         # a masked-out element is the op's identity; initial counts once
         # (max/min have none: initial, which takes part anyway)
@@ -130,6 +141,7 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
             _core.np_dtype(x).kind == "c" else _initial_operand(fill, _core.np_dtype(x)) \
             if isinstance(fill, int) and fill >= 2**63 else _C.full((), fill, dtype=x.dtype)
         x = _C.where(w, x, fill)
+    _check_out(op, t, axes, keepdims, out, where)
     order = _reduce_order(a, where, t.ndim, axes, keepdims, kind) if out is None else None
     if order is not None:
         # NumPy's result is in its iterator's order of a's axes: reduced in
@@ -180,6 +192,40 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         r = r.reshape(shape_kd)
     r = _core.cast(r, rdt)
     return _finish(kind, r, order, out, what)
+
+
+# the ufunc whose reduce NumPy's function runs into out= (its name is in
+# NumPy's errors)
+_UFUNC_OF = {"sum": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum",
+             "any": "logical_or", "all": "logical_and", "mean": "add", "var": "add",
+             "std": "add", "nansum": "add", "nanmean": "add", "nanvar": "add", "nanstd": "add",
+             "nanprod": "multiply", "nanmax": "fmax", "nanmin": "fmin"}
+
+
+def _check_out(what, t, axes, keepdims, out, where=True):
+    """NumPy's errors for a reduction's out= that is not of its result's
+    shape (a reduction's result does not broadcast into out), before any
+    work; an out that is not an array is _out's error."""
+    if out is None or what not in _UFUNC_OF or not hasattr(out, "shape"):
+        return
+    w = None if where is True else tuple(_t(where, f"{what}: where").shape)
+    _reduce_out.check(_UFUNC_OF[what], tuple(t.shape), set(axes), bool(keepdims),
+                      tuple(out.shape), w)
+
+
+def _first_through(x, t, axes, od):
+    """x (t cast to the loop's dtype) with the elements at index 0 of every
+    reduced axis replaced by t's cast to od and back: NumPy's reduction
+    without an identity starts out= from them (PyArray_CopyInitialReduceValues)."""
+    if not axes or builtins.any(t.shape[a] == 0 for a in axes):
+        return x
+    mask = None
+    for a in axes:
+        first = _C.eq(_C.arange(t.shape[a]), 0).reshape(
+            tuple(t.shape[a] if i == a else 1 for i in range(t.ndim)))
+        mask = first if mask is None else _C.logical_and(mask, first)
+    through = _core.cast(_core.cast(t, od), _core.np_dtype(x))
+    return _C.where(mask, through, x)
 
 
 def _reduce_order(a, where, ndim, axes, keepdims, kind):
@@ -310,6 +356,8 @@ def _arg(op, a, axis, out, keepdims, kind):
         r = _empty_checked(getattr(_C, op), kind, t, axis, bool(keepdims))
     if keepdims and axis is None:
         r = r.reshape((1,) * t.ndim)
+    if out is not None and hasattr(out, "shape"):
+        _reduce_out.check_arg(op, r.shape, out)
     return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=op)
 
 
@@ -368,7 +416,7 @@ def _mean_dtype(a, axis, dtype, keepdims):
     return _divided(sum(wrap(ndarray, t), axis, dtype, keepdims=keepdims, _kind=ndarray), n)
 
 
-def _var_dtype(a, axis, dtype, ddof, keepdims, root, w=True):
+def _var_dtype(a, axis, dtype, ddof, keepdims, root, w=True, into=None, kind=ndarray):
     """var (std: root) with dtype= or where= (w: a bool tensor of a's
     shape), NumPy's _var step by step: the mean from the sum in dtype
     (float64 for an integer array without one) over the count (where=: of
@@ -376,7 +424,9 @@ def _var_dtype(a, axis, dtype, ddof, keepdims, root, w=True):
     (an integer one wraps), their squares (|d|**2 of a complex one), summed
     in dtype, divided by max(count - ddof, 0) and cast back; std's square
     root into that array (NumPy's same_kind error for an integer one) or
-    its scalar's type."""
+    its scalar's type.  into: out=, which the last sum is cast into and
+    which is divided (casting='unsafe') and square-rooted in place, in its
+    own dtype, as NumPy does; returned."""
     from ._ufuncs import call_ufunc
     arr = wrap(ndarray, _t(a, "std" if root else "var"))
     t = arr._t
@@ -397,12 +447,18 @@ def _var_dtype(a, axis, dtype, ddof, keepdims, root, w=True):
         d2 = wrap(ndarray, re * re + im * im)
     else:
         d2 = call_ufunc("multiply", (d, d), {}, ndarray)
-    ret = sum(d2, axis, dtype, keepdims=keepdims, _kind=ndarray, **mask)
+    ret = sum(d2, axis, dtype, into, keepdims=keepdims, _kind=ndarray if into is None else kind,
+              **mask)
     denom = n - ddof
     if isinstance(denom, ndarray):
         denom = call_ufunc("maximum", (denom, 0), {}, ndarray)
     elif not isinstance(denom, _C.SymInt):
         denom = builtins.max(denom, 0)
+    if into is not None:
+        call_ufunc("true_divide", (into, denom), {"out": (into,), "casting": "unsafe"}, kind)
+        if root:
+            call_ufunc("sqrt", (into,), {"out": (into,)}, kind)
+        return into
     ret = _divided(ret, denom)
     if not root:
         return ret._t
@@ -417,6 +473,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kin
     t = _t(a, "mean")
     if where is True:  # (NumPy counts where='s elements by a sum instead)
         _count_axes(axis, t.ndim)
+    if out is not None and hasattr(out, "dtype"):
+        return _mean_into(t, axis, dtype, out, keepdims, kind, where)
     if dtype is not None and where is True:
         return ordered(a, axis, keepdims, kind, out,
                        lambda x, axes, kd: _mean_dtype(x, axes, dtype, kd)._t, "mean")
@@ -424,8 +482,32 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kin
         return ordered(a, axis, keepdims, kind, out,
                        lambda x, axes, kd, w: _mean_where(x, axes, dtype, kd, w), "mean", where)
     (r, rdt), order = _reduced(a, t, _axes(axis, t.ndim), keepdims, kind, out,
-                               lambda x, axes, kd: _mean_t(x, axes, dtype, kd, "mean"))
+                               lambda x, axes, kd: _mean_t(x, axes, dtype, kd, "mean"),
+                               what="mean")
     return _finish(kind, _core.cast(r, rdt), order, out, "mean")
+
+
+def _mean_into(t, axis, dtype, out, keepdims, kind, where):
+    """mean(..., out=out) as NumPy's _mean runs it: the sum in dtype
+    (float64 for an integer array, float32 for float16) cast into out, then
+    true_divide(out, count, out=out, casting='unsafe'), in out's dtype."""
+    from ._ufuncs import call_ufunc
+    axes = _axes(axis, t.ndim) if t.ndim else ()
+    _check_out("mean", t, axes, keepdims, out, where)
+    kind_in = _core.np_dtype(t).kind
+    if dtype is None and kind_in in "biu":
+        dtype = _np.float64
+    elif dtype is None and _core.np_dtype(t) == _np.dtype(_np.float16):
+        dtype = _np.float32
+    if where is True:
+        mask, n = {}, _size([t.shape[i] for i in axes])
+    else:  # (NumPy's _count_reduce_items: the sum of where over the axes)
+        w = wrap(ndarray, _C.logical_or(_t(where, "mean: where"),
+                                        _C.zeros(tuple(t.shape), dtype=_C.bool)))
+        mask, n = {"where": w}, sum(w, axes, _np.intp, keepdims=keepdims, _kind=ndarray)
+    sum(wrap(ndarray, t), axes, dtype, out, keepdims, _kind=kind, **mask)
+    call_ufunc("true_divide", (out, n), {"out": (out,), "casting": "unsafe"}, kind)
+    return out
 
 
 def _mean_where(t, axes, dtype, keepdims, w):
@@ -444,11 +526,13 @@ def _mean_where(t, axes, dtype, keepdims, w):
     return _core.cast(r, rdt)
 
 
-def _reduced(a, t, axes, keepdims, kind, out, compute, where=True):
+def _reduced(a, t, axes, keepdims, kind, out, compute, where=True, what=None):
     """compute(x, axes, keepdims) of tensor t (array a's) reduced over axes,
     in NumPy's memory order of the result (_reduce_order, of a and a where=
     mask): (its value, the order for _finish).  With a mask (not True),
-    compute(x, axes, keepdims, w) gets the mask as a tensor of x's shape."""
+    compute(x, axes, keepdims, w) gets the mask as a tensor of x's shape.
+    what: the function, whose out= is checked first (_check_out)."""
+    _check_out(what, t, axes, keepdims, out, where)
     order = _reduce_order(a, where, t.ndim, axes, keepdims, kind) if out is None else None
     extra = ()
     if where is not True:
@@ -470,7 +554,7 @@ def ordered(a, axis, keepdims, kind, out, compute, what, where=True):
     t = _t(a, what)
     # (a 0-d array's axis 0 or -1, which NumPy's reduce takes, is no axis)
     axes = _axes(axis, t.ndim) if t.ndim else (_axes(axis, 0), ())[1]
-    r, order = _reduced(a, t, axes, keepdims, kind, out, compute, where)
+    r, order = _reduced(a, t, axes, keepdims, kind, out, compute, where, what)
     return _finish(kind, r, order, out, what)
 
 
@@ -502,6 +586,15 @@ def _var_t(t, axis, dtype, ddof, keepdims, what):
 
 def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root, where=True):
     """var, or std (root: its square root), as NumPy computes each."""
+    if out is not None and hasattr(out, "dtype"):
+        t = _t(a, what)
+        if where is True:
+            _count_axes(axis, t.ndim)
+        axes = _axes(axis, t.ndim) if t.ndim else ()
+        _check_out(what, t, axes, keepdims, out, where)
+        w = True if where is True else _C.logical_or(
+            _t(where, f"{what}: where"), _C.zeros(tuple(t.shape), dtype=_C.bool))
+        return _var_dtype(t, axes, dtype, ddof, keepdims, root, w, into=out, kind=kind)
     if where is not True:  # (NumPy counts where='s elements by a sum)
         return ordered(a, axis, keepdims, kind, out,
                        lambda x, axes, kd, w: _var_dtype(x, axes, dtype, ddof, kd, root, w),
@@ -512,7 +605,8 @@ def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root, where=True):
                        lambda x, axes, kd: _var_dtype(x, axes, dtype, ddof, kd, root), what)
     t = _t(a, what)
     (r, rdt), order = _reduced(a, t, _axes(axis, t.ndim), keepdims, kind, out,
-                               lambda x, axes, kd: _var_t(x, axes, dtype, ddof, kd, what))
+                               lambda x, axes, kd: _var_t(x, axes, dtype, ddof, kd, what),
+                               what=what)
     return _finish(kind, _core.cast(_C.sqrt(r) if root else r, rdt), order, out, what)
 
 
@@ -532,13 +626,15 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 
 @implements(_np.ptp)
 def ptp(a, axis=None, out=None, keepdims=False, *, _kind=None):
-    # NumPy's subtract(max, min, out): its reductions' results (in their
-    # order) subtracted by the ufunc, whose new array is in their K order,
-    # and whose TypeError a bool array gets (every kind of array alike)
+    # NumPy's subtract(maximum.reduce(a, out=out), min, out): its
+    # reductions' results (in their order; the max into out first)
+    # subtracted by the ufunc, whose new array is in their K order, and
+    # whose TypeError a bool array (or a float one into an integer out,
+    # after the max is in it) gets (every kind of array alike)
     from ._ufuncs import call_ufunc
     kind = _kind or _kind_of(a)
-    return call_ufunc("subtract", (max(a, axis, keepdims=keepdims, _kind=kind),
-                                   min(a, axis, keepdims=keepdims, _kind=kind)),
+    hi = max(a, axis, out, keepdims=keepdims, _kind=kind)
+    return call_ufunc("subtract", (hi, min(a, axis, keepdims=keepdims, _kind=kind)),
                       {} if out is None else {"out": out}, kind)
 
 
@@ -564,7 +660,16 @@ def _scan(op, np_fn, a, axis, dtype, out, kind, nan=None):
         axis = 0 if axis is None else axis
     ax = _axis(axis, t.ndim)
     rdt = _reduce_dtype(np_fn, t, dtype, op)
-    x = _core.cast(t, rdt) if dtype is not None or _core.np_dtype(t).kind == "f" else t
+    if out is not None and dtype is None and hasattr(out, "dtype"):
+        # (NumPy's accumulate into out: the loop of out's dtype and a's
+        # promoted, no upcast of small ints; cumsum of uint8 into a bool
+        # out wraps at 256)
+        rdt = _np.promote_types(_np.dtype(out.dtype), _core.np_dtype(t))
+    if out is not None and hasattr(out, "shape") and _reduce_out.check_accumulate(
+            tuple(t.shape), out.shape, len({rdt, _np.dtype(out.dtype), _core.np_dtype(t)}) > 1):
+        return out  # (NumPy writes nothing into an empty out)
+    x = _core.cast(t, rdt) if dtype is not None or _core.np_dtype(t).kind == "f" or \
+        rdt.kind in "fc" else t
     from ._ufuncs import memory_order
     perm = memory_order(kind, (a,), t.ndim) if out is None else None
     if perm is not None:

@@ -318,6 +318,17 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "median")
+    if out is not None and hasattr(out, "shape") and (t.ndim or axis is None):
+        from ._reduce_out import check_median
+        axes = None if axis is None else set(_axes(axis, t.ndim))
+        check_median(tuple(t.shape), axes, keepdims, out.shape)
+        if keepdims and t.ndim:
+            # (NumPy's _ureduce: the median into out[..., 0, :], 0 on each
+            # reduced axis, whatever its length)
+            index = tuple(0 if axes is None or i in axes else slice(None) for i in range(t.ndim))
+            median(a, axis, out[(Ellipsis,) + index], overwrite_input, _kind=kind)
+            return out
+        return _median_into(t, axis, out, kind)
     if t.ndim == 0:  # the mean of the one value (a float); an array under keepdims
         if axis is not None:  # (NumPy's _ureduce checks the axes of a 0-d array too)
             _np.core.numeric.normalize_axis_tuple(axis, 0)
@@ -371,6 +382,38 @@ def _median_t(t, axis):
     return rt
 
 
+def _median_into(t, axis, out, kind):
+    """np.median(..., out=out) as NumPy's _median runs it: the mean of the
+    middle element(s) of each slice into out (mean's out=: the sum cast into
+    out and divided there), then NaN where a slice holds one (its
+    _median_nancheck's result[n] = np.nan, which an integer out refuses
+    when some slice does)."""
+    t2, ax = _reduce_axes(t, axis)
+    s, n = _sorted_along(t2, ax)
+    if not isinstance(n, int):
+        raise _C.UnsupportedError("hop.numpy: median over a symbolic size is not supported")
+    part = s.slice(0, n // 2 - (n % 2 == 0), n // 2 + 1, 1)
+    F.mean(ndarray(part), axis=0, out=out, _kind=kind)
+    if _core.np_dtype(t).kind not in "fc" or n == 0:
+        return out
+    last = s.select(0, n - 1)
+    nan = _C.ne(last, last)
+    kind_out = _np.dtype(out.dtype).kind
+    if kind_out in "fcb":  # (NumPy's result[n] = np.nan: NaN, nan+0j or True)
+        from ._index_routines import copyto
+        copyto(out, True if kind_out == "b" else math.nan, where=ndarray(nan))
+        return out
+    if _core.checking():
+        # (NumPy's ValueError when a slice holds a NaN: the plan's run-time
+        # check hands such a call to eager, which raises it)
+        out._assign(_core.unknown_if(nan, _t(out, "median"), _core.CHECK_NAN_PATH),
+                    "numpy.median(..., out=...)")
+        return out
+    if bool(_C.any(nan)):
+        raise ValueError("cannot convert float NaN to integer")
+    return out
+
+
 def _nan_of(t):
     """A 0-d NaN of tensor t's dtype: nan+0j for a complex one (NumPy's
     np.nan stored into it)."""
@@ -402,9 +445,19 @@ def _replace_nan(t, v):
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "nanmean")
-    _inexact_dtype(t, dtype)
+    _inexact_dtype(t, dtype, out)
     if _core.np_dtype(t).kind not in "fc":  # (no NaN: mean's)
         return F.mean(a, axis, dtype, out, keepdims, where=where, _kind=kind)
+    if out is not None and hasattr(out, "dtype"):
+        # NumPy's: the sum into out (its loop out's dtype and a's promoted),
+        # divided there by the count (_divide_by_count(tot, cnt, out=out))
+        from ._ufuncs import call_ufunc
+        arr, mask = _replace_nan(t, 0)
+        cnt = _sum(ndarray(_C.logical_not(mask)), axis, dtype=_np.intp, keepdims=keepdims,
+                   where=where, _kind=ndarray)
+        _sum(ndarray(arr), axis, dtype, out, keepdims, where=where, _kind=kind)
+        call_ufunc("divide", (out, cnt), {"out": (out,), "casting": "unsafe"}, kind)
+        return out
 
     def compute(x, axes, kd, w=True):
         arr, mask = _replace_nan(x, 0)
@@ -440,7 +493,20 @@ def nancumprod(a, axis=None, dtype=None, out=None, *, _kind=None):
 def _nanextreme(a, axis, out, keepdims, initial, where, fn, fill, what, kind):
     t = _t(a, what)
     if _core.np_dtype(t).kind not in "fc":
+        # (NumPy's fmax/fmin.reduce, whose name its errors about out= give)
+        from ._reductions import _check_out
+        _check_out(what, t, () if t.ndim == 0 else _axes(axis, t.ndim), keepdims, out, where)
         return fn(a, axis, out, keepdims, initial=initial, where=where, _kind=kind)
+    if out is not None and hasattr(out, "dtype"):
+        # NumPy's fmax/fmin.reduce into out: its loop of out's dtype and a's
+        # promoted, out starting from a's first elements cast to its dtype
+        # (_reductions._first_through)
+        from ._reductions import _first_through
+        od = _np.dtype(out.dtype)
+        x = _core.cast(t, _np.promote_types(od, _core.np_dtype(t)))
+        if initial is None and not _np.can_cast(_core.np_dtype(t), od, "safe"):
+            x = _first_through(x, t, () if t.ndim == 0 else _axes(axis, t.ndim), od)
+        a = wrap(ndarray, x)
 
     def compute(x, axes, kd, w=True):
         if _core.np_dtype(x).kind == "c":
@@ -497,15 +563,23 @@ def nanargmax(a, axis=None, out=None, *, keepdims=False, _kind=None):
                    _kind or _kind_of(a))
 
 
-def _inexact_dtype(t, dtype):
-    """NumPy's nanmean/nanvar/nanstd take no integer dtype= for a float or
-    complex array (a complex one too, though it has no NaN mask here)."""
-    if dtype is not None and _core.np_dtype(t).kind in "fc" and \
-            _np.dtype(dtype).kind not in "fc":
+def _inexact_dtype(t, dtype, out=None):
+    """NumPy's nanmean/nanvar/nanstd take no integer dtype= or out= for a
+    float or complex array (a complex one too, though it has no NaN mask
+    here)."""
+    if _core.np_dtype(t).kind not in "fc":
+        return
+    if dtype is not None and _np.dtype(dtype).kind not in "fc":
         raise TypeError("If a is inexact, then dtype must be inexact")
+    if out is not None and hasattr(out, "dtype") and _np.dtype(out.dtype).kind not in "fc":
+        raise TypeError("If a is inexact, then out must be inexact")
 
 
-def _nanvar_t(a, axis, dtype, ddof, keepdims, what, where=True):
+def _nanvar_t(a, axis, dtype, ddof, keepdims, what, where=True, into=None, kind=ndarray):
+    """NumPy's nanvar step by step.  into: out=, which the last sum goes
+    into (its loop out's dtype and the squares' promoted), divided there
+    by the degrees of freedom (casting='unsafe'), NaN where they are not
+    positive; returned."""
     t = _t(a, what)
     _inexact_dtype(t, dtype)
     arr, mask = _replace_nan(t, 0)
@@ -534,8 +608,15 @@ def _nanvar_t(a, axis, dtype, ddof, keepdims, what, where=True):
         x2 = re * re + im * im
     else:
         x2 = x * x
-    var = _t(_sum(ndarray(x2), axis, dtype=dtype, keepdims=keepdims, _kind=ndarray))
     dof = _core.over(_C.sum, _C.logical_not(mask).to(_C.int64), dims, keepdims) - ddof
+    if into is not None:
+        from ._index_routines import copyto
+        from ._ufuncs import call_ufunc
+        _sum(ndarray(x2), axis, dtype, into, keepdims, where=where, _kind=kind)
+        call_ufunc("divide", (into, ndarray(dof)), {"out": (into,), "casting": "unsafe"}, kind)
+        copyto(into, math.nan, casting="unsafe", where=ndarray(_C.le(dof, 0)))
+        return into
+    var = _t(_sum(ndarray(x2), axis, dtype=dtype, keepdims=keepdims, _kind=ndarray))
     var = var / dof
     var = _C.where(_C.le(dof, 0), _C.full((), math.nan, dtype=var.dtype), var)
     return var
@@ -546,9 +627,15 @@ def _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, what, plain, root, w
     # dtype is plain's (var/std)
     kind = _kind or _kind_of(a)
     t = _t(a, what)
-    _inexact_dtype(t, dtype)
+    _inexact_dtype(t, dtype, out)
     if _core.np_dtype(t).kind not in "fc":  # (NumPy's var/std of it, where= passed on)
         return plain(a, axis, dtype, out, ddof, keepdims, where=where, _kind=kind)
+    if out is not None and hasattr(out, "dtype"):
+        _nanvar_t(t, axis, dtype, ddof, keepdims, what, where, into=out, kind=kind)
+        if root:  # (NumPy's np.sqrt(var, out=var))
+            from ._ufuncs import call_ufunc
+            call_ufunc("sqrt", (out,), {"out": (out,)}, kind)
+        return out
 
     def compute(x, axes, kd, w=True):
         v = _nanvar_t(x, axes, dtype, ddof, kd, what, w)

@@ -316,10 +316,14 @@ def _from_numpy(r, kind):
 
 
 def fallback(func, name, args, kwargs, kind):
-    """func by NumPy on the arrays' memory when nothing is traced; else the
-    error that says hop cannot trace it."""
+    """func by NumPy on the arrays' memory when nothing is traced; else it
+    needs the traced values: in hop.compile's own code a graph break (the
+    call runs in Python, by NumPy, and compiling resumes after it), in
+    hop.trace or a HOP body the error that says hop cannot trace it."""
     if _core.tracing() or _traced_any(args) or _traced_any(kwargs.values()):
-        raise _C.UnsupportedError(
+        from .. import _breaks
+        _breaks.conversion(
+            _C.UnsupportedError,
             f"hop.numpy: {_qualified(func, name)} is not supported by hop, so it cannot be "
             f"traced (it would "
             f"have to run on the traced values now); use the functions hop.numpy lists "

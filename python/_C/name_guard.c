@@ -1,0 +1,344 @@
+/*
+ * The builtin-name guard of a compiled plan, _C._NameGuard (its Python side
+ * and its meaning: hop/_guards.py BuiltinNames): the builtins a function's
+ * code loads as globals (len, range, float) are still what eager finds, so
+ * no global of the function's module shadows them and the builtins dict
+ * still holds the same objects.
+ *
+ * The check runs on every call of the plan (in the bound call, numpy_call.c,
+ * when it is the plan's only guard), so it is cheap in C:
+ *   - CPython <= 3.11: each dict's PEP 509 version tag (ma_version_tag, in
+ *     the public PyDictObject; any write moves it, no two states of any dicts
+ *     share one) is compared with the one of the last check that held: equal
+ *     tags are the steady call, a compare per dict;
+ *   - a moved tag: the names of that dict are read again, in C (a lookup of
+ *     an interned str with its cached hash each): a module-level loop writes
+ *     its loop variable into the module's globals on every iteration, and a
+ *     name read again costs a dict lookup, not a Python call;
+ *   - a dict subclass (whose lookups may be its own) or CPython >= 3.12 (no
+ *     tag): the names are read on every check, through the dict's protocol.
+ * The globals dict's keys version (dk_version, which LOAD_GLOBAL_BUILTIN
+ * checks) would skip even that lookup, but it lives in CPython's internal
+ * headers and is assigned lazily by an interpreter function that 3.11 does
+ * not export (docs/ARCHITECTURE.md, "Guards").
+ */
+#include "hop_py.h"
+#include "trace_impl.h"
+
+#include <string.h>
+#include <structmember.h>
+
+typedef struct {
+    Py_ssize_t g, b;        /* the read's globals and builtins: indexes into dicts */
+    PyObject *name, *value; /* borrowed from reads */
+    int pinned;             /* builtins[name] must stay value */
+} name_read;
+
+typedef struct {
+    PyObject_HEAD PyObject *reads; /* tuple of (globals, builtins, name, value, pinned) */
+    PyObject *dicts;               /* tuple: each dict of reads once */
+    name_read *r;                  /* one per read */
+    uint64_t *tags;                /* per dict: its tag when a check last held */
+    Py_ssize_t nreads, ndicts;
+    int tagged; /* tags hold the last check's that held (else every dict is read again) */
+    int exact;  /* every dict an exact dict: its tag and PyDict lookups are its truth */
+} NameGuardObject;
+
+static PyTypeObject NameGuardType;
+
+#if PY_VERSION_HEX < 0x030C0000
+#define HAS_TAGS 1
+/* The version tag of dict d. */
+static inline uint64_t
+dict_tag(PyObject *d)
+{
+    return ((PyDictObject *)d)->ma_version_tag;
+}
+#else
+#define HAS_TAGS 0 /* (the field is deprecated from 3.12) */
+static inline uint64_t
+dict_tag(PyObject *d)
+{
+    (void)d;
+    return 0;
+}
+#endif
+
+/* name in d: 1 / 0 / -1 with an exception. */
+static int
+has_name(NameGuardObject *s, PyObject *d, PyObject *name)
+{
+    return s->exact ? PyDict_Contains(d, name) : PySequence_Contains(d, name);
+}
+
+/* d[name] is value: 1 / 0 / -1 with an exception (a missing name: 0). */
+static int
+holds_value(NameGuardObject *s, PyObject *d, PyObject *name, PyObject *value)
+{
+    if (s->exact) {
+        PyObject *v = PyDict_GetItemWithError(d, name); /* borrowed */
+        return v == value ? 1 : v == NULL && PyErr_Occurred() ? -1 : 0;
+    }
+    PyObject *v = PyObject_GetItem(d, name);
+    if (v == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_KeyError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    Py_DECREF(v);
+    return v == value;
+}
+
+/* The reads of the dicts marked in moved (every dict without one), read
+ * again: 1 when all hold, 0, or -1 with an exception. */
+static int
+reread(NameGuardObject *s, const char *moved)
+{
+    for (Py_ssize_t i = 0; i < s->nreads; i++) {
+        const name_read *r = &s->r[i];
+        PyObject *g = PyTuple_GET_ITEM(s->dicts, r->g), *b = PyTuple_GET_ITEM(s->dicts, r->b);
+        int ok = 1;
+        if (moved == NULL || moved[r->g]) {
+            int in = has_name(s, g, r->name);
+            ok = in < 0 ? -1 : !in;
+        }
+        if (ok > 0 && r->pinned && (moved == NULL || moved[r->b]))
+            ok = holds_value(s, b, r->name, r->value);
+        if (ok <= 0)
+            return ok;
+    }
+    return 1;
+}
+
+/* hop_py__names_hold's path when a tag moved (or there are none): the
+ * names read again, the tags kept when they hold. */
+static int
+names_hold_slow(NameGuardObject *s)
+{
+    if (s->reads == NULL)
+        return 0; /* (cleared by the collector: nothing to vouch for) */
+    if (!HAS_TAGS || !s->exact)
+        return reread(s, NULL);
+    /* The tags read before the names: a write during the reading (a key's
+     * __eq__) moves them again, and the next check reads again. */
+    Py_ssize_t n = s->ndicts;
+    char small[16], *moved = n <= 16 ? small : PyMem_Malloc((size_t)n);
+    uint64_t small_tags[16], *now = n <= 16 ? small_tags : PyMem_Malloc((size_t)n * sizeof *now);
+    int holds = -1;
+    if (moved == NULL || now == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        now[i] = dict_tag(PyTuple_GET_ITEM(s->dicts, i));
+        moved[i] = !s->tagged || now[i] != s->tags[i];
+    }
+    s->tagged = 0; /* (until this check holds: a check it runs reads all again) */
+    holds = reread(s, moved);
+    if (holds > 0) {
+        memcpy(s->tags, now, (size_t)n * sizeof *now);
+        s->tagged = s->reads != NULL;
+    }
+done:
+    if (moved != small)
+        PyMem_Free(moved);
+    if (now != small_tags)
+        PyMem_Free(now);
+    return holds;
+}
+
+int
+hop_py__names_hold(PyObject *guard)
+{
+    NameGuardObject *s = (NameGuardObject *)guard;
+    /* the steady call: every tag as the last check that held left it */
+    if (HAS_TAGS && s->tagged) {
+        PyObject *const *d = ((PyTupleObject *)s->dicts)->ob_item;
+        Py_ssize_t i = 0;
+        while (i < s->ndicts && dict_tag(d[i]) == s->tags[i])
+            i++;
+        if (i == s->ndicts)
+            return 1;
+    }
+    return names_hold_slow(s);
+}
+
+/* The index of d in dicts (a list), appended when new; -1 with an exception. */
+static Py_ssize_t
+dict_index(PyObject *dicts, PyObject *d)
+{
+    Py_ssize_t n = PyList_GET_SIZE(dicts);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (PyList_GET_ITEM(dicts, i) == d)
+            return i;
+    return PyList_Append(dicts, d) < 0 ? -1 : n;
+}
+
+/* Fills s's reads and dicts from the tuple reads: 0 / -1 with an exception
+ * that names the bad read. */
+static int
+name_guard_fill(NameGuardObject *s, PyObject *reads)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(reads);
+    PyObject *dicts = PyList_New(0);
+    if (dicts == NULL || (s->r = PyMem_Calloc(n ? (size_t)n : 1, sizeof *s->r)) == NULL) {
+        Py_XDECREF(dicts);
+        return dicts == NULL ? -1 : (PyErr_NoMemory(), -1);
+    }
+    s->exact = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyTuple_GET_ITEM(reads, i);
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 5 ||
+            !PyDict_Check(PyTuple_GET_ITEM(t, 0)) || !PyDict_Check(PyTuple_GET_ITEM(t, 1)) ||
+            !PyUnicode_CheckExact(PyTuple_GET_ITEM(t, 2)) ||
+            !PyBool_Check(PyTuple_GET_ITEM(t, 4))) {
+            PyErr_Format(PyExc_TypeError,
+                         "_NameGuard: read %zd is not (globals dict, builtins dict, name str, "
+                         "value, pinned bool) but %.200R",
+                         i, t);
+            Py_DECREF(dicts);
+            return -1;
+        }
+        name_read *r = &s->r[i];
+        r->g = dict_index(dicts, PyTuple_GET_ITEM(t, 0));
+        r->b = r->g < 0 ? -1 : dict_index(dicts, PyTuple_GET_ITEM(t, 1));
+        if (r->b < 0) {
+            Py_DECREF(dicts);
+            return -1;
+        }
+        r->name = PyTuple_GET_ITEM(t, 2);
+        r->value = PyTuple_GET_ITEM(t, 3);
+        r->pinned = PyTuple_GET_ITEM(t, 4) == Py_True;
+        s->exact &=
+            PyDict_CheckExact(PyTuple_GET_ITEM(t, 0)) && PyDict_CheckExact(PyTuple_GET_ITEM(t, 1));
+    }
+    s->nreads = n;
+    s->dicts = PyList_AsTuple(dicts);
+    Py_DECREF(dicts);
+    if (s->dicts == NULL)
+        return -1;
+    Py_ssize_t nd = s->ndicts = PyTuple_GET_SIZE(s->dicts);
+    if ((s->tags = PyMem_Calloc(nd ? (size_t)nd : 1, sizeof *s->tags)) == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    s->reads = Py_NewRef(reads);
+    return 0;
+}
+
+static PyObject *
+name_guard_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"reads", NULL};
+    PyObject *reads;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!:_NameGuard", kwlist, &PyTuple_Type, &reads))
+        return NULL;
+    NameGuardObject *s = (NameGuardObject *)type->tp_alloc(type, 0);
+    if (s == NULL)
+        return NULL;
+    if (name_guard_fill(s, reads) < 0) {
+        Py_DECREF(s);
+        return NULL;
+    }
+    return (PyObject *)s;
+}
+
+static int
+name_guard_traverse(NameGuardObject *s, visitproc visit, void *arg)
+{
+    Py_VISIT(s->reads); /* (its dicts: a module's globals can hold the plan) */
+    Py_VISIT(s->dicts);
+    return 0;
+}
+
+static int
+name_guard_clear(NameGuardObject *s)
+{
+    s->nreads = s->ndicts = s->tagged = 0; /* (r borrows from reads) */
+    Py_CLEAR(s->reads);
+    Py_CLEAR(s->dicts);
+    return 0;
+}
+
+/* (the Python subclass's type reference is subtype_dealloc's to drop) */
+static void
+name_guard_dealloc(NameGuardObject *s)
+{
+    PyObject_GC_UnTrack(s);
+    name_guard_clear(s);
+    PyMem_Free(s->r);
+    PyMem_Free(s->tags);
+    Py_TYPE(s)->tp_free((PyObject *)s);
+}
+
+static PyObject *
+name_guard_check(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    int holds = hop_py__names_hold(self);
+    return holds < 0 ? NULL : PyBool_FromLong(holds);
+}
+
+static PyMethodDef name_guard_methods[] = {
+    {"check", name_guard_check, METH_NOARGS,
+     "check() -> whether every name still holds (its dicts' tags as the last check that held "
+     "left them, else the names of the dicts that moved read again)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef name_guard_members[] = {
+    {"reads", T_OBJECT, offsetof(NameGuardObject, reads), READONLY,
+     "the (globals, builtins, name, value, pinned) tuples checked"},
+    {"dicts", T_OBJECT, offsetof(NameGuardObject, dicts), READONLY, "their dicts, each once"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject NameGuardType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop._C._NameGuard",
+    .tp_basicsize = sizeof(NameGuardObject),
+    .tp_dealloc = (destructor)name_guard_dealloc,
+    .tp_traverse = (traverseproc)name_guard_traverse,
+    .tp_clear = (inquiry)name_guard_clear,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE,
+    .tp_new = name_guard_new,
+    .tp_methods = name_guard_methods,
+    .tp_members = name_guard_members,
+    .tp_doc = "_NameGuard(reads): the builtin-name guard of a plan (hop._guards.BuiltinNames): "
+              "each read (globals, builtins, name, value, pinned) holds while name is not in "
+              "globals and, pinned, builtins[name] is value.",
+};
+
+int
+hop_py__is_name_guard(PyObject *o)
+{
+    return PyObject_TypeCheck(o, &NameGuardType);
+}
+
+/* _bind_names(call, names): the bound call checks names first. */
+static PyObject *
+py_bind_names(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2)
+        return PyErr_Format(PyExc_TypeError, "_bind_names(call, names) takes 2 arguments");
+    if (hop_py__array_call_set_names(args[0], args[1]) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef name_guard_functions[] = {
+    {"_bind_names", (PyCFunction)(void (*)(void))py_bind_names, METH_FASTCALL,
+     "_bind_names(call, names): Plan.bind_*'s call checks the builtin-name guard names "
+     "(a _NameGuard) first: NotImplemented when it fails (hop._trace)"},
+    {NULL, NULL, 0, NULL},
+};
+
+int
+hop_py__name_guard_init(PyObject *module)
+{
+    if (PyType_Ready(&NameGuardType) < 0 ||
+        PyModule_AddObjectRef(module, "_NameGuard", (PyObject *)&NameGuardType) < 0)
+        return -1;
+    return PyModule_AddFunctions(module, name_guard_functions);
+}
