@@ -1389,6 +1389,14 @@ PyMethodDef hop_py__create_functions[] = {
     {"_base", (PyCFunction)hop_py__base, METH_O, HOP_PY_SIG("_base(t, /)")
      "The object whose memory concrete tensor t wraps (an ndarray, ...), or None when t owns "
      "its memory (hop.compile: a constant the traced function made)."},
+    {"_np_layout", (PyCFunction)hop_py__np_layout, METH_O, HOP_PY_SIG("_np_layout(a, /)")
+     "Bytes equal for two reads of ndarray a exactly when its memory address, shape, strides, "
+     "dtype and writeable and aligned flags are the same; None for another object or without "
+     "NumPy's C API (hop.compile's guard of an environment ndarray's layout)."},
+    {"_np_same_layout", (PyCFunction)(void (*)(void))hop_py__np_same_layout, METH_FASTCALL,
+     HOP_PY_SIG("_np_same_layout(a, layout, /)")
+     "Whether _np_layout(a) equals bytes layout, without making them (False where _np_layout "
+     "gives None)."},
     {"_meta_text", (PyCFunction)hop_py__meta_text, METH_O, HOP_PY_SIG("_meta_text(t, /)")
      "The `f32[2, 3]` text of tensor t's metadata (concrete or traced), as every message "
      "spells it."},

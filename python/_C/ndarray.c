@@ -256,6 +256,63 @@ hop_py__np_scalar(PyObject *arr)
     return PyArray_Return((PyArrayObject *)arr);
 }
 
+/* The layout record of hop_py__np_layout: everything of an ndarray object
+ * that its own attributes can change in place (a.shape = ..., a.strides =
+ * ..., a.dtype = ..., a.data = ..., a.flags.writeable = ...). */
+typedef struct {
+    uintptr_t data;
+    int32_t ndim, type_num, elsize, flags;
+    char byteorder, pad[7];
+    int64_t dims[2 * NPY_MAXDIMS]; /* shape, then strides (only 2 * ndim are used) */
+} np_layout;
+
+/* Fills l with ndarray a's layout; returns the record's length in bytes. */
+static size_t
+layout_of(PyArrayObject *a, np_layout *l)
+{
+    PyArray_Descr *descr = PyArray_DESCR(a);
+    memset(l, 0, offsetof(np_layout, dims));
+    l->data = (uintptr_t)PyArray_BYTES(a);
+    l->ndim = PyArray_NDIM(a);
+    l->type_num = descr->type_num;
+    l->elsize = (int32_t)descr->elsize;
+    l->byteorder = descr->byteorder;
+    l->flags = PyArray_FLAGS(a) & (NPY_ARRAY_WRITEABLE | NPY_ARRAY_ALIGNED);
+    for (int i = 0; i < l->ndim; i++) {
+        l->dims[i] = PyArray_DIMS(a)[i];
+        l->dims[l->ndim + i] = PyArray_STRIDES(a)[i];
+    }
+    return offsetof(np_layout, dims) + 2 * (size_t)l->ndim * sizeof(int64_t);
+}
+
+PyObject *
+hop_py__np_layout(PyObject *mod, PyObject *obj)
+{
+    (void)mod;
+    if (!hop_py__np_ready() || !PyArray_Check(obj))
+        Py_RETURN_NONE;
+    np_layout l;
+    size_t n = layout_of((PyArrayObject *)obj, &l);
+    return PyBytes_FromStringAndSize((const char *)&l, (Py_ssize_t)n);
+}
+
+PyObject *
+hop_py__np_same_layout(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    if (nargs != 2 || !PyBytes_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "_np_same_layout(a, layout): layout must be bytes");
+        return NULL;
+    }
+    if (np_state <= 0 || !PyArray_Check(args[0]))
+        Py_RETURN_FALSE;
+    np_layout l;
+    size_t n = layout_of((PyArrayObject *)args[0], &l);
+    if ((size_t)PyBytes_GET_SIZE(args[1]) == n && memcmp(PyBytes_AS_STRING(args[1]), &l, n) == 0)
+        Py_RETURN_TRUE;
+    Py_RETURN_FALSE;
+}
+
 PyObject *
 hop_py__np_element(const hop_tensor *t)
 {
@@ -302,6 +359,23 @@ PyObject *
 hop_py__np_scalar(PyObject *arr)
 {
     return arr;
+}
+
+PyObject *
+hop_py__np_layout(PyObject *mod, PyObject *obj)
+{
+    (void)mod;
+    (void)obj;
+    Py_RETURN_NONE;
+}
+
+PyObject *
+hop_py__np_same_layout(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    (void)args;
+    (void)nargs;
+    Py_RETURN_FALSE;
 }
 
 PyObject *

@@ -177,6 +177,15 @@ hop_tensor *hop_py__np_borrow(PyObject *obj);
 int hop_py__np_plain(PyObject *obj, int c_order);
 /* An ndarray over the memory of a concrete Tensor, whose base it is. */
 PyObject *hop_py__np_from_tensor(PyObject *tensor);
+/* _C._np_layout(a): bytes that equal for two reads of ndarray a exactly
+ * when its memory address, shape, strides, dtype and writeable and aligned
+ * flags are the same (what a.shape = ..., a.dtype = ..., a.data = ... or
+ * a.flags.writeable = ... change in place); None without NumPy's C API or
+ * for any other object (the caller then reads them through Python). */
+PyObject *hop_py__np_layout(PyObject *mod, PyObject *obj);
+/* _C._np_same_layout(a, layout): whether _np_layout(a) would equal bytes
+ * layout, without making them (the guard's fast check): True or False. */
+PyObject *hop_py__np_same_layout(PyObject *mod, PyObject *const *args, Py_ssize_t nargs);
 /* arr[()] for a 0-d array (a NumPy scalar), arr otherwise; steals arr. */
 PyObject *hop_py__np_scalar(PyObject *arr);
 /* The NumPy scalar of t's first element (a copy: np.float32(v) for a f32

@@ -44,6 +44,18 @@ SIDE = "hop.frame side"
 _HOPS_OWN = "hop.compile of hop's function"  # Trace.scratch: mark_compile's hops_own
 
 
+class EnvArrays(BaseException):
+    """hop.compile's trace of a function that can reach a plain ndarray
+    through its environment (a global, a closure cell, a default, an
+    attribute or item of one): such a function is traced through the frame
+    translator instead (internal to hop.compile), which gives the function
+    hop.numpy's array over the ndarray's memory (_frame_state._env_array),
+    so that what it computes from it (`G * 2`, `np.sin(G)`, `G.sum()`) is
+    in the graph and reads the array on every call; run by NumPy itself
+    under the plain trace, it would be a constant of the plan that a
+    change inside the array does not reach (issue 28)."""
+
+
 class GraphBreak(BaseException):
     """The compiled part of a function ends here (internal to hop.compile:
     never seen by a caller).  error(message) is what hop.trace raises for

@@ -85,7 +85,7 @@ _RERAISE = dis.opmap["RERAISE"]
 
 
 class _Entry:
-    __slots__ = ("gm", "runner", "dynamic", "reason", "traps", "frame")
+    __slots__ = ("gm", "runner", "dynamic", "reason", "traps", "frame", "direct")
 
     def __init__(self, gm, runner, dynamic, reason, traps, frame=None):
         self.gm = gm
@@ -97,11 +97,19 @@ class _Entry:
         # effects: its side-effect table, replayed after each call of the
         # plan, and the lifted ints passed as its last argument.
         self.frame = frame
+        # A translation with nothing to do per call besides the plan (no
+        # effects, lifted ints, break or argument containers: a function
+        # translated for the environment ndarrays it reads) whose runner
+        # returns the function's result alone (Runner.result_only): its
+        # call is a plain plan's, the environment arrays' buffers passed as
+        # captures under the same guards.
+        self.direct = frame is not None and not frame.effects and not frame.lifted and \
+            frame.stop is None and not frame.arg_containers and _result_only(runner)
 
     def run(self, args, kwargs):
         """The plan's call (GuardError when it does not fit)."""
         fr = self.frame
-        if fr is None:
+        if fr is None or self.direct:
             return _plan_run(self.runner.call_kw, args, _C.GuardError, kwargs)
         if fr.stop is not None and fr.stop.prefix is not None:
             # NumPy code whose break would hand Python a value of other bits
@@ -268,7 +276,7 @@ class CompiledFunction(_C._CompiledCall):
             return self._call(args, {})
         try:
             try:
-                if entries[-1].frame is not None:
+                if entries[-1].frame is not None and not entries[-1].direct:
                     return entries[-1].run(args, None)
                 return entries[-1].runner.call(args, _C.GuardError)
             except _C.GuardError as e:
@@ -371,11 +379,10 @@ class CompiledFunction(_C._CompiledCall):
         if isinstance(self.fn, _frame_resume.Resume):
             # the rest of a function after a graph break (its effects are
             # the function's, found before its first trace)
-            try:
-                return self._translate(args, kwargs, [], reason)
-            except _frame_base.Unsupported as u:
-                self._untranslated = _effects.Effect("translation", u.site, u.message)
-                return self._fall_back([self._untranslated], args, kwargs)
+            out = self._translated(args, kwargs, [], reason)
+            if out is not _UNTRANSLATED:
+                return out
+            return self._fall_back([self._untranslated], args, kwargs)
         # The Python effects of the call, from its bytecode: once per trace,
         # never per call (a call a plan fits had none when it was traced).
         effects = _effects.find(self.fn, args, kwargs)
@@ -385,14 +392,9 @@ class CompiledFunction(_C._CompiledCall):
         if effects and isinstance(self.fn, types.FunctionType) and \
                 all(e.kind in _frame_state.REPLAYED for e in effects):
             # effects the frame translator replays: translated, compiled
-            try:
-                return self._translate(args, kwargs, effects, reason)
-            except _frame_base.Unsupported as u:
-                self._untranslated = _effects.Effect("translation", u.site, u.message)
-                if self.fullgraph and u.brk is not None:
-                    raise _C.TraceError(f"hop.compile(fullgraph=True): {self.__name__} has a "
-                                        f"graph break (nothing ran): graph break at {u.site} "
-                                        f"({u.brk}): {u.message}") from None
+            out = self._translated(args, kwargs, effects, reason)
+            if out is not _UNTRANSLATED:
+                return out
         if effects:
             if self.fullgraph:
                 raise _C.TraceError(_fullgraph_message(self.__name__, effects))
@@ -401,6 +403,12 @@ class CompiledFunction(_C._CompiledCall):
         dynamic = self._dynamic_for(args, kwargs)
         try:
             gm, runner, paths, note = self._trace_sizes(args, kwargs, dynamic)
+        except _breaks.EnvArrays:
+            self._dims, self._first = saved[0], saved[1]
+            out = self._translated(args, kwargs, [], reason, plain=True)
+            if out is not _UNTRANSLATED:
+                return out
+            return self._fall_back([self._untranslated], args, kwargs)
         except _breaks.GraphBreak as b:
             self._dims, self._first = saved[0], saved[1]
             if self.fullgraph:
@@ -408,10 +416,10 @@ class CompiledFunction(_C._CompiledCall):
             if isinstance(self.fn, types.FunctionType):
                 # a graph break: the translator compiles what comes before
                 # it and resumes after it
-                try:
-                    return self._translate(args, kwargs, [], reason)
-                except _frame_base.Unsupported as u:
-                    self._untranslated = _effects.Effect("translation", u.site, u.message)
+                # (not fullgraph: a break it refused above)
+                out = self._translated(args, kwargs, [], reason)
+                if out is not _UNTRANSLATED:
+                    return out
             return self._fall_back([_effects.Effect("conversion", str(b.site), b.message)],
                                    args, kwargs)
         except BaseException as e:
@@ -447,9 +455,27 @@ class CompiledFunction(_C._CompiledCall):
         self._fast = runner.fast or _effects_call(self._entries[-1])
         return _plan_run(runner.call_kw, args, _C.GuardError, kwargs)
 
-    def _translate(self, args, kwargs, effects, reason):
+    def _translated(self, args, kwargs, effects, reason, plain=False):
+        """_translate's answer, or _UNTRANSLATED when the translator cannot
+        compile the function (why: self._untranslated, for explain() and
+        the fall-back); with fullgraph=True, a graph break it stops at is
+        raised (nothing ran)."""
+        try:
+            return self._translate(args, kwargs, effects, reason, plain)
+        except _frame_base.Unsupported as u:
+            self._untranslated = _effects.Effect("translation", u.site, u.message)
+            if self.fullgraph and u.brk is not None:
+                raise _C.TraceError(f"hop.compile(fullgraph=True): {self.__name__} has a "
+                                    f"graph break (nothing ran): graph break at {u.site} "
+                                    f"({u.brk}): {u.message}") from None
+        return _UNTRANSLATED
+
+    def _translate(self, args, kwargs, effects, reason, plain=False):
         """Traces fn through the frame translator (_frame): its effects are
-        recorded and replayed by every call.  Unsupported: it cannot."""
+        recorded and replayed by every call.  Unsupported: it cannot.
+        plain: a function without effects translated for the ndarrays it
+        reaches (_breaks.EnvArrays), whose refusals (an aliased write's
+        UnsupportedError) are raised as its plain trace raises them."""
         resume = isinstance(self.fn, _frame_resume.Resume)
         # (an argument's attribute: not a resume's, whose arguments are not fn's)
         lifted = _frame_state.lifted_sources(self.fn.func, None) if resume else \
@@ -494,6 +520,8 @@ class CompiledFunction(_C._CompiledCall):
             # fullgraph=True refuses before anything ran, as for any effect
             # the translator cannot compile.
             self._dims, self._first = saved[0], saved[1]
+            if plain and isinstance(e, _REFUSALS) and not isinstance(e, _C.DataDependentError):
+                raise
             failed = _effects.Effect("translation", "?", f"the translation failed "
                                                          f"({type(e).__name__}: {e})")
             if self.fullgraph:
@@ -515,8 +543,9 @@ class CompiledFunction(_C._CompiledCall):
             self.recompiles += 1
         runner.fp_warned = self._fp_check()
         self._entries.append(_Entry(gm, runner, dynamic, reason, {}, frame=tr))
-        self._fast = _effects_call(self._entries[-1])
-        return self._entries[-1].run(args, kwargs)
+        entry = self._entries[-1]
+        self._fast = entry.direct and runner.fast or _effects_call(entry)
+        return entry.run(args, kwargs)
 
     def _eager_after(self, failed, args, kwargs, effects=()):
         """The trace or translation raised an exception: the call's own
@@ -710,6 +739,26 @@ _EFFECT_CODES = {"print": (0, type(None), 2), "call": (1, object, 2),
                  "attr": (4, object, 1), "item": (5, object, 2)}
 
 
+def _result_only(runner):
+    """A translated plan's result is (the function's result, the side-effect
+    table's values): with no effects (a function translated for the
+    environment ndarrays it reads, _breaks.EnvArrays) runner returns the
+    function's result alone from now on, as a plain trace's, so its calls
+    take the plain fast paths under the same guards.  Whether it did (not
+    with result nodes that are the caller's objects, _Results, whose paths
+    are the pair's)."""
+    s = runner.out_spec
+    if runner._results is not None or s.kind != "tuple" or len(s.children) != 2 or \
+            s.children[1].kind != "tuple" or s.children[1].children:
+        return False
+    runner.out_spec = s.children[0]
+    runner._bind_calls()
+    return True
+
+
+_UNTRANSLATED = object()  # (CompiledFunction._translated: the translator could not)
+
+
 class _NoFast(Exception):
     pass
 
@@ -778,7 +827,7 @@ def _effects_call(entry):
     guards on an argument, a SymInt result, a structure other than tuples,
     an effect inside an argument; and a plan with no guards to check,
     which Plan.bind_tensors binds."""
-    fr, r = entry.frame, entry.runner
+    fr, r = None if entry.direct else entry.frame, entry.runner
     res = r._results
     if not r.flat_in or res is not None and (res.same or res.fresh or res.copied or fr is None):
         return None

@@ -81,7 +81,7 @@ from ._frame_base import (
     _UNBOUND, _user_function, _userish, _YIELDED, is_user_code, Unsupported)
 from ._frame_merge import _Merging, _touches
 from ._frame_resume import _Breaking, Resume
-from ._frame_state import _MUTATORS, _Recorded, _State
+from ._frame_state import _MUTATORS, _ndarray_type, _Recorded, _State
 
 __all__ = ["Translator"]
 
@@ -144,6 +144,11 @@ class Translator(_State, _Merging, _Breaking):
         self.shadows = {}    # id(real container) -> its shadow copy
         self.real = {}       # id(shadow) -> real container
         self.made = {}       # id -> object the function made (kept alive)
+        # id(ndarray) and id(its hop.numpy array) -> (both) (_env_array):
+        # kept across the runs of one translation, whose restarts (a write
+        # that needs a write-back slot) key the slot by the array's identity
+        self.env_arrays = {}
+        self.env_sources = {}  # id(ndarray) -> its guard's source (_trace)
         self.read = set()    # ("cell", id) / ("global", id, name) read before written
         self.written = set()
         self.opaque_objs, self.opaque_names = set(), set()
@@ -188,8 +193,11 @@ class Translator(_State, _Merging, _Breaking):
         self._argtree = (tuple(args), dict(kwargs or {}))  # kept: its ids stay taken
         self.argpaths = nodes(self._argtree)
         # (whether an argument holds a container: _compile._Entry.run checks
-        # those against the environment on every call)
-        self.arg_containers = any(type(v) in _MUTABLE for _, v in self.argpaths.values())
+        # those against the environment on every call; not the call's own
+        # keyword dict, a root as the positional tuple is: shared_containers
+        # looks at paths of two or more steps)
+        self.arg_containers = any(type(v) in _MUTABLE and len(path) >= 2
+                                  for path, v in self.argpaths.values())
         self.pre.update(self.argpaths)
         hnp = sys.modules.get("hop.numpy")
         # NumPy semantics: hop's float reductions may differ from NumPy's in
@@ -420,8 +428,20 @@ class Translator(_State, _Merging, _Breaking):
                 not _userish([a for a in args[1:] if type(a) not in (_TransGen, _TransMap)]):
             # (the user's function translated at each next(), as a generator's frame)
             return self._make(_TransMap(self, args[0], args[1:], f is filter))
+        if (f is _C.tensor or f is _C.asarray) and args and self.env_arrays:
+            # hop.tensor(G) of an environment ndarray: G itself, as eagerly;
+            # the plain trace's capture over G's memory (no copy in the plan)
+            hit = self.env_arrays.get(id(args[0]))
+            if hit is not None and hit[1] is args[0]:
+                args = (hit[0],) + tuple(args[1:])
         self.opaque_call(f, args, kwargs)
+        # (np.zeros(3), np.mean([...]) called by the user's code: hop.numpy's
+        # wrapper of it answers as when the user's code calls it itself)
+        creation = sys.modules.get("hop.numpy._creation") \
+            if getattr(f, "__hop_original__", None) is not None else None
         try:
+            if creation is not None:
+                creation.for_user(f)
             if (self.cells or self.globs or self.attrs or self.items) and \
                     not isinstance(f, (types.BuiltinFunctionType, types.BuiltinMethodType, type)):
                 out = self._materialized(f, args, kwargs)
@@ -435,8 +455,12 @@ class Translator(_State, _Merging, _Breaking):
             if tr is not None:  # the translator's to handle: a break or Unsupported
                 tr.scratch.pop(_breaks._KEY, None)
             raise _BreakHere(b.message, self.depth) from None
+        finally:
+            if creation is not None:
+                creation.for_user(None)
         if isinstance(f, type) and not _traced(out):
             self._make(out)
+        self.made_arrays(out)
         return self._sub(out)
 
     def _isinstance(self, obj, cls):
@@ -492,7 +516,10 @@ class Translator(_State, _Merging, _Breaking):
             except TypeError as e:
                 raise TypeError(f"{func.__qualname__}() {e}") from None
             bound.apply_defaults()
-            fast = dict(bound.arguments)
+            # (a default that is an ndarray: hop.numpy's array over it, as
+            # any load of one; _execute's LOAD_FAST does not look)
+            fast = {k: self._sub(v) if type(v) is _ndarray_type() else v
+                    for k, v in bound.arguments.items()}
         fr = _Frame()
         fr.func = func
         fr.code = code
@@ -992,7 +1019,7 @@ class Translator(_State, _Merging, _Breaking):
             it = stack[-1]
             try:
                 v = next(it)
-                push(self._sub(v) if type(v) in _CONTAINERS else v)
+                push(self._sub(v))
             except StopIteration:
                 pop()
                 pc = at[i.argval]

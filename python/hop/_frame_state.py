@@ -9,7 +9,9 @@ make needless.  The Translator's methods for it are the _State mixin."""
 
 import builtins
 import inspect
+import sys
 import types
+import weakref
 
 from . import _C
 from . import _exact
@@ -476,6 +478,53 @@ def lifted_sources(fn, args=None, kwargs=None):
     return out
 
 
+# hop.numpy's array over an environment ndarray (_State._env_array) -> the
+# ndarray: a view of it the function returns is NumPy's view of the ndarray
+# (_trace._view_again)
+# (by id: hop.numpy's arrays are unhashable; an entry goes with its array)
+ENV_ARRAYS = {}
+
+
+def _ndarray_type():
+    np = sys.modules.get("numpy")
+    return np.ndarray if np is not None else _NO_TYPE
+
+
+class _NO_TYPE:
+    pass
+
+
+def _fresh(a, held):
+    """Whether ndarray a has no more than held references and each base
+    it views is held by the view before it alone: an array nothing else
+    can reach (a view's chain of bases: np.linspace's result is one)."""
+    if sys.getrefcount(a) > held:
+        return False
+    b = a.base
+    while b is not None:
+        # the view's reference, the local, getrefcount's argument
+        if type(b) is not type(a) or sys.getrefcount(b) > 3:
+            return False
+        b = b.base
+    return True
+
+
+def _unreadable(a):
+    """Why hop cannot compute with ndarray a over its own memory, or None."""
+    from .numpy._core import hop_dtype
+    try:
+        hop_dtype(a.dtype, "array")
+    except Exception:
+        return f"has a dtype hop lacks ({a.dtype})"
+    if not a.dtype.isnative:
+        return f"has a byte order hop would copy ({a.dtype.str}), so a change inside it " \
+            f"would not be seen"
+    if not a.flags.writeable:
+        return "is read-only: hop would compute with a copy of it, so a change inside it (a " \
+            "write through a writable base) would not be seen"
+    return None
+
+
 class _State:
     """The Translator's reads and writes of state outside its frames (a
     mixin: its tables are the Translator's, made in its __init__ and run)."""
@@ -483,11 +532,14 @@ class _State:
     def _unshadow(self, v, depth=0):
         """v with every shadow container replaced by the real one (the
         caller's object, as eager returns it)."""
-        if not self.real or depth > 8:
+        if not self.real and not self.env_arrays or depth > 8:
             return v
         r = self.real.get(id(v))
         if r is not None:
             return r
+        hit = self.env_arrays.get(id(v))
+        if hit is not None and hit[1] is v:
+            return hit[0]  # an environment ndarray as is (`return G`): G
         if type(v) is tuple:
             return tuple(self._unshadow(x, depth + 1) for x in v)
         if type(v) is list and id(v) in self.made:
@@ -531,7 +583,96 @@ class _State:
                 self.set_reads[i] = [n[0] + 1, n[1]] if n else \
                     [1, _site(fr.code, fr.line) if fr is not None else "?"]
             self.loads[i] = self.loads.get(i, 0) + 1
+        elif t is _ndarray_type() and not self.concrete and not self._own_array(v):
+            v = self._env_array(v)
         return v
+
+    def made_arrays(self, out):
+        """Records the ndarrays a call of library code made (out, or the
+        items of a tuple or list out): NumPy's own arrays of constants
+        (`np.eye(3)`, `np.zeros(shape)`, `np.meshgrid(a, b)`), held by
+        nothing but out.  They are the function's (_own_array), left to
+        NumPy as the plain trace leaves them: over their memory they would
+        be captures with no source (warned) and a write to one would
+        restart the trace for a slot keyed by an array that the next run
+        makes anew, forever."""
+        nd = _ndarray_type()
+        t = type(out)
+        if t is nd:
+            # out: the caller's local, this parameter, _fresh's, getrefcount's
+            if _fresh(out, 4):
+                self.made[id(out)] = out
+        elif (t is tuple or t is list) and sys.getrefcount(out) <= 3:
+            for a in out:
+                # the container, the loop variable, _fresh's, getrefcount's
+                if type(a) is nd and _fresh(a, 4):
+                    self.made[id(a)] = a
+
+    def _own_array(self, a):
+        """Whether ndarray a is one the function made (made_arrays) or a
+        view of one."""
+        made = self.made
+        if not made:
+            return False
+        while a is not None:
+            if id(a) in made:
+                return True
+            a = getattr(a, "base", None)
+        return False
+
+    def _env_array(self, a):
+        """hop.numpy's array over plain ndarray a's memory, as the function
+        sees a while translated (issue 28): NumPy would compute with a now
+        (`G * 2`, `np.sin(G)`, `G[1:]`), at trace time, and the plan would
+        keep that value while a's contents change between calls.  Over a's
+        memory, the capture is a root input that every call reads (the
+        guards hold a by identity: _guards.Guards.viewed).  One array per
+        ndarray and translation (`G is G`).  An ndarray hop cannot read in
+        place (an object, str or other dtype hop lacks, a byte order or
+        negative strides it would copy) is left to NumPy when the function
+        made it, and ends the translation when it is the environment's."""
+        from .numpy import NumpyArg
+        from .numpy._core import from_numpy
+        hit = self.env_arrays.get(id(a))
+        if hit is not None and hit[0] is a:
+            w = hit[1]
+            tr = _C.tracing()
+            key = ("hop.numpy array", id(a))
+            if tr is not None and key not in tr.scratch:
+                # a restart's new trace: the array's tensor as from_numpy's
+                # (the guards find the ndarray whose memory it is there)
+                tr.scratch[key] = (a, w._tv)
+                self._hint(a, w._tv)
+            return w
+        why = _unreadable(a)
+        t = None
+        if why is None:
+            t = from_numpy(a)
+            if a.size and t.data_ptr() != a.__array_interface__["data"][0]:
+                why = "is laid out so that hop would compute with a copy of it (negative " \
+                    "strides or unaligned items), so a change inside it would not be seen"
+        if why is not None:
+            if id(a) in self.pre:
+                self._fail(f"the function computes with an ndarray of its environment that "
+                           f"{why}")
+            return a
+        self._hint(a, t)
+        w = NumpyArg(t, owned=False)
+        # a captured array (made before the run, as a hop.numpy global):
+        # a write to it is the plan's write-back to a's memory
+        w._run, w._role, w._dp = None, None, 0
+        w._ro = not a.flags.writeable
+        self.env_arrays[id(a)] = (a, w)
+        self.env_arrays[id(w)] = (a, w)  # (_unshadow: back to a)
+        ENV_ARRAYS[id(w)] = a
+        weakref.finalize(w, ENV_ARRAYS.pop, id(w), None)
+        return w
+
+    def _hint(self, a, t):
+        """Names the capture of environment ndarray a's tensor t after a."""
+        src = self.env_sources.get(id(a))
+        if src is not None:
+            _C.tracing().name_hint(t, src.hint())
 
     def _kind(self, obj):
         """'made' (the function's own: changed for real), 'pre' (existed
@@ -703,7 +844,7 @@ class _State:
                 self.read.add(key)
         try:
             v = c.cell_contents
-            return self._sub(v) if type(v) in _CONTAINERS else v
+            return self._sub(v) if type(v) in _CONTAINERS or type(v) is _ndarray_type() else v
         except ValueError:
             raise _unbound_cell(fr, name) from None
 
@@ -818,6 +959,11 @@ class _State:
             self._record("attr", obj, name, (v,), f"{type(obj).__name__}.{name} =")
 
     def _store_item(self, obj, k, v):
+        hit = self.env_arrays.get(id(obj))
+        if hit is not None and hit[1] is obj:
+            # (an environment ndarray: a write to it is an effect hop does
+            # not replay, as before it was loaded as hop.numpy's array)
+            self._fail("an item write to a ndarray hop cannot replay")
         kind = "made" if self.concrete else self._kind(obj)
         if kind == "made" or kind is None and (_traced(obj) or isinstance(obj, _C.Tensor)) or \
                 _numpy_written_back(obj):

@@ -220,6 +220,8 @@ class Guard:
             return f"{self.source!r} is captured input {self.capture} (re-read every call)"
         if self.kind == "value":
             return f"{self.source!r} == {e!r} ({type(e).__name__})"
+        if self.kind == "layout":
+            return f"{self.source!r} keeps its shape, strides, dtype, memory and flags in place"
         if self.kind == "len":
             return f"len({self.source!r}) == {e}"
         if self.kind == "eq":
@@ -637,6 +639,7 @@ class Guards:
         self.viewed = []
         self.made = []  # captures the function made itself: constants, no guard
         held = {id(g.expected): g for g in guards if g.kind == "id"}
+        arrays = {}  # id(ndarray) -> (its source, it): the arrays captures view
         for i, t in enumerate(captures):
             entry = s.tensors.pop(id(t), None)
             if entry is None:
@@ -649,6 +652,7 @@ class Guards:
                     a = _C._base(t)
                 if a is not None and id(a) in held and _shares(a, t):
                     self.viewed.append((i, held[id(a)].source))
+                    arrays[id(a)] = (held[id(a)].source, a)
                 elif made is not None and made(t):
                     self.made.append(i)
                 else:
@@ -675,6 +679,13 @@ class Guards:
                 # may have baked in)
                 g.expected = len(v) if g.kind == "len" else \
                     tuple(v) if g.kind == "eq" and isinstance(v, (set, frozenset)) else v
+        # An ndarray whose memory a capture is: the capture is its memory as
+        # laid out when traced, so a change of the array object in place
+        # (G.shape = (4, 4), G.strides, G.dtype, G.data, G.flags.writeable)
+        # fails this guard and retraces, as rebinding G fails its id guard.
+        for src, a in arrays.values():
+            if _np is not None and type(a) is _np.ndarray:
+                guards.append(Guard(src, "layout", _layout(a)))
         self.guards = guards
         self.skipped = s.skipped
         self.uses_args = any(g.source.kind == "arg" for g in guards)
@@ -728,6 +739,12 @@ class Guards:
                     raise _C.GuardError(f"guard failed: {g.source!r} was {g.expected!r} "
                                         f"({type(g.expected).__name__}) when traced, now "
                                         f"{_short(v)} ({type(v).__name__})")
+            elif g.kind == "layout":
+                if _layout(v) != g.expected:
+                    raise _C.GuardError(f"guard failed: {g.source!r} changed in place (its "
+                                        f"shape, strides, dtype, memory or flags differ from "
+                                        f"the traced array's, now {_array_text(v)})")
+                continue
             elif g.kind == "len":
                 if len(v) != g.expected:
                     raise _C.GuardError(f"guard failed: {g.source!r} had {g.expected} items "
@@ -770,6 +787,67 @@ class Guards:
 # How explain() describes a capture the function made: the last words of its
 # line (the unguarded-reads warning leaves such lines out).
 MADE = "made by the function itself (a constant of the plan, nothing to guard)"
+
+
+def _layout(a):
+    """What of ndarray a its own attributes can change in place: bytes
+    from _C._np_layout, or (without NumPy's C API) the same read through
+    Python; equal for two reads exactly when nothing of it changed."""
+    r = _C._np_layout(a)
+    if r is not None:
+        return r
+    try:
+        return (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str,
+                a.flags.writeable, a.flags.aligned)
+    except AttributeError:
+        return None
+
+
+def _array_text(a):
+    try:
+        return f"{a.dtype}{list(a.shape)} strides {a.strides}" + \
+            ("" if a.flags.writeable else ", read-only")
+    except AttributeError:
+        return type(a).__name__
+
+
+def made_captures(captures, views, held=None):
+    """The ids of the captured tensors the traced function made itself
+    (hop.tensor(0), np.arange(5), a NumPy scalar or a list used as an
+    operand): nothing but the trace refers to it (nor to the ndarray whose
+    memory it is, which owns that memory), so nothing can change it between
+    calls and it needs no guard.  A value the user holds has one reference
+    more at least (a module, an object, a list, a cell): counted with
+    sys.getrefcount against the references hop holds here (tests check both
+    sides: test_compile_effects.py).  held: the frame translator's dict of
+    the objects the function made (id -> object), one reference more to
+    each of them."""
+    out = set()
+    held = held or {}
+    for t in captures:
+        viewed = id(t) in views
+        owner = views[id(t)] if viewed else _C._base(t)
+        # t: the trace's kept dict, captures, the loop's t, getrefcount's
+        # argument; and hop.numpy's (array, tensor) entry of the trace
+        if sys.getrefcount(t) > 4 + viewed:
+            continue
+        # the owner: t's base and buffer, the local, getrefcount's argument;
+        # and that entry and the views dict
+        if owner is not None and not (_np is not None and isinstance(owner, _np.ndarray) and
+                                      sys.getrefcount(owner) <=
+                                      4 + 2 * viewed + (id(owner) in held)):
+            continue
+        # a view (np.linspace's result is one): its bases, each held by the
+        # view before it only (and the local, getrefcount's argument)
+        while owner is not None and owner.base is not None:
+            owner = owner.base
+            if not isinstance(owner, _np.ndarray) or \
+                    sys.getrefcount(owner) > 3 + (id(owner) in held):
+                break
+        else:
+            out.add(id(t))
+        del owner
+    return out
 
 
 def _shares(a, t):
@@ -864,6 +942,8 @@ def _compile_factory(shape):
             # (a global: its dict and name; a cell: the cell)
             terms.append(f"{params[-1]} not in {params[-2]}" if root == "global" else
                          f"_empty({params[-1]})")
+        elif kind == "layout":
+            terms.append(f"_same_layout({text}, e[{j}])")
         elif kind == "names":
             # (the dicts' tags as last checked, else the names read again)
             terms.append(f"{text}.check()")
@@ -880,6 +960,10 @@ def _compile_factory(shape):
            "    def check(e, l):\n        try:\n            return (" +
            "\n                    and ".join(terms) +
            ")\n        except Exception:\n            return False\n    return check\n")
-    scope = {"_array_tensor": _array_tensor, "_empty": _empty_cell, "_SETS": (set, frozenset)}
+    # (_C's own compare where NumPy's C API answers: no Python frame, no
+    # bytes made per check)
+    fast = _np is not None and _C._np_layout(_np.empty(0)) is not None
+    scope = {"_array_tensor": _array_tensor, "_empty": _empty_cell, "_SETS": (set, frozenset),
+             "_same_layout": _C._np_same_layout if fast else lambda a, e: _layout(a) == e}
     exec(compile(src, "<hop guards>", "exec"), scope)
     return scope["make"]

@@ -452,6 +452,9 @@ def _call_tree(args, kwargs):
     return (tuple(args), dict(kwargs))
 
 
+_MAX_SLOTS = 256  # write-back slots of one trace (GrowSlots restarts)
+
+
 def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False, frame=None):
     """(GraphModule, runner) of fn on example_args (and keyword arguments
     kwargs).  With paths (a _paths.PathTrace: hop.compile), Python control
@@ -477,6 +480,13 @@ def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False, 
             hnp = sys.modules.get("hop.numpy")
             if hnp is None or not isinstance(e, hnp._storage.GrowSlots):
                 raise
+            if e.key in slots or len(slots) >= _MAX_SLOTS:
+                # (a root the runs do not agree on, as an array each run
+                # makes anew: restarting again would never end)
+                raise _C.UnsupportedError(
+                    f"hop: {getattr(fn, '__qualname__', 'the traced function')} writes in "
+                    f"place more arrays than hop can give write-back slots to "
+                    f"({len(slots)} so far): its runs do not write the same arrays") from None
             slots = slots + (e.key,)
             if e.key[0] == "capture":
                 arrays[e.key] = e.array
@@ -520,7 +530,18 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
         # will bake in (see _guards); and names for the tensors among them (a
         # capture is named when it is made).
         env = _guards.scan(fn, leaves, arg_names, [k is None for k in kinds])
+        # (only a Python function can be translated: hop.compile of
+        # hop.grad(f) traces f's body inside the vjp node, as any HOP body,
+        # where NumPy still computes with such an array)
+        if compiling and frame is None and _np is not None and \
+                type(fn) is types.FunctionType and \
+                any(g.kind == "id" and type(g.expected) is _np.ndarray for g in env.guards):
+            raise _breaks.EnvArrays()
         if frame is not None:
+            # (a capture over an environment ndarray is named after it)
+            frame.env_sources = {id(g.expected): g.source for g in env.guards
+                                 if g.kind == "id" and _np is not None and
+                                 type(g.expected) is _np.ndarray}
             frame.env_ids = env.seen | {id(t) for t, _ in env.tensors.values()}
         for t, sources in env.tensors.values():
             tr.name_hint(t, sources[0].hint())
@@ -528,7 +549,8 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
             _run_traced(tr, call, fn, paths, compiling, slots, spec, env)
         runs = call.runs
         # (a layout a decision read is checked on every call, written or not)
-        writeback = _WriteBack(slots, slot_arrays, tr, leaves, runs, traced, writes) \
+        writeback = _WriteBack(slots, slot_arrays, tr, leaves, runs, traced, writes,
+                               frame.env_sources if frame is not None else None) \
             if slots or any(run.layout for run in runs) else None
         template = [None if isinstance(x, _TRACED_OUT) else x for x in out_leaves]
         plan = tr.lower()
@@ -539,13 +561,15 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
         captures = tr.captures
         if frame is not None:
             _frame_state.unguard(env, frame, leaves, captures)
-        made = _made_captures(captures, views) | {id(t) for run in runs for t in run.made}
+        made = _guards.made_captures(captures, views,
+                                     frame.made if frame is not None else None) | \
+            {id(t) for run in runs for t in run.made}
         guards = _guards.Guards(env, captures, leaves, views, made=lambda t: id(t) in made)
         # A result that is such a capture itself (`return np.zeros(n)`): the plan
         # hands back the captured tensor, so each call copies it (eager makes it
         # anew; a caller's write must not show in the next call's result or in
         # the plan's constant).  So is a returned capture whose source the guards
-        # did not find: one the function made that _made_captures misses (`return
+        # did not find: one the function made that made_captures misses (`return
         # hop.tensor([1, 2])`: the result holds the references it counts), or one
         # it cannot see (warned).
         anew = made | {id(captures[i]) for i in guards.unsourced}
@@ -742,40 +766,6 @@ def _run_traced(tr, call, fn, paths, compiling, slots, spec, env):
         _breaks.forget(tr)
         brk = None  # (a break's traceback holds this frame: a cycle for the cyclic gc)
     return out_leaves, out_spec, traced, sym_out, writes, results
-
-
-def _made_captures(captures, views):
-    """The ids of the captured tensors the traced function made itself
-    (hop.tensor(0), np.arange(5), a NumPy scalar or a list used as an
-    operand): nothing but the trace refers to it (nor to the ndarray whose
-    memory it is, which owns that memory), so nothing can change it between
-    calls and it needs no guard.  A value the user holds has one reference
-    more at least (a module, an object, a list, a cell): counted with
-    sys.getrefcount against the references hop holds here (tests check both
-    sides: test_compile_effects.py)."""
-    out = set()
-    for t in captures:
-        viewed = id(t) in views
-        owner = views[id(t)] if viewed else _C._base(t)
-        # t: the trace's kept dict, captures, the loop's t, getrefcount's
-        # argument; and hop.numpy's (array, tensor) entry of the trace
-        if sys.getrefcount(t) > 4 + viewed:
-            continue
-        # the owner: t's base and buffer, the local, getrefcount's argument;
-        # and that entry and the views dict
-        if owner is not None and not (_np is not None and isinstance(owner, _np.ndarray) and
-                                      sys.getrefcount(owner) <= 4 + 2 * viewed):
-            continue
-        # a view (np.linspace's result is one): its bases, each held by the
-        # view before it only (and the local, getrefcount's argument)
-        while owner is not None and owner.base is not None:
-            owner = owner.base
-            if not isinstance(owner, _np.ndarray) or sys.getrefcount(owner) > 3:
-                break
-        else:
-            out.add(id(t))
-        del owner
-    return out
 
 
 class _Results:
@@ -996,13 +986,15 @@ def _view_again(tree, arg_spec, how, readonly, cls, leaves, made):
     that results made by the same steps from one array are one array, as
     eagerly (`v = a[1:]; return v, np.squeeze(v)`: v twice)."""
     (kind, ref), steps = how
-    if kind != "capture":
-        v = base = subtree(tree, arg_spec, ref) if kind == "arg" else \
-            _as_ndarray(leaves[ref]) if kind == "out" else ref._tv.numpy().copy()
+    # (an environment ndarray's capture: NumPy's view of that ndarray)
+    env = _frame_state.ENV_ARRAYS.get(id(ref)) if kind == "capture" else None
+    if kind != "capture" or env is not None:
+        v = base = env if env is not None else subtree(tree, arg_spec, ref) if kind == "arg" \
+            else _as_ndarray(leaves[ref]) if kind == "out" else ref._tv.numpy().copy()
         if kind == "out":
             leaves[ref] = base  # one ndarray for all its views (`b, b.real`: b twice)
         from .numpy._storage import numpy_view
-        key = (kind, id(ref)) if kind == "made" else (kind, ref)
+        key = (kind, id(ref)) if kind in ("made", "capture") else (kind, ref)
         for s in steps:
             key += (id(s),)  # (the steps live as long as the plan)
             v = made[key] if key in made else made.setdefault(key, numpy_view(s, v))
@@ -1106,7 +1098,7 @@ class _WriteBack:
     differs from the one a view-or-copy decision read (NumPy's reshape views
     memory or copies it by its layout)."""
 
-    def __init__(self, slots, slot_arrays, tr, leaves, runs, traced, writes):
+    def __init__(self, slots, slot_arrays, tr, leaves, runs, traced, writes, env_sources=None):
         self.slots = slots
         # results that are a written argument itself (`x += 1; return x`):
         # the caller's array is returned, as NumPy's in-place code returns it
@@ -1131,6 +1123,10 @@ class _WriteBack:
         self.capture_names = names[len(names) - len(caps):] if caps else []
         self._cap_memory = (None, None)  # (captured tensors, their ndarrays)
         self.env = []  # (source, ndarray) the guards hold by identity (environment)
+        # capture -> the source of the environment ndarray it is the memory
+        # of (_frame_state._env_array), which a refusal names
+        self.viewed = {j: env_sources[id(_C._base(t))] for j, t in enumerate(caps)
+                       if env_sources and id(_C._base(t)) in env_sources}
         self.check(leaves, _C.UnsupportedError, caps, keep=False)
 
     def environment(self, guards, leaves, captured):
@@ -1148,7 +1144,7 @@ class _WriteBack:
         (ndarrays, the tensors of hop.numpy arrays), then the captured
         tensors' (their ndarrays made once per set of captures when keep:
         not while traced, where the references a capture has tell whether
-        the function made it, _made_captures)."""
+        the function made it, _guards.made_captures)."""
         out = [(("arg", i), x if isinstance(x, _np.ndarray) else x.numpy())
                for i, x in enumerate(leaves) if isinstance(x, (_np.ndarray, _C.Tensor))]
         seen, views = self._cap_memory
@@ -1165,6 +1161,8 @@ class _WriteBack:
             return f"argument {k[1]}"
         if k[0] == "env":
             return f"the ndarray {self.env[k[1]][0]!r} the function reads"
+        if k[1] in self.viewed:
+            return f"the ndarray {self.viewed[k[1]]!r} the function reads"
         return f"the captured array {self.capture_names[k[1]]} (a global's or closed-over array)"
 
     def check(self, leaves, error, captured, keep=True):
@@ -1278,10 +1276,6 @@ class _Runner:
         self.out_spec = out_spec
         self.template = template
         self.all_numpy = all_numpy
-        # Which results a NumPy call (all_numpy) returns as ndarrays: not
-        # the tensor of a hop.numpy array the function returned (eagerly
-        # that array; its node rebuilds it from the tensor).
-        self._to_numpy = [not a for a in _array_leaves(out_spec)]
         self.guards = guards
         self._check = guards.check
         # hop.compile's runners: fp_warned(args, kwargs) says whether a call
@@ -1293,23 +1287,31 @@ class _Runner:
         # tuple, replaced whole, so a call on another thread reads a
         # consistent pair.
         self._state = guards.state(self.captures)
+        self._bind_calls()
+
+    def _bind_calls(self):
+        """The fast calls for the argument and result specs (_compile._result_only)."""
+        # Which results a NumPy call (all_numpy) returns as ndarrays: not the tensor of a
+        # hop.numpy array the function returned (eagerly that array; its node rebuilds it).
+        self._to_numpy = [not a for a in _array_leaves(self.out_spec)]
         # The common call, fn(t1, ..., tn) on hop.Tensors returning tensors,
         # skips flattening and rebuilding (most of a small plan's call cost).
-        flat = spec.kind == "tuple" and all(c == LEAF for c in spec.children) and not kw
+        spec, out_spec, template, plan = self.spec, self.out_spec, self.template, self.plan
+        flat = spec.kind == "tuple" and all(c == LEAF for c in spec.children) and not self.kw
         # (hop.Tensors only, positional, each its own leaf: whatever the results)
-        flat_in = flat and all(s is None for s in statics) and not any(as_array)
+        flat_in = flat and all(s is None for s in self.statics) and not any(self.as_array)
         flat = flat and self._results is None
-        self._nflat = len(statics) if flat_in and flat else -1
+        self._nflat = len(self.statics) if flat_in and flat else -1
         self._one_out = out_spec == LEAF and len(template) == 1 and template[0] is None and \
-            sym_out == [False] and self._results is None
+            self.sym_out == [False] and self._results is None
         # The common NumPy call, fn(a1, ..., an) on ndarrays returning
         # arrays: (whether a tuple, the 0-d results to return as NumPy
         # scalars), or None.
         hnp = sys.modules.get("hop.numpy")
-        self._ndflat = len(statics) if flat and all(s is None for s in statics) and \
-            all(as_array) else -1
-        self._ndout = hnp._simple_out(out_spec) if hnp is not None and \
-            all(t is None for t in template) and not any(sym_out) else None
+        self._ndflat = len(self.statics) if flat and all(s is None for s in self.statics) and \
+            all(self.as_array) else -1
+        self._ndout = hnp._simple_out(self.out_spec) if hnp is not None and \
+            all(t is None for t in self.template) and not any(self.sym_out) else None
         # That call with no environment guards to check (the captures never
         # change): bound in C, fast(args) runs it for a tuple of ndarrays
         # and is NotImplemented for anything else (hop.compile's __call__).
@@ -1320,20 +1322,20 @@ class _Runner:
             self._nflat = -1
             if self._c_order is None:
                 self._ndflat = -1
-        if writeback is not None:  # every call writes back: the general path
+        if self.writeback is not None:  # every call writes back: the general path
             self._nflat = self._ndflat = -1
         # Arguments _C._EffectsCall takes as they are (_compile._effects_call)
-        self.flat_in = flat_in and not self._order and writeback is None
+        self.flat_in = flat_in and not self._order and self.writeback is None
         # (a plan whose only guard is the builtin names' is bound with it:
         # the bound call checks it, _C._bind_names)
-        names = getattr(guards, "names_only", None)
+        names = getattr(self.guards, "names_only", None)
         unchecked = self._check is None or names is not None
         self.fast = plan.bind_arrays(self._ndflat, self._state[1], self._ndout, self._c_order) \
             if self._ndflat >= 0 and self._ndout is not None and unchecked else None
         # The same for hop.Tensors in and a tensor or a flat tuple of them
         # out: bound in C, no Python frame between the call and the plan.
         flat_out = out_spec.kind == "tuple" and all(c == LEAF for c in out_spec.children) and \
-            all(t is None for t in template) and not any(sym_out)
+            all(t is None for t in template) and not any(self.sym_out)
         if self.fast is None and self._nflat >= 0 and unchecked and \
                 (self._one_out or flat_out):
             self.fast = plan.bind_tensors(self._nflat, self._state[1], self._one_out)

@@ -55,8 +55,6 @@ def test_an_argument_written_in_place_that_is_a_global_ndarray_the_function_read
     other = np.zeros(2 if view else 3)
 
     def reset(k):
-        # (G's own values stay: a change inside a global ndarray that NumPy
-        # computes with while tracing is another bug, below)
         G[...] = np.arange(3.0)
         other[...] = k
 
@@ -243,9 +241,6 @@ def test_a_list_argument_that_is_a_global_list(fn, seq):
         f"eagerly (explain() counts them)"]
 
 
-@pytest.mark.xfail(strict=True, reason="known, not fixed (issue 28): NumPy computes G * 2 on "
-                   "a plain ndarray global while tracing and the plan keeps the value; the "
-                   "guard holds G by identity only, so a change inside G is not seen")
 def test_a_change_inside_a_global_ndarray_numpy_computes_with_while_tracing():
     def f(x):
         return x + G * 2

@@ -52,15 +52,36 @@ _LIBRARY_DIRS = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                  os.path.dirname(os.path.abspath(_np.__file__)))
 
 
-def _users_call(name):
+def for_user(wrapper):
+    """The frame translator (hop._frame) is about to call wrapper (a
+    creation or dispatching function of this module) for the user's code it
+    translates (None: the call is over): that call is the user's, as the
+    calling frame tells when the user's code runs itself (_users_call)."""
+    _tls.translated = wrapper
+
+
+def _translated(wrapper):
+    """Whether the translator called wrapper for the user's code: taken
+    once, at the wrapper's entry, so that what NumPy calls in turn is
+    NumPy's own."""
+    if getattr(_tls, "translated", None) is wrapper:
+        _tls.translated = None
+        return True
+    return False
+
+
+def _users_call(name, translated=False):
     """Whether the creation function `name` was called by the user's code
     as `np.name(...)` while this thread traces a function (or records its
     path eagerly, _paths.record_path): the calling
     Python frame is outside NumPy and hop, and the call it is making is that
     of an attribute `name` (a C or Cython caller that looks numpy.empty up
-    itself, inside a Python call of something else, gets NumPy's own)."""
+    itself, inside a Python call of something else, gets NumPy's own).
+    translated: the frame translator made the call for the user's code."""
     if not getattr(_tls, "depth", 0) or (_C.tracing() is None and not _core._recording()):
         return False
+    if translated:
+        return True
     f = sys._getframe(2)
     code = f.f_code
     if os.path.abspath(code.co_filename).startswith(_LIBRARY_DIRS):
@@ -117,10 +138,12 @@ def _dispatching(name, original):
 
     @functools.wraps(original)
     def dispatching(*args, **kwargs):
+        translated = _translated(dispatching)
         # an array among the arguments themselves: NumPy dispatches (the
         # same frames as eagerly, where path specialisation replays it)
         if not _top_level(args, kwargs) and \
-                (_traced_in(args) or _traced_in(kwargs.values())) and _users_call(name) and \
+                (_traced_in(args) or _traced_in(kwargs.values())) and \
+                _users_call(name, translated) and \
                 not (_tensor_in(args) or _tensor_in(kwargs.values())):
             return _funcs.array_function(original, (), args, kwargs)
         return original(*args, **kwargs)
@@ -155,7 +178,8 @@ def _redirect(name, original):
 
     @functools.wraps(original)
     def creation(*args, **kwargs):
-        if kwargs.get("like") is not None or not _users_call(name):
+        translated = _translated(creation)
+        if kwargs.get("like") is not None or not _users_call(name, translated):
             return original(*args, **kwargs)
         if name == "fromiter":
             args = _fromiter_items(args, kwargs)
