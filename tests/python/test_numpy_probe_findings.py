@@ -54,3 +54,47 @@ def test_cov_with_an_integer_dtype_raises_numpys_casting_error(fn, dtype):
     assert "Cannot cast ufunc 'subtract' output from dtype('float64')" in want[1]
     assert eager == want
     assert compiled == want
+
+
+X = np.array([[3.0, 1.0, 2.0], [0.5, -1.0, 4.0]])
+SORTS = [
+    lambda a, **k: np.sort(a, **k), lambda a, **k: np.argsort(a, **k),
+    lambda a, **k: np.partition(a, 1, **k), lambda a, **k: np.argpartition(a, 1, **k),
+]
+
+
+@pytest.mark.parametrize("fn", SORTS)
+@pytest.mark.parametrize("kw", [{"order": "f0"}, {"order": []}, {"order": "f0", "axis": 5},
+                                {"order": ["a", "b"], "axis": None}])
+def test_sort_and_partition_refuse_order_for_an_array_without_fields(fn, kw):
+    # NumPy's ValueError (before the axis is checked); hop ignored order
+    want, eager, compiled = _three_ways(fn, X, **kw)
+    assert want == (ValueError, "Cannot specify order when the array has no fields.")
+    assert eager == want
+    assert compiled == want
+
+
+@pytest.mark.parametrize("fn", SORTS[2:])
+@pytest.mark.parametrize("kind,error", [
+    ("stable", ValueError), ("INTROSELECT", ValueError), (None, TypeError), (3, TypeError),
+    (b"introselect", None), ("introselect", None)])
+def test_partition_kind_is_checked_as_numpys(fn, kind, error):
+    # NumPy has one select kind; hop ignored kind
+    want, eager, compiled = _three_ways(fn, X, kind=kind)
+    assert (want[0] if error else None) is error
+    assert eager == want
+    assert compiled == want
+
+
+@pytest.mark.parametrize("method,kw", [
+    ("sort", {"order": "f0"}), ("partition", {"kth": 1, "order": "f0"}),
+    ("partition", {"kth": 1, "kind": "stable"}), ("argsort", {"order": "f0"}),
+    ("argpartition", {"kth": 1, "kind": "bad"})])
+def test_sort_methods_check_order_and_kind_and_leave_the_array(method, kw):
+    a, h = X.copy(), hnp.asarray(X)
+    with pytest.raises(Exception) as want:
+        getattr(a, method)(**kw)
+    with pytest.raises(type(want.value)) as got:
+        getattr(h, method)(**kw)
+    assert str(got.value) == str(want.value)
+    assert np.asarray(h).tolist() == X.tolist()
