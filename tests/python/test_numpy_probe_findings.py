@@ -20,7 +20,8 @@ def _run(f):
     except Exception as e:  # noqa: BLE001 (NumPy's error is the answer)
         return type(e), str(e)
     a = np.asarray(r)
-    return type(r).__name__.replace("ndarray", "array"), str(a.dtype), a.shape, a.round(12).tolist()
+    return (type(r).__name__.replace("ndarray", "array"), str(a.dtype), a.shape,
+            repr(a.round(12).tolist()))  # (repr: NaN equal to NaN)
 
 
 def _three_ways(fn, x, **kw):
@@ -98,3 +99,15 @@ def test_sort_methods_check_order_and_kind_and_leave_the_array(method, kw):
         getattr(h, method)(**kw)
     assert str(got.value) == str(want.value)
     assert np.asarray(h).tolist() == X.tolist()
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("x,kw", [
+    (np.zeros(0), {}), (np.zeros((0, 3)), {"axis": 0}), (np.zeros((3, 0)), {"axis": 1}),
+    (np.zeros((0, 3)), {}), (np.zeros((0, 3)), {"axis": 1}), (np.zeros(0, np.complex128), {}),
+    (np.zeros((0, 3), np.float32), {"axis": 0, "keepdims": True}), (np.zeros((2, 0)), {"axis": 0})])
+def test_nanmedian_of_empty_slices_is_numpys_nan(x, kw):
+    # hop raised a ShapeError (its take of the middle element of nothing)
+    want, eager, compiled = _three_ways(np.nanmedian, x, **kw)
+    assert eager == want
+    assert compiled == want

@@ -750,6 +750,8 @@ def _nanmedian_t(t, axis, last=False):
     """The median of tensor t's numbers (NaN skipped) along axis; of an
     all-NaN slice NaN, or its last element (last: NumPy's _nanmedian1d)."""
     s, n, cnt = _nan_sorted(t, axis)
+    if isinstance(n, int) and n == 0:  # NumPy's mean of the empty slices (NaN, nan+nanj)
+        return _t(F.mean(ndarray(s), axis=0, _kind=ndarray))
     lo = _nan_take(s, (cnt - 1) // 2)
     hi = _nan_take(s, cnt // 2)
     r = _t(F.mean(ndarray(_C.stack([lo, hi], 0)), axis=0, _kind=ndarray))
