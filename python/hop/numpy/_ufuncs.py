@@ -568,8 +568,8 @@ def call_ufunc(name, args, kwargs, kind):
     if name == "clip" and any(o.t is None and o.value is None for o in ops):
         raise ValueError("One of max or min must be given")
     extra = {"dtype": dtype} if dtype is not None else {}
-    if dtype is not None and "casting" in kwargs:
-        extra["casting"] = casting  # the inputs are cast to dtype under this rule
+    if "casting" in kwargs:
+        extra["casting"] = casting  # the inputs are cast to the loop's dtypes under this rule
     if name == "matmul":
         for o in ops:
             if o.ndim == 0:
