@@ -139,3 +139,18 @@ def test_ufunc_casting_no_of_an_int_array_is_numpys_error():
     with pytest.raises(TypeError, match=r"Cannot cast ufunc 'exp' input from dtype\('int64'\) "
                                         r"to dtype\('float64'\) with casting rule 'no'"):
         np.exp(hnp.arange(3), casting="no")
+
+
+@pytest.mark.parametrize("make", [
+    lambda m, A: m.full((2,), 3, dtype=complex), lambda m, A: m.full((2, 3), 3.5, dtype=np.complex64),
+    lambda m, A: m.full((2,), 1 + 2j), lambda m, A: m.full((), 1 - 1j),
+    lambda m, A: m.full((2,), np.complex64(1 + 1j)), lambda m, A: m.full((2,), True, dtype=complex),
+    lambda m, A: m.full((2,), complex("nan+infj")), lambda m, A: m.full((), A(2.0)),
+    lambda m, A: m.full_like(A(np.zeros(2, complex)), 3),
+    lambda m, A: m.full_like(A(np.zeros((2, 2))), 3, dtype=complex)])
+def test_full_with_a_complex_dtype_is_numpys(make):
+    # hop raised "full(): argument 'fill_value' must be a number or a bool,
+    # not hop.Tensor" for every complex fill
+    want = _run(lambda: make(np, np.asarray))
+    assert _run(lambda: make(hnp, hnp.asarray)) == want
+    assert _run(lambda: hop.compile(lambda: make(np, np.asarray))()) == want

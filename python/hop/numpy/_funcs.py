@@ -592,11 +592,13 @@ def full(shape, fill_value, dtype=None, order="C", *, like=None, _kind=None):
             if not isinstance(o.value, _C.SymInt) else _np.dtype(_np.int64)
     npd = _np.dtype(dtype)
     o = _core.operand(fill_value, "full")
-    if o.t is not None:
-        t = _core.cast(o.t, npd).expand(*_shape_arg(shape)).clone()
-    else:
-        t = _full_t(shape, _core.as_compute(o, npd), npd)
-    return wrap(_kind or ndarray, t)
+    # (as_compute gives a 0-d tensor for a complex dtype, which _C.full takes not)
+    v = o.t if o.t is not None else _core.as_compute(o, npd)
+    if not isinstance(v, _C.Tensor):
+        return wrap(_kind or ndarray, _full_t(shape, v, npd))
+    shp = _shape_arg(shape)
+    t = _core.cast(v, npd)
+    return wrap(_kind or ndarray, (t.expand(*shp) if shp else t.reshape(())).clone())
 
 
 def _like(a, dtype, shape, order, kind, make, what):
