@@ -119,6 +119,8 @@ CAST_CASES = [
     lambda a: np.add(a, 1, casting="no"), lambda a: np.multiply(a, a, casting="no"),
     lambda a: np.add(a, np.float32(1), casting="safe"), lambda a: np.negative(a, casting="no"),
     lambda a: np.arctan2(a, 2.0, casting="same_kind"), lambda a: np.sqrt(a, casting="unsafe"),
+    lambda a: np.frexp(a, casting="no"), lambda a: np.modf(a, casting="equiv"),
+    lambda a: np.modf(a, casting="safe"),
 ]
 
 
@@ -154,3 +156,23 @@ def test_full_with_a_complex_dtype_is_numpys(make):
     want = _run(lambda: make(np, np.asarray))
     assert _run(lambda: make(hnp, hnp.asarray)) == want
     assert _run(lambda: hop.compile(lambda: make(np, np.asarray))()) == want
+
+
+B1 = np.array([True, False, True, True])
+B2 = np.array([[True, False, True], [False, False, True]])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("fn", [
+    lambda a: np.ediff1d(a), lambda a: np.ediff1d(a, to_begin=[True]),
+    lambda a: np.ediff1d(a, to_end=[2.5]), lambda a: np.gradient(a),
+    lambda a: np.gradient(a, edge_order=2), lambda a: np.gradient(a, axis=-1),
+    lambda a: np.gradient(a, np.array([0.0, 1.0, 3.0, 4.0][:a.shape[-1]]), axis=-1, edge_order=2),
+    lambda a: np.gradient(a, np.array([0.0, 1.0, 3.0, 4.0][:a.shape[-1]]), axis=-1)])
+@pytest.mark.parametrize("x", [B1, B2])
+def test_ediff1d_and_gradient_of_bools_are_numpys(fn, x):
+    # NumPy subtracts the bools (its TypeError); hop answered not_equal
+    # (ediff1d) or converted them to float64 (gradient)
+    want = _run(lambda: fn(x))
+    assert _run(lambda: fn(hnp.asarray(x))) == want
+    assert _run(lambda: hop.compile(fn)(x)) == want

@@ -227,7 +227,9 @@ def gradient(f, *varargs, axis=None, edge_order=1, _kind=None):
     fa = ndarray(ft)
     otype = fa.dtype
     if otype.kind in "iub":
-        fa = ndarray(ft.to(_C.float64))
+        # (NumPy converts integers only: a bool f stays bool, and its
+        # differences are NumPy's boolean-subtract TypeError)
+        fa = ndarray(ft.to(_C.float64)) if otype.kind != "b" else fa
         otype = _np.dtype(_np.float64)
     outvals = []
     for ax, ax_dx in zip(axes, dx):

@@ -514,6 +514,8 @@ def _call_two(name, args, kwargs, kind):
     dtype = kwargs.get("dtype")
     ops = [_core.operand(a, f"numpy.{name}") for a in args]
     extra = {"dtype": dtype} if dtype is not None else {}
+    if "casting" in kwargs:  # (the input's cast to the loop's dtype, as call_ufunc's)
+        extra["casting"] = kwargs["casting"]
     dts = _core.result_dtypes(lambda *d: uf(*d, **extra), ops, f"numpy.{name}")
     x = ops[0]
     xt = x.t if x.t is not None else _C.full((), _core.scalar_arg(x),
