@@ -19,6 +19,12 @@ def _run(f):
         r = _as_numpy(f())
     except Exception as e:  # noqa: BLE001 (NumPy's error is the answer)
         return type(e), str(e)
+    return _describe(r)
+
+
+def _describe(r):
+    if isinstance(r, (tuple, list)):
+        return type(r).__name__, tuple(_describe(v) for v in r)
     a = np.asarray(r)
     return (type(r).__name__.replace("ndarray", "array"), str(a.dtype), a.shape,
             repr((a.round(12) if a.dtype.kind in "fc" else a).tolist()))  # (repr: NaN == NaN)
@@ -174,5 +180,30 @@ def test_ediff1d_and_gradient_of_bools_are_numpys(fn, x):
     # NumPy subtracts the bools (its TypeError); hop answered not_equal
     # (ediff1d) or converted them to float64 (gradient)
     want = _run(lambda: fn(x))
+    assert _run(lambda: fn(hnp.asarray(x))) == want
+    assert _run(lambda: hop.compile(fn)(x)) == want
+
+
+A23 = np.arange(6.0).reshape(2, 3)
+
+
+@pytest.mark.parametrize("fn,w", [
+    (np.histogram, np.ones(6)), (np.histogram_bin_edges, np.ones(6)),
+    (np.histogram, np.ones((3, 2))), (np.histogram_bin_edges, np.ones((3, 2))),
+    (np.histogram, np.ones((2, 3))), (np.histogram_bin_edges, np.arange(6.0).reshape(2, 3))])
+def test_histogram_weights_of_another_shape_are_numpys_error(fn, w):
+    # NumPy compares the shapes before flattening (hop compared the
+    # flattened ones, and histogram_bin_edges not at all)
+    want = _run(lambda: fn(A23, weights=w))
+    assert _run(lambda: fn(hnp.asarray(A23), weights=hnp.asarray(w))) == want
+    assert _run(lambda: hop.compile(lambda a, b: fn(a, weights=b))(A23, w)) == want
+
+
+@pytest.mark.parametrize("fn", [np.isposinf, np.isneginf])
+@pytest.mark.parametrize("x", [C1, C1.astype(np.complex64), np.array(np.inf + 0j)])
+def test_isposinf_of_complex_is_numpys_type_error(fn, x):
+    # hop answered all False
+    want = _run(lambda: fn(x))
+    assert want[0] is TypeError
     assert _run(lambda: fn(hnp.asarray(x))) == want
     assert _run(lambda: hop.compile(fn)(x)) == want

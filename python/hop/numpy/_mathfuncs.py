@@ -428,6 +428,9 @@ def fix(x, out=None, *, _kind=None):
 
 def _isinf_signed(x, out, _kind, inf, what):
     t = _t(x, what)
+    if _core.np_dtype(t).kind == "c":  # NumPy's signbit refuses complex
+        raise TypeError(f"This operation is not supported for {_core.np_dtype(t)} values "
+                        f"because it would be ambiguous.")
     r = _C.eq(t, inf) if _core.np_dtype(t).kind == "f" else _C.zeros(tuple(t.shape),
                                                                       dtype=_C.bool)
     return F._out(_kind or _kind_of(x), r, scalar=r.ndim == 0 and out is None, out=out,
