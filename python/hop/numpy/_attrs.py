@@ -432,6 +432,7 @@ def _put_method(self, indices, values, mode="raise"):
 
 
 def _partition_method(self, kth, axis=-1, kind="introselect", order=None):
+    _sorting.check_select(kind, order)
     _sorting._check_kth(self._t, kth, axis)
     self._assign(F.sort(self, axis, _kind=_C.Tensor), "ndarray.partition (in place)")
 

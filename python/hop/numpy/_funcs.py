@@ -592,11 +592,13 @@ def full(shape, fill_value, dtype=None, order="C", *, like=None, _kind=None):
             if not isinstance(o.value, _C.SymInt) else _np.dtype(_np.int64)
     npd = _np.dtype(dtype)
     o = _core.operand(fill_value, "full")
-    if o.t is not None:
-        t = _core.cast(o.t, npd).expand(*_shape_arg(shape)).clone()
-    else:
-        t = _full_t(shape, _core.as_compute(o, npd), npd)
-    return wrap(_kind or ndarray, t)
+    # (as_compute gives a 0-d tensor for a complex dtype, which _C.full takes not)
+    v = o.t if o.t is not None else _core.as_compute(o, npd)
+    if not isinstance(v, _C.Tensor):
+        return wrap(_kind or ndarray, _full_t(shape, v, npd))
+    shp = _shape_arg(shape)
+    t = _core.cast(v, npd)
+    return wrap(_kind or ndarray, (t.expand(*shp) if shp else t.reshape(())).clone())
 
 
 def _like(a, dtype, shape, order, kind, make, what):
@@ -1124,12 +1126,13 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
 
 # ---------------------------------------------------------------- sorting
 
-def _sorting(a, axis, _kind, what, sort_any, kind=None):
+def _sorting(a, axis, _kind, what, sort_any, kind=None, order=None):
     # sort/argsort: axis None sorts the flattened array.  A 0-d array has
     # no axis to sort along (NumPy's AxisError), but argsort takes it as
     # one element (array([0]), its axis checked against 1 dim)
     t = _t(a, what)
     k = _sort_kind(kind)
+    no_fields(order)
     if axis is None:
         t, axis = t.reshape(-1), 0
     elif t.ndim == 0:
@@ -1195,12 +1198,19 @@ def _ties_unknown(t, ax, what):
 
 @implements(_np.sort)
 def sort(a, axis=-1, kind=None, order=None, *, _kind=None):
-    return _sorting(a, axis, _kind, "sort", _corder.sort_any, kind)
+    return _sorting(a, axis, _kind, "sort", _corder.sort_any, kind, order)
 
 
 @implements(_np.argsort)
 def argsort(a, axis=-1, kind=None, order=None, *, _kind=None):
-    return _sorting(a, axis, _kind, "argsort", _corder.argsort_any, kind)
+    return _sorting(a, axis, _kind, "argsort", _corder.argsort_any, kind, order)
+
+
+def no_fields(order):
+    """NumPy's refusal of order= (a field name or names) for an array
+    without fields, which every hop.numpy array is."""
+    if order is not None:
+        raise ValueError("Cannot specify order when the array has no fields.")
 
 
 @implements(_np.take)
@@ -1354,7 +1364,7 @@ def _flatten_method(self, order="C"):
 
 
 def _sort_method(self, axis=-1, kind=None, order=None):
-    self._assign(sort(self, axis, kind, _kind=_C.Tensor), "ndarray.sort (in place)")
+    self._assign(sort(self, axis, kind, order, _kind=_C.Tensor), "ndarray.sort (in place)")
 
 
 def _fill_method(self, value):

@@ -176,9 +176,22 @@ def _histogram_uniform_range(t, w, edges, uniform, ntype):
     return _core.cast(_C._op("put", _C.zeros((n,), dtype=wd.dtype), idx, wd, True), ntype)
 
 
+def _ravel_and_check_weights(a, weights, what):
+    """NumPy's: a and weights (None or of a's own shape, before either is
+    flattened) as 1-d tensors."""
+    t = _t(a, what)
+    w = None
+    if weights is not None:
+        w = _t(weights, what)
+        if tuple(w.shape) != tuple(t.shape):
+            raise ValueError("weights should have the same shape as a.")
+        w = w.reshape(-1)
+    return t.reshape(-1), w
+
+
 @implements(_np.histogram_bin_edges)
 def histogram_bin_edges(a, bins=10, range=None, weights=None, *, _kind=None):
-    t = _t(a, "histogram_bin_edges").reshape(-1)
+    t, _ = _ravel_and_check_weights(a, weights, "histogram_bin_edges")
     edges, _ = _bin_edges(t, bins, range, weights, "histogram_bin_edges")
     return wrap(_kind or _kind_of(a), edges)
 
@@ -188,12 +201,7 @@ def histogram(a, bins=10, range=None, normed=None, weights=None, density=None, *
     kind = _kind or _kind_of(a)
     if normed is not None:
         raise TypeError("histogram() got an unexpected keyword argument 'normed'")
-    t = _t(a, "histogram").reshape(-1)
-    w = None
-    if weights is not None:
-        w = _t(weights, "histogram").reshape(-1)
-        if tuple(w.shape) != tuple(t.shape):
-            raise ValueError("weights should have the same shape as a.")
+    t, w = _ravel_and_check_weights(a, weights, "histogram")
     edges, uniform = _bin_edges(t, bins, range, weights, "histogram")
     ntype = _np.dtype(_np.intp) if w is None else _core.np_dtype(w)
     if uniform is not None and not isinstance(uniform[0], _C.Tensor):

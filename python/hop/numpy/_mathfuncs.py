@@ -227,7 +227,9 @@ def gradient(f, *varargs, axis=None, edge_order=1, _kind=None):
     fa = ndarray(ft)
     otype = fa.dtype
     if otype.kind in "iub":
-        fa = ndarray(ft.to(_C.float64))
+        # (NumPy converts integers only: a bool f stays bool, and its
+        # differences are NumPy's boolean-subtract TypeError)
+        fa = ndarray(ft.to(_C.float64)) if otype.kind != "b" else fa
         otype = _np.dtype(_np.float64)
     outvals = []
     for ax, ax_dx in zip(axes, dx):
@@ -426,6 +428,9 @@ def fix(x, out=None, *, _kind=None):
 
 def _isinf_signed(x, out, _kind, inf, what):
     t = _t(x, what)
+    if _core.np_dtype(t).kind == "c":  # NumPy's signbit refuses complex
+        raise TypeError(f"This operation is not supported for {_core.np_dtype(t)} values "
+                        f"because it would be ambiguous.")
     r = _C.eq(t, inf) if _core.np_dtype(t).kind == "f" else _C.zeros(tuple(t.shape),
                                                                       dtype=_C.bool)
     return F._out(_kind or _kind_of(x), r, scalar=r.ndim == 0 and out is None, out=out,

@@ -214,12 +214,14 @@ def setxor1d(ar1, ar2, assume_unique=False, *, _kind=None):
     return wrap(kind, _corder.sort_any(both, 0))
 
 
+BOOL_SUBTRACT = ("numpy boolean subtract, the `-` operator, is not supported, use the "
+                 "bitwise_xor, the `^` operator, or the logical_xor function instead.")
+
+
 @implements(_np.ediff1d)
 def ediff1d(ary, to_end=None, to_begin=None, *, _kind=None):
     kind = _kind or _kind_of(ary)
     t = _t(ary, "ediff1d").reshape(-1)
-    d = t.slice(0, 1, None, 1) - t.slice(0, 0, -1, 1) if t.dtype is not _C.bool else \
-        _C.ne(t.slice(0, 1, None, 1), t.slice(0, 0, -1, 1))
     parts = []
     dtype_req = _core.np_dtype(t)
     for v, name in ((to_begin, "to_begin"), (to_end, "to_end")):
@@ -228,6 +230,9 @@ def ediff1d(ary, to_end=None, to_begin=None, *, _kind=None):
                 casting="same_kind"):
             raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under the "
                             f"`same_kind` rule.")
+    if t.dtype is _C.bool:  # NumPy's ary[1:] - ary[:-1] (after to_begin/to_end's checks)
+        raise TypeError(BOOL_SUBTRACT)
+    d = t.slice(0, 1, None, 1) - t.slice(0, 0, -1, 1)
     if to_begin is not None:
         parts.append(_core.cast(_t(to_begin).reshape(-1), dtype_req))
     parts.append(d)

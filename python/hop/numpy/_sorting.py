@@ -76,6 +76,7 @@ def flatnonzero(a, *, _kind=None):
 @implements(_np.partition)
 def partition(a, kth, axis=-1, kind="introselect", order=None, *, _kind=None):
     t = _t(a, "partition")
+    check_select(kind, order)
     _check_kth(t, kth, axis)
     return F.sort(a, axis, _kind=_kind)
 
@@ -83,8 +84,21 @@ def partition(a, kth, axis=-1, kind="introselect", order=None, *, _kind=None):
 @implements(_np.argpartition)
 def argpartition(a, kth, axis=-1, kind="introselect", order=None, *, _kind=None):
     t = _t(a, "argpartition")
+    check_select(kind, order)
     _check_kth(t, kth, axis)
     return F.argsort(a, axis, _kind=_kind)
+
+
+def check_select(kind, order):
+    """NumPy's checks of partition's kind (introselect, its only one; hop's
+    partition is a full sort, which is one of NumPy's partitions) and order."""
+    if isinstance(kind, bytes):
+        kind = kind.decode("latin-1")
+    if not isinstance(kind, str):
+        raise TypeError(f"select kind must be str, not {type(kind).__name__}")
+    if kind != "introselect":
+        raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
+    F.no_fields(order)
 
 
 def _check_kth(t, kth, axis):

@@ -149,8 +149,13 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         fact = w_sum - ddof
     else:
         fact = w_sum - ddof * _C.sum(w * aw, None, False) / w_sum
+    if _core.np_dtype(X).kind in "biu":  # NumPy's X -= avg[:, None] cannot cast back
+        raise _core.ufunc_cast_error("subtract", _core.np_dtype(_t(avg)), _core.np_dtype(X),
+                                     "same_kind")
     Xc = X - _t(avg).unsqueeze(1)
     X_T = Xc.T if w is None else (Xc * w).T
+    if _core.np_dtype(X_T).kind == "c":  # NumPy's dot(X, X_T.conj()): Hermitian
+        X_T = _C._op("conj", X_T)
     c = _C.matmul(Xc, X_T)
     if isinstance(fact, int):
         fact = builtins.max(fact, 0)
@@ -169,11 +174,18 @@ def corrcoef(x, y=None, rowvar=True, bias=None, ddof=None, *, dtype=None, _kind=
     if c.ndim == 0:
         return wrap(kind, c / c, scalar=True)
     d = _t(F.PUBLIC["diagonal"](ndarray(c)))
-    std = _C.sqrt(d)
+    cplx = _core.np_dtype(c).kind == "c"
+    std = _C.sqrt(_C._op("real", d) if cplx else d)
     c = c / std.unsqueeze(1)
     c = c / std.unsqueeze(0)
-    c = _C.minimum(_C.maximum(c, -1.0), 1.0)
-    return wrap(kind, c)
+    if cplx:  # NumPy clips the real and the imaginary parts to [-1, 1] each
+        return wrap(kind, _C._op("complex", _clip_unit(_C._op("real", c)),
+                                 _clip_unit(_C._op("imag", c))))
+    return wrap(kind, _clip_unit(c))
+
+
+def _clip_unit(c):
+    return _C.minimum(_C.maximum(c, -1.0), 1.0)
 
 
 # ---------------------------------------------------------- quantiles
@@ -738,6 +750,8 @@ def _nanmedian_t(t, axis, last=False):
     """The median of tensor t's numbers (NaN skipped) along axis; of an
     all-NaN slice NaN, or its last element (last: NumPy's _nanmedian1d)."""
     s, n, cnt = _nan_sorted(t, axis)
+    if isinstance(n, int) and n == 0:  # NumPy's mean of the empty slices (NaN, nan+nanj)
+        return _t(F.mean(ndarray(s), axis=0, _kind=ndarray))
     lo = _nan_take(s, (cnt - 1) // 2)
     hi = _nan_take(s, cnt // 2)
     r = _t(F.mean(ndarray(_C.stack([lo, hi], 0)), axis=0, _kind=ndarray))

@@ -514,6 +514,8 @@ def _call_two(name, args, kwargs, kind):
     dtype = kwargs.get("dtype")
     ops = [_core.operand(a, f"numpy.{name}") for a in args]
     extra = {"dtype": dtype} if dtype is not None else {}
+    if "casting" in kwargs:  # (the input's cast to the loop's dtype, as call_ufunc's)
+        extra["casting"] = kwargs["casting"]
     dts = _core.result_dtypes(lambda *d: uf(*d, **extra), ops, f"numpy.{name}")
     x = ops[0]
     xt = x.t if x.t is not None else _C.full((), _core.scalar_arg(x),
@@ -588,8 +590,8 @@ def call_ufunc(name, args, kwargs, kind):
     if name == "clip" and any(o.t is None and o.value is None for o in ops):
         raise ValueError("One of max or min must be given")
     extra = {"dtype": dtype} if dtype is not None else {}
-    if dtype is not None and "casting" in kwargs:
-        extra["casting"] = casting  # the inputs are cast to dtype under this rule
+    if "casting" in kwargs:
+        extra["casting"] = casting  # the inputs are cast to the loop's dtypes under this rule
     if name == "matmul":
         for o in ops:
             if o.ndim == 0:
