@@ -396,8 +396,9 @@ choose(hop__task_fn fn, int size, int64_t now)
 }
 
 /* A job of kind (fn, size) took ns of wall time on the pool (pool) or on
- * the caller alone, a worker having woken less than WARM_NS before it began
- * (cold): the way the next jobs take. */
+ * the caller alone, cold when it lasted less than WARM_NS and a worker had
+ * woken less than WARM_NS before it began (or woke for it): the way the
+ * next jobs take. */
 static void
 record(hop__task_fn fn, int size, int64_t work, bool pool, bool cold, int64_t ns, int64_t now)
 {
@@ -415,10 +416,11 @@ record(hop__task_fn fn, int size, int64_t work, bool pool, bool cold, int64_t ns
         pthread_mutex_unlock(&kinds_lock);
         return;
     }
-    /* Nor, once the caller alone has figures, is a job that began within
-     * WARM_NS of a worker's wake-up and took at most twice the caller's
-     * time, unless COLD_MAX such jobs came in a row (then cold is how this
-     * kind's jobs run): on this KVM guest a worker's pieces take ~3x as
+    /* Nor, once the caller alone has figures, is a cold job that took at
+     * most twice the caller's time, unless COLD_MAX such jobs came in a row
+     * (then cold is how this kind's jobs run); a job longer than WARM_NS
+     * is a figure however it began, as its slow start is a small part of
+     * it.  On this KVM guest a worker's pieces take ~3x as
      * long for the first ~0.5 ms after it wakes (a 100,000 x 16 map's
      * pieces 28-44 us, against 11 us later and on the caller), so a kind
      * whose jobs come between stretches of one-thread work - the workers
@@ -556,7 +558,7 @@ hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, int64_t work,
     pthread_mutex_unlock(&dispatch);
     if (poll == NULL) {
         int64_t t1 = hop__monotonic_ns();
-        bool cold = __atomic_load_n(&woke, __ATOMIC_RELAXED) > t0 - WARM_NS;
+        bool cold = t1 - t0 < WARM_NS && __atomic_load_n(&woke, __ATOMIC_RELAXED) > t0 - WARM_NS;
         record(fn, size, work, true, cold, t1 - t0, t1);
     }
 }

@@ -448,8 +448,8 @@ void hop__pool_stop(void);
 /* For tests: the pool's decisions for a kind of job, without running one.
  * choose: whether the next job of kind (fn, work) at time now (ns, as
  * hop__monotonic_ns) takes the pool; record: such a job took ns of wall
- * time, on the pool or on the caller alone, cold when a worker had woken
- * from its sleep less than 1 ms before it began. */
+ * time, on the pool or on the caller alone, cold when it lasted under 1 ms
+ * and a worker had woken from its sleep less than 1 ms before it began. */
 bool hop__pool_choose(hop__task_fn fn, int64_t work, int64_t now);
 void hop__pool_record(hop__task_fn fn, int64_t work, bool pool, bool cold, int64_t ns,
                       int64_t now);
