@@ -55,6 +55,8 @@
 #define PROBE_MAX 256   /* ... and at most, while the way in use keeps winning */
 #define POOL_PROBE 3    /* jobs a try of the pool lasts (the first may find workers asleep) */
 #define MARGIN 0.95     /* the pool must take at most this share of the caller's time */
+#define WARM_NS 1000000 /* a worker runs slowly this long after it wakes (see record) */
+#define COLD_MAX 16     /* cold jobs in a row a kind skips before they are its figures */
 
 static pthread_mutex_t dispatch = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;     /* sleeping and waking */
@@ -76,8 +78,13 @@ static int job_fp;  /* the workers' floating-point flags of the current job (hop
 static uint64_t seats;
 void (*hop__pool_seat_hook)(void); /* runtime.h: for tests */
 static int sleepers;               /* workers asleep on wake (or about to be) */
+static int64_t woke;               /* when a worker last woke from its sleep (or started) */
 static int waiting;                /* the caller asleep on done (or about to be) */
 static int stopping;
+/* Counters (hop_runtime_pool_counts): jobs split or run whole, and the
+ * pieces each side ran, one relaxed add per job or piece (a piece is tens
+ * of us), on a line of their own, away from the job's words. */
+static _Alignas(64) long n_split, n_whole, n_caller_pieces, n_worker_pieces;
 
 #define JOB_GEN(w) ((uint32_t)((w) >> 32))
 #define JOB_PIECES(w) ((int)(((w) >> 16) & 0xffff))
@@ -124,6 +131,7 @@ hop_runtime_threads(void)
 static int
 claim(uint32_t gen, bool worker)
 {
+    long *count = worker ? &n_worker_pieces : &n_caller_pieces;
     uint64_t w = __atomic_load_n(&job, __ATOMIC_ACQUIRE);
     for (int ran = 0;; ran++) {
         if (JOB_GEN(w) != gen || JOB_NEXT(w) >= JOB_PIECES(w))
@@ -135,6 +143,7 @@ claim(uint32_t gen, bool worker)
         int fp = worker ? hop__fp_take() : 0;
         if (fp != 0)
             __atomic_fetch_or(&job_fp, fp, __ATOMIC_RELAXED);
+        __atomic_add_fetch(count, 1, __ATOMIC_RELAXED); /* before the job can end */
         if (__atomic_sub_fetch(&pending, 1, __ATOMIC_SEQ_CST) == 0 &&
             __atomic_load_n(&waiting, __ATOMIC_SEQ_CST)) {
             pthread_mutex_lock(&lock);
@@ -185,6 +194,7 @@ next_job(uint32_t seen)
         pthread_cond_wait(&wake, &lock);
     __atomic_sub_fetch(&sleepers, 1, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&lock);
+    __atomic_store_n(&woke, hop__monotonic_ns(), __ATOMIC_RELAXED);
     return gen;
 }
 
@@ -204,6 +214,7 @@ static void *
 worker_main(void *arg)
 {
     (void)arg;
+    __atomic_store_n(&woke, hop__monotonic_ns(), __ATOMIC_RELAXED);
     uint32_t seen = JOB_GEN(__atomic_load_n(&job, __ATOMIC_ACQUIRE));
     for (;;) {
         uint32_t gen = next_job(seen);
@@ -321,6 +332,7 @@ typedef struct kind {
     int16_t probe;        /* that interval, in jobs and in ms */
     int8_t trying;        /* jobs left of a try of the other way */
     bool warm;            /* the next job on the pool wakes (or starts) the workers */
+    uint8_t cold;         /* cold jobs on the pool skipped since its last figure */
 } kind;
 
 static pthread_mutex_t kinds_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -373,7 +385,8 @@ choose(hop__task_fn fn, int size, int64_t now)
     if (k->trying > 0) {
         k->trying--;
         pool = !pool;
-    } else if ((k->left > 0 ? --k->left : 0) == 0 && now >= k->due) {
+    } else if ((k->left > 0 ? --k->left : 0) == 0 && now >= k->due &&
+               !(pool && k->cold > 0 && k->cold < COLD_MAX)) {
         k->left = k->probe;
         pool = !pool;
         k->trying = (int8_t)(pool ? POOL_PROBE - 1 : 0);
@@ -389,9 +402,11 @@ choose(hop__task_fn fn, int size, int64_t now)
 }
 
 /* A job of kind (fn, size) took ns of wall time on the pool (pool) or on
- * the caller alone: the way the next jobs take. */
+ * the caller alone, cold when it lasted less than WARM_NS and a worker had
+ * woken less than WARM_NS before it began (or woke for it): the way the
+ * next jobs take. */
 static void
-record(hop__task_fn fn, int size, int64_t work, bool pool, int64_t ns, int64_t now)
+record(hop__task_fn fn, int size, int64_t work, bool pool, bool cold, int64_t ns, int64_t now)
 {
     pthread_mutex_lock(&kinds_lock);
     kind *k = kind_of(fn, size);
@@ -407,6 +422,29 @@ record(hop__task_fn fn, int size, int64_t work, bool pool, int64_t ns, int64_t n
         pthread_mutex_unlock(&kinds_lock);
         return;
     }
+    /* Nor, once the caller alone has figures, is a cold job that took at
+     * most twice the caller's time, unless COLD_MAX such jobs came in a row
+     * (then cold is how this kind's jobs run); a job longer than WARM_NS
+     * is a figure however it began, as its slow start is a small part of
+     * it.  On this KVM guest a worker's pieces take ~3x as
+     * long for the first ~0.5 ms after it wakes (a 100,000 x 16 map's
+     * pieces 28-44 us, against 11 us later and on the caller), so a kind
+     * whose jobs come between stretches of one-thread work - the workers
+     * sleep meanwhile - or whose tries of the pool, each of which wakes
+     * them, last three jobs of 0.2 ms, looked slow on the pool for good.
+     * A try of the pool lasts until it has figures (and choose waits for
+     * them before it tries the caller).  A job over twice the caller's
+     * time is more than a cold worker: a figure, as before. */
+    if (pool && cold && k->n[0] > 0 && k->cold < COLD_MAX &&
+        per <= 2 * median(k->ns[0], k->n[0])) {
+        k->cold++;
+        if (!k->pooled)
+            k->trying++;
+        pthread_mutex_unlock(&kinds_lock);
+        return;
+    }
+    if (pool && !cold)
+        k->cold = 0;
     k->ns[w][k->at[w]] = per;
     k->at[w] = (uint8_t)((k->at[w] + 1) % SAMPLES);
     if (k->n[w] < SAMPLES)
@@ -429,6 +467,18 @@ record(hop__task_fn fn, int size, int64_t work, bool pool, int64_t ns, int64_t n
         }
     }
     pthread_mutex_unlock(&kinds_lock);
+}
+
+bool
+hop__pool_choose(hop__task_fn fn, int64_t work, int64_t now)
+{
+    return choose(fn, size_class(work), now);
+}
+
+void
+hop__pool_record(hop__task_fn fn, int64_t work, bool pool, bool cold, int64_t ns, int64_t now)
+{
+    record(fn, size_class(work), work, pool, cold, ns, now);
 }
 
 /* Waits until every piece is finished: spinning a little, then asleep
@@ -483,9 +533,10 @@ hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, int64_t work,
     int64_t t0 = hop__monotonic_ns();
     if (poll == NULL && !choose(fn, size, t0)) {
         pthread_mutex_unlock(&dispatch);
+        __atomic_add_fetch(&n_whole, 1, __ATOMIC_RELAXED);
         fn(ctx, 0, 1);
         int64_t t1 = hop__monotonic_ns();
-        record(fn, size, work, false, t1 - t0, t1);
+        record(fn, size, work, false, false, t1 - t0, t1);
         return;
     }
     start_workers(threads);
@@ -508,6 +559,7 @@ hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, int64_t work,
         pthread_cond_broadcast(&wake);
         pthread_mutex_unlock(&lock);
     }
+    __atomic_add_fetch(&n_split, 1, __ATOMIC_RELAXED);
     (void)claim(gen, false);
     wait_pieces(poll, pctx);
     int fp = __atomic_load_n(&job_fp, __ATOMIC_ACQUIRE); /* (pending's seq_cst orders it) */
@@ -516,6 +568,16 @@ hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, int64_t work,
     pthread_mutex_unlock(&dispatch);
     if (poll == NULL) {
         int64_t t1 = hop__monotonic_ns();
-        record(fn, size, work, true, t1 - t0, t1);
+        bool cold = t1 - t0 < WARM_NS && __atomic_load_n(&woke, __ATOMIC_RELAXED) > t0 - WARM_NS;
+        record(fn, size, work, true, cold, t1 - t0, t1);
     }
+}
+
+void
+hop_runtime_pool_counts(hop_pool_counts *c)
+{
+    c->split = __atomic_load_n(&n_split, __ATOMIC_RELAXED);
+    c->whole = __atomic_load_n(&n_whole, __ATOMIC_RELAXED);
+    c->caller_pieces = __atomic_load_n(&n_caller_pieces, __ATOMIC_RELAXED);
+    c->worker_pieces = __atomic_load_n(&n_worker_pieces, __ATOMIC_RELAXED);
 }

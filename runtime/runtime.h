@@ -453,6 +453,14 @@ void hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, int64_t 
                           void (*poll)(const void *), const void *pctx);
 /* Stops the workers (they restart on demand). */
 void hop__pool_stop(void);
+/* For tests: the pool's decisions for a kind of job, without running one.
+ * choose: whether the next job of kind (fn, work) at time now (ns, as
+ * hop__monotonic_ns) takes the pool; record: such a job took ns of wall
+ * time, on the pool or on the caller alone, cold when it lasted under 1 ms
+ * and a worker had woken from its sleep less than 1 ms before it began. */
+bool hop__pool_choose(hop__task_fn fn, int64_t work, int64_t now);
+void hop__pool_record(hop__task_fn fn, int64_t work, bool pool, bool cold, int64_t ns,
+                      int64_t now);
 /* For tests: a worker that saw a new job calls this (when not NULL) before
  * it takes a seat of the job, so a test can make it late. */
 extern void (*hop__pool_seat_hook)(void);

@@ -46,9 +46,7 @@ for k, n in names.items():
     f, args = shapes[n]
     cf = hop.compile(f)
     work[k] = (lambda cf, args: lambda: cf(*args))(cf, args)
-x = hop.randn(100000, 16, seed=1)
-w, b = hop.randn(16, seed=2), hop.randn(16, seed=3)
-mf = run.map_fn()
+mf, (x, w, b), _ = run.map_case(100000)
 work["map"] = lambda: mf(x, w, b)
 _, fx, ff = run.fused_fn()
 work["fused"] = lambda: ff(fx)

@@ -378,6 +378,18 @@ void hop_runtime_parallel(hop_parallel_fn fn, const void *ctx, int nth);
  * size on its own (hop_runtime_parallel: all sizes as one). */
 void hop_runtime_parallel_work(hop_parallel_fn fn, const void *ctx, int nth, int64_t work);
 
+/*
+ * What the pool has done since the process started (for tests and
+ * benchmarks): jobs it split over its threads (split), jobs of a kind that
+ * ran faster on the caller alone and so ran whole on it (whole), and the
+ * pieces of split jobs the caller and the workers ran.  Jobs too small to
+ * split, or run on one thread, are in none of them.
+ */
+typedef struct hop_pool_counts {
+    long split, whole, caller_pieces, worker_pieces;
+} hop_pool_counts;
+void hop_runtime_pool_counts(hop_pool_counts *c);
+
 /* Stops the pool's workers (they restart on demand) and frees the calling
  * thread's eager state (its ShapeEnv for shape inference).  For leak
  * checkers, tests and library unload.  A thread's eager state is also

@@ -1246,6 +1246,15 @@ f_get_num_threads(PyObject *mod, PyObject *unused)
 }
 
 static PyObject *
+f_pool_counts(PyObject *mod, PyObject *unused)
+{
+    hop_pool_counts c;
+    hop_runtime_pool_counts(&c);
+    return Py_BuildValue("{sl,sl,sl,sl}", "split", c.split, "whole", c.whole, "caller_pieces",
+                         c.caller_pieces, "worker_pieces", c.worker_pieces);
+}
+
+static PyObject *
 f_alloc_live(PyObject *mod, PyObject *unused)
 {
     return PyLong_FromLong(hop_alloc_live());
@@ -1368,6 +1377,11 @@ PyMethodDef hop_py__create_functions[] = {
         "How many threads large kernels and parallel maps use (hop.set_num_threads).\n\n"
         ">>> hop.get_num_threads() >= 1\n"
         "True\n"},
+    {"_pool_counts", (PyCFunction)f_pool_counts, METH_NOARGS,
+     "What the thread pool has done since start (hop_runtime_pool_counts): a dict of the jobs "
+     "it split over its threads ('split'), the jobs it ran whole on the caller because their "
+     "kind ran faster so ('whole'), and the pieces of split jobs the caller and the workers "
+     "ran ('caller_pieces', 'worker_pieces')."},
     {"_alloc_live", (PyCFunction)f_alloc_live, METH_NOARGS,
      "Blocks the C library has allocated and not freed (for leak tests)."},
     {"_alloc_count", (PyCFunction)f_alloc_count, METH_NOARGS,
