@@ -238,6 +238,15 @@ run:
     return HOP_OK;
 }
 
+/* Group g's reduction epilogue (program.h): its op as an Op instruction
+ * runs it, the same kernel and cache, without a dispatch of its own. */
+static hop_status
+run_epilogue(hop__frame *f, const hop__fgroup *g)
+{
+    hop__insn in = {.opcode = HOP__OP_Op, .p1 = g->epi_out, .p2 = g->epi->cache, .p4 = g->epi};
+    return run_op(f, &in);
+}
+
 /* OpAlloc's memory: the slot's kept storage and the frame's scratch. */
 typedef struct late_ud {
     hop__frame *f;
@@ -680,16 +689,20 @@ hop__exec_at(hop__frame *f, int32_t pc)
             }
             break;
         /* Fused P1 P2 P3 P4: runs fused group P4 (P2 inputs, P3 steps) into
-         * slot P1. */
+         * slot P1, then its reduction epilogue if it has one. */
         case HOP__OP_Fused:
         /* Copy P1 P2 * P4: copies slot P2 into slot P1 (group P4). */
-        case HOP__OP_Copy:
-            if ((st = hop__fused_run(in->p4, f)) != HOP_OK)
+        case HOP__OP_Copy: {
+            const hop__fgroup *g = in->p4;
+            if ((st = hop__fused_run(g, f)) != HOP_OK)
                 goto fail;
             /* a small group costs what the instruction does (above) */
-            if (((const hop__fgroup *)in->p4)->small_n == 0)
+            if (g->small_n == 0)
                 f->budget -= hop_tensor_numel(&slots[in->p1]) >> HOP__CHECK_SHIFT;
+            if (g->epi && (st = run_epilogue(f, g)) != HOP_OK)
+                goto fail;
             break;
+        }
         /* Op P1 P2 * P4: runs op P4 into slot P1 with the kernel cached in
          * P2, prepared again only when an operand's data or geometry changed. */
         case HOP__OP_Op:
