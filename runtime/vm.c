@@ -203,9 +203,11 @@ static _Atomic uint64_t kernel_gen;
  * Op: the cached kernel rebased onto this run's (or row's) operands when
  * only their data moved - the rows of a map, a new input - and prepared
  * again only when their geometry or values changed: preparing infers
- * shapes in the thread's ShapeEnv, which may allocate.
+ * shapes in the thread's ShapeEnv, which may allocate.  Inlined in the
+ * interpreter's Op case (as when that was its one caller) and in
+ * run_epilogue.
  */
-static hop_status
+static inline __attribute__((always_inline)) hop_status
 run_op(hop__frame *f, const hop__insn *in)
 {
     const hop__opdesc *d = in->p4;
@@ -238,12 +240,28 @@ run:
     return HOP_OK;
 }
 
-/* Group g's reduction epilogue (program.h): its op as an Op instruction
- * runs it, the same kernel and cache, without a dispatch of its own. */
+/* Group g's reduction epilogue (program.h): its op's kernel and cache, as
+ * an Op instruction runs them, without a dispatch of its own.  On the same
+ * data as the last run, the reduction straight (what hop__kernel_run does
+ * for one output element: hop__reduce_compute, one piece); else run_op. */
 static hop_status
 run_epilogue(hop__frame *f, const hop__fgroup *g)
 {
-    hop__insn in = {.opcode = HOP__OP_Op, .p1 = g->epi_out, .p2 = g->epi->cache, .p4 = g->epi};
+    const hop__opdesc *d = g->epi;
+    hop__kcache *kc = &f->kernels[d->cache];
+    const hop__kernel *k = (const hop__kernel *)kc->k.u.bytes;
+    if (d->fixed && kc->valid && f->into == NULL && d->nargs <= HOP__K_NBASE) {
+        const char *data[HOP__K_NBASE];
+        for (int i = 0; i < d->nargs; i++)
+            data[i] = d->args[i].kind == HOP__A_TENSOR ? f->slots[d->args[i].slot].data : NULL;
+        if (hop__kernel_at(k, data, (size_t)d->nargs, f->slots[g->epi_out].data) &&
+            k->kind == HOP__K_REDUCE && k->p.red.nout == 1) {
+            hop__reduce_compute(&k->p.red, 0, 1);
+            f->budget -= k->work >> HOP__CHECK_SHIFT;
+            return HOP_OK;
+        }
+    }
+    hop__insn in = {.opcode = HOP__OP_Op, .p1 = g->epi_out, .p2 = d->cache, .p4 = d};
     return run_op(f, &in);
 }
 
