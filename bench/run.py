@@ -359,6 +359,35 @@ def r_eager_op():
                   "a + b on f32[16], a new result each call")
 
 
+@row("np_eager_op", "eager hop.numpy op vs NumPy (a + b, a * 2.0, a < b, np.sin(a); 16 and 1M "
+                   "float64)", "<= 2x NumPy at 16, >= 1x at 1M")
+def r_np_eager_op():
+    import hop.numpy as hnp
+    one_thread()
+    per = {}
+    ok = True
+    for n in (16, 1_000_000):
+        a, b = hnp.ones(n), hnp.ones(n) * 2.0
+        an, bn = np.ones(n), np.ones(n) * 2.0
+        cases = {"add": (lambda: a + b, lambda: an + bn),
+                 "mul_scalar": (lambda: a * 2.0, lambda: an * 2.0),
+                 "less": (lambda: a < b, lambda: an < bn),
+                 "sin": (lambda: np.sin(a), lambda: np.sin(an))}
+        for name, (hf, nf) in cases.items():
+            s = measure_all({"hop": hf, "np": nf}, repeat=11 if n > 16 else None)
+            hm, nm = s["hop"].median, s["np"].median
+            if n == 16 and name == "add":
+                h, nv = s["hop"].as_dict(), s["np"].as_dict()
+            per[f"{name}_{n}"] = {"hop_ns": hm, "numpy_ns": nm, "hop_over_numpy": hm / nm}
+            ok = ok and (hm <= 2 * nm if n == 16 else hm <= nm)
+    worst16 = max(v["hop_over_numpy"] for k, v in per.items() if k.endswith("_16"))
+    worst1m = max(v["hop_over_numpy"] for k, v in per.items() if k.endswith("_1000000"))
+    return result("ns", h, nv, None, ok,
+                  f"hop/NumPy worst {worst16:.2f}x at 16, {worst1m:.2f}x at 1M",
+                  "hop.numpy arrays outside hop.compile (the eager fast path, _eager); the "
+                  "figures: a + b at 16; every op and size in extra", {"per_op": per})
+
+
 def map_case(rows):
     """The map rows' program and inputs: a compiled map of (r*w + b).relu()
     over rows x 16 floats (called once), its operands and their arrays."""

@@ -122,6 +122,105 @@ hop_py__plan_run_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
                       args[2]);
 }
 
+/* ------------------------------------------------ NumPy's error state */
+
+/*
+ * Whether NumPy's floating-point error state (numpy.errstate, numpy.seterr)
+ * now raises, calls, prints or logs for some kind of error, not only
+ * ignores or warns: 1, 0, or -1 with an error set.  Read as NumPy 1.24's
+ * ufuncs read it (numpy/core/src/umath/extobj.c, get_global_ext_obj and
+ * _extract_pyvals): the list [bufsize, errmask, errobj] under the key
+ * "UFUNC_PYVALS" of the thread state's dict (the builtins' without one);
+ * absent, NumPy's default (no kind raises).  Each kind is 3 bits of errmask
+ * (divide, over, under, invalid): 0 ignore, 1 warn, 2 raise, 3 call, 4
+ * print, 5 log.  Something NumPy would reject there (not a list of 3, a mask
+ * that is not an int) is 1: eager raises NumPy's error.
+ *
+ * hop.compile's NumPy calls ask on every call, so the lookup is cached: the
+ * dict's version tag (every change of a dict gets a new tag, unique across
+ * dicts) gives the list, whose mask is read each time (np.seterr changes it
+ * in place).  ~25 instructions when the dict did not change.
+ */
+static PyObject *str_pyvals; /* "UFUNC_PYVALS" */
+static uint64_t pyvals_version; /* the version tag of the dict last looked in (0: none) */
+static PyObject *pyvals_list;   /* what it held: NULL or an exact list (borrowed: alive
+                                 * while the tag holds) */
+
+/* The mask's answer, the lookup done (list: NULL or what NumPy holds). */
+static int
+mask_reported(PyObject *list)
+{
+    if (list == NULL)
+        return 0;
+    if (!PyList_CheckExact(list) || PyList_GET_SIZE(list) != 3)
+        return 1;
+    PyObject *mask = PyList_GET_ITEM(list, 1);
+    if (!PyLong_CheckExact(mask))
+        return 1;
+    long m = PyLong_AsLong(mask);
+    if (m == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 1;
+    }
+    return (m & 06666) != 0;
+}
+
+/* The lookup, and the cache's new entry. */
+static int
+np_fp_reported_slow(void)
+{
+    PyObject *d = PyThreadState_GetDict();
+    if (d == NULL)
+        d = PyEval_GetBuiltins();
+    if (str_pyvals == NULL && (str_pyvals = PyUnicode_InternFromString("UFUNC_PYVALS")) == NULL)
+        return -1;
+    PyObject *list = PyDict_GetItemWithError(d, str_pyvals);
+    if (list == NULL && PyErr_Occurred())
+        return -1;
+#if PY_VERSION_HEX < 0x030C0000
+    int cacheable = list == NULL || PyList_CheckExact(list);
+    pyvals_version = cacheable ? ((PyDictObject *)d)->ma_version_tag : 0;
+    pyvals_list = cacheable ? list : NULL;
+#endif
+    return mask_reported(list);
+}
+
+/* Through the cache where it holds: the thread's dict in the state it had
+ * (a version tag is unique across dicts: a new dict or a change of one gets
+ * the next), the list read again (NumPy changes the mask in place). */
+static inline int
+np_fp_reported(void)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    PyObject *d = _PyThreadState_UncheckedGet()->dict;
+    if (d != NULL && ((PyDictObject *)d)->ma_version_tag == pyvals_version) {
+        PyObject *list = pyvals_list;
+        if (list == NULL)
+            return 0;
+        PyObject *mask = Py_SIZE(list) == 3 ? PyList_GET_ITEM(list, 1) : NULL;
+        /* (PyLong_AsLong costs 30 instructions: NumPy's masks are one digit) */
+        if (mask != NULL && Py_IS_TYPE(mask, &PyLong_Type) && Py_SIZE(mask) == 1)
+            return (((PyLongObject *)mask)->ob_digit[0] & 06666) != 0;
+        return mask_reported(list);
+    }
+#endif
+    return np_fp_reported_slow();
+}
+
+int
+hop_py__np_fp_reported(void)
+{
+    return np_fp_reported();
+}
+
+PyObject *
+hop_py__np_fp_reported_py(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    int r = hop_py__np_fp_reported();
+    return r < 0 ? NULL : PyBool_FromLong(r);
+}
+
 /* ------------------------------------------------ the bound call */
 
 /*
@@ -183,6 +282,15 @@ array_call_vectorcall(ArrayCallObject *c, PyObject *const *args, size_t nargsf, 
         if (plain < 0)
             return NULL;
         if (!plain)
+            Py_RETURN_NOTIMPLEMENTED;
+    }
+    if (c->scalars != NULL) {
+        /* NumPy's error state raises (calls, prints, logs) for an error:
+         * this call runs eagerly through NumPy (the general path) */
+        int reported = np_fp_reported();
+        if (reported < 0)
+            return NULL;
+        if (reported)
             Py_RETURN_NOTIMPLEMENTED;
     }
     if (c->scalars == NULL)

@@ -1466,6 +1466,9 @@ static PyMethodDef trace_functions[] = {
      "_call_guard(check, allowed) / _call_guard(None): the frame translator's C profile "
      "function (see hop/_frame.py)."},
     {"tracing", py_tracing, METH_NOARGS, "This thread's active Trace, or None."},
+    {"_np_fp_reported", hop_py__np_fp_reported_py, METH_NOARGS,
+     "Whether NumPy's floating-point error state (numpy.errstate, numpy.seterr) now raises, "
+     "calls, prints or logs for some kind of error (numpy.geterrobj()[1] & 0o6666, read in C)."},
     {"_trace_depth", py_trace_depth, METH_NOARGS,
      "The tracer stack depth of the active trace, 0 when none is active."},
     {"_is_proxy", py_is_proxy, METH_O, "True for a traced value (a proxy Tensor)."},

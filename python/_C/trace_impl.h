@@ -89,6 +89,10 @@ PyObject *hop_py__plan_run_arrays(PlanObject *p, PyObject *const *args, Py_ssize
 PyObject *hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs);
 PyObject *hop_py__plan_bind_tensors(PlanObject *p, PyObject *const *args, Py_ssize_t nargs);
 int hop_py__numpy_call_init(void);
+/* numpy_call.c: whether NumPy's error state raises, calls, prints or logs
+ * for some floating-point error (1 / 0 / -1), and _C._np_fp_reported(). */
+int hop_py__np_fp_reported(void);
+PyObject *hop_py__np_fp_reported_py(PyObject *self, PyObject *unused);
 
 /* compiled_call.c: readies hop._C._CompiledCall and adds it; 0 / -1. */
 int hop_py__compiled_call_init(PyObject *module);

@@ -109,7 +109,7 @@ class _Entry:
             # resumes compiled (no guard: Python runs whatever the call is)
             try:
                 return fr.stop.run_prefix(args, kwargs, _compile_resume)
-            except _C.GuardError as e:
+            except (_C.GuardError,) + _RUN_ERRORS as e:
                 raise _Ran(e) from None
         shared = _shared_with_env(args, kwargs, fr) if fr.arg_containers else None
         if shared is not None:
@@ -124,7 +124,9 @@ class _Entry:
             if fr.stop is not None:
                 # a graph break: the instruction in Python, then the resume
                 return fr.stop.resume(out, _compile_resume)
-        except _C.GuardError as e:
+        except (_C.GuardError,) + _RUN_ERRORS as e:
+            # (the user's code raised it after the plan ran and the effects
+            # were replayed: the call's own error, never a rerun's cause)
             raise _Ran(e) from None
         return out
 
@@ -169,10 +171,12 @@ class _PlanRaised(BaseException):
 
 
 class _Ran(BaseException):
-    """A GuardError that the user's code raised after the plan ran (a
-    replayed effect, the code after a graph break): the call's own error,
-    never a guard's miss, which would run the plan and the effects again.
-    CompiledFunction raises the error itself."""
+    """A GuardError, or one of _RUN_ERRORS, that the user's code raised
+    after the plan ran (a replayed effect, the code after a graph break: a
+    reshape to a size the plan computed): the call's own error, never a
+    guard's miss nor a plan's error, either of which would run the plan (or
+    the call eagerly) and the effects again.  CompiledFunction raises the
+    error itself."""
 
     def __init__(self, error):
         super().__init__(error)
@@ -257,6 +261,8 @@ class CompiledFunction(_C._CompiledCall):
 
     def _call_args(self, args):
         """fn(*args) through the newest plan that fits (see the class)."""
+        if _C._np_fp_reported() and _numpy_call(args, None) and _C.tracing() is None:
+            return self.fn(*args)  # (see _numpy_call)
         entries = self._entries
         if not entries:
             return self._call(args, {})
@@ -294,6 +300,8 @@ class CompiledFunction(_C._CompiledCall):
             # compiled helper in a compiled function): f is part of that
             # trace, as jit inside a JAX trace is.
             return self.fn(*args, **kwargs)
+        if _C._np_fp_reported() and _numpy_call(args, kwargs):
+            return self.fn(*args, **kwargs)  # (see _numpy_call)
         entries = self._entries
         try:
             if entries:
@@ -913,6 +921,34 @@ def _eager_argument(args, kwargs):
             if why is not None:
                 return why
     return None
+
+
+def _numpy_call(args, kwargs):
+    """Whether a call takes NumPy's semantics: an ndarray, a NumPy scalar or
+    a hop.numpy array among its arguments.  While NumPy's error state
+    raises, calls, prints or logs for some floating-point error
+    (_C._np_fp_reported: the caller's numpy.errstate or numpy.seterr) such a
+    call runs fn eagerly, through NumPy, which reports the error as it does
+    eagerly (hop's kernels report none); the plans stay for the other calls.
+    (Plan.bind_arrays's C call asks the same and leaves such a call to
+    _call_args.)  A call on hop.Tensors only is not NumPy's: its plan does
+    not read NumPy's state, as hop.Tensor's eager operations do not."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        return False
+    hnp = sys.modules.get("hop.numpy")
+    kinds = (np.ndarray, np.generic) if hnp is None else (np.ndarray, np.generic, hnp.ndarray)
+    # (not flatten's leaves: a hop.numpy array's is its tensor)
+    todo = [args, kwargs]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, kinds):
+            return True
+        if isinstance(x, (tuple, list)):
+            todo.extend(x)
+        elif isinstance(x, dict):
+            todo.extend(x.values())
+    return False
 
 
 def _eager_args(args):

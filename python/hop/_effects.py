@@ -302,6 +302,17 @@ def _class_attr(t, name):
 _DATA_DESCRIPTORS = (property, types.GetSetDescriptorType, types.MemberDescriptorType)
 
 
+def _user_get(a):
+    """The __get__ of the user's a descriptor a (a class attribute) runs
+    when read through an instance, or None (a function, property, class
+    or static method: their code is followed elsewhere)."""
+    if a is _MISSING or isinstance(a, (types.FunctionType, property, staticmethod, classmethod,
+                                       type)):
+        return None
+    g = getattr(type(a), "__get__", None)
+    return g if isinstance(g, types.FunctionType) and _is_user(_module_name(g)) else None
+
+
 def _static_attr(v, name):
     """v.name without running the user's code (no property, no
     __getattr__): a module's attribute, a class attribute, an instance's
@@ -670,6 +681,11 @@ class _Finder:
         elif k == "iter":
             t = ev.target
             if not self.is_pre(frame, t.prov):
+                # a new object of the user's class: its __iter__ (or, without
+                # one, the __getitem__ iter() calls item by item), self made
+                for kind, cls in (self.result(frame, r) for r in t.prov if r[0] == "r"):
+                    if kind == "new" and cls is not None:
+                        self.iter_dunders(cls, code, line)
                 return
             for v in self.candidates(frame, t.src):
                 if isinstance(v, collections.abc.Iterator):
@@ -677,7 +693,7 @@ class _Finder:
                                                       f"{self.describe(frame, t)}, advancing it",
                              code)
                     break
-                self.dunders(frame, v, ("__iter__",), line, code)
+                self.dunders(frame, v, ("__iter__", "__getitem__"), line, code)
         elif k == "with":
             vals = self.candidates(frame, ev.target.src)
             for v in vals:
@@ -706,11 +722,17 @@ class _Finder:
                     a = inspect.getattr_static(type(v), name)
                 except AttributeError:
                     a = _MISSING
+                get = _user_get(a)
                 if isinstance(a, property) and isinstance(a.fget, types.FunctionType) and \
                         _is_user(_module_name(a.fget)):
                     self.schedule(a.fget, {a.fget.__code__.co_varnames[0]: v}
                                   if a.fget.__code__.co_argcount else {}, {}, {},
                                   f" (in the property {a.fget.__qualname__}, read at "
+                                  f"{_site(code, line)})")
+                elif get is not None:
+                    # a descriptor of the user's: o.name runs its __get__(a, o, type(o))
+                    self.schedule(get, dict(zip(get.__code__.co_varnames[:2], (a, v))), {}, {},
+                                  f" (in the descriptor {get.__qualname__}, read at "
                                   f"{_site(code, line)})")
                 elif a is _MISSING:
                     self.dunders(frame, v, ("__getattr__",), line, code)
@@ -724,6 +746,16 @@ class _Finder:
         vals = self.candidates(frame, t.src)
         return bool(vals) and all(isinstance(v, (int, float, complex, str, bytes, tuple,
                                                  frozenset, type(None))) for v in vals)
+
+    def iter_dunders(self, cls, code, line):
+        """The user's methods iteration over a new object of cls runs."""
+        for name in ("__iter__", "__getitem__") if _is_user(getattr(cls, "__module__", "")
+                                                            or "") else ():
+            a = _static_attr(cls, name)
+            if isinstance(a, types.FunctionType) and _is_user(_module_name(a)):
+                self.schedule(a, {}, {}, {}, f" (in {a.__qualname__}, run at "
+                                             f"{_site(code, line)})", self_new=True)
+                return
 
     def dunders(self, frame, v, names, line, code):
         """The user's special methods of v's class that an operation runs."""
@@ -1053,6 +1085,13 @@ class _Calls:
                              "only when hop.compile translates the function")
         mod = getattr(cls, "__module__", "") or ""
         if _is_user(mod):
+            meta = inspect.getattr_static(type(cls), "__call__", None)
+            if isinstance(meta, types.FunctionType) and _is_user(_module_name(meta)):
+                self.add("call", f"makes a {cls.__qualname__}, which runs its metaclass's "
+                                 f"__call__ ({meta.__qualname__})")
+            d = inspect.getattr_static(cls, "__del__", None)
+            if isinstance(d, types.FunctionType) and _is_user(_module_name(d)):
+                self.add("call", f"makes a {cls.__qualname__}, whose __del__ runs when it dies")
             for name in ("__new__", "__init__", "__post_init__"):
                 try:
                     a = inspect.getattr_static(cls, name)

@@ -77,8 +77,8 @@ from ._frame_base import (
     _ALLOWED, _BreakHere, _CONST, _CONTAINERS, _CONTROL_FLOW, _DELETED, _finding_a_module,
     _Frame, _generated_library, _HANDLED, _INERT, _instructions, _INTERNAL, _LOAD, _LOAD_CONST,
     _NoMerge, _NULL, _numpy_written_back, _PAUSED, _rows_known_at_run_time, _site, _SKIP,
-    _static_rows, _steps_table, _Stop, _STORE, _symfloat, _traced, _TransGen, _UNBOUND,
-    _user_function, _userish, _YIELDED, is_user_code, Unsupported)
+    _static_rows, _steps_table, _Stop, _STORE, _symfloat, _traced, _TransGen, _TransMap,
+    _UNBOUND, _user_function, _userish, _YIELDED, is_user_code, Unsupported)
 from ._frame_merge import _Merging, _touches
 from ._frame_resume import _Breaking, Resume
 from ._frame_state import _MUTATORS, _Recorded, _State
@@ -148,9 +148,11 @@ class Translator(_State, _Merging, _Breaking):
         self.written = set()
         self.opaque_objs, self.opaque_names = set(), set()
         self.loads = {}      # id(container) -> loads not as a write-only method's receiver
+        self.set_reads = {}  # id(real set) -> [loads of its shadow not as a mutator's receiver, site]
         self.error = None
         self.depth = 0
         self.root = None
+        self.frames = []  # the frames of the calls being translated, outermost first
         # Whether an instruction of the root frame that needs real values
         # ends the graph (a break, resumed after it) or the translation
         # (fullgraph, or not yet supported there).
@@ -196,6 +198,7 @@ class Translator(_State, _Merging, _Breaking):
         self.numpy_mode = hnp is not None and \
             any(isinstance(v, hnp.ndarray) for _, v in self.argpaths.values())
         self.read, self.written, self.loads = set(), set(), {}
+        self.set_reads = {}
         self.opaque_objs, self.opaque_names = set(), set()  # (opaque_call)
         self.error = None
         self._cur = None
@@ -266,9 +269,37 @@ class Translator(_State, _Merging, _Breaking):
                 raise err
             finally:
                 del err
+        self._set_order_unread()
+        self._generators_left_open()
         out = self._unshadow(out)
         values = tuple(self._unshadow(e.values) for e in self.effects)
         return out, values
+
+    def _check_class(self, cls):
+        """Unsupported for a class whose instances the translation cannot
+        make as eager does: a metaclass of the user's with __call__ (it runs
+        on every instantiation), or a __del__ of the user's (eager runs it
+        when each call's object dies; the translation's object is made once)."""
+        meta = type(cls).__call__
+        if meta is not type.__call__ and _user_function(meta):
+            self._fail(f"{cls.__qualname__}() runs its metaclass's __call__ "
+                       f"({type(cls).__qualname__}), which the translator does not follow")
+        d = getattr(cls, "__del__", None)
+        if _user_function(d):
+            self._fail(f"{cls.__qualname__} has a __del__ of the user's: eager runs it when "
+                       f"each call's object dies, the translation makes its objects once")
+
+    def _generators_left_open(self):
+        """Unsupported when a generator of the user's the function started
+        is left suspended inside a try, with or finally block: eager closes
+        it when it dies (GeneratorExit there runs that code on every call);
+        the translation never does."""
+        for g in self.made.values():
+            if type(g) is _TransGen and not g.done and g.pc > 0 and \
+                    g.fr.code.co_exceptiontable:
+                raise Unsupported(f"the generator {g.fr.code.co_qualname} is left suspended "
+                                  f"where closing it runs its own code (a try, with or finally "
+                                  f"block)", _site(g.fr.code, g.fr.line))
 
     def _check(self, frame):
         """The C call guard's question (_C._call_guard) for a frame whose
@@ -314,6 +345,10 @@ class Translator(_State, _Merging, _Breaking):
             return self._inline(f, args, kwargs)
         if isinstance(f, _Recorded):
             real, shadow, name = f.real, f.shadow, f.name
+            if name == "pop" and type(real) is set:
+                self._fail("set.pop() of a set that existed before the call: the element it "
+                           "takes is the one first in the set's table, which hop's copy of the "
+                           "set does not share")
             out = getattr(shadow, name)(*args, **kwargs)
             self._record("call", real, name, (args, tuple(kwargs.items())),
                          f"{type(real).__name__}.{name}()")
@@ -332,6 +367,11 @@ class Translator(_State, _Merging, _Breaking):
             if kind is None:
                 self._fail(f"{type(owner).__name__}.{f.__name__}() on a {type(owner).__name__} "
                            f"hop cannot trace to its owner")
+        if (f is len or f is sorted or f is min or f is max or f is set or f is frozenset) \
+                and len(args) == 1 and not kwargs:
+            # (a set's answer in any iteration order; no key, whose ties keep
+            # the order met)
+            self._set_order_free(args[0])
         if f is builtins.print:
             for a in list(args) + list(kwargs.values()):
                 if not _printable(a):
@@ -344,6 +384,8 @@ class Translator(_State, _Merging, _Breaking):
         call = getattr(type(f), "__call__", None)
         if not isinstance(f, type) and _user_function(call):
             return self._inline(call, (f,) + args, kwargs)  # a callable object of the user's
+        if isinstance(f, type) and not self.concrete:
+            self._check_class(f)
         if isinstance(f, type) and f.__new__ is object.__new__ and \
                 _user_function(getattr(f, "__init__", None)):
             obj = self._make(object.__new__(f))
@@ -373,6 +415,11 @@ class Translator(_State, _Merging, _Breaking):
                              f"state hop cannot see (a Python effect on this line)", self.depth)
         if f is isinstance and len(args) == 2 and not kwargs:
             return self._isinstance(*args)
+        if (f is map and len(args) >= 2 or f is filter and len(args) == 2) and not kwargs and \
+                not self.concrete and _userish(args[:1]) and \
+                not _userish([a for a in args[1:] if type(a) not in (_TransGen, _TransMap)]):
+            # (the user's function translated at each next(), as a generator's frame)
+            return self._make(_TransMap(self, args[0], args[1:], f is filter))
         self.opaque_call(f, args, kwargs)
         try:
             if (self.cells or self.globs or self.attrs or self.items) and \
@@ -462,9 +509,11 @@ class Translator(_State, _Merging, _Breaking):
         if self.depth == 0:
             self.root = fr
         self.depth += 1
+        self.frames.append(fr)
         try:
             return self._execute(fr)
         finally:
+            self.frames.pop()
             self.depth -= 1
             self._cur = saved
 
@@ -685,8 +734,8 @@ class Translator(_State, _Merging, _Breaking):
         if op == "LOAD_FAST":
             v = fr.fast.get(i.argval, _UNBOUND)
             if v is _UNBOUND:
-                raise UnboundLocalError(f"local variable {i.argval!r} referenced before "
-                                        f"assignment")
+                raise UnboundLocalError(f"cannot access local variable {i.argval!r} where it "
+                                        f"is not associated with a value")
             push(self._sub(v))
         elif op == "BINARY_OP":
             b = pop()
@@ -739,7 +788,9 @@ class Translator(_State, _Merging, _Breaking):
         if op == "LOAD_DEREF" or op == "LOAD_CLASSDEREF":
             push(self._load_cell(fr, i.argval))
         elif op == "DELETE_FAST":
-            del fr.fast[i.argval]
+            if fr.fast.pop(i.argval, _UNBOUND) is _UNBOUND:
+                raise UnboundLocalError(f"cannot access local variable {i.argval!r} where it "
+                                        f"is not associated with a value")
         elif op == "STORE_GLOBAL":
             self._store_global(fr, i.argval, pop())
         elif op == "DELETE_GLOBAL":
@@ -831,6 +882,7 @@ class Translator(_State, _Merging, _Breaking):
             push(r != bool(i.arg))
         elif op == "CONTAINS_OP":
             b = pop()
+            self._set_order_free(b)
             r = pop() in b
             push(r != bool(i.arg))
         elif op == "UNARY_NEGATIVE":

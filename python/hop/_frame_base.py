@@ -229,6 +229,10 @@ def _user_type(t):
                     v = v.fget
                 elif isinstance(v, (staticmethod, classmethod)):
                     v = v.__func__
+                elif not isinstance(v, (types.FunctionType, type)) and \
+                        type(v).__module__ != "builtins":
+                    # a descriptor of the user's (its __get__ runs on o.name)
+                    v = getattr(type(v), "__get__", None) or getattr(type(v), "__set__", None)
                 if isinstance(v, types.FunctionType) and is_user_code(v.__code__):
                     got = True
                     break
@@ -273,8 +277,8 @@ def _userish(values, depth=0):
             if depth == 0 and _userish(v.values() if t is dict else v, 1):
                 return True
         elif isinstance(v, type):
-            if _user_type(v):
-                return True
+            if _user_type(v) or type(v) is not type and _user_type(type(v)):
+                return True  # (its methods, or its metaclass's: Meta.__call__)
         elif _user_type(t):
             return True
         elif t is functools.partial or t is functools._lru_cache_wrapper:
@@ -282,7 +286,30 @@ def _userish(values, depth=0):
             f = v.func if t is functools.partial else getattr(v, "__wrapped__", None)
             if depth < 4 and _userish((f,), depth + 1):
                 return True
+        elif t in _LAZY or t.__module__ == "itertools":
+            # a lazy iterator: consuming it runs what it holds (map(f, xs)
+            # calls f; zip(map(...)), a user's generator): its __reduce__
+            # gives the function and the iterables (conservative if not)
+            try:
+                held = v.__reduce__()[1]
+            except Exception:
+                return True
+            if depth >= 4 or _userish(held if type(held) is tuple else (held,), depth + 1):
+                return True
+        elif t is types.GeneratorType:
+            if is_user_code(v.gi_code):  # (a real one: the translator's are _TransGen)
+                return True
     return False
+
+
+class _Seq:
+    def __getitem__(self, i):
+        raise IndexError
+
+
+# (iter() of an object with __getitem__ only calls it on each next(); so
+# does iter(f, sentinel) call f)
+_LAZY = frozenset([map, filter, zip, enumerate, reversed, type(iter(_Seq())), type(iter(int, 1))])
 
 
 def _wraps_user(f):
@@ -398,32 +425,24 @@ class _Frame:
     __slots__ = ("func", "code", "fast", "cells", "stack", "kwnames", "line", "pc", "handling")
 
 
-class _TransGen:
-    """A generator of the user's (a generator function called, a generator
-    expression) while translating: each next() translates its frame to the
-    next YIELD_VALUE, so its effects are recorded where its consumer (a
-    loop of the translated code, sum(), tuple(), any()) asks for them, in
+class _Lazy:
+    """What the translator hands a consumer in place of a lazy iterator of
+    the user's (_TransGen, _TransMap): each next() translates more of the
+    user's code, its effects recorded where the consumer asks for them, in
     eager's order.  A break inside it is the consumer's call's (the root
     frame breaks at that statement: _Hoist); a library consumer that
     catches it makes the translation Unsupported (gen_break)."""
 
-    def __init__(self, tr, fr):
-        self.tr = tr
-        self.fr = fr
-        self.pc = 0
-        self.done = False
-
     def __iter__(self):
         return self
 
-    def __next__(self):
-        if self.done:
-            raise StopIteration
+    def _translate(self, step, *args):
+        """step(*args), the translation of the next part; the iterator is
+        done once it raised."""
         tr = self.tr
         saved = tr._cur
-        tr.depth += 1
         try:
-            got = tr._execute(self.fr, self.pc)
+            return step(*args)
         except _BreakHere as b:
             self.done = True
             tr.gen_break = b
@@ -432,8 +451,25 @@ class _TransGen:
             self.done = True
             raise
         finally:
-            tr.depth -= 1
             tr._cur = saved
+
+
+class _TransGen(_Lazy):
+    """A generator of the user's (a generator function called, a generator
+    expression) while translating: each next() translates its frame to the
+    next YIELD_VALUE (for its consumer: a loop of the translated code,
+    sum(), tuple(), any())."""
+
+    def __init__(self, tr, fr):
+        self.tr = tr
+        self.fr = fr
+        self.pc = 0
+        self.done = False
+
+    def __next__(self):
+        if self.done:
+            raise StopIteration
+        got = self._translate(self._resume)
         if got is _YIELDED:
             self.pc = self.fr.pc
             v = self.fr.stack.pop()
@@ -441,6 +477,42 @@ class _TransGen:
             return v
         self.done = True
         raise StopIteration(got) if got is not None else StopIteration
+
+    def _resume(self):
+        tr = self.tr
+        tr.depth += 1
+        try:
+            return tr._execute(self.fr, self.pc)
+        finally:
+            tr.depth -= 1
+
+
+class _TransMap(_Lazy):
+    """map(f, *iterables) / filter(f, iterable) of a user function f while
+    translating: each next() takes the next items and translates f's call."""
+
+    def __init__(self, tr, f, iterables, keep):
+        self.tr = tr
+        self.f = f
+        self.its = [iter(i) for i in iterables]
+        self.keep = keep  # filter: the item when f's answer is true
+        self.done = False
+
+    def __next__(self):
+        while not self.done:
+            args = []
+            for it in self.its:
+                try:
+                    args.append(next(it))
+                except StopIteration:
+                    self.done = True
+                    raise
+            out = self._translate(self.tr._call_function, self.f, tuple(args), {})
+            if not self.keep:
+                return out
+            if self._translate(bool, out):
+                return args[0]
+        raise StopIteration
 
 
 def _generated_library(frame):

@@ -238,11 +238,12 @@ def _cond_value(v, containers, depth=0):
     return False
 
 
-def _side_outputs(what, vals, olds, labels, returns):
-    """(output?, value) per value a side leaves (_merge_sides): no output
-    for one left as it was, or for an array that is the caller's memory or
-    a view (the same on both sides, else _same_arrays refuses); _NoMerge for
-    one a cond cannot return."""
+def _side_outputs(what, vals, olds, labels, returns, kept):
+    """(output?, value) per value a side leaves (_merge_sides): True, an
+    output; False, none, for one left as it was; None, none, for an array
+    that is the caller's memory or a view, or an object whose identity the
+    code after the `if` can tell (kept: _Identities; the same on both sides,
+    else _same_arrays refuses); _NoMerge for one a cond cannot return."""
     keep = []
     for v, old, label in zip(vals, olds, labels):
         if v is old and not _cond_value(v, False):
@@ -252,15 +253,17 @@ def _side_outputs(what, vals, olds, labels, returns):
         elif not _cond_value(v, returns):
             raise _NoMerge(f"{what} leaves in {label} a {type(v).__name__}, which a cond "
                            f"cannot return")
-        elif _views_memory(v):
-            # NumPy's array is that memory itself (an argument, a view): a
-            # cond's output would be a copy.  The same array on both sides
+        elif _views_memory(v) or kept(v, old):
+            # NumPy's array is that memory itself (an argument, a view), or
+            # an object made before the `if` that something else holds: a
+            # cond's output would be a copy.  The same object on both sides
             # stays itself (no output); different ones break the `if`
-            keep.append((False, v))
-        elif _holds_memory(v):
+            keep.append((None, v))
+        elif _holds_memory(v, kept):
             raise _NoMerge(f"{what} leaves in {label} a {type(v).__name__} holding an "
-                           f"argument's or another array's memory (NumPy's array itself, "
-                           f"which a cond's output would copy)")
+                           f"argument's or another array's memory, or an array or tensor made "
+                           f"before the `if` (NumPy's array itself, which a cond's output would "
+                           f"copy)")
         else:
             keep.append((True, v))
     return keep
@@ -268,14 +271,83 @@ def _side_outputs(what, vals, olds, labels, returns):
 
 def _same_arrays(keep, other, labels):
     """_NoMerge where the sides leave different arrays at a place, one of
-    them the caller's memory or a view (_side_outputs)."""
+    them kept as itself (_side_outputs: the caller's memory, a view, or an
+    object made before the `if` that something else holds)."""
     mine = [i for i, ((o, v), (p, w)) in enumerate(zip(keep, other))
-            if (o, p) != (True, True) and v is not w and
-            (_views_memory(v) or _views_memory(w))]
+            if (o is None or p is None) and v is not w]
     if mine:
         raise _NoMerge(f"its sides leave different arrays in {labels[mine[0]]}, one of them an "
-                       f"argument, a captured array or a view (NumPy's array itself, which a "
-                       f"cond's output would copy)")
+                       f"argument, a captured array, a view, or an array or tensor made before "
+                       f"the `if` that something else holds (the object itself, which a cond's "
+                       f"output would copy)")
+
+
+def _identity(v):
+    """Whether v is a hop.numpy array or a tensor: an object a cond's output
+    would replace by a new one."""
+    if isinstance(v, _C.Tensor):
+        return True
+    hnp = sys.modules.get("hop.numpy")
+    return hnp is not None and isinstance(v, hnp.ndarray)
+
+
+class _Identities:
+    """The arrays and tensors the state at a data-dependent `if` holds, and
+    where (_merge_sides): a side that leaves one made before the `if` at a
+    place a cond's output would take must leave that object itself (kept),
+    unless nothing can tell the difference: at the join (region) the old
+    value of the local it stays in, held by that local alone (`if p: y = y
+    + 1`); at the return (no region) one that does not outlive the frame
+    (held by no argument, effect or write of the translation).  Otherwise
+    `y = c if p else d; y[0] = 1` wrote a copy of c, and `y is c` was
+    False."""
+
+    def __init__(self, tr, fr, region):
+        self.region = region
+        self.held, self.escaped, seen = {}, set(), set()
+
+        def walk(roots, into):
+            todo = [(o, 0) for o in roots]
+            while todo:
+                o, depth = todo.pop()
+                if _identity(o):
+                    into(id(o))
+                elif depth < 3 and id(o) not in seen and not isinstance(o, _C.SymInt):
+                    seen.add(id(o))
+                    c = _contents(o)
+                    if c is not _OPAQUE:
+                        todo.extend((x, depth + 1) for x in _held(o, c))
+
+        def count(i):
+            self.held[i] = self.held.get(i, 0) + 1
+
+        def values(g):
+            return list(g.fast.values()) + list(g.stack) + \
+                [_cell_value(c) for c in g.cells.values()]
+        # (the callers' frames of an inlined call hold values too, and
+        # outlive it; a side's frame is a copy of the innermost one)
+        own = fr if any(g is fr for g in tr.frames) or not tr.frames else tr.frames[-1]
+        callers = [v for g in tr.frames if g is not own for v in values(g)]
+        walk(values(fr) + callers + list(tr.made.values()), count)
+        seen.clear()
+        walk([tr._argtree] + [e.values for e in tr.effects] + list(tr.shadows.values()) +
+             [v for d in (tr.cells, tr.globs, tr.attrs) for v in d.values()] + callers,
+             self.escaped.add)
+
+    def __call__(self, v, old):
+        """Whether the side's value v (old: the local's value at the `if`)
+        must stay itself."""
+        if not _identity(v):
+            return False
+        depth = _C._trace_depth()
+        if isinstance(v, _C.Tensor):
+            if _C._is_proxy(v) and _C._proxy_depth(v) >= depth:
+                return False  # made in the side
+        elif v._dp >= depth:
+            return False
+        if id(v) in self.escaped or id(v) not in self.held:
+            return True  # the caller's, an effect's, or read from the environment
+        return self.region is not None and not (v is old and self.held[id(v)] == 1)
 
 
 def _views_memory(v):
@@ -288,12 +360,14 @@ def _views_memory(v):
         (v._st is not None and isinstance(v._st.root, tuple)))
 
 
-def _holds_memory(v, depth=0):
-    """Whether the tuple, list or dict v holds such an array (_views_memory)."""
+def _holds_memory(v, kept, depth=0):
+    """Whether the tuple, list or dict v holds such an array (_views_memory)
+    or an object kept as itself (kept: _Identities)."""
     if depth > 8:
         return False
     items = v.values() if type(v) is dict else v if type(v) in (tuple, list) else ()
-    return any(_views_memory(x) or _holds_memory(x, depth + 1) for x in items)
+    return any(_views_memory(x) or kept(x, _UNBOUND) or _holds_memory(x, kept, depth + 1)
+               for x in items)
 
 
 def _same_constants(a, b):
@@ -402,6 +476,7 @@ class _Merging:
         names = _if_outputs(fr.code, k, region, in_loop)
         h0 = len(fr.stack)
         state = _SideState(self, fr)
+        kept = _Identities(self, fr, region)
         tr = _C.tracing()
         results = {}
 
@@ -458,7 +533,7 @@ class _Merging:
                         ["the value of the conditional expression"] * (len(s.stack) - h0)
                 else:
                     vals, olds, labels = [got], [_UNBOUND], ["the value it returns"]
-                keep = _side_outputs(what, vals, olds, labels, region is None)
+                keep = _side_outputs(what, vals, olds, labels, region is None, kept)
                 joined = [v for out, v in keep if out]
                 leaves, spec = flatten(joined)
                 again = repeats(joined, _paths._atom)

@@ -132,13 +132,15 @@ class Break:
             # next call would see it spent; the rest runs in Python
             t.depth = 1
             return t._execute(fr, fr.pc)
+        args, aliases = _aliased(args)
         floats = tuple(i for i, v in enumerate(args) if type(v) is float) \
             if id(float) in map(id, map(type, args)) else ()
-        key = (fr.pc, len(fr.stack), nulls, tuple(fr.fast), floats)
+        key = (fr.pc, len(fr.stack), nulls, tuple(fr.fast), floats, aliases)
         cf = self.resumes.get(key)
         if cf is None:
             cf = self.resumes[key] = compile(Resume(self.func, fr.pc, len(fr.stack), nulls,
-                                                    tuple(fr.fast), self.lines))
+                                                    tuple(fr.fast), self.lines,
+                                                    aliases=aliases))
             self.floats_seen[key] = [args[i] for i in floats]
         elif floats and key in self.floats_seen and \
                 any(a is not b and a != b for a, b in
@@ -150,7 +152,7 @@ class Break:
             # float: `s ** 2`, NumPy's ufuncs); else it stays a constant
             del self.floats_seen[key]
             dyn = compile(Resume(self.func, fr.pc, len(fr.stack), nulls, tuple(fr.fast),
-                                 self.lines, floats))
+                                 self.lines, floats, aliases))
             dyn.quiet = True  # its fallback is not the user's to hear of
             out = dyn(*_float_inputs(args, floats, self.numpy))
             if dyn.eager_calls == 0 and dyn._eager_why is None:
@@ -158,6 +160,31 @@ class Break:
                 self.resumes[key] = _FloatInputs(dyn, floats, self.numpy)
             return out
         return cf(*args)
+
+
+def _aliased(args):
+    """The resume's arguments with each object that is also an earlier
+    argument left out (a helper that broke and returned its argument: `y`
+    is `c`), and for each argument, the index among all of them of the
+    object it is (None: itself), or () when none is another: the resume
+    binds both names to the one object it is handed, so `y is c` and a
+    write through y reaching c are as eager (values whose identity no
+    code can tell apart, numbers and strings, are not aliased)."""
+    first, aliases = {}, None
+    for i, v in enumerate(args):
+        if v is None or type(v) in _VALUES:
+            continue
+        j = first.setdefault(id(v), i)
+        if j != i:
+            if aliases is None:
+                aliases = [None] * len(args)
+            aliases[i] = j
+    if aliases is None:
+        return args, ()
+    return [v for v, a in zip(args, aliases) if a is None], tuple(aliases)
+
+
+_VALUES = (int, float, bool, str, bytes, complex, type(None), type(...))
 
 
 class _FloatInputs:
@@ -352,8 +379,11 @@ class Resume:
     graph break resumes.  hop.compile compiles it through the translator;
     called itself, it runs the rest eagerly (the concrete interpreter)."""
 
-    def __init__(self, func, pc, nstack, nulls, names, lines, floats=()):
+    def __init__(self, func, pc, nstack, nulls, names, lines, floats=(), aliases=()):
         self.func = func
+        # (_aliased: for each of the stack, locals and cells, the index of
+        # the earlier one it is; those are not parameters)
+        self.aliases = aliases
         self.pc = pc
         self.nstack = nstack
         self.nulls = nulls
@@ -364,12 +394,11 @@ class Resume:
         self.__code__ = func.__code__
         self.__name__ = f"{func.__name__}_resume_at_{pc}"
         self.__qualname__ = f"{func.__qualname__}_resume_at_{pc}"
+        every = [f"stack{i}" for i in range(nstack)] + list(names) + \
+            [f"cell_{n}" for n in func.__code__.co_cellvars]
         self.__signature__ = inspect.Signature(
-            [inspect.Parameter(f"stack{i}", inspect.Parameter.POSITIONAL_ONLY)
-             for i in range(nstack)] +
-            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names] +
-            [inspect.Parameter(f"cell_{n}", inspect.Parameter.POSITIONAL_ONLY)
-             for n in func.__code__.co_cellvars])
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY)
+             for i, n in enumerate(every) if not aliases or aliases[i] is None])
 
     def _frame(self, args, make=None, traced=False):
         if self.floats:
@@ -379,6 +408,11 @@ class Resume:
                 a = getattr(args[i], "_t", args[i])
                 args[i] = _symfloat().SymFloat(a, f"float {self._arg_name(i)}") if traced \
                     else float(a)
+        if self.aliases:
+            given = iter(args)
+            args = []
+            for j in self.aliases:
+                args.append(next(given) if j is None else args[j])
         stack = list(args[:self.nstack])
         for i in self.nulls:
             stack[i] = _NULL
@@ -387,6 +421,8 @@ class Resume:
                           tuple(args[k:]), make)
 
     def _arg_name(self, i):
+        if self.aliases:  # (i among the parameters: its index among all)
+            i = [k for k, j in enumerate(self.aliases) if j is None][i]
         return f"stack{i}" if i < self.nstack else \
             (self.names + self.func.__code__.co_cellvars)[i - self.nstack]
 

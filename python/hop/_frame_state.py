@@ -15,7 +15,7 @@ from . import _C
 from . import _exact
 from ._frame_base import (
     _BreakHere, _CONTAINERS, _DELETED, _instructions, _NoMerge, _numpy_value,
-    _numpy_written_back, _PLAIN, _site, _traced, _UNBOUND)
+    _numpy_written_back, _PLAIN, _site, _traced, _UNBOUND, Unsupported)
 
 __all__ = ["REPLAYED", "Effect", "replay", "written_names", "lifted_now", "lifted_sources",
            "unguard"]
@@ -197,6 +197,16 @@ class _Recorded:
         self.real = real
         self.shadow = shadow
         self.name = name
+
+
+def _unbound_cell(fr, name):
+    """Eager's error (CPython 3.11's text) for a cell variable read or
+    deleted while empty: the frame's own cell or a free variable."""
+    if name in fr.code.co_cellvars:
+        return UnboundLocalError(f"cannot access local variable {name!r} where it is not "
+                                 f"associated with a value")
+    return NameError(f"cannot access free variable {name!r} where it is not associated with "
+                     f"a value in enclosing scope")
 
 
 def unguard(env, tr, leaves, captures=()):
@@ -512,6 +522,14 @@ class _State:
                 r = self.real.get(i)
                 if r is not None:
                     i = id(r)
+                    s = v
+            if t is set and s is not None and self.real.get(id(s)) is not None:
+                # (a changed set's shadow: its order is the copy's table's,
+                # not the real set's; _set_order_unread)
+                n = self.set_reads.get(i)
+                fr = self._cur
+                self.set_reads[i] = [n[0] + 1, n[1]] if n else \
+                    [1, _site(fr.code, fr.line) if fr is not None else "?"]
             self.loads[i] = self.loads.get(i, 0) + 1
         return v
 
@@ -676,7 +694,7 @@ class _State:
         if self.cells:
             v = self.cells.get(id(c), _UNBOUND)
             if v is _DELETED:
-                raise NameError(f"free variable {name!r} referenced before assignment")
+                raise _unbound_cell(fr, name)
             if v is not _UNBOUND:
                 return v
         if id(c) not in self.made:
@@ -687,8 +705,7 @@ class _State:
             v = c.cell_contents
             return self._sub(v) if type(v) in _CONTAINERS else v
         except ValueError:
-            raise NameError(f"free variable {name!r} referenced before assignment in "
-                            f"enclosing scope") from None
+            raise _unbound_cell(fr, name) from None
 
     def _load_method(self, obj, name):
         if self.concrete:
@@ -702,6 +719,8 @@ class _State:
                 if name in _WRITE_ONLY:
                     i = id(real)
                     self.loads[i] = self.loads.get(i, 1) - 1
+                if t is set and name != "pop" and id(real) in self.set_reads:
+                    self.set_reads[id(real)][0] -= 1  # (a receiver: no order read)
                 return _Recorded(real, self._shadow(real), name)
             if kind is None:
                 self._fail(f"{t.__name__}.{name}() on a {t.__name__} hop cannot trace to its "
@@ -715,11 +734,21 @@ class _State:
         g = fr.func.__globals__
         if self.concrete:
             if v is _DELETED:
+                if name not in g:
+                    raise NameError(f"name {name!r} is not defined")
                 del g[name]
             else:
                 g[name] = v
             return
-        self.written.add(("global", id(g), name))
+        key = ("global", id(g), name)
+        if v is _DELETED:
+            # (del reads: the name must be bound, as eager's NameError says)
+            now = self.globs.get((id(g), name), _UNBOUND) if self.globs else _UNBOUND
+            if now is _DELETED or now is _UNBOUND and name not in g:
+                raise NameError(f"name {name!r} is not defined")
+            if now is _UNBOUND and key not in self.written:
+                self.read.add(key)
+        self.written.add(key)
         self.globs[(id(g), name)] = v
         self._glob_objs[id(g)] = g
         if v is _DELETED:
@@ -731,10 +760,25 @@ class _State:
         c = fr.cells[name]
         if id(c) in self.made or self.concrete:
             if v is _DELETED:
+                try:  # (del of an empty cell is eager's error; CPython's cell allows it)
+                    c.cell_contents
+                except ValueError:
+                    raise _unbound_cell(fr, name) from None
                 del c.cell_contents
             else:
                 c.cell_contents = v
             return
+        if v is _DELETED:
+            now = self.cells.get(id(c), _UNBOUND) if self.cells else _UNBOUND
+            if now is _DELETED:
+                raise _unbound_cell(fr, name)
+            if now is _UNBOUND:
+                if ("cell", id(c)) not in self.written:
+                    self.read.add(("cell", id(c)))  # (del reads: its guard stays)
+                try:
+                    c.cell_contents
+                except ValueError:
+                    raise _unbound_cell(fr, name) from None
         self.written.add(("cell", id(c)))
         self.cells[id(c)] = v
         self._cell_objs.append(c)
@@ -797,6 +841,29 @@ class _State:
             self._record("item", real, None, (k, v), f"{type(real).__name__}[...] =")
 
     # ------------------------------------------------------- afterwards
+
+    def _set_order_free(self, v):
+        """v, a load counted by _sub, is used for something that reads no
+        order (`in`, len())."""
+        if type(v) is set and self.set_reads:
+            n = self.set_reads.get(id(self.real.get(id(v), v)))
+            if n is not None:
+                n[0] -= 1
+
+    def _set_order_unread(self):
+        """Unsupported when the function loaded a set it changed (a set that
+        existed before the call) for anything but another change: what it
+        was loaded for (iteration, list(), repr, |) may read its order, and
+        the translation's copy of the set has another table than the real
+        set the replay changes (the order of {1, 9, 17} after removals is
+        the history's), so the translation would answer in another order
+        than eager.  Its membership and length would do, but the load does
+        not say what it is for."""
+        for n, site in self.set_reads.values():
+            if n > 0:
+                raise Unsupported(f"a set the function changed is read again (its order may "
+                                  f"differ from eager's: hop's copy of it has another table)",
+                                  site)
 
     def write_only(self):
         """The ids of pre-existing containers the function only wrote

@@ -21,9 +21,12 @@ attribute and item steps) that re-reads the value on a later call:
           Python allows (Guard), so a replaced object is freed and a freed
           one's guard never passes; lists, dicts, tuples and objects of a
           class with __slots__ and no __weakref__ are held strongly.
-  len     a list or dict: the same length (its items guarded too when
-          it has at most _MAX_ITEMS).
+  len     a list or dict, a deque, array.array or bytearray: the same
+          length (its items guarded too when it has at most _MAX_ITEMS).
   eq      a small set: an equal set.
+  absent  a global the code loads that neither the globals nor the
+          builtins defined, or an empty closure cell: still so (eager reads
+          a global defined or a cell filled later).
 
 What is not walked: modules' callables and classes (hop.cond, np.sin),
 attributes the function's code does not name, containers of more than
@@ -39,6 +42,8 @@ tens of ns per guard and nothing when there are none.  Only when it fails does
 the new objects (and the new captured tensors) for the next fast check.
 """
 
+import array
+import collections
 import keyword
 import math
 import sys
@@ -69,6 +74,12 @@ if _np is not None:
 # Objects whose attributes are not walked: code, classes, modules' innards.
 _OPAQUE = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
            types.ModuleType, types.CodeType, _C.Tensor, type(_C.float32))
+
+
+# The standard library's mutable sequences without a __dict__ to walk: their
+# length and items are guarded as a list's (before, only their identity: a
+# closed-over deque's d[0] or len(d) was baked into the plan, silently).
+_SEQUENCES = (collections.deque, array.array, bytearray)
 
 
 def is_value(v):
@@ -207,6 +218,9 @@ class Guard:
             return f"len({self.source!r}) == {e}"
         if self.kind == "eq":
             return f"{self.source!r} == {e!r}"
+        if self.kind == "absent":
+            return f"{self.source!r} is " + ("not defined" if self.source.kind == "global" else
+                                              "empty")
         return f"{self.source!r} is the same {_what(e)}"
 
 
@@ -328,6 +342,7 @@ class _Follow(Policy):
     included)."""
 
     empty_cells = True
+    absent_globals = True
     defaults = True
     limit = _MAX_FUNCTIONS
 
@@ -390,7 +405,11 @@ def _method_names(s, cls, implicit=frozenset(["__call__", "__enter__", "__exit__
 
 
 def _visit(s, src, v, depth):
-    if v is MISSING or s.full():
+    if s.full():
+        return
+    if v is MISSING:
+        if not src.path and src.kind in ("global", "cell"):
+            s.add(src, "absent", None)
         return
     if isinstance(v, _C.Tensor):
         if not _C._is_proxy(v):
@@ -454,7 +473,7 @@ def _walk_children(s, src, v, depth):
         if w is not None and not is_hop_function(w):
             _collect_functions(s, w)
         return
-    if isinstance(v, (list, tuple, dict)):
+    if isinstance(v, (list, tuple, dict) + _SEQUENCES):
         if len(v) > _MAX_ITEMS:
             # its length at least (one C call): a log the function reads
             # back (`len(LOG)`, `LOG[-1]`) grows between calls, and a
@@ -518,8 +537,10 @@ def _class_data(s, src, cls, depth, own):
                     break
                 if not hasattr(type(a), "__get__"):
                     _visit(s, src.child("attr", name), a, depth + 1)
-                elif isinstance(a, classmethod):
-                    # (C.m is a new bound method each time: the binding)
+                elif isinstance(a, classmethod) or not isinstance(
+                        a, (types.FunctionType, staticmethod, property)):
+                    # (C.m is a new bound method each time: the binding; a
+                    # descriptor of another kind may run the user's __get__)
                     s.add(Source("obj", klass, None, klass.__qualname__)
                           .child("attr", "__dict__").child("item", name), "id", a)
                 else:
@@ -599,6 +620,12 @@ class Guards:
         caps = list(captures)
         fresh = set()
         for j, g in enumerate(self.guards):
+            if g.kind == "absent":
+                if not _absent(g.source):
+                    raise _C.GuardError(f"guard failed: {g.source!r} was "
+                                        f"{'not defined' if g.source.kind == 'global' else 'empty'}"
+                                        f" when traced, now it holds a value")
+                continue
             try:
                 v = g.source.read(leaves)
             except Exception as e:
@@ -665,6 +692,19 @@ def _shares(a, t):
         return a.__array_interface__["data"][0] == t.data_ptr() and a.nbytes > 0
     except Exception:
         return False
+
+
+def _empty_cell(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return True
+    return False
+
+
+def _absent(src):
+    """Whether an absent guard's source (a global, a cell) still holds nothing."""
+    return src.key not in src.base if src.kind == "global" else _empty_cell(src.base)
 
 
 def _short(v):
@@ -734,7 +774,11 @@ def _compile_factory(shape):
                 text = f"_array_tensor({text}, {step == 'array_scalar'})"
             else:
                 text += f".{step}"
-        if kind == "len":
+        if kind == "absent":
+            # (a global: its dict and name; a cell: the cell)
+            terms.append(f"{params[-1]} not in {params[-2]}" if root == "global" else
+                         f"_empty({params[-1]})")
+        elif kind == "len":
             terms.append(f"len({text}) == e[{j}]")
         elif kind == "eq":
             terms.append(f"{text} == e[{j}]")
@@ -747,6 +791,6 @@ def _compile_factory(shape):
            "    def check(e, l):\n        try:\n            return (" +
            "\n                    and ".join(terms) +
            ")\n        except Exception:\n            return False\n    return check\n")
-    scope = {"_array_tensor": _array_tensor}
+    scope = {"_array_tensor": _array_tensor, "_empty": _empty_cell}
     exec(compile(src, "<hop guards>", "exec"), scope)
     return scope["make"]

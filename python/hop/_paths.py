@@ -58,7 +58,14 @@ try:
 except ImportError:  # pragma: no cover
     _np = None
 
-_state = threading.local()
+class _Local(threading.local):
+    """Whether this thread records a path; the class default answers a
+    thread that never did without the AttributeError a missing attribute
+    of threading.local raises and catches (asked on every eager op)."""
+    recording = False
+
+
+_state = _Local()
 PATHS = "hop.paths"  # Trace.scratch: the PathTrace of a compile trace
 
 

@@ -62,7 +62,7 @@ class _Names:
     `sorted`, sorted (the order roots are read in); `effects`, the purity
     analysis of the code (_code_effects._effects), made when first asked for."""
 
-    __slots__ = ("set", "order", "sorted", "effects", "code", "__weakref__")
+    __slots__ = ("set", "order", "sorted", "effects", "code", "loads", "__weakref__")
 
     def __init__(self, code, ref):
         s = code_names(code, set())
@@ -70,7 +70,29 @@ class _Names:
         self.set = frozenset(s)
         self.sorted = tuple(sorted(s))
         self.effects = None
+        self.loads = None
         self.code = ref
+
+    def global_loads(self):
+        """The names the code (and the code defined in it) loads or deletes
+        as globals (LOAD_GLOBAL, DELETE_GLOBAL; a class body's LOAD_NAME),
+        made when first asked for: not its attribute names."""
+        if self.loads is None:
+            code = self.code()
+            self.loads = frozenset() if code is None else _global_loads(code, set())
+        return self.loads
+
+
+_LOADS = frozenset(["LOAD_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME"])
+
+
+def _global_loads(code, out):
+    import dis
+    out.update(i.argval for i in dis.get_instructions(code) if i.opname in _LOADS)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _global_loads(const, out)
+    return frozenset(out)
 
 
 # id(code) -> its _Names, while the code lives: the weak reference's
@@ -146,7 +168,9 @@ def roots(fn, policy, names=None):
     order every caller reads them: its closure cells ("cell", holder the
     cell; an empty one only when policy.empty_cells, with value MISSING),
     the globals its code names that are defined ("global", holder the
-    globals dict; sorted by name), then, when policy.defaults, its defaults
+    globals dict; sorted by name; when policy.absent_globals, then those its
+    code loads that neither its globals nor its builtins define, with value
+    MISSING), then, when policy.defaults, its defaults
     ("default", name the index) and keyword defaults ("kwdefault", name the
     keyword; holder fn for both).  A function of hop itself gives its cells
     only when policy.hop_cells: hop's globals are its machinery (registries
@@ -169,6 +193,13 @@ def roots(fn, policy, names=None):
             v = get(name, MISSING)
             if v is not MISSING:
                 out.append(("global", name, g, v))
+        if policy.absent_globals:
+            b = g.get("__builtins__", builtins)
+            b = b if isinstance(b, dict) else vars(b)
+            names = names or names_of(code)
+            for name in names.sorted:
+                if name not in g and name not in b and name in names.global_loads():
+                    out.append(("global", name, g, MISSING))
     if policy.defaults:
         for i, v in enumerate(fn.__defaults__ or ()):
             out.append(("default", i, fn, v))
@@ -181,6 +212,8 @@ class Policy:
     """What one caller of the walk needs (a caller subclasses it).
 
     empty_cells  an empty closure cell is a root (with value MISSING)
+    absent_globals  a global the code loads that is not defined is a root
+                 (with value MISSING)
     defaults     defaults and keyword defaults are roots
     hop_cells    a function of hop itself has its cells as roots, no globals
     by_code      functions are walked once per code object (not per function)
@@ -189,6 +222,7 @@ class Policy:
     """
 
     empty_cells = False
+    absent_globals = False
     defaults = False
     hop_cells = False
     by_code = False

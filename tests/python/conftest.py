@@ -6,6 +6,7 @@ examples and caches go to <build>/hypothesis.  budget.py says how many
 examples each pass runs; the markers below say which tests run alone and which
 only in the plain pass.
 """
+import gc
 import os
 import sys
 
@@ -40,6 +41,26 @@ def pytest_configure(config):
     # tree) is repeated here.
     config.addinivalue_line("filterwarnings",
                             r"ignore:hop. Program.function.<locals>:RuntimeWarning")
+
+
+@pytest.fixture
+def heap_frozen():
+    """The case runs with what the process held before it out of the
+    collector's reach (gc.freeze): a gc.collect() in the case walks only what
+    the case made, not the whole suite's heap (with every test collected, a
+    full collection is a large part of the time of a test that collects per
+    case, most of all under ASan).  What the case makes and drops is
+    collected as before, so a count of live C blocks, a weakref to an object
+    the case made or a count of the cycles it made means what it meant; a
+    test that needs an object from before the case collected must not use
+    this.  Garbage from before the case stays uncollected (and uncounted)
+    until the case ends; freezing and unfreezing move lists, they walk
+    nothing."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 @pytest.fixture

@@ -694,7 +694,7 @@ def test_an_error_the_plan_raises_for_the_calls_values_is_eagers_with_its_write(
 # ------------------------------------------------ what a compile keeps alive
 
 @pytest.mark.parametrize("kind", ["numpy", "tensor"])
-def test_a_compiled_functions_closure_dies_with_it_as_eagers_does(kind):
+def test_a_compiled_functions_closure_dies_with_it_as_eagers_does(kind, heap_frozen):
     """With reference counting only (gc off), deleting a compiled function
     frees what its closure held, as deleting the plain function does: a
     finalizer of the user's runs at the same point.  The guards' scan kept

@@ -707,7 +707,7 @@ def _live_blocks():
     return hop._C._alloc_live()
 
 
-def test_a_compiled_function_frees_its_traces_with_it_breaks_included():
+def test_a_compiled_function_frees_its_traces_with_it_breaks_included(heap_frozen):
     # the trace's scratch held the PathTrace (and a break's traceback), which
     # holds the trace's proxies: a cycle the collector could not see through
     x = hop.ones(3)

@@ -34,6 +34,17 @@ def quiet(fn, *args):
         return fn(*args)
 
 
+def printed_both(f, cf, x):
+    """f(x) eagerly and cf(x) compiled, each with its own stdout:
+    (want, eager's text, got, compiled's text)."""
+    eager, compiled = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(eager):
+        want = f(x)
+    with contextlib.redirect_stdout(compiled):
+        got = quiet(cf, x)
+    return want, eager.getvalue(), got, compiled.getvalue()
+
+
 class Box:
     pass
 
@@ -423,13 +434,8 @@ def test_a_replayed_print_of_0d_and_1d_values_is_eagers_text_under_each_print_op
         for opts in ({}, {"precision": 3}, {"floatmode": "fixed"}, {"sign": "+"}, {}):
             np.set_printoptions(**{**saved, **opts})
             for v in vals:
-                x = hop.tensor(np.array(v).astype(dtype))
-                eager, compiled = io.StringIO(), io.StringIO()
-                with contextlib.redirect_stdout(eager):
-                    want = f(x)
-                with contextlib.redirect_stdout(compiled):
-                    got = quiet(cf, x)
-                assert compiled.getvalue() == eager.getvalue(), (dtype, opts, v)
+                want, text, got, ctext = printed_both(f, cf, hop.tensor(np.array(v).astype(dtype)))
+                assert ctext == text, (dtype, opts, v)
                 same(got, np.asarray(want))
     finally:
         np.set_printoptions(**saved)
@@ -461,13 +467,8 @@ def test_a_replayed_print_of_odd_0d_values_is_eagers_text(dtype):
     cf = hop.compile(f)
     with np.errstate(all="ignore"):
         for v in vals:
-            x = hop.tensor(np.array(v).astype(dtype))
-            eager, compiled = io.StringIO(), io.StringIO()
-            with contextlib.redirect_stdout(eager):
-                want = f(x)
-            with contextlib.redirect_stdout(compiled):
-                got = quiet(cf, x)
-            assert compiled.getvalue() == eager.getvalue(), (dtype, v)
+            want, text, got, ctext = printed_both(f, cf, hop.tensor(np.array(v).astype(dtype)))
+            assert ctext == text, (dtype, v)
             np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
     assert c_path(cf) and cf.recompiles == 0
 

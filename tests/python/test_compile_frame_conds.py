@@ -289,7 +289,9 @@ def test_a_temporary_of_one_side_an_and_and_an_if_in_a_called_function_are_conds
             t = x * 2  # read by nothing after the if: no output, unassigned on the other side
             y = t + 1
         else:
-            y = x
+            # (not `y = x`: the argument itself in y, which a cond's output
+            # would copy, keeps the `if` a break: test_compile_frame_identity)
+            y = x - 1
         LOG.append(1)
         return helper(y)
 

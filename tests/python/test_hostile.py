@@ -144,7 +144,7 @@ HUGE = [
 
 
 @pytest.mark.parametrize("fn,msg", [c[1:] for c in HUGE], ids=[c[0] for c in HUGE])
-def test_huge_shapes_are_a_memory_error_without_allocating(fn, msg):
+def test_huge_shapes_are_a_memory_error_without_allocating(fn, msg, heap_frozen):
     gc.collect()
     _C._runtime_cleanup()
     live = _C._alloc_live()
@@ -646,7 +646,7 @@ def _traced_failure(call, depth):
 @pytest.mark.parametrize("depth", [0, 2])
 @pytest.mark.parametrize("call,exc,msg", [c[1:] for c in TRACED_FAILURES],
                          ids=[c[0] for c in TRACED_FAILURES])
-def test_a_failed_hop_call_in_a_trace_changes_nothing(call, exc, msg, depth):
+def test_a_failed_hop_call_in_a_trace_changes_nothing(call, exc, msg, depth, heap_frozen):
     a, b = X.copy(), Y.copy()
     list_before, obj_before, counter_before = list(OUTER_LIST), dict(OUTER_OBJ.__dict__), COUNTER
     live = _live_blocks()

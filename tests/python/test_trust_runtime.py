@@ -146,7 +146,7 @@ def blas_threads():
 
 
 @pytest.fixture
-def blas3():
+def blas3(heap_frozen):
     """NumPy's BLAS on 3 threads (a count hop would not choose) for a test."""
     # Only these tests need threadpoolctl (python3-threadpoolctl).
     threadpoolctl = pytest.importorskip("threadpoolctl")
@@ -388,7 +388,8 @@ import time  # noqa: E402
                          [(nested_rows, long_nested, small_nested),
                           (matmul_chain, long_chain, small_chain)],
                          ids=["nested-map", "matmul-chain"])
-def test_ctrl_c_stops_a_long_plan_soon_and_it_runs_again(fn, make_long, make_small, threads):
+def test_ctrl_c_stops_a_long_plan_soon_and_it_runs_again(fn, make_long, make_small, threads,
+                                                          heap_frozen):
     old = hop.get_num_threads()
     hop.set_num_threads(threads)  # 2: the rows run on the pool
     try:

@@ -65,8 +65,9 @@ def fp_errors_reported():
     """Whether NumPy's floating-point error handling (numpy.errstate,
     numpy.seterr) now raises, calls, prints or logs for some kind of error,
     not only ignores or warns: each kind is 3 bits of geterrobj()'s mask,
-    0 ignore, 1 warn, 2 raise, 3 call, 4 print, 5 log."""
-    return (_np.geterrobj()[1] & 0o6666) != 0
+    0 ignore, 1 warn, 2 raise, 3 call, 4 print, 5 log (read in C, as NumPy's
+    ufuncs read it: python/_C/numpy_call.c)."""
+    return _C._np_fp_reported()
 
 
 def _recording():

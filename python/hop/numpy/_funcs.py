@@ -186,6 +186,9 @@ def reshape(a, newshape, order="C", *, _kind=None):
     if run is None or not isinstance(a, ndarray) or kind is _C.Tensor:
         if isinstance(a, ndarray) and a._scalar and kind is not _C.Tensor:
             r = r.clone()  # (of a new array made of the scalar: view() says why)
+        if run is None and isinstance(a, ndarray) and a._cp is not None and \
+                kind is not _C.Tensor:
+            return _reshape_copy_view(kind, a, r, shape, out)
         return wrap(kind, r)  # eagerly hop's reshape views the memory exactly when NumPy's does
     is_view = _storage.reshape_is_view(a, run, out)
     if is_view or is_view is None:
@@ -209,6 +212,19 @@ def reshape(a, newshape, order="C", *, _kind=None):
     dst = _storage.storage_of(res, run)
     dst.leaves |= src.leaves
     return res
+
+
+def _reshape_copy_view(kind, a, r, shape, out):
+    """The eager reshape r of a, a view that hop made as a copy (a[::-1]):
+    NumPy's reshape of NumPy's view (negative strides) decides, a view
+    (which writes reach a's base through, and whose reads are fresh: a
+    view step) or a copy (new memory, not a's copy's)."""
+    v = _storage.numpy_of_copy(a)
+    if v is None or not _np.may_share_memory(v.reshape(shape), v):
+        return wrap(kind, r.clone())
+    np_shape = tuple(shape) if isinstance(shape, (tuple, list)) else shape
+    return _view(kind, a, lambda x: x.reshape(out), lambda x: x.reshape(np_shape),
+                 step_kind="reshape", t=r)
 
 
 @implements(_np.ravel)
@@ -1356,7 +1372,7 @@ def _conj_method(self):
     """x.conj(): NumPy's conjugate of a complex array; of a real one a copy."""
     if _core.np_dtype(self._tv).kind != "c":
         return copy(self, _kind=type(self))
-    return wrap(type(self), _C._op("conj", self._tv))
+    return wrap(type(self), _C._op("conj", self._t))
 
 
 ndarray.conj = ndarray.conjugate = scalar_method(_conj_method)

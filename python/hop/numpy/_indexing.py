@@ -59,6 +59,7 @@ def _normalize(key, ndim):
         key = (key,)
     items = []
     adv = False
+    arrays0 = []  # the positions of 0-d integer arrays among items
     for k in key:
         if isinstance(k, (bool, _np.bool_)):
             # a 0-d mask: a new dim of size 1 or 0, an advanced index
@@ -75,12 +76,11 @@ def _normalize(key, ndim):
             elif _core.np_dtype(t) == _np.dtype(bool):
                 adv = True
                 items.append(("mask", t))
-            elif t.ndim == 0 and not _C._is_proxy(t) and not _core.tracing() and \
-                    not _core._recording():
-                items.append(("int", int(t.item())))
             elif t.ndim == 0:
-                # a 0-d integer array is an integer index (basic: a view or
-                # a scalar), its value read when the program runs
+                # a NumPy scalar (a hop.numpy scalar: np.int64) is an integer;
+                # a 0-d integer array one only in a full integer index (below)
+                if not (isinstance(k, ndarray) and k._scalar):
+                    arrays0.append(len(items))
                 items.append(("int", t))
             else:
                 adv = True
@@ -97,6 +97,16 @@ def _normalize(key, ndim):
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
                              "(`None`) and integer or boolean arrays are valid indices")
     items = [("slice", _slice_key(k)) if kind == "slice" else (kind, k) for kind, k in items]
+    if arrays0 and not (len(items) == ndim and all(kind == "int" for kind, _ in items)):
+        # NumPy reads a 0-d integer array as an integer only in a full
+        # integer index (a scalar); elsewhere it is an advanced index (a
+        # copy: b[np.array(1)] of a 2-d b, b[np.array(1), :], b[..., i0])
+        adv = True
+        for i in arrays0:
+            items[i] = ("array", items[i][1])
+    concrete = not _core.tracing() and not _core._recording()
+    items = [(kind, int(k.item())) if kind == "int" and isinstance(k, _C.Tensor) and concrete and
+             not _C._is_proxy(k) else (kind, k) for kind, k in items]
     consumed = sum(it[1].ndim if it[0] == "mask" else 1 for it in items
                    if it[0] not in ("none", "ellipsis", "mask0"))
     nell = sum(it[0] == "ellipsis" for it in items)
@@ -221,6 +231,13 @@ def _checked(idx, n, dim):
         # as a ShapeError)
         first = int(idx.numpy().flat[0]) if not _C._is_proxy(idx) else 0
         raise IndexError(f"index {first} is out of bounds for axis {dim} with size 0")
+    if isinstance(n, int) and not _C._is_proxy(idx):
+        # a concrete index: NumPy's IndexError, naming the first index out
+        # of range and the array's axis (take's would name its dim)
+        bad = _np.flatnonzero((idx.numpy() < -n) | (idx.numpy() >= n))
+        if bad.size:
+            raise IndexError(f"index {int(idx.numpy().flat[bad[0]])} is out of bounds for axis "
+                             f"{dim} with size {n}")
     return _C._op("take", _C.arange(n), 0, idx)
 
 
@@ -312,9 +329,11 @@ def _advanced(t, items):
     # of length 1 (True) or 0 (False) into it
     dim = 0
     new_items = []
+    added = set()  # the positions of those dims (not the array's own, for messages)
     for kind, k in items:
         if kind in ("none", "mask0"):
             t = t.unsqueeze(dim)
+            added.add(len(new_items))
             if kind == "none":
                 new_items.append(("slice", slice(None)))
             elif isinstance(k, bool):
@@ -329,7 +348,10 @@ def _advanced(t, items):
     # Masks become their nonzero() index arrays (one per dim they cover).
     expanded = []
     dim = 0
-    for kind, k in items:
+    axes = []  # the array's axis each of expanded's indexes (None: an added dim)
+    for j, (kind, k) in enumerate(items):
+        axes.extend([None if j in added else dim - sum(p < j for p in added) + i
+                     for i in range(k.ndim if kind == "mask" else 1)])
         if kind == "index":  # in range already
             expanded.append(("array", k, True))
             dim += 1
@@ -362,7 +384,7 @@ def _advanced(t, items):
         kind, k, from_mask = expanded[i]
         if kind == "int":
             k = _C.full((), k, dtype=_C.int64)
-        idx.append(k if from_mask else _checked(k, t.shape[i], i))
+        idx.append(k if from_mask else _checked(k, t.shape[i], axes[i]))
     _broadcast_indices(idx)
     # The advanced dims to the front, flattened into one, and one linear
     # index into it: sum(idx_i * stride_i), broadcast.

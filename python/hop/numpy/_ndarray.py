@@ -38,8 +38,10 @@ class ndarray:
     operand) or the leaf index of the argument it is; _ro NumPy's read-only
     flag (a broadcast or a diagonal); _cp, for an eager view whose steps
     copy (a[::-1], np.flip: NumPy's view, hop's copy) and for a view of
-    one, (the array it is a view of, the step from it): its writes go
-    through to that array (_storage.eager_write)."""
+    one, [the array it is a view of, the step from it, _storage.WRITES when
+    it last read that array, the step's positions]: its writes go through
+    to that array (_storage.eager_write), its reads read it again after a
+    write (_storage.fresh)."""
 
     __slots__ = ("_tv", "_scalar", "_st", "_vw", "_ver", "_cv", "_run", "_dp", "_role", "_ro", "_cp",
                  "__weakref__")
@@ -78,7 +80,10 @@ class ndarray:
         through its view steps (recomputed after a write)."""
         st = self._st
         if st is None:
-            return self._tv
+            cp = self._cp
+            if cp is None or cp[2] == _storage.WRITES:
+                return self._tv
+            return _storage.fresh(self)  # (an eager view hop made as a copy, after a write)
         if st.foreign:
             if st.run is not _storage.current():
                 return self._tv
@@ -159,7 +164,9 @@ class ndarray:
     # ----------------------------------------------------------- conversions
 
     def __array__(self, dtype=None):
-        a = self._t.numpy()
+        a = _storage.numpy_of_copy(self) if self._cp is not None and self._st is None else None
+        if a is None:
+            a = self._t.numpy()
         if self._scalar:
             a = a.copy()  # (a NumPy scalar's array is new memory: np.asarray(s)[...] = 9)
         if dtype is not None:
@@ -286,6 +293,11 @@ class ndarray:
     # ------------------------------------------------------------- protocols
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if len(inputs) == 2 and inputs[1] is self and self._scalar and method == "__call__" and \
+                not kwargs and _reported_scalar_math(self, inputs[0]) and \
+                isinstance(inputs[0], _np.generic) and (py := _operator_of_caller(ufunc)):
+            # `np.uint8(255) + s`: NumPy's scalar operator, not np.add (below)
+            return _numpy_scalar_math(py, inputs)
         from ._ufuncs import array_ufunc
         return array_ufunc(ufunc, method, inputs, kwargs)
 
@@ -481,7 +493,7 @@ def view(kind, a, step, scalar=False, t=None):
         # (a view of such a copy shares its memory, and writes reach a
         # through it)
         if step.copies is True or a._cp is not None:
-            r._cp = (a, step)
+            r._cp = [a, step, _storage.WRITES, None]  # (_storage.fresh)
     return r
 
 
@@ -512,6 +524,10 @@ def result_kind(values, default=ndarray):
 # side (a hop.Tensor's operators give hop's own semantics).
 def _binop(name, reflected=False, py=None):
     def op(self, other):
+        if type(self) is ndarray:
+            r = _eager.call(name, (other, self) if reflected else (self, other))
+            if r is not None:
+                return r
         from ._ufuncs import call_ufunc, takes
         if _defers_to(self, other) or not takes(other):
             return NotImplemented
@@ -650,6 +666,10 @@ def _unop(name, py):
             return self if self._scalar else self.copy()[()] if self.ndim == 0 else self.copy()
         if self._scalar and _reported_scalar_math(self, None):
             return _numpy_scalar_math(py, (self,))
+        if type(self) is ndarray:
+            r = _eager.call(name, (self,))
+            if r is not None:
+                return r
         return call_ufunc(name, (self,), {}, type(self))
     op.__name__ = name
     return op
@@ -666,6 +686,53 @@ def _reported_scalar_math(self, other):
     if isinstance(other, ndarray):
         return other._scalar and not _C._is_proxy(other._t)
     return other is None or isinstance(other, (int, float, complex, _np.generic))
+
+
+def _nb_ops():
+    """Per BINARY_OP argument (dis._nb_ops' order: `+`, ..., `+=`, ...),
+    the ufunc NumPy's scalar operator calls for an operand it does not know
+    and the operator; {} where the interpreter has no BINARY_OP (before
+    3.11: hop cannot tell the operator, as before)."""
+    import dis
+    op = dis.opmap.get("BINARY_OP")
+    by_symbol = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide",
+                 "//": "floor_divide", "%": "remainder", "**": "power", "@": "matmul",
+                 "&": "bitwise_and", "|": "bitwise_or", "^": "bitwise_xor", "<<": "left_shift",
+                 ">>": "right_shift"}
+    py = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "truediv",
+          "floor_divide": "floordiv", "remainder": "mod", "power": "pow", "matmul": "matmul",
+          "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor",
+          "left_shift": "lshift", "right_shift": "rshift"}
+    if op is None or not hasattr(dis, "_nb_ops"):
+        return op, {}
+    table = {}
+    for i, (_, symbol) in enumerate(dis._nb_ops):
+        name = by_symbol.get(symbol[:-1] if symbol.endswith("=") else symbol)
+        if name is not None:
+            table[i] = (name, getattr(operator, f"__{py[name]}__"))
+    return op, table
+
+
+_BINARY_OP, _NB_OPS = _nb_ops()
+
+
+def _operator_of_caller(ufunc):
+    """The operator (operator.add) when the Python code that made NumPy
+    call ufunc (with a NumPy scalar left of a hop.numpy scalar: NumPy's
+    scalar math hands an operand it does not know to the ufunc) runs the
+    binary operator of that ufunc (`np.uint8(255) + s`, BINARY_OP), not a
+    call (np.add(np.uint8(255), s)); else None.  The two reach
+    __array_ufunc__ as the same call, and differ under numpy.errstate:
+    NumPy's scalar math reports an integer overflow, its ufuncs do not.  The
+    caller is the frame above __array_ufunc__ (NumPy's C code makes none);
+    a call from C (operator.add, sum, functools.reduce) is a CALL there: hop
+    cannot tell it from np.add's and takes the ufunc."""
+    f = sys._getframe(2)
+    code, i = f.f_code.co_code, f.f_lasti
+    if _BINARY_OP is None or not 0 <= i < len(code) - 1 or code[i] != _BINARY_OP:
+        return None
+    op = _NB_OPS.get(code[i + 1])
+    return op[1] if op is not None and op[0] == ufunc.__name__ else None
 
 
 def _numpy_scalar_math(py, args):
@@ -796,3 +863,6 @@ def _rdivmod(self, other):
 
 ndarray.__divmod__ = _divmod
 ndarray.__rdivmod__ = _rdivmod
+
+
+from . import _eager  # noqa: E402 (it imports ndarray from here)

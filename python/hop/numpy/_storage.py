@@ -32,6 +32,7 @@ TraceError; a write to an operand of a HOP body, or to a root while hop
 traces without write-back (hop.grad, hop.vmap), is an UnsupportedError.
 """
 
+import itertools
 import threading
 
 from .. import _C
@@ -39,7 +40,16 @@ from .. import _C
 __all__ = ["Run", "Storage", "GrowSlots", "current", "begin_run", "end_run", "release",
            "implicit_runs"]
 
-_tls = threading.local()
+class _Local(threading.local):
+    """This thread's stack of runs and count of operand scopes.  The class
+    defaults answer a thread that has set none (a read of an attribute
+    threading.local lacks raises and catches an AttributeError: ~4,000
+    instructions on every eager hop.numpy op, which asks current())."""
+    stack = None
+    operands = 0
+
+
+_tls = _Local()
 _IMPLICIT = "hop.numpy implicit run"
 
 
@@ -290,6 +300,8 @@ def storage_of(a, run):
     else:
         # made outside this run: a captured array (or one of an ended run)
         strides = None
+        if a._cp is not None:
+            fresh(a)
         if not _C._is_proxy(a._tv):
             arr = a._tv.numpy()
             strides = tuple(x // arr.itemsize for x in arr.strides) if arr.itemsize else None
@@ -417,6 +429,51 @@ def elementwise_order(operands, ndim, run, how="iter"):
     if read:
         run.order.append((tuple(specs), ndim, order, how))
     return order
+
+
+def eager_c(operands):
+    """Whether every eager array among operands (hop.numpy arrays outside a
+    trace, ndarrays) is C-contiguous: then NumPy's K order of a new array
+    made from them is C order, the common case, decided with one check per
+    array (a view hop made as a copy, a[::-1], has NumPy's layout instead)."""
+    import numpy as np
+    for a in operands:
+        if isinstance(a, np.ndarray):
+            if not a.flags.c_contiguous:
+                return False
+        elif hasattr(a, "_vw") and (a._cp is not None or not a._t.is_contiguous()):
+            return False
+    return True
+
+
+def eager_layout(a):
+    """(shape, strides in elements) of eager array a (a hop.numpy array
+    outside a trace, or an ndarray) as NumPy has it: its tensor's, or for a
+    view hop made as a copy (a[::-1]) NumPy's view of the memory's."""
+    import numpy as np
+    if not isinstance(a, np.ndarray) and a._cp is not None:
+        v = numpy_of_copy(a)
+        if v is not None:
+            a = v
+    if isinstance(a, np.ndarray):
+        return tuple(a.shape), _layout_of(a) or (0,) * a.ndim
+    t = a._t
+    return tuple(t.shape), tuple(t.stride())
+
+
+def eager_order(operands, ndim, how="iter"):
+    """NumPy's K order (decide_order) of the new result of ndim dims that an
+    eager function makes from operands (hop.numpy arrays outside a trace,
+    ndarrays; others are scalars), as elementwise_order decides it for a
+    trace: the axes from the outermost in memory, or None for C order."""
+    import numpy as np
+    layouts = []
+    for a in operands:
+        if isinstance(a, np.ndarray) or hasattr(a, "_vw"):
+            lay = eager_layout(a)
+            if lay[0] and all(n != 0 for n in lay[0]):
+                layouts.append(lay)
+    return decide_order(layouts, ndim, how)
 
 
 def _exact_layout(a, st, run, leaf):
@@ -816,30 +873,101 @@ def numpy_view(step, x):
     return step.apply_np(x)
 
 
+# A new number after each eager write of a hop.numpy array (eager_write):
+# an eager view that hop made as a copy (ndarray._cp) reads its elements
+# again from the array it views when this has changed since it last read
+# them (fresh).  (next() of a count: two threads' writes never store one
+# number, so a race makes a view read again, never miss a write)
+_NUMBERS = itertools.count(1)
+WRITES = 0
+
+
 def eager_write(a, store):
-    """Runs store(), the write of concrete array a's memory; for an eager
-    view that hop made as a copy (a._cp: a[::-1], np.flip, or a view of
-    such a copy) it first reads a's elements again from the array it views,
-    then writes them all back there, so the write reaches that array as
-    through NumPy's view (and a[::-1] += 1 is NumPy's).  A read of such a
-    view is not made again: a write to the base after the view was made
-    does not reach it."""
+    """Runs store(), the write of concrete array a's memory, and counts it
+    (WRITES); for an eager view that hop made as a copy (a._cp: a[::-1],
+    np.flip, or a view of such a copy) it first reads a's elements again
+    from the array it views, then writes them all back there, so the write
+    reaches that array as through NumPy's view (and a[::-1] += 1 is
+    NumPy's)."""
+    global WRITES
     if a._cp is None or a._ro:
-        store()
+        try:
+            store()
+        finally:
+            WRITES = next(_NUMBERS)
         return
+    chain = _copy_chain(a)
+    _fill(chain)
+    try:
+        store()
+        for x, base, pos in chain:  # and written back up
+            base._tv.numpy().flat[pos] = x._tv.numpy()
+    finally:
+        WRITES = next(_NUMBERS)
+    _read_now(a)
+
+
+def fresh(a):
+    """The tensor of eager array a, a view that hop made as a copy (a._cp),
+    with its elements read again from the array it views (and that one's
+    from its own, up to the memory itself) when an eager write happened
+    since it last read them: a read after a write to the base is NumPy's
+    (`v = a[::-1]; a[0] = 9; v[-1]` is 9)."""
+    if a._cp[2] != WRITES:
+        _fill(_copy_chain(a))
+        _read_now(a)
+    return a._tv
+
+
+def numpy_of_copy(a):
+    """NumPy's own view of the memory for eager array a, a view that hop
+    made as a copy (a._cp): the NumPy form of each step made on the NumPy
+    array of the memory it views (negative strides and all), so that
+    np.asarray(a[::-1]) is NumPy's view, which a later write of the memory
+    shows; None when a step has no NumPy form."""
+    steps, x = [], a
+    while x._cp is not None:
+        steps.append(x._cp[1])
+        x = x._cp[0]
+    if any(s.apply_np is None for s in steps):
+        return None
+    v = x._t.numpy()
+    for s in reversed(steps):
+        v = numpy_view(s, v)
+    return v
+
+
+def _copy_chain(a):
+    """The copies on a's way to the memory it views, (copy, its base, the
+    flat positions in base of the copy's elements), a's own first."""
     chain, x = [], a
     while x._cp is not None:
-        base, step = x._cp
+        cp = x._cp
+        base, step = cp[0], cp[1]
         if step.copies is True:  # (else x is a view of base's memory)
             shape = tuple(base._tv.shape)
-            pos = _C.arange(_size(shape)).reshape(shape) if shape else _C.arange(1).reshape(())
-            chain.append((x, base, step.apply(pos).numpy()))
+            if cp[3] is None or cp[3][0] != shape:
+                pos = _C.arange(_size(shape)).reshape(shape) if shape else \
+                    _C.arange(1).reshape(())
+                cp[3] = (shape, step.apply(pos).numpy())
+            chain.append((x, base, cp[3][1]))
         x = base
-    for x, base, pos in reversed(chain):  # made again from the root down
+    return chain
+
+
+def _fill(chain):
+    """Each copy of chain read again from its base, from the memory down."""
+    for x, base, pos in reversed(chain):
         x._tv.numpy()[...] = base._tv.numpy().reshape(-1)[pos]  # (a strided base: copied)
-    store()
-    for x, base, pos in chain:  # and written back up
-        base._tv.numpy().flat[pos] = x._tv.numpy()
+
+
+def _read_now(a):
+    """a and the views on its way to the memory have read their elements
+    after every eager write so far."""
+    x = a
+    while x._cp is not None:
+        x._cp[2] = WRITES
+        x = x._cp[0]
 
 
 def _size(shape):

@@ -15,7 +15,7 @@ import math
 import numpy as _np
 
 from .. import _C
-from . import _core, _corder, _storage
+from . import _core, _corder, _eager, _storage
 from ._ndarray import ndarray, NumpyArg, result_kind, wrap
 
 __all__ = ["array_ufunc", "call_ufunc", "takes", "UFUNCS"]
@@ -421,27 +421,40 @@ def _compute(name, ops, out_dt):
         if name == "logical_not":
             return _C.logical_not(vals[0])
         return impl(*vals)
+    if name == "matmul" and out_dt == _np.dtype(bool):
+        vals = [_core.cast(o.t, _np.dtype(_np.int64)) for o in ops]
+        return _C.ne(_C.matmul(*vals), 0)
+    impl, cdt = loop(name, ops, out_dt)
+    if name in ("power", "float_power"):
+        _check_negative_powers(name, ops, cdt)
+    # (composed of several ops: every operand a tensor)
+    vals = _all_tensor(ops, cdt) if impl in _DIRECT else compute_tensors(ops, cdt, name)
+    r = impl(*vals)
+    return _core.cast(r, out_dt)
+
+
+def loop(name, ops, out_dt):
+    """(implementation, compute dtype) of ufunc `name` (not a logical one)
+    on operands ops whose result dtype is out_dt: the dtype NumPy's loop
+    reads its inputs in, and hop's implementation of that loop."""
+    impl = UFUNCS[name][1]
     if name in _COMPARE:
         cdt = _core.result_dtype(ops, name)
     elif name in _PREDICATES:
         cdt = ops[0].dtype if ops[0].dtype is not None else _np.dtype(float)
     elif name in ("absolute", "fabs") and ops[0].dtype is not None and ops[0].dtype.kind == "c":
         cdt = ops[0].dtype  # |z|: read complex, give its parts' dtype
-    elif name == "matmul":
-        cdt = out_dt
-        if out_dt == _np.dtype(bool):
-            vals = [_core.cast(o.t, _np.dtype(_np.int64)) for o in ops]
-            return _C.ne(_C.matmul(*vals), 0)
     else:
         cdt = out_dt
-        if name in ("power", "float_power"):
-            _check_negative_powers(name, ops, cdt)
     if cdt.kind == "c" and name in _corder.UFUNCS:
         impl = _corder.UFUNCS[name]  # NumPy's lexicographic order, on the parts
-    # (composed of several ops: every operand a tensor)
-    vals = _all_tensor(ops, cdt) if impl in _DIRECT else compute_tensors(ops, cdt, name)
-    r = impl(*vals)
-    return _core.cast(r, out_dt)
+    return impl, cdt
+
+
+def direct(impl):
+    """Whether implementation impl is one op that takes a Python scalar
+    operand as it is (a weak scalar)."""
+    return impl in _DIRECT
 
 
 def compute_tensors(ops, cdt, name):
@@ -571,14 +584,7 @@ def call_ufunc(name, args, kwargs, kind):
             lambda a, b: uf(_np.empty((1, 1), _np.asarray(a).dtype),
                             _np.empty((1, 1), _np.asarray(b).dtype), **extra), ops, name)[0]
     else:
-        try:
-            out_dt = _core.result_dtypes(lambda *d: uf(*d, **extra), ops, f"numpy.{name}")[0]
-        except ValueError:
-            if name != "power" or extra:
-                raise
-            # an integer to a negative power: NumPy resolves the types (and
-            # checks out's cast) before it raises for the values
-            out_dt = _core.result_dtype(ops, name)
+        out_dt = result_dtype(name, uf, ops, extra)
     _core.hop_dtype(out_dt, f"numpy.{name}")
     if dtype is not None and name not in _COMPARE and name not in _LOGICAL:
         ops = [_core.Opnd(t=_core.cast(o.t, _np.dtype(dtype)), dtype=_np.dtype(dtype))
@@ -620,6 +626,19 @@ def call_ufunc(name, args, kwargs, kind):
     return wrap(kind, r, scalar=r.ndim == 0)
 
 
+def result_dtype(name, uf, ops, extra):
+    """The result dtype of ufunc uf (`name`, not matmul) on operands ops
+    with keywords extra (dtype=, casting=), as NumPy resolves it."""
+    try:
+        return _core.result_dtypes(lambda *d: uf(*d, **extra), ops, f"numpy.{name}")[0]
+    except ValueError:
+        if name != "power" or extra:
+            raise
+        # an integer to a negative power: NumPy resolves the types (and
+        # checks out's cast) before it raises for the values
+        return _core.result_dtype(ops, name)
+
+
 def _in_order(t, order):
     """Tensor t (broadcastable to a result of len(order) dims) seen with the
     result's axes in memory order; anything else as it is."""
@@ -640,6 +659,13 @@ def _k_order(uf, extra, args, ops, kind, where=True, wt=None):
     if where is not True:
         return memory_order(kind, tuple(args) + (where,), nd)
     how = "iter"
+    if kind is ndarray and _storage.current() is None:
+        # eager: C order when every operand is C-contiguous (one check)
+        if nd < 2 or _storage.eager_c(args):
+            return None
+        if _reads_inputs_as_they_are(uf, extra, ops):
+            how = "ufunc"
+        return _storage.eager_order(args, nd, how)
     # (asked in hop.compile's eager run that records the path too: a value
     # class the probe alone needs is a branch point of both runs)
     if kind is NumpyArg and nd >= 2 and (_storage.current() is not None or _core._recording()) \
@@ -674,22 +700,34 @@ def memory_order(kind, operands, nd, order="K", default="K", how="iter"):
     records a decision that read an argument's layout for hop.compile to
     make again), 'F' reversed, 'A' 'F' when the first operand is in Fortran
     order and not C order (_storage.fortran_only), else 'C'.  None for C
-    order, also for arrays that are not NumPy's (hop.numpy's eager arrays
-    are C-ordered tensors) and when a layout is known only at run time."""
+    order, also for arrays that are not NumPy's (hop.Tensor; hop.numpy's
+    arrays of hop.trace) and when a layout is known only at run time.  An
+    eager hop.numpy array's layout is its own (_storage.eager_order, by the
+    same rules; C order after one check when every operand is C-contiguous)."""
     if order is None:
         order = default
     if isinstance(order, str) and order.upper() in ("C", "F", "A", "K"):
         order = order.upper()
     else:
         raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
-    if kind is not NumpyArg or nd < 2 or order == "C":
+    if kind not in (NumpyArg, ndarray) or nd < 2 or order == "C":
+        return None
+    run = _storage.current()
+    if kind is ndarray and (run is not None or _core.tracing()):
         return None
     if order == "F":
         return tuple(reversed(range(nd)))
-    run = _storage.current()
-    if run is None:
-        return None
     arrays = [a for a in operands if isinstance(a, (ndarray, _np.ndarray))]
+    if run is None:
+        if kind is NumpyArg:
+            return None
+        # eager hop.numpy: its arrays' own layouts, by the same rules
+        if _storage.eager_c(arrays[:1] if order == "A" else arrays):
+            return None
+        if order == "A":
+            c, f = _storage._contiguous(*_storage.eager_layout(arrays[0]))
+            return tuple(reversed(range(nd))) if f and not c else None
+        return _storage.eager_order(arrays, nd, how)
     if order == "A":
         fortran = bool(arrays) and _storage.fortran_only(arrays[0], run)
         if fortran is None:
@@ -735,6 +773,10 @@ def _call_divmod(args, kwargs, kind):
 def array_ufunc(ufunc, method, inputs, kwargs):
     """__array_ufunc__ of hop.numpy arrays and hop.Tensor."""
     name = ufunc.__name__
+    if method == "__call__" and not kwargs:
+        r = _eager.call(name, inputs)
+        if r is not None:
+            return r
     everything = tuple(inputs) + tuple(v for v in (kwargs.get("out") or ())
                                        if isinstance(kwargs.get("out"), tuple)) \
         + ((kwargs["out"],) if "out" in kwargs and not isinstance(kwargs["out"], tuple) else ())

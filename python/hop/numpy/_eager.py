@@ -1,0 +1,138 @@
+"""The eager fast path of hop.numpy's elementwise ufuncs.
+
+`a + b`, `a * 2.0`, `a < b`, `np.sin(a)` on concrete hop.numpy arrays,
+outside any trace and with NumPy's error state not raising: the general
+path (_ufuncs.call_ufunc) asks NumPy for the result dtype on stand-ins,
+builds operands, looks for a memory order, ... about a hundred Python calls
+per op.  Here each decision it makes is made once per kind of operands and
+kept: a dict from (ufunc, operand keys) to (hop implementation, the dtype
+each tensor operand is read in, the result dtype).  The decisions are the
+general path's own (_ufuncs.result_dtype, _ufuncs.loop, _core.as_compute),
+so there is no second promotion table; what this module adds is the key.
+
+An operand's key is what NumPy 1.24's dtype resolution reads of it:
+- a C-contiguous hop.numpy array of one or more dimensions (exactly
+  hop.numpy.ndarray, not a view of a run's storage nor a view hop made as
+  a copy): its dtype (another layout's result has NumPy's K order, which
+  the general path decides);
+- a Python bool: its type;
+- a Python int: its sign and bit length, which separate every class of
+  values NumPy casts by (_core._INT_CLASSES: their bounds are 2**k - 1 and
+  -2**k), so that every int of one key gets the dtype of the first;
+- a Python float: NumPy's np.min_scalar_type of it (the class NumPy casts
+  a float scalar by: float16, float32 or float64), by its type character.
+Anything else (a 0-d array or NumPy scalar, whose value NumPy casts by; a
+complex, a list, an np.ndarray, a hop.Tensor, a NumpyArg) has no key: the
+general path takes the call, as it does any call with keywords, one
+while tracing or while hop.compile records a path, a ufunc the table does not take (logical ones, matmul,
+power and the composed ones given a scalar) and a call under an errstate
+that raises, calls, prints or logs.
+"""
+
+import warnings
+
+import numpy as _np
+
+from .. import _paths
+from . import _core, _storage
+from ._ndarray import ndarray
+
+__all__ = ["call"]
+
+# (name, key, key[, ...]) -> (impl, casts, out_dt, out hop dtype) or None (the
+# general path's): casts has, per operand, the NumPy dtype a tensor operand is
+# cast to first (None: as it is; a scalar is passed as it is)
+_PLANS = {}
+# ufuncs the fast path leaves to the general one: the logical ones (which
+# read truth values), matmul (its core dimensions), power (negative integer
+# powers are refused on the data), clip (three operands, min or max)
+_GENERAL = {"logical_and", "logical_or", "logical_xor", "logical_not", "matmul", "power",
+            "float_power", "clip"}
+_min_scalar_type = _np.min_scalar_type
+_recording = _paths.recording  # hop.compile's eager run that records the path
+
+
+def _key(x):
+    """Operand x's key (the module's docstring), or None."""
+    t = type(x)
+    if t is ndarray:
+        if x._st is not None or x._cp is not None or x._tv.ndim == 0 or \
+                not x._tv.is_contiguous():
+            return None  # (another layout: NumPy's K order, _storage.eager_order)
+        return x._tv.dtype
+    if t is float:
+        return _min_scalar_type(x).char  # (a str: no int key's, and cheap to hash)
+    if t is int:
+        return x.bit_length() if x >= 0 else -1 - (~x).bit_length()
+    if t is bool:
+        return bool
+    return None
+
+
+def call(name, args):
+    """ufunc `name` of args (one or two operands, no keywords) by the fast
+    path: its result, or None when the general path must answer."""
+    if len(args) == 2:
+        x, y = args
+        key = (name, _key(x), _key(y))
+        if key[1] is None or key[2] is None or (type(x) is not ndarray and
+                                                type(y) is not ndarray):
+            return None
+    elif len(args) == 1:
+        x = args[0]
+        key = (name, _key(x))
+        if type(x) is not ndarray or key[1] is None:
+            return None
+    else:
+        return None
+    if _storage.current() is not None or _recording() or _core.fp_errors_reported():
+        return None
+    plan = _PLANS.get(key, False)
+    if plan is False:
+        plan = _PLANS[key] = _plan(name, args)
+    if plan is None:
+        return None
+    impl, casts, out_dt, out_hop = plan
+    u = x._t if type(x) is ndarray else x  # (_t: an eager copy-view refreshed after a write)
+    if casts[0] is not None:
+        u = _core.cast(u, casts[0])
+    if len(args) == 1:
+        r = impl(u)
+    else:
+        v = y._t if type(y) is ndarray else y
+        if casts[1] is not None:
+            v = _core.cast(v, casts[1])
+        r = impl(u, v)
+    if r.dtype is not out_hop:
+        r = _core.cast(r, out_dt)
+    return ndarray(r)
+
+
+def _plan(name, args):
+    """The general path's decisions for ufunc `name` on operands like args,
+    or None where the fast path does not take them (an error included: the
+    general path raises it)."""
+    from . import _ufuncs
+    if name in _GENERAL or name not in _ufuncs.UFUNCS or _ufuncs.UFUNCS[name][0] != len(args):
+        return None
+    uf = getattr(_np.core.umath, name, None) or getattr(_np, name)
+    try:
+        ops = [_core.operand(a, f"numpy.{name}") for a in args]
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            out_dt = _ufuncs.result_dtype(name, uf, ops, {})
+        if warned:
+            return None  # the general path warns on every call
+        out_hop = _core.hop_dtype(out_dt, f"numpy.{name}")
+        impl, cdt = _ufuncs.loop(name, ops, out_dt)
+        casts = []
+        for o in ops:
+            if o.t is not None:
+                casts.append(None if o.dtype == cdt else cdt)
+            elif not _ufuncs.direct(impl) or _core.as_compute(o, cdt) is not o.value:
+                return None  # the scalar would be converted (or made a tensor) first
+            else:
+                casts.append(None)
+    except Exception:  # noqa: BLE001 - the general path raises it, as it does now
+        return None
+    return impl, tuple(casts), out_dt, out_hop
