@@ -4,6 +4,8 @@ group and the next one (print_mid's shape, issue #28), and the result has
 eager's bits - the same kernel in the same order - for float, f16, integer
 and bool dtypes, NaN, infinities and signed zeros, sizes 1..100 and sizes
 past a tile; a reduction that keeps dims stays its own step."""
+import re
+
 import numpy as np
 import pytest
 
@@ -185,3 +187,86 @@ def test_sum_in_loop_body_and_run_into():
     cf = hop.compile(fn)
     for _ in range(3):
         assert cf(x).numpy().tobytes() == fn(x).numpy().tobytes()
+
+
+# ---- the epilogue against the unfused step and eager, sizes and dtypes ----
+
+EPI_DTYPES = [np.float32, np.float64, np.int32, np.int64]
+EPI_SIZES = [0, 1, 15, 16, 17, 1000, 100_003]
+EPI_REDUCTIONS = ["sum", "prod", "mean", "amax", "amin"]
+
+
+def _epi_input(dtype, n, nan):
+    rng = np.random.default_rng(n)
+    if np.issubdtype(dtype, np.floating):
+        v = (rng.standard_normal(n) * 2).astype(dtype)
+        if nan and n:
+            v[n // 2] = np.nan
+        return v
+    return rng.integers(-3, 4, n).astype(dtype)
+
+
+def _red(name):
+    return lambda y: getattr(y, name)()
+
+
+def _same_bits(got, want, what):
+    assert got.dtype == want.dtype, what
+    assert got.shape == want.shape, what
+    assert got.numpy().tobytes() == want.numpy().tobytes(), what
+
+
+@pytest.mark.parametrize("dtype", EPI_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name", EPI_REDUCTIONS)
+def test_epilogue_equals_unfused_step_and_eager_bit_for_bit(dtype, name):
+    """red(x * 3 - 1) runs as the group's epilogue (no Op step); the unfused
+    step - the same reduction of the group's output passed in as an input,
+    its own Op - and eager give the same bits, NaN included; the group's
+    output is used elsewhere too (y * 2, and y itself returned).  In
+    inner() the reduction feeds a later group; in looped() it runs in a loop
+    body, whose later trips take the epilogue's path for a kernel on the
+    same data."""
+    red = _red(name)
+
+    def fn(x):
+        y = x * 3 - 1
+        return red(y), y * 2, y
+
+    def inner(x):
+        y = x * 3 - 1
+        return red(y) * 2, y * 2
+
+    def looped(x):
+        return hop.fori_loop(0, 3, lambda i, v: (v * 2 - red(v * 3 - 1)).to(v.dtype), x)
+
+    floating = np.issubdtype(dtype, np.floating)
+    for n in EPI_SIZES:
+        for nan in (False, True) if floating else (False,):
+            x = hop.asarray(_epi_input(dtype, n, nan))
+            what = (np.dtype(dtype).name, name, n, nan)
+            try:
+                want = fn(x)
+            except Exception as e:  # noqa: BLE001 - then tracing raises it too
+                # amax/amin of nothing; the mean of integers (float-only)
+                assert (n == 0 and name in ("amax", "amin")) or \
+                    (name == "mean" and not floating), (what, e)
+                with pytest.raises(type(e), match=re.escape(str(e))):
+                    hop.trace(fn, x)
+                continue
+            gm = hop.trace(fn, x)
+            ops = plan_ops(gm)
+            assert "Op" not in ops and ops.count("Fused") >= 1, (what, ops)
+            unfused = hop.trace(red, want[2])
+            assert plan_ops(unfused).count("Op") == 1, what
+            gi, want_i = hop.trace(inner, x), inner(x)
+            assert "Op" not in plan_ops(gi), what
+            gl, want_l = hop.trace(looped, x), looped(x)
+            assert "Op" not in plan_ops(gl), (what, plan_ops(gl))
+            for _ in range(2):  # the second run: the kernel on the same data
+                got = gm(x)
+                for g, w in zip(got, want):
+                    _same_bits(g, w, what)
+                _same_bits(unfused(want[2]), want[0], what)
+                for g, w in zip(gi(x), want_i):
+                    _same_bits(g, w, what)
+                _same_bits(gl(x), want_l, what)
