@@ -129,6 +129,31 @@ emit_op(hop_lower_ctx *cx, const hop_node *n, hop__opcode op, int32_t out, int32
     return set_value(cx, n, hop__pv_tensor(out));
 }
 
+/* The Fused instruction just emitted whose group's output reduction op d
+ * (into out) can be, as its epilogue (program.h): a reduction to one
+ * element of exactly that output, nothing jumping between the two, the
+ * group without one yet; NULL otherwise. */
+static hop__fgroup *
+epilogue_group(hop_lower_ctx *cx, const hop_node *n, const hop__opdesc *d)
+{
+    const hop_op_info *info = hop_op_get(n->op);
+    hop__rcode *r = hop__cur(cx);
+    if (info == NULL || info->family != HOP_KF_REDUCE || d->nargs < 1 ||
+        d->args[0].kind != HOP__A_TENSOR || r->n == 0)
+        return NULL;
+    const hop__insn *last = &r->code[r->n - 1];
+    if (last->opcode != HOP__OP_Fused || last->p1 != d->args[0].slot ||
+        ((const hop__fgroup *)last->p4)->epi != NULL || hop__jump_target(r, (int32_t)r->n))
+        return NULL;
+    const hop_meta *m = &n->meta->meta;
+    for (int i = 0; i < m->rank; i++) {
+        int64_t v;
+        if (!hop_expr_const_value(m->sizes[i], &v) || v != 1)
+            return NULL;
+    }
+    return (hop__fgroup *)last->p4; /* (the plan's arena: ours until it is done) */
+}
+
 static hop_status
 compile_kernel_op(hop_lower_ctx *cx, const hop_node *n)
 {
@@ -140,7 +165,16 @@ compile_kernel_op(hop_lower_ctx *cx, const hop_node *n)
     if (st != HOP_OK)
         return st;
     d->cache = cx->ncache++;
-    return emit_op(cx, n, HOP__OP_Op, out, d->cache, d, -1);
+    hop__fgroup *g = epilogue_group(cx, n, d);
+    if (g == NULL)
+        return emit_op(cx, n, HOP__OP_Op, out, d->cache, d, -1);
+    /* the reduction runs inside the group's instruction: its accesses are
+     * that instruction's */
+    g->epi = d;
+    g->epi_out = out;
+    if ((st = access_args(cx, d->args, d->nargs)) != HOP_OK || (st = hop__access(cx, out)) != HOP_OK)
+        return st;
+    return set_value(cx, n, hop__pv_tensor(out));
 }
 
 static hop_status
@@ -961,7 +995,8 @@ straight_insn(const hop__insn *in)
         return true;
     case HOP__OP_Fused:
     case HOP__OP_Copy:
-        return ((const hop__fgroup *)in->p4)->small_n > 0;
+        return ((const hop__fgroup *)in->p4)->small_n > 0 &&
+               ((const hop__fgroup *)in->p4)->epi == NULL;
     default:
         return false;
     }
@@ -1054,7 +1089,8 @@ arg_fixed(const hop_lower_ctx *cx, const bool *moved, const hop__oparg *a, bool 
     return false;
 }
 
-/* Marks each Op whose operands and output are fixed (program.h). */
+/* Marks each Op (and reduction epilogue) whose operands and output are
+ * fixed (program.h). */
 static hop_status
 mark_fixed(hop_lower_ctx *cx, hop_plan *p)
 {
@@ -1064,10 +1100,17 @@ mark_fixed(hop_lower_ctx *cx, hop_plan *p)
     mark_moved(p, moved);
     for (int32_t pc = 0; pc < p->ncode; pc++) {
         const hop__insn *in = &p->code[pc];
-        if (in->opcode != HOP__OP_Op)
+        hop__opdesc *d; /* (the plan's arena: ours until it is done) */
+        int32_t out = in->p1;
+        if (in->opcode == HOP__OP_Op) {
+            d = (hop__opdesc *)in->p4;
+        } else if (in->opcode == HOP__OP_Fused && ((const hop__fgroup *)in->p4)->epi) {
+            d = (hop__opdesc *)((const hop__fgroup *)in->p4)->epi;
+            out = ((const hop__fgroup *)in->p4)->epi_out;
+        } else {
             continue;
-        hop__opdesc *d = (hop__opdesc *)in->p4; /* (the plan's arena: ours until it is done) */
-        bool fixed = slot_fixed(cx, moved, in->p1);
+        }
+        bool fixed = slot_fixed(cx, moved, out);
         for (int i = 0; fixed && i < d->nargs; i++)
             fixed = arg_fixed(cx, moved, &d->args[i], false);
         d->fixed = fixed;

@@ -206,6 +206,9 @@ hop__cur(hop_lower_ctx *cx)
     return &cx->routines[cx->cur];
 }
 
+/* Some jump of routine r goes to position pos (toolkit.c). */
+bool hop__jump_target(const hop__rcode *r, int32_t pos);
+
 /* -------------------------------------------------------------- emit.c */
 
 /* st, or HOP_NOMEM (with its message) when a failure left no status. */

@@ -52,6 +52,19 @@ add_args(scan *s, const hop__oparg *args, int n, int64_t mult, int32_t mreg)
     }
 }
 
+/* An op d into slot out (an Op, or a group's reduction epilogue): its work,
+ * its operands and its kernel cache. */
+static void
+add_op(scan *s, const hop__opdesc *d, int32_t out, int64_t mult, int32_t mreg)
+{
+    add_work(s, out, 2, mult, mreg);
+    add_args(s, d->args, d->nargs, mult, mreg);
+    if (!s->incache[d->cache]) {
+        s->incache[d->cache] = true;
+        s->caches[s->ncaches++] = d->cache;
+    }
+}
+
 /* Instructions [from, to) of routine ri (positions in the routine).  mult
  * and mreg: how often one iteration of the parallel loop runs them. */
 static void
@@ -81,9 +94,13 @@ scan_code(scan *s, int32_t ri, int32_t from, int32_t to, int64_t mult, int32_t m
              * at these sizes.  The plan's own Layout is never in a loop. */
             s->ok = in->p1 > 0;
             break;
-        case HOP__OP_Fused:
-            add_work(s, in->p1, ((const hop__fgroup *)in->p4)->cost, mult, mreg);
+        case HOP__OP_Fused: {
+            const hop__fgroup *g = in->p4;
+            add_work(s, in->p1, g->cost, mult, mreg);
+            if (g->epi)
+                add_op(s, g->epi, g->epi_out, mult, mreg);
             break;
+        }
         case HOP__OP_If: /* a rotated while loop's test may run a group */
             if (in->p4)
                 add_work(s, in->p1, ((const hop__fgroup *)in->p4)->cost, mult, mreg);
@@ -91,16 +108,9 @@ scan_code(scan *s, int32_t ri, int32_t from, int32_t to, int64_t mult, int32_t m
         case HOP__OP_Copy:
             add_work(s, in->p1, 1, mult, mreg);
             break;
-        case HOP__OP_Op: {
-            const hop__opdesc *d = in->p4;
-            add_work(s, in->p1, 2, mult, mreg);
-            add_args(s, d->args, d->nargs, mult, mreg);
-            if (!s->incache[d->cache]) {
-                s->incache[d->cache] = true;
-                s->caches[s->ncaches++] = d->cache;
-            }
+        case HOP__OP_Op:
+            add_op(s, in->p4, in->p1, mult, mreg);
             break;
-        }
         case HOP__OP_Call: {
             /* Before assembly, P1 is the routine. */
             s->called[in->p1] = true;

@@ -372,8 +372,8 @@ hop_lower_while_end(hop_lower_ctx *cx)
  * condition's first instruction (0 while the body is open).
  */
 /* Some jump of routine r goes to position pos. */
-static bool
-jump_target(const hop__rcode *r, int32_t pos)
+bool
+hop__jump_target(const hop__rcode *r, int32_t pos)
 {
     for (size_t i = 0; i < r->n; i++) {
         const hop__insn *in = &r->code[i];
@@ -430,7 +430,8 @@ hop_lower_while_repeat(hop_lower_ctx *cx, hop_pval pred)
     hop__rcode *r = hop__cur(cx);
     int32_t back, last = (int32_t)r->n - 1;
     if (pred.kind == HOP_PVAL_TENSOR && last >= c.b && r->code[last].opcode == HOP__OP_Fused &&
-        r->code[last].p1 == pred.id && !jump_target(r, last + 1)) {
+        r->code[last].p1 == pred.id &&
+        ((const hop__fgroup *)r->code[last].p4)->epi == NULL && !hop__jump_target(r, last + 1)) {
         /* The condition's last instruction computes pred with a fused
          * group: the If runs that group itself (P4), one instruction for
          * the test and the branch.  Its accesses stay at this position. */

@@ -102,6 +102,10 @@ p4_text(const hop_plan *p, const hop__insn *in, hop__buf *b)
     case HOP__OP_Fused:
     case HOP__OP_Copy:
         hop__fgroup_text(in->p4, b);
+        if (((const hop__fgroup *)in->p4)->epi) {
+            hop__buf_puts(b, "; ");
+            after_name(((const hop__fgroup *)in->p4)->epi->text, b);
+        }
         break;
     case HOP__OP_IfNot:
     case HOP__OP_If:
@@ -163,9 +167,14 @@ comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
             hop__buf_printf(b, ": %d tensor%s, sized at run time", nb, nb == 1 ? "" : "s");
         break;
     }
-    case HOP__OP_Fused:
+    case HOP__OP_Fused: {
+        const hop__fgroup *g = in->p4;
         hop__buf_printf(b, "t%d = %s", in->p1, slot_name(p, in->p1));
+        if (g->epi)
+            hop__buf_printf(b, "; t%d = %s (kernel %d%s)", g->epi_out, slot_name(p, g->epi_out),
+                            g->epi->cache, g->epi->fixed ? ", fixed" : "");
         break;
+    }
     case HOP__OP_Copy:
         hop__buf_printf(b, "t%d <- t%d", in->p1, in->p2);
         break;

@@ -519,6 +519,13 @@ typedef struct hop__fgroup {
     const char *text;
     void (*describe)(const void *desc, hop__buf *b);
     const void *desc;
+    /* An epilogue: a reduction to one element (sum, mean, prod, amax, ...)
+     * of the group's output, run by the Fused instruction right after the
+     * group into slot epi_out, with epi's kernel cache - the kernel and
+     * order of a separate Op step (the same bits), without its dispatch.
+     * Set by the lowering (lower.c: epilogue_group); NULL otherwise. */
+    const hop__opdesc *epi;
+    int32_t epi_out;
     hop__fstep steps[HOP__F_MAXSTEPS];
 } hop__fgroup;
 

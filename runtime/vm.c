@@ -203,9 +203,11 @@ static _Atomic uint64_t kernel_gen;
  * Op: the cached kernel rebased onto this run's (or row's) operands when
  * only their data moved - the rows of a map, a new input - and prepared
  * again only when their geometry or values changed: preparing infers
- * shapes in the thread's ShapeEnv, which may allocate.
+ * shapes in the thread's ShapeEnv, which may allocate.  Inlined in the
+ * interpreter's Op case (as when that was its one caller) and in
+ * run_epilogue.
  */
-static hop_status
+static inline __attribute__((always_inline)) hop_status
 run_op(hop__frame *f, const hop__insn *in)
 {
     const hop__opdesc *d = in->p4;
@@ -236,6 +238,31 @@ run:
     hop__kernel_run(k);
     f->budget -= k->work >> HOP__CHECK_SHIFT;
     return HOP_OK;
+}
+
+/* Group g's reduction epilogue (program.h): its op's kernel and cache, as
+ * an Op instruction runs them, without a dispatch of its own.  On the same
+ * data as the last run, the reduction straight (what hop__kernel_run does
+ * for one output element: hop__reduce_compute, one piece); else run_op. */
+static hop_status
+run_epilogue(hop__frame *f, const hop__fgroup *g)
+{
+    const hop__opdesc *d = g->epi;
+    hop__kcache *kc = &f->kernels[d->cache];
+    const hop__kernel *k = (const hop__kernel *)kc->k.u.bytes;
+    if (d->fixed && kc->valid && f->into == NULL && d->nargs <= HOP__K_NBASE) {
+        const char *data[HOP__K_NBASE];
+        for (int i = 0; i < d->nargs; i++)
+            data[i] = d->args[i].kind == HOP__A_TENSOR ? f->slots[d->args[i].slot].data : NULL;
+        if (hop__kernel_at(k, data, (size_t)d->nargs, f->slots[g->epi_out].data) &&
+            k->kind == HOP__K_REDUCE && k->p.red.nout == 1) {
+            hop__reduce_compute(&k->p.red, 0, 1);
+            f->budget -= k->work >> HOP__CHECK_SHIFT;
+            return HOP_OK;
+        }
+    }
+    hop__insn in = {.opcode = HOP__OP_Op, .p1 = g->epi_out, .p2 = d->cache, .p4 = d};
+    return run_op(f, &in);
 }
 
 /* OpAlloc's memory: the slot's kept storage and the frame's scratch. */
@@ -680,16 +707,20 @@ hop__exec_at(hop__frame *f, int32_t pc)
             }
             break;
         /* Fused P1 P2 P3 P4: runs fused group P4 (P2 inputs, P3 steps) into
-         * slot P1. */
+         * slot P1, then its reduction epilogue if it has one. */
         case HOP__OP_Fused:
         /* Copy P1 P2 * P4: copies slot P2 into slot P1 (group P4). */
-        case HOP__OP_Copy:
-            if ((st = hop__fused_run(in->p4, f)) != HOP_OK)
+        case HOP__OP_Copy: {
+            const hop__fgroup *g = in->p4;
+            if ((st = hop__fused_run(g, f)) != HOP_OK)
                 goto fail;
             /* a small group costs what the instruction does (above) */
-            if (((const hop__fgroup *)in->p4)->small_n == 0)
+            if (g->small_n == 0)
                 f->budget -= hop_tensor_numel(&slots[in->p1]) >> HOP__CHECK_SHIFT;
+            if (g->epi && (st = run_epilogue(f, g)) != HOP_OK)
+                goto fail;
             break;
+        }
         /* Op P1 P2 * P4: runs op P4 into slot P1 with the kernel cached in
          * P2, prepared again only when an operand's data or geometry changed. */
         case HOP__OP_Op:

@@ -2017,6 +2017,114 @@ test_sizes_too_large_are_refused_as_eager_refuses_them(void **state)
     hop_output_graph_free(og);
 }
 
+/* ------------------------------------------------ reduction epilogues */
+
+/* red(x * 3 - 1) to one element, and that group's output times 2 (so the
+ * reduction reads an output used elsewhere too).  The fused plan runs red as
+ * the group's epilogue (program.h: hop__fgroup.epi).  NULL where the tracer
+ * refuses red, as eager does. */
+static hop_output_graph *
+epilogue_program(hop_dtype dt, hop_op red, int64_t n, bool dynamic)
+{
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", dt, 1, &n, dynamic);
+    hop_tracer *t = root(og);
+    hop_node *m = OP(t, HOP_OP_mul, N(x), hop_arg_int(3));
+    hop_node *g = m ? OP(t, HOP_OP_sub, N(m), hop_arg_int(1)) : NULL;
+    hop_node *r = g ? OP(t, red, N(g), hop_arg_none(), hop_arg_bool(false)) : NULL;
+    if (r == NULL) { /* (refused as eager refuses it: the tracer infers shapes) */
+        hop_output_graph_free(og);
+        return NULL;
+    }
+    hop_node *d = OP(t, HOP_OP_mul, N(g), hop_arg_int(2));
+    finish(og, (hop_node *[]){r, d}, 2);
+    return og;
+}
+
+/* Plan p on x gives the reference interpreter's outputs bit for bit (nans
+ * included); twice, so the second run takes the epilogue's path for a
+ * kernel on the same data. */
+static void
+assert_runs_as_eval(hop_output_graph *og, hop_plan *p, hop_tensor *x)
+{
+    hop_tensor *want[2] = {0}, *got[2] = {0};
+    assert_int_equal(hop_graph_eval(og, &x, 1, want, 2), HOP_OK);
+    for (int rep = 0; rep < 2; rep++) {
+        assert_int_equal(hop_plan_run(p, &x, 1, got, 2), HOP_OK);
+        assert_identical(got[0], want[0]);
+        assert_identical(got[1], want[1]);
+        release_all(got, 2);
+    }
+    release_all(want, 2);
+}
+
+/* x of n random elements of dt; a float one with a nan at n / 2 if nan. */
+static hop_tensor *
+epilogue_input(hop_dtype dt, int64_t n, bool nan)
+{
+    hop_tensor *x = t1(dt, n);
+    if (nan && n > 0 && dt == HOP_F32)
+        ((float *)x->data)[n / 2] = NAN;
+    else if (nan && n > 0 && dt == HOP_F64)
+        ((double *)x->data)[n / 2] = NAN;
+    return x;
+}
+
+/*
+ * A reduction to one element of a fused group's output (sum, prod, mean,
+ * amax, amin; f32, f64, i32, i64; sizes 0, 1, 15, 16, 17, 1000, 100003;
+ * with and without a nan) runs as the group's epilogue, with no Op step of
+ * its own, and gives the bits the unfused plan (its own Op step) and the
+ * reference interpreter give; where eager fails (amax of nothing), so does
+ * tracing.  Static sizes (the kernel on the same data: the
+ * reduction straight) and one dynamic plan across the sizes from 2.
+ */
+static void
+test_reduction_epilogues_match_the_unfused_step_and_eager_bit_for_bit(void **state)
+{
+    (void)state;
+    hop_dtype dts[] = {HOP_F32, HOP_F64, HOP_I32, HOP_I64};
+    hop_op reds[] = {HOP_OP_sum, HOP_OP_prod, HOP_OP_mean, HOP_OP_amax, HOP_OP_amin};
+    int64_t sizes[] = {0, 1, 15, 16, 17, 1000, 100003};
+    for (size_t di = 0; di < LEN(dts); di++) {
+        bool is_float = dts[di] == HOP_F32 || dts[di] == HOP_F64;
+        for (size_t ri = 0; ri < LEN(reds); ri++) {
+            if (reds[ri] == HOP_OP_mean && !is_float)
+                continue; /* "mean needs a float input" (hop.numpy casts first) */
+            hop_output_graph *dyn = epilogue_program(dts[di], reds[ri], 4, true);
+            hop_plan *pd = lower(dyn, true);
+            for (size_t si = 0; si < LEN(sizes); si++) {
+                hop_output_graph *og = epilogue_program(dts[di], reds[ri], sizes[si], false);
+                if (og == NULL) { /* amax and amin of nothing: NumPy's error */
+                    assert_int_equal(sizes[si], 0);
+                    assert_non_null(strstr(hop_error_message(), "zero-size array to reduction"));
+                    continue;
+                }
+                hop_plan *fused = lower(og, true), *unfused = lower(og, false);
+                char *dump = hop_plan_dump(fused);
+                char want[64];
+                snprintf(want, sizeof want, "= %s (kernel 0", hop_op_get(reds[ri])->name);
+                if (strstr(dump, "  Op ") != NULL || strstr(dump, want) == NULL)
+                    fail_msg("not an epilogue:\n%s", dump);
+                hop_free(dump);
+                for (int nan = 0; nan <= is_float; nan++) {
+                    hop_tensor *x = epilogue_input(dts[di], sizes[si], nan);
+                    assert_runs_as_eval(og, fused, x);
+                    assert_runs_as_eval(og, unfused, x);
+                    if (sizes[si] >= 2) /* (the dynamic plan specialises 0 and 1) */
+                        assert_runs_as_eval(dyn, pd, x);
+                    hop_tensor_release(x);
+                }
+                hop_plan_free(fused);
+                hop_plan_free(unfused);
+                hop_output_graph_free(og);
+            }
+            hop_plan_free(pd);
+            hop_output_graph_free(dyn);
+        }
+    }
+}
+
 /* ------------------------------------------------------------ interrupts */
 
 /* sum(sin(row * w)): one number per row of x [s0, 256]. */
@@ -2189,6 +2297,7 @@ main(void)
         cmocka_unit_test(test_one_plan_runs_concurrently_on_four_threads),
         cmocka_unit_test(test_allocation_failures_in_lower_and_run_are_nomem_and_leak_nothing),
         cmocka_unit_test(test_sizes_too_large_are_refused_as_eager_refuses_them),
+        cmocka_unit_test(test_reduction_epilogues_match_the_unfused_step_and_eager_bit_for_bit),
         cmocka_unit_test(test_hop_plan_interrupt_stops_a_long_run_soon_and_the_plan_runs_again),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
