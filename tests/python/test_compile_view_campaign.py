@@ -559,3 +559,49 @@ def test_two_whole_reshapes_of_a_computed_array_share_its_memory_as_numpys(ret, 
     # v3 = np.ravel(v0); return (a, v1, v3)` gave v1 and v3 memories of
     # their own, where NumPy's are two views of v0's)
     _same_as_numpy(f"def f(a, b):\n    v0 = a + 1\n    return ({ret},)\n", kind)
+
+
+@pytest.mark.parametrize("src", [
+    "v0 = a[None]\n    a += 1\n    return v0.reshape(v0.shape)", "return a[None].reshape(1, 3, 4)",
+    "return a.T[None].reshape(1, 4, 3)", "return a[:, None, ::2].reshape(3, 2)",
+    "return a[:, None, ::2].reshape(3, 2, 1)", "return a.T.reshape(4, 3, 1)",
+    "return a.T.reshape(1, 4, 3, order='F')", "return a.T[::2].reshape(1, 6, 1, order='F')",
+    "return a[1:2].reshape(1, 2, 2)", "return a[:, :1].reshape(3, 1, 1)",
+    "return a[1:2]", "return np.expand_dims(a.T, 1)"])
+def test_eager_reshape_of_size_1_axes_has_numpys_strides(src):
+    # (stress campaign: eager `v0 = a[None]; a += 1; v0.reshape(v0.shape)`
+    # had strides (96, 32, 8), hop's reshape's, for NumPy's (0, 32, 8): a
+    # reshape to the same shape is NumPy's view with the array's strides,
+    # and a size-1 axis's stride is NumPy's _attempt_nocopy_reshape's; and
+    # hnp.asarray kept no stride of a size-1 axis)
+    ns = {"np": np}
+    exec(f"def f(a):\n    {src}\n", ns)  # noqa: S102 (the test's own text)
+    want = ns["f"](np.arange(12.0).reshape(3, 4))
+    got = ns["f"](hop.numpy.asarray(np.arange(12.0).reshape(3, 4)))
+    assert (got.shape, got.strides) == (want.shape, want.strides)
+    assert (got.flags.c_contiguous, got.flags.f_contiguous) == \
+        (want.flags.c_contiguous, want.flags.f_contiguous)
+    assert np.array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("shape,index", [((1, 4), ()), ((3, 1), ()), ((4, 1, 2), ()),
+                                         ((3, 4), (slice(None), slice(0, 1)))])
+def test_asarray_keeps_numpys_stride_of_a_size_1_axis(shape, index):
+    # (was 0: hop's wrap of NumPy's memory dropped a stride no element uses)
+    x = np.zeros(shape)[index]
+    h = hop.numpy.asarray(x)
+    assert h.strides == x.strides
+    assert h.reshape(h.shape).strides == x.reshape(x.shape).strides
+    h[...] = 1
+    assert (x == 1).all()  # (still NumPy's memory)
+
+
+@pytest.mark.parametrize("shape", [(3, 2), (2, 3), (6,), (1, 6, 1)])
+def test_reshape_order_a_of_a_fortran_array_is_numpys_fortran_reshape(shape):
+    # (was the C-order reshape: other values; NumPy's 'A' is 'F' for an
+    # array in Fortran order and not in C order), eager and compiled
+    x = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    want = x.reshape(shape, order="A")
+    got = hop.numpy.asarray(x.copy(order="K")).reshape(shape, order="A")
+    assert np.array_equal(np.asarray(got), want) and got.strides == want.strides
+    _same_as_numpy(f"def f(a, b):\n    return (a.T.reshape({shape[::-1]}, order='A'), a)\n", 0)

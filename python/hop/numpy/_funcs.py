@@ -160,6 +160,13 @@ def _int_arg(n, what="an integer is required"):
 @implements(_np.reshape)
 @scalar_method
 def reshape(a, newshape, order="C", *, _kind=None):
+    if order == "A" and isinstance(a, ndarray) and not a._scalar:
+        order = _order_a(a)
+        if order is None:
+            from .._breaks import conversion
+            conversion(_C.UnsupportedError,
+                       "hop.numpy: reshape with order='A' of an array whose memory order hop "
+                       "cannot tell while tracing (NumPy reads it: 'F' for a Fortran-ordered one)")
     if order == "F":
         # Fortran order: the C-order reshape of the reversed axes, reversed
         # back (as NumPy's, a view exactly when that composition is one)
@@ -170,7 +177,7 @@ def reshape(a, newshape, order="C", *, _kind=None):
         except ValueError:
             raise ValueError(f"cannot reshape array of size {_size(_t(a, 'reshape').shape)} "
                              f"into shape {shape}") from None
-        return transpose(r, _kind=kind)
+        return _numpy_strides(a, transpose(r, _kind=kind), shape, "F", kind)
     if order not in ("C", "A"):
         raise _C.UnsupportedError(f"hop.numpy: reshape with order={order!r} is not supported")
     t = _t(a, "reshape")
@@ -189,7 +196,8 @@ def reshape(a, newshape, order="C", *, _kind=None):
         if run is None and isinstance(a, ndarray) and a._cp is not None and \
                 kind is not _C.Tensor:
             return _reshape_copy_view(kind, a, r, shape, out)
-        return wrap(kind, r)  # eagerly hop's reshape views the memory exactly when NumPy's does
+        # (eagerly hop's reshape views the memory exactly when NumPy's does)
+        return _numpy_strides(a, wrap(kind, r), shape, "C", kind)
     is_view = _storage.reshape_is_view(a, run, out)
     if is_view or is_view is None:
         # NumPy's view, made again on an ndarray with the shape as given
@@ -214,6 +222,34 @@ def reshape(a, newshape, order="C", *, _kind=None):
     return res
 
 
+def _numpy_strides(a, res, shape, order, kind):
+    """res, the eager reshape of hop.numpy array a to shape (as given) in
+    order, with the strides NumPy's has on its dims of size 1 (hop's are
+    PyTorch's: `a[None].reshape(a[None].shape)` keeps the new axis's stride
+    0 in NumPy); a hop.Tensor's, a traced one's and a copy's as they are."""
+    t, r = _t(a, "reshape"), res._t if isinstance(res, ndarray) else res
+    if kind is _C.Tensor or not isinstance(a, ndarray) or _C._is_proxy(t) or _C._is_proxy(r) \
+            or _storage.current() is not None:
+        return res
+    want = _storage.numpy_reshape_strides(t.shape, t.stride(), shape, order)
+    have = r.stride()
+    empty = 0 in r.shape
+    if want is None or want == have or \
+            builtins.any(w != h and n != 1 and not empty for w, h, n in zip(want, have, r.shape)):
+        return res
+    return wrap(kind, _C._restride(r, want))
+
+
+def _order_a(a):
+    """NumPy's order 'A' for hop.numpy array a: 'F' for an array in Fortran
+    order and not C (PyArray_ISFORTRAN), else 'C'; None when hop cannot tell
+    while tracing (the layout the answer read is checked every call)."""
+    run = _storage.current()
+    f_only = _storage.fortran_only(a, run) if run is not None else \
+        a._t.numpy().flags.f_contiguous and not a._t.is_contiguous()
+    return None if f_only is None else "F" if f_only else "C"
+
+
 def _reshape_copy_view(kind, a, r, shape, out):
     """The eager reshape r of a, a view that hop made as a copy (a[::-1]):
     NumPy's reshape of NumPy's view (negative strides) decides, a view
@@ -231,11 +267,8 @@ def _reshape_copy_view(kind, a, r, shape, out):
 def ravel(a, order="C", *, _kind=None):
     contiguous = True
     if isinstance(a, ndarray) and order in ("A", "F", "C"):
-        if order == "A":  # NumPy's 'A': 'F' for an array in Fortran order and not C
-            run = _storage.current()
-            f_only = _storage.fortran_only(a, run) if run is not None else \
-                a._t.numpy().flags.f_contiguous and not a._t.is_contiguous()
-            order = None if f_only is None else "F" if f_only else "C"
+        if order == "A":
+            order = _order_a(a)
         # (a is in Fortran order exactly when its transpose is in C order)
         contiguous = None if order is None else \
             _c_order(a if order == "C" else transpose(a, _kind=ndarray))
