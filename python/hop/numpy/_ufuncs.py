@@ -53,6 +53,14 @@ def _fmin(a, b):
     return _C.where(_isnan(a), b, _C.where(_isnan(b), a, _C.minimum(a, b)))
 
 
+def _first_of_equal(impl):
+    """NumPy's float16 maximum, minimum, fmax and fmin: the first operand
+    where the two are equal (HALF_maximum's `in1 >= in2 ? in1 : in2`); its
+    other floats' loops, and hop's kernels, give the second.  0.0 and -0.0
+    tell them apart."""
+    return lambda a, b: _C.where(_C.eq(a, b), a, impl(a, b))
+
+
 def _trunc(x):
     return _C.where(_C.lt(x, 0), _C.ceil(x), _C.floor(x))
 
@@ -448,7 +456,12 @@ def loop(name, ops, out_dt):
         cdt = out_dt
     if cdt.kind == "c" and name in _corder.UFUNCS:
         impl = _corder.UFUNCS[name]  # NumPy's lexicographic order, on the parts
+    elif cdt == _np.dtype(_np.float16) and name in _HALF_EXTREMES:
+        impl = _HALF_EXTREMES[name]
     return impl, cdt
+
+
+_HALF_EXTREMES = {n: _first_of_equal(UFUNCS[n][1]) for n in ("maximum", "minimum", "fmax", "fmin")}
 
 
 def direct(impl):
