@@ -815,6 +815,15 @@ def asarray(a, dtype=None, order=None, *, like=None):
     if isinstance(a, ndarray) and not a._scalar and \
             (dtype is None or _np.dtype(dtype) == a.dtype) and order not in ("C", "F"):
         return a
+    if type(a) is _np.ndarray and order not in ("C", "F") and \
+            (dtype is None or _np.dtype(dtype) == a.dtype) and a.flags.writeable and \
+            builtins.any(s < 0 for s in a.strides) and not _core.tracing():
+        # NumPy's asarray is the array itself, whose negative strides hop's
+        # memory cannot hold: hop's view of its memory in positive strides,
+        # reversed (a view hop makes as a copy, which writes go back
+        # through), not a copy that writes would be lost in
+        flips = tuple(slice(None, None, -1) if s < 0 else slice(None) for s in a.strides)
+        return asarray(a[flips])[flips]
     return array(a, dtype=dtype, copy=False, order=order)
 
 
