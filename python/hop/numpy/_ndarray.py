@@ -733,8 +733,10 @@ def _operator_of_caller(ufunc):
     __array_ufunc__ as the same call, and differ under numpy.errstate:
     NumPy's scalar math reports an integer overflow, its ufuncs do not.  The
     caller is the frame above __array_ufunc__ (NumPy's C code makes none),
-    or hop.compile's frame translator running the instruction; a call from C (operator.add, sum, functools.reduce) is a CALL there: hop
-    cannot tell it from np.add's and takes the ufunc."""
+    or hop.compile's frame translator running the instruction (NumPy's
+    ndarray ** tells `x ** a` from np.power(x, a) too); a call from C
+    (operator.add, sum, functools.reduce) is a CALL there: hop cannot tell
+    it from np.add's and takes the ufunc."""
     f = sys._getframe(2)
     code, i = f.f_code.co_code, f.f_lasti
     if f.f_code in _breaks.ACTS_FOR_USER:
