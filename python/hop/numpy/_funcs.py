@@ -355,8 +355,12 @@ def expand_dims(a, axis, *, _kind=None):
         for k in axes:
             x = x.unsqueeze(k)
         return x
-    return _view(_kind or _kind_of(a), a, fn, lambda x: _np.expand_dims(x, tuple(axes)),
-                 step_kind="reshape")
+    kind = _kind or _kind_of(a)
+    res = _view(kind, a, fn, lambda x: _np.expand_dims(x, tuple(axes)), step_kind="reshape")
+    shape = list(t.shape)
+    for k in axes:
+        shape.insert(k, 1)
+    return _numpy_strides(a, res, tuple(shape), "C", kind)  # (NumPy's is a reshape)
 
 
 @implements(_np.squeeze)
