@@ -241,10 +241,13 @@ def run(template, sources, ways=("eager", "args", "const")):
     return [b for b in bad if b]
 
 
-# pinned (budget.pinned): a stress run of 2026-11-30 failed once in a full
-# stress pass (-n 2, other tests in the worker) and passed when this file ran
-# alone; the example was not kept: run the file at the stress budget inside
-# the whole suite to meet it again
+# pinned (budget.pinned): stress runs of 2026-11-30 (this file alone,
+# --hypothesis-seed=1..20) met three differences; two are fixed (the
+# regressions below: a NumPy array ** a 0-d hop.numpy array, an in-place
+# operator with a Python int beyond int64), one is not: a 0-d bool or
+# unsigned operand with 2**63 (`np.array(True) + 2**63`) is NumPy's
+# np.ulonglong scalar (dtype char 'Q', from the Python int), hop's np.uint64
+# ('L'; equal dtypes, other scalar types): hop.numpy has one uint64
 @settings(max_examples=examples(30), derandomize=pinned(), **_SETTINGS)
 @given(expressions())
 def test_operators_with_mixed_operands_agree_with_numpy(case):
