@@ -615,3 +615,18 @@ def test_index_by_0d_integer_arrays_copies_in_the_arrays_order(src, kind):
     got = eval(src, {"a": hop.numpy.asarray(a.copy(order="K")), "np": np})  # noqa: S307
     want = eval(src, {"a": a, "np": np})  # noqa: S307
     assert got.strides == want.strides and np.array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("src", ["x[:, ::-1][1]", "x[::-1].T", "x.T[::-1]", "x[::-1, ::2].T"])
+@pytest.mark.parametrize("order", ["C", "F", "A"])
+def test_eager_ravel_of_a_reversed_view_is_numpys_copy_or_view(src, order):
+    # (stress campaign: `v0 = a[:, ::-1]; a += 1; v2 = v0[np.int64(1)];
+    # v2.ravel()` was a view with strides (-8,) where NumPy copies: hop's
+    # copy of the reversed view is in C order, NumPy's view is not; and
+    # x[::-1].T.ravel('A') took 'F' of hop's copy, other values)
+    want = eval(src, {"x": np.arange(12.0).reshape(3, 4)}).ravel(order)  # noqa: S307
+    got = np.asarray(eval(src, {"x": hop.numpy.asarray(np.arange(12.0).reshape(3, 4))})  # noqa: S307
+                     .ravel(order))
+    assert got.strides == want.strides and np.array_equal(got, want)
+    _same_as_numpy("def f(a, b):\n    v0 = a[:, ::-1]\n    a += 1\n    v2 = v0[np.int64(1)]\n"
+                   "    v3 = a[1:]\n    v4 = v2.ravel()\n    return (a, v4,)\n", 0, eager=True)

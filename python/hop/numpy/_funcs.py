@@ -245,8 +245,12 @@ def _order_a(a):
     order and not C (PyArray_ISFORTRAN), else 'C'; None when hop cannot tell
     while tracing (the layout the answer read is checked every call)."""
     run = _storage.current()
-    f_only = _storage.fortran_only(a, run) if run is not None else \
-        a._t.numpy().flags.f_contiguous and not a._t.is_contiguous()
+    v = _storage.numpy_of_copy(a) if run is None and a._cp is not None else None
+    if v is not None:  # (a view hop made as a copy: NumPy's view's flags)
+        f_only = v.flags.f_contiguous and not v.flags.c_contiguous
+    else:
+        f_only = _storage.fortran_only(a, run) if run is not None else \
+            a._t.numpy().flags.f_contiguous and not a._t.is_contiguous()
     return None if f_only is None else "F" if f_only else "C"
 
 
@@ -300,7 +304,10 @@ def _c_order(a):
     None when hop cannot tell."""
     run = _storage.current()
     if run is None:
-        return a._t.is_contiguous()
+        # (a view hop made as a copy, a[::-1]: of NumPy's view, whose
+        # negative strides are not C order; hop's copy is)
+        v = _storage.numpy_of_copy(a) if a._cp is not None else None
+        return a._t.is_contiguous() if v is None else v.flags.c_contiguous
     return _storage.c_contiguous(a, run)
 
 
