@@ -630,3 +630,16 @@ def test_eager_ravel_of_a_reversed_view_is_numpys_copy_or_view(src, order):
     assert got.strides == want.strides and np.array_equal(got, want)
     _same_as_numpy("def f(a, b):\n    v0 = a[:, ::-1]\n    a += 1\n    v2 = v0[np.int64(1)]\n"
                    "    v3 = a[1:]\n    v4 = v2.ravel()\n    return (a, v4,)\n", 0, eager=True)
+
+
+def test_restride_changes_only_strides_that_move_no_element():
+    # (_C._restride, which gives a hop.numpy view NumPy's size-1 strides)
+    t = hop.asarray(np.arange(12.0).reshape(3, 1, 4))
+    r = hop._C._restride(t, (4, 0, 1))
+    assert r.stride() == (4, 0, 1) and np.shares_memory(r.numpy(), t.numpy())
+    with pytest.raises(ValueError, match="stride 2 of dim 0 .size 3. would move its elements"):
+        hop._C._restride(t, (2, 4, 1))
+    with pytest.raises(ValueError, match="2 strides for a tensor of 3 dims"):
+        hop._C._restride(t, (4, 1))
+    with pytest.raises(TypeError):
+        hop._C._restride(t, [4, 4, 1])
