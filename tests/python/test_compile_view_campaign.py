@@ -643,3 +643,12 @@ def test_restride_changes_only_strides_that_move_no_element():
         hop._C._restride(t, (4, 1))
     with pytest.raises(TypeError):
         hop._C._restride(t, [4, 4, 1])
+
+
+@pytest.mark.parametrize("src", ["np.expand_dims(a, 0).sum(0)", "a[None].max(0)",
+                                 "a[None, :, None].mean(1)", "a.T[None].sum(0, keepdims=True)"])
+def test_eager_reduction_of_a_fortran_ordered_array_is_in_its_order(src):
+    # (stress campaign: `v0 = np.expand_dims(a, 0); v0.sum(0)` of a
+    # Fortran-ordered a was C-ordered eagerly: the result's order was
+    # NumPy's for the compiled path only)
+    _same_as_numpy(f"def f(a, b):\n    return ({src},)\n", 1, eager=True)
