@@ -205,8 +205,8 @@ wrap_buffer(PyObject *obj, const char *fname, const hop_py_opnd *want)
         sizes[i] = view->shape[i];
         int64_t bst = view->strides != NULL ? view->strides[i] : numel * esize;
         numel *= sizes[i];
-        if (sizes[i] <= 1)
-            bst = 0; /* a stride a size-1 dim never uses */
+        if (sizes[i] <= 1 && (bst < 0 || bst % esize != 0))
+            bst = 0; /* a stride a size-1 dim never uses (NumPy's, where hop can hold it) */
         if (bst < 0 || bst % esize != 0)
             copy = true;
         strides[i] = bst / esize;
@@ -1411,6 +1411,10 @@ PyMethodDef hop_py__create_functions[] = {
      HOP_PY_SIG("_np_same_layout(a, layout, /)")
      "Whether _np_layout(a) equals bytes layout, without making them (False where _np_layout "
      "gives None)."},
+    {"_restride", (PyCFunction)(void (*)(void))hop_py__restride, METH_FASTCALL,
+     HOP_PY_SIG("_restride(t, strides, /)")
+     "A new tensor over concrete t's memory, with these strides (in elements) where t's move "
+     "nothing: dims of size 1, or any dim of an empty t (NumPy's strides of a view)."},
     {"_meta_text", (PyCFunction)hop_py__meta_text, METH_O, HOP_PY_SIG("_meta_text(t, /)")
      "The `f32[2, 3]` text of tensor t's metadata (concrete or traced), as every message "
      "spells it."},

@@ -194,7 +194,9 @@ hop_py__np_borrow(PyObject *obj)
         return NULL;
     const npy_intp *shape = PyArray_DIMS(a), *bst = PyArray_STRIDES(a);
     for (int i = 0; i < rank; i++) {
-        int64_t st = shape[i] <= 1 ? 0 : bst[i]; /* a stride a size-1 dim never uses */
+        /* a stride a size-1 dim never uses: NumPy's, which its users read
+         * (strides, a reshape's), where hop can hold it */
+        int64_t st = shape[i] <= 1 && (bst[i] < 0 || bst[i] % esize != 0) ? 0 : bst[i];
         if (st < 0 || st % esize != 0)
             return NULL;
         sizes[i] = shape[i];

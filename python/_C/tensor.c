@@ -527,6 +527,44 @@ hop_py__base(PyObject *mod, PyObject *o)
     return Py_NewRef(b != NULL ? b : Py_None);
 }
 
+/* _C._restride(t, strides): a new tensor over concrete t's memory with t's
+ * sizes and offset and these strides (in elements), which may differ from
+ * t's only where they move nothing: on a dim of size 1, or anywhere in an
+ * empty tensor.  hop.numpy gives a view NumPy's strides there (a reshape's
+ * size-1 dims), which NumPy users read (strides, flags). */
+PyObject *
+hop_py__restride(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !HOP_PY_IS_TENSOR(args[0]) || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "_restride(): expected a Tensor and a tuple of ints");
+        return NULL;
+    }
+    hop_tensor *t = HOP_PY_TENSOR(args[0])->t;
+    if (t == NULL) {
+        PyErr_SetString(hop_py_TraceError, "_restride(): the tensor is traced");
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(args[1]) != t->rank) {
+        PyErr_Format(PyExc_ValueError, "_restride(): %zd strides for a tensor of %d dims",
+                     PyTuple_GET_SIZE(args[1]), t->rank);
+        return NULL;
+    }
+    int64_t strides[HOP_MAX_RANK];
+    bool empty = hop_tensor_numel(t) == 0;
+    for (int d = 0; d < t->rank; d++) {
+        if (hop_py__to_int64("_restride", "strides", PyTuple_GET_ITEM(args[1], d), &strides[d]) <
+            0)
+            return NULL;
+        if (strides[d] < 0 || (strides[d] != t->strides[d] && t->sizes[d] != 1 && !empty)) {
+            PyErr_Format(PyExc_ValueError,
+                         "_restride(): stride %lld of dim %d (size %lld) would move its elements",
+                         (long long)strides[d], d, (long long)t->sizes[d]);
+            return NULL;
+        }
+    }
+    return hop_py_tensor_new(hop_tensor_view(t, t->rank, t->sizes, strides, t->offset));
+}
+
 /* _C._meta_text(t): the `f32[2, 3]` text of t's metadata (ops' meta
  * printer, hop_meta_print), for the Python layer's messages: one spelling of
  * a tensor in every layer. */

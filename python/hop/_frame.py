@@ -1247,3 +1247,18 @@ _breaks.ACTS_FOR_USER.update([Translator._call_function.__code__, Translator._st
                               Translator._execute.__code__,
                               Translator._binary.__code__, Translator._materialized.__code__] +
                              [f.__code__ for f in set(_STEPS.values())])
+
+
+def user_binary_op(frame):
+    """The BINARY_OP argument (an index of dis._nb_ops) of the user's
+    instruction that translator frame `frame` is running now (it called an
+    operator for it), or None.  hop.numpy tells `x ** a` from np.power(x,
+    a) by the caller's instruction (NumPy's ndarray operators differ from
+    its ufuncs), and here the caller is the translator: _execute runs the
+    commonest BINARY_OP itself, _binary the others."""
+    code = frame.f_code
+    if code is Translator._binary.__code__:
+        return frame.f_locals.get("op")
+    if code is Translator._execute.__code__ and frame.f_locals.get("op") == "BINARY_OP":
+        return frame.f_locals["i"].arg
+    return None

@@ -698,3 +698,21 @@ def test_lcm_wraps_as_numpys_int_arithmetic(dt):
         np.lcm.at(a, [0, 0, 1], b[:3])
         return a
     _numpys(at, a, b)
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "fmin"])
+@pytest.mark.parametrize("a,b", [(0.0, -0.0), (-0.0, 0.0), ([0.0, -0.0, 1.0], [-0.0, 0.0, 1.0])])
+def test_float16_extremes_of_equal_zeros_keep_the_first_operand_as_numpys(name, a, b):
+    # (were the second operand's zero: NumPy's HALF_maximum is `in1 >= in2
+    # ? in1 : in2`; its float32 and float64 loops and hop's kernels keep the
+    # second), eager arrays, eager NumPy scalars and compiled
+    x, y = np.array(a, np.float16), np.array(b, np.float16)
+    fn = getattr(np, name)
+    want = fn(x, y)
+    for got in (fn(hnp.asarray(x), hnp.asarray(y)), fn(hnp.asarray(x)[()], hnp.asarray(y)[()]),
+                hop.compile(lambda p, q: fn(p, q))(x, y)):
+        got = np.asarray(got)
+        assert got.dtype == np.float16 and np.array_equal(np.signbit(got), np.signbit(want))
+    z = np.array([a, b], np.float16).reshape(-1)
+    for red in (np.max, np.min):
+        assert np.signbit(red(hnp.asarray(z))) == np.signbit(red(z))

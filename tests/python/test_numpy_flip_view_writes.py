@@ -295,3 +295,22 @@ def test_reshape_of_a_reversed_view_is_numpys_view_or_copy():
                  "np.flip(a).reshape(4, 3)", "np.rot90(a).reshape(-1)"]:
         assert prog(hnp, hnp.asarray(np.arange(12.0).reshape(3, 4)), expr) == \
             prog(np, np.arange(12.0).reshape(3, 4), expr), expr
+
+
+@pytest.mark.parametrize("index", [(slice(None, None, -1),),
+                                   (slice(None, None, -1), slice(None, None, 2)),
+                                   (slice(None), slice(None, None, -2))])
+def test_asarray_of_a_numpy_array_with_negative_strides_writes_into_its_memory(index):
+    # (was a copy: a write through hnp.asarray(y), which NumPy's asarray
+    # makes y itself, never reached y, silently)
+    x = np.arange(12.0).reshape(3, 4)
+    y = x[index]
+    h = hop.numpy.asarray(y)
+    assert np.array_equal(np.asarray(h), y)
+    h[0, 0] = 100
+    h += 1
+    want = np.arange(12.0).reshape(3, 4)
+    w = want[index]
+    w[0, 0] = 100
+    w += 1
+    assert np.array_equal(x, want) and np.array_equal(np.asarray(h), y)

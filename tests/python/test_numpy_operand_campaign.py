@@ -241,10 +241,13 @@ def run(template, sources, ways=("eager", "args", "const")):
     return [b for b in bad if b]
 
 
-# pinned (budget.pinned): a stress run of 2026-11-30 failed once in a full
-# stress pass (-n 2, other tests in the worker) and passed when this file ran
-# alone; the example was not kept: run the file at the stress budget inside
-# the whole suite to meet it again
+# pinned (budget.pinned): stress runs of 2026-11-30 (this file alone,
+# --hypothesis-seed=1..20) met three differences; two are fixed (the
+# regressions below: a NumPy array ** a 0-d hop.numpy array, an in-place
+# operator with a Python int beyond int64), one is not: a 0-d bool or
+# unsigned operand with 2**63 (`np.array(True) + 2**63`) is NumPy's
+# np.ulonglong scalar (dtype char 'Q', from the Python int), hop's np.uint64
+# ('L'; equal dtypes, other scalar types): hop.numpy has one uint64
 @settings(max_examples=examples(30), derandomize=pinned(), **_SETTINGS)
 @given(expressions())
 def test_operators_with_mixed_operands_agree_with_numpy(case):
@@ -376,3 +379,42 @@ def test_power_of_a_0d_array_exponent_takes_numpys_fast_path(src):
     a, b = [eval(s.strip().replace("A(", "np.array("), {"np": np})  # noqa: S307
             for s in src.split("**")]
     assert differ(hop.compile(lambda x, y: x ** y)(a, b), want) is None
+
+
+@pytest.mark.parametrize("left,right", [
+    ("np.array(True, dtype=np.bool_)", "np.array(2.0, dtype=np.float16)"),
+    ("np.array([1.0, -0.0])", "np.array(0.5)"), ("np.array([4.0, 0.0])", "np.array(-1)"),
+    ("np.array([2, 3], dtype=np.int8)", "np.array(2.0)")])
+def test_numpy_array_to_the_power_of_a_hop_0d_array_takes_numpys_fast_path(left, right):
+    # (stress campaign: `np.array(True) ** a1` compiled, a1 a 0-d float16
+    # argument, was float16 1.0 for NumPy's int8 1, and eagerly `x **
+    # hnp.asarray(a1)` too; `[1, -0.] ** 0.5` was 0.0 for sqrt's -0.0):
+    # NumPy's ndarray.__pow__ reads a 0-d exponent's value (x ** 2 is
+    # square), and called np.power only because the exponent was hop's
+    x, y = eval(left, _NS), eval(right, _NS)  # noqa: S307 (the lists above)
+    want = x ** y
+    got = _as_numpy(x ** hnp.asarray(y))
+    assert differ(got, want) is None and np.array_equal(np.signbit(got), np.signbit(want))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (NumPy reads the value: the call runs eagerly)
+        got = hop.compile(lambda b: x ** b)(y)
+    assert differ(got, want) is None and np.array_equal(np.signbit(got), np.signbit(want))
+    assert differ(_as_numpy(np.power(x, hnp.asarray(y))), np.power(x, y)) is None
+
+
+@pytest.mark.parametrize("target,rest", [("A(False)", "**= -2**63-1"),
+                                         ("A(0.0, dtype=np.float16)", "&= -2**63-1"),
+                                         ("A([1, 2], dtype=np.int8)", "|= -2**63-1")])
+def test_in_place_operator_with_a_python_int_beyond_int64_is_numpys_cast_error(target, rest):
+    # (stress campaign: ZeroDivisionError and TypeError, Python's, of the
+    # object-dtype stand-ins hop computed the result dtype on; NumPy checks
+    # that object cannot be cast to the array's dtype before it computes)
+    ns = {"np": np, "A": lambda *a, **k: np.array(*a, **k)}
+    exec(f"x = {target}", ns)  # noqa: S102 (the test's own text)
+    with pytest.raises(np.core._exceptions._UFuncOutputCastingError) as want:
+        exec(f"x {rest}", ns)  # noqa: S102
+    ns["A"] = lambda *a, **k: hnp.asarray(np.array(*a, **k))
+    exec(f"x = {target}", ns)  # noqa: S102
+    with pytest.raises(np.core._exceptions._UFuncOutputCastingError) as got:
+        exec(f"x {rest}", ns)  # noqa: S102
+    assert str(got.value) == str(want.value)

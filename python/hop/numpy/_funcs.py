@@ -171,6 +171,13 @@ def _int_arg(n, what="an integer is required"):
 @implements(_np.reshape)
 @scalar_method
 def reshape(a, newshape, order="C", *, _kind=None):
+    if order == "A" and isinstance(a, ndarray) and not a._scalar:
+        order = _order_a(a)
+        if order is None:
+            from .._breaks import conversion
+            conversion(_C.UnsupportedError,
+                       "hop.numpy: reshape with order='A' of an array whose memory order hop "
+                       "cannot tell while tracing (NumPy reads it: 'F' for a Fortran-ordered one)")
     if order == "F":
         # Fortran order: the C-order reshape of the reversed axes, reversed
         # back (as NumPy's, a view exactly when that composition is one)
@@ -181,7 +188,7 @@ def reshape(a, newshape, order="C", *, _kind=None):
         except ValueError:
             raise ValueError(f"cannot reshape array of size {_size(_t(a, 'reshape').shape)} "
                              f"into shape {_core.shape_text(shape)}") from None
-        return transpose(r, _kind=kind)
+        return _numpy_strides(a, transpose(r, _kind=kind), make, "F", kind)
     if order not in ("C", "A"):
         raise _C.UnsupportedError(f"hop.numpy: reshape with order={order!r} is not supported")
     t = _t(a, "reshape")
@@ -200,7 +207,8 @@ def reshape(a, newshape, order="C", *, _kind=None):
         if run is None and isinstance(a, ndarray) and a._cp is not None and \
                 kind is not _C.Tensor:
             return _reshape_copy_view(kind, a, r, shape, out)
-        return wrap(kind, r)  # eagerly hop's reshape views the memory exactly when NumPy's does
+        # (eagerly hop's reshape views the memory exactly when NumPy's does)
+        return _numpy_strides(a, wrap(kind, r), make, "C", kind)
     is_view = _storage.reshape_is_view(a, run, out)
     if is_view or is_view is None:
         # NumPy's view, made again on an ndarray with the shape as given
@@ -225,6 +233,39 @@ def reshape(a, newshape, order="C", *, _kind=None):
     return res
 
 
+def _numpy_strides(a, res, shape, order, kind):
+    """res, the eager reshape of hop.numpy array a to shape (as given, any
+    unknown size -1: _newshape's) in
+    order, with the strides NumPy's has on its dims of size 1 (hop's are
+    PyTorch's: `a[None].reshape(a[None].shape)` keeps the new axis's stride
+    0 in NumPy); a hop.Tensor's, a traced one's and a copy's as they are."""
+    t, r = _t(a, "reshape"), res._t if isinstance(res, ndarray) else res
+    if kind is _C.Tensor or not isinstance(a, ndarray) or _C._is_proxy(t) or _C._is_proxy(r) \
+            or _storage.current() is not None:
+        return res
+    want = _storage.numpy_reshape_strides(t.shape, t.stride(), shape, order)
+    have = r.stride()
+    empty = 0 in r.shape
+    if want is None or want == have or \
+            builtins.any(w != h and n != 1 and not empty for w, h, n in zip(want, have, r.shape)):
+        return res
+    return wrap(kind, _C._restride(r, want))
+
+
+def _order_a(a):
+    """NumPy's order 'A' for hop.numpy array a: 'F' for an array in Fortran
+    order and not C (PyArray_ISFORTRAN), else 'C'; None when hop cannot tell
+    while tracing (the layout the answer read is checked every call)."""
+    run = _storage.current()
+    v = _storage.numpy_of_copy(a) if run is None and a._cp is not None else None
+    if v is not None:  # (a view hop made as a copy: NumPy's view's flags)
+        f_only = v.flags.f_contiguous and not v.flags.c_contiguous
+    else:
+        f_only = _storage.fortran_only(a, run) if run is not None else \
+            a._t.numpy().flags.f_contiguous and not a._t.is_contiguous()
+    return None if f_only is None else "F" if f_only else "C"
+
+
 def _reshape_copy_view(kind, a, r, shape, out):
     """The eager reshape r of a, a view that hop made as a copy (a[::-1]):
     NumPy's reshape of NumPy's view (negative strides) decides, a view
@@ -242,11 +283,8 @@ def _reshape_copy_view(kind, a, r, shape, out):
 def ravel(a, order="C", *, _kind=None):
     contiguous = True
     if isinstance(a, ndarray) and order in ("A", "F", "C"):
-        if order == "A":  # NumPy's 'A': 'F' for an array in Fortran order and not C
-            run = _storage.current()
-            f_only = _storage.fortran_only(a, run) if run is not None else \
-                a._t.numpy().flags.f_contiguous and not a._t.is_contiguous()
-            order = None if f_only is None else "F" if f_only else "C"
+        if order == "A":
+            order = _order_a(a)
         # (a is in Fortran order exactly when its transpose is in C order)
         contiguous = None if order is None else \
             _c_order(a if order == "C" else transpose(a, _kind=ndarray))
@@ -278,7 +316,10 @@ def _c_order(a):
     None when hop cannot tell."""
     run = _storage.current()
     if run is None:
-        return a._t.is_contiguous()
+        # (a view hop made as a copy, a[::-1]: of NumPy's view, whose
+        # negative strides are not C order; hop's copy is)
+        v = _storage.numpy_of_copy(a) if a._cp is not None else None
+        return a._t.is_contiguous() if v is None else v.flags.c_contiguous
     return _storage.c_contiguous(a, run)
 
 
@@ -333,8 +374,12 @@ def expand_dims(a, axis, *, _kind=None):
         for k in axes:
             x = x.unsqueeze(k)
         return x
-    return _view(_kind or _kind_of(a), a, fn, lambda x: _np.expand_dims(x, tuple(axes)),
-                 step_kind="reshape")
+    kind = _kind or _kind_of(a)
+    res = _view(kind, a, fn, lambda x: _np.expand_dims(x, tuple(axes)), step_kind="reshape")
+    shape = list(t.shape)
+    for k in axes:
+        shape.insert(k, 1)
+    return _numpy_strides(a, res, tuple(shape), "C", kind)  # (NumPy's is a reshape)
 
 
 @implements(_np.squeeze)
@@ -795,6 +840,15 @@ def asarray(a, dtype=None, order=None, *, like=None):
     if isinstance(a, ndarray) and not a._scalar and \
             (dtype is None or _np.dtype(dtype) == a.dtype) and order not in ("C", "F"):
         return a
+    if type(a) is _np.ndarray and order not in ("C", "F") and \
+            (dtype is None or _np.dtype(dtype) == a.dtype) and a.flags.writeable and \
+            builtins.any(s < 0 for s in a.strides) and not _core.tracing():
+        # NumPy's asarray is the array itself, whose negative strides hop's
+        # memory cannot hold: hop's view of its memory in positive strides,
+        # reversed (a view hop makes as a copy, which writes go back
+        # through), not a copy that writes would be lost in
+        flips = tuple(slice(None, None, -1) if s < 0 else slice(None) for s in a.strides)
+        return asarray(a[flips])[flips]
     return array(a, dtype=dtype, copy=False, order=order)
 
 

@@ -280,6 +280,11 @@ def getitem(a, key):
             return r
     r, fn, scalar = index_tensor(t, key)
     if fn is None:
+        keys = key if isinstance(key, tuple) else (key,)
+        others = [k for k in keys if not (k is None or k is Ellipsis or isinstance(k, slice) or
+                                          _is_int(k) and not isinstance(k, (bool, _np.bool_)))]
+        if r.ndim >= 2 and others and all(_int0(k) for k in others):
+            return _index_copy(a, keys, r)
         return wrap(type(a), r)
     if scalar:
         # a NumPy scalar: a value, a copy of the element, not a view: a later
@@ -291,6 +296,25 @@ def getitem(a, key):
     step = Step(fn, (lambda x: x[nk]) if nk is not None else None,
                 copies=_takes(_normalize(key, t.ndim)[0]))
     return view(type(a), a, step, t=r)
+
+
+def _int0(k):
+    """Whether index item k is a 0-d integer array (not a bool one)."""
+    return isinstance(k, (_np.ndarray, ndarray, _C.Tensor)) and k.ndim == 0 and \
+        _np.dtype(k.dtype).kind in "iu"
+
+
+def _index_copy(a, keys, r):
+    """a[keys] whose only arrays are 0-d integer ones, whose elements r
+    holds: NumPy indexes by their ints (HAS_SCALAR_ARRAY) and copies that
+    view in its memory order (PyArray_NewCopy(view, NPY_KEEPORDER)): of a
+    Fortran-ordered a a Fortran-ordered result.  The view's order is read
+    of a's view at 0 in those places (the same dims, strides and order;
+    a's layout is recorded for hop.compile as a copy's is)."""
+    from ._ufuncs import in_memory_order
+    at0 = tuple(0 if _int0(k) else k for k in keys)
+    return in_memory_order(type(a), (getitem(a, at0),), tuple(r.shape),
+                           lambda view, _: view(r).clone())
 
 
 def _fold(a, t, key):

@@ -298,6 +298,14 @@ class ndarray:
                 isinstance(inputs[0], _np.generic) and (py := _operator_of_caller(ufunc)):
             # `np.uint8(255) + s`: NumPy's scalar operator, not np.add (below)
             return _numpy_scalar_math(py, inputs)
+        if ufunc is _np.power and method == "__call__" and not kwargs and len(inputs) == 2 and \
+                inputs[1] is self and type(inputs[0]) is _np.ndarray and \
+                inputs[0].dtype.kind in "biufc" and _operator_of_caller(ufunc):
+            # `x ** a` of a NumPy array x: NumPy's ndarray.__pow__ reads the
+            # value of the NumPy array a stands for when it is 0-d
+            # (fast_scalar_power: x ** 2 is square, bool x ** 2.0 int8), and
+            # calls np.power only because a is not NumPy's
+            return _pow(wrap(type(self), _core.from_numpy(inputs[0])), self)
         from ._ufuncs import array_ufunc
         return array_ufunc(ufunc, method, inputs, kwargs)
 
@@ -736,14 +744,22 @@ def _operator_of_caller(ufunc):
     call (np.add(np.uint8(255), s)); else None.  The two reach
     __array_ufunc__ as the same call, and differ under numpy.errstate:
     NumPy's scalar math reports an integer overflow, its ufuncs do not.  The
-    caller is the frame above __array_ufunc__ (NumPy's C code makes none);
-    a call from C (operator.add, sum, functools.reduce) is a CALL there: hop
-    cannot tell it from np.add's and takes the ufunc."""
+    caller is the frame above __array_ufunc__ (NumPy's C code makes none),
+    or hop.compile's frame translator running the instruction (NumPy's
+    ndarray ** tells `x ** a` from np.power(x, a) too); a call from C
+    (operator.add, sum, functools.reduce) is a CALL there: hop cannot tell
+    it from np.add's and takes the ufunc."""
     f = sys._getframe(2)
     code, i = f.f_code.co_code, f.f_lasti
-    if _BINARY_OP is None or not 0 <= i < len(code) - 1 or code[i] != _BINARY_OP:
+    if f.f_code in _breaks.ACTS_FOR_USER:
+        # hop.compile's frame translator runs the user's instruction
+        from .._frame import user_binary_op
+        arg = user_binary_op(f)
+    elif _BINARY_OP is None or not 0 <= i < len(code) - 1 or code[i] != _BINARY_OP:
         return None
-    op = _NB_OPS.get(code[i + 1])
+    else:
+        arg = code[i + 1]
+    op = _NB_OPS.get(arg)
     return op[1] if op is not None and op[0] == ufunc.__name__ else None
 
 

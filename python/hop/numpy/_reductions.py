@@ -239,7 +239,7 @@ def _reduce_order(a, where, ndim, axes, keepdims, kind):
     from ._ufuncs import memory_order
     from ._ndarray import NumpyArg
     nd_out = ndim if keepdims else ndim - len(axes)
-    if kind is not NumpyArg or nd_out < 2:
+    if kind not in (NumpyArg, ndarray) or nd_out < 2:
         return None  # (axis=(): NumPy's copy of a, in the same order)
     operands = (a,) + ((where,) if where is not True else ())
     full = memory_order(kind, operands, ndim) or tuple(range(ndim))

@@ -650,6 +650,87 @@ def order_holds(check, leaves):
     return decide_order(layouts, ndim, how) == want
 
 
+def numpy_reshape_strides(shape, strides, given, order):
+    """The strides (in elements) of NumPy 1.24's view a.reshape(given,
+    order) of an array a of this shape and these strides (in elements), or
+    None where NumPy copies.  PyArray_Newshape: the shape as given (a -1
+    not resolved) equal to a's is a view with a's own strides; an array
+    contiguous in the order asked gets that order's strides (sizes 0
+    counted as 1); any other tries _attempt_nocopy_reshape, whose size-1
+    dims take the strides of the run they join, or the last one's.  (Only
+    dims of size 1, and every dim of an empty array, can differ from the
+    strides hop's reshape gives a view: the others are fixed by where the
+    elements lie.)"""
+    shape, given = tuple(shape), tuple(given)
+    if given == shape:
+        return tuple(strides)
+    fo = order == "F"
+    n = 1
+    for d in shape:
+        n *= d
+    known = 1
+    for d in given:
+        known *= d if d != -1 else 1
+    new = tuple((n // known if known else 0) if d == -1 else d for d in given)
+    if not (_contiguous_in(shape[::-1], strides[::-1]) if fo else
+            _contiguous_in(shape, strides)):
+        return _nocopy_strides(shape, strides, new, fo)
+    out, s = [0] * len(new), 1
+    for i in (range(len(new)) if fo else range(len(new) - 1, -1, -1)):
+        out[i] = s
+        s *= new[i] or 1
+    return tuple(out)
+
+
+def _contiguous_in(shape, strides):
+    """NumPy's C-contiguous flag (size-1 dims' strides aside; an empty array
+    is contiguous)."""
+    if 0 in shape:
+        return True
+    s = 1
+    for d in range(len(shape) - 1, -1, -1):
+        if shape[d] != 1:
+            if strides[d] != s:
+                return False
+            s *= shape[d]
+    return True
+
+
+def _nocopy_strides(shape, strides, new, fo):
+    """NumPy's _attempt_nocopy_reshape (shape.c), or None (a copy)."""
+    od = [d for d in shape if d != 1]
+    os_ = [s for d, s in zip(shape, strides) if d != 1]
+    ns = [0] * len(new)
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < len(new) and oi < len(od):
+        np_, op = new[ni], od[oi]
+        while np_ != op:
+            if np_ < op:
+                np_ *= new[nj]
+                nj += 1
+            else:
+                op *= od[oj]
+                oj += 1
+        for ok in range(oi, oj - 1):
+            if (os_[ok + 1] != od[ok] * os_[ok]) if fo else (os_[ok] != od[ok + 1] * os_[ok + 1]):
+                return None
+        if fo:
+            ns[ni] = os_[oi]
+            for nk in range(ni + 1, nj):
+                ns[nk] = ns[nk - 1] * new[nk - 1]
+        else:
+            ns[nj - 1] = os_[oj - 1]
+            for nk in range(nj - 1, ni, -1):
+                ns[nk - 1] = ns[nk] * new[nk]
+        ni, nj, oi, oj = nj, nj + 1, oj, oj + 1
+    last = ns[ni - 1] if ni >= 1 else 1
+    if fo and ni >= 1:
+        last *= new[ni - 1]
+    for nk in range(ni, len(new)):
+        ns[nk] = last
+    return tuple(ns)
+
+
 def reshape_is_view(a, run, shape):
     """Whether NumPy's reshape of a (an array of run) to shape is a view of
     a's memory (True) or a copy (False); None when hop cannot tell (sizes

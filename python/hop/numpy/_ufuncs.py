@@ -53,6 +53,14 @@ def _fmin(a, b):
     return _C.where(_isnan(a), b, _C.where(_isnan(b), a, _C.minimum(a, b)))
 
 
+def _first_of_equal(impl):
+    """NumPy's float16 maximum, minimum, fmax and fmin: the first operand
+    where the two are equal (HALF_maximum's `in1 >= in2 ? in1 : in2`); its
+    other floats' loops, and hop's kernels, give the second.  0.0 and -0.0
+    tell them apart."""
+    return lambda a, b: _C.where(_C.eq(a, b), a, impl(a, b))
+
+
 def _trunc(x):
     return _C.where(_C.lt(x, 0), _C.ceil(x), _C.floor(x))
 
@@ -452,7 +460,12 @@ def loop(name, ops, out_dt):
         cdt = out_dt
     if cdt.kind == "c" and name in _corder.UFUNCS:
         impl = _corder.UFUNCS[name]  # NumPy's lexicographic order, on the parts
+    elif cdt == _np.dtype(_np.float16) and name in _HALF_EXTREMES:
+        impl = _HALF_EXTREMES[name]
     return impl, cdt
+
+
+_HALF_EXTREMES = {n: _first_of_equal(UFUNCS[n][1]) for n in ("maximum", "minimum", "fmax", "fmin")}
 
 
 def direct(impl):
@@ -610,14 +623,24 @@ def call_ufunc(name, args, kwargs, kind):
             lambda a, b: uf(_np.empty((1, 1), _np.asarray(a).dtype),
                             _np.empty((1, 1), _np.asarray(b).dtype), **extra), ops, name)[0]
     else:
-        out_dt = result_dtype(name, uf, ops, extra)
+        try:
+            out_dt = result_dtype(name, uf, ops, extra)
+        except (ArithmeticError, TypeError):
+            # the stand-ins computed in object dtype (a Python int beyond
+            # uint64: False ** (-2**63-1) divides by zero, 0.0 & it has no
+            # float &), which NumPy does only after it checks out's cast
+            # (below); NumPy's own TypeError (no loop) is raised as it was
+            if out is None or out[0] is None or \
+                    _core.result_dtype(ops, name) != _np.dtype(object):
+                raise
+            out_dt = _np.dtype(object)
+    if out is not None and out[0] is not None and \
+            not _np.can_cast(out_dt, out[0].dtype, casting=casting):
+        raise _core.ufunc_cast_error(name, out_dt, out[0].dtype, casting)  # before computing
     _core.hop_dtype(out_dt, f"numpy.{name}")
     if dtype is not None and name not in _COMPARE and name not in _LOGICAL:
         ops = [_core.Opnd(t=_core.cast(o.t, _np.dtype(dtype)), dtype=_np.dtype(dtype))
                if o.t is not None else o for o in ops]
-    if out is not None and out[0] is not None and \
-            not _np.can_cast(out_dt, out[0].dtype, casting=casting):
-        raise _core.ufunc_cast_error(name, out_dt, out[0].dtype, casting)  # before computing
     wt = True
     if where is not True:
         w = _core.operand(where, f"numpy.{name}: where")
