@@ -74,6 +74,12 @@ class ndarray:
                     self._role = leaf
                     run.args[leaf] = self
 
+    # the slots (but _tv) of an array __init__ makes outside a run, which the
+    # eager fast path (python/_C/np_eager.c) gives its results without a call
+    # of __init__
+    _EAGER_SLOTS = (("_scalar", False), ("_st", None), ("_vw", ()), ("_ver", 0), ("_cv", None),
+                    ("_ro", False), ("_cp", None), ("_run", None), ("_dp", 0), ("_role", None))
+
     @property
     def _t(self):
         """The array's value now: its tensor, or its storage's value seen
@@ -293,6 +299,10 @@ class ndarray:
     # ------------------------------------------------------------- protocols
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__" and not kwargs:
+            r = _C._np_eager(ufunc.__name__, inputs)  # (the eager fast path, _eager)
+            if r is not None:
+                return r
         if len(inputs) == 2 and inputs[1] is self and self._scalar and method == "__call__" and \
                 not kwargs and _reported_scalar_math(self, inputs[0]) and \
                 isinstance(inputs[0], _np.generic) and (py := _operator_of_caller(ufunc)):
@@ -525,7 +535,7 @@ def result_kind(values, default=ndarray):
 def _binop(name, reflected=False, py=None):
     def op(self, other):
         if type(self) is ndarray:
-            r = _eager.call(name, (other, self) if reflected else (self, other))
+            r = _C._np_eager(name, (other, self) if reflected else (self, other))  # (_eager)
             if r is not None:
                 return r
         from ._ufuncs import call_ufunc, takes
@@ -667,7 +677,7 @@ def _unop(name, py):
         if self._scalar and _reported_scalar_math(self, None):
             return _numpy_scalar_math(py, (self,))
         if type(self) is ndarray:
-            r = _eager.call(name, (self,))
+            r = _C._np_eager(name, (self,))  # (_eager)
             if r is not None:
                 return r
         return call_ufunc(name, (self,), {}, type(self))

@@ -1,0 +1,345 @@
+/*
+ * python/_C/np_eager.c - the eager fast path of hop.numpy's elementwise
+ * ufuncs (`a + b`, `a * 2.0`, `a < b`, `np.sin(a)` outside any trace), the
+ * per-call part in C.
+ *
+ * python/hop/numpy/_eager.py owns the decisions: what an operand's key is
+ * (its docstring), when the general path must answer, and the plan of each
+ * key (the general path's own promotion and loop, made once by _eager._plan
+ * and kept in its dict).  Here each call computes the operands' keys, tests
+ * the gates (no trace, no run of hop.compile, no recording of a path, no
+ * NumPy error state that raises), looks the plan up and runs it, and makes
+ * the result's hop.numpy.ndarray by filling its slots with the values
+ * ndarray.__init__ gives outside a run (ndarray._EAGER_SLOTS): a Python
+ * frame per op cost more than NumPy's whole `a + b` on 16 elements.
+ *
+ * Anything this file does not take (an operand without a key, a gate
+ * closed, a plan of None) is answered None: the caller's general path
+ * runs, as it did before the fast path existed.
+ */
+#include "tensor_impl.h"
+#include "trace_impl.h"
+
+#include <math.h>
+#include <structmember.h>
+
+#define NP_EAGER_MAX_SLOTS 16
+
+static PyTypeObject *nd_type;    /* hop.numpy.ndarray (exactly: not NumpyArg) */
+static PyObject *plans;          /* dict: (name, key[, key]) -> plan or None */
+static PyObject *planner;        /* _eager._plan(name, operands) -> plan or None */
+static PyObject *cast_fn;        /* _core.cast(tensor, numpy dtype) */
+static PyObject *gates;          /* ((object, attribute name), ...): each must be falsy */
+static Py_ssize_t off_tv, off_st, off_cp; /* the slots an operand is read through */
+static Py_ssize_t init_off[NP_EAGER_MAX_SLOTS];
+static PyObject *init_val[NP_EAGER_MAX_SLOTS]; /* a new result's slots (but _tv) */
+static int n_init;
+static PyObject *float_key[3]; /* "e", "f", "d": np.min_scalar_type(x).char of a float */
+
+#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+
+/* The offset of type's __slots__ member `name`, or -1 with an exception. */
+static Py_ssize_t
+slot_offset(PyTypeObject *type, const char *name)
+{
+    PyObject *d = PyDict_GetItemString(type->tp_dict, name);
+    if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type) ||
+        ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
+        PyErr_Format(PyExc_TypeError, "_np_eager_init: %s.%s is no __slots__ member",
+                     type->tp_name, name);
+        return -1;
+    }
+    return ((PyMemberDescrObject *)d)->d_member->offset;
+}
+
+/*
+ * NumPy 1.24's np.min_scalar_type of a Python float, by its type character
+ * (convert_datatype.c, min_scalar_type_num for NPY_DOUBLE): float16 for a
+ * value inside (-65000, 65000) or not finite, float32 inside (-3.4e38,
+ * 3.4e38), else float64.
+ */
+static PyObject *
+float_class(double v)
+{
+    if ((v > -65000.0 && v < 65000.0) || !isfinite(v))
+        return float_key[0];
+    if (v > -3.4e38 && v < 3.4e38)
+        return float_key[1];
+    return float_key[2];
+}
+
+/* Python's int.bit_length of v >= 0. */
+static long
+bit_length(unsigned long long v)
+{
+    long n = 0;
+    for (; v != 0; v >>= 1)
+        n++;
+    return n;
+}
+
+/*
+ * Operand o's key (the docstring of hop.numpy._eager says what it is and why):
+ * a new reference, or NULL without an exception when o has none (the
+ * general path's call), or NULL with one (reading its tensor failed).
+ */
+static PyObject *
+operand_key(PyObject *o)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    if (t == nd_type) {
+        PyObject *tv = SLOT(o, off_tv);
+        if (SLOT(o, off_st) != Py_None || SLOT(o, off_cp) != Py_None || tv == NULL ||
+            !HOP_PY_IS_TENSOR(tv))
+            return NULL; /* a run's view, an eager copy-view: the general path's */
+        TensorObject *x = HOP_PY_TENSOR(tv);
+        int rank = hop_py__tensor_rank(x);
+        if (rank <= 0)
+            return NULL;
+        if (x->t != NULL && !hop_tensor_is_contiguous(x->t))
+            return NULL; /* another layout: NumPy's K order (_storage.eager_order) */
+        hop_dtype d;
+        if (hop_py__tensor_dtype(x, &d) < 0)
+            return NULL;
+        return Py_XNewRef(hop_py_dtype_object(d));
+    }
+    if (t == &PyFloat_Type)
+        return Py_NewRef(float_class(PyFloat_AS_DOUBLE(o)));
+    if (t == &PyLong_Type) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow != 0)
+            return NULL; /* (beyond int64: the general path's) */
+        if (v == -1 && PyErr_Occurred())
+            return NULL;
+        return PyLong_FromLong(v >= 0 ? bit_length((unsigned long long)v)
+                                      : -1 - bit_length((unsigned long long)~v));
+    }
+    if (t == &PyBool_Type)
+        return Py_NewRef((PyObject *)&PyBool_Type);
+    return NULL;
+}
+
+/* 1 when the fast path may answer (nothing traced, no run, no path recorded,
+ * NumPy's error state not reported), 0 when not, -1 with an exception. */
+static int
+gates_open(void)
+{
+    if (hop_py_tracing_active())
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(gates); i++) {
+        PyObject *g = PyTuple_GET_ITEM(gates, i);
+        PyObject *v = PyObject_GetAttr(PyTuple_GET_ITEM(g, 0), PyTuple_GET_ITEM(g, 1));
+        if (v == NULL)
+            return -1;
+        int on = PyObject_IsTrue(v);
+        Py_DECREF(v);
+        if (on != 0)
+            return on < 0 ? -1 : 0;
+    }
+    int r = hop_py__np_fp_reported();
+    return r < 0 ? -1 : !r;
+}
+
+/* Tensor t as a new hop.numpy.ndarray, its slots those ndarray.__init__
+ * gives outside a run (steals t). */
+static PyObject *
+new_array(PyObject *t)
+{
+    if (!HOP_PY_IS_TENSOR(t)) { /* (__init__'s TypeError) */
+        PyObject *a = PyObject_CallOneArg((PyObject *)nd_type, t);
+        Py_DECREF(t);
+        return a;
+    }
+    PyObject *a = nd_type->tp_alloc(nd_type, 0);
+    if (a == NULL) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    SLOT(a, off_tv) = t;
+    for (int i = 0; i < n_init; i++)
+        SLOT(a, init_off[i]) = Py_NewRef(init_val[i]);
+    return a;
+}
+
+/* Operand o as the plan's impl reads it: an array's tensor, a scalar as it
+ * is; cast first to cast (a NumPy dtype) unless it is None.  New reference. */
+static PyObject *
+plan_operand(PyObject *o, PyObject *cast)
+{
+    PyObject *v = Py_TYPE(o) == nd_type ? SLOT(o, off_tv) : o;
+    if (cast == Py_None)
+        return Py_NewRef(v);
+    return PyObject_CallFunctionObjArgs(cast_fn, v, cast, NULL);
+}
+
+/* Runs plan (impl, cast of x, cast of y, result's NumPy dtype, its hop
+ * dtype) on the n operands ops. */
+static PyObject *
+run_plan(PyObject *plan, PyObject *const *ops, Py_ssize_t n)
+{
+    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 5) {
+        PyErr_SetString(PyExc_SystemError, "_np_eager: a plan is (impl, cast, cast, dt, hop dt)");
+        return NULL;
+    }
+    PyObject *u[2] = {NULL, NULL};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if ((u[i] = plan_operand(ops[i], PyTuple_GET_ITEM(plan, 1 + i))) == NULL) {
+            Py_XDECREF(u[0]);
+            return NULL;
+        }
+    }
+    PyObject *r = PyObject_Vectorcall(PyTuple_GET_ITEM(plan, 0), u, (size_t)n, NULL);
+    Py_XDECREF(u[0]);
+    Py_XDECREF(u[1]);
+    if (r == NULL)
+        return NULL;
+    PyObject *out_hop = PyTuple_GET_ITEM(plan, 4);
+    int same;
+    if (HOP_PY_IS_TENSOR(r)) {
+        hop_dtype d;
+        same = hop_py__tensor_dtype(HOP_PY_TENSOR(r), &d) < 0 ? -1
+                                                             : hop_py_dtype_object(d) == out_hop;
+    } else {
+        PyObject *dt = PyObject_GetAttrString(r, "dtype");
+        same = dt == NULL ? -1 : dt == out_hop;
+        Py_XDECREF(dt);
+    }
+    if (same < 0) {
+        Py_DECREF(r);
+        return NULL;
+    }
+    if (!same) {
+        PyObject *c = PyObject_CallFunctionObjArgs(cast_fn, r, PyTuple_GET_ITEM(plan, 3), NULL);
+        Py_DECREF(r);
+        if (c == NULL)
+            return NULL;
+        r = c;
+    }
+    return new_array(r);
+}
+
+/*
+ * _np_eager(name, operands): ufunc `name` of the operand tuple (one or two,
+ * no keywords) by the fast path: its result, or None when the general path
+ * must answer (hop.numpy._eager.call).
+ */
+static PyObject *
+np_eager(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2 || !PyTuple_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager(name, operands): operands is a tuple");
+        return NULL;
+    }
+    PyObject *name = args[0], *const *ops = &PyTuple_GET_ITEM(args[1], 0);
+    Py_ssize_t n = PyTuple_GET_SIZE(args[1]);
+    if (nd_type == NULL || n < 1 || n > 2 ||
+        (Py_TYPE(ops[0]) != nd_type && (n == 1 || Py_TYPE(ops[1]) != nd_type)))
+        Py_RETURN_NONE;
+    PyObject *k[2] = {NULL, NULL}, *key = NULL, *plan = NULL, *res = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if ((k[i] = operand_key(ops[i])) == NULL)
+            goto done;
+    }
+    int open = gates_open();
+    if (open <= 0)
+        goto done;
+    key = n == 2 ? PyTuple_Pack(3, name, k[0], k[1]) : PyTuple_Pack(2, name, k[0]);
+    if (key == NULL)
+        goto done;
+    plan = Py_XNewRef(PyDict_GetItemWithError(plans, key));
+    if (plan == NULL) {
+        if (PyErr_Occurred() ||
+            (plan = PyObject_CallFunctionObjArgs(planner, name, args[1], NULL)) == NULL ||
+            PyDict_SetItem(plans, key, plan) < 0)
+            goto done;
+    }
+    if (plan != Py_None)
+        res = run_plan(plan, ops, n);
+done:
+    Py_XDECREF(k[0]);
+    Py_XDECREF(k[1]);
+    Py_XDECREF(key);
+    Py_XDECREF(plan);
+    if (res == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return res;
+}
+
+/*
+ * _np_eager_init(ndarray, plans, planner, cast, gates, slots): what
+ * _np_eager reads (the module docstring of hop.numpy._eager); slots is
+ * ((name, value), ...), a new result's slots but _tv.
+ */
+static PyObject *
+np_eager_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 6 || !PyType_Check(args[0]) || !PyDict_CheckExact(args[1]) ||
+        !PyTuple_CheckExact(args[4]) || !PyTuple_CheckExact(args[5]) ||
+        PyTuple_GET_SIZE(args[5]) > NP_EAGER_MAX_SLOTS) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_init(ndarray, plans: dict, planner, cast, "
+                                         "gates: tuple, slots: tuple)");
+        return NULL;
+    }
+    PyTypeObject *type = (PyTypeObject *)args[0];
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args[4]); i++) {
+        PyObject *g = PyTuple_GET_ITEM(args[4], i);
+        if (!PyTuple_CheckExact(g) || PyTuple_GET_SIZE(g) != 2 ||
+            !PyUnicode_Check(PyTuple_GET_ITEM(g, 1))) {
+            PyErr_SetString(PyExc_TypeError, "_np_eager_init: a gate is (object, attribute)");
+            return NULL;
+        }
+    }
+    Py_ssize_t tv = slot_offset(type, "_tv"), st = slot_offset(type, "_st"),
+               cp = slot_offset(type, "_cp");
+    if (tv < 0 || st < 0 || cp < 0)
+        return NULL;
+    Py_ssize_t offs[NP_EAGER_MAX_SLOTS];
+    Py_ssize_t ns = PyTuple_GET_SIZE(args[5]);
+    for (Py_ssize_t i = 0; i < ns; i++) {
+        PyObject *s = PyTuple_GET_ITEM(args[5], i);
+        if (!PyTuple_CheckExact(s) || PyTuple_GET_SIZE(s) != 2 ||
+            !PyUnicode_Check(PyTuple_GET_ITEM(s, 0))) {
+            PyErr_SetString(PyExc_TypeError, "_np_eager_init: a slot is (name, value)");
+            return NULL;
+        }
+        if ((offs[i] = slot_offset(type, PyUnicode_AsUTF8(PyTuple_GET_ITEM(s, 0)))) < 0)
+            return NULL;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (float_key[i] == NULL && (float_key[i] = PyUnicode_InternFromString(
+                                         (const char[]){"efd"[i], 0})) == NULL)
+            return NULL;
+    }
+    for (int i = 0; i < n_init; i++)
+        Py_CLEAR(init_val[i]);
+    for (Py_ssize_t i = 0; i < ns; i++) {
+        init_off[i] = offs[i];
+        init_val[i] = Py_NewRef(PyTuple_GET_ITEM(PyTuple_GET_ITEM(args[5], i), 1));
+    }
+    n_init = (int)ns;
+    off_tv = tv, off_st = st, off_cp = cp;
+    Py_XSETREF(nd_type, (PyTypeObject *)Py_NewRef(type));
+    Py_XSETREF(plans, Py_NewRef(args[1]));
+    Py_XSETREF(planner, Py_NewRef(args[2]));
+    Py_XSETREF(cast_fn, Py_NewRef(args[3]));
+    Py_XSETREF(gates, Py_NewRef(args[4]));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef np_eager_functions[] = {
+    {"_np_eager", (PyCFunction)(void (*)(void))np_eager, METH_FASTCALL,
+     "_np_eager(name, operands): NumPy ufunc `name` of hop.numpy operands by the eager fast "
+     "path (hop.numpy._eager), or None when the general path must answer."},
+    {"_np_eager_init", (PyCFunction)(void (*)(void))np_eager_init, METH_FASTCALL,
+     "_np_eager_init(ndarray, plans, planner, cast, gates, slots): what _np_eager reads."},
+    {NULL, NULL, 0, NULL},
+};
+
+int
+hop_py_np_eager_init(PyObject *module)
+{
+    return PyModule_AddFunctions(module, np_eager_functions);
+}
