@@ -220,6 +220,49 @@ run_plan(PyObject *plan, PyObject *const *ops, Py_ssize_t n)
 }
 
 /*
+ * Ufunc `name` of the n operands ops by the fast path: a new reference, or
+ * NULL without an exception when the general path must answer, or NULL with
+ * one.  tuple is ops as a tuple (the planner's argument), or NULL: made on a
+ * miss of the plans.
+ */
+static PyObject *
+fast(PyObject *name, PyObject *const *ops, Py_ssize_t n, PyObject *tuple)
+{
+    if (nd_type == NULL || (Py_TYPE(ops[0]) != nd_type && (n == 1 || Py_TYPE(ops[1]) != nd_type)))
+        return NULL;
+    PyObject *k[2] = {NULL, NULL}, *key = NULL, *plan = NULL, *res = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if ((k[i] = operand_key(ops[i])) == NULL)
+            goto done;
+    }
+    if (gates_open() <= 0)
+        goto done;
+    key = n == 2 ? PyTuple_Pack(3, name, k[0], k[1]) : PyTuple_Pack(2, name, k[0]);
+    if (key == NULL)
+        goto done;
+    plan = Py_XNewRef(PyDict_GetItemWithError(plans, key));
+    if (plan == NULL) {
+        if (PyErr_Occurred())
+            goto done;
+        PyObject *t = tuple != NULL ? Py_NewRef(tuple) : PyTuple_Pack(n, ops[0], ops[n - 1]);
+        if (t == NULL)
+            goto done;
+        plan = PyObject_CallFunctionObjArgs(planner, name, t, NULL);
+        Py_DECREF(t);
+        if (plan == NULL || PyDict_SetItem(plans, key, plan) < 0)
+            goto done;
+    }
+    if (plan != Py_None)
+        res = run_plan(plan, ops, n);
+done:
+    Py_XDECREF(k[0]);
+    Py_XDECREF(k[1]);
+    Py_XDECREF(key);
+    Py_XDECREF(plan);
+    return res;
+}
+
+/*
  * _np_eager(name, operands): ufunc `name` of the operand tuple (one or two,
  * no keywords) by the fast path: its result, or None when the general path
  * must answer (hop.numpy._eager.call).
@@ -232,39 +275,141 @@ np_eager(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "_np_eager(name, operands): operands is a tuple");
         return NULL;
     }
-    PyObject *name = args[0], *const *ops = &PyTuple_GET_ITEM(args[1], 0);
     Py_ssize_t n = PyTuple_GET_SIZE(args[1]);
-    if (nd_type == NULL || n < 1 || n > 2 ||
-        (Py_TYPE(ops[0]) != nd_type && (n == 1 || Py_TYPE(ops[1]) != nd_type)))
+    PyObject *r = n == 1 || n == 2 ? fast(args[0], &PyTuple_GET_ITEM(args[1], 0), n, args[1])
+                                   : NULL;
+    if (r == NULL && !PyErr_Occurred())
         Py_RETURN_NONE;
-    PyObject *k[2] = {NULL, NULL}, *key = NULL, *plan = NULL, *res = NULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if ((k[i] = operand_key(ops[i])) == NULL)
-            goto done;
+    return r;
+}
+
+/*
+ * An operator of hop.numpy.ndarray (`a + b`, `b * a`, `a < b`, `-a`): the
+ * fast path of ufunc `name` first, else the Python operator (the general
+ * path).  A method descriptor, so that Python's binary-operator slot calls
+ * it unbound, with no frame of Python's between the operator and the fast
+ * path.
+ */
+typedef struct EagerOpObject {
+    PyObject_HEAD
+    PyObject *name;     /* the ufunc's name */
+    PyObject *fallback; /* the Python operator */
+    int nargs;          /* 1 or 2, self included */
+    int reflected;      /* `other OP self`: the operands are (other, self) */
+    vectorcallfunc vectorcall;
+} EagerOpObject;
+
+static PyObject *
+eager_op_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && n == op->nargs && Py_TYPE(args[0]) == nd_type) {
+        PyObject *ops[2] = {args[op->reflected], args[n - 1 - op->reflected]};
+        PyObject *r = fast(op->name, ops, n, NULL);
+        if (r != NULL || PyErr_Occurred())
+            return r;
     }
-    int open = gates_open();
-    if (open <= 0)
-        goto done;
-    key = n == 2 ? PyTuple_Pack(3, name, k[0], k[1]) : PyTuple_Pack(2, name, k[0]);
-    if (key == NULL)
-        goto done;
-    plan = Py_XNewRef(PyDict_GetItemWithError(plans, key));
-    if (plan == NULL) {
-        if (PyErr_Occurred() ||
-            (plan = PyObject_CallFunctionObjArgs(planner, name, args[1], NULL)) == NULL ||
-            PyDict_SetItem(plans, key, plan) < 0)
-            goto done;
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
+static PyObject *
+eager_op_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    (void)type;
+    return obj == NULL || obj == Py_None ? Py_NewRef(self) : PyMethod_New(self, obj);
+}
+
+static int
+eager_op_traverse(EagerOpObject *op, visitproc visit, void *arg)
+{
+    Py_VISIT(op->name);
+    Py_VISIT(op->fallback);
+    return 0;
+}
+
+static int
+eager_op_clear(EagerOpObject *op)
+{
+    Py_CLEAR(op->name);
+    Py_CLEAR(op->fallback);
+    return 0;
+}
+
+static void
+eager_op_dealloc(EagerOpObject *op)
+{
+    PyObject_GC_UnTrack(op);
+    eager_op_clear(op);
+    PyObject_GC_Del(op);
+}
+
+/* __name__, __qualname__, __module__, __doc__: the Python operator's (its
+ * module is hop's to the code that asks whose a callee is); __wrapped__: it */
+static PyObject *
+eager_op_getattro(EagerOpObject *op, PyObject *attr)
+{
+    static const char *const forwarded[] = {"__name__", "__qualname__", "__module__", "__doc__"};
+    for (size_t i = 0; PyUnicode_Check(attr) && i < sizeof forwarded / sizeof *forwarded; i++) {
+        if (PyUnicode_CompareWithASCIIString(attr, forwarded[i]) == 0)
+            return PyObject_GetAttr(op->fallback, attr);
     }
-    if (plan != Py_None)
-        res = run_plan(plan, ops, n);
-done:
-    Py_XDECREF(k[0]);
-    Py_XDECREF(k[1]);
-    Py_XDECREF(key);
-    Py_XDECREF(plan);
-    if (res == NULL && !PyErr_Occurred())
-        Py_RETURN_NONE;
-    return res;
+    if (PyUnicode_Check(attr) && PyUnicode_CompareWithASCIIString(attr, "__wrapped__") == 0)
+        return Py_NewRef(op->fallback);
+    return PyObject_GenericGetAttr((PyObject *)op, attr);
+}
+
+static PyObject *
+eager_op_repr(EagerOpObject *op)
+{
+    return PyUnicode_FromFormat("<hop.numpy operator (ufunc %U, eager fast path) of %R>",
+                                op->name, op->fallback);
+}
+
+static PyTypeObject EagerOpType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop._C._NpEagerOp",
+    .tp_basicsize = sizeof(EagerOpObject),
+    .tp_dealloc = (destructor)eager_op_dealloc,
+    .tp_vectorcall_offset = offsetof(EagerOpObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_getattro = (getattrofunc)eager_op_getattro,
+    .tp_repr = (reprfunc)eager_op_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "An operator of hop.numpy.ndarray: the eager fast path, else the Python operator.",
+    .tp_traverse = (traverseproc)eager_op_traverse,
+    .tp_clear = (inquiry)eager_op_clear,
+    .tp_descr_get = eager_op_get,
+};
+
+/* _np_eager_op(name, nargs, reflected, fallback): the operator (above). */
+static PyObject *
+np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 4 || !PyUnicode_CheckExact(args[0]) || !PyLong_CheckExact(args[1]) ||
+        !PyCallable_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_np_eager_op(name: str, nargs: int, reflected, fallback: callable)");
+        return NULL;
+    }
+    long n = PyLong_AsLong(args[1]);
+    int reflected = PyObject_IsTrue(args[2]);
+    if (reflected < 0)
+        return NULL;
+    if ((n != 1 && n != 2) || (reflected && n != 2)) {
+        PyErr_SetString(PyExc_ValueError, "_np_eager_op: nargs is 1 or 2 (2 when reflected)");
+        return NULL;
+    }
+    EagerOpObject *op = PyObject_GC_New(EagerOpObject, &EagerOpType);
+    if (op == NULL)
+        return NULL;
+    op->name = Py_NewRef(args[0]);
+    op->fallback = Py_NewRef(args[3]);
+    op->nargs = (int)n;
+    op->reflected = reflected;
+    op->vectorcall = (vectorcallfunc)eager_op_call;
+    PyObject_GC_Track(op);
+    return (PyObject *)op;
 }
 
 /*
@@ -335,11 +480,16 @@ static PyMethodDef np_eager_functions[] = {
      "path (hop.numpy._eager), or None when the general path must answer."},
     {"_np_eager_init", (PyCFunction)(void (*)(void))np_eager_init, METH_FASTCALL,
      "_np_eager_init(ndarray, plans, planner, cast, gates, slots): what _np_eager reads."},
+    {"_np_eager_op", (PyCFunction)(void (*)(void))np_eager_op, METH_FASTCALL,
+     "_np_eager_op(name, nargs, reflected, fallback): an operator of hop.numpy.ndarray that "
+     "tries the eager fast path of ufunc `name` first, then calls fallback."},
     {NULL, NULL, 0, NULL},
 };
 
 int
 hop_py_np_eager_init(PyObject *module)
 {
+    if (PyType_Ready(&EagerOpType) < 0)
+        return -1;
     return PyModule_AddFunctions(module, np_eager_functions);
 }

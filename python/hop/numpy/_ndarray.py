@@ -533,11 +533,10 @@ def result_kind(values, default=ndarray):
 # NotImplemented for operands NumPy would not take, so Python tries the other
 # side (a hop.Tensor's operators give hop's own semantics).
 def _binop(name, reflected=False, py=None):
+    """The operator of ufunc `name` (reflected: `other OP self`): the eager
+    fast path in C (_eager; no Python frame between the operator and it),
+    else op below."""
     def op(self, other):
-        if type(self) is ndarray:
-            r = _C._np_eager(name, (other, self) if reflected else (self, other))  # (_eager)
-            if r is not None:
-                return r
         from ._ufuncs import call_ufunc, takes
         if _defers_to(self, other) or not takes(other):
             return NotImplemented
@@ -561,7 +560,7 @@ def _binop(name, reflected=False, py=None):
                 return _scalar_order(name, ct, args, result_kind(args))
         return call_ufunc(name, args, {}, result_kind(args))
     op.__name__ = name
-    return op
+    return _C._np_eager_op(name, 2, reflected, op)
 
 
 def _equal_of_python_complex(name):
@@ -676,13 +675,11 @@ def _unop(name, py):
             return self if self._scalar else self.copy()[()] if self.ndim == 0 else self.copy()
         if self._scalar and _reported_scalar_math(self, None):
             return _numpy_scalar_math(py, (self,))
-        if type(self) is ndarray:
-            r = _C._np_eager(name, (self,))  # (_eager)
-            if r is not None:
-                return r
         return call_ufunc(name, (self,), {}, type(self))
     op.__name__ = name
-    return op
+    # the eager fast path first (_eager), but for +a, whose bool array NumPy
+    # copies where np.positive refuses it (above)
+    return op if name == "positive" else _C._np_eager_op(name, 1, False, op)
 
 
 def _reported_scalar_math(self, other):
