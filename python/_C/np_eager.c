@@ -7,7 +7,7 @@
  * (its docstring), when the general path must answer, and the plan of each
  * key (the general path's own promotion and loop, made once by _eager._plan
  * and kept in its dict).  Here each call computes the operands' keys, tests
- * the gates (no trace, no run of hop.compile, no recording of a path, no
+ * the gates (no trace, no run of hop.numpy's, no recording of a path, no
  * NumPy error state that raises), looks the plan up and runs it, and makes
  * the result's hop.numpy.ndarray by filling its slots with the values
  * ndarray.__init__ gives outside a run (ndarray._EAGER_SLOTS): a Python
@@ -25,11 +25,16 @@
 
 #define NP_EAGER_MAX_SLOTS 16
 
-static PyTypeObject *nd_type;    /* hop.numpy.ndarray (exactly: not NumpyArg) */
-static PyObject *plans;          /* dict: (name, key[, key]) -> plan or None */
-static PyObject *planner;        /* _eager._plan(name, operands) -> plan or None */
-static PyObject *cast_fn;        /* _core.cast(tensor, numpy dtype) */
-static PyObject *gates;          /* ((object, attribute name), ...): each must be falsy */
+static PyTypeObject *nd_type; /* hop.numpy.ndarray (exactly: not NumpyArg) */
+static PyObject *plans;       /* dict: (name, key[, key]) -> plan or None */
+static PyObject *planner;     /* _eager._plan(name, operands) -> plan or None */
+static PyObject *cast_fn;     /* _core.cast(tensor, numpy dtype) */
+/* This thread's count of reasons the fast path is off besides a trace: a
+ * run of hop.numpy's on its stack (_storage.begin_run / end_run), hop.compile
+ * recording a path (_paths): _np_eager_off(+1 / -1) where they begin and end,
+ * so that no thread-local of Python's is read per op (two reads cost ~800
+ * instructions, a fifth of NumPy's whole `a + b` on 16 elements). */
+static _Thread_local long np_off;
 static Py_ssize_t off_tv, off_st, off_cp; /* the slots an operand is read through */
 static Py_ssize_t init_off[NP_EAGER_MAX_SLOTS];
 static PyObject *init_val[NP_EAGER_MAX_SLOTS]; /* a new result's slots (but _tv) */
@@ -45,8 +50,8 @@ slot_offset(PyTypeObject *type, const char *name)
     PyObject *d = PyDict_GetItemString(type->tp_dict, name);
     if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type) ||
         ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
-        PyErr_Format(PyExc_TypeError, "_np_eager_init: %s.%s is no __slots__ member",
-                     type->tp_name, name);
+        PyErr_Format(PyExc_TypeError, "_np_eager_init: %s.%s is no __slots__ member", type->tp_name,
+                     name);
         return -1;
     }
     return ((PyMemberDescrObject *)d)->d_member->offset;
@@ -120,25 +125,33 @@ operand_key(PyObject *o)
     return NULL;
 }
 
-/* 1 when the fast path may answer (nothing traced, no run, no path recorded,
- * NumPy's error state not reported), 0 when not, -1 with an exception. */
+/* 1 when the fast path may answer (nothing traced, no run, no path
+ * recorded, NumPy's error state not reported), 0 when not, -1 with an
+ * exception. */
 static int
 gates_open(void)
 {
-    if (hop_py_tracing_active())
+    if (np_off > 0 || hop_py_tracing_active())
         return 0;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(gates); i++) {
-        PyObject *g = PyTuple_GET_ITEM(gates, i);
-        PyObject *v = PyObject_GetAttr(PyTuple_GET_ITEM(g, 0), PyTuple_GET_ITEM(g, 1));
-        if (v == NULL)
-            return -1;
-        int on = PyObject_IsTrue(v);
-        Py_DECREF(v);
-        if (on != 0)
-            return on < 0 ? -1 : 0;
-    }
     int r = hop_py__np_fp_reported();
     return r < 0 ? -1 : !r;
+}
+
+/* _np_eager_off(delta): this thread's count of reasons the fast path is off
+ * (above) changed by delta; the new count. */
+static PyObject *
+np_eager_off(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    long d = PyLong_AsLong(arg);
+    if (d == -1 && PyErr_Occurred())
+        return NULL;
+    if (np_off + d < 0) {
+        PyErr_SetString(PyExc_ValueError, "_np_eager_off: more ends than beginnings");
+        return NULL;
+    }
+    np_off += d;
+    return PyLong_FromLong(np_off);
 }
 
 /* Tensor t as a new hop.numpy.ndarray, its slots those ndarray.__init__
@@ -198,8 +211,8 @@ run_plan(PyObject *plan, PyObject *const *ops, Py_ssize_t n)
     int same;
     if (HOP_PY_IS_TENSOR(r)) {
         hop_dtype d;
-        same = hop_py__tensor_dtype(HOP_PY_TENSOR(r), &d) < 0 ? -1
-                                                             : hop_py_dtype_object(d) == out_hop;
+        same =
+            hop_py__tensor_dtype(HOP_PY_TENSOR(r), &d) < 0 ? -1 : hop_py_dtype_object(d) == out_hop;
     } else {
         PyObject *dt = PyObject_GetAttrString(r, "dtype");
         same = dt == NULL ? -1 : dt == out_hop;
@@ -220,6 +233,80 @@ run_plan(PyObject *plan, PyObject *const *ops, Py_ssize_t n)
 }
 
 /*
+ * The plans seen last, by the identity of the name and the keys (each held,
+ * so that no other object takes its address), while the dict of plans has
+ * the version it had: a hit spares the key's tuple, its hash and the dict's
+ * comparisons of its items.  A change of the dict (a new plan, a clear)
+ * empties it.  CPython 3.12 deprecates the dict's version: there every
+ * lookup is the dict's.
+ */
+#define PLAN_CACHE 64
+typedef struct plan_entry {
+    PyObject *name, *k0, *k1, *plan;
+} plan_entry;
+static plan_entry plan_cache[PLAN_CACHE];
+#if PY_VERSION_HEX < 0x030C0000
+static uint64_t plan_cache_version;
+#endif
+
+static plan_entry *
+plan_slot(PyObject *name, PyObject *k0, PyObject *k1)
+{
+    uintptr_t h = ((uintptr_t)name >> 4) ^ ((uintptr_t)k0 >> 3) ^ ((uintptr_t)k1 >> 5);
+    return &plan_cache[(h ^ (h >> 7)) % PLAN_CACHE];
+}
+
+static void
+plan_entry_clear(plan_entry *e)
+{
+    Py_CLEAR(e->name);
+    Py_CLEAR(e->k0);
+    Py_CLEAR(e->k1);
+    Py_CLEAR(e->plan);
+}
+
+/* The plan of ufunc `name` on operands ops (n) of keys k: the dict's, or the
+ * planner's on a miss (then kept in the dict).  New reference, or NULL with
+ * an exception. */
+static PyObject *
+lookup_plan(PyObject *name, PyObject *const *k, Py_ssize_t n, PyObject *const *ops, PyObject *tuple)
+{
+    PyObject *k1 = n == 2 ? k[1] : NULL;
+    plan_entry *e = plan_slot(name, k[0], k1);
+#if PY_VERSION_HEX < 0x030C0000
+    if (((PyDictObject *)plans)->ma_version_tag != plan_cache_version) {
+        for (int i = 0; i < PLAN_CACHE; i++)
+            plan_entry_clear(&plan_cache[i]);
+        plan_cache_version = ((PyDictObject *)plans)->ma_version_tag;
+    }
+    if (e->plan != NULL && e->name == name && e->k0 == k[0] && e->k1 == k1)
+        return Py_NewRef(e->plan);
+#endif
+    PyObject *key = n == 2 ? PyTuple_Pack(3, name, k[0], k[1]) : PyTuple_Pack(2, name, k[0]);
+    if (key == NULL)
+        return NULL;
+    PyObject *plan = Py_XNewRef(PyDict_GetItemWithError(plans, key));
+    if (plan == NULL && !PyErr_Occurred()) {
+        PyObject *t = tuple != NULL ? Py_NewRef(tuple) : PyTuple_Pack(n, ops[0], ops[n - 1]);
+        plan = t == NULL ? NULL : PyObject_CallFunctionObjArgs(planner, name, t, NULL);
+        Py_XDECREF(t);
+        if (plan != NULL && PyDict_SetItem(plans, key, plan) < 0)
+            Py_CLEAR(plan);
+    }
+    Py_DECREF(key);
+#if PY_VERSION_HEX < 0x030C0000
+    if (plan != NULL && ((PyDictObject *)plans)->ma_version_tag == plan_cache_version) {
+        plan_entry_clear(e);
+        e->name = Py_NewRef(name);
+        e->k0 = Py_NewRef(k[0]);
+        e->k1 = Py_XNewRef(k1);
+        e->plan = Py_NewRef(plan);
+    }
+#endif
+    return plan;
+}
+
+/*
  * Ufunc `name` of the n operands ops by the fast path: a new reference, or
  * NULL without an exception when the general path must answer, or NULL with
  * one.  tuple is ops as a tuple (the planner's argument), or NULL: made on a
@@ -230,34 +317,20 @@ fast(PyObject *name, PyObject *const *ops, Py_ssize_t n, PyObject *tuple)
 {
     if (nd_type == NULL || (Py_TYPE(ops[0]) != nd_type && (n == 1 || Py_TYPE(ops[1]) != nd_type)))
         return NULL;
-    PyObject *k[2] = {NULL, NULL}, *key = NULL, *plan = NULL, *res = NULL;
+    PyObject *k[2] = {NULL, NULL}, *plan = NULL, *res = NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
         if ((k[i] = operand_key(ops[i])) == NULL)
             goto done;
     }
     if (gates_open() <= 0)
         goto done;
-    key = n == 2 ? PyTuple_Pack(3, name, k[0], k[1]) : PyTuple_Pack(2, name, k[0]);
-    if (key == NULL)
+    if ((plan = lookup_plan(name, k, n, ops, tuple)) == NULL)
         goto done;
-    plan = Py_XNewRef(PyDict_GetItemWithError(plans, key));
-    if (plan == NULL) {
-        if (PyErr_Occurred())
-            goto done;
-        PyObject *t = tuple != NULL ? Py_NewRef(tuple) : PyTuple_Pack(n, ops[0], ops[n - 1]);
-        if (t == NULL)
-            goto done;
-        plan = PyObject_CallFunctionObjArgs(planner, name, t, NULL);
-        Py_DECREF(t);
-        if (plan == NULL || PyDict_SetItem(plans, key, plan) < 0)
-            goto done;
-    }
     if (plan != Py_None)
         res = run_plan(plan, ops, n);
 done:
     Py_XDECREF(k[0]);
     Py_XDECREF(k[1]);
-    Py_XDECREF(key);
     Py_XDECREF(plan);
     return res;
 }
@@ -276,8 +349,13 @@ np_eager(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     Py_ssize_t n = PyTuple_GET_SIZE(args[1]);
-    PyObject *r = n == 1 || n == 2 ? fast(args[0], &PyTuple_GET_ITEM(args[1], 0), n, args[1])
-                                   : NULL;
+    /* (ufunc.__name__ is a new str on each call: interned, the plans seen
+     * last know it by its identity) */
+    PyObject *name = Py_NewRef(args[0]);
+    if (PyUnicode_CheckExact(name))
+        PyUnicode_InternInPlace(&name);
+    PyObject *r = n == 1 || n == 2 ? fast(name, &PyTuple_GET_ITEM(args[1], 0), n, args[1]) : NULL;
+    Py_DECREF(name);
     if (r == NULL && !PyErr_Occurred())
         Py_RETURN_NONE;
     return r;
@@ -291,11 +369,10 @@ np_eager(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
  * path.
  */
 typedef struct EagerOpObject {
-    PyObject_HEAD
-    PyObject *name;     /* the ufunc's name */
-    PyObject *fallback; /* the Python operator */
-    int nargs;          /* 1 or 2, self included */
-    int reflected;      /* `other OP self`: the operands are (other, self) */
+    PyObject_HEAD PyObject *name; /* the ufunc's name */
+    PyObject *fallback;           /* the Python operator */
+    int nargs;                    /* 1 or 2, self included */
+    int reflected;                /* `other OP self`: the operands are (other, self) */
     vectorcallfunc vectorcall;
 } EagerOpObject;
 
@@ -361,8 +438,8 @@ eager_op_getattro(EagerOpObject *op, PyObject *attr)
 static PyObject *
 eager_op_repr(EagerOpObject *op)
 {
-    return PyUnicode_FromFormat("<hop.numpy operator (ufunc %U, eager fast path) of %R>",
-                                op->name, op->fallback);
+    return PyUnicode_FromFormat("<hop.numpy operator (ufunc %U, eager fast path) of %R>", op->name,
+                                op->fallback);
 }
 
 static PyTypeObject EagerOpType = {
@@ -413,7 +490,7 @@ np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 }
 
 /*
- * _np_eager_init(ndarray, plans, planner, cast, gates, slots): what
+ * _np_eager_init(ndarray, plans, planner, cast, slots): what
  * _np_eager reads (the module docstring of hop.numpy._eager); slots is
  * ((name, value), ...), a new result's slots but _tv.
  */
@@ -421,30 +498,21 @@ static PyObject *
 np_eager_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 6 || !PyType_Check(args[0]) || !PyDict_CheckExact(args[1]) ||
-        !PyTuple_CheckExact(args[4]) || !PyTuple_CheckExact(args[5]) ||
-        PyTuple_GET_SIZE(args[5]) > NP_EAGER_MAX_SLOTS) {
-        PyErr_SetString(PyExc_TypeError, "_np_eager_init(ndarray, plans: dict, planner, cast, "
-                                         "gates: tuple, slots: tuple)");
+    if (nargs != 5 || !PyType_Check(args[0]) || !PyDict_CheckExact(args[1]) ||
+        !PyTuple_CheckExact(args[4]) || PyTuple_GET_SIZE(args[4]) > NP_EAGER_MAX_SLOTS) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_np_eager_init(ndarray, plans: dict, planner, cast, slots: tuple)");
         return NULL;
     }
     PyTypeObject *type = (PyTypeObject *)args[0];
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args[4]); i++) {
-        PyObject *g = PyTuple_GET_ITEM(args[4], i);
-        if (!PyTuple_CheckExact(g) || PyTuple_GET_SIZE(g) != 2 ||
-            !PyUnicode_Check(PyTuple_GET_ITEM(g, 1))) {
-            PyErr_SetString(PyExc_TypeError, "_np_eager_init: a gate is (object, attribute)");
-            return NULL;
-        }
-    }
     Py_ssize_t tv = slot_offset(type, "_tv"), st = slot_offset(type, "_st"),
                cp = slot_offset(type, "_cp");
     if (tv < 0 || st < 0 || cp < 0)
         return NULL;
     Py_ssize_t offs[NP_EAGER_MAX_SLOTS];
-    Py_ssize_t ns = PyTuple_GET_SIZE(args[5]);
+    Py_ssize_t ns = PyTuple_GET_SIZE(args[4]);
     for (Py_ssize_t i = 0; i < ns; i++) {
-        PyObject *s = PyTuple_GET_ITEM(args[5], i);
+        PyObject *s = PyTuple_GET_ITEM(args[4], i);
         if (!PyTuple_CheckExact(s) || PyTuple_GET_SIZE(s) != 2 ||
             !PyUnicode_Check(PyTuple_GET_ITEM(s, 0))) {
             PyErr_SetString(PyExc_TypeError, "_np_eager_init: a slot is (name, value)");
@@ -454,15 +522,15 @@ np_eager_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
     }
     for (int i = 0; i < 3; i++) {
-        if (float_key[i] == NULL && (float_key[i] = PyUnicode_InternFromString(
-                                         (const char[]){"efd"[i], 0})) == NULL)
+        if (float_key[i] == NULL &&
+            (float_key[i] = PyUnicode_InternFromString((const char[]){"efd"[i], 0})) == NULL)
             return NULL;
     }
     for (int i = 0; i < n_init; i++)
         Py_CLEAR(init_val[i]);
     for (Py_ssize_t i = 0; i < ns; i++) {
         init_off[i] = offs[i];
-        init_val[i] = Py_NewRef(PyTuple_GET_ITEM(PyTuple_GET_ITEM(args[5], i), 1));
+        init_val[i] = Py_NewRef(PyTuple_GET_ITEM(PyTuple_GET_ITEM(args[4], i), 1));
     }
     n_init = (int)ns;
     off_tv = tv, off_st = st, off_cp = cp;
@@ -470,7 +538,6 @@ np_eager_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_XSETREF(plans, Py_NewRef(args[1]));
     Py_XSETREF(planner, Py_NewRef(args[2]));
     Py_XSETREF(cast_fn, Py_NewRef(args[3]));
-    Py_XSETREF(gates, Py_NewRef(args[4]));
     Py_RETURN_NONE;
 }
 
@@ -479,7 +546,10 @@ static PyMethodDef np_eager_functions[] = {
      "_np_eager(name, operands): NumPy ufunc `name` of hop.numpy operands by the eager fast "
      "path (hop.numpy._eager), or None when the general path must answer."},
     {"_np_eager_init", (PyCFunction)(void (*)(void))np_eager_init, METH_FASTCALL,
-     "_np_eager_init(ndarray, plans, planner, cast, gates, slots): what _np_eager reads."},
+     "_np_eager_init(ndarray, plans, planner, cast, slots): what _np_eager reads."},
+    {"_np_eager_off", np_eager_off, METH_O,
+     "_np_eager_off(delta): this thread's count of reasons hop.numpy's eager fast path is off "
+     "(a run on _storage's stack, a path recorded) changed by delta; the new count."},
     {"_np_eager_op", (PyCFunction)(void (*)(void))np_eager_op, METH_FASTCALL,
      "_np_eager_op(name, nargs, reflected, fallback): an operator of hop.numpy.ndarray that "
      "tries the eager fast path of ufunc `name` first, then calls fallback."},

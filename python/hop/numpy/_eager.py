@@ -54,8 +54,8 @@ _GENERAL = {"logical_and", "logical_or", "logical_xor", "logical_not", "matmul",
 # call(name, args): ufunc `name` of args (a tuple of one or two operands, no
 # keywords) by the fast path: its result, or None when the general path must
 # answer.  It is C (python/_C/np_eager.c): the operands' keys (above), the
-# gates (no trace nor run: _storage.current() is None; no path recorded;
-# NumPy's error state not reported), the plan's lookup and run, and the
+# gates (no trace nor run: _storage.current() is None; no path recorded
+# (_C._np_eager_off counts both per thread); NumPy's error state not reported), the plan's lookup and run, and the
 # result's ndarray with the slots __init__ gives outside a run
 # (ndarray._EAGER_SLOTS); a miss asks _plan.
 call = _C._np_eager
@@ -91,7 +91,5 @@ def _plan(name, args):
     return (impl, casts[0], casts[1] if len(casts) > 1 else None, out_dt, out_hop)
 
 
-# the thread-locals whose attributes must be falsy: _storage's run stack (with
-# no trace, _storage.current() is None) and hop.compile's recording of a path
 _C._np_eager_init(ndarray, _PLANS, lambda name, args: _plan(name, args), _core.cast,
-                  ((_storage._tls, "stack"), (_paths._state, "recording")), ndarray._EAGER_SLOTS)
+                  ndarray._EAGER_SLOTS)
