@@ -204,6 +204,8 @@ int hop_py_name_hints(PyObject *trace, PyObject *fn);
 int hop_py_hops_init(PyObject *module);
 /* purity.c: adds _pure_callees and _pure_roots (the purity check's readings); 0 / -1. */
 int hop_py_purity_init(PyObject *module);
+/* np_eager.c: adds _np_eager and _np_eager_init (hop.numpy's eager fast path); 0 / -1. */
+int hop_py_np_eager_init(PyObject *module);
 /* tensor.c: readies hop.Tensor and adds it and the tensor functions; 0 / -1. */
 int hop_py_tensor_init(PyObject *module);
 

@@ -544,6 +544,7 @@ def record_path(fn, args, kwargs=None):
     previous = _C._set_bool_hook(hook)
     was = recording()
     _state.recording = True
+    _C._np_eager_off(1)  # (hop.numpy's eager fast path, numpy/_eager, is off while recording)
     if creation is not None:
         creation.enter()
     try:
@@ -554,6 +555,7 @@ def record_path(fn, args, kwargs=None):
         if creation is not None:
             creation.leave()
         _state.recording = was
+        _C._np_eager_off(-1)
         _C._set_bool_hook(previous)
     return path
 

@@ -209,3 +209,87 @@ def test_inside_a_trace_the_general_path_answers():
         _eager._plan = real
     assert seen and all(r is None for r in seen)
     assert gm(hop.tensor([1.0, 3.0])).tolist() == [2.0, 6.0]
+
+
+def test_a_fast_result_has_the_slots_ndarray_init_gives():
+    # the C fast path fills the result's slots itself (ndarray._EAGER_SLOTS)
+    a, b = hnp.ones(4), hnp.arange(4)
+    names = [n for n in ndarray.__slots__ if n != "__weakref__"]
+    for r in (a + b, -b, np.sin(a), a < b, 2 * b):
+        made = ndarray(r._tv)
+        assert {n: getattr(r, n) for n in names} == {n: getattr(made, n) for n in names}
+        assert r._tv is not a._tv and r._tv is not b._tv
+
+
+def test_the_operators_are_methods_that_fall_back_to_the_general_path():
+    a, b = hnp.ones(3), hnp.arange(3)
+    add = ndarray.__add__
+    assert add.__name__ == "add" and add.__module__ == "hop.numpy._ndarray"
+    assert a.__add__(b).tolist() == [1.0, 2.0, 3.0]
+    assert ndarray.__add__(a, b).tolist() == [1.0, 2.0, 3.0]
+    assert a.__rsub__(1).tolist() == [0.0, 0.0, 0.0] and (1 - b).tolist() == [1, 0, -1]
+    assert a.__add__("x") is NotImplemented
+    with pytest.raises(TypeError, match="unsupported operand"):
+        a + "x"
+    assert (a + [1, 2, 3]).tolist() == [2.0, 3.0, 4.0]  # (a list: the general path)
+    with pytest.raises(TypeError):
+        add(a, b, c=1)
+    # +a of a bool array: NumPy's copy, where np.positive refuses bool
+    q = hnp.asarray(np.array([True, False]))
+    p = +q
+    assert p is not q and p.dtype == np.bool_ and p.tolist() == [True, False]
+
+
+def test_float_scalars_at_numpys_class_bounds_are_cast_as_numpy_casts_them():
+    # np.min_scalar_type of a float (the key the C path computes itself):
+    # float16 inside (-65000, 65000) or not finite, float32 inside (-3.4e38,
+    # 3.4e38), else float64
+    for dt in ("float16", "float32", "int8", "bool"):
+        na = _np_values(dt, 4)
+        for s in [64999.99, 65000.0, -65000.0, -64999.99, 65504.0, 3.3999999e38, 3.4e38,
+                  -3.4e38, -3.3999999e38, 1e-300, 5e-324, -0.0, math.inf, -math.inf, math.nan]:
+            for name in ("add", "multiply", "less"):
+                _check(name, [hnp.asarray(na), s], [na, s], True)
+                _check(name, [s, hnp.asarray(na)], [s, na], True)
+
+
+def test_alternating_int_classes_each_get_their_own_dtype():
+    # the plans seen last are found by the keys' identity: ints of classes
+    # in turn (a negative one's key beyond -5 is a new int object each time)
+    na = np.array([1, 2, 3], np.int8)
+    a = hnp.asarray(na)
+    for s in [100, 200, 100, -129, -2**40, -129, 2**40, 1, -2**40, 70000, -1]:
+        _same(a + s, na + s)
+        _same(s - a, s - na)
+
+
+def test_a_run_on_this_thread_turns_the_fast_path_off_on_this_thread_only():
+    import threading
+    from hop import _C
+    from hop.numpy import _storage
+    a, b = hnp.ones(2), hnp.ones(2)
+    assert _eager.call("add", (a, b)) is not None
+    run = _storage.begin_run(False, ())
+    seen = []
+    try:
+        assert _storage.current() is run
+        assert _eager.call("add", (a, b)) is None and _eager.call("sin", (a,)) is None
+        t = threading.Thread(target=lambda: seen.append(_eager.call("add", (a, b))))
+        t.start()
+        t.join()
+    finally:
+        _storage.end_run(run)
+    assert seen[0] is not None and seen[0].tolist() == [2.0, 2.0]
+    assert _eager.call("add", (a, b)) is not None
+    with pytest.raises(ValueError, match="more ends than beginnings"):
+        _C._np_eager_off(-1)
+    assert _eager.call("add", (a, b)) is not None
+
+
+def test_recording_a_path_turns_the_fast_path_off():
+    from hop import _paths
+    a, b = hnp.ones(2), hnp.ones(2)
+    seen = []
+    _paths.record_path(lambda: seen.append(_eager.call("add", (a, b))), (), {})
+    assert seen == [None]
+    assert _eager.call("add", (a, b)) is not None

@@ -42,78 +42,26 @@ from ._ndarray import ndarray
 
 __all__ = ["call"]
 
-# (name, key, key[, ...]) -> (impl, casts, out_dt, out hop dtype) or None (the
-# general path's): casts has, per operand, the NumPy dtype a tensor operand is
-# cast to first (None: as it is; a scalar is passed as it is)
+# (name, key[, key]) -> (impl, cast, cast, out_dt, out hop dtype) or None (the
+# general path's): a cast is, per operand, the NumPy dtype a tensor operand is
+# cast to first (None: as it is; a scalar is passed as it is; the second is
+# None for one operand)
 _PLANS = {}
 # ufuncs the fast path leaves to the general one: the logical ones (which
 # read truth values), matmul (its core dimensions), power (negative integer
 # powers are refused on the data), clip (three operands, min or max)
 _GENERAL = {"logical_and", "logical_or", "logical_xor", "logical_not", "matmul", "power",
             "float_power", "clip"}
-_min_scalar_type = _np.min_scalar_type
-_recording = _paths.recording  # hop.compile's eager run that records the path
-_fp_clear = _C._fp_clear
-_fp_warned = _C._np_fp_warned
 
 
-def _key(x):
-    """Operand x's key (the module's docstring), or None."""
-    t = type(x)
-    if t is ndarray:
-        if x._st is not None or x._cp is not None or x._tv.ndim == 0 or \
-                not x._tv.is_contiguous():
-            return None  # (another layout: NumPy's K order, _storage.eager_order)
-        return x._tv.dtype
-    if t is float:
-        return _min_scalar_type(x).char  # (a str: no int key's, and cheap to hash)
-    if t is int:
-        return x.bit_length() if x >= 0 else -1 - (~x).bit_length()
-    if t is bool:
-        return bool
-    return None
-
-
-def call(name, args):
-    """ufunc `name` of args (one or two operands, no keywords) by the fast
-    path: its result, or None when the general path must answer."""
-    if len(args) == 2:
-        x, y = args
-        key = (name, _key(x), _key(y))
-        if key[1] is None or key[2] is None or (type(x) is not ndarray and
-                                                type(y) is not ndarray):
-            return None
-    elif len(args) == 1:
-        x = args[0]
-        key = (name, _key(x))
-        if type(x) is not ndarray or key[1] is None:
-            return None
-    else:
-        return None
-    if _storage.current() is not None or _recording() or _core.fp_errors_reported():
-        return None
-    plan = _PLANS.get(key, False)
-    if plan is False:
-        plan = _PLANS[key] = _plan(name, args)
-    if plan is None:
-        return None
-    impl, casts, out_dt, out_hop = plan
-    _fp_clear()
-    u = x._t if type(x) is ndarray else x  # (_t: an eager copy-view refreshed after a write)
-    if casts[0] is not None:
-        u = _core.cast(u, casts[0])
-    if len(args) == 1:
-        r = impl(u)
-    else:
-        v = y._t if type(y) is ndarray else y
-        if casts[1] is not None:
-            v = _core.cast(v, casts[1])
-        r = impl(u, v)
-    if r.dtype is not out_hop:
-        r = _core.cast(r, out_dt)
-    if _fp_warned():
-        return None  # (a floating-point warning: the general path has NumPy warn)
-    return ndarray(r)
+# call(name, args): ufunc `name` of args (a tuple of one or two operands, no
+# keywords) by the fast path: its result, or None when the general path must
+# answer.  It is C (python/_C/np_eager.c): the operands' keys (above), the
+# gates (no trace nor run: _storage.current() is None; no path recorded
+# (_C._np_eager_off counts both per thread); NumPy's error state not reported), the plan's lookup and run, and the
+# result's ndarray with the slots __init__ gives outside a run
+# (ndarray._EAGER_SLOTS); a miss asks _plan.
+call = _C._np_eager
 
 
 def _plan(name, args):
@@ -143,4 +91,8 @@ def _plan(name, args):
                 casts.append(None)
     except Exception:  # noqa: BLE001 - the general path raises it, as it does now
         return None
-    return impl, tuple(casts), out_dt, out_hop
+    return (impl, casts[0], casts[1] if len(casts) > 1 else None, out_dt, out_hop)
+
+
+_C._np_eager_init(ndarray, _PLANS, lambda name, args: _plan(name, args), _core.cast,
+                  ndarray._EAGER_SLOTS)

@@ -74,6 +74,12 @@ class ndarray:
                     self._role = leaf
                     run.args[leaf] = self
 
+    # the slots (but _tv) of an array __init__ makes outside a run, which the
+    # eager fast path (python/_C/np_eager.c) gives its results without a call
+    # of __init__
+    _EAGER_SLOTS = (("_scalar", False), ("_st", None), ("_vw", ()), ("_ver", 0), ("_cv", None),
+                    ("_ro", False), ("_cp", None), ("_run", None), ("_dp", 0), ("_role", None))
+
     @property
     def _t(self):
         """The array's value now: its tensor, or its storage's value seen
@@ -293,6 +299,10 @@ class ndarray:
     # ------------------------------------------------------------- protocols
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__" and not kwargs:
+            r = _C._np_eager(ufunc.__name__, inputs)  # (the eager fast path, _eager)
+            if r is not None:
+                return r
         if len(inputs) == 2 and inputs[1] is self and self._scalar and method == "__call__" and \
                 not kwargs and _reported_scalar_math(self, inputs[0]) and \
                 isinstance(inputs[0], _np.generic) and (py := _operator_of_caller(ufunc)):
@@ -541,11 +551,10 @@ def result_kind(values, default=ndarray):
 # NotImplemented for operands NumPy would not take, so Python tries the other
 # side (a hop.Tensor's operators give hop's own semantics).
 def _binop(name, reflected=False, py=None):
+    """The operator of ufunc `name` (reflected: `other OP self`): the eager
+    fast path in C (_eager; no Python frame between the operator and it),
+    else op below."""
     def op(self, other):
-        if type(self) is ndarray:
-            r = _eager.call(name, (other, self) if reflected else (self, other))
-            if r is not None:
-                return r
         from ._ufuncs import call_ufunc, takes
         if _defers_to(self, other) or not takes(other):
             return NotImplemented
@@ -569,7 +578,7 @@ def _binop(name, reflected=False, py=None):
                 return _scalar_order(name, ct, args, result_kind(args))
         return call_ufunc(name, args, {}, result_kind(args))
     op.__name__ = name
-    return op
+    return _C._np_eager_op(name, 2, reflected, op)
 
 
 def _equal_of_python_complex(name):
@@ -684,13 +693,11 @@ def _unop(name, py):
             return self if self._scalar else self.copy()[()] if self.ndim == 0 else self.copy()
         if self._scalar and _reported_scalar_math(self, None):
             return _numpy_scalar_math(py, (self,))
-        if type(self) is ndarray:
-            r = _eager.call(name, (self,))
-            if r is not None:
-                return r
         return call_ufunc(name, (self,), {}, type(self))
     op.__name__ = name
-    return op
+    # the eager fast path first (_eager), but for +a, whose bool array NumPy
+    # copies where np.positive refuses it (above)
+    return op if name == "positive" else _C._np_eager_op(name, 1, False, op)
 
 
 def _reported_scalar_math(self, other):

@@ -156,6 +156,7 @@ def begin_run(writeback, slots, slot_arrays=None):
     if stack is None:
         stack = _tls.stack = []
     stack.append(run)
+    _C._np_eager_off(1)  # (the eager fast path, _eager, is off while a run is on the stack)
     _creation.enter()
     return run
 
@@ -168,6 +169,7 @@ def end_run(run):
     stack = _tls.stack
     if stack and stack[-1] is run:
         stack.pop()
+        _C._np_eager_off(-1)
     _creation.leave()
     for a in run.marked:
         if a._st is not None and a._st.run is run:

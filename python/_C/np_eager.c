@@ -1,0 +1,573 @@
+/*
+ * python/_C/np_eager.c - the eager fast path of hop.numpy's elementwise
+ * ufuncs (`a + b`, `a * 2.0`, `a < b`, `np.sin(a)` outside any trace), the
+ * per-call part in C.
+ *
+ * python/hop/numpy/_eager.py owns the decisions: what an operand's key is
+ * (its docstring), when the general path must answer, and the plan of each
+ * key (the general path's own promotion and loop, made once by _eager._plan
+ * and kept in its dict).  Here each call computes the operands' keys, tests
+ * the gates (no trace, no run of hop.numpy's, no recording of a path, no
+ * NumPy error state that raises), looks the plan up and runs it, and makes
+ * the result's hop.numpy.ndarray by filling its slots with the values
+ * ndarray.__init__ gives outside a run (ndarray._EAGER_SLOTS): a Python
+ * frame per op cost more than NumPy's whole `a + b` on 16 elements.
+ *
+ * Anything this file does not take (an operand without a key, a gate
+ * closed, a plan of None) is answered None: the caller's general path
+ * runs, as it did before the fast path existed.
+ */
+#include "tensor_impl.h"
+#include "trace_impl.h"
+
+#include <math.h>
+#include <structmember.h>
+
+#define NP_EAGER_MAX_SLOTS 16
+
+static PyTypeObject *nd_type; /* hop.numpy.ndarray (exactly: not NumpyArg) */
+static PyObject *plans;       /* dict: (name, key[, key]) -> plan or None */
+static PyObject *planner;     /* _eager._plan(name, operands) -> plan or None */
+static PyObject *cast_fn;     /* _core.cast(tensor, numpy dtype) */
+/* This thread's count of reasons the fast path is off besides a trace: a
+ * run of hop.numpy's on its stack (_storage.begin_run / end_run), hop.compile
+ * recording a path (_paths): _np_eager_off(+1 / -1) where they begin and end,
+ * so that no thread-local of Python's is read per op (two reads cost ~800
+ * instructions, a fifth of NumPy's whole `a + b` on 16 elements). */
+static _Thread_local long np_off;
+static Py_ssize_t off_tv, off_st, off_cp; /* the slots an operand is read through */
+static Py_ssize_t init_off[NP_EAGER_MAX_SLOTS];
+static PyObject *init_val[NP_EAGER_MAX_SLOTS]; /* a new result's slots (but _tv) */
+static int n_init;
+static PyObject *float_key[3]; /* "e", "f", "d": np.min_scalar_type(x).char of a float */
+
+#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+
+/* The offset of type's __slots__ member `name`, or -1 with an exception. */
+static Py_ssize_t
+slot_offset(PyTypeObject *type, const char *name)
+{
+    PyObject *d = PyDict_GetItemString(type->tp_dict, name);
+    if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type) ||
+        ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
+        PyErr_Format(PyExc_TypeError, "_np_eager_init: %s.%s is no __slots__ member", type->tp_name,
+                     name);
+        return -1;
+    }
+    return ((PyMemberDescrObject *)d)->d_member->offset;
+}
+
+/*
+ * NumPy 1.24's np.min_scalar_type of a Python float, by its type character
+ * (convert_datatype.c, min_scalar_type_num for NPY_DOUBLE): float16 for a
+ * value inside (-65000, 65000) or not finite, float32 inside (-3.4e38,
+ * 3.4e38), else float64.
+ */
+static PyObject *
+float_class(double v)
+{
+    if ((v > -65000.0 && v < 65000.0) || !isfinite(v))
+        return float_key[0];
+    if (v > -3.4e38 && v < 3.4e38)
+        return float_key[1];
+    return float_key[2];
+}
+
+/* Python's int.bit_length of v >= 0. */
+static long
+bit_length(unsigned long long v)
+{
+    long n = 0;
+    for (; v != 0; v >>= 1)
+        n++;
+    return n;
+}
+
+/*
+ * Operand o's key (the docstring of hop.numpy._eager says what it is and why):
+ * a new reference, or NULL without an exception when o has none (the
+ * general path's call), or NULL with one (reading its tensor failed).
+ */
+static PyObject *
+operand_key(PyObject *o)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    if (t == nd_type) {
+        PyObject *tv = SLOT(o, off_tv);
+        if (SLOT(o, off_st) != Py_None || SLOT(o, off_cp) != Py_None || tv == NULL ||
+            !HOP_PY_IS_TENSOR(tv))
+            return NULL; /* a run's view, an eager copy-view: the general path's */
+        TensorObject *x = HOP_PY_TENSOR(tv);
+        int rank = hop_py__tensor_rank(x);
+        if (rank <= 0)
+            return NULL;
+        if (x->t != NULL && !hop_tensor_is_contiguous(x->t))
+            return NULL; /* another layout: NumPy's K order (_storage.eager_order) */
+        hop_dtype d;
+        if (hop_py__tensor_dtype(x, &d) < 0)
+            return NULL;
+        return Py_XNewRef(hop_py_dtype_object(d));
+    }
+    if (t == &PyFloat_Type)
+        return Py_NewRef(float_class(PyFloat_AS_DOUBLE(o)));
+    if (t == &PyLong_Type) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow != 0)
+            return NULL; /* (beyond int64: the general path's) */
+        if (v == -1 && PyErr_Occurred())
+            return NULL;
+        return PyLong_FromLong(v >= 0 ? bit_length((unsigned long long)v)
+                                      : -1 - bit_length((unsigned long long)~v));
+    }
+    if (t == &PyBool_Type)
+        return Py_NewRef((PyObject *)&PyBool_Type);
+    return NULL;
+}
+
+/* 1 when the fast path may answer (nothing traced, no run, no path
+ * recorded, NumPy's error state not reported), 0 when not, -1 with an
+ * exception. */
+static int
+gates_open(void)
+{
+    if (np_off > 0 || hop_py_tracing_active())
+        return 0;
+    int r = hop_py__np_fp_reported();
+    return r < 0 ? -1 : !r;
+}
+
+/* _np_eager_off(delta): this thread's count of reasons the fast path is off
+ * (above) changed by delta; the new count. */
+static PyObject *
+np_eager_off(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    long d = PyLong_AsLong(arg);
+    if (d == -1 && PyErr_Occurred())
+        return NULL;
+    if (np_off + d < 0) {
+        PyErr_SetString(PyExc_ValueError, "_np_eager_off: more ends than beginnings");
+        return NULL;
+    }
+    np_off += d;
+    return PyLong_FromLong(np_off);
+}
+
+/* Tensor t as a new hop.numpy.ndarray, its slots those ndarray.__init__
+ * gives outside a run (steals t). */
+static PyObject *
+new_array(PyObject *t)
+{
+    if (!HOP_PY_IS_TENSOR(t)) { /* (__init__'s TypeError) */
+        PyObject *a = PyObject_CallOneArg((PyObject *)nd_type, t);
+        Py_DECREF(t);
+        return a;
+    }
+    PyObject *a = nd_type->tp_alloc(nd_type, 0);
+    if (a == NULL) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    SLOT(a, off_tv) = t;
+    for (int i = 0; i < n_init; i++)
+        SLOT(a, init_off[i]) = Py_NewRef(init_val[i]);
+    return a;
+}
+
+/* Operand o as the plan's impl reads it: an array's tensor, a scalar as it
+ * is; cast first to cast (a NumPy dtype) unless it is None.  New reference. */
+static PyObject *
+plan_operand(PyObject *o, PyObject *cast)
+{
+    PyObject *v = Py_TYPE(o) == nd_type ? SLOT(o, off_tv) : o;
+    if (cast == Py_None)
+        return Py_NewRef(v);
+    return PyObject_CallFunctionObjArgs(cast_fn, v, cast, NULL);
+}
+
+/* Runs plan (impl, cast of x, cast of y, result's NumPy dtype, its hop
+ * dtype) on the n operands ops. */
+static PyObject *
+run_plan(PyObject *plan, PyObject *const *ops, Py_ssize_t n)
+{
+    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 5) {
+        PyErr_SetString(PyExc_SystemError, "_np_eager: a plan is (impl, cast, cast, dt, hop dt)");
+        return NULL;
+    }
+    PyObject *u[2] = {NULL, NULL};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if ((u[i] = plan_operand(ops[i], PyTuple_GET_ITEM(plan, 1 + i))) == NULL) {
+            Py_XDECREF(u[0]);
+            return NULL;
+        }
+    }
+    hop_fp_clear(); /* (the flags this op's kernel raises: below) */
+    PyObject *r = PyObject_Vectorcall(PyTuple_GET_ITEM(plan, 0), u, (size_t)n, NULL);
+    Py_XDECREF(u[0]);
+    Py_XDECREF(u[1]);
+    if (r == NULL)
+        return NULL;
+    PyObject *out_hop = PyTuple_GET_ITEM(plan, 4);
+    int same;
+    if (HOP_PY_IS_TENSOR(r)) {
+        hop_dtype d;
+        same =
+            hop_py__tensor_dtype(HOP_PY_TENSOR(r), &d) < 0 ? -1 : hop_py_dtype_object(d) == out_hop;
+    } else {
+        PyObject *dt = PyObject_GetAttrString(r, "dtype");
+        same = dt == NULL ? -1 : dt == out_hop;
+        Py_XDECREF(dt);
+    }
+    if (same < 0) {
+        Py_DECREF(r);
+        return NULL;
+    }
+    if (!same) {
+        PyObject *c = PyObject_CallFunctionObjArgs(cast_fn, r, PyTuple_GET_ITEM(plan, 3), NULL);
+        Py_DECREF(r);
+        if (c == NULL)
+            return NULL;
+        r = c;
+    }
+    /* a floating-point exception NumPy's state warns for: None, the general
+     * path answers (NumPy computes the op and warns as it does) */
+    int warned = hop_py__np_fp_warned();
+    if (warned != 0) {
+        Py_DECREF(r);
+        return warned < 0 ? NULL : Py_NewRef(Py_None);
+    }
+    return new_array(r);
+}
+
+/*
+ * The plans seen last, by the identity of the name and the keys (each held,
+ * so that no other object takes its address), while the dict of plans has
+ * the version it had: a hit spares the key's tuple, its hash and the dict's
+ * comparisons of its items.  A change of the dict (a new plan, a clear)
+ * empties it.  CPython 3.12 deprecates the dict's version: there every
+ * lookup is the dict's.
+ */
+#define PLAN_CACHE 64
+typedef struct plan_entry {
+    PyObject *name, *k0, *k1, *plan;
+} plan_entry;
+static plan_entry plan_cache[PLAN_CACHE];
+#if PY_VERSION_HEX < 0x030C0000
+static uint64_t plan_cache_version;
+#endif
+
+static plan_entry *
+plan_slot(PyObject *name, PyObject *k0, PyObject *k1)
+{
+    uintptr_t h = ((uintptr_t)name >> 4) ^ ((uintptr_t)k0 >> 3) ^ ((uintptr_t)k1 >> 5);
+    return &plan_cache[(h ^ (h >> 7)) % PLAN_CACHE];
+}
+
+static void
+plan_entry_clear(plan_entry *e)
+{
+    Py_CLEAR(e->name);
+    Py_CLEAR(e->k0);
+    Py_CLEAR(e->k1);
+    Py_CLEAR(e->plan);
+}
+
+/* The plan of ufunc `name` on operands ops (n) of keys k: the dict's, or the
+ * planner's on a miss (then kept in the dict).  New reference, or NULL with
+ * an exception. */
+static PyObject *
+lookup_plan(PyObject *name, PyObject *const *k, Py_ssize_t n, PyObject *const *ops, PyObject *tuple)
+{
+    PyObject *k1 = n == 2 ? k[1] : NULL;
+    plan_entry *e = plan_slot(name, k[0], k1);
+#if PY_VERSION_HEX < 0x030C0000
+    if (((PyDictObject *)plans)->ma_version_tag != plan_cache_version) {
+        for (int i = 0; i < PLAN_CACHE; i++)
+            plan_entry_clear(&plan_cache[i]);
+        plan_cache_version = ((PyDictObject *)plans)->ma_version_tag;
+    }
+    if (e->plan != NULL && e->name == name && e->k0 == k[0] && e->k1 == k1)
+        return Py_NewRef(e->plan);
+#endif
+    PyObject *key = n == 2 ? PyTuple_Pack(3, name, k[0], k[1]) : PyTuple_Pack(2, name, k[0]);
+    if (key == NULL)
+        return NULL;
+    PyObject *plan = Py_XNewRef(PyDict_GetItemWithError(plans, key));
+    if (plan == NULL && !PyErr_Occurred()) {
+        PyObject *t = tuple != NULL ? Py_NewRef(tuple) : PyTuple_Pack(n, ops[0], ops[n - 1]);
+        plan = t == NULL ? NULL : PyObject_CallFunctionObjArgs(planner, name, t, NULL);
+        Py_XDECREF(t);
+        if (plan != NULL && PyDict_SetItem(plans, key, plan) < 0)
+            Py_CLEAR(plan);
+    }
+    Py_DECREF(key);
+#if PY_VERSION_HEX < 0x030C0000
+    if (plan != NULL && ((PyDictObject *)plans)->ma_version_tag == plan_cache_version) {
+        plan_entry_clear(e);
+        e->name = Py_NewRef(name);
+        e->k0 = Py_NewRef(k[0]);
+        e->k1 = Py_XNewRef(k1);
+        e->plan = Py_NewRef(plan);
+    }
+#endif
+    return plan;
+}
+
+/*
+ * Ufunc `name` of the n operands ops by the fast path: a new reference, or
+ * NULL without an exception when the general path must answer, or NULL with
+ * one.  tuple is ops as a tuple (the planner's argument), or NULL: made on a
+ * miss of the plans.
+ */
+static PyObject *
+fast(PyObject *name, PyObject *const *ops, Py_ssize_t n, PyObject *tuple)
+{
+    if (nd_type == NULL || (Py_TYPE(ops[0]) != nd_type && (n == 1 || Py_TYPE(ops[1]) != nd_type)))
+        return NULL;
+    PyObject *k[2] = {NULL, NULL}, *plan = NULL, *res = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if ((k[i] = operand_key(ops[i])) == NULL)
+            goto done;
+    }
+    if (gates_open() <= 0)
+        goto done;
+    if ((plan = lookup_plan(name, k, n, ops, tuple)) == NULL)
+        goto done;
+    if (plan != Py_None)
+        res = run_plan(plan, ops, n);
+done:
+    Py_XDECREF(k[0]);
+    Py_XDECREF(k[1]);
+    Py_XDECREF(plan);
+    return res;
+}
+
+/*
+ * _np_eager(name, operands): ufunc `name` of the operand tuple (one or two,
+ * no keywords) by the fast path: its result, or None when the general path
+ * must answer (hop.numpy._eager.call).
+ */
+static PyObject *
+np_eager(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2 || !PyTuple_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager(name, operands): operands is a tuple");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(args[1]);
+    /* (ufunc.__name__ is a new str on each call: interned, the plans seen
+     * last know it by its identity) */
+    PyObject *name = Py_NewRef(args[0]);
+    if (PyUnicode_CheckExact(name))
+        PyUnicode_InternInPlace(&name);
+    PyObject *r = n == 1 || n == 2 ? fast(name, &PyTuple_GET_ITEM(args[1], 0), n, args[1]) : NULL;
+    Py_DECREF(name);
+    if (r == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return r;
+}
+
+/*
+ * An operator of hop.numpy.ndarray (`a + b`, `b * a`, `a < b`, `-a`): the
+ * fast path of ufunc `name` first, else the Python operator (the general
+ * path).  A method descriptor, so that Python's binary-operator slot calls
+ * it unbound, with no frame of Python's between the operator and the fast
+ * path.
+ */
+typedef struct EagerOpObject {
+    PyObject_HEAD PyObject *name; /* the ufunc's name */
+    PyObject *fallback;           /* the Python operator */
+    int nargs;                    /* 1 or 2, self included */
+    int reflected;                /* `other OP self`: the operands are (other, self) */
+    vectorcallfunc vectorcall;
+} EagerOpObject;
+
+static PyObject *
+eager_op_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && n == op->nargs && Py_TYPE(args[0]) == nd_type) {
+        PyObject *ops[2] = {args[op->reflected], args[n - 1 - op->reflected]};
+        PyObject *r = fast(op->name, ops, n, NULL);
+        if (r != NULL || PyErr_Occurred())
+            return r;
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
+static PyObject *
+eager_op_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    (void)type;
+    return obj == NULL || obj == Py_None ? Py_NewRef(self) : PyMethod_New(self, obj);
+}
+
+static int
+eager_op_traverse(EagerOpObject *op, visitproc visit, void *arg)
+{
+    Py_VISIT(op->name);
+    Py_VISIT(op->fallback);
+    return 0;
+}
+
+static int
+eager_op_clear(EagerOpObject *op)
+{
+    Py_CLEAR(op->name);
+    Py_CLEAR(op->fallback);
+    return 0;
+}
+
+static void
+eager_op_dealloc(EagerOpObject *op)
+{
+    PyObject_GC_UnTrack(op);
+    eager_op_clear(op);
+    PyObject_GC_Del(op);
+}
+
+/* __name__, __qualname__, __module__, __doc__: the Python operator's (its
+ * module is hop's to the code that asks whose a callee is); __wrapped__: it */
+static PyObject *
+eager_op_getattro(EagerOpObject *op, PyObject *attr)
+{
+    static const char *const forwarded[] = {"__name__", "__qualname__", "__module__", "__doc__"};
+    for (size_t i = 0; PyUnicode_Check(attr) && i < sizeof forwarded / sizeof *forwarded; i++) {
+        if (PyUnicode_CompareWithASCIIString(attr, forwarded[i]) == 0)
+            return PyObject_GetAttr(op->fallback, attr);
+    }
+    if (PyUnicode_Check(attr) && PyUnicode_CompareWithASCIIString(attr, "__wrapped__") == 0)
+        return Py_NewRef(op->fallback);
+    return PyObject_GenericGetAttr((PyObject *)op, attr);
+}
+
+static PyObject *
+eager_op_repr(EagerOpObject *op)
+{
+    return PyUnicode_FromFormat("<hop.numpy operator (ufunc %U, eager fast path) of %R>", op->name,
+                                op->fallback);
+}
+
+static PyTypeObject EagerOpType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop._C._NpEagerOp",
+    .tp_basicsize = sizeof(EagerOpObject),
+    .tp_dealloc = (destructor)eager_op_dealloc,
+    .tp_vectorcall_offset = offsetof(EagerOpObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_getattro = (getattrofunc)eager_op_getattro,
+    .tp_repr = (reprfunc)eager_op_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "An operator of hop.numpy.ndarray: the eager fast path, else the Python operator.",
+    .tp_traverse = (traverseproc)eager_op_traverse,
+    .tp_clear = (inquiry)eager_op_clear,
+    .tp_descr_get = eager_op_get,
+};
+
+/* _np_eager_op(name, nargs, reflected, fallback): the operator (above). */
+static PyObject *
+np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 4 || !PyUnicode_CheckExact(args[0]) || !PyLong_CheckExact(args[1]) ||
+        !PyCallable_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_np_eager_op(name: str, nargs: int, reflected, fallback: callable)");
+        return NULL;
+    }
+    long n = PyLong_AsLong(args[1]);
+    int reflected = PyObject_IsTrue(args[2]);
+    if (reflected < 0)
+        return NULL;
+    if ((n != 1 && n != 2) || (reflected && n != 2)) {
+        PyErr_SetString(PyExc_ValueError, "_np_eager_op: nargs is 1 or 2 (2 when reflected)");
+        return NULL;
+    }
+    EagerOpObject *op = PyObject_GC_New(EagerOpObject, &EagerOpType);
+    if (op == NULL)
+        return NULL;
+    op->name = Py_NewRef(args[0]);
+    op->fallback = Py_NewRef(args[3]);
+    op->nargs = (int)n;
+    op->reflected = reflected;
+    op->vectorcall = (vectorcallfunc)eager_op_call;
+    PyObject_GC_Track(op);
+    return (PyObject *)op;
+}
+
+/*
+ * _np_eager_init(ndarray, plans, planner, cast, slots): what
+ * _np_eager reads (the module docstring of hop.numpy._eager); slots is
+ * ((name, value), ...), a new result's slots but _tv.
+ */
+static PyObject *
+np_eager_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 5 || !PyType_Check(args[0]) || !PyDict_CheckExact(args[1]) ||
+        !PyTuple_CheckExact(args[4]) || PyTuple_GET_SIZE(args[4]) > NP_EAGER_MAX_SLOTS) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_np_eager_init(ndarray, plans: dict, planner, cast, slots: tuple)");
+        return NULL;
+    }
+    PyTypeObject *type = (PyTypeObject *)args[0];
+    Py_ssize_t tv = slot_offset(type, "_tv"), st = slot_offset(type, "_st"),
+               cp = slot_offset(type, "_cp");
+    if (tv < 0 || st < 0 || cp < 0)
+        return NULL;
+    Py_ssize_t offs[NP_EAGER_MAX_SLOTS];
+    Py_ssize_t ns = PyTuple_GET_SIZE(args[4]);
+    for (Py_ssize_t i = 0; i < ns; i++) {
+        PyObject *s = PyTuple_GET_ITEM(args[4], i);
+        if (!PyTuple_CheckExact(s) || PyTuple_GET_SIZE(s) != 2 ||
+            !PyUnicode_Check(PyTuple_GET_ITEM(s, 0))) {
+            PyErr_SetString(PyExc_TypeError, "_np_eager_init: a slot is (name, value)");
+            return NULL;
+        }
+        if ((offs[i] = slot_offset(type, PyUnicode_AsUTF8(PyTuple_GET_ITEM(s, 0)))) < 0)
+            return NULL;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (float_key[i] == NULL &&
+            (float_key[i] = PyUnicode_InternFromString((const char[]){"efd"[i], 0})) == NULL)
+            return NULL;
+    }
+    for (int i = 0; i < n_init; i++)
+        Py_CLEAR(init_val[i]);
+    for (Py_ssize_t i = 0; i < ns; i++) {
+        init_off[i] = offs[i];
+        init_val[i] = Py_NewRef(PyTuple_GET_ITEM(PyTuple_GET_ITEM(args[4], i), 1));
+    }
+    n_init = (int)ns;
+    off_tv = tv, off_st = st, off_cp = cp;
+    Py_XSETREF(nd_type, (PyTypeObject *)Py_NewRef(type));
+    Py_XSETREF(plans, Py_NewRef(args[1]));
+    Py_XSETREF(planner, Py_NewRef(args[2]));
+    Py_XSETREF(cast_fn, Py_NewRef(args[3]));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef np_eager_functions[] = {
+    {"_np_eager", (PyCFunction)(void (*)(void))np_eager, METH_FASTCALL,
+     "_np_eager(name, operands): NumPy ufunc `name` of hop.numpy operands by the eager fast "
+     "path (hop.numpy._eager), or None when the general path must answer."},
+    {"_np_eager_init", (PyCFunction)(void (*)(void))np_eager_init, METH_FASTCALL,
+     "_np_eager_init(ndarray, plans, planner, cast, slots): what _np_eager reads."},
+    {"_np_eager_off", np_eager_off, METH_O,
+     "_np_eager_off(delta): this thread's count of reasons hop.numpy's eager fast path is off "
+     "(a run on _storage's stack, a path recorded) changed by delta; the new count."},
+    {"_np_eager_op", (PyCFunction)(void (*)(void))np_eager_op, METH_FASTCALL,
+     "_np_eager_op(name, nargs, reflected, fallback): an operator of hop.numpy.ndarray that "
+     "tries the eager fast path of ufunc `name` first, then calls fallback."},
+    {NULL, NULL, 0, NULL},
+};
+
+int
+hop_py_np_eager_init(PyObject *module)
+{
+    if (PyType_Ready(&EagerOpType) < 0)
+        return -1;
+    return PyModule_AddFunctions(module, np_eager_functions);
+}
