@@ -187,7 +187,9 @@ plan_operand(PyObject *o, PyObject *cast)
 }
 
 /* Runs plan (impl, cast of x, cast of y, result's NumPy dtype, its hop
- * dtype) on the n operands ops. */
+ * dtype) on the n operands ops: the result, or NULL without an exception
+ * when the general path must answer (a floating-point warning), or NULL
+ * with one. */
 static PyObject *
 run_plan(PyObject *plan, PyObject *const *ops, Py_ssize_t n)
 {
@@ -230,12 +232,13 @@ run_plan(PyObject *plan, PyObject *const *ops, Py_ssize_t n)
             return NULL;
         r = c;
     }
-    /* a floating-point exception NumPy's state warns for: None, the general
-     * path answers (NumPy computes the op and warns as it does) */
+    /* a floating-point exception NumPy's state warns for: NULL without an
+     * exception, the general path answers (NumPy computes the op and warns
+     * as it does) */
     int warned = hop_py__np_fp_warned();
     if (warned != 0) {
         Py_DECREF(r);
-        return warned < 0 ? NULL : Py_NewRef(Py_None);
+        return NULL;
     }
     return new_array(r);
 }
