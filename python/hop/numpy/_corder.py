@@ -12,6 +12,8 @@ real kernels: it works eagerly, traced and compiled alike.  The callers
 (_ufuncs, _funcs) send only complex operands here.
 """
 
+import math
+
 from .. import _C
 
 __all__ = ["UFUNCS", "SCALAR_ORDER", "argextreme", "extreme", "sort_any", "argsort_any",
@@ -123,7 +125,10 @@ def extreme(op, t, axes, keepdims):
     rest = [d for d in range(nd) if d not in axes]
     x = t.permute(rest + list(axes)) if list(axes) != list(range(nd - len(axes), nd)) else t
     kept = [t.shape[d] for d in rest]
-    x = x.reshape(tuple(kept) + (-1,))
+    # (the reduced size itself where it is known: -1 cannot be inferred
+    # when a kept size is 0, and NumPy's result is then empty)
+    red = [t.shape[d] for d in axes]
+    x = x.reshape(tuple(kept) + (math.prod(red) if all(isinstance(d, int) for d in red) else -1,))
     idx = argextreme("argmax" if op == "amax" else "argmin", x, len(kept), True)
     r = _take(x, idx, len(kept)).reshape(tuple(kept))
     if keepdims:

@@ -236,6 +236,8 @@ def _quantile(t, q, axis, method, what):
     s, n = _sorted_along(t, axis)
     if not isinstance(n, int):
         raise _C.UnsupportedError(f"hop.numpy: {what} over a symbolic size is not supported")
+    if n == 0:
+        _numpy_empty_quantile(s, q, method)
     fb = _np.lib.function_base
     vi = _np.asanyarray(m["get_virtual_index"](n, _np.asanyarray(q)))
     npd = _core.np_dtype(s)
@@ -262,6 +264,16 @@ def _quantile(t, q, axis, method, what):
                 _core.decide(_C.ne(last, last), f"{what}: whether the values hold a NaN"):
             res = ndarray(_core.cast(res._t, npd))  # (NumPy's arr.dtype.type(nan))
     return res
+
+
+def _numpy_empty_quantile(s, q, method):
+    """Raise what NumPy's quantile raises over the empty axis 0 of s: its
+    IndexError's text depends on the method and the dtype (an index of -1
+    out of bounds, or a non-empty take from an empty axis), so NumPy's own
+    quantile of an empty array of that shape and dtype says it. Returns
+    when NumPy gives a result (no quantiles)."""
+    shape = tuple(d if isinstance(d, int) else 1 for d in s.shape)
+    _np.quantile(_np.empty(shape, _core.np_dtype(s)), q, axis=0, method=method)
 
 
 def _lerp(a, b, t):
@@ -541,16 +553,34 @@ def _nanextreme(a, axis, out, keepdims, initial, where, fn, fill, what, kind):
     return _ordered(a, axis, keepdims, kind, out, compute, what, where)
 
 
+def _fextreme_errors(call, hop_name, numpy_name):
+    """call(): NumPy's nanmin/nanmax are fmin/fmax.reduce, so an error of
+    theirs names fmin/fmax where hop's min/max, which computes them, names
+    minimum/maximum (a NumPy ValueError; hop's own ShapeError of a
+    hop.Tensor operand is left as it is)."""
+    try:
+        return call()
+    except ValueError as e:
+        text = str(e)
+        for said in (f" {hop_name} ", f"'{hop_name}'"):
+            if type(e) is ValueError and said in text:
+                raise ValueError(text.replace(said, said.replace(hop_name, numpy_name), 1)) \
+                    from None
+        raise
+
+
 @implements(_np.nanmin)
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=True, *, _kind=None):
-    return _nanextreme(a, axis, out, keepdims, initial, where, F.min, math.inf, "nanmin",
-                       _kind or _kind_of(a))
+    return _fextreme_errors(
+        lambda: _nanextreme(a, axis, out, keepdims, initial, where, F.min, math.inf, "nanmin",
+                            _kind or _kind_of(a)), "minimum", "fmin")
 
 
 @implements(_np.nanmax)
 def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=True, *, _kind=None):
-    return _nanextreme(a, axis, out, keepdims, initial, where, F.max, -math.inf, "nanmax",
-                       _kind or _kind_of(a))
+    return _fextreme_errors(
+        lambda: _nanextreme(a, axis, out, keepdims, initial, where, F.max, -math.inf, "nanmax",
+                            _kind or _kind_of(a)), "maximum", "fmax")
 
 
 def _nanarg(a, axis, out, keepdims, fn, fill, what, kind):
