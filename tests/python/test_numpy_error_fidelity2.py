@@ -104,3 +104,16 @@ def test_complex_min_max_keeping_an_empty_axis_is_empty(name, dtype):
         x = np.zeros(shape, dtype)
         _as_numpy(lambda L, a: getattr(L, name)(a, axis=axis), x)
         _as_numpy(lambda L, a: getattr(L, name)(a, axis=axis, keepdims=True), x)
+
+
+@pytest.mark.parametrize("alias,named", [("true_divide", "divide"), ("mod", "remainder"),
+                                         ("divide", "divide"), ("remainder", "remainder"),
+                                         ("abs", "absolute"), ("conj", "conjugate")])
+def test_ufunc_aliases_name_the_ufunc_numpy_names(alias, named):
+    a = np.ones(3)
+    nin = 1 if named in ("absolute", "conjugate") else 2
+    for args in ((), (a,) * (nin - 1), (a,) * (nin + 3)):
+        want = _as_numpy(lambda L, *xs: getattr(L, alias)(*xs), *args)
+        assert want[0] is TypeError and want[1].startswith(f"{named}() takes from"), want
+    want = _as_numpy(lambda L, *xs: getattr(L, alias)(*xs, bogus=1), *(a,) * nin)
+    assert want == (TypeError, f"{named}() got an unexpected keyword argument 'bogus'")

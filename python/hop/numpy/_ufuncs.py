@@ -570,6 +570,10 @@ def _by_numpy(uf, name, args, kwargs, kind):
 def call_ufunc(name, args, kwargs, kind):
     """ufunc `name` called on args: results of type `kind`."""
     uf = getattr(_np.core.umath, name, None) or getattr(_np, name)
+    if isinstance(uf, _np.ufunc) and uf.__name__ in UFUNCS:
+        # true_divide and mod are NumPy's divide and remainder, whose errors
+        # give those names
+        name = uf.__name__
     bad = set(kwargs) - _KWARGS
     if bad:
         raise TypeError(f"{name}() got an unexpected keyword argument '{sorted(bad)[0]}'")
