@@ -117,3 +117,46 @@ def test_ufunc_aliases_name_the_ufunc_numpy_names(alias, named):
         assert want[0] is TypeError and want[1].startswith(f"{named}() takes from"), want
     want = _as_numpy(lambda L, *xs: getattr(L, alias)(*xs, bogus=1), *(a,) * nin)
     assert want == (TypeError, f"{named}() got an unexpected keyword argument 'bogus'")
+
+
+SHAPE_ARGS = [np.array([2, 3]), np.array([2, 3], np.uint8), np.array([], np.int64), np.array(2),
+              np.array([2.0, 3.0]), np.array([1 + 0j]), np.array([True, False]), np.array(2.0),
+              np.array(True), np.array([[2, 3]]), np.float64(2), np.float32(2), 2.0, True,
+              [2.0], [np.float64(2)], (np.int32(2), 3)]
+SHAPE_FUNCS = {"ones": lambda L, s: L.ones(s), "zeros": lambda L, s: L.zeros(s),
+               "empty": lambda L, s: L.empty(s).shape, "full": lambda L, s: L.full(s, 1.5),
+               "reshape": lambda L, s: L.reshape(L.arange(6), s),
+               "zeros_like": lambda L, s: L.zeros_like(L.ones(6), shape=s),
+               "broadcast_shapes": lambda L, s: L.broadcast_shapes(s, (2, 1)),
+               "indices": lambda L, s: L.indices(s), "eye": lambda L, s: L.eye(s),
+               "identity": lambda L, s: L.identity(s)}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_FUNCS))
+def test_an_array_or_scalar_where_a_shape_is_expected_is_read_as_numpy_reads_it(name):
+    fn = SHAPE_FUNCS[name]
+    for s in SHAPE_ARGS:
+        if isinstance(s, np.ndarray):
+            _as_numpy(fn, s)
+        else:
+            want = _outcome(lambda: fn(np, s))
+            _same_outcome(want, _outcome(lambda: fn(hnp, s)), f"eager {s!r}")
+
+
+def test_a_shape_array_gives_numpys_errors_and_results():
+    assert _as_numpy(lambda L, s: L.ones(s), np.array([2.0, 3.0])) == \
+        (TypeError, "'numpy.float64' object cannot be interpreted as an integer")
+    assert _as_numpy(lambda L, s: L.ones(s), np.array(2.0)) == \
+        (TypeError, "expected a sequence of integers or a single integer, got 'array(2.)'")
+    assert _as_numpy(lambda L, s: L.zeros(s), np.array([True])) == \
+        (TypeError, "an integer is required")
+    assert _as_numpy(lambda L, s: L.ones(s), np.array([2, 3]))[1].shape == (2, 3)
+    assert _as_numpy(lambda L, s: L.broadcast_shapes(s), np.array([2, 3]))[1].tolist() == [2, 3]
+
+
+def test_a_numpy_float_scalar_as_an_index_names_its_type():
+    for lib in (np, hnp):
+        with pytest.raises(TypeError, match=r"^'numpy.float64' object cannot be interpreted as an "
+                                            r"integer$"):
+            import operator
+            operator.index(lib.float64(2.5) if lib is np else hnp.asarray(2.5)[()])

@@ -145,11 +145,26 @@ def _shape_arg(shape):
     return (_int_arg(shape),)
 
 
+def _sizes_arg(shape):
+    """A shape argument as NumPy's converter (PyArray_IntpConverter) reads
+    it: a sequence (a tuple, a list, an array of one or more dimensions) of
+    sizes, or one size; one value that is no size is its TypeError naming
+    it."""
+    if isinstance(shape, (tuple, list)) or (isinstance(shape, (ndarray, _np.ndarray)) and
+                                            shape.ndim):
+        return tuple(_int_arg(n) for n in shape)
+    try:
+        return (_int_arg(shape),)
+    except TypeError:
+        raise TypeError(f"expected a sequence of integers or a single integer, got "
+                        f"'{shape!r}'") from None
+
+
 def _newshape(newshape):
     """reshape's shape argument as NumPy 1.24 reads it: (the shape as given,
     for its error's text; the shape to make), any negative size the one
     unknown dimension (-2 counts as -1), two of them NumPy's ValueError."""
-    shape = _shape_arg(newshape)
+    shape = _sizes_arg(newshape)
     unknown = [i for i, d in enumerate(shape) if isinstance(d, int) and d < 0]
     if len(unknown) > 1:
         raise ValueError("can only specify one unknown dimension")
@@ -163,7 +178,9 @@ def _int_arg(n, what="an integer is required"):
         return n
     if isinstance(n, (bool, _np.bool_)):
         raise TypeError(what)
-    if isinstance(n, ndarray) and (n.ndim != 0 or n.dtype.kind not in "iu"):
+    if isinstance(n, ndarray) and n._scalar and n.dtype.kind == "b":
+        raise TypeError(what)  # (as np.bool_)
+    if isinstance(n, ndarray) and not n._scalar and (n.ndim != 0 or n.dtype.kind not in "iu"):
         raise TypeError("only integer scalar arrays can be converted to a scalar index")
     return operator.index(n)
 
@@ -610,7 +627,7 @@ def _creation_dtype(dtype, default):
 
 
 def _full_t(shape, value, npd):
-    return _C.full(_shape_arg(shape), value, dtype=_core.hop_dtype(npd, "dtype"))
+    return _C.full(_sizes_arg(shape), value, dtype=_core.hop_dtype(npd, "dtype"))
 
 
 @implements(name="zeros")
@@ -641,7 +658,7 @@ def full(shape, fill_value, dtype=None, order="C", *, like=None, _kind=None):
     v = o.t if o.t is not None else _core.as_compute(o, npd)
     if not isinstance(v, _C.Tensor):
         return wrap(_kind or ndarray, _full_t(shape, v, npd))
-    shp = _shape_arg(shape)
+    shp = _sizes_arg(shape)
     t = _core.cast(v, npd)
     return wrap(_kind or ndarray, (t.expand(*shp) if shp else t.reshape(())).clone())
 
@@ -652,7 +669,7 @@ def _like(a, dtype, shape, order, kind, make, what):
     make(shape_in_order, dtype) its tensor."""
     t = _t(a, what)
     npd = _core.np_dtype(t) if dtype is None else _np.dtype(dtype)
-    shp = tuple(t.shape) if shape is None else _shape_arg(shape)
+    shp = tuple(t.shape) if shape is None else _sizes_arg(shape)
     if len(shp) != t.ndim and order in ("K", "k", "A", "a", None):
         order = "C"
     from ._ufuncs import in_memory_order
@@ -740,7 +757,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 @implements(name="eye")
 def eye(N, M=None, k=0, dtype=float, order="C", *, like=None):
-    M = N if M is None else M
+    # (NumPy's zeros((N, M)) reads them first, as sizes)
+    N, M = _sizes_arg((N, N if M is None else M))
     rows = _C.arange(N).reshape(N, 1)
     cols = _C.arange(M).reshape(1, M)
     m = _C.eq(rows + k, cols)

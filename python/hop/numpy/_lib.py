@@ -23,8 +23,8 @@ import numpy as _np
 
 from .. import _C
 from . import _core
-from ._funcs import (_axis, _kind_of, _shape_arg, _t, _view, implements, concatenate, reshape,
-                     transpose, flip, expand_dims, where, ravel)
+from ._funcs import (_axis, _kind_of, _shape_arg, _sizes_arg, _t, _view, implements, concatenate,
+                     reshape, transpose, flip, expand_dims, where, ravel)
 from ._ndarray import ndarray, result_kind, view, wrap
 from ._storage import Step
 
@@ -106,7 +106,7 @@ def row_stack(tup, *, dtype=None, casting="same_kind", _kind=None):
 
 @implements(_np.broadcast_shapes)
 def broadcast_shapes(*args, _kind=None):
-    shapes = [_shape_arg(s) for s in args]
+    shapes = [_sizes_arg(s) for s in args]
     nd = builtins.max([len(s) for s in shapes], default=0)
     out = []
     for k in range(nd):
@@ -161,7 +161,8 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy", _kind=None):
 
 @implements(name="indices")
 def indices(dimensions, dtype=int, sparse=False):
-    dimensions = tuple(dimensions)
+    # (NumPy's empty((n,) + dimensions) reads them as sizes)
+    dimensions = _sizes_arg(tuple(dimensions))
     n = len(dimensions)
     shape = (1,) * n
     npd = _np.dtype(dtype)

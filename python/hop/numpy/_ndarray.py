@@ -218,6 +218,9 @@ class ndarray:
     def __index__(self):
         # NumPy's integer scalars (np.True_ too) and 0-d integer arrays only
         if self.dtype.kind not in ("biu" if self._scalar else "iu") or self.ndim:
+            if self._scalar:  # (a NumPy float or complex scalar: its type's own error)
+                raise TypeError(f"'numpy.{self.dtype.type.__name__}' object cannot be "
+                                f"interpreted as an integer")
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
         if self._fixed():
             return int(self._scalar_value("index"))
