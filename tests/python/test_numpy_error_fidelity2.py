@@ -160,3 +160,17 @@ def test_a_numpy_float_scalar_as_an_index_names_its_type():
                                             r"integer$"):
             import operator
             operator.index(lib.float64(2.5) if lib is np else hnp.asarray(2.5)[()])
+
+
+@pytest.mark.parametrize("where", ["N", "M"])
+def test_tri_of_an_array_or_float_size_is_numpys(where):
+    def fn(L, s):
+        return L.tri(s) if where == "N" else L.tri(2, s)
+    for s in SHAPE_ARGS:
+        if isinstance(s, np.ndarray):
+            _as_numpy(fn, s)
+        else:
+            want = _outcome(lambda: fn(np, s))
+            _same_outcome(want, _outcome(lambda: fn(hnp, s)), f"eager {s!r}")
+    assert _as_numpy(fn, np.array([2, 3]))[0] is ValueError
+    assert _as_numpy(lambda L: L.tri(2.5, None, 1.0))[1].shape == (3, 3)

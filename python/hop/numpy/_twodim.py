@@ -29,8 +29,27 @@ def _tri_mask(n, m, k):
     return _C.ge(_C.arange(n).reshape(n, 1) + k, _C.arange(m).reshape(1, m))
 
 
+def _int_size(x):
+    """Whether tri's N, M or k is an integer hop makes its mask of: an int
+    (a SymInt), an integer NumPy or hop scalar or 0-d array."""
+    if isinstance(x, (int, _C.SymInt)) and not isinstance(x, bool):
+        return True
+    return isinstance(x, (ndarray, _np.ndarray, _np.generic)) and x.ndim == 0 and \
+        x.dtype.kind in "iu"
+
+
 @implements(name="tri")
 def tri(N, M=None, k=0, dtype=float, *, like=None):
+    if not all(_int_size(x) for x in (N, M, k) if x is not None):
+        # NumPy's tri gives them to arange and compares them with int8's
+        # bounds: a float is a size, an array of more than one element
+        # raises the truth-value error (NumPy's own tri of their values)
+        from ._stats import _concrete
+        vals = [_concrete(x) if isinstance(x, ndarray) else x for x in (N, M, k)]
+        if any(v is None and x is not None for v, x in zip(vals, (N, M, k))):
+            raise _C.UnsupportedError("hop.numpy: tri of a traced size that is no integer")
+        r = _np.tri(*vals, dtype=dtype)
+        return ndarray(_C.asarray(_np.ascontiguousarray(r)))
     M = N if M is None else M
     return ndarray(_core.cast(_tri_mask(N, M, k), _np.dtype(dtype)))
 
