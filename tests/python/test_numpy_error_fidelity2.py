@@ -174,3 +174,9 @@ def test_tri_of_an_array_or_float_size_is_numpys(where):
             _same_outcome(want, _outcome(lambda: fn(hnp, s)), f"eager {s!r}")
     assert _as_numpy(fn, np.array([2, 3]))[0] is ValueError
     assert _as_numpy(lambda L: L.tri(2.5, None, 1.0))[1].shape == (3, 3)
+
+
+def test_a_shape_of_none_is_the_shape_of_no_dimensions():
+    for fn in (lambda L: L.ones(None), lambda L: L.full(None, 2), lambda L: L.zeros(None),
+               lambda L: L.broadcast_shapes(None, (2,))):
+        _as_numpy(fn)

@@ -149,7 +149,9 @@ def _sizes_arg(shape):
     """A shape argument as NumPy's converter (PyArray_IntpConverter) reads
     it: a sequence (a tuple, a list, an array of one or more dimensions) of
     sizes, or one size; one value that is no size is its TypeError naming
-    it."""
+    it; None is the shape ()."""
+    if shape is None:
+        return ()
     if isinstance(shape, (tuple, list)) or (isinstance(shape, (ndarray, _np.ndarray)) and
                                             shape.ndim):
         return tuple(_int_arg(n) for n in shape)
@@ -164,7 +166,9 @@ def _newshape(newshape):
     """reshape's shape argument as NumPy 1.24 reads it: (the shape as given,
     for its error's text; the shape to make), any negative size the one
     unknown dimension (-2 counts as -1), two of them NumPy's ValueError."""
-    shape = _sizes_arg(newshape)
+    # (reshape(None) is no shape (): NumPy gives a view of a's own shape,
+    # which hop does not yet; it raises a TypeError as it did)
+    shape = _sizes_arg(newshape) if newshape is not None else _shape_arg(newshape)
     unknown = [i for i, d in enumerate(shape) if isinstance(d, int) and d < 0]
     if len(unknown) > 1:
         raise ValueError("can only specify one unknown dimension")
