@@ -132,15 +132,21 @@ SHAPE_FUNCS = {"ones": lambda L, s: L.ones(s), "zeros": lambda L, s: L.zeros(s),
                "identity": lambda L, s: L.identity(s)}
 
 
-@pytest.mark.parametrize("name", sorted(SHAPE_FUNCS))
-def test_an_array_or_scalar_where_a_shape_is_expected_is_read_as_numpy_reads_it(name):
-    fn = SHAPE_FUNCS[name]
+def _each_shape_arg(fn):
+    """fn(lib, s) as NumPy's for each of SHAPE_ARGS: an array also under
+    hop.compile, a Python or NumPy scalar or list eagerly."""
     for s in SHAPE_ARGS:
         if isinstance(s, np.ndarray):
             _as_numpy(fn, s)
         else:
             want = _outcome(lambda: fn(np, s))
             _same_outcome(want, _outcome(lambda: fn(hnp, s)), f"eager {s!r}")
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_FUNCS))
+def test_an_array_or_scalar_where_a_shape_is_expected_is_read_as_numpy_reads_it(name):
+    fn = SHAPE_FUNCS[name]
+    _each_shape_arg(fn)
 
 
 def test_a_shape_array_gives_numpys_errors_and_results():
@@ -166,12 +172,7 @@ def test_a_numpy_float_scalar_as_an_index_names_its_type():
 def test_tri_of_an_array_or_float_size_is_numpys(where):
     def fn(L, s):
         return L.tri(s) if where == "N" else L.tri(2, s)
-    for s in SHAPE_ARGS:
-        if isinstance(s, np.ndarray):
-            _as_numpy(fn, s)
-        else:
-            want = _outcome(lambda: fn(np, s))
-            _same_outcome(want, _outcome(lambda: fn(hnp, s)), f"eager {s!r}")
+    _each_shape_arg(fn)
     assert _as_numpy(fn, np.array([2, 3]))[0] is ValueError
     assert _as_numpy(lambda L: L.tri(2.5, None, 1.0))[1].shape == (3, 3)
 
