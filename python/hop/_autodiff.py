@@ -20,7 +20,8 @@ import functools
 import numbers
 
 from . import _C
-from ._purity import run_pure
+from . import _breaks
+from ._purity import env_array_read, run_pure
 from ._pytree import flatten, unflatten
 from ._trace import _name_hints
 
@@ -86,6 +87,15 @@ def _rebuild(parts, ins):
 
 def _body(fn_name, f, parts, kwargs, has_aux, record):
     tr = _C.tracing()
+    if tr is not None and _breaks._compiling() is not None:
+        # f reading an environment ndarray: the call is a break, run in
+        # Python on every call, as a HOP body's is (_purity.body_env_arrays);
+        # in hop's own compile of the transformation, traced anew per call
+        found = env_array_read(fn_name, f, "function")
+        if found is not None and tr.scratch.get(_breaks._HOPS_OWN):
+            raise _breaks.EnvArraysInBody(found[0])
+        if found is not None:
+            _breaks.body_effect(*found)
 
     def body(*ins):
         _name_hints(tr, f)
@@ -118,6 +128,7 @@ class _Transformed:
             raise TypeError(f"hop.{name}: f must be callable, got {type(f).__name__}")
         self._traced, self._spec = traced, spec
         self._compiled = None
+        self._fresh = False  # traced anew on every call (_breaks.EnvArraysInBody)
         functools.update_wrapper(self, f, updated=())
 
     def __call__(self, *args, **kwargs):
@@ -127,7 +138,14 @@ class _Transformed:
             return _compiled(self._traced, self._spec, kwargs)(*args)
         if self._compiled is None:
             self._compiled = _compiled(self._traced, self._spec, {})
-        return self._compiled(*args)
+        if not self._fresh:
+            try:
+                return self._compiled(*args)
+            except _breaks.EnvArraysInBody:
+                # (f reads an ndarray of its environment: its plan would keep
+                # what NumPy computed with it while tracing)
+                self._fresh = True
+        return _traced_now(self._traced, self._spec, args)
 
 
 def _compiled(traced, spec, kwargs):
@@ -141,6 +159,18 @@ def _compiled(traced, spec, kwargs):
     run.__name__ = getattr(f, "__name__", run.__name__)
     run.__qualname__ = getattr(f, "__qualname__", run.__qualname__)
     return _compile(run, recompile_limit=1 << 30)
+
+
+def _traced_now(traced, spec, args):
+    """The transformed call traced now and run once (hop.trace): what f
+    computes with NumPy from an ndarray of its environment is the array's
+    value now."""
+    from ._trace import trace
+    f, rest = spec[0], spec[1:]
+
+    def run(*args):
+        return traced((f,) + rest, args, {})
+    return trace(run, *args)(*args)
 
 
 def _vjp_node(fn_name, f, args, kwargs, nums, has_aux, cts=None):

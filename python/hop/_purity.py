@@ -37,6 +37,8 @@ and the print search of hop.compile's bodies.
 
 import builtins
 import dis
+import os
+import sys
 import types
 import weakref
 from collections import deque
@@ -44,7 +46,7 @@ from collections import deque
 from . import _C
 from . import _breaks
 from ._code_effects import ALL, DATA, WRITE, _READ_METHODS, _effects
-from ._reads import MISSING as _MISSING, Policy, Walk, is_hop_module
+from ._reads import MISSING as _MISSING, Policy, Walk, is_hop_function, is_hop_module
 from ._reads import code_names  # noqa: F401  (_frame_state imports it from here)
 
 try:
@@ -52,7 +54,7 @@ try:
 except ImportError:  # NumPy is optional at run time
     _np = None
 
-__all__ = ["run_pure", "body_prints"]
+__all__ = ["run_pure", "body_prints", "body_env_arrays", "env_array_read"]
 
 _A_METHOD = object()  # the callee of a call of a value's method (_C._pure_callees)
 
@@ -479,6 +481,42 @@ def body_prints(hop_name, bodies, tr=None):
                                 f"which a plan cannot repeat on every call", where)
 
 
+def body_env_arrays(hop_name, bodies):
+    """A HOP call of a hop.compile'd function's own code whose body reads an
+    ndarray from its environment (a global, a closure cell, an attribute or
+    item of one; _guards.scan) is a break at that call, run in Python on
+    every call (_breaks.body_effect): the frame translator does not
+    translate a body, so NumPy would compute with the array while tracing
+    (`W * 2`, `np.sin(W)`, `W.sum()`) and the plan would keep the value, stale
+    after a change inside the array (issue 28).  Conservative: a body that
+    only hands the array to hop.numpy's operations (`x * W`, read every call)
+    runs in Python too.  The caller checked that the trace is hop.compile's
+    and the function's own code runs.  bodies: (function, what it is) pairs."""
+    for fn, which in bodies:
+        found = env_array_read(hop_name, fn, which)
+        if found is not None:
+            _breaks.body_effect(*found)
+
+
+def env_array_read(hop_name, fn, which):
+    """(message, "file.py:line") when the user's function fn, the `which` of
+    hop.`hop_name`, reads an ndarray of its environment (body_env_arrays),
+    else None."""
+    from . import _guards
+    np = sys.modules.get("numpy")
+    if np is None or not isinstance(fn, types.FunctionType) or is_hop_function(fn):
+        return None
+    src = next((g.source for g in _guards.scan(fn).guards
+                if g.kind == "id" and type(g.expected) is np.ndarray), None)
+    if src is None:
+        return None
+    code = fn.__code__
+    where = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+    return (f"the {which} of hop.{hop_name} reads the ndarray {src!r} of its "
+            f"environment, which NumPy would compute with while tracing (a change inside it "
+            f"between calls would not reach the plan)", where)
+
+
 class _PrintSearch(Policy):
     """The print search's walk (_reads.Walk, depth first): fn's code (nested
     code included) and the user functions it reads (its cells and globals,
@@ -514,7 +552,6 @@ def _print_site(fn):
 def _print_line(code):
     """"file.py:line" of the first load of the name print in code or the
     code nested in it."""
-    import os
     todo = [code]
     while todo:
         c = todo.pop(0)

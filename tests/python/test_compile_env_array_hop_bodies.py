@@ -1,0 +1,131 @@
+"""Issue 28 inside HOP bodies (first rule): NumPy's work on an environment
+ndarray W (a global the body reads: `W * 2`, `np.sin(W)`, `W.sum()`) in a HOP
+body of a compiled function -- hop.compile(hop.grad(f)), a hop.cond branch, a
+hop.map body -- was NumPy's at trace time, a constant of the plan, so a change
+inside W between calls left the compiled function's answer stale.  Each case
+runs the function eagerly and compiled over several calls with W changed in
+place between them and compares values, dtypes and shapes."""
+
+import numpy as np
+import pytest
+
+import hop
+import hop.numpy as hnp
+
+W = np.arange(1.0, 5.0)
+
+
+def _w2(x):
+    return x * (W * 2)
+
+
+def _sin(x):
+    return x * np.sin(W)
+
+
+def _sum(x):
+    return x * W.sum()
+
+
+OPS = {"W * 2": _w2, "np.sin(W)": _sin, "W.sum()": _sum}
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    W[...] = np.arange(1.0, 5.0)
+    yield
+    W[...] = np.arange(1.0, 5.0)
+
+
+def _same(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tolist() == want.tolist()
+
+
+def _changes(cf, f, x):
+    """cf and f called on x three times, W changed in place before each."""
+    for k in range(3):
+        W[...] = np.arange(1.0, 5.0) * (k + 1) - k
+        _same(cf(x), f(x))
+
+
+def _grad_of(op):
+    def loss(x):
+        return op(x).sum()
+    return hop.grad(loss)
+
+
+def _cond_of(op):
+    def f(x):
+        return hop.cond(x.sum() > 0, op, lambda v: v - 1.0, (x,))
+    return f
+
+
+def _map_of(op):
+    def f(x):
+        return hop.map(op, x)
+    return f
+
+
+# d/dx of op(x).sum(), by NumPy from W now
+GRADS = {"W * 2": lambda: W * 2, "np.sin(W)": lambda: np.sin(W),
+         "W.sum()": lambda: np.full(4, W.sum())}
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_a_compiled_grad_reads_the_environment_ndarray_on_every_call(name):
+    g = _grad_of(OPS[name])
+    cf = hop.compile(g)
+    x = hnp.asarray(np.linspace(0.5, 2.0, 4))
+    # (hop.grad called eagerly is hop's own compile: stale as well)
+    _changes(cf, lambda x: GRADS[name](), x)
+    _changes(g, lambda x: GRADS[name](), x)
+    _changes(cf, _grad_of(OPS[name]), x)
+    assert "reads the ndarray global 'W' of its environment" in cf.explain()
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_a_cond_branch_reads_the_environment_ndarray_on_every_call(name):
+    f = _cond_of(OPS[name])
+    cf = hop.compile(f)
+    x = np.linspace(0.5, 2.0, 4)
+    _changes(cf, f, x)
+    _changes(cf, f, -x)  # (the other branch)
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_a_map_body_reads_the_environment_ndarray_on_every_call(name):
+    f = _map_of(OPS[name])
+    _changes(hop.compile(f), f, np.linspace(0.5, 6.0, 12).reshape(3, 4))
+
+
+@pytest.mark.parametrize("make", [_cond_of, _map_of], ids=["cond", "map"])
+def test_a_hop_call_whose_body_reads_an_environment_ndarray_runs_in_python(make):
+    # (the frame translator does not translate a body: the HOP call is a
+    # break, run in Python on every call; with fullgraph=True a clear error)
+    f = make(_sin)
+    x = np.linspace(0.5, 6.0, 12).reshape(3, 4)
+    cf = hop.compile(f)
+    _changes(cf, f, x)
+    hop_name = "cond" if make is _cond_of else "map"
+    assert f"of hop.{hop_name} reads the ndarray global 'W' of its environment, which NumPy " \
+           f"would compute with while tracing" in cf.explain()
+    with pytest.raises(hop.TraceError, match=rf"graph break at test_compile_env_array_hop_bodies"
+                                             rf"\.py:\d+ \(CALL\): the [\w ]+ of hop\.{hop_name} "
+                                             rf"reads the ndarray global 'W' of its environment"):
+        hop.compile(f, fullgraph=True)(x)
+
+
+def test_a_grad_whose_function_reads_an_environment_ndarray_warns_and_runs_eagerly():
+    g = _grad_of(_w2)
+    cf = hop.compile(g)
+    x = hnp.asarray(np.ones(4))
+    with pytest.warns(RuntimeWarning, match=r"hop.compile: loss runs eagerly: the function of "
+                                            r"hop.grad reads the ndarray global 'W' of its "
+                                            r"environment, which NumPy would compute with while "
+                                            r"tracing"):
+        _same(cf(x), W * 2)
+    with pytest.raises(hop.TraceError, match=r"the function of hop.grad reads the ndarray "
+                                             r"global 'W'"):
+        hop.compile(g, fullgraph=True)(x)
