@@ -85,17 +85,24 @@ def _rebuild(parts, ins):
                  for spec, slots in parts)
 
 
+def env_arrays(fn_name, f, tr):
+    """Before a transformation's node of f (vjp, jvp, vmap) in trace tr: f
+    reading an environment ndarray at the compiled function's own code is
+    a break there, run in Python on every call, as a HOP body's is
+    (_purity.body_env_arrays); in hop's own compile of the transformation
+    (called eagerly), f is traced anew on every call (_Transformed)."""
+    if tr is None or _breaks._compiling() is None:
+        return
+    found = env_array_read(fn_name, f, "function")
+    if found is not None and tr.scratch.get(_breaks._HOPS_OWN):
+        raise _breaks.EnvArraysInBody(found[0])
+    if found is not None:
+        _breaks.body_effect(*found)
+
+
 def _body(fn_name, f, parts, kwargs, has_aux, record):
     tr = _C.tracing()
-    if tr is not None and _breaks._compiling() is not None:
-        # f reading an environment ndarray: the call is a break, run in
-        # Python on every call, as a HOP body's is (_purity.body_env_arrays);
-        # in hop's own compile of the transformation, traced anew per call
-        found = env_array_read(fn_name, f, "function")
-        if found is not None and tr.scratch.get(_breaks._HOPS_OWN):
-            raise _breaks.EnvArraysInBody(found[0])
-        if found is not None:
-            _breaks.body_effect(*found)
+    env_arrays(fn_name, f, tr)
 
     def body(*ins):
         _name_hints(tr, f)

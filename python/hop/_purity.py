@@ -504,7 +504,20 @@ def env_array_read(hop_name, fn, which):
     else None."""
     from . import _guards
     np = sys.modules.get("numpy")
-    if np is None or not isinstance(fn, types.FunctionType) or is_hop_function(fn):
+    if np is None or not isinstance(fn, types.FunctionType):
+        return None
+    if is_hop_function(fn):
+        # hop's wrapper of the user's function (fori_loop's body): the
+        # user's functions it holds
+        for c in fn.__closure__ or ():
+            try:
+                v = c.cell_contents
+            except ValueError:  # (an empty cell)
+                continue
+            found = env_array_read(hop_name, v, which) \
+                if isinstance(v, types.FunctionType) and not is_hop_function(v) else None
+            if found is not None:
+                return found
         return None
     src = next((g.source for g in _guards.scan(fn).guards
                 if g.kind == "id" and type(g.expected) is np.ndarray), None)

@@ -6,6 +6,8 @@ inside W between calls left the compiled function's answer stale.  Each case
 runs the function eagerly and compiled over several calls with W changed in
 place between them and compares values, dtypes and shapes."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -129,3 +131,28 @@ def test_a_grad_whose_function_reads_an_environment_ndarray_warns_and_runs_eager
     with pytest.raises(hop.TraceError, match=r"the function of hop.grad reads the ndarray "
                                              r"global 'W'"):
         hop.compile(g, fullgraph=True)(x)
+
+
+_OTHERS = {
+    "hop.vmap": (lambda: hop.vmap(_sin), lambda x: x * np.sin(W)),
+    "hop.wrap": (lambda: lambda x: hop.wrap(_sin, x), lambda x: x * np.sin(W)),
+    "hop.fori_loop": (lambda: lambda x: hop.fori_loop(0, 2, lambda i, c: _sin(c), x),
+                      lambda x: x * np.sin(W) * np.sin(W)),
+    "hop.jvp": (lambda: lambda x: hop.jvp(_sin, (x,), (hnp.asarray(np.ones(4)),))[1],
+                lambda x: np.sin(W)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_OTHERS))
+def test_other_hops_and_transformations_read_the_environment_ndarray_on_every_call(name):
+    # (hop.vmap(f) and hop.jvp called eagerly are hop's own compile too;
+    # fori_loop's body is hop's wrapper of the user's)
+    make, want = _OTHERS[name]
+    f = make()
+    x = np.linspace(0.5, 6.0, 12).reshape(3, 4) if name == "hop.vmap" else \
+        hnp.asarray(np.linspace(0.5, 2.0, 4)) if name == "hop.jvp" else np.linspace(0.5, 2.0, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (hop.compile(hop.vmap(f)): eager)
+        cf = hop.compile(f)
+        _changes(cf, lambda x: want(np.asarray(x)), x)
+        _changes(f, lambda x: want(np.asarray(x)), x)
