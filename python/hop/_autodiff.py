@@ -20,8 +20,7 @@ import functools
 import numbers
 
 from . import _C
-from . import _breaks
-from ._purity import env_array_read, run_pure
+from ._purity import body_env_arrays, run_pure
 from ._pytree import flatten, unflatten
 from ._trace import _name_hints
 
@@ -85,24 +84,9 @@ def _rebuild(parts, ins):
                  for spec, slots in parts)
 
 
-def env_arrays(fn_name, f, tr):
-    """Before a transformation's node of f (vjp, jvp, vmap) in trace tr: f
-    reading an environment ndarray at the compiled function's own code is
-    a break there, run in Python on every call, as a HOP body's is
-    (_purity.body_env_arrays); in hop's own compile of the transformation
-    (called eagerly), f is traced anew on every call (_Transformed)."""
-    if tr is None or _breaks._compiling() is None:
-        return
-    found = env_array_read(fn_name, f, "function")
-    if found is not None and tr.scratch.get(_breaks._HOPS_OWN):
-        raise _breaks.EnvArraysInBody(found[0])
-    if found is not None:
-        _breaks.body_effect(*found)
-
-
 def _body(fn_name, f, parts, kwargs, has_aux, record):
     tr = _C.tracing()
-    env_arrays(fn_name, f, tr)
+    body_env_arrays(tr, [f])  # (an environment ndarray f reads: guarded on its contents)
 
     def body(*ins):
         _name_hints(tr, f)
@@ -135,7 +119,6 @@ class _Transformed:
             raise TypeError(f"hop.{name}: f must be callable, got {type(f).__name__}")
         self._traced, self._spec = traced, spec
         self._compiled = None
-        self._fresh = False  # traced anew on every call (_breaks.EnvArraysInBody)
         functools.update_wrapper(self, f, updated=())
 
     def __call__(self, *args, **kwargs):
@@ -145,14 +128,7 @@ class _Transformed:
             return _compiled(self._traced, self._spec, kwargs)(*args)
         if self._compiled is None:
             self._compiled = _compiled(self._traced, self._spec, {})
-        if not self._fresh:
-            try:
-                return self._compiled(*args)
-            except _breaks.EnvArraysInBody:
-                # (f reads an ndarray of its environment: its plan would keep
-                # what NumPy computed with it while tracing)
-                self._fresh = True
-        return _traced_now(self._traced, self._spec, args)
+        return self._compiled(*args)
 
 
 def _compiled(traced, spec, kwargs):
@@ -166,18 +142,6 @@ def _compiled(traced, spec, kwargs):
     run.__name__ = getattr(f, "__name__", run.__name__)
     run.__qualname__ = getattr(f, "__qualname__", run.__qualname__)
     return _compile(run, recompile_limit=1 << 30)
-
-
-def _traced_now(traced, spec, args):
-    """The transformed call traced now and run once (hop.trace): what f
-    computes with NumPy from an ndarray of its environment is the array's
-    value now."""
-    from ._trace import trace
-    f, rest = spec[0], spec[1:]
-
-    def run(*args):
-        return traced((f,) + rest, args, {})
-    return trace(run, *args)(*args)
 
 
 def _vjp_node(fn_name, f, args, kwargs, nums, has_aux, cts=None):

@@ -56,15 +56,6 @@ class EnvArrays(BaseException):
     change inside the array does not reach (issue 28)."""
 
 
-class EnvArraysInBody(BaseException):
-    """hop's own compile of a transformation's function (hop.grad(f) called
-    eagerly: _autodiff._Transformed) met f reading an ndarray of its
-    environment, which NumPy would compute with while tracing the vjp/jvp
-    body (a constant of the plan, stale after a change inside the array,
-    issue 28), and there is no eager call to break to: the transformation
-    traces f anew on every call instead (internal)."""
-
-
 class GraphBreak(BaseException):
     """The compiled part of a function ends here (internal to hop.compile:
     never seen by a caller).  error(message) is what hop.trace raises for

@@ -22,7 +22,7 @@ import sys
 import types
 
 from . import _C
-from ._breaks import _COMPILE, _compiling
+from ._breaks import _COMPILE
 from ._paths import _in_body
 from ._purity import body_env_arrays, body_prints, run_pure
 from ._reads import Policy, is_hop_function, names_of, roots
@@ -298,8 +298,7 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
 
     if tr is not None and _COMPILE in tr.scratch:  # (body_prints returns at once otherwise)
         body_prints(hop, bodies, tr)
-        if _compiling() is not None:
-            body_env_arrays(hop, [(b.fn, b.which) for b in bodies])
+        body_env_arrays(tr, [b.fn for b in bodies])
     outs = _C.call_hop(name, tuple(leads), tuple(builtins.map(tuple, builtins.map(_TRACED, parts))),
                        tuple(builtins.map(make, bodies)), keys)
     if record is not None and results:

@@ -54,7 +54,7 @@ try:
 except ImportError:  # NumPy is optional at run time
     _np = None
 
-__all__ = ["run_pure", "body_prints", "body_env_arrays", "env_array_read"]
+__all__ = ["run_pure", "body_prints", "body_env_arrays"]
 
 _A_METHOD = object()  # the callee of a call of a value's method (_C._pure_callees)
 
@@ -481,53 +481,53 @@ def body_prints(hop_name, bodies, tr=None):
                                 f"which a plan cannot repeat on every call", where)
 
 
-def body_env_arrays(hop_name, bodies):
-    """A HOP call of a hop.compile'd function's own code whose body reads an
-    ndarray from its environment (a global, a closure cell, an attribute or
-    item of one; _guards.scan) is a break at that call, run in Python on
-    every call (_breaks.body_effect): the frame translator does not
-    translate a body, so NumPy would compute with the array while tracing
-    (`W * 2`, `np.sin(W)`, `W.sum()`) and the plan would keep the value, stale
-    after a change inside the array (issue 28).  Conservative: a body that
-    only hands the array to hop.numpy's operations (`x * W`, read every call)
-    runs in Python too.  The caller checked that the trace is hop.compile's
-    and the function's own code runs.  bodies: (function, what it is) pairs."""
-    for fn, which in bodies:
-        found = env_array_read(hop_name, fn, which)
-        if found is not None:
-            _breaks.body_effect(*found)
+# Trace.scratch: id(ndarray) -> (its _guards.Source, the ndarray) for each
+# environment ndarray a HOP body of a hop.compile trace reads (body_env_arrays)
+BODY_ARRAYS = "hop.body env arrays"
 
 
-def env_array_read(hop_name, fn, which):
-    """(message, "file.py:line") when the user's function fn, the `which` of
-    hop.`hop_name`, reads an ndarray of its environment (body_env_arrays),
-    else None."""
-    from . import _guards
+def body_env_arrays(tr, bodies):
+    """The ndarrays the HOP bodies `bodies` (user functions) read from their
+    environment (a global, a closure cell, an attribute or item of one;
+    _guards.scan), recorded on hop.compile's trace tr: each gets a guard on
+    its contents (_guards.Guards), so a change inside it retraces.  The
+    frame translator does not translate a body, so NumPy computes with such
+    an array while tracing it (`W * 2`, `np.sin(W)`, `W.sum()` in a cond
+    branch, a map body, hop.grad's function) and the plan keeps the value
+    (issue 28).  Conservative: an array the body only gives to hop.numpy's
+    operations (`x * W`, read every call) is guarded too.  A body that is
+    hop's wrapper of the user's function (fori_loop's) is looked through."""
+    if tr is None or _breaks._COMPILE not in tr.scratch:
+        return
     np = sys.modules.get("numpy")
-    if np is None or not isinstance(fn, types.FunctionType):
-        return None
-    if is_hop_function(fn):
-        # hop's wrapper of the user's function (fori_loop's body): the
-        # user's functions it holds
-        for c in fn.__closure__ or ():
-            try:
-                v = c.cell_contents
-            except ValueError:  # (an empty cell)
-                continue
-            found = env_array_read(hop_name, v, which) \
-                if isinstance(v, types.FunctionType) and not is_hop_function(v) else None
-            if found is not None:
-                return found
-        return None
-    src = next((g.source for g in _guards.scan(fn).guards
-                if g.kind == "id" and type(g.expected) is np.ndarray), None)
-    if src is None:
-        return None
-    code = fn.__code__
-    where = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
-    return (f"the {which} of hop.{hop_name} reads the ndarray {src!r} of its "
-            f"environment, which NumPy would compute with while tracing (a change inside it "
-            f"between calls would not reach the plan)", where)
+    if np is None:
+        return
+    from . import _guards
+    found = tr.scratch.setdefault(BODY_ARRAYS, {})
+    for fn in bodies:
+        for f in _user_functions(fn):
+            for g in _guards.scan(f).guards:
+                if g.kind == "id" and type(g.expected) is np.ndarray and \
+                        g.source.kind != "arg":
+                    found.setdefault(id(g.expected), (g.source, g.expected))
+
+
+def _user_functions(fn):
+    """fn when it is the user's Python function; the user's functions in
+    its cells when it is hop's wrapper of them."""
+    if not isinstance(fn, types.FunctionType):
+        return []
+    if not is_hop_function(fn):
+        return [fn]
+    out = []
+    for c in fn.__closure__ or ():
+        try:
+            v = c.cell_contents
+        except ValueError:  # (an empty cell)
+            continue
+        if isinstance(v, types.FunctionType) and not is_hop_function(v):
+            out.append(v)
+    return out
 
 
 class _PrintSearch(Policy):
