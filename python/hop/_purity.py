@@ -481,11 +481,6 @@ def body_prints(hop_name, bodies, tr=None):
                                 f"which a plan cannot repeat on every call", where)
 
 
-# Trace.scratch: id(ndarray) -> (its _guards.Source, the ndarray) for each
-# environment ndarray a HOP body of a hop.compile trace reads (body_env_arrays)
-BODY_ARRAYS = "hop.body env arrays"
-
-
 def body_env_arrays(tr, bodies):
     """The ndarrays the HOP bodies `bodies` (user functions) read from their
     environment (a global, a closure cell, an attribute or item of one;
@@ -503,7 +498,7 @@ def body_env_arrays(tr, bodies):
     if np is None:
         return
     from . import _guards
-    found = tr.scratch.setdefault(BODY_ARRAYS, {})
+    found = tr.scratch.setdefault(_breaks.BODY_ARRAYS, {})
     for fn in bodies:
         for f in _user_functions(fn):
             for g in _guards.scan(f).guards:
