@@ -20,7 +20,7 @@ import functools
 import numbers
 
 from . import _C
-from ._purity import run_pure
+from ._purity import body_env_arrays, run_pure
 from ._pytree import flatten, unflatten
 from ._trace import _name_hints
 
@@ -86,6 +86,7 @@ def _rebuild(parts, ins):
 
 def _body(fn_name, f, parts, kwargs, has_aux, record):
     tr = _C.tracing()
+    body_env_arrays(tr, [f])  # (an environment ndarray f reads: guarded on its contents)
 
     def body(*ins):
         _name_hints(tr, f)

@@ -42,6 +42,10 @@ _COMPILE = "hop.compile"     # Trace.scratch: set for a trace hop.compile makes
 # function's own code runs there, so a conversion is a break, as at the root
 SIDE = "hop.frame side"
 _HOPS_OWN = "hop.compile of hop's function"  # Trace.scratch: mark_compile's hops_own
+# Trace.scratch: id(ndarray) -> (its _guards.Source, the ndarray) for each
+# environment ndarray a HOP body of a hop.compile trace reads
+# (_purity.body_env_arrays; guarded on its contents)
+BODY_ARRAYS = "hop.body env arrays"
 
 
 class EnvArrays(BaseException):

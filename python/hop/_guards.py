@@ -224,6 +224,9 @@ class Guard:
             return f"{self.source!r} keeps its shape, strides, dtype, memory and flags in place"
         if self.kind == "len":
             return f"len({self.source!r}) == {e}"
+        if self.kind == "contents":
+            return (f"{self.source!r} holds what it held when traced (a HOP body read it, where "
+                    f"NumPy computes with it while tracing: a change inside it retraces)")
         if self.kind == "eq":
             return f"{self.source!r} == {set(e)!r} iterating in the order {e!r}"
         if self.kind == "names":
@@ -630,7 +633,7 @@ class Guards:
     """The guards of one plan: check(expected, leaves) is the fast check;
     revalidate(state, leaves) the full one."""
 
-    def __init__(self, s, captures, leaves, views=None, made=None):
+    def __init__(self, s, captures, leaves, views=None, made=None, contents=()):
         guards = list(s.guards)
         if s.builtins:
             names = BuiltinNames(tuple(s.builtins))
@@ -686,6 +689,11 @@ class Guards:
         for src, a in arrays.values():
             if _np is not None and type(a) is _np.ndarray:
                 guards.append(Guard(src, "layout", _layout(a)))
+        # An ndarray a HOP body read from its environment (contents: (source,
+        # array)): NumPy computed with it while tracing (`W * 2` in a cond
+        # branch), so a change inside it retraces (issue 28)
+        for src, a in contents:
+            guards.append(Guard(src, "contents", _contents(a)))
         self.guards = guards
         self.skipped = s.skipped
         self.uses_args = any(g.source.kind == "arg" for g in guards)
@@ -745,6 +753,12 @@ class Guards:
                                         f"shape, strides, dtype, memory or flags differ from "
                                         f"the traced array's, now {_array_text(v)})")
                 continue
+            elif g.kind == "contents":
+                if _contents(v) != g.expected:
+                    raise _C.GuardError(f"guard failed: {g.source!r} changed inside since "
+                                        f"traced (a HOP body read it, where NumPy computed "
+                                        f"with it while tracing)")
+                continue
             elif g.kind == "len":
                 if len(v) != g.expected:
                     raise _C.GuardError(f"guard failed: {g.source!r} had {g.expected} items "
@@ -787,6 +801,14 @@ class Guards:
 # How explain() describes a capture the function made: the last words of its
 # line (the unguarded-reads warning leaves such lines out).
 MADE = "made by the function itself (a constant of the plan, nothing to guard)"
+
+
+def _contents(a):
+    """What a "contents" guard compares of ndarray a: its layout and its
+    bytes (None for anything else)."""
+    if _np is None or type(a) is not _np.ndarray:
+        return None
+    return _layout(a), a.tobytes()
 
 
 def _layout(a):
@@ -947,6 +969,8 @@ def _compile_factory(shape):
         elif kind == "names":
             # (the dicts' tags as last checked, else the names read again)
             terms.append(f"{text}.check()")
+        elif kind == "contents":
+            terms.append(f"_contents({text}) == e[{j}]")
         elif kind == "len":
             terms.append(f"len({text}) == e[{j}]")
         elif kind == "eq":
@@ -964,6 +988,7 @@ def _compile_factory(shape):
     # bytes made per check)
     fast = _np is not None and _C._np_layout(_np.empty(0)) is not None
     scope = {"_array_tensor": _array_tensor, "_empty": _empty_cell, "_SETS": (set, frozenset),
+             "_contents": _contents,
              "_same_layout": _C._np_same_layout if fast else lambda a, e: _layout(a) == e}
     exec(compile(src, "<hop guards>", "exec"), scope)
     return scope["make"]

@@ -37,6 +37,8 @@ and the print search of hop.compile's bodies.
 
 import builtins
 import dis
+import os
+import sys
 import types
 import weakref
 from collections import deque
@@ -44,7 +46,7 @@ from collections import deque
 from . import _C
 from . import _breaks
 from ._code_effects import ALL, DATA, WRITE, _READ_METHODS, _effects
-from ._reads import MISSING as _MISSING, Policy, Walk, is_hop_module
+from ._reads import MISSING as _MISSING, Policy, Walk, is_hop_function, is_hop_module
 from ._reads import code_names  # noqa: F401  (_frame_state imports it from here)
 
 try:
@@ -52,7 +54,7 @@ try:
 except ImportError:  # NumPy is optional at run time
     _np = None
 
-__all__ = ["run_pure", "body_prints"]
+__all__ = ["run_pure", "body_prints", "body_env_arrays"]
 
 _A_METHOD = object()  # the callee of a call of a value's method (_C._pure_callees)
 
@@ -479,6 +481,50 @@ def body_prints(hop_name, bodies, tr=None):
                                 f"which a plan cannot repeat on every call", where)
 
 
+def body_env_arrays(tr, bodies):
+    """The ndarrays the HOP bodies `bodies` (user functions) read from their
+    environment (a global, a closure cell, an attribute or item of one;
+    _guards.scan), recorded on hop.compile's trace tr: each gets a guard on
+    its contents (_guards.Guards), so a change inside it retraces.  The
+    frame translator does not translate a body, so NumPy computes with such
+    an array while tracing it (`W * 2`, `np.sin(W)`, `W.sum()` in a cond
+    branch, a map body, hop.grad's function) and the plan keeps the value
+    (issue 28).  Conservative: an array the body only gives to hop.numpy's
+    operations (`x * W`, read every call) is guarded too.  A body that is
+    hop's wrapper of the user's function (fori_loop's) is looked through."""
+    if tr is None or _breaks._COMPILE not in tr.scratch:
+        return
+    np = sys.modules.get("numpy")
+    if np is None:
+        return
+    from . import _guards
+    found = tr.scratch.setdefault(_breaks.BODY_ARRAYS, {})
+    for fn in bodies:
+        for f in _user_functions(fn):
+            for g in _guards.scan(f).guards:
+                if g.kind == "id" and type(g.expected) is np.ndarray and \
+                        g.source.kind != "arg":
+                    found.setdefault(id(g.expected), (g.source, g.expected))
+
+
+def _user_functions(fn):
+    """fn when it is the user's Python function; the user's functions in
+    its cells when it is hop's wrapper of them."""
+    if not isinstance(fn, types.FunctionType):
+        return []
+    if not is_hop_function(fn):
+        return [fn]
+    out = []
+    for c in fn.__closure__ or ():
+        try:
+            v = c.cell_contents
+        except ValueError:  # (an empty cell)
+            continue
+        if isinstance(v, types.FunctionType) and not is_hop_function(v):
+            out.append(v)
+    return out
+
+
 class _PrintSearch(Policy):
     """The print search's walk (_reads.Walk, depth first): fn's code (nested
     code included) and the user functions it reads (its cells and globals,
@@ -514,7 +560,6 @@ def _print_site(fn):
 def _print_line(code):
     """"file.py:line" of the first load of the name print in code or the
     code nested in it."""
-    import os
     todo = [code]
     while todo:
         c = todo.pop(0)

@@ -17,6 +17,7 @@ to the batch when its out axis is an int, as in JAX.
 
 from . import _C
 from ._autodiff import _Transformed
+from ._purity import body_env_arrays
 from ._purity import run_pure
 from ._pytree import flatten, unflatten
 from ._trace import _name_hints
@@ -150,6 +151,7 @@ def _vmap(spec, args, kwargs):
         raise ValueError(f"hop.vmap: at most 62 tensor arguments, got {len(operands)}")
     record = []
     tr = _C.tracing()
+    body_env_arrays(tr, [f])
 
     def body(*ins):
         _name_hints(tr, f)

@@ -259,9 +259,6 @@ def test_a_compiled_grad_of_a_function_reading_a_global_array():
         assert np.asarray(cf(x)).tolist() == np.asarray(hop.grad(loss)(x)).tolist()
 
 
-@pytest.mark.xfail(strict=True, reason="known, not fixed (issue 28): inside a HOP body (here "
-                   "hop.grad's) NumPy computes G * 2 while tracing and the plan keeps the value; "
-                   "the frame translator does not translate HOP bodies")
 def test_a_change_inside_a_global_ndarray_numpy_computes_with_inside_a_hop_body():
     def loss(x):
         return (x * (G * 2)).sum()
