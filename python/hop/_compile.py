@@ -260,7 +260,8 @@ class CompiledFunction(_C._CompiledCall):
 
     @property
     def graphs(self):
-        """The GraphModules compiled so far, oldest first."""
+        """The GraphModules compiled so far, oldest first (at most the 16
+        newest live plans: a recompile_limit above that drops the oldest)."""
         return [e.gm for e in self._retired + self._entries]
 
     # The call itself is _C._CompiledCall's (C): the bound plan self._fast
@@ -448,8 +449,7 @@ class CompiledFunction(_C._CompiledCall):
         if self._entries:
             self.recompiles += 1
         runner.fp_warned = self._fp_check()
-        self._entries.append(_Entry(gm, runner, dynamic, reason,
-                                    paths.traps if paths is not None else {}))
+        self._add(_Entry(gm, runner, dynamic, reason, paths.traps if paths is not None else {}))
         # the newest plan's bound call: NumPy's or hop.Tensors' without guards
         # (Plan.bind_*), or with guards to check (_EffectsCall), if any
         self._fast = runner.fast or _effects_call(self._entries[-1])
@@ -542,8 +542,7 @@ class CompiledFunction(_C._CompiledCall):
         if self._entries:
             self.recompiles += 1
         runner.fp_warned = self._fp_check()
-        self._entries.append(_Entry(gm, runner, dynamic, reason, {}, frame=tr))
-        entry = self._entries[-1]
+        entry = self._add(_Entry(gm, runner, dynamic, reason, {}, frame=tr))
         self._fast = entry.direct and runner.fast or _effects_call(entry)
         return entry.run(args, kwargs)
 
@@ -612,6 +611,17 @@ class CompiledFunction(_C._CompiledCall):
         path = _paths.record_path(self.fn, _eager_args(args), _eager_args(kwargs))
         paths = _paths.PathTrace(tree, path)
         return _trace(self.fn, args, dynamic, paths, kwargs=kwargs, compiling=True) + (paths,)
+
+    def _add(self, entry):
+        """entry as the newest plan; past _LIVE_PLANS the oldest is dropped
+        (a recompile_limit above it, as hop's own compile of hop.grad's and
+        hop.vmap's functions has: a plan per value of an environment array
+        a HOP body reads, whose contents guard fails on every change, would
+        otherwise pile up without end).  Returns entry."""
+        self._entries.append(entry)
+        if len(self._entries) > _LIVE_PLANS:
+            del self._entries[0]
+        return entry
 
     def _fall_back(self, why, args, kwargs, run=True):
         """From now on every call runs eagerly (why: the Effects); warns
@@ -1091,6 +1101,11 @@ def _eager_args(args):
     from .numpy import NumpyArg
     return unflatten([NumpyArg(_C.asarray(x), owned=False) if isinstance(x, np.ndarray) else x
                       for x in leaves], spec)
+
+
+# the most plans a compiled function keeps (_add: the oldest dropped); a
+# recompile_limit under it never reaches it
+_LIVE_PLANS = 16
 
 
 def compile(fn=None, *, dynamic=None, recompile_limit=8, fullgraph=False):

@@ -11,6 +11,7 @@ Which node kind a type is gets decided once per type and cached, so a leaf
 
 import dataclasses
 import functools
+import inspect
 
 __all__ = ["flatten", "unflatten", "Spec", "register_pytree_node"]
 
@@ -383,3 +384,40 @@ def _make_dataclass(cls, values):
     for n in rest:
         object.__setattr__(obj, n, values[n])
     return obj
+
+
+def param_names(fn, n):
+    """The names of fn's first n positional parameters (a *args one's
+    numbered, arg<i> past them)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+        elif p.kind == p.VAR_POSITIONAL:
+            names.extend(f"{p.name}_{i}" for i in range(n - len(names)))
+    names.extend(f"arg{i}" for i in range(len(names), n))
+    return names[:n]
+
+
+def leaf_names(fn, args, kwargs=None):
+    """A placeholder name per argument leaf: the parameter's name (the
+    keyword for a keyword argument), with the field (namedtuple, dataclass)
+    or position (tuple, list, dict) of a leaf inside a structure."""
+    names = param_names(fn, len(args))
+    if kwargs:
+        names = names + sorted(kwargs)
+        args = tuple(args) + tuple(kwargs[k] for k in sorted(kwargs))
+    out = []
+    for i, a in enumerate(args):
+        sub, spec = flatten(a)
+        if len(sub) == 1:
+            out.append(names[i])
+        elif spec.kind in ("namedtuple", "dataclass") and all(c == LEAF for c in spec.children):
+            out.extend(f"{names[i]}_{k}" for k in spec.keys)
+        else:
+            out.extend(f"{names[i]}_{k}" for k in range(len(sub)))
+    return out

@@ -8,7 +8,6 @@ nodes and nested subgraphs, and runs the plan when called.
 
 import collections
 import functools
-import inspect
 import re
 import sys
 import types
@@ -21,7 +20,7 @@ from . import _guards
 from . import _paths
 from . import _reads
 from ._graph import Graph, Node, SymMeta, TensorMeta, _build_graph
-from ._pytree import LEAF, flatten, repeats, subtree, unflatten, unflatten_with
+from ._pytree import LEAF, flatten, leaf_names, repeats, subtree, unflatten, unflatten_with
 from ._symfloat import SymFloat
 
 __all__ = ["trace", "GraphModule", "Graph", "Node", "TensorMeta", "SymMeta"]
@@ -277,21 +276,6 @@ def _NoGuardsType():
     return _NoGuards
 
 
-def _param_names(fn, n):
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    names = []
-    for p in params:
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            names.append(p.name)
-        elif p.kind == p.VAR_POSITIONAL:
-            names.extend(f"{p.name}_{i}" for i in range(n - len(names)))
-    names.extend(f"arg{i}" for i in range(len(names), n))
-    return names[:n]
-
-
 def _name_hints(tr, fn):
     """Names for the concrete tensors fn reaches through its closure cells
     and the globals its code names (Trace.name_hints, in C: every traced
@@ -519,7 +503,7 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
         raise ValueError(f"hop.trace: dynamic has {len(dynamic)} entries but there are "
                          f"{len(leaves)} arguments (one bool, or one bool per dim, each)")
     tr = _C.Trace()
-    arg_names = _leaf_names(fn, example_args, kwargs)
+    arg_names = leaf_names(fn, example_args, kwargs)
     arg_strides = _arg_strides(leaves)
     proxies, kinds, numpy_in, as_array = _add_inputs(tr, leaves, arg_names, dynamic)
     call = _Call(fn, kw, frame, spec, proxies, kinds, as_array, slots, slot_arrays,
@@ -1206,26 +1190,6 @@ class _WriteBack:
         for j, i in self.returns.items():
             results[j] = leaves[i]
         return results
-
-
-def _leaf_names(fn, args, kwargs=None):
-    """A placeholder name per argument leaf: the parameter's name (the
-    keyword for a keyword argument), with the field (namedtuple, dataclass)
-    or position (tuple, list, dict) of a leaf inside a structure."""
-    names = _param_names(fn, len(args))
-    if kwargs:
-        names = names + sorted(kwargs)
-        args = tuple(args) + tuple(kwargs[k] for k in sorted(kwargs))
-    out = []
-    for i, a in enumerate(args):
-        sub, spec = flatten(a)
-        if len(sub) == 1:
-            out.append(names[i])
-        elif spec.kind in ("namedtuple", "dataclass") and all(c == LEAF for c in spec.children):
-            out.extend(f"{names[i]}_{k}" for k in spec.keys)
-        else:
-            out.extend(f"{names[i]}_{k}" for k in range(len(sub)))
-    return out
 
 
 class FPWarned(BaseException):
