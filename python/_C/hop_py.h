@@ -204,6 +204,9 @@ int hop_py_name_hints(PyObject *trace, PyObject *fn);
 int hop_py_hops_init(PyObject *module);
 /* purity.c: adds _pure_callees and _pure_roots (the purity check's readings); 0 / -1. */
 int hop_py_purity_init(PyObject *module);
+/* numpy_call.c: adds _np_fp_reported, _np_fp_warned, _np_fp_warns, _fp_status and
+ * _fp_clear (NumPy's floating-point state, the exceptions kernels raised); 0 / -1. */
+int hop_py_numpy_call_init(PyObject *module);
 /* np_eager.c: adds _np_eager and _np_eager_init (hop.numpy's eager fast path); 0 / -1. */
 int hop_py_np_eager_init(PyObject *module);
 /* tensor.c: readies hop.Tensor and adds it and the tensor functions; 0 / -1. */

@@ -553,3 +553,30 @@ hop_py__numpy_call_init(void)
 {
     return PyType_Ready(&ArrayCallType);
 }
+
+
+/* NumPy's floating-point state and the record of exceptions kernels raised,
+ * for hop.numpy and hop.compile's Python side. */
+static PyMethodDef numpy_call_functions[] = {
+    {"_np_fp_reported", hop_py__np_fp_reported_py, METH_NOARGS,
+     "Whether NumPy's floating-point error state (numpy.errstate, numpy.seterr) now raises, "
+     "calls, prints or logs for some kind of error (numpy.geterrobj()[1] & 0o6666, read in C)."},
+    {"_np_fp_warned", hop_py__np_fp_warned_py, METH_NOARGS,
+     "Whether a floating-point exception hop's kernels raised on this thread since the last "
+     "clear (divide, overflow, underflow, invalid) is one NumPy's error state now warns for."},
+    {"_np_fp_warns", hop_py__np_fp_warns_py, METH_NOARGS,
+     "Whether NumPy's floating-point error state now warns for some kind of error (NumPy's "
+     "default does: divide, over, invalid)."},
+    {"_fp_status", hop_py__fp_status_py, METH_NOARGS,
+     "The floating-point exceptions kernels raised on this thread since the last clear: "
+     "hop_fp_status's bits (1 divide, 2 overflow, 4 underflow, 8 invalid)."},
+    {"_fp_clear", hop_py__fp_clear_py, METH_NOARGS,
+     "Clears this thread's record of floating-point exceptions kernels raised."},
+    {NULL, NULL, 0, NULL},
+};
+
+int
+hop_py_numpy_call_init(PyObject *module)
+{
+    return PyModule_AddFunctions(module, numpy_call_functions);
+}
