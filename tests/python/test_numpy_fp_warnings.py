@@ -267,3 +267,17 @@ def test_hop_tensor_calls_do_not_read_numpys_state():
             warnings.simplefilter("always")
             assert call(hop.ones(2)).tolist() == [float("inf")] * 2
         assert w == []
+
+
+def test_an_eager_ufunc_that_warns_keeps_numpys_layout():
+    # (the call NumPy computes because it warns: its result came back
+    # C-ordered, where NumPy's of a transposed array is F-ordered; found by
+    # test_compile_view_campaign's random programs)
+    a = np.array([[1.0, -1.0, 2.0], [3.0, 4.0, -5.0]])
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        want = np.sqrt(a.T)
+        got = np.asarray(np.sqrt(hnp.asarray(a).T))
+    assert got.strides == want.strides == (8, 24)
+    assert np.array_equal(got, want, equal_nan=True)
+    assert [str(w.message) for w in seen] == ["invalid value encountered in sqrt"] * 2

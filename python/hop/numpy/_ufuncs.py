@@ -10,6 +10,7 @@ implementation for raises hop.UnsupportedError naming it while tracing;
 eagerly NumPy computes it on the arrays' memory.
 """
 
+import builtins
 import math
 
 import numpy as _np
@@ -318,7 +319,10 @@ def _from_numpy(r, kind):
     if isinstance(r, list):
         return [_from_numpy(x, kind) for x in r]
     if isinstance(r, (_np.ndarray, _np.generic)) and _np.dtype(r.dtype) in _core._HOP:
-        t = _C.asarray(_np.ascontiguousarray(r) if isinstance(r, _np.ndarray) else _np.asarray(r))
+        # (NumPy's result in its own layout: an F-ordered one keeps its
+        # strides, as NumPy's does; a negative stride hop cannot wrap)
+        t = _C.asarray(_np.asarray(r) if not isinstance(r, _np.ndarray) else
+                       _np.ascontiguousarray(r) if builtins.any(s < 0 for s in r.strides) else r)
         return wrap(kind, t, scalar=isinstance(r, _np.generic))
     return r
 
