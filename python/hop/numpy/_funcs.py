@@ -1072,7 +1072,10 @@ def tensordot(a, b, axes=2, *, _kind=None):
     for i, j in zip(ax_a, ax_b):
         sb[_axis(j, tb.ndim)] = sa[_axis(i, ta.ndim)]
     out = [c for c in sa if c not in sb] + [c for c in sb if c not in sa]
-    return einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(out)}", a, b, _kind=_kind)
+    r = einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(out)}", a, b, _kind=_C.Tensor)
+    # NumPy's dot of the reshaped operands, reshaped back: a full contraction
+    # is a 0-d array, not einsum's scalar
+    return wrap(_kind or result_kind((a, b), ndarray), r)
 
 
 def _einsum_parse(subscripts, nops):
@@ -1160,6 +1163,10 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
                              f"operand has more dimensions than subscripts given in einstein sum, "
                              f"but no '...' ellipsis provided to broadcast the extra dimensions.")
     dt = _np.dtype(dtype) if dtype is not None else _core.promoted_dtype(ts)
+    for i, t in enumerate(ts):  # NumPy's iterator casts each operand under `casting`
+        if not _np.can_cast(_core.np_dtype(t), dt, casting):
+            raise TypeError(f"Iterator operand {i} dtype could not be cast from "
+                            f"{_core.np_dtype(t)!r} to {dt!r} according to the rule {casting!r}")
     cdt = _np.dtype(_np.int64) if dt == _np.dtype(bool) else dt
     ts = [_core.cast(t, cdt) for t in ts]
     # contract left to right; an index is kept while the output or a later
