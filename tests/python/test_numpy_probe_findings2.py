@@ -119,3 +119,55 @@ def test_einsum_dtype_that_casting_allows(f, a, b):
     assert want[0] == "array"
     assert eager == want
     assert compiled == want
+
+
+BROADCASTS = [
+    lambda a, b: a + b, lambda a, b: b * a, lambda a, b: a < b, lambda a, b: np.add(a, b),
+    lambda a, b: np.maximum(a, b), lambda a, b: np.add(a, 1, where=b > 0),
+    lambda a, b: np.add(a, b, out=np.ones(3)), lambda a, b: np.clip(a, b, 3),
+    lambda a, b: np.add(a, b, out=np.ones(3), where=np.ones(3, bool)),
+    lambda a, b: np.isclose(a[0], b),
+]
+
+
+@pytest.mark.parametrize("f", BROADCASTS)
+def test_operands_that_do_not_broadcast_raise_numpys_value_error(f):
+    # hop's eager path raised its op's ShapeError ("add: cannot broadcast
+    # f64[2, 3] with f64[2]"), not NumPy's text
+    want, eager, compiled = _three_ways(f, F23, I2)
+    assert want[0] is ValueError and want[1].startswith("operands could not be broadcast")
+    assert eager == want
+    assert compiled == want
+
+
+@pytest.mark.parametrize("f", [
+    lambda a, b: np.add(a, b, out=a[0]), lambda a, b: np.add(a, b, out=np.ones((1, 3))),
+])
+def test_an_output_smaller_than_the_broadcast_shape_is_numpys_error(f):
+    want, eager, compiled = _three_ways(f, F23, I3)
+    assert want[0] is ValueError and want[1].startswith("non-broadcastable output operand")
+    assert eager == want
+    assert compiled == want
+
+
+JOINS_AND_OTHERS = [
+    lambda a, b: np.concatenate([a, b]), lambda a, b: np.append(a, b, axis=0),
+    lambda a, b: np.vstack([b, b[:2]]), lambda a, b: np.concatenate([a, a[:, :2]]),
+    lambda a, b: np.hstack([a, a[:1]]), lambda a, b: np.stack([a, a]) + np.concatenate(
+        [a[None], a[None, :1]], axis=2),
+    lambda a, b: np.inner(a, b[:2]), lambda a, b: np.dot(a, a),
+    lambda a, b: np.searchsorted(b, 2, side="middle"),
+    lambda a, b: np.take_along_axis(a, (a % 3).astype(int), axis=None),
+    lambda a, b: np.put_along_axis(a, (a % 3).astype(int), 1.0, axis=None),
+]
+
+
+@pytest.mark.parametrize("f", JOINS_AND_OTHERS)
+def test_joining_and_products_of_mismatched_shapes_raise_numpys_text(f):
+    # hop's texts: another concatenate message for a difference of ndim, its
+    # op's ShapeError for one of sizes, shapes printed as (2, 3), NumPy 2's
+    # take_along_axis text, searchsorted without "search "
+    want, eager, compiled = _three_ways(f, F23, I3)
+    assert want[0] is ValueError
+    assert eager == want
+    assert compiled == want

@@ -475,13 +475,18 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind", *, _k
         axis = 0
     if ts[0].ndim == 0:
         raise ValueError("zero-dimensional arrays cannot be concatenated")
-    for i, t in enumerate(ts):
-        if t.ndim != ts[0].ndim:
-            raise ValueError(f"all the input array dimensions except for the concatenation axis "
-                             f"must match exactly, but the array at index 0 has {ts[0].ndim} "
-                             f"dimension(s) and the array at index {i} has {t.ndim} "
-                             f"dimension(s)")
     ax = _axis(axis, ts[0].ndim)
+    for i, t in enumerate(ts[1:], 1):  # NumPy's order: each array's ndim, then its sizes
+        if t.ndim != ts[0].ndim:
+            raise ValueError(f"all the input arrays must have same number of dimensions, but "
+                             f"the array at index 0 has {ts[0].ndim} dimension(s) and the array "
+                             f"at index {i} has {t.ndim} dimension(s)")
+        for d, (m, n) in enumerate(zip(ts[0].shape, t.shape)):
+            if d != ax and type(m) is int and type(n) is int and m != n:
+                raise ValueError(f"all the input array dimensions except for the concatenation "
+                                 f"axis must match exactly, but along dimension {d}, the array "
+                                 f"at index 0 has size {m} and the array at index {i} has size "
+                                 f"{n}")
     dt = _join_cast(ts, out, dtype, casting)
     r = _C.cat([_core.cast(t, dt) for t in ts], ax)
     return _join_out(kind, r, out, "concatenate")
@@ -995,7 +1000,8 @@ def dot(a, b, out=None, *, _kind=None):
         ta, tb = ta.to(_C.int64), tb.to(_C.int64)
     if tb.ndim <= 2:
         if ta.shape[-1] != tb.shape[0 if tb.ndim == 1 else -2]:
-            raise ValueError(f"shapes {tuple(ta.shape)} and {tuple(tb.shape)} not aligned: "
+            raise ValueError(f"shapes {_core.shape_text(ta.shape)} and "
+                             f"{_core.shape_text(tb.shape)} not aligned: "
                              f"{ta.shape[-1]} (dim {ta.ndim - 1}) != "
                              f"{tb.shape[0 if tb.ndim == 1 else -2]} (dim "
                              f"{0 if tb.ndim == 1 else tb.ndim - 2})")
@@ -1319,6 +1325,14 @@ def argwhere(a, *, _kind=None):
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False, *, _kind=None):
     kind = _kind or result_kind((a, b), ndarray)
     x, y = _t(a, "isclose"), _t(b, "isclose")
+    shapes = (tuple(x.shape), tuple(y.shape))
+    if builtins.all(type(d) is int for s in shapes for d in s):
+        try:
+            _np.broadcast_shapes(*shapes)
+        except ValueError:  # NumPy's x - y (or its isfinite(x) & isfinite(y))
+            raise ValueError(f"operands could not be broadcast together with shapes "
+                             f"{_core.shape_text(shapes[0])} {_core.shape_text(shapes[1])} ") \
+                from None
     dt = _np.result_type(_core.np_dtype(x), _core.np_dtype(y), 1.0)
     x, y = _core.cast(x, dt), _core.cast(y, dt)
     finite = _C.logical_and(_C.lt(_C.abs(x), math.inf), _C.lt(_C.abs(y), math.inf))

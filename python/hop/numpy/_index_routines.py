@@ -185,7 +185,7 @@ def _take_along(a, idx, axis):
     if axis is None:
         a, axis = a.reshape(-1), 0
         if idx.ndim != 1:
-            raise ValueError("when axis=None, `indices` must have a single dimension.")
+            raise ValueError("`indices` and `arr` must have the same number of dimensions")
     if idx.ndim != a.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
     if _core.np_dtype(idx).kind not in "iu":
@@ -231,7 +231,7 @@ def put_along_axis(arr, indices, values, axis, *, _kind=None):
     idx = _t(indices, "put_along_axis")
     if axis is None:
         if idx.ndim != 1:
-            raise ValueError("when axis=None, `indices` must have a single dimension.")
+            raise ValueError("`indices` and `arr` must have the same number of dimensions")
         src = t.reshape(-1)
         ax = 0
     else:
