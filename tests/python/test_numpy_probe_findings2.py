@@ -127,6 +127,10 @@ BROADCASTS = [
     lambda a, b: np.add(a, b, out=np.ones(3)), lambda a, b: np.clip(a, b, 3),
     lambda a, b: np.add(a, b, out=np.ones(3), where=np.ones(3, bool)),
     lambda a, b: np.isclose(a[0], b),
+    # np.where: hop's message was np.broadcast_shapes' ("shape mismatch: objects
+    # cannot be broadcast to a single shape. ..."); NumPy's lists the shapes
+    lambda a, b: np.where(a > 1, a, b), lambda a, b: np.where(b > 1, 0, a[0]),
+    lambda a, b: np.where(a[0] > 1, b, 1.5),
 ]
 
 
@@ -168,6 +172,45 @@ def test_joining_and_products_of_mismatched_shapes_raise_numpys_text(f):
     # op's ShapeError for one of sizes, shapes printed as (2, 3), NumPy 2's
     # take_along_axis text, searchsorted without "search "
     want, eager, compiled = _three_ways(f, F23, I3)
+    assert want[0] is ValueError
+    assert eager == want
+    assert compiled == want
+
+
+CHOOSE = [
+    lambda i, c: np.choose(i, [c, c * 2], mode="clip"),
+    lambda i, c: np.choose(i, [c, c * 2], mode="wrap"),
+    lambda i, c: np.choose(i - 3, [c, c * 2, c * 3], mode="wrap"),
+    lambda i, c: np.choose(i - 3, [c, c * 2, c * 3], mode="clip"),
+    lambda i, c: np.choose(i - 3, [c, c * 2, c * 3], mode="Wr"),
+    lambda i, c: np.choose(i - 1, [c, c * 2, c * 3], mode=np.WRAP),
+    lambda i, c: np.choose(i - 1, [c, c * 2, c * 3], mode=None),
+]
+
+
+@pytest.mark.filterwarnings("ignore:inexact matches:DeprecationWarning")
+@pytest.mark.parametrize("f", CHOOSE)
+def test_choose_clip_and_wrap_modes(f):
+    # hop raised UnsupportedError for every mode but 'raise'
+    want, eager, compiled = _three_ways(f, I3, I3)
+    assert want[0] == "array"
+    assert eager == want
+    assert compiled == want
+
+
+def test_choose_an_inexact_mode_warns_as_numpy():
+    with pytest.warns(DeprecationWarning, match="inexact matches and case insensitive"):
+        r = np.choose(hnp.asarray(I3) - 3, [hnp.asarray(I3), hnp.asarray(I3) * 2], mode="Wr")
+    assert r.tolist() == [1, 4, 3]
+
+
+@pytest.mark.parametrize("f", [
+    lambda i, c: np.choose(i, [c, c]), lambda i, c: np.choose(i - 3, [c, c, c], mode=None),
+    lambda i, c: np.choose(i, [c, c], mode="x"), lambda i, c: np.choose(i, [c, c], mode=7),
+])
+def test_choose_out_of_range_and_bad_modes_are_numpys_value_errors(f):
+    # an index out of range was the take op's OutOfBoundsError
+    want, eager, compiled = _three_ways(f, I3, I3)
     assert want[0] is ValueError
     assert eager == want
     assert compiled == want

@@ -919,7 +919,15 @@ def where(condition, x=None, y=None, *, _kind=None):
     if not builtins.any(isinstance(v, _C.Tensor) for v in vals):
         vals[0] = _C.full((), vals[0], dtype=_core.hop_dtype(dt, "where"))
     from ._lib import broadcast_shapes
-    shape = broadcast_shapes(*(tuple(v.shape) for v in (c, *vals) if isinstance(v, _C.Tensor)))
+    try:
+        shape = broadcast_shapes(*(tuple(v.shape) for v in (c, *vals)
+                                   if isinstance(v, _C.Tensor)))
+    except ValueError:
+        shapes = [tuple(c.shape)] + [tuple(o.t.shape) if o.t is not None else () for o in ops]
+        if not builtins.all(type(d) is int for s in shapes for d in s):
+            raise
+        raise ValueError("operands could not be broadcast together with shapes " +
+                         "".join(_core.shape_text(s) + " " for s in shapes)) from None
     from ._ufuncs import in_memory_order
     # NumPy's where iterates condition, x and y in K order
     return in_memory_order(kind, (condition, x, y), shape, lambda view, _: _core.cast(
