@@ -214,3 +214,18 @@ def test_choose_out_of_range_and_bad_modes_are_numpys_value_errors(f):
     assert want[0] is ValueError
     assert eager == want
     assert compiled == want
+
+
+@pytest.mark.parametrize("f", [
+    lambda a, b: np.tensordot(a, b, axes=([1], [0])),
+    lambda a, b: np.tensordot(a, b, axes=([1, 0], [0])),
+    lambda a, b: np.tensordot(a, b, axes=1),
+    lambda a, b: np.tensordot(a, b, axes=3),
+])
+def test_tensordot_of_mismatched_axes_is_numpys_error(f):
+    # hop's message was einsum's ("operands could not be broadcast together
+    # with remapped shapes for index 'b': 3 and 2"); too many axes its own
+    want, eager, compiled = _three_ways(f, F23, F23)
+    assert want[0] in (ValueError, IndexError)
+    assert eager == want
+    assert compiled == want

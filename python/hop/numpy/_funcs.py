@@ -1076,10 +1076,15 @@ def outer(a, b, out=None, *, _kind=None):
 def tensordot(a, b, axes=2, *, _kind=None):
     ta, tb = _t(a, "tensordot"), _t(b, "tensordot")
     if isinstance(axes, int):
-        ax_a = list(range(ta.ndim - axes, ta.ndim))
+        ax_a = list(range(-axes, 0))  # (NumPy's: an axis out of range is its IndexError)
         ax_b = list(range(axes))
     else:
         ax_a, ax_b = [list(_shape_arg(x)) for x in axes]
+    sa_, sb_ = tuple(ta.shape), tuple(tb.shape)  # (an axis out of range: IndexError)
+    if len(ax_a) != len(ax_b) or builtins.any(
+            type(m) is int and type(n) is int and m != n
+            for m, n in ((sa_[i], sb_[j]) for i, j in zip(ax_a, ax_b))):
+        raise ValueError("shape-mismatch for sum")  # NumPy's check before its dot
     letters = "abcdefghijklmnopqrstuvwxyz"
     sa = list(letters[:ta.ndim])
     sb = list(letters[ta.ndim:ta.ndim + tb.ndim])
