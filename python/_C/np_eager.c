@@ -208,8 +208,13 @@ run_plan(PyObject *plan, PyObject *const *ops, Py_ssize_t n)
     PyObject *r = PyObject_Vectorcall(PyTuple_GET_ITEM(plan, 0), u, (size_t)n, NULL);
     Py_XDECREF(u[0]);
     Py_XDECREF(u[1]);
-    if (r == NULL)
+    if (r == NULL) {
+        /* operands that do not broadcast: the general path raises NumPy's
+         * ValueError (its text), not the op's ShapeError */
+        if (PyErr_ExceptionMatches(hop_py_ShapeError))
+            PyErr_Clear();
         return NULL;
+    }
     PyObject *out_hop = PyTuple_GET_ITEM(plan, 4);
     int same;
     if (HOP_PY_IS_TENSOR(r)) {

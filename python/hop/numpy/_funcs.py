@@ -496,13 +496,18 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind", *, _k
         axis = 0
     if ts[0].ndim == 0:
         raise ValueError("zero-dimensional arrays cannot be concatenated")
-    for i, t in enumerate(ts):
-        if t.ndim != ts[0].ndim:
-            raise ValueError(f"all the input array dimensions except for the concatenation axis "
-                             f"must match exactly, but the array at index 0 has {ts[0].ndim} "
-                             f"dimension(s) and the array at index {i} has {t.ndim} "
-                             f"dimension(s)")
     ax = _axis(axis, ts[0].ndim)
+    for i, t in enumerate(ts[1:], 1):  # NumPy's order: each array's ndim, then its sizes
+        if t.ndim != ts[0].ndim:
+            raise ValueError(f"all the input arrays must have same number of dimensions, but "
+                             f"the array at index 0 has {ts[0].ndim} dimension(s) and the array "
+                             f"at index {i} has {t.ndim} dimension(s)")
+        for d, (m, n) in enumerate(zip(ts[0].shape, t.shape)):
+            if d != ax and type(m) is int and type(n) is int and m != n:
+                raise ValueError(f"all the input array dimensions except for the concatenation "
+                                 f"axis must match exactly, but along dimension {d}, the array "
+                                 f"at index 0 has size {m} and the array at index {i} has size "
+                                 f"{n}")
     dt = _join_cast(ts, out, dtype, casting)
     r = _C.cat([_core.cast(t, dt) for t in ts], ax)
     return _join_out(kind, r, out, "concatenate")
@@ -936,7 +941,15 @@ def where(condition, x=None, y=None, *, _kind=None):
     if not builtins.any(isinstance(v, _C.Tensor) for v in vals):
         vals[0] = _C.full((), vals[0], dtype=_core.hop_dtype(dt, "where"))
     from ._lib import broadcast_shapes
-    shape = broadcast_shapes(*(tuple(v.shape) for v in (c, *vals) if isinstance(v, _C.Tensor)))
+    try:
+        shape = broadcast_shapes(*(tuple(v.shape) for v in (c, *vals)
+                                   if isinstance(v, _C.Tensor)))
+    except ValueError:
+        shapes = [tuple(c.shape)] + [tuple(o.t.shape) if o.t is not None else () for o in ops]
+        if not builtins.all(type(d) is int for s in shapes for d in s):
+            raise
+        raise ValueError("operands could not be broadcast together with shapes " +
+                         "".join(_core.shape_text(s) + " " for s in shapes)) from None
     from ._ufuncs import in_memory_order
     # NumPy's where iterates condition, x and y in K order
     return in_memory_order(kind, (condition, x, y), shape, lambda view, _: _core.cast(
@@ -1017,7 +1030,8 @@ def dot(a, b, out=None, *, _kind=None):
         ta, tb = ta.to(_C.int64), tb.to(_C.int64)
     if tb.ndim <= 2:
         if ta.shape[-1] != tb.shape[0 if tb.ndim == 1 else -2]:
-            raise ValueError(f"shapes {tuple(ta.shape)} and {tuple(tb.shape)} not aligned: "
+            raise ValueError(f"shapes {_core.shape_text(ta.shape)} and "
+                             f"{_core.shape_text(tb.shape)} not aligned: "
                              f"{ta.shape[-1]} (dim {ta.ndim - 1}) != "
                              f"{tb.shape[0 if tb.ndim == 1 else -2]} (dim "
                              f"{0 if tb.ndim == 1 else tb.ndim - 2})")
@@ -1084,17 +1098,25 @@ def outer(a, b, out=None, *, _kind=None):
 def tensordot(a, b, axes=2, *, _kind=None):
     ta, tb = _t(a, "tensordot"), _t(b, "tensordot")
     if isinstance(axes, int):
-        ax_a = list(range(ta.ndim - axes, ta.ndim))
+        ax_a = list(range(-axes, 0))  # (NumPy's: an axis out of range is its IndexError)
         ax_b = list(range(axes))
     else:
         ax_a, ax_b = [list(_shape_arg(x)) for x in axes]
+    sa_, sb_ = tuple(ta.shape), tuple(tb.shape)  # (an axis out of range: IndexError)
+    if len(ax_a) != len(ax_b) or builtins.any(
+            type(m) is int and type(n) is int and m != n
+            for m, n in ((sa_[i], sb_[j]) for i, j in zip(ax_a, ax_b))):
+        raise ValueError("shape-mismatch for sum")  # NumPy's check before its dot
     letters = "abcdefghijklmnopqrstuvwxyz"
     sa = list(letters[:ta.ndim])
     sb = list(letters[ta.ndim:ta.ndim + tb.ndim])
     for i, j in zip(ax_a, ax_b):
         sb[_axis(j, tb.ndim)] = sa[_axis(i, ta.ndim)]
     out = [c for c in sa if c not in sb] + [c for c in sb if c not in sa]
-    return einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(out)}", a, b, _kind=_kind)
+    r = einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(out)}", a, b, _kind=_C.Tensor)
+    # NumPy's dot of the reshaped operands, reshaped back: a full contraction
+    # is a 0-d array, not einsum's scalar
+    return wrap(_kind or result_kind((a, b), ndarray), r)
 
 
 def _einsum_parse(subscripts, nops):
@@ -1182,6 +1204,10 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
                              f"operand has more dimensions than subscripts given in einstein sum, "
                              f"but no '...' ellipsis provided to broadcast the extra dimensions.")
     dt = _np.dtype(dtype) if dtype is not None else _core.promoted_dtype(ts)
+    for i, t in enumerate(ts):  # NumPy's iterator casts each operand under `casting`
+        if not _np.can_cast(_core.np_dtype(t), dt, casting):
+            raise TypeError(f"Iterator operand {i} dtype could not be cast from "
+                            f"{_core.np_dtype(t)!r} to {dt!r} according to the rule {casting!r}")
     cdt = _np.dtype(_np.int64) if dt == _np.dtype(bool) else dt
     ts = [_core.cast(t, cdt) for t in ts]
     # contract left to right; an index is kept while the output or a later
@@ -1334,6 +1360,14 @@ def argwhere(a, *, _kind=None):
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False, *, _kind=None):
     kind = _kind or result_kind((a, b), ndarray)
     x, y = _t(a, "isclose"), _t(b, "isclose")
+    shapes = (tuple(x.shape), tuple(y.shape))
+    if builtins.all(type(d) is int for s in shapes for d in s):
+        try:
+            _np.broadcast_shapes(*shapes)
+        except ValueError:  # NumPy's x - y (or its isfinite(x) & isfinite(y))
+            raise ValueError(f"operands could not be broadcast together with shapes "
+                             f"{_core.shape_text(shapes[0])} {_core.shape_text(shapes[1])} ") \
+                from None
     dt = _np.result_type(_core.np_dtype(x), _core.np_dtype(y), 1.0)
     x, y = _core.cast(x, dt), _core.cast(y, dt)
     finite = _C.logical_and(_C.lt(_C.abs(x), math.inf), _C.lt(_C.abs(y), math.inf))

@@ -11,6 +11,7 @@ coordinates out of range raise when the program runs.
 
 import builtins
 import operator
+import warnings
 
 import numpy as _np
 
@@ -185,7 +186,7 @@ def _take_along(a, idx, axis):
     if axis is None:
         a, axis = a.reshape(-1), 0
         if idx.ndim != 1:
-            raise ValueError("when axis=None, `indices` must have a single dimension.")
+            raise ValueError("`indices` and `arr` must have the same number of dimensions")
     if idx.ndim != a.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
     if _core.np_dtype(idx).kind not in "iu":
@@ -231,7 +232,7 @@ def put_along_axis(arr, indices, values, axis, *, _kind=None):
     idx = _t(indices, "put_along_axis")
     if axis is None:
         if idx.ndim != 1:
-            raise ValueError("when axis=None, `indices` must have a single dimension.")
+            raise ValueError("`indices` and `arr` must have the same number of dimensions")
         src = t.reshape(-1)
         ax = 0
     else:
@@ -243,17 +244,45 @@ def put_along_axis(arr, indices, values, axis, *, _kind=None):
     _write_flat(a, pos.reshape(-1), v.reshape(-1), "put_along_axis")
 
 
+def _clipmode(mode):
+    """NumPy's PyArray_ClipmodeConverter: 'raise', 'wrap' or 'clip' (a string
+    by its first letter, None for raise, np.RAISE/np.WRAP/np.CLIP)."""
+    if mode is None:
+        return "raise"
+    if isinstance(mode, str):
+        for m in ("clip", "wrap", "raise"):
+            if mode[:1] in (m[0], m[0].upper()):
+                if mode != m:
+                    warnings.warn("inexact matches and case insensitive matches for clip mode "
+                                  "are deprecated, please use one of 'clip', 'raise', or 'wrap' "
+                                  "instead.", DeprecationWarning, stacklevel=3)
+                return m
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    modes = {_np.CLIP: "clip", _np.WRAP: "wrap", _np.RAISE: "raise"}
+    if isinstance(mode, int) and mode in modes:
+        return modes[mode]
+    raise ValueError("integer clipmode must be np.RAISE, np.WRAP, or np.CLIP")
+
+
 @implements(_np.choose)
 def choose(a, choices, out=None, mode="raise", *, _kind=None):
-    if mode != "raise":
-        raise _C.UnsupportedError(f"hop.numpy: choose with mode={mode!r} is not supported")
+    mode = _clipmode(mode)
     kind = _kind or result_kind((a, choices), ndarray)
     idx = _t(a, "choose")
     cs = [_t(c, "choose") for c in choices]
     dt = _core.promoted_dtype(cs)
     shape = broadcast_shapes(tuple(idx.shape), *[tuple(c.shape) for c in cs])
     stacked = _C.stack([_core.cast(c, dt).expand(*shape) for c in cs], 0)
-    i = _C._op("take", _C.arange(len(cs)), 0, idx.expand(*shape).to(_C.int64))
+    n = len(cs)
+    idx = idx.to(_C.int64)
+    if mode == "clip":
+        idx = _C.minimum(_C.maximum(idx, 0), n - 1)
+    elif mode == "wrap":
+        idx = ((idx % n) + n) % n
+    elif _core.decide(_C.any(_C.logical_or(_C.lt(idx, 0), _C.ge(idx, n)), None, False),
+                      "choose's check of its indices"):
+        raise ValueError("invalid entry in choice array")
+    i = _C._op("take", _C.arange(n), 0, idx.expand(*shape))
     r = _take_along(stacked, i.unsqueeze(0), 0).reshape(shape)
     from ._funcs import _out
     return _out(kind, r, out=out, what="choose")

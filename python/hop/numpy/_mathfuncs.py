@@ -116,11 +116,18 @@ def _correlate(a, v, mode, what):
     win = _C._op("take", ap, 0, idx)
     if a.dtype is _C.bool:
         r = _C.any(_C.logical_and(win, v.reshape(1, n2)), [1], False)
-    elif _core.np_dtype(a).kind == "f":
-        r = _C.matmul(win, v)
+        return _C._op("take", r, 0, (length - 1) - _C.arange(length)) if inverted else r
+    # NumPy multiplies only the overlapping elements: v's element against a
+    # padding zero is left out, so a NaN or inf in v spreads no further
+    vm = v.reshape(1, n2).expand(length, n2)
+    if pad:
+        inside = _C.logical_and(idx >= pad, idx < pad + n1)
+        vm = _C.where(inside, vm, _C.zeros((), dtype=v.dtype))
+    if _core.np_dtype(a).kind == "f":
+        r = _C.matmul(win.reshape(length, 1, n2), vm.reshape(length, n2, 1)).reshape(length)
     else:
         # NumPy's dot keeps the integer dtype (wrapping); sum widens to int64
-        r = _core.cast(_C.sum(win * v.reshape(1, n2), [1], False), _core.np_dtype(a))
+        r = _core.cast(_C.sum(win * vm, [1], False), _core.np_dtype(a))
     if inverted:
         r = _C._op("take", r, 0, (length - 1) - _C.arange(length))
     return r
@@ -153,6 +160,8 @@ def convolve(a, v, mode="full", *, _kind=None):
 @implements(_np.correlate)
 def correlate(a, v, mode="valid", *, _kind=None):
     ta, tv = _conv_args(a, v, "correlate")
+    if _core.np_dtype(tv).kind == "c":
+        tv = _C._op("conj", tv)  # NumPy's correlate (correlate2) conjugates v
     return wrap(_kind or result_kind((a, v), ndarray), _correlate(ta, tv, mode, "correlate"))
 
 

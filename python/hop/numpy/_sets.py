@@ -138,6 +138,8 @@ def in1d(ar1, ar2, assume_unique=False, invert=False, *, kind=None, _kind=None):
     lo = _corder.searchsorted_any(bs, a, False)
     hi = _corder.searchsorted_any(bs, a, True)
     found = _C.gt(hi, lo)
+    if _core.np_dtype(a).kind in "fc":  # NumPy compares with ==: a NaN is in nothing
+        found = _C.logical_and(found, _C.eq(a, a))
     return wrap(_kind or result_kind((ar1, ar2), ndarray),
                 _C.logical_not(found) if invert else found)
 

@@ -52,7 +52,7 @@ def _one_d(t):
 def searchsorted(a, v, side="left", sorter=None, *, _kind=None):
     kind = _kind or _kind_of(a)
     if side not in ("left", "right"):
-        raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
+        raise ValueError(f"search side must be 'left' or 'right' (got {side!r})")
     at = _one_d(_t(a, "searchsorted"))
     vo = _core.operand(v, "searchsorted")
     dt = _core.result_dtype([_core.Opnd(t=at, dtype=_core.np_dtype(at)), vo], "searchsorted")

@@ -512,7 +512,7 @@ def _write_out(o, value, name, casting):
             v = None
         if v is None:
             raise ValueError(f"non-broadcastable output operand with shape {o.shape} doesn't "
-                             f"match the broadcast shape {tuple(value.shape)}")
+                             f"match the broadcast shape {_core.shape_text(value.shape)}")
         v = v.clone()
     o._assign(v, f"numpy.{name}(..., out=...)")
     return o
@@ -569,6 +569,26 @@ def _by_numpy(uf, name, args, kwargs, kind):
     out = kwargs.get("out")
     return r if out is None else out if isinstance(out, tuple) and len(out) > 1 else \
         out[0] if isinstance(out, tuple) else out
+
+
+def _check_broadcast(ops, out, where):
+    """NumPy's error where the operands (inputs, outputs, the where mask) do
+    not broadcast together, eagerly (hop's op would raise its ShapeError)."""
+    shapes = [tuple(o.t.shape) if o.t is not None else () for o in ops]
+    shapes += [tuple(o.shape) for o in out or () if o is not None]
+    if where is not True:
+        shapes.append(tuple(_np.shape(where)))
+    if len(shapes) > 1:
+        try:
+            b = _np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise ValueError("operands could not be broadcast together with shapes " +
+                             "".join(_core.shape_text(s) + " " for s in shapes)) from None
+        for o in out or ():
+            if o is not None and tuple(o.shape) != b:
+                raise ValueError(f"non-broadcastable output operand with shape "
+                                 f"{_core.shape_text(o.shape)} doesn't match the broadcast "
+                                 f"shape {_core.shape_text(b)}")
 
 
 def call_ufunc(name, args, kwargs, kind):
@@ -656,6 +676,9 @@ def call_ufunc(name, args, kwargs, kind):
         if isinstance(wt, _C.Tensor) and _core.np_dtype(wt) != _np.dtype(bool):
             raise TypeError(f"Cannot cast array data from {_core.np_dtype(wt)!r} to "
                             f"dtype('bool') according to the rule 'safe'")
+    if name != "matmul" and not _core.tracing() and \
+            not any(isinstance(a, _C.Tensor) for a in args):
+        _check_broadcast(ops, out, where)  # (after the dtypes, as NumPy's iterator)
     new = out is None or out[0] is None
     # where=: the mask is one more operand of NumPy's iterator
     order = _k_order(uf, extra, args, ops, kind, where, wt) if new and name != "matmul" \
