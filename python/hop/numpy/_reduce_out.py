@@ -12,6 +12,8 @@ last first; the first failing check is the error.  Each is modelled here
 in that order (tests/python/test_numpy_reduce_out.py draws shapes against
 NumPy's own errors)."""
 
+import math
+
 from ._core import shape_text
 
 _NEWAXIS = -1
@@ -98,9 +100,7 @@ def check_accumulate(shape, out_shape, cast):
         return False
     if cast:
         raise ValueError(_REFUSED.format(out_shape, tuple(shape)))
-    size = 1
-    for d in out_shape:
-        size *= d
+    size = math.prod(out_shape)
     if ndim <= 1:
         if size == 0 or (ndim and shape[0] == 0):
             return True
@@ -175,18 +175,12 @@ def check_median(shape, axes, keepdims, out_shape):
         out_shape = tuple(d for j, d in enumerate(out_shape)
                           if j < lead or (j - lead) not in index)
     if axes is None:
-        n = 1
-        for d in shape:
-            n *= d
-        part, ax = (n,), 0
+        part, ax = (math.prod(shape),), 0
     elif len(axes) == 1:
         part, ax = tuple(shape), next(iter(axes))
     else:
         keep = tuple(d for i, d in enumerate(shape) if i not in axes)
-        n = 1
-        for i in axes:
-            n *= shape[i]
-        part, ax = keep + (n,), len(keep)
+        part, ax = keep + (math.prod(shape[i] for i in axes),), len(keep)
     n = part[ax]
     middle = len(range(n)[n // 2 - (n % 2 == 0):n // 2 + 1])
     check("add", part[:ax] + (middle,) + part[ax + 1:], {ax}, False, out_shape)

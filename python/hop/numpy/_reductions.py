@@ -111,16 +111,8 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         rdt = _np.dtype(dtype)
     x = t
     if out is not None and dtype is None and hasattr(out, "dtype"):
-        # NumPy's reduce into out: its loop is the promotion of out's dtype
-        # and a's (float32 summed into a float64 out adds in float64; ints
-        # into a float out add in float); with no identity (max, min) out
-        # first takes a's first elements along the axes, cast to its dtype,
-        # and the loop reads them back
-        rdt = _np.promote_types(_np.dtype(out.dtype), _core.np_dtype(t))
-        x = _core.cast(t, rdt)
-        if op in ("amax", "amin") and initial is None and \
-                not _np.can_cast(_core.np_dtype(t), out.dtype, "safe"):
-            x = _first_through(x, t, axes, _np.dtype(out.dtype))
+        x = into_loop(t, axes, out, op in ("amax", "amin") and initial is None)
+        rdt = _core.np_dtype(x)
     if initial is not None and isinstance(initial, (int, float, complex, _np.generic)):
         # NumPy casts initial to the reduction's dtype first (min of a bool
         # array with initial=-5 starts from True; prod of ints with 2.5 from 2)
@@ -213,17 +205,30 @@ def _check_out(what, t, axes, keepdims, out, where=True):
                       tuple(out.shape), w)
 
 
-def _first_through(x, t, axes, od):
-    """x (t cast to the loop's dtype) with the elements at index 0 of every
-    reduced axis replaced by t's cast to od and back: NumPy's reduction
-    without an identity starts out= from them (PyArray_CopyInitialReduceValues)."""
-    if not axes or builtins.any(t.shape[a] == 0 for a in axes):
+def _mask_of(where, t, what):
+    """A where= mask (what: its name in errors) as a bool tensor of tensor
+    t's shape."""
+    return _C.logical_or(_t(where, what), _C.zeros(tuple(t.shape), dtype=_C.bool))
+
+
+def into_loop(t, axes, out, first):
+    """Tensor t as NumPy's reduction over axes into out= reads it: cast to
+    its loop's dtype, out's and t's promoted (float32 summed into a float64
+    out adds in float64; ints into a float out add in float).  first: the
+    reduction has no identity (max, min, fmax, fmin) and no initial=, so
+    NumPy starts out from t's first elements along the axes, cast to out's
+    dtype, and the loop reads them back (PyArray_CopyInitialReduceValues):
+    they go through that cast here too."""
+    od = _np.dtype(out.dtype)
+    x = _core.cast(t, _np.promote_types(od, _core.np_dtype(t)))
+    if not first or _np.can_cast(_core.np_dtype(t), od, "safe") or not axes or \
+            builtins.any(t.shape[a] == 0 for a in axes):
         return x
     mask = None
     for a in axes:
-        first = _C.eq(_C.arange(t.shape[a]), 0).reshape(
+        at0 = _C.eq(_C.arange(t.shape[a]), 0).reshape(
             tuple(t.shape[a] if i == a else 1 for i in range(t.ndim)))
-        mask = first if mask is None else _C.logical_and(mask, first)
+        mask = at0 if mask is None else _C.logical_and(mask, at0)
     through = _core.cast(_core.cast(t, od), _core.np_dtype(x))
     return _C.where(mask, through, x)
 
@@ -502,8 +507,7 @@ def _mean_into(t, axis, dtype, out, keepdims, kind, where):
     if where is True:
         mask, n = {}, _size([t.shape[i] for i in axes])
     else:  # (NumPy's _count_reduce_items: the sum of where over the axes)
-        w = wrap(ndarray, _C.logical_or(_t(where, "mean: where"),
-                                        _C.zeros(tuple(t.shape), dtype=_C.bool)))
+        w = wrap(ndarray, _mask_of(where, t, "mean: where"))
         mask, n = {"where": w}, sum(w, axes, _np.intp, keepdims=keepdims, _kind=ndarray)
     sum(wrap(ndarray, t), axes, dtype, out, keepdims, _kind=kind, **mask)
     call_ufunc("true_divide", (out, n), {"out": (out,), "casting": "unsafe"}, kind)
@@ -536,8 +540,7 @@ def _reduced(a, t, axes, keepdims, kind, out, compute, where=True, what=None):
     order = _reduce_order(a, where, t.ndim, axes, keepdims, kind) if out is None else None
     extra = ()
     if where is not True:
-        w = _t(where, "where")
-        extra = (_C.logical_or(w, _C.zeros(tuple(t.shape), dtype=_C.bool)),)
+        extra = (_mask_of(where, t, "where"),)
     if order is None:
         return compute(t, axes, keepdims, *extra), None
     last = tuple(range(t.ndim - len(axes), t.ndim))
@@ -592,8 +595,7 @@ def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root, where=True):
             _count_axes(axis, t.ndim)
         axes = _axes(axis, t.ndim) if t.ndim else ()
         _check_out(what, t, axes, keepdims, out, where)
-        w = True if where is True else _C.logical_or(
-            _t(where, f"{what}: where"), _C.zeros(tuple(t.shape), dtype=_C.bool))
+        w = True if where is True else _mask_of(where, t, f"{what}: where")
         return _var_dtype(t, axes, dtype, ddof, keepdims, root, w, into=out, kind=kind)
     if where is not True:  # (NumPy counts where='s elements by a sum)
         return ordered(a, axis, keepdims, kind, out,

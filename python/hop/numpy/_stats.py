@@ -392,18 +392,22 @@ def _keep(r, x, axes, keepdims):
 
 def _median_t(t, axis):
     """The median of tensor t along axis (None: all of it)."""
-    s, n = _sorted_along(t, axis)
-    if not isinstance(n, int):
-        raise _C.UnsupportedError("hop.numpy: median over a symbolic size is not supported")
-    if n % 2 == 1:
-        part = s.slice(0, n // 2, n // 2 + 1, 1)
-    else:
-        part = s.slice(0, n // 2 - 1, n // 2 + 1, 1)
+    s, n, part = _middle(t, axis)
     rt = _t(F.mean(ndarray(part), axis=0, _kind=ndarray))
     if _core.np_dtype(t).kind in "fc" and n > 0:
         last = s.select(0, n - 1)
         rt = _C.where(_C.ne(last, last), _nan_of(rt), rt)
     return rt
+
+
+def _middle(t, axis):
+    """t sorted along axis (None: all of it), moved to the front (nan
+    last), its length, and its middle element (odd) or two (even): what
+    NumPy's median takes the mean of."""
+    s, n = _sorted_along(t, axis)
+    if not isinstance(n, int):
+        raise _C.UnsupportedError("hop.numpy: median over a symbolic size is not supported")
+    return s, n, s.slice(0, n // 2 - (n % 2 == 0), n // 2 + 1, 1)
 
 
 def _median_into(t, axis, out, kind):
@@ -412,11 +416,7 @@ def _median_into(t, axis, out, kind):
     out and divided there), then NaN where a slice holds one (its
     _median_nancheck's result[n] = np.nan, which an integer out refuses
     when some slice does)."""
-    t2, ax = _reduce_axes(t, axis)
-    s, n = _sorted_along(t2, ax)
-    if not isinstance(n, int):
-        raise _C.UnsupportedError("hop.numpy: median over a symbolic size is not supported")
-    part = s.slice(0, n // 2 - (n % 2 == 0), n // 2 + 1, 1)
+    s, n, part = _middle(*_reduce_axes(t, axis))
     F.mean(ndarray(part), axis=0, out=out, _kind=kind)
     if _core.np_dtype(t).kind not in "fc" or n == 0:
         return out
@@ -522,15 +522,10 @@ def _nanextreme(a, axis, out, keepdims, initial, where, fn, fill, what, kind):
         _check_out(what, t, () if t.ndim == 0 else _axes(axis, t.ndim), keepdims, out, where)
         return fn(a, axis, out, keepdims, initial=initial, where=where, _kind=kind)
     if out is not None and hasattr(out, "dtype"):
-        # NumPy's fmax/fmin.reduce into out: its loop of out's dtype and a's
-        # promoted, out starting from a's first elements cast to its dtype
-        # (_reductions._first_through)
-        from ._reductions import _first_through
-        od = _np.dtype(out.dtype)
-        x = _core.cast(t, _np.promote_types(od, _core.np_dtype(t)))
-        if initial is None and not _np.can_cast(_core.np_dtype(t), od, "safe"):
-            x = _first_through(x, t, () if t.ndim == 0 else _axes(axis, t.ndim), od)
-        a = wrap(ndarray, x)
+        # (NumPy's fmax/fmin.reduce into out: _reductions.into_loop)
+        from ._reductions import into_loop
+        a = wrap(ndarray, into_loop(t, () if t.ndim == 0 else _axes(axis, t.ndim), out,
+                                    initial is None))
 
     def compute(x, axes, kd, w=True):
         if _core.np_dtype(x).kind == "c":
