@@ -591,6 +591,26 @@ def _check_broadcast(ops, out, where):
                                  f"shape {_core.shape_text(b)}")
 
 
+def _matmul_dtype(uf, args, ops, extra):
+    """np.matmul's core-dimension errors (NumPy's text) and result dtype."""
+    for o in ops:
+        if o.ndim == 0:
+            raise ValueError(f"matmul: Input operand {ops.index(o)} does not have enough "
+                             f"dimensions (has 0, gufunc core with signature "
+                             f"(n?,k),(k,m?)->(n?,m?) requires 1)")
+    ka, kb = ops[0].t.shape[-1], ops[1].t.shape[-2 if ops[1].ndim > 1 else 0]
+    # (eagerly, on arrays: a trace and a hop.Tensor operand keep the op's
+    # ShapeError, hop's own; a SymInt: the op's check)
+    if not _core.tracing() and not any(isinstance(a, _C.Tensor) for a in args) and \
+            type(ka) is int and type(kb) is int and ka != kb:
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, "
+                         f"with gufunc signature (n?,k),(k,m?)->(n?,m?) (size {kb} is "
+                         f"different from {ka})")
+    return _core.result_dtypes(
+        lambda a, b: uf(_np.empty((1, 1), _np.asarray(a).dtype),
+                        _np.empty((1, 1), _np.asarray(b).dtype), **extra), ops, "matmul")[0]
+
+
 def call_ufunc(name, args, kwargs, kind):
     """ufunc `name` called on args: results of type `kind`."""
     uf = getattr(_np.core.umath, name, None) or getattr(_np, name)
@@ -634,22 +654,7 @@ def call_ufunc(name, args, kwargs, kind):
     if "casting" in kwargs:
         extra["casting"] = casting  # the inputs are cast to the loop's dtypes under this rule
     if name == "matmul":
-        for o in ops:
-            if o.ndim == 0:
-                raise ValueError(f"matmul: Input operand {ops.index(o)} does not have enough "
-                                 f"dimensions (has 0, gufunc core with signature "
-                                 f"(n?,k),(k,m?)->(n?,m?) requires 1)")
-        ka, kb = ops[0].t.shape[-1], ops[1].t.shape[-2 if ops[1].ndim > 1 else 0]
-        # (eagerly, on arrays: a trace and a hop.Tensor operand keep the op's
-        # ShapeError, hop's own; a SymInt: the op's check)
-        if not _core.tracing() and not any(isinstance(a, _C.Tensor) for a in args) and \
-                type(ka) is int and type(kb) is int and ka != kb:
-            raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, "
-                             f"with gufunc signature (n?,k),(k,m?)->(n?,m?) (size {kb} is "
-                             f"different from {ka})")
-        out_dt = _core.result_dtypes(
-            lambda a, b: uf(_np.empty((1, 1), _np.asarray(a).dtype),
-                            _np.empty((1, 1), _np.asarray(b).dtype), **extra), ops, name)[0]
+        out_dt = _matmul_dtype(uf, args, ops, extra)
     else:
         try:
             out_dt = result_dtype(name, uf, ops, extra)
