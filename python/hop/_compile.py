@@ -243,6 +243,10 @@ class CompiledFunction(_C._CompiledCall):
         # Effect), for explain(); None when it did or was not tried.
         self._untranslated = None
         self._retired = []  # the plans made before that
+        # a plan reads an ndarray of the function's environment (a global,
+        # a closure cell): every call is NumPy's (_numpy_call), whatever
+        # its arguments
+        self._numpy_env = False
         # hop's own trial compile (a resume with its floats as inputs,
         # _frame_resume.Break._finish): falling back is not the user's to hear of
         self.quiet = False
@@ -270,7 +274,8 @@ class CompiledFunction(_C._CompiledCall):
 
     def _call_args(self, args):
         """fn(*args) through the newest plan that fits (see the class)."""
-        if _C._np_fp_reported() and _numpy_call(args, None) and _C.tracing() is None:
+        if _C._np_fp_reported() and (self._numpy_env or _numpy_call(args, None)) and \
+                _C.tracing() is None:
             return self.fn(*args)  # (see _numpy_call)
         entries = self._entries
         if not entries:
@@ -300,15 +305,20 @@ class CompiledFunction(_C._CompiledCall):
             return self._run_eagerly(args, {})
         raise error  # (outside the handler: the user's error as it was raised)
 
-    def _fp_check(self):
+    def _fp_check(self, numpy=False):
         """The new plan's runner's fp_warned, and the C bound call's
         _fp_mode: _fp_any (2) for a function that may set NumPy's error
         state, else _fp_warned (1); None (0) for hop's own function
-        (hop.grad's, hop.vmap's), whose call is hop's, not NumPy's."""
+        (hop.grad's, hop.vmap's), whose call is hop's, not NumPy's.
+        numpy: the plan computes with NumPy's semantics whatever the
+        arguments (it reads an ndarray of the function's environment: a
+        global, a closure cell), so every call of it is NumPy's."""
         if is_hop_function(self.fn):
             self._fp_mode = 0
             return None
         self._fp_mode = 2 if _sets_fp_state(getattr(self.fn, "func", self.fn)) else 1
+        if numpy:
+            return _fp_any_env if self._fp_mode == 2 else _fp_warned_env
         return _fp_any if self._fp_mode == 2 else _fp_warned
 
     def _fp_rerun(self, args, kwargs=None):
@@ -331,7 +341,7 @@ class CompiledFunction(_C._CompiledCall):
             # compiled helper in a compiled function): f is part of that
             # trace, as jit inside a JAX trace is.
             return self.fn(*args, **kwargs)
-        if _C._np_fp_reported() and _numpy_call(args, kwargs):
+        if _C._np_fp_reported() and (self._numpy_env or _numpy_call(args, kwargs)):
             return self.fn(*args, **kwargs)  # (see _numpy_call)
         entries = self._entries
         try:
@@ -541,7 +551,8 @@ class CompiledFunction(_C._CompiledCall):
             return self._eager_for_argument(shared, args, kwargs)
         if self._entries:
             self.recompiles += 1
-        runner.fp_warned = self._fp_check()
+        self._numpy_env = self._numpy_env or tr.env_numpy
+        runner.fp_warned = self._fp_check(tr.env_numpy)
         entry = self._add(_Entry(gm, runner, dynamic, reason, {}, frame=tr))
         self._fast = entry.direct and runner.fast or _effects_call(entry)
         return entry.run(args, kwargs)
@@ -1049,6 +1060,17 @@ def _fp_any(args, kwargs):
     plan computes as if no numpy.errstate were entered, and only NumPy's
     run knows which of its ops ran under which state."""
     return _C._fp_status() != 0 and _numpy_call(args, kwargs)
+
+
+def _fp_warned_env(args, kwargs):
+    """_fp_warned of a plan that reads an ndarray of the function's
+    environment: a NumPy call whatever its arguments."""
+    return _C._np_fp_warned()
+
+
+def _fp_any_env(args, kwargs):
+    """_fp_any of a plan that reads an ndarray of the environment."""
+    return _C._fp_status() != 0
 
 
 _FP_STATE_NAMES = frozenset(["errstate", "seterr", "seterrobj"])

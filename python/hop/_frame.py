@@ -168,6 +168,7 @@ class Translator(_State, _Merging, _Breaking):
         self.concrete = concrete
         self.stop = None     # the Break where this translation ended, or None
         self.numpy_mode = False  # an argument is an ndarray (NumPy's semantics)
+        self.env_numpy = False  # it read an ndarray of the environment (_env_array)
         self._cur = None
         # A _Hoist of an earlier translation: this one ends at its pc (the
         # start of the statement around a break hop cannot end the graph at)
@@ -205,6 +206,7 @@ class Translator(_State, _Merging, _Breaking):
         # show; Python gets only values with NumPy's bits (_exact)
         self.numpy_mode = hnp is not None and \
             any(isinstance(v, hnp.ndarray) for _, v in self.argpaths.values())
+        self.env_numpy = False  # it read an ndarray of the environment (_env_array)
         self.read, self.written, self.loads = set(), set(), {}
         self.set_reads = {}
         self.opaque_objs, self.opaque_names = set(), set()  # (opaque_call)

@@ -662,6 +662,9 @@ class _State:
         # a write to it is the plan's write-back to a's memory
         w._run, w._role, w._dp = None, None, 0
         w._ro = not a.flags.writeable
+        # NumPy's semantics from here on, as for an ndarray argument (the
+        # bits Python may see, a method of the array across a break)
+        self.numpy_mode = self.env_numpy = True
         self.env_arrays[id(a)] = (a, w)
         self.env_arrays[id(w)] = (a, w)  # (_unshadow: back to a)
         ENV_ARRAYS[id(w)] = a

@@ -1,0 +1,182 @@
+"""A differential campaign on ndarray methods, attributes and Python's
+protocol on arrays (the first rule): astype, copy, fill, item, itemset,
+tolist, view, transposes, ravel and flatten, squeeze, repeat, clip, round,
+cumsum, argsort and sort, searchsorted, nonzero, any and all, dot, conj,
+real and imag, flags and sizes, len, iter, bool/int/float/complex/index,
+`in`, hash, comparisons with None, strings and lists, the in-place
+operators, str/repr/format, divmod, pow and matmul, on arrays of every
+kind (0-d, empty, Fortran-ordered, strided).
+
+Each expression runs by NumPy 1.24, eagerly on a hop.numpy array, compiled
+with the array an argument and compiled with the array a global of the
+function; the four agree on the result's type() (a NumPy scalar or a 0-d
+array), dtype, shape, strides and contiguity, bytes, whether it shares
+memory with the input, the input's state after the call, the warnings
+(category and text) and the error (type and text).  The default pass runs
+40 expressions; HOP_TEST_BUDGET=stress ten times as many."""
+
+import operator
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import hop
+import hop.numpy as hnp
+
+from budget import examples, pinned
+from test_numpy_operand_campaign import _as_numpy
+
+INPUTS = {
+    "f": "np.array([[1.5, np.nan, -0.0], [2.5, -3.25, 4.0]])",
+    "i": "np.array([[3, -1, 2], [0, 7, -5]])",
+    "u8": "np.array([200, 3, 0, 255], np.uint8)",
+    "b": "np.array([True, False, True])",
+    "c": "np.array([1 + 2j, -1j, 3.5])",
+    "f32": "np.array([0.1, 2.5, -7.5], np.float32)",
+    "i8": "np.array([-128, 5, 127], np.int8)",
+    "z": "np.array(2.5)",
+    "zi": "np.array(-7, np.int32)",
+    "zb": "np.array(True)",
+    "zc": "np.array(1 - 2j)",
+    "one": "np.array([4])",
+    "ft": "np.asfortranarray(np.arange(6.0).reshape(2, 3))",
+    "s": "np.arange(10)[::3]",
+    "i3": "np.arange(24).reshape(2, 3, 4)",
+}
+
+
+def _iop(op):
+    def f(a, b):
+        a = op(a, b)
+        return a
+    return f
+
+
+def _set(a, name, v):
+    setattr(a, name, v)
+
+
+_NS = {"np": np, "operator": operator, "_set": _set, "_iadd": _iop(operator.iadd),
+       "_imul": _iop(operator.imul), "_itruediv": _iop(operator.itruediv),
+       "_ifloordiv": _iop(operator.ifloordiv), "_ipow": _iop(operator.ipow),
+       "_ior": _iop(operator.ior)}
+
+
+def _body(expr):
+    """`stmt|value`: the statement runs, then (its value, value) returns."""
+    if "|" in expr and not expr.startswith("a |"):
+        stmt, ret = expr.split("|", 1)
+        return f"    r0 = {stmt}\n    return (r0, {ret})"
+    return f"    return {expr}"
+
+
+def _functions(expr):
+    """f(a) doing expr on its argument, and g() doing it on the global G
+    (with g's namespace, where G goes)."""
+    ns = dict(_NS)
+    exec(f"def f(a):\n{_body(expr)}\n", ns)  # noqa: S102 (the tests' own text)
+    gns = dict(_NS)
+    exec(f"def g():\n    a = G\n{_body(expr)}\n", gns)  # noqa: S102
+    return ns["f"], gns["g"], gns
+
+
+def describe(x, inp=None):
+    """What the first rule compares of a result: its type, and of an array
+    its dtype, shape, strides, contiguity, writeability, bytes and whether
+    it shares memory with the input inp."""
+    if isinstance(x, (tuple, list)):
+        return type(x).__name__, tuple(describe(v, inp) for v in x)
+    if isinstance(x, np.ndarray):
+        return ("ndarray", str(x.dtype), x.shape, x.strides, x.flags.c_contiguous,
+                x.flags.f_contiguous, x.flags.writeable, x.tobytes(),
+                None if inp is None else bool(np.shares_memory(x, inp)))
+    if isinstance(x, np.generic):
+        return type(x).__name__, str(x.dtype), x.tobytes()
+    if isinstance(x, (float, complex)):
+        return type(x).__name__, repr(x)
+    if isinstance(x, (bytes, str, int, bool, type(None))):
+        return type(x).__name__, repr(x)
+    return type(x).__name__, str(x)
+
+
+def outcome(call, inp):
+    """(the described result or error, the warnings), NumPy's errstate as
+    the caller's."""
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            d = describe(_as_numpy(call()), inp)
+        except Exception as e:  # noqa: BLE001 (compared by the caller)
+            d = ("raised", type(e).__name__, str(e))
+    ws = tuple(sorted({(x.category.__name__, str(x.message)) for x in w
+                       if not str(x.message).startswith("hop.")}))
+    return d, ws
+
+
+def four_ways(expr, src):
+    """{how: (outcome, the input after the call)} for NumPy, eager,
+    compiled with an argument and compiled with a global."""
+    f, g, gns = _functions(expr)
+    make = lambda: eval(src, {"np": np})  # noqa: E731,S307 (the lists above)
+    out = {}
+    a = make()
+    out["numpy"] = outcome(lambda: f(a), a), describe(a)
+    h = hnp.asarray(make())
+    out["eager"] = outcome(lambda: f(h), np.asarray(h)), describe(np.asarray(h))
+    a = make()
+    out["compiled"] = outcome(lambda: hop.compile(f)(a), a), describe(a)
+    gns["G"] = make()
+    out["global"] = outcome(lambda: hop.compile(g)(), gns["G"]), describe(gns["G"])
+    return out
+
+
+def differences(expr, src):
+    out = four_ways(expr, src)
+    want = out.pop("numpy")
+    return [f"{how}: {got!r}\n  NumPy: {want!r}" for how, got in out.items() if got != want]
+
+
+def check(expr, name):
+    bad = differences(expr, INPUTS[name])
+    assert not bad, f"{expr} on {name}:\n" + "\n".join(bad)
+
+
+# ------------------------------------------------------------ regressions
+
+@pytest.mark.parametrize("expr", ["a.fill(3)|a", "a.sort()|a", "a.itemset(0, 9)|a",
+                                  "a.put([0], [9])|a", "a.partition(1)|a", "a.__contains__(1)",
+                                  "a.sort(kind='bogus')|a"])
+@pytest.mark.parametrize("name", ["f", "i"])
+def test_methods_of_a_global_array_across_a_graph_break(expr, name):
+    # compiled on a global were AttributeError ("'numpy.ndarray' object has
+    # no attribute '_fill_method'"): a function without ndarray arguments
+    # was not in NumPy's mode, and the break handed the resume hop.numpy's
+    # name of the method
+    check(expr, name)
+
+
+@pytest.mark.parametrize("expr,name", [("a ** -2.0", "f"), ("a ** -2.0", "u8"),
+                                       ("a.astype(np.int8)", "f"),
+                                       ("a ** -1", "ft")])
+def test_floating_point_warnings_of_a_global_array(expr, name):
+    # compiled on a global gave no RuntimeWarning (and `u8 ** -2.0` other
+    # bits than NumPy's): the call had no NumPy argument, so hop did not
+    # run it again by NumPy
+    check(expr, name)
+
+
+def test_errstate_raise_with_a_global_array_raises():
+    # returned [1, inf]: the plan's call was not NumPy's without ndarray
+    # arguments
+    ns = {"G": np.array([1.0, 0.0])}
+    exec("def f():\n    return 1 / G\n", ns)  # noqa: S102
+    c = hop.compile(ns["f"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c()
+    for _ in range(2):
+        with np.errstate(divide="raise"), \
+                pytest.raises(FloatingPointError, match="divide by zero encountered in divide"):
+            c()
