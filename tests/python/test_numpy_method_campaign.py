@@ -180,3 +180,23 @@ def test_errstate_raise_with_a_global_array_raises():
         with np.errstate(divide="raise"), \
                 pytest.raises(FloatingPointError, match="divide by zero encountered in divide"):
             c()
+
+
+@pytest.mark.parametrize("expr", ["a == None", "a != None", "None == a", "a == object()",
+                                  "a != {}", "a == 'x'", "'x' != a", "a == [1, 2, 3]",
+                                  "a != [[1, 2]] * 3"])
+@pytest.mark.parametrize("name", ["f", "u8", "zi", "one"])
+def test_equality_with_objects_no_ufunc_takes(expr, name):
+    # were Python's identity answer (False, True) for None and objects,
+    # where NumPy compares elementwise (an array, an np.bool_ of a 0-d
+    # array); no FutureWarning for a str; a ValueError for a list whose
+    # shape does not broadcast (NumPy: False, with a DeprecationWarning)
+    check(expr, name)
+
+
+@pytest.mark.parametrize("expr", ["s == None", "s != None", "None == s", "s == object()",
+                                  "s == 'x'", "s != {}"])
+def test_equality_of_numpy_scalars_with_objects(expr):
+    want = eval(expr, {"s": np.float32(1.5)})  # noqa: S307
+    got = _as_numpy(eval(expr, {"s": hnp.asarray(np.array([1.5], np.float32)).sum()}))  # noqa
+    assert type(got) is type(want) and got == want

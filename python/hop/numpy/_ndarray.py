@@ -18,6 +18,7 @@ written back to the caller's memory after each call.
 
 import operator
 import sys
+import warnings as _warnings
 
 import numpy as _np
 
@@ -559,6 +560,10 @@ def _binop(name, reflected=False, py=None):
     else op below."""
     def op(self, other):
         from ._ufuncs import call_ufunc, takes
+        if name in ("equal", "not_equal"):
+            r = _equal_of_other(self, other, name == "not_equal")
+            if r is not NotImplemented:
+                return r
         if _defers_to(self, other) or not takes(other):
             return NotImplemented
         if self._scalar and _reported_scalar_math(self, other):
@@ -582,6 +587,51 @@ def _binop(name, reflected=False, py=None):
         return call_ufunc(name, args, {}, result_kind(args))
     op.__name__ = name
     return _C._np_eager_op(name, 2, reflected, op)
+
+
+def _equal_of_other(self, other, negated):
+    """NumPy 1.24's `a == other` (negated: !=) where it is no ufunc of
+    numbers: an object no ufunc takes (None, object(), a dict) compares
+    elementwise as an object array, each element unequal (an array of
+    False, an np.bool_ for a 0-d array or scalar; a NumPy scalar leaves
+    None to Python); a str fails that comparison (a Python bool, with a
+    FutureWarning but for a 0-d array or scalar), a sequence or array whose
+    shape does not broadcast with a's too (DeprecationWarning).  Else
+    NotImplemented: the ufunc's."""
+    from ._ufuncs import takes
+    if other is None and self._scalar:
+        return NotImplemented  # (a NumPy scalar leaves None to Python: a bool)
+    if other is None or type(other).__eq__ in (object.__eq__, dict.__eq__, set.__eq__,
+                                               frozenset.__eq__):
+        if takes(other) or isinstance(other, _C.Tensor):
+            return NotImplemented
+        from ._funcs import full_like
+        r = full_like(self, negated, dtype=bool, _kind=type(self))
+        if self.ndim == 0:
+            r._scalar = True
+        return r
+    if isinstance(other, (str, bytes)):
+        if self.ndim == 0:
+            return negated
+        _warnings.warn("elementwise comparison failed; returning scalar instead, but in the "
+                       "future will perform elementwise comparison", FutureWarning, stacklevel=3)
+        return negated
+    if isinstance(other, (list, tuple, _np.ndarray, ndarray)) and self.ndim:
+        shape = self.shape
+        try:
+            with _warnings.catch_warnings():
+                _warnings.simplefilter("ignore")
+                oshape = _np.shape(other) if not isinstance(other, ndarray) else other.shape
+        except ValueError:
+            return NotImplemented
+        if all(type(d) is int for d in shape + oshape):
+            try:
+                _np.broadcast_shapes(shape, oshape)
+            except ValueError:
+                _warnings.warn("elementwise comparison failed; this will raise an error in the "
+                               "future.", DeprecationWarning, stacklevel=3)
+                return negated
+    return NotImplemented
 
 
 def _equal_of_python_complex(name):
