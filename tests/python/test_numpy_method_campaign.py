@@ -200,3 +200,25 @@ def test_equality_of_numpy_scalars_with_objects(expr):
     want = eval(expr, {"s": np.float32(1.5)})  # noqa: S307
     got = _as_numpy(eval(expr, {"s": hnp.asarray(np.array([1.5], np.float32)).sum()}))  # noqa
     assert type(got) is type(want) and got == want
+
+
+@pytest.mark.parametrize("expr", ["a.item(0)", "a.item(-1)", "a.item(4)", "a.item(99)",
+                                  "a.item((1, 2))", "a.item(1, 1)", "a.item(True)",
+                                  "a.item(1.0)", "a.item(())", "a.itemset(7)|a",
+                                  "a.itemset((0, 1), 9)|a", "a.itemset(9, 1)|a",
+                                  "a.itemset(1, 0, 2)|a"])
+@pytest.mark.parametrize("name", ["f", "u8", "z", "one", "i3"])
+def test_item_and_itemset_read_numpys_flat_index(expr, name):
+    # a.item(0) of a 2-d array was ValueError (hop indexed a row, then
+    # wanted one element), of a 0-d array IndexError; a.itemset(7) of a
+    # multi-element array filled every element (NumPy: ValueError);
+    # item(1, 1) of a 1-d array an IndexError for NumPy's ValueError
+    check(expr, name)
+
+
+@pytest.mark.parametrize("expr", ["a[1, 1]", "a[0, -3]", "a[0, None, 0, 7]", "a[None, 1, 0, 3]"])
+def test_an_integer_index_out_of_bounds_names_the_axis_it_indexes(expr):
+    # hop named the axis of the array left after the indices before it
+    # (axis 0 for a[1, 1] of a (2, 1, 3) array: NumPy's axis 1)
+    bad = differences(expr, "np.ones((2, 1, 3))")
+    assert not bad, "\n".join(bad)

@@ -20,7 +20,7 @@ from .. import _C, _breaks
 from . import _core, _storage
 from . import _funcs as F
 from . import _index_routines, _lib, _sorting, _twodim
-from ._ndarray import ndarray, view, wrap
+from ._ndarray import item_key, ndarray, view, wrap
 from ._storage import Step
 
 __all__ = []
@@ -450,10 +450,10 @@ def _itemset(self, *args):
     if not args:
         raise ValueError("itemset must have at least one argument")
     *key, value = args
-    if len(key) == 1:
-        self.flat[key[0]] = value
-    else:
-        self[tuple(key)] = value
+    key = item_key(self, tuple(key))
+    if not key and self.size != 1:
+        raise ValueError("can only convert an array of size 1 to a Python scalar")
+    self[key] = value
 
 
 ndarray.put = _put_method

@@ -251,8 +251,9 @@ class ndarray:
         is an unbacked SymInt read at run time (as hop.Tensor.item), and a
         float or bool one ends hop.compile's compiled part (_breaks): a
         SymInt is an int, and eagerly a bool array's item() is a bool."""
-        if args:
-            return self[args if len(args) > 1 else args[0]].item()
+        key = item_key(self, args)
+        if key:
+            return self[key].item()
         if self.size != 1:  # (int() and float() raise TypeError; item() NumPy's ValueError)
             raise ValueError("can only convert an array of size 1 to a Python scalar")
         t = self._scalar_tensor("item")
@@ -465,6 +466,32 @@ class ndarray:
             return _from_numpy((v[()] if self._scalar else v).astype(npd, order=order),
                                type(self))
         return r
+
+
+def item_key(a, args):
+    """The index of the element a.item(*args) and a.itemset(*args, v) name
+    as NumPy reads args: one int a flat index (checked against a.size),
+    else one int per dim (a tuple of them as one argument too); () for
+    none (a.size must be 1)."""
+    if len(args) == 1 and isinstance(args[0], tuple):
+        args = args[0]
+    if not args:
+        return ()
+    for k in args:
+        if isinstance(k, (bool, _np.bool_)):
+            raise TypeError("an integer is required")
+    ks = tuple(operator.index(k) for k in args)
+    if len(ks) == 1 and a.ndim != 1:
+        n = a.size
+        if not -n <= ks[0] < n:
+            raise IndexError(f"index {ks[0]} is out of bounds for size {n}")
+        return tuple(int(i) for i in _np.unravel_index(ks[0] % n, a.shape)) if a.ndim else ()
+    if len(ks) != a.ndim:
+        raise ValueError("incorrect number of indices for array")
+    for axis, (k, n) in enumerate(zip(ks, a.shape)):
+        if type(n) is int and not -n <= k < n:
+            raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
+    return ks
 
 
 def asarray_of(a):
