@@ -222,3 +222,20 @@ def test_an_integer_index_out_of_bounds_names_the_axis_it_indexes(expr):
     # (axis 0 for a[1, 1] of a (2, 1, 3) array: NumPy's axis 1)
     bad = differences(expr, "np.ones((2, 1, 3))")
     assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("expr,name", [
+    ("a.dot(2)", "f"), ("a.dot(2)", "u8"), ("a.dot(0)", "f"), ("a.dot(2.0)", "f32"),
+    ("a.dot(np.array(0.0))", "c"), ("a.dot(2 + 0j)", "c"), ("a.dot(np.float32(-1))", "f32"),
+    ("np.dot(2, a)", "i8"), ("a.dot(True)", "b"), ("a.dot(np.array([0.0]))", "col"),
+    ("a.dot(np.array([2.0]))", "col"), ("a.T.dot(np.array([[0.0, -0.0, 1.0]]))", "col"),
+    ("a.dot(np.array([-0.0]))", "one"), ("a.dot(np.array(-0.0))", "z"),
+    ("a.dot(a)", "i3"), ("a.dot(a.T)", "i3")])
+def test_dot_with_a_scalar_operand_is_numpys_axpy(expr, name):
+    # hop's dot of a 0-d operand was the ufunc multiply: value-based dtypes
+    # (uint8 . 2 was uint8, NumPy's int64; float32 . 2.0 float32 for
+    # float64) and -0.0 * 2 = -0.0, nan * 0 = nan, where NumPy's BLAS axpy
+    # gives 0 + alpha * x (+0.0) and zeros for alpha == 0; the same for a
+    # one-element operand of at most 2 dims ((3, 1) . (1,)); and a dot of
+    # two 3-d arrays that do not align was a ShapeError of reshape
+    check(expr, name)

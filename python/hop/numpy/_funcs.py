@@ -1020,22 +1020,25 @@ __all__ += ["around"]
 def dot(a, b, out=None, *, _kind=None):
     kind = _kind or result_kind((a, b), ndarray)
     ta, tb = _t(a, "dot"), _t(b, "dot")
+    from ._mathfuncs import blas_axpy, dot_of_0d
     if ta.ndim == 0 or tb.ndim == 0:
-        from ._ufuncs import call_ufunc
-        r = call_ufunc("multiply", (a, b), {}, kind)
-        return r if out is None else _dot_into(r._t, out, kind)
+        r = dot_of_0d(a, b)
+        return _out(kind, r, scalar=r.ndim == 0, what="dot") if out is None else \
+            _dot_into(r, out, kind)
     ta, tb = _core.promote(ta, tb)
     dt = _core.np_dtype(ta)
     if dt == _np.dtype(bool):
         ta, tb = ta.to(_C.int64), tb.to(_C.int64)
+    if ta.shape[-1] != tb.shape[0 if tb.ndim == 1 else -2]:
+        raise ValueError(f"shapes {_core.shape_text(ta.shape)} and "
+                         f"{_core.shape_text(tb.shape)} not aligned: "
+                         f"{ta.shape[-1]} (dim {ta.ndim - 1}) != "
+                         f"{tb.shape[0 if tb.ndim == 1 else -2]} (dim "
+                         f"{0 if tb.ndim == 1 else tb.ndim - 2})")
     if tb.ndim <= 2:
-        if ta.shape[-1] != tb.shape[0 if tb.ndim == 1 else -2]:
-            raise ValueError(f"shapes {_core.shape_text(ta.shape)} and "
-                             f"{_core.shape_text(tb.shape)} not aligned: "
-                             f"{ta.shape[-1]} (dim {ta.ndim - 1}) != "
-                             f"{tb.shape[0 if tb.ndim == 1 else -2]} (dim "
-                             f"{0 if tb.ndim == 1 else tb.ndim - 2})")
         r = _C.matmul(ta, tb)
+        if dt in (_np.float32, _np.float64, _np.complex64, _np.complex128):
+            r = blas_axpy(ta, tb, r)
     else:
         # dot(a, b)[i, j, k, m] = sum(a[i, j, :] * b[k, :, m])
         k = ta.shape[-1]

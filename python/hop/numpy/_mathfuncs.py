@@ -648,3 +648,77 @@ def unwrap(p, discont=None, axis=-1, *, period=6.283185307179586, _kind=None):
     up = F["array"](p, copy=True, dtype=dtype)
     up[slice1] = p[slice1] + F["cumsum"](ph_correct, axis, _kind=ndarray)
     return _as(kind, up)
+
+
+# ------------------------------------------------ dot's scalar operands
+
+_BLAS = frozenset(_np.dtype(d) for d in ("float32", "float64", "complex64", "complex128"))
+
+
+def _dot_dtype(x):
+    """The dtype np.dot converts operand x to: its own (an array's, a NumPy
+    scalar's), a Python number's default (int64, float64, complex128, bool:
+    dot has no value-based casting, so np.dot(float32 array, 2.0) is
+    float64)."""
+    if isinstance(x, _C.SymInt):
+        return _np.dtype(_np.int64)
+    dt = getattr(x, "dtype", None)
+    if dt is not None and not isinstance(x, (list, tuple)):
+        return _np.dtype(dt)
+    t = _core.tensor_of(x)
+    return _core.np_dtype(t) if t is not None else _np.asarray(x).dtype
+
+
+def _scalar_shaped(t):
+    """NumPy's _select_matrix_shape(t) == _scalar: a 0-d array, or one of
+    one element and at most 2 dims."""
+    return t.ndim <= 2 and all(type(d) is int and d == 1 for d in t.shape)
+
+
+def dot_of_0d(a, b):
+    """np.dot(a, b) where a or b is 0-d (NumPy's PyArray_MatrixProduct2):
+    both converted to their promoted dtype (no value-based casting), then
+    for BLAS's dtypes the scalar times the other (blas_axpy, below), for
+    the others a multiply."""
+    dt = _np.promote_types(_dot_dtype(a), _dot_dtype(b))
+    hd = _core.hop_dtype(dt, "dot")
+    ts = []
+    for x in (a, b):
+        o = _core.operand(x, "dot")
+        if o.t is not None:
+            ts.append(_core.cast(o.t, dt))
+        else:
+            v = _core.as_compute(o, dt)
+            ts.append(v if isinstance(v, _C.Tensor) else _C.full((), v, dtype=hd))
+    ta, tb = ts
+    if dt in _BLAS:
+        r = blas_axpy(ta, tb)
+    elif dt == _np.dtype(bool):
+        r = _C.logical_and(ta, tb)
+    else:
+        r = ta * tb
+    return r
+
+
+def blas_axpy(ta, tb, r=None):
+    """np.dot(ta, tb) of one dtype NumPy's cblas_matrixproduct computes as
+    a scalar times an array (one operand 0-d, or of one element and at most
+    2 dims; both at most 2 dims), r the matmul's answer (None: 0-d operand,
+    the broadcast product): with one element in all, the product; else
+    BLAS's axpy y = 0 + alpha * x, which returns at once for alpha == 0 (so
+    zeros, NaN and inf times 0 included) and adds -0.0 to +0.0.  None where
+    NumPy's dot takes another path."""
+    if not (ta.ndim <= 2 and tb.ndim <= 2 and (_scalar_shaped(ta) or _scalar_shaped(tb))):
+        return r
+    x, alpha = (tb, ta) if _scalar_shaped(ta) else (ta, tb)
+    alpha = alpha.reshape(())
+    if r is None:
+        r = _C.mul(x, alpha)
+    n = 1
+    for d in r.shape:
+        n = n * d
+    if type(n) is int and n == 1:
+        return _C.mul(x.reshape(()), alpha).reshape(tuple(r.shape))
+    zero = _C.zeros((), dtype=r.dtype)
+    return _C.where(_C.eq(alpha, zero), _C.zeros(tuple(r.shape), dtype=r.dtype),
+                    _C.add(r, zero))
