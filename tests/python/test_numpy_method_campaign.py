@@ -44,6 +44,7 @@ INPUTS = {
     "ft": "np.asfortranarray(np.arange(6.0).reshape(2, 3))",
     "s": "np.arange(10)[::3]",
     "i3": "np.arange(24).reshape(2, 3, 4)",
+    "col": "np.array([[-0.0], [1.0], [np.nan]])",
 }
 
 
