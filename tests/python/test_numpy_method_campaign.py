@@ -240,3 +240,23 @@ def test_dot_with_a_scalar_operand_is_numpys_axpy(expr, name):
     # one-element operand of at most 2 dims ((3, 1) . (1,)); and a dot of
     # two 3-d arrays that do not align was a ShapeError of reshape
     check(expr, name)
+
+
+@pytest.mark.parametrize("expr,name", [
+    ("a.round()", "i"), ("a.round(1)", "u8"), ("np.round(a)", "i8"), ("np.around(a, 2)", "s"),
+    ("a.round(-1)", "i"), ("a.round()", "zi"), ("a.conj()", "f"), ("a.conjugate()", "i"),
+    ("a.conj()", "z"), ("a.conj()", "zc"), ("a.conj()", "c"), ("a.imag", "f"), ("a.imag", "b"),
+    ("a.mT", "f"), ("a.T.mT", "i3"), ("a.nosuch", "f")])
+def test_methods_that_return_the_array_itself_and_attributes_numpy_has(expr, name):
+    # an integer array's round(d >= 0) and a real array's conj() are the
+    # array itself in NumPy (shares its memory), hop's were copies; a real
+    # array's imag is read-only; a complex 0-d array's conj() a NumPy
+    # scalar; NumPy 1.24 has no .mT (hop gave a transpose); an attribute
+    # error names numpy.ndarray (was 'ndarray', 'NumpyArg')
+    check(expr, name)
+
+
+def test_round_and_conj_are_the_same_object():
+    a = hnp.asarray(np.arange(3))
+    assert a.round() is a and np.round(a) is a and np.around(a, 1) is a and a.conj() is a
+    assert np.round(a, -1) is not a

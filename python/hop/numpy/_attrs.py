@@ -12,6 +12,7 @@ guessed answer.
 """
 
 import builtins
+import operator
 import sys
 
 import numpy as _np
@@ -141,6 +142,38 @@ def _set_imag(self, value):
     raise TypeError("array does not have imaginary part to set")
 
 
+def _conj_method(self, _numpy=ndarray.conj):
+    """x.conj(), x.conjugate(): of a real array x itself, as NumPy's
+    (PyArray_Conjugate returns the array, 0-d too; a scalar's is a scalar;
+    of a complex 0-d array a NumPy scalar)."""
+    if self.dtype.kind != "c" and not self._scalar:
+        return self
+    r = _numpy(self)
+    if r.ndim == 0:
+        r._scalar = True  # (of a complex 0-d array a NumPy scalar: the ufunc's)
+    return r
+
+
+def _round_method(self, decimals=0, out=None, _numpy=ndarray.round):
+    """x.round(d): of an integer array and d >= 0 x itself, as NumPy's
+    PyArray_Round (a 0-d one's scalar: PyArray_Return)."""
+    if out is None and self.dtype.kind in "iu" and not self._scalar and self.ndim and \
+            operator.index(decimals) >= 0:
+        return self
+    return _numpy(self, decimals, out)
+
+
+def _round_function(a, decimals=0, out=None, *, _kind=None):
+    """np.round(a, d) of a hop.numpy array: NumPy's calls a.round(d)."""
+    if isinstance(a, ndarray) and _kind in (None, type(a)):
+        return a.round(decimals, out)
+    return F.round_(a, decimals, out, _kind=_kind)
+
+
+ndarray.conj = ndarray.conjugate = _conj_method
+ndarray.round = _round_method
+for _fn in (_np.round, _np.around, _np.round_):
+    F.FUNCS[_fn] = _round_function
 ndarray.real = property(_real, _set_real, doc="The real part: a real array itself, as a view; "
                         "of a complex array a view of its memory, as NumPy's.")
 ndarray.imag = property(_imag, _set_imag, doc="The imaginary part: zeros for a real array.")

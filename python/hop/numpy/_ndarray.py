@@ -153,11 +153,6 @@ class ndarray:
         from ._funcs import transpose
         return transpose(self, _kind=type(self))
 
-    @property
-    def mT(self):
-        from ._funcs import swapaxes
-        return swapaxes(self, -1, -2, _kind=type(self))
-
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("len() of unsized object")
@@ -176,6 +171,9 @@ class ndarray:
             a = self._t.numpy()
         if self._scalar:
             a = a.copy()  # (a NumPy scalar's array is new memory: np.asarray(s)[...] = 9)
+        elif self._ro and a.flags.writeable:
+            a = a.view()  # (NumPy's read-only array: a real array's imag, a broadcast)
+            a.flags.writeable = False
         if dtype is not None:
             a = a.astype(dtype)
         return a
@@ -387,7 +385,7 @@ class ndarray:
         if not scalar or not hasattr(self.dtype.type, name):
             # (a scalar named as NumPy's: also the message of a method only
             # arrays have, _attrs._array_only, whose AttributeError ends here)
-            what = f"numpy.{self.dtype.type.__name__}" if scalar else type(self).__name__
+            what = f"numpy.{self.dtype.type.__name__}" if scalar else "numpy.ndarray"
             raise AttributeError(f"'{what}' object has no attribute '{name}'")
         return getattr(self._numpy_scalar(name), name)
 
