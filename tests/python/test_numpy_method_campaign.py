@@ -260,3 +260,17 @@ def test_round_and_conj_are_the_same_object():
     a = hnp.asarray(np.arange(3))
     assert a.round() is a and np.round(a) is a and np.around(a, 1) is a and a.conj() is a
     assert np.round(a, -1) is not a
+
+
+@pytest.mark.parametrize("expr,name", [
+    ("a.astype(np.float32)", "c"), ("a.astype(np.int8)", "zc"), ("a.astype(bool)", "c"),
+    ("a.astype(np.float64, copy=False)", "c"), ("a.real.astype(np.float32)", "c"),
+    ("a.astype(np.complex64, casting='safe')", "z"), ("a.astype(np.uint8, casting='safe')", "zi"),
+    ("a.astype(np.int8, casting='same_kind')", "z"), ("a.astype(np.float32, casting='safe')", "z"),
+    ("a.astype(np.int8, casting='same_kind')", "f"), ("a.sum().astype(np.float16, casting='safe')",
+                                                       "f32")])
+def test_astype_warns_and_casts_0d_values_as_numpy(expr, name):
+    # complex to a real dtype gave no ComplexWarning; a 0-d array's casting
+    # rule is NumPy 1.24's by value (2.5 to complex64 is 'safe') with the
+    # message "Cannot cast scalar from"
+    check(expr, name)

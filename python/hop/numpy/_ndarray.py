@@ -437,8 +437,18 @@ class ndarray:
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         npd = _np.dtype(dtype)
         if not _np.can_cast(self.dtype, npd, casting=casting):
-            raise TypeError(f"Cannot cast array data from {self.dtype!r} to {npd!r} according "
-                            f"to the rule {casting!r}")
+            if self.ndim:
+                raise TypeError(f"Cannot cast array data from {self.dtype!r} to {npd!r} "
+                                f"according to the rule {casting!r}")
+            # a 0-d array or scalar: NumPy 1.24 casts by value (2.5 to
+            # complex64 is 'safe', 300 to uint8 is not)
+            if not _np.can_cast(self._numpy_scalar("astype's casting check"), npd,
+                                casting=casting):
+                raise TypeError(f"Cannot cast scalar from {self.dtype!r} to {npd!r} according "
+                                f"to the rule {casting!r}")
+        if self.dtype.kind == "c" and npd.kind in "iuf":
+            _warnings.warn("Casting complex values to real discards the imaginary part",
+                           _np.ComplexWarning, stacklevel=2)
         if npd == self.dtype and not copy and not self._scalar:
             return self  # (a scalar's astype is a new scalar, as its other methods)
         if _core.fp_errors_reported() and not _core.tracing() and not _C._is_proxy(self._t):
