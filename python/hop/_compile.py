@@ -486,6 +486,11 @@ class CompiledFunction(_C._CompiledCall):
         plain: a function without effects translated for the ndarrays it
         reaches (_breaks.EnvArrays), whose refusals (an aliased write's
         UnsupportedError) are raised as its plain trace raises them."""
+        # hop.numpy before the trace starts: the translator wraps an ndarray
+        # of the environment as hop.numpy's array, whose writes need the
+        # trace's storage run (_trace._Call.uses_numpy; imported only then,
+        # a first compile's write to a global was refused)
+        from . import numpy as _  # noqa: F401
         resume = isinstance(self.fn, _frame_resume.Resume)
         # (an argument's attribute: not a resume's, whose arguments are not fn's)
         lifted = _frame_state.lifted_sources(self.fn.func, None) if resume else \

@@ -1062,6 +1062,14 @@ def _arg_examples(leaves):
             if _np is not None and isinstance(x, _np.ndarray) and x.itemsize}
 
 
+def _same_array(x, y):
+    """Whether ndarrays x and y are one array's memory: the same items at
+    the same addresses (a capture over an environment ndarray and that
+    ndarray)."""
+    return x.__array_interface__["data"][0] == y.__array_interface__["data"][0] and \
+        x.shape == y.shape and x.strides == y.strides and x.dtype == y.dtype
+
+
 def _layout(x):
     """An array's layout as _WriteBack compares it between calls."""
     if isinstance(x, _C.Tensor):
@@ -1160,6 +1168,9 @@ class _WriteBack:
             for k in self.targets:
                 x = where[k]
                 for j, y in memory:
+                    if j[0] == "env" and k[0] == "capture" and k[1] in self.viewed and \
+                            _same_array(x, y):
+                        continue  # (the capture is that ndarray's memory: one input)
                     if j != k and _np.may_share_memory(x, y) and _np.shares_memory(x, y):
                         raise error(f"hop.numpy: the traced function writes {self._what(k)} in "
                                     f"place, which shares memory with {self._what(j)}; hop "

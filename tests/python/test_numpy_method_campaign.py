@@ -274,3 +274,45 @@ def test_astype_warns_and_casts_0d_values_as_numpy(expr, name):
     # rule is NumPy 1.24's by value (2.5 to complex64 is 'safe') with the
     # message "Cannot cast scalar from"
     check(expr, name)
+
+
+@pytest.mark.parametrize("expr,name", [("_iadd(a, 1)|a", "f"), ("a.clip(0, 2, out=a)|a", "f"),
+                                       ("np.add(a, 1, out=a)|a", "i")])
+def test_a_global_written_in_place_through_a_local_name(expr, name):
+    # `a = G; a += 1` compiled was UnsupportedError ("writes the ndarray
+    # global 'G' ... which shares memory with the ndarray global 'G'"):
+    # the capture over G's memory was checked against G itself
+    check(expr, name)
+    f, g, gns = _functions(expr.replace("_iadd(a, 1)", "operator.iadd(a, 1)"))
+    gns["G"] = np.array([1.5, -2.0, 3.0])
+    c = hop.compile(g)
+    for _ in range(2):
+        want = eval(INPUTS[name], {"np": np})  # noqa: S307
+        f(want)
+        gns["G"] = eval(INPUTS[name], {"np": np})  # noqa: S307
+        c()
+        assert gns["G"].tobytes() == want.tobytes()
+
+
+_FRESH = """
+import numpy as np, hop
+G = np.array([1.5, -2.0, 3.0])
+def f():
+    a = G
+    a += 1
+    return a.clip(0, 2, out=a)
+print(hop.compile(f)().tolist(), G.tolist())
+"""
+
+
+def test_the_first_compile_of_a_process_writes_a_global_in_place():
+    # (hop.numpy not imported yet) was UnsupportedError ("numpy.add(...,
+    # out=...) writes the caller's array in place, which hop cannot do in
+    # this trace"): the trace started without hop.numpy's storage run
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=os.environ.get("HOP_PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", _FRESH], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.stdout.strip() == "[2.0, 0.0, 2.0] [2.0, 0.0, 2.0]", out.stderr[-2000:]
