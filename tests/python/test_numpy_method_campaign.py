@@ -316,3 +316,26 @@ def test_the_first_compile_of_a_process_writes_a_global_in_place():
     out = subprocess.run([sys.executable, "-c", _FRESH], capture_output=True, text=True,
                          env=env, timeout=120)
     assert out.stdout.strip() == "[2.0, 0.0, 2.0] [2.0, 0.0, 2.0]", out.stderr[-2000:]
+
+
+@pytest.mark.parametrize("src", ["G.tolist()", "str(G)", "repr(G)", "format(G)", "G.tobytes()",
+                                 "'%s' % G", "'{}'.format(G)", "np.asarray(G).tolist()",
+                                 "Z.tolist()", "str(Z)", "G.__array__() * 2", "list(G)",
+                                 "f'{G}'", "G.item(1)"])
+def test_what_python_reads_of_a_global_array_is_this_calls_value(src):
+    # compiled, these returned the value of the first call's global on every
+    # later call (tolist, str, repr, format, tobytes of an ndarray global
+    # were read once while tracing, a constant of the plan)
+    G, Z = np.array([1.5, -2.0, 3.0]), np.array(2.5)
+    ns = {"G": G, "Z": Z, "np": np}
+    exec(f"def f():\n    return {src}\n", ns)  # noqa: S102
+    c = hop.compile(ns["f"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (a break, an identity guard: warned)
+        c()
+        for k in range(3):
+            G[:] = [100.0 + k, 5.0, -7.0]
+            Z[()] = -1.25 * k
+            got, want = c(), ns["f"]()
+            assert type(got) is type(want)
+            assert (np.array_equal(got, want) if isinstance(want, np.ndarray) else got == want)

@@ -442,6 +442,7 @@ ndarray.__round__ = _round
 
 
 def _tobytes(self, order="C"):
+    self._read_now("tobytes()")
     return self._t.numpy().tobytes(order)
 
 

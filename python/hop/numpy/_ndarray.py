@@ -168,17 +168,23 @@ class ndarray:
     def __array__(self, dtype=None):
         a = _storage.numpy_of_copy(self) if self._cp is not None and self._st is None else None
         if a is None:
+            self._read_now("np.asarray()")
             a = self._t.numpy()
         if self._scalar:
             a = a.copy()  # (a NumPy scalar's array is new memory: np.asarray(s)[...] = 9)
         elif self._ro and a.flags.writeable:
             a = a.view()  # (NumPy's read-only array: a real array's imag, a broadcast)
             a.flags.writeable = False
-        if dtype is not None:
-            a = a.astype(dtype)
+        if dtype is not None and _np.dtype(dtype) != a.dtype:
+            a = a.astype(dtype)  # (of its own dtype NumPy's __array__ is the array itself)
         return a
 
     def __bool__(self):
+        if self.size == 0:
+            _warnings.warn("The truth value of an empty array is ambiguous. Returning False, but "
+                           "in future this will result in an error. Use `array.size > 0` to "
+                           "check that an array is not empty.", DeprecationWarning, stacklevel=2)
+            return False
         if self.size != 1:
             raise ValueError("The truth value of an array with more than one element is "
                              "ambiguous. Use a.any() or a.all()")
@@ -264,7 +270,22 @@ class ndarray:
         return t.numpy()[()].item()
 
     def tolist(self):
+        self._read_now("tolist()")
         return self._t.numpy().tolist()
+
+    def _changing(self):
+        """Whether the value may differ from call to call while traced: a
+        traced tensor, or while hop.compile traces an array it did not make
+        from constants (an ndarray global of the function, read in place)."""
+        return _C._is_proxy(self._t) or (_core.tracing() and not self._fixed())
+
+    def _read_now(self, what):
+        """A concrete array whose value the plan reads on each call (an
+        ndarray global) read by Python while traced: the end of
+        hop.compile's compiled part, never its value of this call baked in."""
+        if not _C._is_proxy(self._t) and self._changing():
+            _breaks.conversion(_C.TraceError, f"{what} of an array of the function's "
+                                              f"environment reads its values while tracing")
 
     def _traced_text(self, frame):
         """The text of a traced array for hop's messages (and hop.trace); a
@@ -272,17 +293,17 @@ class ndarray:
         return _breaks.text("a traced array", f"hop.numpy.ndarray(traced {self._t!r})", frame)
 
     def __repr__(self):
-        if _C._is_proxy(self._t):
+        if self._changing():
             return self._traced_text(sys._getframe(1))
         return repr(self._t.numpy()[()] if self._scalar else self._t.numpy())
 
     def __str__(self):
-        if _C._is_proxy(self._t):
+        if self._changing():
             return self._traced_text(sys._getframe(1))
         return str(self._t.numpy()[()] if self._scalar else self._t.numpy())
 
     def __format__(self, spec):
-        if _C._is_proxy(self._t):
+        if self._changing():
             return self._traced_text(sys._getframe(1))
         if not spec and not self._scalar:
             return str(self)
