@@ -571,6 +571,8 @@ def _finish(kind, r, order, out, what):
 def _var_t(t, axis, dtype, ddof, keepdims, what):
     axes = _axes(axis, t.ndim)
     rdt = _reduce_dtype(lambda x, **k: _np.var(x, **k), t, dtype, what)
+    if dtype is None and _core.np_dtype(t) == _np.dtype(_np.float16):
+        return _var_half(t, axes, ddof, keepdims), rdt
     m, _ = _mean_t(t, axes, dtype, True, what)
     x = _core.cast(t, _core.np_dtype(m))
     d = x - m
@@ -585,6 +587,21 @@ def _var_t(t, axis, dtype, ddof, keepdims, what):
     if not isinstance(denom, _C.SymInt):
         denom = builtins.max(denom, 0)
     return _C.div(s, denom), rdt
+
+
+def _var_half(t, axes, ddof, keepdims):
+    """var of a float16 array as NumPy's _var computes it without dtype=:
+    every step in float16 (the sum, its division by the count, the
+    deviations and their squares, which overflow to inf past 256), where
+    mean alone computes in float32."""
+    n = _size([t.shape[i] for i in axes])
+    m = _C.div(_core.over(_C.sum, t, axes, True), n)
+    d = t - m
+    s = _core.over(_C.sum, d * d, axes, keepdims)
+    denom = n - ddof
+    if not isinstance(denom, _C.SymInt):
+        denom = builtins.max(denom, 0)
+    return _C.div(s, denom)
 
 
 def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root, where=True):
