@@ -574,3 +574,118 @@ def array_str(a, *args, _kind=None, **kwargs):
 
 for _name in ("dot", "partition", "argpartition"):
     setattr(ndarray, _name, _array_only(_name))
+
+
+# --------------------------------------- NumPy's argument checks first
+# (the methods and functions of _funcs with the errors and the 0-d cases
+# NumPy's C code has before its work)
+
+def _check_transpose(nd, axes):
+    """NumPy's checks of transpose's axes: their count before their bounds
+    ("axes don't match array"), then a repeated axis."""
+    if axes is None:
+        return
+    axes = tuple(axes)
+    if len(axes) != nd:
+        raise ValueError("axes don't match array")
+    norm = [_np.core.multiarray.normalize_axis_index(operator.index(x), builtins.max(nd, 1))
+            for x in axes]
+    if len(set(norm)) != len(norm):
+        raise ValueError("repeated axis in transpose")
+
+
+def _transpose_function(a, axes=None, *, _kind=None, _fn=F.transpose):
+    _check_transpose(_np.ndim(a), axes)
+    return _fn(a, axes, _kind=_kind)
+
+
+def _transpose_checked(self, *axes, _fn=F.transpose):
+    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+        axes = axes[0]
+    axes = axes or None
+    _check_transpose(self.ndim, axes)
+    return _fn(self, axes, _kind=type(self))
+
+
+def _swapaxes_checked(a, axis1, axis2, _kind=None, _fn=F.swapaxes):
+    nd = a.ndim if isinstance(a, ndarray) else _np.ndim(a)
+    for name, x in (("axis1", axis1), ("axis2", axis2)):
+        _np.core.multiarray.normalize_axis_index(operator.index(x), nd, name)
+    return _fn(a, axis1, axis2, _kind=_kind)
+
+
+def _squeeze_checked(a, axis=None, _kind=None, _fn=F.squeeze):
+    """squeeze of a 0-d array: NumPy takes axis 0 or -1 as an int (its
+    reductions' rule), an axis tuple by the bounds of 0 dims."""
+    if isinstance(a, ndarray) and a.ndim == 0 and axis is not None:
+        for x in axis if isinstance(axis, (tuple, list)) else (axis,):
+            x = operator.index(x)
+            if isinstance(axis, (tuple, list)) or x not in (0, -1):
+                raise _np.AxisError(x, 0)
+        axis = None
+    return _fn(a, axis, _kind=_kind)
+
+
+def _nonzero_checked(a, _kind=None, _fn=F.nonzero):
+    """nonzero of a 0-d array: NumPy's DeprecationWarning (its C texts),
+    then the answer of atleast_1d(a)."""
+    if _np.ndim(a) == 0 and isinstance(a, ndarray):
+        import warnings
+        from .._paths import user_stacklevel
+        # (NumPy's bool loop words it for a condition, its others for arr)
+        text = "Use `atleast_1d(cond).nonzero()` if the old behavior was intended. If the " \
+            "context of this warning is of the form `arr[nonzero(cond)]`, just use `arr[cond]`." \
+            if a.dtype == _np.dtype(bool) else \
+            "Use `atleast_1d(arr).nonzero()` if the old behavior was intended."
+        warnings.warn("Calling nonzero on 0d arrays is deprecated, as it behaves surprisingly. "
+                      + text, DeprecationWarning, stacklevel=user_stacklevel())
+        a = F.reshape(a, (1,), _kind=type(a))
+    return _fn(a, _kind=_kind)
+
+
+def _sort_checked(self, axis=-1, kind=None, order=None, _fn=ndarray.sort):
+    if axis is None:  # (np.sort flattens for None; the method takes an int)
+        raise TypeError("'NoneType' object cannot be interpreted as an integer")
+    return _fn(self, axis, kind, order)
+
+
+for _fn, _wrapped in ((_np.transpose, _transpose_function), (_np.swapaxes, _swapaxes_checked),
+                      (_np.squeeze, _squeeze_checked), (_np.nonzero, _nonzero_checked)):
+    F.FUNCS[_fn] = _wrapped
+ndarray.transpose = F.scalar_method(_transpose_checked)
+ndarray.swapaxes = F.scalar_method(_swapaxes_checked)
+ndarray.squeeze = F.scalar_method(_squeeze_checked)
+ndarray.nonzero = F.scalar_method(_nonzero_checked)
+ndarray.sort = _sort_checked
+
+
+def _take_checked(a, indices, axis=None, out=None, mode="raise", *, _kind=None, _fn=F.take):
+    """np.take / a.take: NumPy's IndexErrors for concrete indices out of
+    bounds (an empty axis: its own text), and an empty list of indices
+    (float64 to NumPy's conversion, which takes it as intp)."""
+    if isinstance(indices, (list, tuple)) and len(indices) == 0:
+        indices = _np.zeros(0, _np.intp)
+    t = _core.tensor_of(a)
+    if mode == "raise" and t is not None and not _C._is_proxy(t) and not _core.tracing():
+        it = _core.tensor_of(indices)
+        vals = _np.asarray(indices) if it is None else None if _C._is_proxy(it) else it.numpy()
+        if vals is not None and vals.dtype.kind in "iu":
+            ax = 0 if axis is None else \
+                _np.core.multiarray.normalize_axis_index(operator.index(axis), builtins.max(
+                    t.ndim, 1))
+            n = t.numel() if axis is None or t.ndim == 0 else t.shape[ax]
+            if vals.size and n == 0:
+                raise IndexError("cannot do a non-empty take from an empty axes.")
+            bad = vals.reshape(-1)[(vals.reshape(-1) < -n) | (vals.reshape(-1) >= n)]
+            if bad.size:
+                raise IndexError(f"index {int(bad[0])} is out of bounds for axis {ax} with size "
+                                 f"{n}")
+    return _fn(a, indices, axis, out, mode, _kind=_kind)
+
+
+def _take_method(self, indices, axis=None, out=None, mode="raise"):
+    return _take_checked(self, indices, axis, out, mode, _kind=type(self))
+
+
+F.FUNCS[_np.take] = _take_checked
+ndarray.take = F.scalar_method(_take_method)

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as _np
 
-from .. import _C
+from .. import _C, _breaks
 from . import _core, _storage
 from ._funcs import _axis, _kind_of, _size, _t, implements, ravel
 from ._lib import _arr, broadcast_shapes
@@ -298,7 +298,18 @@ def compress(condition, a, axis=None, out=None, *, _kind=None):
     ax = _axis(axis, t.ndim)
     n, m = t.shape[ax], c.shape[0]
     if isinstance(n, int) and isinstance(m, int) and m > n:
-        raise IndexError(f"index {n} is out of bounds for axis {ax} with size {n}")
+        # NumPy takes the condition's True positions: only a True past the
+        # end is out of bounds (a.compress([True, False]) of one element is
+        # fine), which a traced condition knows only when it runs
+        beyond = c.slice(0, n, m, 1)
+        if _C._is_proxy(beyond):
+            _breaks.conversion(_C.UnsupportedError, "hop.numpy: compress with a traced "
+                                                    "condition longer than the axis")
+        bad = _np.flatnonzero(beyond.numpy())
+        if bad.size:
+            raise IndexError(f"index {n + int(bad[0])} is out of bounds for axis {ax} with size "
+                             f"{n}")
+        c = c.slice(0, 0, n, 1)
     if isinstance(n, int) and isinstance(m, int) and m < n:
         c = _C.cat([c, _C.zeros((n - m,), dtype=_C.bool)], 0)
     idx = c.nonzero().select(1, 0)

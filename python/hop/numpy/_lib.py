@@ -218,12 +218,14 @@ def repeat(a, repeats, axis=None, *, _kind=None):
     t = _t(a, "repeat")
     if axis is None:
         t, axis = t.reshape(-1), 0
+    elif t.ndim == 0:
+        t = t.reshape(1)  # (NumPy's PyArray_CheckAxis: a 0-d array as a 1-d one)
     ax = _axis(axis, t.ndim)
     n = t.shape[ax]
     r = _core.operand(repeats, "repeat")
     if r.t is None or r.t.ndim == 0 and not _C._is_proxy(r.t) and not _core.tracing():
         k = operator.index(_core.scalar_arg(r) if r.t is None else r.t.item())
-        if k < 0:
+        if k < 0 and not (type(n) is int and n == 0):  # (broadcast to no count: none checked)
             raise ValueError("negative dimensions are not allowed")
         idx = _C.arange(n * k) // k if k else _C.zeros(0, dtype=_C.int64)
         return wrap(kind, _C._op("take", t, ax, idx))

@@ -233,12 +233,12 @@ class ndarray:
 
     def _scalar_value(self, what):
         if self.size != 1:
-            raise TypeError("only length-1 arrays can be converted to Python scalars")
+            raise TypeError("only size-1 arrays can be converted to Python scalars")
         return self._t.numpy().reshape(())[()]
 
     def _scalar_tensor(self, what):
         if self.size != 1:
-            raise TypeError(f"only length-1 arrays can be converted to Python scalars")
+            raise TypeError("only size-1 arrays can be converted to Python scalars")
         t = self._t.reshape(()) if self.ndim else self._t
         if what in ("int", "float", "complex", "round", "hash") and _C._is_proxy(t):
             # hop.compile runs such a function eagerly (_breaks)
@@ -799,7 +799,12 @@ def _unop(name, py):
         if name == "positive" and self.dtype == _np.dtype(bool):
             # NumPy 1.24's +a of a bool array: a copy (and a DeprecationWarning;
             # np.positive refuses bool), a NumPy scalar of a 0-d one; +s is s
-            return self if self._scalar else self.copy()[()] if self.ndim == 0 else self.copy()
+            if self._scalar:
+                return self
+            _warnings.warn("Applying '+' to a non-numerical array is ill-defined. Returning a "
+                           "copy, but in the future this will error.", DeprecationWarning,
+                           stacklevel=2)
+            return self.copy()[()] if self.ndim == 0 else self.copy()
         if self._scalar and _reported_scalar_math(self, None):
             return _numpy_scalar_math(py, (self,))
         return call_ufunc(name, (self,), {}, type(self))
@@ -933,8 +938,12 @@ def _fast_power(self, other):
             0.0: "ones_like"}.get(float(other))
 
 
-def _pow(self, other):
+def _pow(self, other, mod=None):
     from ._ufuncs import call_ufunc, takes
+    if mod is not None:  # (pow(a, b, m): NumPy's arrays and scalars have no such power)
+        what = f"numpy.{self.dtype.type.__name__}" if self._scalar else "numpy.ndarray"
+        raise TypeError(f"unsupported operand type(s) for ** or pow(): '{what}', "
+                        f"'{type(other).__name__}', '{type(mod).__name__}'")
     fast = _fast_power(self, other) if takes(other) else None
     if fast is None:
         return _plain_pow(self, other)
@@ -987,22 +996,23 @@ for _dunder, _uf in {"neg": "negative", "pos": "positive", "abs": "absolute",
 del _dunder, _uf, _py
 
 
-def _divmod(self, other):
+def _divmod(self, other, reflected=False):
+    """divmod() of an array: NumPy's ufunc np.divmod (its warnings and
+    errors name divmod); of two NumPy scalars their floor division and
+    remainder."""
     from ._ufuncs import call_ufunc, takes
     if _defers_to(self, other) or not takes(other):
         return NotImplemented
-    args = (self, other)
+    args = (other, self) if reflected else (self, other)
     kind = result_kind(args)
+    if not self._scalar or isinstance(other, (list, tuple, _np.ndarray)) or \
+            isinstance(other, ndarray) and not other._scalar:
+        return call_ufunc("divmod", args, {}, kind)
     return (call_ufunc("floor_divide", args, {}, kind), call_ufunc("remainder", args, {}, kind))
 
 
 def _rdivmod(self, other):
-    from ._ufuncs import call_ufunc, takes
-    if _defers_to(self, other) or not takes(other):
-        return NotImplemented
-    args = (other, self)
-    kind = result_kind(args)
-    return (call_ufunc("floor_divide", args, {}, kind), call_ufunc("remainder", args, {}, kind))
+    return _divmod(self, other, True)
 
 
 ndarray.__divmod__ = _divmod
