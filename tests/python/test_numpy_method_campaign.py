@@ -83,6 +83,13 @@ def _functions(expr):
     return ns["f"], gns["g"], gns
 
 
+def _numpy_of(x):
+    """x with hop.numpy's arrays and scalars as NumPy's, in lists too."""
+    if isinstance(x, list):
+        return [_numpy_of(v) for v in x]
+    return _as_numpy(x)
+
+
 def describe(x, inp=None):
     """What the first rule compares of a result: its type, and of an array
     its dtype, shape, strides, contiguity, writeability, bytes and whether
@@ -111,7 +118,7 @@ def outcome(call, inp):
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         try:
-            d = describe(_as_numpy(call()), inp)
+            d = describe(_numpy_of(call()), inp)
         except Exception as e:  # noqa: BLE001 (compared by the caller)
             d = ("raised", type(e).__name__, str(e))
     ws = tuple(sorted({(x.category.__name__, str(x.message)) for x in w
@@ -145,6 +152,50 @@ def differences(expr, src):
 def check(expr, name):
     bad = differences(expr, INPUTS[name])
     assert not bad, f"{expr} on {name}:\n" + "\n".join(bad)
+
+
+# The expressions the campaign draws ({} the array); the stress budget's
+# pinned runs met the differences the regressions below keep.  Left out
+# (docs/ARCHITECTURE.md and the report of this campaign): order='K' ravel
+# and flatten, setflags, resize, byteswap, newbyteorder, getfield, ctypes,
+# owndata, strings (astype('U')), float16 overflow warnings, float16 sums
+# over an outer axis, a complex searchsorted of unsorted data, and the
+# layout of round/imag/__copy__ of a Fortran-ordered array.
+METHODS = [
+    "a.astype(np.float32)", "a.astype(np.int8)", "a.astype(bool)", "a.astype(a.dtype, copy=False)",
+    "a.astype(np.complex64, casting='safe')", "a.astype(np.int16, casting='same_kind')",
+    "a.copy()", "a.copy(order='F')", "a.fill(3)|a", "a.fill(-1.5)|a", "a.item(0)", "a.item(-1)",
+    "a.itemset(0, 9)|a", "a.tolist()", "a.tobytes()", "a.view(np.uint8)", "a.T", "a.transpose()",
+    "a.swapaxes(0, -1)", "a.flatten()", "a.flatten('F')", "a.ravel()", "a.squeeze()",
+    "a.squeeze(axis=0)", "a.repeat(2)", "a.repeat(2, axis=0)", "a.clip(0, 2)", "a.clip(min=0)",
+    "a.clip(max=1)", "a.round()", "a.round(1)", "a.round(-1)", "a.cumsum()", "a.cumsum(axis=0)",
+    "a.cumprod()", "a.argsort()", "a.argsort(kind='stable')", "a.sort()|a", "a.sort(axis=0)|a",
+    "a.searchsorted(2)", "a.nonzero()", "a.any()", "a.all(axis=-1, keepdims=True)",
+    "a.any(axis=0)", "a.dot(2)", "a.dot(a.T)", "a.conj()", "a.real", "a.imag", "a.size",
+    "a.ndim", "a.nbytes", "a.itemsize", "a.shape", "len(a)", "list(a)", "bool(a)", "int(a)",
+    "float(a)", "complex(a)", "operator.index(a)", "2 in a", "np.nan in a", "a == None",
+    "a != None", "a == 'x'", "a == [1, 2, 3]", "a < [1, 2, 3]", "(1, 2, 3) + a", "[0.5] * a",
+    "_iadd(a, 1.5)", "_iadd(a, 1)", "_imul(a, 2)", "_itruediv(a, 2)", "_ifloordiv(a, 2)",
+    "_ior(a, 1)", "str(a)", "repr(a)", "format(a, '')", "str(a.sum())", "repr(a.max())",
+    "divmod(a, 2)", "divmod(a, 0)", "a ** -1", "a ** 2", "2 ** a", "pow(a, 2, 3)", "a @ a",
+    "a @ [1, 2, 3]", "-a", "~a", "abs(a)", "+a", "a.max(initial=3)", "a.ptp()", "a.prod()",
+    "a.mean()", "a.argmax()", "a.take([0, 1])", "a.compress([True, False])", "hash(a)",
+    "a.__array__()", "round(a)", "a.trace()", "a.reshape(-1)", "a.sum(axis=0, keepdims=True)",
+    "a.__copy__()", "a.__deepcopy__({})",
+]
+NAMES = sorted(INPUTS)
+_SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                       HealthCheck.data_too_large])
+
+
+# pinned (budget.pinned): the stress runs of 2026-11-30 (this file alone,
+# --hypothesis-seed=1..5) met no difference outside the list above.
+@settings(max_examples=examples(40), derandomize=pinned(), **_SETTINGS)
+@given(st.sampled_from(METHODS), st.sampled_from(NAMES))
+def test_methods_and_protocol_agree_with_numpy(expr, name):
+    """NumPy 1.24, eager hop.numpy, compiled with an argument and compiled
+    with a global agree on everything describe() and outcome() see."""
+    check(expr, name)
 
 
 # ------------------------------------------------------------ regressions
@@ -393,4 +444,15 @@ def test_numpys_errors_and_0d_cases_of_methods(expr, name):
     # array's repeat(axis=0), squeeze(axis=0) and compress raised where
     # NumPy answers, and warnings were missing or worded otherwise (+ of a
     # bool array, nonzero of a 0-d one)
+    check(expr, name)
+
+
+@pytest.mark.parametrize("expr,name", [
+    ("a.round()", "ft"), ("a.round(1)", "ft"), ("np.round(a, -1)", "ft"), ("a.imag", "ft"),
+    ("a.__copy__()", "ft"), ("a.__deepcopy__({})", "ft"), ("complex(a)", "f"),
+    ("complex(a)", "b"), ("list(a)", "f32"), ("list(a)", "i")])
+def test_layout_of_new_arrays_and_complex_of_many_elements(expr, name):
+    # a Fortran-ordered array's round, imag, __copy__ and __deepcopy__ were
+    # C-ordered (NumPy's keep the memory order); complex() of a real array
+    # of many elements said 'size-1' (NumPy 1.24's complex: 'length-1')
     check(expr, name)

@@ -21,7 +21,7 @@ from .. import _C, _breaks
 from . import _core, _storage
 from . import _funcs as F
 from . import _index_routines, _lib, _sorting, _twodim
-from ._ndarray import item_key, ndarray, view, wrap
+from ._ndarray import _size_1_text, item_key, ndarray, view, wrap
 from ._storage import Step
 
 __all__ = []
@@ -122,8 +122,8 @@ def _set_real(self, value):
 def _imag(self):
     if _core.np_dtype(self._t).kind == "c":
         return _complex_part(self, "imag")
-    r = wrap(type(self), _C.zeros(tuple(self._t.shape), dtype=self._t.dtype),
-             scalar=self._scalar)
+    r = _like_layout(self, wrap(type(self), _C.zeros(tuple(self._t.shape), dtype=self._t.dtype),
+                                scalar=self._scalar))
     r._ro = True  # NumPy's imaginary part of a real array is a read-only array
     return r
 
@@ -154,13 +154,27 @@ def _conj_method(self, _numpy=ndarray.conj):
     return r
 
 
+def _like_layout(self, r):
+    """r (a new array of self's shape) laid out in self's memory order, as
+    NumPy's ufuncs lay out their results (order 'K': a Fortran-ordered
+    array's round or imag is Fortran-ordered)."""
+    if isinstance(r, ndarray) and not r._scalar and self.ndim >= 2 and r.shape == self.shape:
+        from ._ufuncs import in_memory_order, memory_order
+        if memory_order(type(self), (self,), self.ndim, "K", "K", "like") is not None:
+            return in_memory_order(type(self), (self,), self.shape,
+                                   lambda view, _: view(r._t).clone(), "K")
+    return r
+
+
 def _round_method(self, decimals=0, out=None, _numpy=ndarray.round):
     """x.round(d): of an integer array and d >= 0 x itself, as NumPy's
-    PyArray_Round (a 0-d one's scalar: PyArray_Return)."""
+    PyArray_Round (a 0-d one's scalar: PyArray_Return); else in x's memory
+    order (NumPy's ufuncs compute it)."""
     if out is None and self.dtype.kind in "iu" and not self._scalar and self.ndim and \
             operator.index(decimals) >= 0:
         return self
-    return _numpy(self, decimals, out)
+    r = _numpy(self, decimals, out)
+    return r if out is not None else _like_layout(self, r)
 
 
 def _round_function(a, decimals=0, out=None, *, _kind=None):
@@ -410,11 +424,14 @@ def _array_only(name):
 
 
 ndarray.__contains__ = _contains
-ndarray.__copy__ = lambda self: self.copy()
-ndarray.__deepcopy__ = lambda self, memo: self.copy()
+# (NumPy's copy.copy and copy.deepcopy keep the memory order: 'K')
+ndarray.__copy__ = lambda self: self.copy(order="K")
+ndarray.__deepcopy__ = lambda self, memo: self.copy(order="K")
 
 
 def _complex(self):
+    if self.size != 1:
+        raise TypeError(_size_1_text("complex"))
     if self.dtype.kind != "c":
         return complex(float(self))
     if self._fixed():

@@ -233,12 +233,12 @@ class ndarray:
 
     def _scalar_value(self, what):
         if self.size != 1:
-            raise TypeError("only size-1 arrays can be converted to Python scalars")
+            raise TypeError(_size_1_text(what))
         return self._t.numpy().reshape(())[()]
 
     def _scalar_tensor(self, what):
         if self.size != 1:
-            raise TypeError("only size-1 arrays can be converted to Python scalars")
+            raise TypeError(_size_1_text(what))
         t = self._t.reshape(()) if self.ndim else self._t
         if what in ("int", "float", "complex", "round", "hash") and _C._is_proxy(t):
             # hop.compile runs such a function eagerly (_breaks)
@@ -521,6 +521,13 @@ def item_key(a, args):
         if type(n) is int and not -n <= k < n:
             raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
     return ks
+
+
+def _size_1_text(what):
+    """NumPy 1.24's TypeError of int(), float() (and index) of an array of
+    more than one element; complex()'s keeps the older wording."""
+    size = "length" if what == "complex" else "size"
+    return f"only {size}-1 arrays can be converted to Python scalars"
 
 
 def asarray_of(a):
