@@ -456,3 +456,13 @@ def test_layout_of_new_arrays_and_complex_of_many_elements(expr, name):
     # C-ordered (NumPy's keep the memory order); complex() of a real array
     # of many elements said 'size-1' (NumPy 1.24's complex: 'length-1')
     check(expr, name)
+
+
+@pytest.mark.parametrize("expr,name", [
+    ("a.ravel(order='K')", "ft"), ("a.flatten('K')", "ft"), ("np.ravel(a, order='K')", "i3"),
+    ("a.transpose(2, 0, 1).ravel('K')", "i3"), ("a[:, ::2].T.flatten(order='K')", "i3"),
+    ("a.ravel(order='K')", "s"), ("a.flatten('K')", "z"), ("a.T.ravel('K')", "ft")])
+def test_ravel_and_flatten_in_memory_order(expr, name):
+    # order='K' was hop.UnsupportedError ("reshape with order='K' is not
+    # supported"): now the array transposed into its memory order, then C
+    check(expr, name)

@@ -706,3 +706,35 @@ def _take_method(self, indices, axis=None, out=None, mode="raise"):
 
 F.FUNCS[_np.take] = _take_checked
 ndarray.take = F.scalar_method(_take_method)
+
+
+def _k_order(a, order):
+    """(a, order) for ravel and flatten: order 'K' as a transpose of a into
+    its memory order (outermost axis first), then 'C'."""
+    if not (isinstance(order, str) and order.upper() == "K" and isinstance(a, ndarray)):
+        return a, order
+    if a.ndim < 2:
+        return a, "C"
+    from ._ufuncs import memory_order
+    perm = memory_order(type(a), (a,), a.ndim, "K", "K", "like")
+    return (a if perm is None else F.transpose(a, perm, _kind=type(a))), "C"
+
+
+def _ravel_function(a, order="C", *, _kind=None, _fn=F.ravel):
+    a, order = _k_order(a, order)
+    return _fn(a, order, _kind=_kind)
+
+
+def _ravel_method(self, order="C"):
+    a, order = _k_order(self, order)
+    return F.ravel(a, order, _kind=type(self))
+
+
+def _flatten_checked(self, order="C", _fn=ndarray.flatten):
+    a, order = _k_order(self, order)
+    return _fn(a, order)
+
+
+F.FUNCS[_np.ravel] = _ravel_function
+ndarray.ravel = F.scalar_method(_ravel_method)
+ndarray.flatten = _flatten_checked
