@@ -466,3 +466,18 @@ def test_ravel_and_flatten_in_memory_order(expr, name):
     # order='K' was hop.UnsupportedError ("reshape with order='K' is not
     # supported"): now the array transposed into its memory order, then C
     check(expr, name)
+
+
+@pytest.mark.parametrize("where", ["argument", "global"])
+def test_setflags_of_the_callers_array_changes_it(where):
+    # compiled, a.setflags(write=False) changed hop's array only: the
+    # caller's stayed writeable (now the statement runs in Python, on it)
+    ns = {"np": np}
+    exec("def f(a):\n    a.setflags(write=False)\n    return a.sum()\n"  # noqa: S102
+         "def g():\n    G.setflags(write=False)\n    return G.sum()\n", ns)
+    x = np.arange(3.0)
+    ns["G"] = x
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the break: warned)
+        r = hop.compile(ns["f"])(x) if where == "argument" else hop.compile(ns["g"])()
+    assert r == 3.0 and not x.flags.writeable

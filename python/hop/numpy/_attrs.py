@@ -489,6 +489,11 @@ def _partition_method(self, kth, axis=-1, kind="introselect", order=None):
 
 
 def _setflags(self, write=None, align=None, uic=None):
+    if write is not None and _core.tracing() and (self._role is not None or self._run is None):
+        # (an argument's or a global's flag is the caller's array's: the
+        # statement runs in Python, on it)
+        _breaks.conversion(_C.UnsupportedError, "hop.numpy: setflags of an array the caller "
+                                                "holds changes the caller's array")
     if write is not None:
         if write and self._ro:
             raise ValueError("cannot set WRITEABLE flag to True of this array")
