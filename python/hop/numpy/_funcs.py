@@ -1023,8 +1023,7 @@ def dot(a, b, out=None, *, _kind=None):
     from ._mathfuncs import blas_axpy, dot_of_0d
     if ta.ndim == 0 or tb.ndim == 0:
         r = dot_of_0d(a, b)
-        return _out(kind, r, scalar=r.ndim == 0, what="dot") if out is None else \
-            _dot_into(r, out, kind)
+        return _dot_into(r, out, kind) if out is not None else _out(kind, r, r.ndim == 0)
     ta, tb = _core.promote(ta, tb)
     dt = _core.np_dtype(ta)
     if dt == _np.dtype(bool):
@@ -1036,9 +1035,7 @@ def dot(a, b, out=None, *, _kind=None):
                          f"{tb.shape[0 if tb.ndim == 1 else -2]} (dim "
                          f"{0 if tb.ndim == 1 else tb.ndim - 2})")
     if tb.ndim <= 2:
-        r = _C.matmul(ta, tb)
-        if dt in (_np.float32, _np.float64, _np.complex64, _np.complex128):
-            r = blas_axpy(ta, tb, r)
+        r = blas_axpy(ta, tb, _C.matmul(ta, tb))
     else:
         # dot(a, b)[i, j, k, m] = sum(a[i, j, :] * b[k, :, m])
         k = ta.shape[-1]

@@ -701,14 +701,15 @@ def dot_of_0d(a, b):
 
 
 def blas_axpy(ta, tb, r=None):
-    """np.dot(ta, tb) of one dtype NumPy's cblas_matrixproduct computes as
-    a scalar times an array (one operand 0-d, or of one element and at most
-    2 dims; both at most 2 dims), r the matmul's answer (None: 0-d operand,
-    the broadcast product): with one element in all, the product; else
-    BLAS's axpy y = 0 + alpha * x, which returns at once for alpha == 0 (so
-    zeros, NaN and inf times 0 included) and adds -0.0 to +0.0.  None where
-    NumPy's dot takes another path."""
-    if not (ta.ndim <= 2 and tb.ndim <= 2 and (_scalar_shaped(ta) or _scalar_shaped(tb))):
+    """np.dot(ta, tb) (one dtype) as NumPy's cblas_matrixproduct computes
+    it for float32/64 and complex64/128 where it is a scalar times an array
+    (one operand 0-d, or of one element and at most 2 dims; both at most 2
+    dims); r the matmul's answer (None: a 0-d operand's broadcast product).
+    With one element in all the product; else BLAS's axpy y = 0 + alpha * x,
+    which returns at once for alpha == 0 (zeros, even for NaN and inf) and
+    turns -0.0 into +0.0.  r itself where NumPy's dot takes another path."""
+    if not (ta.ndim <= 2 and tb.ndim <= 2 and (_scalar_shaped(ta) or _scalar_shaped(tb))) or \
+            _core.np_dtype(ta) not in _BLAS:
         return r
     x, alpha = (tb, ta) if _scalar_shaped(ta) else (ta, tb)
     alpha = alpha.reshape(())
