@@ -1,6 +1,7 @@
 /*
  * python/_C/np_eager.c - the eager fast path of hop.numpy's elementwise
- * ufuncs (`a + b`, `a * 2.0`, `a < b`, `np.sin(a)` outside any trace), the
+ * ufuncs (`a + b`, `a * 2.0`, `a < b`, `np.sin(a)` outside any trace) and
+ * of its plain reductions (`a.sum()`, `np.mean(a, axis=0)`, `a.max()`), the
  * per-call part in C.
  *
  * python/hop/numpy/_eager.py owns the decisions: what an operand's key is
@@ -12,6 +13,13 @@
  * the result's hop.numpy.ndarray by filling its slots with the values
  * ndarray.__init__ gives outside a run (ndarray._EAGER_SLOTS): a Python
  * frame per op cost more than NumPy's whole `a + b` on 16 elements.
+ *
+ * A reduction's plan is keyed by the array's dtype, rank and axis
+ * (_eager._reduce_plan: the kernel the general path calls, the casts around
+ * it).  The methods of hop.numpy.ndarray that try the fast path first are C
+ * method descriptors (the operators, the reductions, __array_ufunc__ and
+ * __array_function__, which NumPy's overrides call), so that no Python frame
+ * runs before it.
  *
  * Anything this file does not take (an operand without a key, a gate
  * closed, a plan of None) is answered None: the caller's general path
@@ -208,6 +216,23 @@ plan_operand(PyObject *o, PyObject *cast)
 
 static PyObject *finish(PyObject *r, PyObject *out_dt, PyObject *out_hop);
 
+/* plan's kernel (item 0) called on the n arguments u, its result finished
+ * (items 3 and 4: finish): as run_plan.  The flags of hop_fp_status are
+ * this call's; a ShapeError (operands that do not broadcast, an empty max)
+ * has the general path raise NumPy's error (its ValueError and text). */
+static PyObject *
+call_kernel(PyObject *plan, PyObject *const *u, size_t n)
+{
+    hop_fp_clear();
+    PyObject *r = PyObject_Vectorcall(PyTuple_GET_ITEM(plan, 0), u, n, NULL);
+    if (r == NULL) {
+        if (PyErr_ExceptionMatches(hop_py_ShapeError))
+            PyErr_Clear();
+        return NULL;
+    }
+    return finish(r, PyTuple_GET_ITEM(plan, 3), PyTuple_GET_ITEM(plan, 4));
+}
+
 /* Runs plan (impl, cast of x, cast of y, result's NumPy dtype, its hop
  * dtype) on the n operands ops: the result, or NULL without an exception
  * when the general path must answer (a floating-point warning), or NULL
@@ -226,18 +251,10 @@ run_plan(PyObject *plan, PyObject *const *ops, Py_ssize_t n)
             return NULL;
         }
     }
-    hop_fp_clear(); /* (the flags this op's kernel raises: below) */
-    PyObject *r = PyObject_Vectorcall(PyTuple_GET_ITEM(plan, 0), u, (size_t)n, NULL);
+    PyObject *r = call_kernel(plan, u, (size_t)n);
     Py_XDECREF(u[0]);
     Py_XDECREF(u[1]);
-    if (r == NULL) {
-        /* operands that do not broadcast: the general path raises NumPy's
-         * ValueError (its text), not the op's ShapeError */
-        if (PyErr_ExceptionMatches(hop_py_ShapeError))
-            PyErr_Clear();
-        return NULL;
-    }
-    return finish(r, PyTuple_GET_ITEM(plan, 3), PyTuple_GET_ITEM(plan, 4));
+    return r;
 }
 
 /* A kernel's result r (stolen) as the fast path's: cast to out_dt (a NumPy
@@ -434,16 +451,9 @@ run_reduce(PyObject *plan, PyObject *x)
                       Py_False};
     if (u[0] == NULL)
         return NULL;
-    hop_fp_clear(); /* (as run_plan's) */
-    PyObject *r = PyObject_Vectorcall(PyTuple_GET_ITEM(plan, 0), u, 3, NULL);
+    PyObject *r = call_kernel(plan, u, 3);
     Py_DECREF(u[0]);
-    if (r == NULL) {
-        /* (an empty max: the general path raises NumPy's ValueError) */
-        if (PyErr_ExceptionMatches(hop_py_ShapeError))
-            PyErr_Clear();
-        return NULL;
-    }
-    return finish(r, PyTuple_GET_ITEM(plan, 3), PyTuple_GET_ITEM(plan, 4));
+    return r;
 }
 
 /*

@@ -1,4 +1,5 @@
-"""The eager fast path of hop.numpy's elementwise ufuncs.
+"""The eager fast path of hop.numpy's elementwise ufuncs and plain
+reductions (`a.sum()`, `np.mean(a, 0)`: _reduce_plan, below).
 
 `a + b`, `a * 2.0`, `a < b`, `np.sin(a)` on concrete hop.numpy arrays,
 outside any trace and with NumPy's error state not raising: the general
