@@ -258,8 +258,8 @@ run_plan(PyObject *plan, PyObject *const *ops, Py_ssize_t n)
 }
 
 /* A kernel's result r (stolen) as the fast path's: cast to out_dt (a NumPy
- * dtype, out_hop its hop dtype) when it has another dtype, a new ndarray (a
- * NumPy scalar's when 0-d), or NULL without an exception when its kernel
+ * dtype, out_hop its hop dtype) when it has another dtype, a new ndarray, or
+ * NULL without an exception when its kernel
  * raised a floating-point flag NumPy's state warns for (the general path
  * answers), or NULL with one. */
 static PyObject *
@@ -294,11 +294,7 @@ finish(PyObject *r, PyObject *out_dt, PyObject *out_hop)
         Py_DECREF(r);
         return NULL;
     }
-    int scalar = HOP_PY_IS_TENSOR(r) && hop_py__tensor_rank(HOP_PY_TENSOR(r)) == 0;
-    PyObject *a = new_array(r);
-    if (a != NULL && scalar) /* (as ndarray(t, scalar=True)) */
-        Py_SETREF(SLOT(a, off_scalar), Py_NewRef(Py_True));
-    return a;
+    return new_array(r);
 }
 
 /*
@@ -453,6 +449,11 @@ run_reduce(PyObject *plan, PyObject *x)
         return NULL;
     PyObject *r = call_kernel(plan, u, 3);
     Py_DECREF(u[0]);
+    /* a full reduction's 0-d result is a NumPy scalar's (as the general
+     * path's ndarray(t, scalar=True)) */
+    if (r != NULL && HOP_PY_IS_TENSOR(SLOT(r, off_tv)) &&
+        hop_py__tensor_rank(HOP_PY_TENSOR(SLOT(r, off_tv))) == 0)
+        Py_SETREF(SLOT(r, off_scalar), Py_NewRef(Py_True));
     return r;
 }
 
