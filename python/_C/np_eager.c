@@ -33,13 +33,13 @@
 
 #define NP_EAGER_MAX_SLOTS 16
 
-static PyTypeObject *nd_type; /* hop.numpy.ndarray (exactly: not NumpyArg) */
-static PyObject *plans;       /* dict: (name, key[, key]) -> plan or None */
-static PyObject *planner;     /* _eager._plan(name, operands) -> plan or None */
+static PyTypeObject *nd_type;    /* hop.numpy.ndarray (exactly: not NumpyArg) */
+static PyObject *plans;          /* dict: (name, key[, key]) -> plan or None */
+static PyObject *planner;        /* _eager._plan(name, operands) -> plan or None */
 static PyObject *reduce_planner; /* _eager._reduce_plan(name, array, axis) -> plan or None */
 static PyObject *reduce_funcs;   /* dict: NumPy's function (np.sum) -> its reduction's name */
 static PyObject *ufunc_names;    /* dict: ufunc -> its __name__, interned */
-static PyObject *cast_fn;     /* _core.cast(tensor, numpy dtype) */
+static PyObject *cast_fn;        /* _core.cast(tensor, numpy dtype) */
 /* This thread's count of reasons the fast path is off besides a trace: a
  * run of hop.numpy's on its stack (_storage.begin_run / end_run), hop.compile
  * recording a path (_paths): _np_eager_off(+1 / -1) where they begin and end,
@@ -383,8 +383,8 @@ static PyObject *
 ufunc_miss(PyObject *name, void *ctx)
 {
     ufunc_call *c = ctx;
-    PyObject *t = c->tuple != NULL ? Py_NewRef(c->tuple) : PyTuple_Pack(c->n, c->ops[0],
-                                                                        c->ops[c->n - 1]);
+    PyObject *t =
+        c->tuple != NULL ? Py_NewRef(c->tuple) : PyTuple_Pack(c->n, c->ops[0], c->ops[c->n - 1]);
     PyObject *plan = t == NULL ? NULL : PyObject_CallFunctionObjArgs(planner, name, t, NULL);
     Py_XDECREF(t);
     return plan;
@@ -614,8 +614,8 @@ static PyObject *
 eager_array_ufunc_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-    if (nd_type != NULL && (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) && (n == 4 || n == 5) &&
-        is_str(args[2], call_str)) {
+    if (nd_type != NULL && (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) &&
+        (n == 4 || n == 5) && is_str(args[2], call_str)) {
         PyObject *name = ufunc_name(args[1]); /* (NULL, no exception: not a str) */
         PyObject *r = name == NULL ? NULL : fast(name, args + 3, n - 3, NULL);
         if (r != NULL || PyErr_Occurred())

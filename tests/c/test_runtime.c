@@ -27,12 +27,11 @@ static void
 test_eager_unary_shortcut_matches_the_general_path(void **state)
 {
     (void)state;
-    const hop_op ops[] = {HOP_OP_neg,    HOP_OP_abs,    HOP_OP_exp,    HOP_OP_log,
-                          HOP_OP_sin,    HOP_OP_cos,    HOP_OP_tanh,   HOP_OP_sqrt,
-                          HOP_OP_expm1,  HOP_OP_log1p,  HOP_OP_log2,   HOP_OP_log10,
-                          HOP_OP_exp2,   HOP_OP_tan,    HOP_OP_arctan, HOP_OP_sinh,
-                          HOP_OP_cosh,   HOP_OP_arcsin, HOP_OP_arccos, HOP_OP_arcsinh,
-                          HOP_OP_arccosh, HOP_OP_arctanh, HOP_OP_cbrt};
+    const hop_op ops[] = {
+        HOP_OP_neg,    HOP_OP_abs,     HOP_OP_exp,     HOP_OP_log,     HOP_OP_sin,  HOP_OP_cos,
+        HOP_OP_tanh,   HOP_OP_sqrt,    HOP_OP_expm1,   HOP_OP_log1p,   HOP_OP_log2, HOP_OP_log10,
+        HOP_OP_exp2,   HOP_OP_tan,     HOP_OP_arctan,  HOP_OP_sinh,    HOP_OP_cosh, HOP_OP_arcsin,
+        HOP_OP_arccos, HOP_OP_arcsinh, HOP_OP_arccosh, HOP_OP_arctanh, HOP_OP_cbrt};
     const hop_dtype dts[] = {HOP_F32, HOP_F64, HOP_F16};
     const int64_t lens[] = {1, 7, 16, 100, 4096, 5000};
     static double v[5000];
