@@ -359,8 +359,9 @@ def r_eager_op():
                   "a + b on f32[16], a new result each call")
 
 
-@row("np_eager_op", "eager hop.numpy op vs NumPy (a + b, a * 2.0, a < b, np.sin(a); 16 and 1M "
-                   "float64)", "<= 2x NumPy at 16, >= 1x at 1M")
+@row("np_eager_op", "eager hop.numpy op vs NumPy (a + b, a * 2.0, a < b, np.sin(a), np.exp(a), "
+                   "a.sum(), np.sum(a), a.mean(), a.max(), m.sum(axis=0); 16 and 1M float64)",
+     "<= 2x NumPy at 16, >= 1x at 1M")
 def r_np_eager_op():
     import hop.numpy as hnp
     one_thread()
@@ -369,10 +370,18 @@ def r_np_eager_op():
     for n in (16, 1_000_000):
         a, b = hnp.ones(n), hnp.ones(n) * 2.0
         an, bn = np.ones(n), np.ones(n) * 2.0
+        # (m: the same elements as a 2-d array, 4 x n/4, reduced over its rows)
+        m, mn = a.reshape(4, n // 4), an.reshape(4, n // 4)
         cases = {"add": (lambda: a + b, lambda: an + bn),
                  "mul_scalar": (lambda: a * 2.0, lambda: an * 2.0),
                  "less": (lambda: a < b, lambda: an < bn),
-                 "sin": (lambda: np.sin(a), lambda: np.sin(an))}
+                 "sin": (lambda: np.sin(a), lambda: np.sin(an)),
+                 "exp": (lambda: np.exp(a), lambda: np.exp(an)),
+                 "sum": (lambda: a.sum(), lambda: an.sum()),
+                 "np_sum": (lambda: np.sum(a), lambda: np.sum(an)),
+                 "mean": (lambda: a.mean(), lambda: an.mean()),
+                 "max": (lambda: a.max(), lambda: an.max()),
+                 "sum_axis0": (lambda: m.sum(axis=0), lambda: mn.sum(axis=0))}
         for name, (hf, nf) in cases.items():
             s = measure_all({"hop": hf, "np": nf}, repeat=11 if n > 16 else None)
             hm, nm = s["hop"].median, s["np"].median

@@ -394,12 +394,51 @@ eager_matmul(const hop__call *c, hop_rt_value *out)
     return st;
 }
 
+/* Whether op is a unary op whose result has the dtype of its f32 or f64
+ * operand (hop_op_infer's rule for these) and one vector function per dtype
+ * that the engine calls as eager_fast does (hop__vfn_unary). */
+static bool
+float_unary(hop_op op)
+{
+    switch (op) {
+    case HOP_OP_neg:
+    case HOP_OP_abs:
+    case HOP_OP_exp:
+    case HOP_OP_log:
+    case HOP_OP_sin:
+    case HOP_OP_cos:
+    case HOP_OP_tanh:
+    case HOP_OP_sqrt:
+    case HOP_OP_expm1:
+    case HOP_OP_log1p:
+    case HOP_OP_log2:
+    case HOP_OP_log10:
+    case HOP_OP_exp2:
+    case HOP_OP_tan:
+    case HOP_OP_arctan:
+    case HOP_OP_sinh:
+    case HOP_OP_cosh:
+    case HOP_OP_arcsin:
+    case HOP_OP_arccos:
+    case HOP_OP_arcsinh:
+    case HOP_OP_arccosh:
+    case HOP_OP_arctanh:
+    case HOP_OP_cbrt:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /*
  * The common eager call from Python - arithmetic on two dense tensors of one
- * dtype and one shape, small enough not to go to the pool - skips shape
- * inference and the engine's setup: its result has the operands' dtype and
- * sizes (hop_op_infer says so for these ops and dtypes), and one call of the
- * vector function computes it, as the engine would for one flat run.
+ * dtype and one shape, or a float function of one dense f32 or f64 tensor
+ * (np.sin(a)), small enough not to go to the pool - skips shape inference
+ * and the engine's setup: its result has the operands' dtype and sizes
+ * (hop_op_infer says so for these ops and dtypes), and one call of the
+ * vector function computes it, as the engine does for one flat run of
+ * operands in the dtype the function reads (elementwise.c's direct run) on
+ * one task (less work than a piece worth a thread, HOP__GRAIN).
  * Anything else (or an op without a vector function for the dtype) takes
  * the general path, which also reports every operand error.  Returns false
  * when it does not apply; *st is the outcome when it does.
@@ -407,26 +446,32 @@ eager_matmul(const hop__call *c, hop_rt_value *out)
 static bool
 eager_fast(hop_status *st, hop_op op, const hop_rt_arg *args, size_t nargs, hop_rt_value *out)
 {
-    if (nargs != 2 || args[0].kind != HOP_OPND_TENSOR || args[1].kind != HOP_OPND_TENSOR)
+    if (args == NULL || nargs < 1 || nargs > 2 || args[0].kind != HOP_OPND_TENSOR ||
+        args[nargs - 1].kind != HOP_OPND_TENSOR)
         return false;
-    switch (op) {
-    case HOP_OP_add:
-    case HOP_OP_sub:
-    case HOP_OP_mul:
-    case HOP_OP_maximum:
-    case HOP_OP_minimum:
-    case HOP_OP_div:
-        break;
-    default:
-        return false;
-    }
-    const hop_tensor *a = args[0].u.tensor, *b = args[1].u.tensor;
+    const hop_tensor *a = args[0].u.tensor, *b = args[nargs - 1].u.tensor;
     if (a == NULL || b == NULL || a->dtype != b->dtype || a->rank != b->rank || a->rank < 0 ||
         a->rank > HOP_MAX_RANK)
         return false;
-    if (a->dtype != HOP_F32 && a->dtype != HOP_F64 &&
-        (op == HOP_OP_div || (a->dtype != HOP_I32 && a->dtype != HOP_I64)))
-        return false;
+    if (nargs == 1) {
+        if (!float_unary(op) || (a->dtype != HOP_F32 && a->dtype != HOP_F64))
+            return false;
+    } else {
+        switch (op) {
+        case HOP_OP_add:
+        case HOP_OP_sub:
+        case HOP_OP_mul:
+        case HOP_OP_maximum:
+        case HOP_OP_minimum:
+        case HOP_OP_div:
+            break;
+        default:
+            return false;
+        }
+        if (a->dtype != HOP_F32 && a->dtype != HOP_F64 &&
+            (op == HOP_OP_div || (a->dtype != HOP_I32 && a->dtype != HOP_I64)))
+            return false;
+    }
     /* Non-negative sizes whose product is at most 4096 pass
      * hop__check_shape, so the result is allocated without it; a header
      * the general path would call invalid goes there for its error.  Both
@@ -440,9 +485,9 @@ eager_fast(hop_status *st, hop_op op, const hop_rt_arg *args, size_t nargs, hop_
             __builtin_mul_overflow(n, size, &n))
             return false;
     }
-    if (n > 4096)
+    if (n > 4096 || n * hop_op_get(op)->cost >= HOP__GRAIN)
         return false;
-    hop__vfn fn = hop__vfn_binary(op, a->dtype);
+    hop__vfn fn = nargs == 1 ? hop__vfn_unary(op, a->dtype) : hop__vfn_binary(op, a->dtype);
     if (fn == NULL)
         return false;
     hop_tensor *t = hop__tensor_empty_checked(a->dtype, a->rank, a->sizes, n);

@@ -15,8 +15,8 @@
 
 _Static_assert(sizeof(hop__kernel) <= HOP_KERNEL_BYTES, "hop_kernel is too small for a plan");
 
-/* Work units per piece worth a thread (1 unit ~ one float add, so ~20 us). */
-#define GRAIN 32768
+/* Work units per piece worth a thread (runtime.h). */
+#define GRAIN HOP__GRAIN
 
 /* ---------------------------------------------------------------- checks */
 

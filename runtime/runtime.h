@@ -289,6 +289,9 @@ hop_status hop__infer_call(hop__call *c, hop_op op, const hop_rt_arg *args, size
 hop_status hop__kernel_prepare(hop__kernel *k, const hop__call *c, hop_tensor *out);
 /* Runs all of k: on the pool when it is large, inline otherwise. */
 void hop__kernel_run(const hop__kernel *k);
+/* Work units (1 ~ one float add) worth a thread: a kernel with less work runs
+ * as one task on the calling thread (hop__kernel_run), ~20 us. */
+#define HOP__GRAIN 32768
 /* Points k (prepared) at the data of args and out when they differ from
  * its operands only in their data pointers; no shape inference, no
  * allocation, no error set.  False (k unchanged) when anything else

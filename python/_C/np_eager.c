@@ -1,6 +1,7 @@
 /*
  * python/_C/np_eager.c - the eager fast path of hop.numpy's elementwise
- * ufuncs (`a + b`, `a * 2.0`, `a < b`, `np.sin(a)` outside any trace), the
+ * ufuncs (`a + b`, `a * 2.0`, `a < b`, `np.sin(a)` outside any trace) and
+ * of its plain reductions (`a.sum()`, `np.mean(a, axis=0)`, `a.max()`), the
  * per-call part in C.
  *
  * python/hop/numpy/_eager.py owns the decisions: what an operand's key is
@@ -12,6 +13,13 @@
  * the result's hop.numpy.ndarray by filling its slots with the values
  * ndarray.__init__ gives outside a run (ndarray._EAGER_SLOTS): a Python
  * frame per op cost more than NumPy's whole `a + b` on 16 elements.
+ *
+ * A reduction's plan is keyed by the array's dtype, rank and axis
+ * (_eager._reduce_plan: the kernel the general path calls, the casts around
+ * it).  The methods of hop.numpy.ndarray that try the fast path first are C
+ * method descriptors (the operators, the reductions, __array_ufunc__ and
+ * __array_function__, which NumPy's overrides call), so that no Python frame
+ * runs before it.
  *
  * Anything this file does not take (an operand without a key, a gate
  * closed, a plan of None) is answered None: the caller's general path
@@ -25,10 +33,13 @@
 
 #define NP_EAGER_MAX_SLOTS 16
 
-static PyTypeObject *nd_type; /* hop.numpy.ndarray (exactly: not NumpyArg) */
-static PyObject *plans;       /* dict: (name, key[, key]) -> plan or None */
-static PyObject *planner;     /* _eager._plan(name, operands) -> plan or None */
-static PyObject *cast_fn;     /* _core.cast(tensor, numpy dtype) */
+static PyTypeObject *nd_type;    /* hop.numpy.ndarray (exactly: not NumpyArg) */
+static PyObject *plans;          /* dict: (name, key[, key]) -> plan or None */
+static PyObject *planner;        /* _eager._plan(name, operands) -> plan or None */
+static PyObject *reduce_planner; /* _eager._reduce_plan(name, array, axis) -> plan or None */
+static PyObject *reduce_funcs;   /* dict: NumPy's function (np.sum) -> its reduction's name */
+static PyObject *ufunc_names;    /* dict: ufunc -> its __name__, interned */
+static PyObject *cast_fn;        /* _core.cast(tensor, numpy dtype) */
 /* This thread's count of reasons the fast path is off besides a trace: a
  * run of hop.numpy's on its stack (_storage.begin_run / end_run), hop.compile
  * recording a path (_paths): _np_eager_off(+1 / -1) where they begin and end,
@@ -36,6 +47,7 @@ static PyObject *cast_fn;     /* _core.cast(tensor, numpy dtype) */
  * instructions, a fifth of NumPy's whole `a + b` on 16 elements). */
 static _Thread_local long np_off;
 static Py_ssize_t off_tv, off_st, off_cp; /* the slots an operand is read through */
+static Py_ssize_t off_scalar;             /* ndarray._scalar: a NumPy scalar's 0-d array */
 static Py_ssize_t init_off[NP_EAGER_MAX_SLOTS];
 static PyObject *init_val[NP_EAGER_MAX_SLOTS]; /* a new result's slots (but _tv) */
 static int n_init;
@@ -83,6 +95,30 @@ bit_length(unsigned long long v)
     return n;
 }
 
+/* The tensor of o, exactly a hop.numpy.ndarray, when the fast path reads it
+ * (borrowed), else NULL: a run's view or an eager copy-view is the general
+ * path's. */
+static TensorObject *
+array_tensor(PyObject *o)
+{
+    PyObject *tv = SLOT(o, off_tv);
+    if (SLOT(o, off_st) != Py_None || SLOT(o, off_cp) != Py_None || tv == NULL ||
+        !HOP_PY_IS_TENSOR(tv))
+        return NULL;
+    return HOP_PY_TENSOR(tv);
+}
+
+/* The key of array tensor x: its hop dtype's object (new reference), or NULL
+ * (an exception set when reading the dtype failed). */
+static PyObject *
+dtype_key(TensorObject *x)
+{
+    hop_dtype d;
+    if (hop_py__tensor_dtype(x, &d) < 0)
+        return NULL;
+    return Py_XNewRef(hop_py_dtype_object(d));
+}
+
 /*
  * Operand o's key (the docstring of hop.numpy._eager says what it is and why):
  * a new reference, or NULL without an exception when o has none (the
@@ -93,20 +129,12 @@ operand_key(PyObject *o)
 {
     PyTypeObject *t = Py_TYPE(o);
     if (t == nd_type) {
-        PyObject *tv = SLOT(o, off_tv);
-        if (SLOT(o, off_st) != Py_None || SLOT(o, off_cp) != Py_None || tv == NULL ||
-            !HOP_PY_IS_TENSOR(tv))
-            return NULL; /* a run's view, an eager copy-view: the general path's */
-        TensorObject *x = HOP_PY_TENSOR(tv);
-        int rank = hop_py__tensor_rank(x);
-        if (rank <= 0)
+        TensorObject *x = array_tensor(o);
+        if (x == NULL || hop_py__tensor_rank(x) <= 0)
             return NULL;
         if (x->t != NULL && !hop_tensor_is_contiguous(x->t))
             return NULL; /* another layout: NumPy's K order (_storage.eager_order) */
-        hop_dtype d;
-        if (hop_py__tensor_dtype(x, &d) < 0)
-            return NULL;
-        return Py_XNewRef(hop_py_dtype_object(d));
+        return dtype_key(x);
     }
     if (t == &PyFloat_Type)
         return Py_NewRef(float_class(PyFloat_AS_DOUBLE(o)));
@@ -186,6 +214,25 @@ plan_operand(PyObject *o, PyObject *cast)
     return PyObject_CallFunctionObjArgs(cast_fn, v, cast, NULL);
 }
 
+static PyObject *finish(PyObject *r, PyObject *out_dt, PyObject *out_hop);
+
+/* plan's kernel (item 0) called on the n arguments u, its result finished
+ * (items 3 and 4: finish): as run_plan.  The flags of hop_fp_status are
+ * this call's; a ShapeError (operands that do not broadcast, an empty max)
+ * has the general path raise NumPy's error (its ValueError and text). */
+static PyObject *
+call_kernel(PyObject *plan, PyObject *const *u, size_t n)
+{
+    hop_fp_clear();
+    PyObject *r = PyObject_Vectorcall(PyTuple_GET_ITEM(plan, 0), u, n, NULL);
+    if (r == NULL) {
+        if (PyErr_ExceptionMatches(hop_py_ShapeError))
+            PyErr_Clear();
+        return NULL;
+    }
+    return finish(r, PyTuple_GET_ITEM(plan, 3), PyTuple_GET_ITEM(plan, 4));
+}
+
 /* Runs plan (impl, cast of x, cast of y, result's NumPy dtype, its hop
  * dtype) on the n operands ops: the result, or NULL without an exception
  * when the general path must answer (a floating-point warning), or NULL
@@ -204,18 +251,20 @@ run_plan(PyObject *plan, PyObject *const *ops, Py_ssize_t n)
             return NULL;
         }
     }
-    hop_fp_clear(); /* (the flags this op's kernel raises: below) */
-    PyObject *r = PyObject_Vectorcall(PyTuple_GET_ITEM(plan, 0), u, (size_t)n, NULL);
+    PyObject *r = call_kernel(plan, u, (size_t)n);
     Py_XDECREF(u[0]);
     Py_XDECREF(u[1]);
-    if (r == NULL) {
-        /* operands that do not broadcast: the general path raises NumPy's
-         * ValueError (its text), not the op's ShapeError */
-        if (PyErr_ExceptionMatches(hop_py_ShapeError))
-            PyErr_Clear();
-        return NULL;
-    }
-    PyObject *out_hop = PyTuple_GET_ITEM(plan, 4);
+    return r;
+}
+
+/* A kernel's result r (stolen) as the fast path's: cast to out_dt (a NumPy
+ * dtype, out_hop its hop dtype) when it has another dtype, a new ndarray, or
+ * NULL without an exception when its kernel
+ * raised a floating-point flag NumPy's state warns for (the general path
+ * answers), or NULL with one. */
+static PyObject *
+finish(PyObject *r, PyObject *out_dt, PyObject *out_hop)
+{
     int same;
     if (HOP_PY_IS_TENSOR(r)) {
         hop_dtype d;
@@ -231,7 +280,7 @@ run_plan(PyObject *plan, PyObject *const *ops, Py_ssize_t n)
         return NULL;
     }
     if (!same) {
-        PyObject *c = PyObject_CallFunctionObjArgs(cast_fn, r, PyTuple_GET_ITEM(plan, 3), NULL);
+        PyObject *c = PyObject_CallFunctionObjArgs(cast_fn, r, out_dt, NULL);
         Py_DECREF(r);
         if (c == NULL)
             return NULL;
@@ -281,31 +330,32 @@ plan_entry_clear(plan_entry *e)
     Py_CLEAR(e->plan);
 }
 
-/* The plan of ufunc `name` on operands ops (n) of keys k: the dict's, or the
- * planner's on a miss (then kept in the dict).  New reference, or NULL with
- * an exception. */
+/* A planner's call on a miss of the plans: the new plan (or None), or NULL
+ * with an exception; ctx is the caller's. */
+typedef PyObject *(*plan_miss)(PyObject *name, void *ctx);
+
+/* The plan of `name` (a ufunc's, or a reduction's "reduce:sum") for keys k0
+ * and k1 (NULL for one operand): the dict's, or miss's on a miss (then kept
+ * in the dict).  New reference, or NULL with an exception. */
 static PyObject *
-lookup_plan(PyObject *name, PyObject *const *k, Py_ssize_t n, PyObject *const *ops, PyObject *tuple)
+lookup_plan(PyObject *name, PyObject *k0, PyObject *k1, plan_miss miss, void *ctx)
 {
-    PyObject *k1 = n == 2 ? k[1] : NULL;
-    plan_entry *e = plan_slot(name, k[0], k1);
+    plan_entry *e = plan_slot(name, k0, k1);
 #if PY_VERSION_HEX < 0x030C0000
     if (((PyDictObject *)plans)->ma_version_tag != plan_cache_version) {
         for (int i = 0; i < PLAN_CACHE; i++)
             plan_entry_clear(&plan_cache[i]);
         plan_cache_version = ((PyDictObject *)plans)->ma_version_tag;
     }
-    if (e->plan != NULL && e->name == name && e->k0 == k[0] && e->k1 == k1)
+    if (e->plan != NULL && e->name == name && e->k0 == k0 && e->k1 == k1)
         return Py_NewRef(e->plan);
 #endif
-    PyObject *key = n == 2 ? PyTuple_Pack(3, name, k[0], k[1]) : PyTuple_Pack(2, name, k[0]);
+    PyObject *key = k1 != NULL ? PyTuple_Pack(3, name, k0, k1) : PyTuple_Pack(2, name, k0);
     if (key == NULL)
         return NULL;
     PyObject *plan = Py_XNewRef(PyDict_GetItemWithError(plans, key));
     if (plan == NULL && !PyErr_Occurred()) {
-        PyObject *t = tuple != NULL ? Py_NewRef(tuple) : PyTuple_Pack(n, ops[0], ops[n - 1]);
-        plan = t == NULL ? NULL : PyObject_CallFunctionObjArgs(planner, name, t, NULL);
-        Py_XDECREF(t);
+        plan = miss(name, ctx);
         if (plan != NULL && PyDict_SetItem(plans, key, plan) < 0)
             Py_CLEAR(plan);
     }
@@ -314,11 +364,29 @@ lookup_plan(PyObject *name, PyObject *const *k, Py_ssize_t n, PyObject *const *o
     if (plan != NULL && ((PyDictObject *)plans)->ma_version_tag == plan_cache_version) {
         plan_entry_clear(e);
         e->name = Py_NewRef(name);
-        e->k0 = Py_NewRef(k[0]);
+        e->k0 = Py_NewRef(k0);
         e->k1 = Py_XNewRef(k1);
         e->plan = Py_NewRef(plan);
     }
 #endif
+    return plan;
+}
+
+/* The operands of a ufunc's call, for its planner on a miss. */
+typedef struct ufunc_call {
+    PyObject *const *ops;
+    Py_ssize_t n;
+    PyObject *tuple; /* ops as a tuple, or NULL: made here */
+} ufunc_call;
+
+static PyObject *
+ufunc_miss(PyObject *name, void *ctx)
+{
+    ufunc_call *c = ctx;
+    PyObject *t =
+        c->tuple != NULL ? Py_NewRef(c->tuple) : PyTuple_Pack(c->n, c->ops[0], c->ops[c->n - 1]);
+    PyObject *plan = t == NULL ? NULL : PyObject_CallFunctionObjArgs(planner, name, t, NULL);
+    Py_XDECREF(t);
     return plan;
 }
 
@@ -340,13 +408,98 @@ fast(PyObject *name, PyObject *const *ops, Py_ssize_t n, PyObject *tuple)
     }
     if (gates_open() <= 0)
         goto done;
-    if ((plan = lookup_plan(name, k, n, ops, tuple)) == NULL)
+    ufunc_call c = {ops, n, tuple};
+    if ((plan = lookup_plan(name, k[0], k[1], ufunc_miss, &c)) == NULL)
         goto done;
     if (plan != Py_None)
         res = run_plan(plan, ops, n);
 done:
     Py_XDECREF(k[0]);
     Py_XDECREF(k[1]);
+    Py_XDECREF(plan);
+    return res;
+}
+
+/* The array and axis of a reduction's call, for its planner on a miss. */
+typedef struct reduce_call {
+    PyObject *array, *axis;
+} reduce_call;
+
+static PyObject *
+reduce_miss(PyObject *name, void *ctx)
+{
+    reduce_call *c = ctx;
+    return PyObject_CallFunctionObjArgs(reduce_planner, name, c->array, c->axis, NULL);
+}
+
+/* Runs a reduction's plan (kernel, the dtype x is cast to first or None,
+ * dims, result's NumPy dtype, its hop dtype; _eager._reduce_plan) on tensor
+ * x: as run_plan. */
+static PyObject *
+run_reduce(PyObject *plan, PyObject *x)
+{
+    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 5) {
+        PyErr_SetString(PyExc_SystemError,
+                        "_np_eager: a reduction's plan is (kernel, cast, dims, dt, hop dt)");
+        return NULL;
+    }
+    PyObject *u[3] = {plan_operand(x, PyTuple_GET_ITEM(plan, 1)), PyTuple_GET_ITEM(plan, 2),
+                      Py_False};
+    if (u[0] == NULL)
+        return NULL;
+    PyObject *r = call_kernel(plan, u, 3);
+    Py_DECREF(u[0]);
+    /* a full reduction's 0-d result is a NumPy scalar's (as the general
+     * path's ndarray(t, scalar=True)) */
+    if (r != NULL && HOP_PY_IS_TENSOR(SLOT(r, off_tv)) &&
+        hop_py__tensor_rank(HOP_PY_TENSOR(SLOT(r, off_tv))) == 0)
+        Py_SETREF(SLOT(r, off_scalar), Py_NewRef(Py_True));
+    return r;
+}
+
+/*
+ * Reduction `name` ("reduce:sum", ...; _eager.REDUCTIONS) of array a over
+ * axis (NULL or None: all of them; an int) by the fast path: as fast.  It
+ * takes an exact hop.numpy.ndarray of one or more dimensions with elements
+ * (an empty one's errors and warnings are the general path's), in any
+ * layout, and an axis that is None or an int in range (anything else, an
+ * AxisError included, is the general path's).  The plan's key: the dtype,
+ * and the rank and axis as one small int.
+ */
+static PyObject *
+fast_reduce(PyObject *name, PyObject *a, PyObject *axis)
+{
+    if (nd_type == NULL || Py_TYPE(a) != nd_type)
+        return NULL;
+    TensorObject *x = array_tensor(a);
+    int rank = x == NULL ? -1 : hop_py__tensor_rank(x);
+    if (rank <= 0 || rank > 15 || x->t == NULL || hop_tensor_numel(x->t) <= 0) {
+        PyErr_Clear(); /* (a proxy's rank: not ours) */
+        return NULL;
+    }
+    long code = 0;
+    if (axis != NULL && axis != Py_None) {
+        if (!PyLong_CheckExact(axis))
+            return NULL;
+        int overflow;
+        long v = PyLong_AsLongAndOverflow(axis, &overflow);
+        if (overflow != 0 || v < -rank || v >= rank)
+            return NULL;
+        code = 1 + (v < 0 ? v + rank : v);
+    }
+    PyObject *k0 = dtype_key(x), *k1 = NULL, *plan = NULL, *res = NULL;
+    if (k0 == NULL || gates_open() <= 0)
+        goto done;
+    if ((k1 = PyLong_FromLong(rank * 16 + code)) == NULL)
+        goto done;
+    reduce_call c = {a, axis != NULL ? axis : Py_None};
+    if ((plan = lookup_plan(name, k0, k1, reduce_miss, &c)) == NULL)
+        goto done;
+    if (plan != Py_None)
+        res = run_reduce(plan, (PyObject *)x);
+done:
+    Py_XDECREF(k0);
+    Py_XDECREF(k1);
     Py_XDECREF(plan);
     return res;
 }
@@ -378,19 +531,32 @@ np_eager(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 }
 
 /*
- * An operator of hop.numpy.ndarray (`a + b`, `b * a`, `a < b`, `-a`): the
- * fast path of ufunc `name` first, else the Python operator (the general
- * path).  A method descriptor, so that Python's binary-operator slot calls
- * it unbound, with no frame of Python's between the operator and the fast
- * path.
+ * A method of hop.numpy.ndarray that tries the fast path before its Python
+ * method (the general path), by its role:
+ * - an operator (`a + b`, `b * a`, `a < b`, `-a`): ufunc `name`;
+ * - a reduction (`a.sum()`, `a.max(0)`, `a.mean(axis=1)`): "reduce:<name>";
+ * - __array_ufunc__ (`np.sin(a)`): the ufunc NumPy names, called plainly;
+ * - __array_function__ (`np.sum(a)`, `np.mean(a, 0)`): the reductions of
+ *   _eager._REDUCE_FUNCS.
+ * A method descriptor, so that Python's operator slots and NumPy's
+ * overrides call it unbound, with no frame of Python's before the fast path.
  */
 typedef struct EagerOpObject {
-    PyObject_HEAD PyObject *name; /* the ufunc's name */
-    PyObject *fallback;           /* the Python operator */
-    int nargs;                    /* 1 or 2, self included */
+    PyObject_HEAD PyObject *name; /* the ufunc's or the reduction's name, or None */
+    PyObject *fallback;           /* the Python method */
+    int nargs;                    /* an operator's: 1 or 2, self included */
     int reflected;                /* `other OP self`: the operands are (other, self) */
     vectorcallfunc vectorcall;
 } EagerOpObject;
+
+static PyObject *axis_str, *call_str; /* "axis", "__call__" (interned) */
+
+/* Whether s is the interned str is (a keyword's name, NumPy's method). */
+static int
+is_str(PyObject *s, PyObject *is)
+{
+    return s == is || (PyUnicode_CheckExact(s) && PyUnicode_Compare(s, is) == 0);
+}
 
 static PyObject *
 eager_op_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -399,6 +565,91 @@ eager_op_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject 
     if (kwnames == NULL && n == op->nargs && Py_TYPE(args[0]) == nd_type) {
         PyObject *ops[2] = {args[op->reflected], args[n - 1 - op->reflected]};
         PyObject *r = fast(op->name, ops, n, NULL);
+        if (r != NULL || PyErr_Occurred())
+            return r;
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
+/* a.sum(), a.sum(axis), a.sum(axis=axis) */
+static PyObject *
+eager_reduce_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (n >= 1 && ((nkw == 0 && n <= 2) ||
+                   (nkw == 1 && n == 1 && is_str(PyTuple_GET_ITEM(kwnames, 0), axis_str)))) {
+        PyObject *r = fast_reduce(op->name, args[0], n + nkw == 2 ? args[1] : NULL);
+        if (r != NULL || PyErr_Occurred())
+            return r;
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
+/* The interned __name__ of ufunc uf (borrowed; kept per ufunc, at most 1024
+ * of them), or NULL with an exception. */
+static PyObject *
+ufunc_name(PyObject *uf)
+{
+    PyObject *name = PyDict_GetItemWithError(ufunc_names, uf);
+    if (name != NULL || PyErr_Occurred())
+        return name;
+    if ((name = PyObject_GetAttrString(uf, "__name__")) == NULL)
+        return NULL;
+    if (!PyUnicode_CheckExact(name)) {
+        Py_DECREF(name);
+        return NULL;
+    }
+    PyUnicode_InternInPlace(&name);
+    if (PyDict_GET_SIZE(ufunc_names) >= 1024 || PyDict_SetItem(ufunc_names, uf, name) < 0) {
+        Py_DECREF(name);
+        return NULL;
+    }
+    Py_DECREF(name); /* (the dict holds it) */
+    return name;
+}
+
+/* __array_ufunc__(self, ufunc, "__call__", x[, y]) with no keywords */
+static PyObject *
+eager_array_ufunc_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (nd_type != NULL && (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) &&
+        (n == 4 || n == 5) && is_str(args[2], call_str)) {
+        PyObject *name = ufunc_name(args[1]); /* (NULL, no exception: not a str) */
+        PyObject *r = name == NULL ? NULL : fast(name, args + 3, n - 3, NULL);
+        if (r != NULL || PyErr_Occurred())
+            return r;
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
+/* __array_function__(self, func, types, args, kwargs) of a reduction called
+ * as func(a), func(a, axis) or func(a, axis=axis) */
+static PyObject *
+eager_array_function_call(EagerOpObject *op, PyObject *const *args, size_t nargsf,
+                          PyObject *kwnames)
+{
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (nd_type != NULL && kwnames == NULL && n == 5 && PyTuple_CheckExact(args[3]) &&
+        PyDict_CheckExact(args[4])) {
+        PyObject *name = PyDict_GetItemWithError(reduce_funcs, args[1]);
+        if (name == NULL && PyErr_Occurred())
+            return NULL;
+        Py_ssize_t np = PyTuple_GET_SIZE(args[3]), nkw = PyDict_GET_SIZE(args[4]);
+        PyObject *axis = NULL;
+        if (name != NULL && np == 1 && nkw == 1) {
+            axis = PyDict_GetItemWithError(args[4], axis_str);
+            if (axis == NULL && PyErr_Occurred())
+                return NULL;
+            if (axis == NULL)
+                name = NULL; /* (another keyword) */
+        } else if (np == 2 && nkw == 0) {
+            axis = PyTuple_GET_ITEM(args[3], 1);
+        } else if (np != 1 || nkw != 0) {
+            name = NULL;
+        }
+        PyObject *r = name == NULL ? NULL : fast_reduce(name, PyTuple_GET_ITEM(args[3], 0), axis);
         if (r != NULL || PyErr_Occurred())
             return r;
     }
@@ -454,6 +705,9 @@ eager_op_getattro(EagerOpObject *op, PyObject *attr)
 static PyObject *
 eager_op_repr(EagerOpObject *op)
 {
+    if (op->vectorcall != (vectorcallfunc)eager_op_call)
+        return PyUnicode_FromFormat("<hop.numpy method (%S, eager fast path) of %R>", op->name,
+                                    op->fallback);
     return PyUnicode_FromFormat("<hop.numpy operator (ufunc %U, eager fast path) of %R>", op->name,
                                 op->fallback);
 }
@@ -468,7 +722,7 @@ static PyTypeObject EagerOpType = {
     .tp_repr = (reprfunc)eager_op_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
                 Py_TPFLAGS_METHOD_DESCRIPTOR,
-    .tp_doc = "An operator of hop.numpy.ndarray: the eager fast path, else the Python operator.",
+    .tp_doc = "A method of hop.numpy.ndarray: the eager fast path, else the Python method.",
     .tp_traverse = (traverseproc)eager_op_traverse,
     .tp_clear = (inquiry)eager_op_clear,
     .tp_descr_get = eager_op_get,
@@ -505,25 +759,71 @@ np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return (PyObject *)op;
 }
 
+/* _np_eager_method(role, name, fallback): the method (above) of role
+ * "reduce" (name: "reduce:sum", ...), "array_ufunc" or "array_function"
+ * (name None). */
+static PyObject *
+np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    static const struct {
+        const char *role;
+        vectorcallfunc call;
+    } roles[] = {{"reduce", (vectorcallfunc)eager_reduce_call},
+                 {"array_ufunc", (vectorcallfunc)eager_array_ufunc_call},
+                 {"array_function", (vectorcallfunc)eager_array_function_call}};
+    vectorcallfunc call = NULL;
+    for (size_t i = 0; nargs == 3 && PyUnicode_Check(args[0]) && i < sizeof roles / sizeof *roles;
+         i++) {
+        if (PyUnicode_CompareWithASCIIString(args[0], roles[i].role) == 0)
+            call = roles[i].call;
+    }
+    if (call == NULL || !PyCallable_Check(args[2]) ||
+        (call == (vectorcallfunc)eager_reduce_call) != PyUnicode_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_method(role: 'reduce' | 'array_ufunc' | "
+                                         "'array_function', name: str | None, fallback: callable)");
+        return NULL;
+    }
+    EagerOpObject *op = PyObject_GC_New(EagerOpObject, &EagerOpType);
+    if (op == NULL)
+        return NULL;
+    op->name = Py_NewRef(args[1]);
+    if (PyUnicode_CheckExact(op->name))
+        PyUnicode_InternInPlace(&op->name);
+    op->fallback = Py_NewRef(args[2]);
+    op->nargs = 0;
+    op->reflected = 0;
+    op->vectorcall = call;
+    PyObject_GC_Track(op);
+    return (PyObject *)op;
+}
+
 /*
- * _np_eager_init(ndarray, plans, planner, cast, slots): what
- * _np_eager reads (the module docstring of hop.numpy._eager); slots is
- * ((name, value), ...), a new result's slots but _tv.
+ * _np_eager_init(ndarray, plans, planner, cast, slots, reduce_planner,
+ * reduce_funcs): what _np_eager reads (the module docstring of
+ * hop.numpy._eager); slots is ((name, value), ...), a new result's slots but
+ * _tv; reduce_funcs {NumPy's function: its reduction's name}.
  */
 static PyObject *
 np_eager_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 5 || !PyType_Check(args[0]) || !PyDict_CheckExact(args[1]) ||
-        !PyTuple_CheckExact(args[4]) || PyTuple_GET_SIZE(args[4]) > NP_EAGER_MAX_SLOTS) {
+    if (nargs != 7 || !PyType_Check(args[0]) || !PyDict_CheckExact(args[1]) ||
+        !PyTuple_CheckExact(args[4]) || PyTuple_GET_SIZE(args[4]) > NP_EAGER_MAX_SLOTS ||
+        !PyDict_CheckExact(args[6])) {
         PyErr_SetString(PyExc_TypeError,
-                        "_np_eager_init(ndarray, plans: dict, planner, cast, slots: tuple)");
+                        "_np_eager_init(ndarray, plans: dict, planner, cast, slots: tuple, "
+                        "reduce_planner, reduce_funcs: dict)");
         return NULL;
     }
     PyTypeObject *type = (PyTypeObject *)args[0];
     Py_ssize_t tv = slot_offset(type, "_tv"), st = slot_offset(type, "_st"),
-               cp = slot_offset(type, "_cp");
-    if (tv < 0 || st < 0 || cp < 0)
+               cp = slot_offset(type, "_cp"), sc = slot_offset(type, "_scalar");
+    if (tv < 0 || st < 0 || cp < 0 || sc < 0)
+        return NULL;
+    if ((axis_str == NULL && (axis_str = PyUnicode_InternFromString("axis")) == NULL) ||
+        (call_str == NULL && (call_str = PyUnicode_InternFromString("__call__")) == NULL) ||
+        (ufunc_names == NULL && (ufunc_names = PyDict_New()) == NULL))
         return NULL;
     Py_ssize_t offs[NP_EAGER_MAX_SLOTS];
     Py_ssize_t ns = PyTuple_GET_SIZE(args[4]);
@@ -549,11 +849,13 @@ np_eager_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         init_val[i] = Py_NewRef(PyTuple_GET_ITEM(PyTuple_GET_ITEM(args[4], i), 1));
     }
     n_init = (int)ns;
-    off_tv = tv, off_st = st, off_cp = cp;
+    off_tv = tv, off_st = st, off_cp = cp, off_scalar = sc;
     Py_XSETREF(nd_type, (PyTypeObject *)Py_NewRef(type));
     Py_XSETREF(plans, Py_NewRef(args[1]));
     Py_XSETREF(planner, Py_NewRef(args[2]));
     Py_XSETREF(cast_fn, Py_NewRef(args[3]));
+    Py_XSETREF(reduce_planner, Py_NewRef(args[5]));
+    Py_XSETREF(reduce_funcs, Py_NewRef(args[6]));
     Py_RETURN_NONE;
 }
 
@@ -562,7 +864,12 @@ static PyMethodDef np_eager_functions[] = {
      "_np_eager(name, operands): NumPy ufunc `name` of hop.numpy operands by the eager fast "
      "path (hop.numpy._eager), or None when the general path must answer."},
     {"_np_eager_init", (PyCFunction)(void (*)(void))np_eager_init, METH_FASTCALL,
-     "_np_eager_init(ndarray, plans, planner, cast, slots): what _np_eager reads."},
+     "_np_eager_init(ndarray, plans, planner, cast, slots, reduce_planner, reduce_funcs): what "
+     "_np_eager reads."},
+    {"_np_eager_method", (PyCFunction)(void (*)(void))np_eager_method, METH_FASTCALL,
+     "_np_eager_method(role, name, fallback): a method of hop.numpy.ndarray (role 'reduce': "
+     "a.sum(); 'array_ufunc'; 'array_function') that tries the eager fast path first, then "
+     "calls fallback."},
     {"_np_eager_off", np_eager_off, METH_O,
      "_np_eager_off(delta): this thread's count of reasons hop.numpy's eager fast path is off "
      "(a run on _storage's stack, a path recorded) changed by delta; the new count."},

@@ -1,4 +1,5 @@
-"""The eager fast path of hop.numpy's elementwise ufuncs.
+"""The eager fast path of hop.numpy's elementwise ufuncs and plain
+reductions (`a.sum()`, `np.mean(a, 0)`: _reduce_plan, below).
 
 `a + b`, `a * 2.0`, `a < b`, `np.sin(a)` on concrete hop.numpy arrays,
 outside any trace and with NumPy's error state not raising: the general
@@ -94,5 +95,55 @@ def _plan(name, args):
     return (impl, casts[0], casts[1] if len(casts) > 1 else None, out_dt, out_hop)
 
 
+# the reductions the fast path takes, as methods (`a.sum()`, `a.max(0)`) and
+# as NumPy's functions (`np.sum(a)`, through ndarray.__array_function__): the
+# name the descriptor and the plans know each by (no ufunc has a name with a
+# colon, so their plans share _PLANS)
+REDUCTIONS = {"sum": "reduce:sum", "prod": "reduce:prod", "mean": "reduce:mean",
+              "max": "reduce:max", "min": "reduce:min"}
+_REDUCE_FUNCS = {_np.sum: "reduce:sum", _np.prod: "reduce:prod", _np.mean: "reduce:mean",
+                 _np.max: "reduce:max", _np.amax: "reduce:max", _np.min: "reduce:min",
+                 _np.amin: "reduce:min"}
+
+
+def _reduce_plan(name, a, axis):
+    """The general path's decisions for reduction `name` (a value of
+    REDUCTIONS) of array a over axis (None or an int in range) with no other
+    argument, for every array of a's dtype and rank: (the kernel, the dtype
+    a's tensor is cast to first or None, the kernel's dims, the result's
+    NumPy dtype, its hop dtype), the kernel called as kernel(x, dims, False)
+    and its result cast to the result's dtype (python/_C/np_eager.c).  They
+    are _reductions._reduce's (sum, prod, max, min) and _reductions._mean_t's
+    for these arguments.  None where the fast path does not take the call: a
+    result of two or more dimensions (NumPy's memory order of it,
+    _reductions._reduce_order, depends on a's strides), complex max, min and
+    mean (_corder's order; the sum divided as a complex number), an error
+    (the general path raises it)."""
+    from . import _funcs, _reductions
+    op = name.partition(":")[2]
+    try:
+        t = a._t
+        axes = _funcs._axes(axis, t.ndim)
+        dt = _core.np_dtype(t)
+        if t.ndim == 0 or t.ndim - len(axes) >= 2 or (dt.kind == "c" and op != "sum" and
+                                                       op != "prod"):
+            return None
+        pre = None
+        if op == "mean":
+            rdt = _reductions._reduce_dtype(_np.mean, t, None, "mean")
+            cdt = _np.dtype(_np.float32) if rdt == _np.dtype(_np.float16) else rdt
+            pre = None if cdt == dt else cdt
+            kernel = _C.mean
+        elif op in ("sum", "prod"):
+            rdt = _reductions._reduce_dtype(getattr(_np, op), t, None, op)
+            pre = rdt if dt.kind == "f" and rdt != dt else None
+            kernel = getattr(_C, op)
+        else:
+            rdt, kernel = dt, getattr(_C, "a" + op)
+        return (kernel, pre, list(axes), rdt, _core.hop_dtype(rdt, op))
+    except Exception:  # noqa: BLE001 - the general path raises it
+        return None
+
+
 _C._np_eager_init(ndarray, _PLANS, lambda name, args: _plan(name, args), _core.cast,
-                  ndarray._EAGER_SLOTS)
+                  ndarray._EAGER_SLOTS, _reduce_plan, _REDUCE_FUNCS)

@@ -17,7 +17,7 @@ import operator
 import numpy as _np
 
 from .. import _C, _exact
-from . import _core, _corder
+from . import _core, _corder, _eager
 from ._ndarray import ndarray, NumpyArg, result_kind, view, wrap
 from ._storage import Step
 from . import _storage
@@ -1512,6 +1512,8 @@ for _n, _f in {"sum": sum, "prod": prod, "mean": mean, "std": std, "var": var, "
                "ravel": ravel, "dot": dot, "round": round_, "nonzero": nonzero,
                "argsort": argsort, "take": take, "ptp": ptp}.items():
     setattr(ndarray, _n, _method(_f))
+for _n, _f in _eager.REDUCTIONS.items():  # a.sum(), a.max(0): the eager fast path first
+    setattr(ndarray, _n, _C._np_eager_method("reduce", _f, getattr(ndarray, _n)))
 ndarray.reshape = scalar_method(_reshape_method)
 ndarray.transpose = scalar_method(_transpose_method)
 ndarray.flatten = _flatten_method

@@ -323,10 +323,6 @@ class ndarray:
     # ------------------------------------------------------------- protocols
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if method == "__call__" and not kwargs:
-            r = _C._np_eager(ufunc.__name__, inputs)  # (the eager fast path, _eager)
-            if r is not None:
-                return r
         if len(inputs) == 2 and inputs[1] is self and self._scalar and method == "__call__" and \
                 not kwargs and _reported_scalar_math(self, inputs[0]) and \
                 isinstance(inputs[0], _np.generic) and (py := _operator_of_caller(ufunc)):
@@ -1027,3 +1023,9 @@ ndarray.__rdivmod__ = _rdivmod
 
 
 from . import _eager  # noqa: E402 (it imports ndarray from here)
+
+# NumPy's overrides call these unbound: C methods that try the eager fast
+# path (_eager) first, then the Python ones above
+ndarray.__array_ufunc__ = _C._np_eager_method("array_ufunc", None, ndarray.__array_ufunc__)
+ndarray.__array_function__ = _C._np_eager_method("array_function", None,
+                                                 ndarray.__array_function__)
