@@ -315,6 +315,121 @@ hop_py__np_same_layout(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_FALSE;
 }
 
+/* Calls visit(ctx, p, n) on runs of the memory of ndarray a's elements that
+ * together hold each element's bytes once, in an order that depends only on
+ * a's layout (so two walks of arrays with equal layout records pair the
+ * same elements); returns the first nonzero visit's result, else 0.  A C- or
+ * Fortran-contiguous array is one run, its whole memory; another walks its
+ * outer axes in C order, one run per block of trailing axes that are
+ * contiguous among themselves (a row of a[::2], an element of a[:, ::2] or
+ * of a broadcast view).  Never allocates. */
+static int
+walk_elements(PyArrayObject *a, int (*visit)(void *, const char *, size_t), void *ctx)
+{
+    npy_intp size = PyArray_SIZE(a);
+    const char *base = PyArray_BYTES(a);
+    size_t run = (size_t)PyArray_ITEMSIZE(a);
+    if (size == 0 || run == 0)
+        return 0;
+    if (PyArray_IS_C_CONTIGUOUS(a) || PyArray_IS_F_CONTIGUOUS(a))
+        return visit(ctx, base, (size_t)size * run);
+    int outer = PyArray_NDIM(a);
+    const npy_intp *dims = PyArray_DIMS(a), *strides = PyArray_STRIDES(a);
+    while (outer > 0 && (dims[outer - 1] == 1 || strides[outer - 1] == (npy_intp)run))
+        run *= (size_t)dims[--outer];
+    npy_intp idx[NPY_MAXDIMS] = {0};
+    const char *p = base;
+    for (;;) {
+        int r = visit(ctx, p, run);
+        if (r != 0)
+            return r;
+        /* the next index in C order over the outer axes, p following it */
+        int k = outer - 1;
+        for (; k >= 0; k--) {
+            if (++idx[k] < dims[k]) {
+                p += strides[k];
+                break;
+            }
+            p -= (dims[k] - 1) * strides[k];
+            idx[k] = 0;
+        }
+        if (k < 0)
+            return 0;
+    }
+}
+
+static int
+copy_run(void *ctx, const char *p, size_t n)
+{
+    char **to = ctx;
+    memcpy(*to, p, n);
+    *to += n;
+    return 0;
+}
+
+static int
+same_run(void *ctx, const char *p, size_t n)
+{
+    const char **at = ctx;
+    int r = memcmp(*at, p, n);
+    *at += n;
+    return r;
+}
+
+/* Whether ndarray a is one whose elements a byte compare can stand for:
+ * exactly an ndarray (a subclass's items may mean more) whose dtype holds
+ * no Python objects (their bytes are addresses: an object changed inside,
+ * or freed and another made at its address, keeps them). */
+static bool
+bytes_comparable(PyObject *obj)
+{
+    return PyArray_CheckExact(obj) && !PyDataType_REFCHK(PyArray_DESCR((PyArrayObject *)obj));
+}
+
+PyObject *
+hop_py__np_contents(PyObject *mod, PyObject *obj)
+{
+    (void)mod;
+    if (!hop_py__np_ready() || !bytes_comparable(obj))
+        Py_RETURN_NONE;
+    PyArrayObject *a = (PyArrayObject *)obj;
+    np_layout l;
+    size_t n = layout_of(a, &l);
+    size_t data = (size_t)PyArray_SIZE(a) * (size_t)PyArray_ITEMSIZE(a);
+    PyObject *r = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n + data));
+    if (r == NULL)
+        return NULL;
+    char *to = PyBytes_AS_STRING(r);
+    memcpy(to, &l, n);
+    to += n;
+    walk_elements(a, copy_run, &to);
+    return r;
+}
+
+PyObject *
+hop_py__np_same_contents(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_np_same_contents(a, contents): 2 arguments");
+        return NULL;
+    }
+    /* (not bytes: the guard of an array whose contents hop cannot compare) */
+    if (np_state <= 0 || !PyBytes_Check(args[1]) || !bytes_comparable(args[0]))
+        Py_RETURN_FALSE;
+    PyArrayObject *a = (PyArrayObject *)args[0];
+    np_layout l;
+    size_t n = layout_of(a, &l);
+    size_t data = (size_t)PyArray_SIZE(a) * (size_t)PyArray_ITEMSIZE(a);
+    const char *at = PyBytes_AS_STRING(args[1]);
+    if ((size_t)PyBytes_GET_SIZE(args[1]) != n + data || memcmp(at, &l, n) != 0)
+        Py_RETURN_FALSE;
+    at += n;
+    if (walk_elements(a, same_run, &at) != 0)
+        Py_RETURN_FALSE;
+    Py_RETURN_TRUE;
+}
+
 PyObject *
 hop_py__np_element(const hop_tensor *t)
 {
@@ -373,6 +488,23 @@ hop_py__np_layout(PyObject *mod, PyObject *obj)
 
 PyObject *
 hop_py__np_same_layout(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    (void)args;
+    (void)nargs;
+    Py_RETURN_FALSE;
+}
+
+PyObject *
+hop_py__np_contents(PyObject *mod, PyObject *obj)
+{
+    (void)mod;
+    (void)obj;
+    Py_RETURN_NONE;
+}
+
+PyObject *
+hop_py__np_same_contents(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)mod;
     (void)args;
