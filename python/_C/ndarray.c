@@ -315,36 +315,43 @@ hop_py__np_same_layout(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_FALSE;
 }
 
-/* Calls visit(ctx, p, n) on runs of the memory of ndarray a's elements that
- * together hold each element's bytes once, in an order that depends only on
- * a's layout (so two walks of arrays with equal layout records pair the
- * same elements); returns the first nonzero visit's result, else 0.  A C- or
- * Fortran-contiguous array is one run, its whole memory; another walks its
- * outer axes in C order, one run per block of trailing axes that are
- * contiguous among themselves (a row of a[::2], an element of a[:, ::2] or
- * of a broadcast view).  Never allocates. */
+/* A visitor of walk_elements: count runs of n bytes, the first at p, each
+ * stride bytes after the one before; nonzero stops the walk. */
+typedef int (*visit_runs)(void *ctx, const char *p, size_t n, npy_intp count, npy_intp stride);
+
+/* Calls visit on runs of the memory of ndarray a's elements that together
+ * hold each element's bytes once, in an order that depends only on a's
+ * layout (so two walks of arrays with equal layout records pair the same
+ * elements); returns the first nonzero visit's result, else 0.  A C- or
+ * Fortran-contiguous array is one run, its whole memory; in another, a run
+ * is a block of trailing axes contiguous among themselves (a row of a[::2],
+ * an element of a[:, ::2] or of a broadcast view), one visit takes the runs
+ * along the last axis outside them, and the axes before it go in C order.
+ * Never allocates. */
 static int
-walk_elements(PyArrayObject *a, int (*visit)(void *, const char *, size_t), void *ctx)
+walk_elements(PyArrayObject *a, visit_runs visit, void *ctx)
 {
     npy_intp size = PyArray_SIZE(a);
-    const char *base = PyArray_BYTES(a);
+    const char *p = PyArray_BYTES(a);
     size_t run = (size_t)PyArray_ITEMSIZE(a);
     if (size == 0 || run == 0)
         return 0;
     if (PyArray_IS_C_CONTIGUOUS(a) || PyArray_IS_F_CONTIGUOUS(a))
-        return visit(ctx, base, (size_t)size * run);
+        return visit(ctx, p, (size_t)size * run, 1, 0);
     int outer = PyArray_NDIM(a);
     const npy_intp *dims = PyArray_DIMS(a), *strides = PyArray_STRIDES(a);
     while (outer > 0 && (dims[outer - 1] == 1 || strides[outer - 1] == (npy_intp)run))
         run *= (size_t)dims[--outer];
+    if (outer == 0)
+        return visit(ctx, p, run, 1, 0);
+    int last = outer - 1;
     npy_intp idx[NPY_MAXDIMS] = {0};
-    const char *p = base;
     for (;;) {
-        int r = visit(ctx, p, run);
+        int r = visit(ctx, p, run, dims[last], strides[last]);
         if (r != 0)
             return r;
-        /* the next index in C order over the outer axes, p following it */
-        int k = outer - 1;
+        /* the next index in C order over the axes before last, p following */
+        int k = last - 1;
         for (; k >= 0; k--) {
             if (++idx[k] < dims[k]) {
                 p += strides[k];
@@ -359,21 +366,35 @@ walk_elements(PyArrayObject *a, int (*visit)(void *, const char *, size_t), void
 }
 
 static int
-copy_run(void *ctx, const char *p, size_t n)
+copy_runs(void *ctx, const char *p, size_t n, npy_intp count, npy_intp stride)
 {
     char **to = ctx;
-    memcpy(*to, p, n);
-    *to += n;
+    for (npy_intp i = 0; i < count; i++, p += stride, *to += n)
+        memcpy(*to, p, n);
     return 0;
 }
 
 static int
-same_run(void *ctx, const char *p, size_t n)
+same_runs(void *ctx, const char *p, size_t n, npy_intp count, npy_intp stride)
 {
-    const char **at = ctx;
-    int r = memcmp(*at, p, n);
-    *at += n;
-    return r;
+    const char *at = *(const char **)ctx;
+    /* (runs of one 8- or 4-byte element, a strided float64 or float32 view:
+     * a constant size, so the compare is a load and a compare) */
+    if (n == 8) {
+        for (npy_intp i = 0; i < count; i++, p += stride, at += 8)
+            if (memcmp(at, p, 8) != 0)
+                return 1;
+    } else if (n == 4) {
+        for (npy_intp i = 0; i < count; i++, p += stride, at += 4)
+            if (memcmp(at, p, 4) != 0)
+                return 1;
+    } else {
+        for (npy_intp i = 0; i < count; i++, p += stride, at += n)
+            if (memcmp(at, p, n) != 0)
+                return 1;
+    }
+    *(const char **)ctx = at;
+    return 0;
 }
 
 /* Whether ndarray a is one whose elements a byte compare can stand for:
@@ -402,7 +423,7 @@ hop_py__np_contents(PyObject *mod, PyObject *obj)
     char *to = PyBytes_AS_STRING(r);
     memcpy(to, &l, n);
     to += n;
-    walk_elements(a, copy_run, &to);
+    walk_elements(a, copy_runs, &to);
     return r;
 }
 
@@ -425,7 +446,7 @@ hop_py__np_same_contents(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     if ((size_t)PyBytes_GET_SIZE(args[1]) != n + data || memcmp(at, &l, n) != 0)
         Py_RETURN_FALSE;
     at += n;
-    if (walk_elements(a, same_run, &at) != 0)
+    if (walk_elements(a, same_runs, &at) != 0)
         Py_RETURN_FALSE;
     Py_RETURN_TRUE;
 }

@@ -39,13 +39,16 @@ def _views(base):
         "0-d": base[1, 1, ...],
         "size-1 axes": base[1:2, None, 2:3],
         "0-size": base[:0],
+        "3-d a[::2, ::-1, 1::2]": base.reshape(3, 2, 5)[::2, ::-1, 1::2],
+        "3-d rows a[:, ::-1, :]": base.reshape(3, 2, 5)[:, ::-1, :],
     }
 
 
+@pytest.mark.parametrize("dtype", ["f8", "f4", "i2", "c16"])
 @pytest.mark.parametrize("name", sorted(_views(np.zeros((6, 5)))))
-def test_np_same_contents_answers_what_comparing_tobytes_answered(name):
+def test_np_same_contents_answers_what_comparing_tobytes_answered(name, dtype):
     rng = np.random.default_rng(7)
-    base = rng.standard_normal((6, 5))
+    base = (rng.standard_normal((6, 5)) * 100).astype(dtype)
     view = _views(base)[name]
     snap, ref = _C._np_contents(view), _reference(view)
     assert type(snap) is bytes and _C._np_same_contents(view, snap)
