@@ -138,6 +138,16 @@ class _Entry:
             raise _Ran(e) from None
         return out
 
+    def changed_contents(self):
+        """The message of a contents guard this plan's run would fail on
+        (Guards.changed_contents), found without running it; None when that
+        does not tell (a translation's prefix runs without guards)."""
+        fr = self.frame
+        if fr is not None and fr.stop is not None and fr.stop.prefix is not None:
+            return None
+        guards = getattr(self.runner, "guards", None)
+        return guards.changed_contents() if guards is not None else None
+
     def failure(self, e):
         """The reason a call did not fit this plan: a guard's message, or
         the data-dependent branch that took a side not traced yet."""
@@ -370,6 +380,13 @@ class CompiledFunction(_C._CompiledCall):
             return self._eager_for_argument(why, args, kwargs)
         if failures is not None:
             for entry in reversed(self._entries[:-1]):
+                # (a plan whose environment array changed inside: its run
+                # would fail that guard, after flattening the arguments and
+                # reading every guard before it)
+                why = entry.changed_contents()
+                if why is not None:
+                    failures.append(why)
+                    continue
                 try:
                     return entry.run(args, kwargs)
                 except _C.GuardError as e:

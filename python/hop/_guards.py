@@ -763,9 +763,7 @@ class Guards:
                                         f"body read it; hop cannot compare their contents: "
                                         f"every call retraces)")
                 if type(g.expected) is not Uncomparable and not _same_contents(v, g.expected):
-                    raise _C.GuardError(f"guard failed: {g.source!r} changed inside since "
-                                        f"traced (a HOP body read it, where NumPy computed "
-                                        f"with it while tracing)")
+                    raise _C.GuardError(_changed_inside(g.source))
                 continue
             elif g.kind == "len":
                 if len(v) != g.expected:
@@ -793,6 +791,22 @@ class Guards:
                                     f"the {_what(g.expected)}, now it is a {_what(v)})")
             now[j] = v
         return tuple(now), tuple(caps)
+
+    def changed_contents(self):
+        """revalidate's message for the first contents guard whose array
+        holds other bytes now, else None: without a plan run or a state, a
+        sure sign that this plan does not fit the call (an SGD loop that
+        updates W in place misses every live plan on every call)."""
+        for g in self.guards:
+            if g.kind != "contents" or type(g.expected) is not bytes:
+                continue
+            try:
+                v = g.source.read(None)
+            except Exception:
+                continue  # (revalidate tells)
+            if not _C._np_same_contents(v, g.expected):
+                return _changed_inside(g.source)
+        return None
 
     def describe(self, capture_names):
         lines = [g.describe() for g in self.guards]
@@ -850,6 +864,11 @@ def _same_contents(a, expected):
     if type(expected) is Uncomparable:
         return expected.take()
     return _contents(a) == expected
+
+
+def _changed_inside(source):
+    return (f"guard failed: {source!r} changed inside since traced (a HOP body read it, where "
+            f"NumPy computed with it while tracing)")
 
 
 def _layout(a):

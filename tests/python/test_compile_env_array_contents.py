@@ -216,3 +216,29 @@ def test_a_cond_branch_reading_an_array_of_python_objects_is_right_every_call():
         OBJ[0].append(float(k))
         assert cf(x).tolist() == f(x).tolist()
     assert cf.recompiles == 3 and cf.eager_calls == 0
+
+
+def test_an_sgd_loop_over_an_environment_array_does_not_run_its_stale_plans(monkeypatch):
+    # W updated in place on every call misses every live plan (16) on every
+    # call: each is told by its contents guard alone (Guards.changed_contents),
+    # not run (a run flattened the arguments and read every guard first)
+    g = _grad_of(lambda: Z * Z)
+    x = hnp.asarray(np.ones(2))
+    for _ in range(20):
+        Z[...] -= 0.25 * np.asarray(g(x))
+    assert len(g._compiled.graphs) == 16
+    full = []
+    real = _guards.Guards.revalidate
+
+    def counted(self, state, leaves):
+        full.append(self)
+        return real(self, state, leaves)
+    monkeypatch.setattr(_guards.Guards, "revalidate", counted)
+    for _ in range(3):
+        before = Z.copy()
+        got = np.asarray(g(x))
+        assert got.tolist() == (before * before).tolist()
+        Z[...] -= 0.25 * got
+    # (the newest plan's run, and nothing else, per call)
+    assert len(full) == 3
+    assert "guard failed: global 'Z' changed inside since traced" in g._compiled.explain()
