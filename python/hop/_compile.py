@@ -240,6 +240,10 @@ class CompiledFunction(_C._CompiledCall):
         self._dims = None  # per tensor leaf: set of dims made dynamic
         self._first = None  # the shapes of the first call
         self._static = False  # a dynamic trace failed where a static one did not
+        # Its plain trace found an environment ndarray (_breaks.EnvArrays):
+        # later traces go to the translator at once (an SGD loop under eager
+        # hop.grad retraces on every call; the plain attempt was ~20% of it)
+        self._env_arrays = False
         self.recompiles = 0
         self.eager_calls = 0  # calls run eagerly since the limit was reached
         self._fallback_reason = None
@@ -420,8 +424,13 @@ class CompiledFunction(_C._CompiledCall):
         saved = (None if self._dims is None else [set(d) for d in self._dims], self._first)
         dynamic = self._dynamic_for(args, kwargs)
         try:
+            if self._env_arrays:
+                # (the translator compiles any Python function alike: were
+                # the arrays gone, its plan would still be the function's)
+                raise _breaks.EnvArrays()
             gm, runner, paths, note = self._trace_sizes(args, kwargs, dynamic)
         except _breaks.EnvArrays:
+            self._env_arrays = True
             self._dims, self._first = saved[0], saved[1]
             out = self._translated(args, kwargs, [], reason, plain=True)
             if out is not _UNTRANSLATED:

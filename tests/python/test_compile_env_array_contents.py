@@ -242,3 +242,47 @@ def test_an_sgd_loop_over_an_environment_array_does_not_run_its_stale_plans(monk
     # (the newest plan's run, and nothing else, per call)
     assert len(full) == 3
     assert "guard failed: global 'Z' changed inside since traced" in g._compiled.explain()
+
+
+def test_a_retrace_of_a_function_reading_an_environment_array_goes_to_the_translator_at_once(
+        monkeypatch):
+    # its plain trace found the array and gave way to the translator
+    # (EnvArrays) on every retrace; now once
+    from hop import _compile
+    g = _grad_of(lambda: Z * Z)
+    x = hnp.asarray(np.ones(2))
+    g(x)
+    traces = []
+    real = _compile._trace
+
+    def counted(fn, *args, **kwargs):
+        traces.append(kwargs.get("frame"))
+        return real(fn, *args, **kwargs)
+    monkeypatch.setattr(_compile, "_trace", counted)
+    for k in range(3):
+        Z[0] = k + 5.0
+        assert np.asarray(g(x)).tolist() == (Z * Z).tolist()
+    assert len(traces) == 3 and all(f is not None for f in traces)
+
+
+S = 2.0
+
+
+def test_a_function_whose_environment_array_is_rebound_to_a_number_stays_right():
+    # (translated from then on: the translator compiles it as the plain
+    # trace would have)
+    global S
+    S = np.array([2.0, 3.0])
+
+    def f(x):
+        return hop.cond(x.sum() > 0, lambda v: v * np.sin(S), lambda v: v - 1.0, (x,))
+    cf = hop.compile(f)
+    x = np.ones(2)
+    try:
+        for s in (np.array([2.0, 3.0]), 4.0, np.array([5.0, -1.0]), 0.5):
+            S = s
+            got, want = cf(x), f(x)
+            assert type(got) is type(want) and got.tolist() == want.tolist()
+        assert cf.eager_calls == 0
+    finally:
+        S = 2.0
