@@ -400,11 +400,17 @@ same_runs(void *ctx, const char *p, size_t n, npy_intp count, npy_intp stride)
 /* Whether ndarray a is one whose elements a byte compare can stand for:
  * exactly an ndarray (a subclass's items may mean more) whose dtype holds
  * no Python objects (their bytes are addresses: an object changed inside,
- * or freed and another made at its address, keeps them). */
+ * or freed and another made at its address, keeps them) and means no more
+ * than the layout record says (a.dtype = 'm8[s]' over 'm8[ms]', or other
+ * field names of the same size, keep type number, size and byte order). */
 static bool
 bytes_comparable(PyObject *obj)
 {
-    return PyArray_CheckExact(obj) && !PyDataType_REFCHK(PyArray_DESCR((PyArrayObject *)obj));
+    if (!PyArray_CheckExact(obj))
+        return false;
+    PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)obj);
+    return !PyDataType_REFCHK(d) && !PyDataType_HASFIELDS(d) && d->type_num != NPY_DATETIME &&
+           d->type_num != NPY_TIMEDELTA;
 }
 
 PyObject *

@@ -845,13 +845,19 @@ class Uncomparable:
 
 def _contents(a):
     """What a "contents" guard expects of ndarray a: its layout and its
-    elements' bytes (_C._np_contents; without NumPy's C API the same read
-    through Python), an Uncomparable for an array of Python objects, None
-    for anything else."""
+    elements' bytes (_C._np_contents; without NumPy's C API, or with a
+    datetime or structured dtype, the same read through Python, with the
+    dtype), an Uncomparable for an array of Python objects, None for
+    anything else."""
     if _np is None or type(a) is not _np.ndarray:
         return None
     if a.dtype.hasobject:
         return Uncomparable()
+    if a.dtype.names is not None or a.dtype.kind in "mM":
+        # (the dtype itself too: the layout's type number, size and byte
+        # order are the same for another unit or other field names, which
+        # a.dtype = ... sets in place)
+        return _layout(a), a.dtype, a.tobytes()
     c = _C._np_contents(a)
     return c if c is not None else (_layout(a), a.tobytes())
 

@@ -286,3 +286,29 @@ def test_a_function_whose_environment_array_is_rebound_to_a_number_stays_right()
         assert cf.eager_calls == 0
     finally:
         S = 2.0
+
+
+D = np.array([0, 1000, 2000], dtype="m8[ms]")
+REC = np.zeros(3, dtype=[("a", "f8")])
+
+
+def test_a_dtype_set_in_place_with_the_same_size_retraces():
+    # (the layout record holds type number, size and byte order: the same
+    # for another datetime unit and for other field names)
+    global D, REC
+    D = np.array([0, 1000, 2000], dtype="m8[ms]")
+    REC = np.array([(1.0,), (2.0,), (3.0,)], dtype=[("a", "f8")])
+    g = _grad_of(lambda: (D / np.timedelta64(1, "s")).astype("f8"))
+    h = _grad_of(lambda: REC["a"] + 0.0 if REC.dtype.names == ("a",) else -REC["b"])
+    cg, ch = hop.compile(g), hop.compile(h)
+    x = hnp.asarray(np.ones(3))
+    assert np.asarray(cg(x)).tolist() == [0.0, 1.0, 2.0]
+    assert np.asarray(ch(x)).tolist() == [1.0, 2.0, 3.0]
+    D.dtype = "m8[s]"
+    REC.dtype = [("b", "f8")]
+    assert np.asarray(cg(x)).tolist() == [0.0, 1000.0, 2000.0] == np.asarray(g(x)).tolist()
+    assert np.asarray(ch(x)).tolist() == [-1.0, -2.0, -3.0] == np.asarray(h(x)).tolist()
+    assert cg.recompiles == 1 and ch.recompiles == 1
+    cg(x), ch(x)
+    assert cg.recompiles == 1 and ch.recompiles == 1
+    assert _C._np_contents(D) is None and _C._np_contents(REC) is None
