@@ -545,44 +545,14 @@ def r_compile_call():
                   + "; ".join(parts), extra)
 
 
-def _grad_reading(w):
-    """hop.compile(hop.grad(f)), f reading the closed-over ndarray w in its
-    body (the vjp node's): guarded on w's contents, checked every call."""
-    import hop.numpy as hnp
-
-    def loss(x):
-        return (x * (w * 2)).sum()
-    cf = hop.compile(hop.grad(loss), fullgraph=True)
-    x = hnp.asarray(np.ones(w.size))
-    assert np.array_equal(np.asarray(cf(x)), w * 2)
-    return lambda: cf(x)
-
-
-@row("env_guard", "hop.compile(hop.grad(f)), f reading a closed-over f64 ndarray in its body, per "
-     "call (16 and 100,000 floats); the array's contents guard alone", "guard <= 100 ns at 16")
+@row("env_guard", "compiled grad reading a closed-over f64 array (16, 100,000)", "guard <= 100 ns")
 def r_env_guard():
-    from hop import _C
-    fns = {}
-    for n in (16, 100_000):
-        w = np.linspace(0.5, 1.5, n)
-        snap, raw = _C._np_contents(w), w.tobytes()
-        fns[f"call{n}"] = _grad_reading(w)
-        fns[f"np{n}"] = lambda w=w: w * 2
-        fns[f"guard{n}"] = lambda w=w, snap=snap: _C._np_same_contents(w, snap)
-        # (the guard before it was in C: the bytes made and compared per call)
-        fns[f"tobytes{n}"] = lambda w=w, raw=raw: w.tobytes() == raw
-    s = measure_all(fns, repeat=5 if QUICK else 15)
-    h, nn, g = s["call16"].as_dict(), s["np16"].as_dict(), s["guard16"]
-    big = s["call100000"]
-    return result("ns", h, nn, None, g.median <= 100, speedup(nn, h, "NumPy"),
-                  f"hop: the compiled grad on 16 floats (its call is the general Python path: "
-                  f"a hop.numpy argument); NumPy: w * 2 eager; on 100,000 floats "
-                  f"{big.median / 1e3:.0f} us a call (NumPy {s['np100000'].median / 1e3:.0f} us); "
-                  f"the contents guard (_C._np_same_contents, a memcmp in place) "
-                  f"{g.median:.0f} ns at 16 floats and {s['guard100000'].median / 1e3:.1f} us at "
-                  f"100,000, against {s['tobytes16'].median:.0f} ns and "
-                  f"{s['tobytes100000'].median / 1e3:.1f} us for making and comparing tobytes",
-                  {k: v.as_dict() for k, v in s.items() if k not in ("call16", "np16")})
+    from workloads import env_guard_fns, env_guard_notes
+    s = {k: v.as_dict() for k, v in measure_all(env_guard_fns((16, 100_000)),
+                                                repeat=5 if QUICK else 15).items()}
+    h, nn = s.pop("call16"), s.pop("np16")
+    return result("ns", h, nn, None, s["guard16"]["median"] <= 100, speedup(nn, h, "NumPy"),
+                  env_guard_notes(s), s)
 
 
 BIG = 16 << 20
