@@ -554,6 +554,16 @@ def r_compile_call():
                   + "; ".join(parts), extra)
 
 
+@row("env_guard", "compiled grad reading a closed-over f64 array (16, 100,000)", "guard <= 100 ns")
+def r_env_guard():
+    from workloads import env_guard_fns, env_guard_notes
+    s = {k: v.as_dict() for k, v in measure_all(env_guard_fns((16, 100_000)),
+                                                repeat=5 if QUICK else 15).items()}
+    h, nn = s.pop("call16"), s.pop("np16")
+    return result("ns", h, nn, None, s["guard16"]["median"] <= 100, speedup(nn, h, "NumPy"),
+                  env_guard_notes(s), s)
+
+
 BIG = 16 << 20
 
 

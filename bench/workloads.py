@@ -81,3 +81,43 @@ def nested_program(nseg):
             x = hop.invoke_subgraph(block, b, y)
         return x
     return f
+
+
+def env_guard_fns(sizes):
+    """bench/run.py's env_guard row: per size n, hop.compile(hop.grad(f))
+    with f reading a closed-over f64 ndarray w in its body (the vjp node's:
+    guarded on w's contents, checked every call), NumPy's w * 2 (the same
+    gradient), the contents check alone, and the check it replaced (w's
+    bytes made and compared)."""
+    import numpy as np
+    import hop.numpy as hnp
+    from hop import _C
+    fns = {}
+    def reading(w):
+        def loss(x):
+            return (x * (w * 2)).sum()
+        return loss
+    for n in sizes:
+        w = np.linspace(0.5, 1.5, n)
+        cf = hop.compile(hop.grad(reading(w)), fullgraph=True)
+        x = hnp.asarray(np.ones(n))
+        assert np.array_equal(np.asarray(cf(x)), w * 2)
+        snap, raw = _C._np_contents(w), w.tobytes()
+        fns[f"call{n}"] = lambda cf=cf, x=x: cf(x)
+        fns[f"np{n}"] = lambda w=w: w * 2
+        fns[f"guard{n}"] = lambda w=w, snap=snap: _C._np_same_contents(w, snap)
+        fns[f"tobytes{n}"] = lambda w=w, raw=raw: w.tobytes() == raw
+    return fns
+
+
+def env_guard_notes(s):
+    """The env_guard row's notes from env_guard_fns' timings s (dicts in
+    ns, the 16-float call's and NumPy's taken out)."""
+    us = {k: v["median"] / 1e3 for k, v in s.items()}
+    return (f"hop: hop.compile(hop.grad(f)) on 16 floats, f reading a closed-over ndarray in its "
+            f"body (a hop.numpy argument: the general call path); NumPy: w * 2 eager; 100,000 "
+            f"floats {us['call100000']:.0f} us a call (NumPy {us['np100000']:.0f} us); the "
+            f"contents guard (_C._np_same_contents, a memcmp in place) "
+            f"{us['guard16'] * 1e3:.0f} ns and {us['guard100000']:.1f} us, against "
+            f"{us['tobytes16'] * 1e3:.0f} ns and {us['tobytes100000']:.1f} us making and "
+            f"comparing tobytes")

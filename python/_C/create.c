@@ -1411,6 +1411,14 @@ PyMethodDef hop_py__create_functions[] = {
      HOP_PY_SIG("_np_same_layout(a, layout, /)")
      "Whether _np_layout(a) equals bytes layout, without making them (False where _np_layout "
      "gives None)."},
+    {"_np_contents", (PyCFunction)hop_py__np_contents, METH_O, HOP_PY_SIG("_np_contents(a, /)")
+     "Bytes of ndarray a's layout (as _np_layout) and of its elements; None for another object, "
+     "a subclass, an array of Python objects or without NumPy's C API (hop.compile's guard of "
+     "the contents of an environment ndarray a HOP body reads)."},
+    {"_np_same_contents", (PyCFunction)(void (*)(void))hop_py__np_same_contents, METH_FASTCALL,
+     HOP_PY_SIG("_np_same_contents(a, contents, /)")
+     "Whether _np_contents(a) equals bytes contents, comparing a's memory in place (False where "
+     "contents is not bytes)."},
     {"_restride", (PyCFunction)(void (*)(void))hop_py__restride, METH_FASTCALL,
      HOP_PY_SIG("_restride(t, strides, /)")
      "A new tensor over concrete t's memory, with these strides (in elements) where t's move "

@@ -315,6 +315,148 @@ hop_py__np_same_layout(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_FALSE;
 }
 
+/* A visitor of walk_elements: count runs of n bytes, the first at p, each
+ * stride bytes after the one before; nonzero stops the walk. */
+typedef int (*visit_runs)(void *ctx, const char *p, size_t n, npy_intp count, npy_intp stride);
+
+/* Calls visit on runs of the memory of ndarray a's elements that together
+ * hold each element's bytes once, in an order that depends only on a's
+ * layout (so two walks of arrays with equal layout records pair the same
+ * elements); returns the first nonzero visit's result, else 0.  A C- or
+ * Fortran-contiguous array is one run, its whole memory; in another, a run
+ * is a block of trailing axes contiguous among themselves (a row of a[::2],
+ * an element of a[:, ::2] or of a broadcast view), one visit takes the runs
+ * along the last axis outside them, and the axes before it go in C order.
+ * Never allocates. */
+static int
+walk_elements(PyArrayObject *a, visit_runs visit, void *ctx)
+{
+    npy_intp size = PyArray_SIZE(a);
+    const char *p = PyArray_BYTES(a);
+    size_t run = (size_t)PyArray_ITEMSIZE(a);
+    if (size == 0 || run == 0)
+        return 0;
+    if (PyArray_IS_C_CONTIGUOUS(a) || PyArray_IS_F_CONTIGUOUS(a))
+        return visit(ctx, p, (size_t)size * run, 1, 0);
+    int outer = PyArray_NDIM(a);
+    const npy_intp *dims = PyArray_DIMS(a), *strides = PyArray_STRIDES(a);
+    while (outer > 0 && (dims[outer - 1] == 1 || strides[outer - 1] == (npy_intp)run))
+        run *= (size_t)dims[--outer];
+    if (outer == 0)
+        return visit(ctx, p, run, 1, 0);
+    int last = outer - 1;
+    npy_intp idx[NPY_MAXDIMS] = {0};
+    for (;;) {
+        int r = visit(ctx, p, run, dims[last], strides[last]);
+        if (r != 0)
+            return r;
+        /* the next index in C order over the axes before last, p following */
+        int k = last - 1;
+        for (; k >= 0; k--) {
+            if (++idx[k] < dims[k]) {
+                p += strides[k];
+                break;
+            }
+            p -= (dims[k] - 1) * strides[k];
+            idx[k] = 0;
+        }
+        if (k < 0)
+            return 0;
+    }
+}
+
+static int
+copy_runs(void *ctx, const char *p, size_t n, npy_intp count, npy_intp stride)
+{
+    char **to = ctx;
+    for (npy_intp i = 0; i < count; i++, p += stride, *to += n)
+        memcpy(*to, p, n);
+    return 0;
+}
+
+static int
+same_runs(void *ctx, const char *p, size_t n, npy_intp count, npy_intp stride)
+{
+    const char *at = *(const char **)ctx;
+    /* (runs of one 8- or 4-byte element, a strided float64 or float32 view:
+     * a constant size, so the compare is a load and a compare) */
+    if (n == 8) {
+        for (npy_intp i = 0; i < count; i++, p += stride, at += 8)
+            if (memcmp(at, p, 8) != 0)
+                return 1;
+    } else if (n == 4) {
+        for (npy_intp i = 0; i < count; i++, p += stride, at += 4)
+            if (memcmp(at, p, 4) != 0)
+                return 1;
+    } else {
+        for (npy_intp i = 0; i < count; i++, p += stride, at += n)
+            if (memcmp(at, p, n) != 0)
+                return 1;
+    }
+    *(const char **)ctx = at;
+    return 0;
+}
+
+/* Whether ndarray a is one whose elements a byte compare can stand for:
+ * exactly an ndarray (a subclass's items may mean more) whose dtype holds
+ * no Python objects (their bytes are addresses: an object changed inside,
+ * or freed and another made at its address, keeps them) and means no more
+ * than the layout record says (a.dtype = 'm8[s]' over 'm8[ms]', or other
+ * field names of the same size, keep type number, size and byte order). */
+static bool
+bytes_comparable(PyObject *obj)
+{
+    if (!PyArray_CheckExact(obj))
+        return false;
+    PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)obj);
+    return !PyDataType_REFCHK(d) && !PyDataType_HASFIELDS(d) && d->type_num != NPY_DATETIME &&
+           d->type_num != NPY_TIMEDELTA;
+}
+
+PyObject *
+hop_py__np_contents(PyObject *mod, PyObject *obj)
+{
+    (void)mod;
+    if (!hop_py__np_ready() || !bytes_comparable(obj))
+        Py_RETURN_NONE;
+    PyArrayObject *a = (PyArrayObject *)obj;
+    np_layout l;
+    size_t n = layout_of(a, &l);
+    size_t data = (size_t)PyArray_SIZE(a) * (size_t)PyArray_ITEMSIZE(a);
+    PyObject *r = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n + data));
+    if (r == NULL)
+        return NULL;
+    char *to = PyBytes_AS_STRING(r);
+    memcpy(to, &l, n);
+    to += n;
+    walk_elements(a, copy_runs, &to);
+    return r;
+}
+
+PyObject *
+hop_py__np_same_contents(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_np_same_contents(a, contents): 2 arguments");
+        return NULL;
+    }
+    /* (not bytes: the guard of an array whose contents hop cannot compare) */
+    if (np_state <= 0 || !PyBytes_Check(args[1]) || !bytes_comparable(args[0]))
+        Py_RETURN_FALSE;
+    PyArrayObject *a = (PyArrayObject *)args[0];
+    np_layout l;
+    size_t n = layout_of(a, &l);
+    size_t data = (size_t)PyArray_SIZE(a) * (size_t)PyArray_ITEMSIZE(a);
+    const char *at = PyBytes_AS_STRING(args[1]);
+    if ((size_t)PyBytes_GET_SIZE(args[1]) != n + data || memcmp(at, &l, n) != 0)
+        Py_RETURN_FALSE;
+    at += n;
+    if (walk_elements(a, same_runs, &at) != 0)
+        Py_RETURN_FALSE;
+    Py_RETURN_TRUE;
+}
+
 PyObject *
 hop_py__np_element(const hop_tensor *t)
 {
@@ -378,6 +520,19 @@ hop_py__np_same_layout(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     (void)args;
     (void)nargs;
     Py_RETURN_FALSE;
+}
+
+/* (None and False, as the layout's: the Python fallback compares) */
+PyObject *
+hop_py__np_contents(PyObject *mod, PyObject *obj)
+{
+    return hop_py__np_layout(mod, obj);
+}
+
+PyObject *
+hop_py__np_same_contents(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    return hop_py__np_same_layout(mod, args, nargs);
 }
 
 PyObject *

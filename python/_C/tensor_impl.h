@@ -187,6 +187,15 @@ PyObject *hop_py__np_layout(PyObject *mod, PyObject *obj);
 /* _C._np_same_layout(a, layout): whether _np_layout(a) would equal bytes
  * layout, without making them (the guard's fast check): True or False. */
 PyObject *hop_py__np_same_layout(PyObject *mod, PyObject *const *args, Py_ssize_t nargs);
+/* _C._np_contents(a): bytes holding ndarray a's layout record and its
+ * elements' bytes (hop.compile's contents guard of an environment array a
+ * HOP body reads); None without NumPy's C API, for another object, a
+ * subclass or an array of Python objects (whose bytes are addresses). */
+PyObject *hop_py__np_contents(PyObject *mod, PyObject *obj);
+/* _C._np_same_contents(a, contents): whether _np_contents(a) would equal
+ * bytes contents, comparing a's memory in place (no allocation); False for
+ * contents that are not bytes. */
+PyObject *hop_py__np_same_contents(PyObject *mod, PyObject *const *args, Py_ssize_t nargs);
 /* arr[()] for a 0-d array (a NumPy scalar), arr otherwise; steals arr. */
 PyObject *hop_py__np_scalar(PyObject *arr);
 /* The NumPy scalar of t's first element (a copy: np.float32(v) for a f32

@@ -138,6 +138,16 @@ class _Entry:
             raise _Ran(e) from None
         return out
 
+    def changed_contents(self):
+        """The message of a contents guard this plan's run would fail on
+        (Guards.changed_contents), found without running it; None when that
+        does not tell (a translation's prefix runs without guards)."""
+        fr = self.frame
+        if fr is not None and fr.stop is not None and fr.stop.prefix is not None:
+            return None
+        guards = getattr(self.runner, "guards", None)
+        return guards.changed_contents() if guards is not None else None
+
     def failure(self, e):
         """The reason a call did not fit this plan: a guard's message, or
         the data-dependent branch that took a side not traced yet."""
@@ -230,6 +240,10 @@ class CompiledFunction(_C._CompiledCall):
         self._dims = None  # per tensor leaf: set of dims made dynamic
         self._first = None  # the shapes of the first call
         self._static = False  # a dynamic trace failed where a static one did not
+        # Its plain trace found an environment ndarray (_breaks.EnvArrays):
+        # later traces go to the translator at once (an SGD loop under eager
+        # hop.grad retraces on every call; the plain attempt was ~20% of it)
+        self._env_arrays = False
         self.recompiles = 0
         self.eager_calls = 0  # calls run eagerly since the limit was reached
         self._fallback_reason = None
@@ -380,6 +394,13 @@ class CompiledFunction(_C._CompiledCall):
             return self._eager_for_argument(why, args, kwargs)
         if failures is not None:
             for entry in reversed(self._entries[:-1]):
+                # (a plan whose environment array changed inside: its run
+                # would fail that guard, after flattening the arguments and
+                # reading every guard before it)
+                why = entry.changed_contents()
+                if why is not None:
+                    failures.append(why)
+                    continue
                 try:
                     return entry.run(args, kwargs)
                 except _C.GuardError as e:
@@ -413,8 +434,13 @@ class CompiledFunction(_C._CompiledCall):
         saved = (None if self._dims is None else [set(d) for d in self._dims], self._first)
         dynamic = self._dynamic_for(args, kwargs)
         try:
+            if self._env_arrays:
+                # (the translator compiles any Python function alike: were
+                # the arrays gone, its plan would still be the function's)
+                raise _breaks.EnvArrays()
             gm, runner, paths, note = self._trace_sizes(args, kwargs, dynamic)
         except _breaks.EnvArrays:
+            self._env_arrays = True
             self._dims, self._first = saved[0], saved[1]
             out = self._translated(args, kwargs, [], reason, plain=True)
             if out is not _UNTRANSLATED:

@@ -224,6 +224,10 @@ class Guard:
             return f"{self.source!r} keeps its shape, strides, dtype, memory and flags in place"
         if self.kind == "len":
             return f"len({self.source!r}) == {e}"
+        if self.kind == "contents" and type(e) is Uncomparable:
+            return (f"{self.source!r} holds Python objects (a HOP body read it, where NumPy "
+                    f"computes with it while tracing; hop cannot compare such contents: every "
+                    f"call retraces)")
         if self.kind == "contents":
             return (f"{self.source!r} holds what it held when traced (a HOP body read it, where "
                     f"NumPy computes with it while tracing: a change inside it retraces)")
@@ -754,10 +758,12 @@ class Guards:
                                         f"the traced array's, now {_array_text(v)})")
                 continue
             elif g.kind == "contents":
-                if _contents(v) != g.expected:
-                    raise _C.GuardError(f"guard failed: {g.source!r} changed inside since "
-                                        f"traced (a HOP body read it, where NumPy computed "
-                                        f"with it while tracing)")
+                if type(g.expected) is Uncomparable and not g.expected.take():
+                    raise _C.GuardError(f"guard failed: {g.source!r} holds Python objects (a HOP "
+                                        f"body read it; hop cannot compare their contents: "
+                                        f"every call retraces)")
+                if type(g.expected) is not Uncomparable and not _same_contents(v, g.expected):
+                    raise _C.GuardError(_changed_inside(g.source))
                 continue
             elif g.kind == "len":
                 if len(v) != g.expected:
@@ -786,6 +792,22 @@ class Guards:
             now[j] = v
         return tuple(now), tuple(caps)
 
+    def changed_contents(self):
+        """revalidate's message for the first contents guard whose array
+        holds other bytes now, else None: without a plan run or a state, a
+        sure sign that this plan does not fit the call (an SGD loop that
+        updates W in place misses every live plan on every call)."""
+        for g in self.guards:
+            if g.kind != "contents" or type(g.expected) is not bytes:
+                continue
+            try:
+                v = g.source.read(None)
+            except Exception:
+                continue  # (revalidate tells)
+            if not _C._np_same_contents(v, g.expected):
+                return _changed_inside(g.source)
+        return None
+
     def describe(self, capture_names):
         lines = [g.describe() for g in self.guards]
         for i, src in self.viewed:
@@ -803,12 +825,56 @@ class Guards:
 MADE = "made by the function itself (a constant of the plan, nothing to guard)"
 
 
+class Uncomparable:
+    """The expected contents of an ndarray of Python objects (dtype object,
+    or with such fields): its bytes are the objects' addresses, which an
+    object changed inside (a list appended to), or freed and another made at
+    its address, keeps.  Such a guard passes once, for the run of the call
+    that traced the plan (NumPy computed with what the array holds now), and
+    never again: every later call retraces."""
+
+    __slots__ = ("fresh",)
+
+    def __init__(self):
+        self.fresh = True
+
+    def take(self):
+        fresh, self.fresh = self.fresh, False
+        return fresh
+
+
 def _contents(a):
-    """What a "contents" guard compares of ndarray a: its layout and its
-    bytes (None for anything else)."""
+    """What a "contents" guard expects of ndarray a: its layout and its
+    elements' bytes (_C._np_contents; without NumPy's C API, or with a
+    datetime or structured dtype, the same read through Python, with the
+    dtype), an Uncomparable for an array of Python objects, None for
+    anything else."""
     if _np is None or type(a) is not _np.ndarray:
         return None
-    return _layout(a), a.tobytes()
+    if a.dtype.hasobject:
+        return Uncomparable()
+    if a.dtype.names is not None or a.dtype.kind in "mM":
+        # (the dtype itself too: the layout's type number, size and byte
+        # order are the same for another unit or other field names, which
+        # a.dtype = ... sets in place)
+        return _layout(a), a.dtype, a.tobytes()
+    c = _C._np_contents(a)
+    return c if c is not None else (_layout(a), a.tobytes())
+
+
+def _same_contents(a, expected):
+    """Whether ndarray a holds what _contents gave (a contents guard):
+    _C._np_same_contents compares a's memory in place, allocating nothing."""
+    if type(expected) is bytes:
+        return _C._np_same_contents(a, expected)
+    if type(expected) is Uncomparable:
+        return expected.take()
+    return _contents(a) == expected
+
+
+def _changed_inside(source):
+    return (f"guard failed: {source!r} changed inside since traced (a HOP body read it, where "
+            f"NumPy computed with it while tracing)")
 
 
 def _layout(a):
@@ -970,7 +1036,7 @@ def _compile_factory(shape):
             # (the dicts' tags as last checked, else the names read again)
             terms.append(f"{text}.check()")
         elif kind == "contents":
-            terms.append(f"_contents({text}) == e[{j}]")
+            terms.append(f"_same_contents({text}, e[{j}])")
         elif kind == "len":
             terms.append(f"len({text}) == e[{j}]")
         elif kind == "eq":
@@ -988,7 +1054,7 @@ def _compile_factory(shape):
     # bytes made per check)
     fast = _np is not None and _C._np_layout(_np.empty(0)) is not None
     scope = {"_array_tensor": _array_tensor, "_empty": _empty_cell, "_SETS": (set, frozenset),
-             "_contents": _contents,
+             "_same_contents": _C._np_same_contents if fast else _same_contents,
              "_same_layout": _C._np_same_layout if fast else lambda a, e: _layout(a) == e}
     exec(compile(src, "<hop guards>", "exec"), scope)
     return scope["make"]
