@@ -579,9 +579,42 @@ def _binop(name, reflected=False, py=None):
             ct = _scalar_math_complex(self, other)
             if ct is not None:
                 return _scalar_order(name, ct, args, result_kind(args))
-        return call_ufunc(name, args, {}, result_kind(args))
+        try:
+            return call_ufunc(name, args, {}, result_kind(args))
+        except ValueError:  # (hop's ShapeError too)
+            if name in ("equal", "not_equal") and _failed_comparison(name, self, other):
+                return NotImplemented
+            raise
     op.__name__ = name
     return _C._np_eager_op(name, 2, reflected, op)
+
+
+def _failed_comparison(name, self, other):
+    """NumPy 1.24's `a == b` and `a != b` of operands that do not broadcast
+    (where np.equal raises): its DeprecationWarning, then NotImplemented, so
+    that Python asks the other operand and compares by identity at last (a
+    Python bool; one warning per array taking part).  True where this is
+    the case (eagerly: the warning given); traced, a break of hop.compile's
+    graph (the warning is each call's), hop.trace's UnsupportedError."""
+    o = _core.operand(other, f"numpy.{name}")
+    shapes = [tuple(self.shape), tuple(o.t.shape) if o.t is not None else ()]
+    if not all(type(d) is int for s in shapes for d in s):
+        return False
+    try:
+        _np.broadcast_shapes(*shapes)
+        return False
+    except ValueError:
+        pass
+    if _core.is_traced(self._t) or _core.tracing():
+        _breaks.conversion(_C.UnsupportedError,
+                           f"hop.numpy: {'==' if name == 'equal' else '!='} of arrays whose "
+                           f"shapes do not broadcast ({', '.join(map(str, shapes))}): NumPy "
+                           f"warns and Python compares them by identity")
+    import warnings
+    from .._paths import user_stacklevel
+    warnings.warn("elementwise comparison failed; this will raise an error in the future.",
+                  DeprecationWarning, stacklevel=user_stacklevel())
+    return True
 
 
 def _equal_of_python_complex(name):

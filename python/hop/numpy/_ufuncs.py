@@ -573,11 +573,14 @@ def _by_numpy(uf, name, args, kwargs, kind):
 
 def _check_broadcast(ops, out, where):
     """NumPy's error where the operands (inputs, outputs, the where mask) do
-    not broadcast together, eagerly (hop's op would raise its ShapeError)."""
+    not broadcast together, eagerly and traced with sizes known (hop's op
+    would raise its ShapeError; a trace's sizes are guarded)."""
     shapes = [tuple(o.t.shape) if o.t is not None else () for o in ops]
     shapes += [tuple(o.shape) for o in out or () if o is not None]
     if where is not True:
         shapes.append(tuple(_np.shape(where)))
+    if any(type(d) is not int for s in shapes for d in s):
+        return  # (symbolic sizes: hop's op decides)
     if len(shapes) > 1:
         try:
             b = _np.broadcast_shapes(*shapes)
@@ -681,8 +684,7 @@ def call_ufunc(name, args, kwargs, kind):
         if isinstance(wt, _C.Tensor) and _core.np_dtype(wt) != _np.dtype(bool):
             raise TypeError(f"Cannot cast array data from {_core.np_dtype(wt)!r} to "
                             f"dtype('bool') according to the rule 'safe'")
-    if name != "matmul" and not _core.tracing() and \
-            not any(isinstance(a, _C.Tensor) for a in args):
+    if name != "matmul" and not any(isinstance(a, _C.Tensor) for a in args):
         _check_broadcast(ops, out, where)  # (after the dtypes, as NumPy's iterator)
     new = out is None or out[0] is None
     # where=: the mask is one more operand of NumPy's iterator
