@@ -364,17 +364,19 @@ def out_array(o):
 
 
 def _out_tuple(out, nout, name):
+    """out= as a tuple of nout arrays (or Nones), with NumPy 1.24's errors
+    (its texts) for anything else."""
     if out is None:
         return None
     if not isinstance(out, tuple):
+        if nout > 1:
+            raise TypeError("'out' must be a tuple of arrays")
         out = (out,)
     if len(out) != nout:
-        raise ValueError(f"The 'out' tuple must have exactly {nout} entries: one per ufunc "
-                         f"output")
+        raise ValueError("The 'out' tuple must have exactly one entry per ufunc output")
     for o in out:
         if o is not None and not out_array(o):
-            got = "a NumPy scalar" if isinstance(o, ndarray) else type(o).__name__
-            raise TypeError(f"return arrays must be of ArrayType, got {got}")
+            raise TypeError("return arrays must be of ArrayType")
     return out
 
 
@@ -537,19 +539,26 @@ def _call_two(name, args, kwargs, kind):
     x = ops[0]
     xt = x.t if x.t is not None else _C.full((), _core.scalar_arg(x),
                                                dtype=_core.hop_dtype(dts[0], name))
+    casting = kwargs.get("casting", "same_kind")
+    if out is not None:  # NumPy's checks: each output's cast, then the broadcast
+        for k, o in enumerate(out):
+            if o is not None and not _np.can_cast(dts[k], o.dtype, casting=casting):
+                raise _core.ufunc_cast_error(name, dts[k], o.dtype, casting, i=nin + k)
+        if not any(isinstance(a, _C.Tensor) for a in args):
+            _check_broadcast(ops, out, True)
     checked = _fp_checked(args)
     if checked:
         _C._fp_clear()
     rs = impl(_core.cast(xt, dts[0]))
     if checked and _C._np_fp_warned():
         return _by_numpy(uf, name, args, kwargs, kind)  # (as call_ufunc's)
-    res = []
-    for k, (r, dt) in enumerate(zip(rs, dts)):
-        r = _core.cast(r, dt)
+    res = [None, None]
+    for k in (1, 0):  # NumPy's loop writes the second output first (out=(o, o): the first's)
+        r = _core.cast(rs[k], dts[k])
         if out is not None and out[k] is not None:
-            res.append(_write_out(out[k], r, name, kwargs.get("casting", "same_kind")))
+            res[k] = _write_out(out[k], r, name, casting)
         else:
-            res.append(wrap(kind, r, scalar=r.ndim == 0))
+            res[k] = wrap(kind, r, scalar=r.ndim == 0)
     return tuple(res)
 
 
@@ -864,10 +873,22 @@ def _call_divmod(args, kwargs, kind):
         # where hop's two ufuncs below would each have NumPy warn for its own
         return _by_numpy(_np.divmod, "divmod", args, dict(kwargs, out=out) if out else kwargs,
                          kind)
-    q = call_ufunc("floor_divide", args, dict(kwargs, out=out[0] if out else None)
-                   if out and out[0] is not None else kwargs, kind)
+    if out is not None:
+        # NumPy checks both outputs' casts before it writes either, reads
+        # each element of the inputs before it writes (out=(x, y) with x an
+        # input), and writes the remainder first (out=(o, o): the quotient's)
+        ops = [_core.operand(a, "numpy.divmod") for a in args]
+        extra = {k: kwargs[k] for k in ("dtype", "casting") if k in kwargs}
+        casting = kwargs.get("casting", "same_kind")
+        dts = _core.result_dtypes(lambda *d: _np.divmod(*d, **extra), ops, "numpy.divmod")
+        for k, o in enumerate(out):
+            if o is not None and not _np.can_cast(dts[k], o.dtype, casting=casting):
+                raise _core.ufunc_cast_error("divmod", dts[k], o.dtype, casting, i=2 + k)
+        args = tuple(a.copy() if isinstance(a, (ndarray, _np.ndarray)) else a for a in args)
     r = call_ufunc("remainder", args, dict(kwargs, out=out[1] if out else None)
                    if out and out[1] is not None else kwargs, kind)
+    q = call_ufunc("floor_divide", args, dict(kwargs, out=out[0] if out else None)
+                   if out and out[0] is not None else kwargs, kind)
     return q, r
 
 
