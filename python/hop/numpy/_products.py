@@ -69,11 +69,14 @@ def _dot_into(r, out, kind):
 
 @implements(_np.vdot)
 def vdot(a, b, *, _kind=None):
-    ta = ravel(a, _kind=_C.Tensor)
+    ta, tb = ravel(a, _kind=_C.Tensor), ravel(b, _kind=_C.Tensor)
+    na, nb = ta.shape[0], tb.shape[0]
+    if type(na) is int and type(nb) is int and na != nb:
+        # (NumPy reshapes b to a's size)
+        raise ValueError(f"cannot reshape array of size {nb} into shape ({na},)")
     if _core.np_dtype(ta).kind == "c":  # NumPy conjugates the first operand
         ta = _C._op("conj", ta)
-    return dot(ta, ravel(b, _kind=_C.Tensor),
-               _kind=_kind or result_kind((a, b), ndarray))
+    return dot(ta, tb, _kind=_kind or result_kind((a, b), ndarray))
 
 
 @implements(_np.inner)
@@ -118,25 +121,112 @@ def tensordot(a, b, axes=2, *, _kind=None):
     return wrap(_kind or result_kind((a, b), ndarray), r)
 
 
-def _einsum_parse(subscripts, nops):
-    s = subscripts.replace(" ", "")
-    if "." in s:
-        raise _C.UnsupportedError("hop.numpy: einsum with '...' is not supported")
-    if "->" in s:
-        ins, out = s.split("->")
+# NumPy's einsum (PyArray_EinsteinSum, optimize=False) parses and checks the
+# subscripts in this order, each error with its text: every operand's labels
+# (where a ',' or the end must be: its operand count errors, whose texts say
+# the opposite of what happened, as NumPy's), the output's, the repeated
+# labels' sizes, then the broadcast of the operands in its iterator.
+
+def _einsum_parse(subscripts, ts):
+    """(each operand's labels, the output's), as NumPy's parse."""
+    s, ins, pos = subscripts, [], 0
+    ellipsis = False
+    for k, t in enumerate(ts):
+        end = pos
+        while end < len(s) and s[end] not in ",-":  # (strcspn)
+            end += 1
+        if k == len(ts) - 1 and s[end:end + 1] == ",":
+            raise ValueError("more operands provided to einstein sum function than specified in "
+                             "the subscripts string")
+        if k < len(ts) - 1 and s[end:end + 1] != ",":
+            raise ValueError("fewer operands provided to einstein sum function than specified "
+                             "in the subscripts string")
+        labels, ell = _einsum_labels(s[pos:end], t.ndim, f"operand {k}")
+        if not ell and len(labels) != t.ndim:
+            raise ValueError("operand has more dimensions than subscripts given in einstein sum, "
+                             "but no '...' ellipsis provided to broadcast the extra dimensions.")
+        ins.append(labels)
+        ellipsis |= ell
+        pos = end + (k < len(ts) - 1)
+    rest = s[pos:]
+    seen = "".join(ins)
+    if not rest:
+        outs = "".join(sorted(c for c in set(seen) if seen.count(c) == 1))
+    elif not rest.startswith("->"):
+        raise ValueError("einstein sum subscript string does not contain proper '->' output "
+                         "specified")
     else:
-        ins = s
-        counts = {}
-        for c in ins.replace(",", ""):
-            counts[c] = counts.get(c, 0) + 1
-        out = "".join(sorted(c for c, n in counts.items() if n == 1))
-    ins = ins.split(",")
-    if len(ins) != nops:
-        raise ValueError("more operands provided to einstein sum function than specified in "
-                         "the subscripts string" if nops > len(ins) else
-                         "fewer operands provided to einstein sum function than specified in "
-                         "the subscripts string")
-    return ins, out
+        outs, ell = _einsum_labels(rest[2:], None, "the output")
+        ellipsis |= ell
+        for i, c in enumerate(outs):
+            if c in outs[i + 1:]:
+                raise ValueError(f"einstein sum subscripts string includes output subscript "
+                                 f"'{c}' multiple times")
+            if c not in seen:
+                raise ValueError(f"einstein sum subscripts string included output subscript "
+                                 f"'{c}' which never appeared in an input")
+    if ellipsis:
+        raise _C.UnsupportedError("hop.numpy: einsum with '...' is not supported")
+    return ins, outs
+
+
+def _einsum_labels(sub, ndim, where):
+    """The labels of one operand's subscripts (ndim: its number of
+    dimensions; None for the output) and whether they hold an ellipsis,
+    with NumPy's errors in its order.  (The output's checks of a repeated or
+    unknown label come after, per label: _einsum_parse.)"""
+    labels, ellipsis, i = [], False, 0
+    while i < len(sub):
+        c = sub[i]
+        if c.isascii() and c.isalpha():
+            if ndim is not None and len(labels) >= ndim:
+                raise ValueError(f"einstein sum subscripts string contains too many subscripts "
+                                 f"for {where}")
+            labels.append(c)
+        elif c == ".":
+            if ellipsis or i + 2 >= len(sub) or sub[i + 1:i + 3] != "..":
+                raise ValueError(f"einstein sum subscripts string contains a '.' that is not "
+                                 f"part of an ellipsis ('...') in {where}")
+            ellipsis, i = True, i + 2
+        elif c != " ":
+            raise ValueError(f"invalid subscript '{c}' in einstein sum subscripts string, "
+                             f"subscripts must be letters")
+        i += 1
+    return "".join(labels), ellipsis
+
+
+def _einsum_check(ts, ins, outs, single):
+    """NumPy's errors for repeated labels of different sizes (in 'single
+    operand' when NumPy tries a view of the one operand first: every label
+    up to the mismatch in the output) and for operands that do not
+    broadcast (its iterator's text: the output's labels, then the others in
+    their code's order, a size 1 broadcasting)."""
+    combined = []
+    for k, (t, sub) in enumerate(zip(ts, ins)):
+        sizes, view = {}, single
+        for i, c in enumerate(sub):
+            view = view and c in outs
+            if c in sizes and sizes[c] != t.shape[i]:
+                raise ValueError(f"dimensions in {'single operand' if view else f'operand {k}'} "
+                                 f"for collapsing index '{c}' don't match ({sizes[c]} != "
+                                 f"{t.shape[i]})")
+            sizes.setdefault(c, t.shape[i])
+        combined.append(sizes)
+    order = list(outs) + sorted(set("".join(ins)) - set(outs))
+    remapped = [[sizes.get(c, -1) for c in order] for sizes in combined]
+    for i in range(len(order)):
+        b = 1
+        for r in remapped:
+            if not isinstance(r[i], int) or not isinstance(b, int):
+                continue  # (symbolic sizes: hop's op decides)
+            if b == 1:
+                b = r[i] if r[i] >= 0 else b
+            elif r[i] not in (-1, 1, b):
+                raise ValueError("operands could not be broadcast together with remapped shapes "
+                                 "[original->remapped]: " + "".join(
+                                     _core.shape_text(list(sizes.values()), "->") +
+                                     _core.shape_text(r, " ")
+                                     for sizes, r in zip(combined, remapped)))
 
 
 def _einsum_reduce(t, subs, keep, k=0):
@@ -194,14 +284,9 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
                                   "form is not supported)")
     subscripts, arrays = operands[0], operands[1:]
     kind = _kind or result_kind(arrays, ndarray)
-    ins, outs = _einsum_parse(subscripts, len(arrays))
     ts = [_t(a, "einsum") for a in arrays]
-    for t, s in zip(ts, ins):
-        if t.ndim != len(s):
-            raise ValueError(f"einstein sum subscripts string contains too many subscripts for "
-                             f"operand {ts.index(t)}" if len(s) > t.ndim else
-                             f"operand has more dimensions than subscripts given in einstein sum, "
-                             f"but no '...' ellipsis provided to broadcast the extra dimensions.")
+    ins, outs = _einsum_parse(subscripts, ts)
+    _einsum_check(ts, ins, outs, len(ts) == 1 and out is None)
     dt = _np.dtype(dtype) if dtype is not None else _core.promoted_dtype(ts)
     for i, t in enumerate(ts):  # NumPy's iterator casts each operand under `casting`
         if not _np.can_cast(_core.np_dtype(t), dt, casting):
