@@ -239,3 +239,47 @@ def test_einsum_and_vdot_answers_are_numpys(f):
     want, eager, compiled = _three_ways(f, M23, M32)
     assert eager == want
     assert compiled == want
+
+
+# ----------------------------------------------- arange of arrays, bool()
+
+ARANGE_ARGS = [np.array(5), np.array(2.5), np.array([4]), np.array([1, 4]), np.array([], int),
+               np.array([[3]]), np.array(True), np.array(4, np.uint8),
+               np.array(4, np.float32), np.array(-2)]
+ARANGES = {
+    "stop": lambda m, a: m.arange(a),
+    "start": lambda m, a: m.arange(a, 10),
+    "stop after 1": lambda m, a: m.arange(1, a),
+    "step": lambda m, a: m.arange(0, 9, a),
+    "a dtype": lambda m, a: m.arange(a, dtype=np.float32),
+}
+
+
+@pytest.mark.parametrize("x", ARANGE_ARGS, ids=repr)
+@pytest.mark.parametrize("case", ARANGES)
+def test_arange_of_an_array_is_numpys(case, x):
+    # hop.numpy's arange refused every array ('only integer scalar arrays
+    # can be converted to a scalar index'; a negative one was hop's
+    # InvalidError), NumPy takes a size-1 array's value (its dtype in the
+    # result's) and np.arange of an empty hop.numpy array raised where
+    # NumPy's bool() of it warns
+    f = ARANGES[case]
+    want = _run(lambda: f(np, x.copy()))
+    assert _run(lambda: f(hnp, hnp.asarray(x.copy()))) == want
+    assert _run(lambda: f(hnp, x.copy())) == want
+    assert _run(lambda: f(np, hnp.asarray(x.copy()))) == want
+    assert _run(lambda: hop.compile(lambda a: f(hnp, a))(x.copy())) == want
+    assert _run(lambda: hop.compile(lambda a: f(np, a))(x.copy())) == want
+
+
+@pytest.mark.parametrize("f", [bool, lambda x: 1 if x else 2, lambda x: bool(x == 1),
+                               float, int, lambda x: not x])
+@pytest.mark.parametrize("x", [np.array([]), np.zeros((2, 0)), np.array([1.0, 2.0])],
+                         ids=repr)
+def test_truth_and_conversions_of_arrays_not_of_size_one_are_numpys(f, x):
+    # bool() of an empty array is NumPy 1.24's DeprecationWarning and False
+    # (hop raised its 'more than one element' ValueError); int()/float()
+    # say 'size-1 arrays' as NumPy 1.24 (hop: 'length-1')
+    want, eager, compiled = _three_ways(f, x)
+    assert eager == want
+    assert compiled == want

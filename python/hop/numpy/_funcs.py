@@ -709,6 +709,20 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, _
 
 @implements(name="arange")
 def arange(start, stop=None, step=None, dtype=None, *, like=None):
+    given = [v for v in (start, stop, step) if isinstance(v, (ndarray, _np.ndarray))]
+    if given:
+        # An array argument: NumPy's arange takes its value through Python's
+        # number protocol (its dtype in the result's, a size-1 array's item,
+        # its errors and warnings for others), on the value: a traced one is
+        # a break of hop.compile's graph
+        if builtins.any(isinstance(v, ndarray) and _core.is_traced(v._t) for v in given):
+            from .. import _breaks
+            _breaks.conversion(_C.UnsupportedError, "hop.numpy: arange of a traced array: its "
+                                                    "length is the array's value")
+        args = [_np.asarray(v) if isinstance(v, ndarray) else v for v in (start, stop, step)]
+        a = _np.arange(*args, dtype=dtype)
+        _core.hop_dtype(a.dtype, "arange")
+        return ndarray(_C.tensor(a))
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step

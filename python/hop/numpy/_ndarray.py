@@ -180,6 +180,9 @@ class ndarray:
         return a
 
     def __bool__(self):
+        if self.size == 0:
+            _empty_truth(self)
+            return False
         if self.size != 1:
             raise ValueError("The truth value of an array with more than one element is "
                              "ambiguous. Use a.any() or a.all()")
@@ -228,12 +231,12 @@ class ndarray:
 
     def _scalar_value(self, what):
         if self.size != 1:
-            raise TypeError("only length-1 arrays can be converted to Python scalars")
+            raise TypeError("only size-1 arrays can be converted to Python scalars")
         return self._t.numpy().reshape(())[()]
 
     def _scalar_tensor(self, what):
         if self.size != 1:
-            raise TypeError(f"only length-1 arrays can be converted to Python scalars")
+            raise TypeError("only size-1 arrays can be converted to Python scalars")
         t = self._t.reshape(()) if self.ndim else self._t
         if what in ("int", "float", "complex", "round", "hash") and _C._is_proxy(t):
             # hop.compile runs such a function eagerly (_breaks)
@@ -587,6 +590,21 @@ def _binop(name, reflected=False, py=None):
             raise
     op.__name__ = name
     return _C._np_eager_op(name, 2, reflected, op)
+
+
+def _empty_truth(a):
+    """NumPy 1.24's bool() of an empty array: its DeprecationWarning (then
+    False); traced, a break of hop.compile's graph (the warning is each
+    call's), hop.trace's UnsupportedError."""
+    if _C._is_proxy(a._t) or _core.tracing():
+        _breaks.conversion(_C.UnsupportedError,
+                           "hop.numpy: bool() of an empty array: NumPy warns (a "
+                           "DeprecationWarning) and answers False")
+    import warnings
+    from .._paths import user_stacklevel
+    warnings.warn("The truth value of an empty array is ambiguous. Returning False, but in "
+                  "future this will result in an error. Use `array.size > 0` to check that an "
+                  "array is not empty.", DeprecationWarning, stacklevel=user_stacklevel())
 
 
 def _failed_comparison(name, self, other):
