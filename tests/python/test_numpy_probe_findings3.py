@@ -283,3 +283,54 @@ def test_truth_and_conversions_of_arrays_not_of_size_one_are_numpys(f, x):
     want, eager, compiled = _three_ways(f, x)
     assert eager == want
     assert compiled == want
+
+
+# ------------------------------------------------- reshape(None), shapes
+
+RESHAPES = {
+    "method": lambda x: x.reshape(None),
+    "function": lambda x: np.reshape(x, None),
+    "order F": lambda x: x.reshape(None, order="F"),
+    "a view": lambda x: np.shares_memory(x.reshape(None), x),
+    "a new array": lambda x: x.reshape(None) is x,
+    "written through": lambda x: (lambda r: (r.__setitem__(..., 9), x)[1])(np.reshape(x, None)),
+    "two Nones": lambda x: x.reshape(None, None),
+    "None in a tuple": lambda x: x.reshape((None,)),
+    "no argument": lambda x: x.reshape(),
+    "a str": lambda x: x.reshape("a"),
+    "a str to the function": lambda x: np.reshape(x, "a"),
+    "a float": lambda x: x.reshape(1.0),
+    "a float to the function": lambda x: np.reshape(x, 1.0),
+    "of a scalar": lambda x: x.sum().reshape(None),
+    "resize to None": lambda x: np.resize(x, None),
+}
+
+
+@pytest.mark.parametrize("x", [np.arange(6.0), np.array(3.0), np.zeros((2, 0))], ids=repr)
+@pytest.mark.parametrize("case", RESHAPES)
+def test_reshape_none_is_numpys_view(case, x):
+    # NumPy 1.24's reshape(None) is a view of the array as it is; hop read
+    # None as a size ('NoneType' object cannot be interpreted as an integer);
+    # one argument is the shape itself (x.reshape(1.0): NumPy's 'expected a
+    # sequence ...', x.reshape('a') a sequence of sizes)
+    want, eager, compiled = _three_ways(RESHAPES[case], x)
+    assert eager == want
+    assert compiled == want
+
+
+SHAPE_NONE = {
+    "zeros": lambda m: m.zeros(None), "ones": lambda m: m.ones(None),
+    "empty": lambda m: m.empty(None).shape, "full": lambda m: m.full(None, 2),
+    "a str": lambda m: m.zeros("ab"), "a float": lambda m: m.zeros(2.0),
+    "a range": lambda m: m.ones(range(2)),
+}
+
+
+@pytest.mark.parametrize("case", SHAPE_NONE)
+def test_shape_none_is_numpys_deprecated_alias_of_the_empty_shape(case):
+    # None is () with NumPy 1.24's DeprecationWarning, which hop left out
+    f = SHAPE_NONE[case]
+    want = _run(lambda: f(np))
+    assert _run(lambda: f(hnp)) == want
+    assert _run(lambda: hop.compile(lambda x: (f(np), x + 1)[0])(np.ones(2))) == want
+    assert _run(lambda: hop.compile(lambda x: (f(hnp), x + 1)[0])(np.ones(2))) == want

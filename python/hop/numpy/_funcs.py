@@ -149,11 +149,13 @@ def _sizes_arg(shape):
     """A shape argument as NumPy's converter (PyArray_IntpConverter) reads
     it: a sequence (a tuple, a list, an array of one or more dimensions) of
     sizes, or one size; one value that is no size is its TypeError naming
-    it; None is the shape ()."""
+    it; None is the shape () (with NumPy 1.24's DeprecationWarning)."""
     if shape is None:
+        _core.numpy_warns("None as a shape", "Passing None into shape arguments as an alias "
+                          "for () is deprecated.", DeprecationWarning)
         return ()
-    if isinstance(shape, (tuple, list)) or (isinstance(shape, (ndarray, _np.ndarray)) and
-                                            shape.ndim):
+    if isinstance(shape, (tuple, list, str, bytes, range)) or \
+            (isinstance(shape, (ndarray, _np.ndarray)) and shape.ndim):  # (PySequence_Fast)
         return tuple(_int_arg(n) for n in shape)
     try:
         return (_int_arg(shape),)
@@ -166,9 +168,7 @@ def _newshape(newshape):
     """reshape's shape argument as NumPy 1.24 reads it: (the shape as given,
     for its error's text; the shape to make), any negative size the one
     unknown dimension (-2 counts as -1), two of them NumPy's ValueError."""
-    # (reshape(None) is no shape (): NumPy gives a view of a's own shape,
-    # which hop does not yet; it raises a TypeError as it did)
-    shape = _sizes_arg(newshape) if newshape is not None else _shape_arg(newshape)
+    shape = _sizes_arg(newshape)
     unknown = [i for i, d in enumerate(shape) if isinstance(d, int) and d < 0]
     if len(unknown) > 1:
         raise ValueError("can only specify one unknown dimension")
@@ -192,6 +192,15 @@ def _int_arg(n, what="an integer is required"):
 @implements(_np.reshape)
 @scalar_method
 def reshape(a, newshape, order="C", *, _kind=None):
+    if newshape is None:
+        # NumPy 1.24's a.reshape(None) (and np.reshape(a, None)): a view of
+        # a as it is, whatever the order
+        kind = _kind or _kind_of(a)
+        if isinstance(a, ndarray) and kind is not _C.Tensor:
+            return view(kind, a, Step(lambda x: x, lambda x: x.view()), scalar=a._scalar,
+                        t=a._t)
+        t = _t(a, "reshape")
+        return wrap(kind, t.reshape(tuple(t.shape)))
     if order == "A" and isinstance(a, ndarray) and not a._scalar:
         order = _order_a(a)
         if order is None:
@@ -1267,8 +1276,10 @@ def _method(fn):
 
 
 def _reshape_method(self, *shape, order="C"):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
+    if not shape:
+        raise TypeError("reshape() takes exactly 1 argument (0 given)")
+    if len(shape) == 1:  # (NumPy's: one argument is the shape; None a view)
+        shape = shape[0]
     return reshape(self, shape, order, _kind=type(self))
 
 

@@ -594,17 +594,11 @@ def _binop(name, reflected=False, py=None):
 
 def _empty_truth(a):
     """NumPy 1.24's bool() of an empty array: its DeprecationWarning (then
-    False); traced, a break of hop.compile's graph (the warning is each
-    call's), hop.trace's UnsupportedError."""
-    if _C._is_proxy(a._t) or _core.tracing():
-        _breaks.conversion(_C.UnsupportedError,
-                           "hop.numpy: bool() of an empty array: NumPy warns (a "
-                           "DeprecationWarning) and answers False")
-    import warnings
-    from .._paths import user_stacklevel
-    warnings.warn("The truth value of an empty array is ambiguous. Returning False, but in "
-                  "future this will result in an error. Use `array.size > 0` to check that an "
-                  "array is not empty.", DeprecationWarning, stacklevel=user_stacklevel())
+    False; _core.numpy_warns: traced, a graph break)."""
+    _core.numpy_warns("bool() of an empty array",
+                      "The truth value of an empty array is ambiguous. Returning False, but in "
+                      "future this will result in an error. Use `array.size > 0` to check that "
+                      "an array is not empty.", DeprecationWarning, _C._is_proxy(a._t))
 
 
 def _failed_comparison(name, self, other):
@@ -612,8 +606,7 @@ def _failed_comparison(name, self, other):
     (where np.equal raises): its DeprecationWarning, then NotImplemented, so
     that Python asks the other operand and compares by identity at last (a
     Python bool; one warning per array taking part).  True where this is
-    the case (eagerly: the warning given); traced, a break of hop.compile's
-    graph (the warning is each call's), hop.trace's UnsupportedError."""
+    the case, the warning given (_core.numpy_warns: traced, a graph break)."""
     o = _core.operand(other, f"numpy.{name}")
     shapes = [tuple(self.shape), tuple(o.t.shape) if o.t is not None else ()]
     if not all(type(d) is int for s in shapes for d in s):
@@ -623,15 +616,10 @@ def _failed_comparison(name, self, other):
         return False
     except ValueError:
         pass
-    if _core.is_traced(self._t) or _core.tracing():
-        _breaks.conversion(_C.UnsupportedError,
-                           f"hop.numpy: {'==' if name == 'equal' else '!='} of arrays whose "
-                           f"shapes do not broadcast ({', '.join(map(str, shapes))}): NumPy "
-                           f"warns and Python compares them by identity")
-    import warnings
-    from .._paths import user_stacklevel
-    warnings.warn("elementwise comparison failed; this will raise an error in the future.",
-                  DeprecationWarning, stacklevel=user_stacklevel())
+    _core.numpy_warns(f"{'==' if name == 'equal' else '!='} of arrays whose shapes do not "
+                      f"broadcast ({', '.join(map(str, shapes))})",
+                      "elementwise comparison failed; this will raise an error in the future.",
+                      DeprecationWarning, _core.is_traced(self._t))
     return True
 
 
