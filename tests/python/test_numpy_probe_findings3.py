@@ -334,3 +334,42 @@ def test_shape_none_is_numpys_deprecated_alias_of_the_empty_shape(case):
     assert _run(lambda: f(hnp)) == want
     assert _run(lambda: hop.compile(lambda x: (f(np), x + 1)[0])(np.ones(2))) == want
     assert _run(lambda: hop.compile(lambda x: (f(hnp), x + 1)[0])(np.ones(2))) == want
+
+
+# -------------------------------------------------- histogram's bin edges
+
+HX = np.array([0.5, 1.5, 2.5, 0.2, 3.9])
+HB = np.array([0.0, 1.0, 2.0, 4.0])
+
+EDGES = {
+    "histogram": lambda x, b: np.histogram(x, bins=b)[1],
+    "int edges": lambda x, b: (lambda i: np.histogram(x, bins=i)[1] is i)(b.astype(int)),
+    "bin_edges": lambda x, b: np.histogram_bin_edges(x, bins=b),
+    "histogramdd": lambda x, b: np.histogramdd(x, bins=[b])[1][0],
+    "histogram2d": lambda x, b: np.histogram2d(x, x, bins=[b, b])[1],
+    "strided bins": lambda x, b: np.shares_memory(np.histogram(x, bins=b[::2])[1], b),
+    "a list of bins": lambda x, b: np.shares_memory(np.histogram(x, bins=list(b))[1], b),
+    "a number of bins": lambda x, b: np.shares_memory(np.histogram(b, bins=3)[1], b),
+}
+
+
+@pytest.mark.parametrize("case", EDGES)
+def test_histogram_returns_the_bins_array_as_its_edges(case):
+    # NumPy's edges are np.asarray(bins): the array given itself; hop
+    # returned a view eagerly (not the object) and a copy compiled (a write
+    # into the edges did not reach the bins)
+    f = EDGES[case]
+
+    def g(x, b):
+        r = f(x, b)
+        if isinstance(r, bool):
+            return r
+        same = r is b
+        r[...] = -1.0  # (into the bins, where the edges are the bins)
+        return same, b
+
+    want = _run(lambda: g(HX.copy(), HB.copy()))
+    eager = _run(lambda: g(hnp.asarray(HX.copy()), hnp.asarray(HB.copy())))
+    compiled = _run(lambda: hop.compile(g)(HX.copy(), HB.copy()))
+    assert eager == want
+    assert compiled == want
