@@ -373,3 +373,22 @@ def test_histogram_returns_the_bins_array_as_its_edges(case):
     compiled = _run(lambda: hop.compile(g)(HX.copy(), HB.copy()))
     assert eager == want
     assert compiled == want
+
+
+# ------------------------------------------------- comparisons with None
+
+NONE_COMPARISONS = [lambda x: x == None, lambda x: x != None, lambda x: None == x,  # noqa: E711
+                    lambda x: None != x, lambda x: np.equal(x, None),  # noqa: E711
+                    lambda x: np.not_equal(None, x), lambda x: x.sum() == None]  # noqa: E711
+
+
+@pytest.mark.parametrize("x", [np.array([1.0, 2.0]), np.array(1.0), np.array([[1]], np.int8),
+                               np.zeros((0, 2))], ids=repr)
+@pytest.mark.parametrize("f", NONE_COMPARISONS)
+def test_comparison_with_none_is_numpys_elementwise(f, x):
+    # NumPy compares each element with None (an array of False, of True for
+    # !=; a 0-d array's an np.bool_, a NumPy scalar's a Python bool); hop
+    # answered by identity (a Python bool) and np.equal(x, None) raised
+    want, eager, compiled = _three_ways(f, x)
+    assert eager == want
+    assert compiled == want

@@ -561,7 +561,9 @@ def _binop(name, reflected=False, py=None):
     fast path in C (_eager; no Python frame between the operator and it),
     else op below."""
     def op(self, other):
-        from ._ufuncs import call_ufunc, takes
+        from ._ufuncs import call_ufunc, none_comparison, takes
+        if other is None and name in ("equal", "not_equal") and not self._scalar:
+            return none_comparison(name, self, result_kind((self,)))  # (a NumPy scalar: Python's)
         if _defers_to(self, other) or not takes(other):
             return NotImplemented
         if self._scalar and _reported_scalar_math(self, other):
@@ -712,7 +714,9 @@ def operator_index(a):
 
 def _iop(name):
     def op(self, other):
-        from ._ufuncs import call_ufunc, takes
+        from ._ufuncs import call_ufunc, none_comparison, takes
+        if other is None and name in ("equal", "not_equal") and not self._scalar:
+            return none_comparison(name, self, result_kind((self,)))  # (a NumPy scalar: Python's)
         if _defers_to(self, other) or not takes(other):
             return NotImplemented
         if self._scalar:

@@ -623,6 +623,15 @@ def _matmul_dtype(uf, args, ops, extra):
                         _np.empty((1, 1), _np.asarray(b).dtype), **extra), ops, "matmul")[0]
 
 
+def none_comparison(name, other, kind):
+    """np.equal(a, None) and np.not_equal (a == None of an array): NumPy's
+    object loop compares each element with None, so every element is
+    unequal; a 0-d result is a scalar."""
+    o = _core.operand(other, f"numpy.{name}")
+    shape = tuple(o.t.shape) if o.t is not None else ()
+    return wrap(kind, _C.full(shape, name == "not_equal", dtype=_C.bool), scalar=not shape)
+
+
 def call_ufunc(name, args, kwargs, kind):
     """ufunc `name` called on args: results of type `kind`."""
     uf = getattr(_np.core.umath, name, None) or getattr(_np, name)
@@ -635,6 +644,9 @@ def call_ufunc(name, args, kwargs, kind):
         raise TypeError(f"{name}() got an unexpected keyword argument '{sorted(bad)[0]}'")
     if name in _TWO_OUT:
         return _call_two(name, args, kwargs, kind)
+    if name in ("equal", "not_equal") and len(args) == 2 and not kwargs and \
+            (args[0] is None) != (args[1] is None):
+        return none_comparison(name, args[args[0] is None], kind)
     if name == "isnat":
         # defined only for datetime64 and timedelta64, which no hop array
         # is: NumPy's type error for every array hop holds
