@@ -392,3 +392,34 @@ def test_comparison_with_none_is_numpys_elementwise(f, x):
     want, eager, compiled = _three_ways(f, x)
     assert eager == want
     assert compiled == want
+
+
+EINSUM_VIEWS = {
+    "transpose shares": (lambda x: np.shares_memory(np.einsum("ij->ji", x), x), M23),
+    "implicit shares": (lambda x: np.shares_memory(np.einsum("ij", x), x), M23),
+    "one dim shares": (lambda x: np.shares_memory(np.einsum("i", x[0]), x), M23),
+    "a new object": (lambda x: np.einsum("ij", x) is x, M23),
+    "dtype not read": (lambda x: np.shares_memory(np.einsum("ij->ji", x, dtype=np.float32), x),
+                       M23),
+    "ints": (lambda x: np.shares_memory(np.einsum("ji", x), x), M23.astype(int)),
+    "a sum copies": (lambda x: np.shares_memory(np.einsum("ij->i", x), x), M23),
+    "out= copies": (lambda x: np.shares_memory(np.einsum("ij->ji", x, out=np.empty((3, 2))), x),
+                    M23),
+    "write through transpose": (lambda x: (lambda r: (r.__setitem__((2, 1), 99.0), x)[1])(
+        np.einsum("ij->ji", x)), M23),
+    "write through diagonal": (lambda x: (lambda r: (r.__setitem__(1, -7.0), x)[1])(
+        np.einsum("ii->i", x)), np.arange(9.0).reshape(3, 3)),
+    "write through 3-d": (lambda x: (lambda r: (r.__setitem__(..., 5.0), x)[1])(
+        np.einsum("iji->ji", x)), np.arange(12.0).reshape(2, 3, 2)),
+}
+
+
+@pytest.mark.parametrize("case", EINSUM_VIEWS)
+def test_einsum_of_one_operand_without_a_sum_is_numpys_view(case):
+    # NumPy's einsum of one operand that keeps every label (no out=) is a
+    # view of it (dtype= not read); hop computed a copy, so a write into
+    # the result did not reach the operand
+    f, x = EINSUM_VIEWS[case]
+    want, eager, compiled = _three_ways(f, x)
+    assert eager == want
+    assert compiled == want

@@ -276,6 +276,18 @@ def _einsum_pair(ta, sa, tb, sb, keep):
     return r, "".join(batch + left + right)
 
 
+def _einsum_view(kind, a, subscripts, sub, outs):
+    """NumPy's einsum of one array whose labels all stay (no sum, no out=):
+    a view of it (the repeated labels' diagonals, the axes in the output's
+    order; dtype= and casting= not read), which a write reaches a through."""
+    def fn(x):
+        x, s = _einsum_reduce(x, sub, set(outs))
+        return x.permute(*[s.index(c) for c in outs]) if s != outs else x
+    from ._funcs import _view
+    return _view(kind, a, fn, lambda x: _np.einsum(subscripts, x),
+                 copies=len(set(sub)) < len(sub))
+
+
 @implements(_np.einsum)
 def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False,
            _kind=None):
@@ -287,6 +299,9 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     ts = [_t(a, "einsum") for a in arrays]
     ins, outs = _einsum_parse(subscripts, ts)
     _einsum_check(ts, ins, outs, len(ts) == 1 and out is None)
+    if len(ts) == 1 and out is None and outs and set(ins[0]) <= set(outs) and \
+            isinstance(arrays[0], ndarray) and not arrays[0]._scalar:
+        return _einsum_view(kind, arrays[0], subscripts, ins[0], outs)
     dt = _np.dtype(dtype) if dtype is not None else _core.promoted_dtype(ts)
     for i, t in enumerate(ts):  # NumPy's iterator casts each operand under `casting`
         if not _np.can_cast(_core.np_dtype(t), dt, casting):
