@@ -423,3 +423,30 @@ def test_einsum_of_one_operand_without_a_sum_is_numpys_view(case):
     want, eager, compiled = _three_ways(f, x)
     assert eager == want
     assert compiled == want
+
+
+# ------------------------------------------- item() and integer indexing
+
+@pytest.mark.parametrize("args", [(2,), (-1,), (6,), (-7,), ((1, 2),), (1, 2), ((1,),), (1.0,),
+                                  (np.int64(4),), (True,), ((1, 5),), (np.array(2),), (0, 1, 2),
+                                  ((),)], ids=repr)
+def test_item_with_an_index_is_numpys(args):
+    # one index is NumPy's flat index (hop took it as the first axis':
+    # x.item(2) of a 2x3 array raised IndexError), a tuple of another length
+    # than ndim its ValueError
+    want, eager, compiled = _three_ways(lambda x: x.item(*args), M23)
+    assert eager == want
+    assert compiled == want
+
+
+@pytest.mark.parametrize("key", [(1, 5), (1, -4), (1, 2, 7), (Ellipsis, 7), (1, Ellipsis, 9),
+                                 (None, 1, None, 5), (slice(None), 0, 9),
+                                 (0, None, slice(None), 4)], ids=repr)
+def test_an_integer_index_out_of_range_names_its_axis_as_numpy(key):
+    # hop named the axis of the array left after the earlier integers
+    # ('axis 0' for x[1, 5])
+    x = np.arange(24.0).reshape(2, 3, 4)[:, :, :3] if len(key) > 2 else M23
+    want, eager, compiled = _three_ways(lambda a: a[key], x)
+    assert want[0][0] is IndexError
+    assert eager == want
+    assert compiled == want

@@ -181,8 +181,10 @@ def _takes(items):
 def _basic(t, items):
     """Basic indexing: (result, all dims taken by ints)."""
     dim = 0
+    axis = -1  # the array's axis of the item (its error names it)
     concrete = not _C._is_proxy(t)
     for kind, k in items:
+        axis += kind != "none"
         if kind == "none":
             if concrete:
                 # NumPy's new axis has stride 0 (hop's unsqueeze, that of a
@@ -201,7 +203,7 @@ def _basic(t, items):
         else:  # int
             n = t.shape[dim]
             if isinstance(k, int) and isinstance(n, int) and not -n <= k < n:
-                raise IndexError(f"index {k} is out of bounds for axis {dim} with size {n}")
+                raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
             t = t.select(dim, k)
     return t
 

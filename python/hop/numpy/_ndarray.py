@@ -253,8 +253,18 @@ class ndarray:
         is an unbacked SymInt read at run time (as hop.Tensor.item), and a
         float or bool one ends hop.compile's compiled part (_breaks): a
         SymInt is an int, and eagerly a bool array's item() is a bool."""
+        if len(args) == 1 and isinstance(args[0], tuple):
+            args = args[0]
+        if len(args) == 1:  # (NumPy's flat index, of any array)
+            from ._funcs import _int_arg
+            v, n = _int_arg(args[0]), self.size
+            if not -n <= v < n:
+                raise IndexError(f"index {v} is out of bounds for size {n}")
+            return wrap(type(self), self._t.reshape(-1))[v].item()
+        if args and len(args) != self.ndim:
+            raise ValueError("incorrect number of indices for array")
         if args:
-            return self[args if len(args) > 1 else args[0]].item()
+            return self[args].item()
         if self.size != 1:  # (int() and float() raise TypeError; item() NumPy's ValueError)
             raise ValueError("can only convert an array of size 1 to a Python scalar")
         t = self._scalar_tensor("item")
