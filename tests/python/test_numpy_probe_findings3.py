@@ -450,3 +450,66 @@ def test_an_integer_index_out_of_range_names_its_axis_as_numpy(key):
     assert want[0][0] is IndexError
     assert eager == want
     assert compiled == want
+
+
+# ------------------------------------------------------ linspace, take
+
+V4 = np.array([3.0, 1.0, 2.0, 1.0])
+
+LINSPACES = {
+    "int dtype floors": lambda m, x: m.linspace(-1, x[1] - 1, 3, dtype=int),
+    "int8 dtype floors": lambda m, x: m.linspace(x[0] * -1, 0, 4, dtype=np.int8),
+    "retstep": lambda m, x: m.linspace(0, x[0], 4, retstep=True),
+    "retstep of one": lambda m, x: m.linspace(0, x[0], 1, retstep=True),
+    "retstep of none": lambda m, x: m.linspace(0, x[0], 0, retstep=True),
+    "retstep float32": lambda m, x: m.linspace(0, x[0], 3, dtype=np.float32, retstep=True),
+    "retstep of arrays": lambda m, x: m.linspace(x[:2], x[2:], 3, retstep=True),
+    "axis 1": lambda m, x: m.linspace(x[:2], x[2:], 3, axis=1),
+    "axis -1": lambda m, x: m.linspace(x[:2], x[2:], 3, axis=-1),
+    "axis 2": lambda m, x: m.linspace(x[:2], x[2:], 3, axis=2),
+    "axis 1 of scalars": lambda m, x: m.linspace(0, x[0], 3, axis=1),
+}
+
+
+@pytest.mark.parametrize("case", LINSPACES)
+def test_linspace_is_numpys(case):
+    # hop's linspace (compiled code's) truncated toward 0 for an integer
+    # dtype where NumPy floors, gave the step of scalar bounds as a 0-d
+    # array (NumPy's a scalar) and refused axis=
+    f = LINSPACES[case]
+    want = _run(lambda: f(np, V4.copy()))
+    assert _run(lambda: f(hnp, hnp.asarray(V4.copy()))) == want
+    assert _run(lambda: hop.compile(lambda a: f(np, a))(V4.copy())) == want
+    assert _run(lambda: hop.compile(lambda a: f(hnp, a))(V4.copy())) == want
+
+
+TAKES = {
+    "clip": lambda x: np.take(x, [0, 9, -9], mode="clip"),
+    "wrap": lambda x: np.take(x, [-9, 5, -1], mode="wrap"),
+    "a first letter": lambda x: np.take(x, [7], mode="c"),
+    "np.WRAP": lambda x: np.take(x, [7], mode=np.WRAP),
+    "an unknown mode": lambda x: np.take(x, [1], mode="x"),
+    "wrap along an axis": lambda x: np.take(x.reshape(2, 2), [[3, -1]], axis=1, mode="wrap"),
+    "clip of a scalar index": lambda x: np.take(x, 5, mode="clip"),
+    "method clip": lambda x: x.take([7], mode="clip"),
+    "int8 indices": lambda x: np.take(x, np.array([9, -9], np.int8), mode="wrap"),
+    "from an empty axis": lambda x: np.take(x[:0], [1], mode="clip"),
+    "nothing from an empty axis": lambda x: np.take(x[:0], [], mode="wrap"),
+    "raise from an empty axis": lambda x: np.take(x[:0], [0]),
+    "out of range": lambda x: np.take(x, np.array([5, -7])),
+    "an empty list": lambda x: np.take(x, []),
+    "a list of floats": lambda x: np.take(x, [1.0, 2.7]),
+    "an array of floats": lambda x: np.take(x, np.array([1.7, -1.2])),
+    "an array of uint64": lambda x: np.take(x, np.array([1], np.uint64)),
+    "an array of bools": lambda x: np.take(x, np.array([True, False])),
+}
+
+
+@pytest.mark.parametrize("case", TAKES)
+def test_take_modes_and_indices_are_numpys(case):
+    # hop refused mode='clip' and 'wrap', raised its OutOfBoundsError eagerly
+    # for an index out of range and its DTypeError for np.take(x, []), and
+    # took from an array of floats NumPy refuses
+    want, eager, compiled = _three_ways(TAKES[case], np.arange(4.0))
+    assert eager == want
+    assert compiled == want

@@ -761,8 +761,6 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    if axis != 0:
-        raise _C.UnsupportedError("hop.numpy: linspace with axis != 0 is not supported")
     div = (num - 1) if endpoint else num
     s, e = _t(start), _t(stop)
     dt = _np.result_type(_core.np_dtype(s), _core.np_dtype(e), float)
@@ -776,15 +774,27 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         # NumPy: y * step, or (y / div) * delta where the step is 0
         y = _C.where(_C.eq(step, 0), (y / div) * delta, y * step)
     else:
-        step = _C.full((), math.nan, dtype=y.dtype)
         y = y * delta
     y = y + s
     if endpoint and num > 1:
         last = _C.eq(_C.arange(num), num - 1).reshape(num, *shape_extra)
         y = _C.where(last, e, y)
+    if axis != 0:  # NumPy's moveaxis(y, 0, axis)
+        nd = y.ndim
+        ax = _int_arg(axis, "an integer is required for the axis")
+        if not -nd <= ax < nd:
+            raise _np.AxisError(ax, nd, "destination")
+        ax %= nd
+        y = y.permute(*range(1, ax + 1), 0, *range(ax + 1, nd))
     npd = _np.dtype(dtype) if dtype is not None else dt
+    if npd.kind in "iu":
+        y = _C.floor(y)  # (NumPy floors, then casts: -0.5 is -1)
     r = ndarray(_core.cast(y, npd))
-    return (r, ndarray(step)) if retstep else r
+    if not retstep:
+        return r
+    # (NumPy's step: delta / div, a scalar of scalar bounds; Python's nan
+    # where there is no step)
+    return r, ndarray(step, scalar=step.ndim == 0) if div > 0 else math.nan
 
 
 @implements(name="eye")
@@ -1135,14 +1145,31 @@ def no_fields(order):
 
 @implements(_np.take)
 def take(a, indices, axis=None, out=None, mode="raise", *, _kind=None):
-    if mode != "raise":
-        raise _C.UnsupportedError(f"hop.numpy: take with mode={mode!r} is not supported")
+    from ._index_routines import _clipmode
+    mode = _clipmode(mode)
     kind = _kind or result_kind((a, indices), ndarray)
     t = _t(a, "take")
     if axis is None:
         t, axis = t.reshape(-1), 0
+    axis = _axis(axis, t.ndim)
     i = _t(indices, "take")
-    r = _C._op("take", t, _axis(axis, t.ndim), i)
+    dt = _core.np_dtype(i)
+    if isinstance(indices, (ndarray, _np.ndarray, _np.generic)):
+        if not _np.can_cast(dt, _np.intp):
+            raise TypeError(f"Cannot cast array data from {dt!r} to {_np.dtype(_np.intp)!r} "
+                            f"according to the rule 'safe'")
+    if dt.kind in "fb":  # (NumPy makes a list's numbers intp: [] and [1.0] too)
+        i = i.to(_C.int64)
+    n = t.shape[axis]
+    if n == 0 and _size(i.shape) != 0:
+        raise IndexError("cannot do a non-empty take from an empty axes.")
+    if mode != "raise":  # NumPy's: clip into the axis (a negative index is 0), or wrap around
+        if n != 0:
+            i = _C.minimum(_C.maximum(i, 0), n - 1) if mode == "clip" else _C.remainder(i, n)
+    elif isinstance(n, int) and not _C._is_proxy(i):
+        from ._indexing import _checked
+        _checked(i, n, axis)  # (NumPy's IndexError for an index out of range)
+    r = _C._op("take", t, axis, i)
     return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what="take")
 
 
