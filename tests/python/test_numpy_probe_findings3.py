@@ -513,3 +513,26 @@ def test_take_modes_and_indices_are_numpys(case):
     want, eager, compiled = _three_ways(TAKES[case], np.arange(4.0))
     assert eager == want
     assert compiled == want
+
+
+# ---------------------------------------------------------------- conj()
+
+CONJS = [
+    lambda x: x.conj() is x, lambda x: x.conjugate() is x, lambda x: np.conj(x) is x,
+    lambda x: (x.conj().__setitem__(0, 7.0), x)[1],
+    lambda x: (lambda o: (x.conj(o), o)[1])(np.empty(3, np.float32)),
+    lambda x: x.conj(np.empty(3, int)), lambda x: x.conj(3), lambda x: x.conj(np.empty(2)),
+    lambda x: (x > 0).conj(), lambda x: (x + 1j).conj(),
+    lambda x: (lambda o: ((x + 1j).conj(o), o)[1])(np.empty(3, complex)),
+    lambda x: x.sum().conj(),
+]
+
+
+@pytest.mark.parametrize("f", CONJS)
+def test_conj_method_of_a_real_array_is_the_array_itself(f):
+    # NumPy's PyArray_Conjugate gives a real array itself (a write into it
+    # is the array's), or out with the array written into it; hop copied
+    # and took no out
+    want, eager, compiled = _three_ways(f, np.arange(3.0))
+    assert eager == want
+    assert compiled == want

@@ -1367,11 +1367,22 @@ ndarray.fill = _fill_method
 ndarray.clip = scalar_method(_clip_method)
 
 
-def _conj_method(self):
-    """x.conj(): NumPy's conjugate of a complex array; of a real one a copy."""
-    if _core.np_dtype(self._tv).kind != "c":
-        return copy(self, _kind=type(self))
-    return wrap(type(self), _C._op("conj", self._t))
+def _conj_method(self, out=None):
+    """x.conj(out=None): NumPy's PyArray_Conjugate: of a complex array the
+    conjugate ufunc; of a real one the array itself (NumPy's conj() is x),
+    or out, x written into it."""
+    if out is not None and not hasattr(out, "shape"):
+        raise TypeError("output must be an array")
+    if _core.np_dtype(self._tv).kind == "c":
+        from ._ufuncs import call_ufunc
+        return call_ufunc("conjugate", (self,), {} if out is None else {"out": out}, type(self))
+    if out is None:
+        return self
+    if not _np.can_cast(self.dtype, out.dtype, "same_kind"):
+        raise TypeError(f"Cannot cast array data from {self.dtype!r} to {_np.dtype(out.dtype)!r} "
+                        f"according to the rule 'same_kind'")
+    out[...] = self
+    return out
 
 
 ndarray.conj = ndarray.conjugate = scalar_method(_conj_method)
