@@ -103,12 +103,9 @@ def _complex_part(self, op):
 def _real(self):
     if _core.np_dtype(self._t).kind == "c":
         return _complex_part(self, "real")
-    if self._scalar:
-        return self  # a real NumPy scalar's .real is the scalar itself
-    # a real array is its own real part: a view, writable as NumPy's (which
-    # gives the array itself: so does its NumPy form, _trace._view_again)
-    return view(type(self), self, Step(lambda x: x, lambda x: x.real), scalar=self._scalar,
-                t=self._t)
+    # a real array (and a real NumPy scalar) is its own real part: NumPy's
+    # array_real_get gives the array itself (x.real is x)
+    return self
 
 
 def _set_real(self, value):
