@@ -573,3 +573,22 @@ def test_quantiles_interpolation_argument_is_numpys_deprecated_method(f):
     want, eager, compiled = _three_ways(f, np.arange(5.0))
     assert eager == want
     assert compiled == want
+
+
+UFUNC_ORDERS = [
+    lambda x: np.add(x, 1, order="F").flags.f_contiguous,
+    lambda x: np.add(x, 1, order="F").strides, lambda x: np.sin(x, order="F").strides,
+    lambda x: np.add(x.T, 1, order="C").strides, lambda x: np.add(x.T, 1, order="A").strides,
+    lambda x: np.add(x, 1, order="A").strides, lambda x: np.add(x, 1, order="X"),
+    lambda x: np.add(x, x.T.T, order="f").strides,
+    lambda x: np.multiply(x, 2, order="F", dtype=np.float32).strides,
+    lambda x: np.negative(x, order="F"), lambda x: np.add(x, 1, order=None).strides,
+]
+
+
+@pytest.mark.parametrize("f", UFUNC_ORDERS)
+def test_ufunc_order_argument_is_numpys_memory_order(f):
+    # hop's eager ufuncs read no order= (np.add(x, 1, order='F') was C-ordered)
+    want, eager, compiled = _three_ways(f, M23)
+    assert eager == want
+    assert compiled == want

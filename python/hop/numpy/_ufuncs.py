@@ -709,8 +709,12 @@ def call_ufunc(name, args, kwargs, kind):
         _check_broadcast(ops, out, where)  # (after the dtypes, as NumPy's iterator)
     new = out is None or out[0] is None
     # where=: the mask is one more operand of NumPy's iterator
-    order = _k_order(uf, extra, args, ops, kind, where, wt) if new and name != "matmul" \
-        else None
+    order = None
+    if new and name != "matmul":
+        given = kwargs.get("order", "K")
+        order = _k_order(uf, extra, args, ops, kind, where, wt) if given in ("K", "k", None) \
+            else memory_order(kind, args, max([o.t.ndim for o in ops if o.t is not None] + [0]),
+                              order=given)
     if order is not None:
         # NumPy's result is in the operands' memory order (K): computed in
         # that order and returned as NumPy's view of it (its strides)
