@@ -592,3 +592,33 @@ def test_ufunc_order_argument_is_numpys_memory_order(f):
     want, eager, compiled = _three_ways(f, M23)
     assert eager == want
     assert compiled == want
+
+
+# ------------------------------------------- NumPy's warnings, every call
+
+PER_CALL_WARNINGS = [
+    (lambda x: np.nonzero(x), (np.array(2.0),)),
+    (lambda x: np.take(x, [5], mode="C"), (np.arange(3.0),)),
+    (lambda x: np.choose([0, 1], [x, x], mode="w"), (np.arange(2.0),)),
+    (lambda x, y: np.linalg.lstsq(x, y)[0], (np.eye(2), np.ones(2))),
+    (lambda x: np.zeros(None) + x, (np.arange(2.0),)),
+    (lambda x: bool(x[:0]), (np.arange(2.0),)),
+    (lambda x: x == x[:2], (np.arange(3.0),)),
+    (lambda x: np.percentile(x, 50, interpolation="lower"), (np.arange(3.0),)),
+]
+
+
+@pytest.mark.parametrize("f,args", PER_CALL_WARNINGS)
+def test_numpys_argument_warnings_are_given_on_every_compiled_call(f, args):
+    # a warning hop gave while tracing was the first compiled call's only
+    def warned():
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            c(*[a.copy() for a in args])
+        return [(x.category, str(x.message)) for x in w
+                if not str(x.message).startswith("hop.compile: ")]
+
+    want = _run(lambda: f(*[a.copy() for a in args]))[1]
+    assert want
+    c = hop.compile(f)
+    assert [warned(), warned(), warned()] == [want] * 3

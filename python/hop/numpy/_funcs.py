@@ -151,8 +151,7 @@ def _sizes_arg(shape):
     sizes, or one size; one value that is no size is its TypeError naming
     it; None is the shape () (with NumPy 1.24's DeprecationWarning)."""
     if shape is None:
-        _core.numpy_warns("None as a shape", "Passing None into shape arguments as an alias "
-                          "for () is deprecated.", DeprecationWarning)
+        none_shape()
         return ()
     if isinstance(shape, (tuple, list, str, bytes, range)) or \
             (isinstance(shape, (ndarray, _np.ndarray)) and shape.ndim):  # (PySequence_Fast)
@@ -162,6 +161,13 @@ def _sizes_arg(shape):
     except TypeError:
         raise TypeError(f"expected a sequence of integers or a single integer, got "
                         f"'{shape!r}'") from None
+
+
+def none_shape():
+    """None as a shape: NumPy 1.24's DeprecationWarning (a graph break
+    traced: _core.numpy_warns)."""
+    _core.numpy_warns("None as a shape", "Passing None into shape arguments as an alias for () "
+                      "is deprecated.", DeprecationWarning)
 
 
 def _newshape(newshape):
@@ -1179,11 +1185,10 @@ def nonzero(a, *, _kind=None):
     if t.ndim == 0:
         # NumPy 1.24 deprecates it (an error from NumPy 2.1) and answers as
         # of atleast_1d(a)
-        import warnings
-        from .._paths import user_stacklevel
-        warnings.warn("Calling nonzero on 0d arrays is deprecated, as it behaves surprisingly. "
-                      "Use `atleast_1d(arr).nonzero()` if the old behavior was intended.",
-                      DeprecationWarning, stacklevel=user_stacklevel())
+        _core.numpy_warns("nonzero of a 0-d array",
+                          "Calling nonzero on 0d arrays is deprecated, as it behaves "
+                          "surprisingly. Use `atleast_1d(arr).nonzero()` if the old behavior "
+                          "was intended.", DeprecationWarning)
         t = t.reshape(1)
     nz = t.nonzero()
     kind = _kind or _kind_of(a)
