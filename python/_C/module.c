@@ -196,7 +196,7 @@ init_errors(PyObject *m)
                "object file: No such file or directory")
     HOP_PY_ERR(hop_py_OutOfBoundsError, "OutOfBoundsError", PyExc_IndexError,
                "An index read from the data is out of range (x[idx] with idx >= size).",
-               "hop.numpy.take(hop.numpy.arange(5), [7])",
+               "hop._C._op('take', hop.arange(5), 0, hop.tensor([7]))",
                "take: index 7 is out of bounds for dim 0 with size 5")
     HOP_PY_ERR(hop_py_CheckError, "CheckError", PyExc_RuntimeError,
                "A run-time check of a plan failed (the fail_if op): a value hop cannot vouch "

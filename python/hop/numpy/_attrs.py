@@ -104,12 +104,9 @@ def _complex_part(self, op):
 def _real(self):
     if _core.np_dtype(self._t).kind == "c":
         return _complex_part(self, "real")
-    if self._scalar:
-        return self  # a real NumPy scalar's .real is the scalar itself
-    # a real array is its own real part: a view, writable as NumPy's (which
-    # gives the array itself: so does its NumPy form, _trace._view_again)
-    return view(type(self), self, Step(lambda x: x, lambda x: x.real), scalar=self._scalar,
-                t=self._t)
+    # a real array (and a real NumPy scalar) is its own real part: NumPy's
+    # array_real_get gives the array itself (x.real is x)
+    return self
 
 
 def _set_real(self, value):
@@ -142,18 +139,6 @@ def _set_imag(self, value):
     raise TypeError("array does not have imaginary part to set")
 
 
-def _conj_method(self, _numpy=ndarray.conj):
-    """x.conj(), x.conjugate(): of a real array x itself, as NumPy's
-    (PyArray_Conjugate returns the array, 0-d too; a scalar's is a scalar;
-    of a complex 0-d array a NumPy scalar)."""
-    if self.dtype.kind != "c" and not self._scalar:
-        return self
-    r = _numpy(self)
-    if r.ndim == 0:
-        r._scalar = True  # (of a complex 0-d array a NumPy scalar: the ufunc's)
-    return r
-
-
 def _like_layout(self, r):
     """r (a new array of self's shape) laid out in self's memory order, as
     NumPy's ufuncs lay out their results (order 'K': a Fortran-ordered
@@ -184,7 +169,6 @@ def _round_function(a, decimals=0, out=None, *, _kind=None):
     return F.round_(a, decimals, out, _kind=_kind)
 
 
-ndarray.conj = ndarray.conjugate = _conj_method
 ndarray.round = _round_method
 for _fn in (_np.round, _np.around, _np.round_):
     F.FUNCS[_fn] = _round_function
@@ -648,23 +632,6 @@ def _squeeze_checked(a, axis=None, _kind=None, _fn=F.squeeze):
     return _fn(a, axis, _kind=_kind)
 
 
-def _nonzero_checked(a, _kind=None, _fn=F.nonzero):
-    """nonzero of a 0-d array: NumPy's DeprecationWarning (its C texts),
-    then the answer of atleast_1d(a)."""
-    if _np.ndim(a) == 0 and isinstance(a, ndarray):
-        import warnings
-        from .._paths import user_stacklevel
-        # (NumPy's bool loop words it for a condition, its others for arr)
-        text = "Use `atleast_1d(cond).nonzero()` if the old behavior was intended. If the " \
-            "context of this warning is of the form `arr[nonzero(cond)]`, just use `arr[cond]`." \
-            if a.dtype == _np.dtype(bool) else \
-            "Use `atleast_1d(arr).nonzero()` if the old behavior was intended."
-        warnings.warn("Calling nonzero on 0d arrays is deprecated, as it behaves surprisingly. "
-                      + text, DeprecationWarning, stacklevel=user_stacklevel())
-        a = F.reshape(a, (1,), _kind=type(a))
-    return _fn(a, _kind=_kind)
-
-
 def _sort_checked(self, axis=-1, kind=None, order=None, _fn=ndarray.sort):
     if axis is None:  # (np.sort flattens for None; the method takes an int)
         raise TypeError("'NoneType' object cannot be interpreted as an integer")
@@ -672,12 +639,11 @@ def _sort_checked(self, axis=-1, kind=None, order=None, _fn=ndarray.sort):
 
 
 for _fn, _wrapped in ((_np.transpose, _transpose_function), (_np.swapaxes, _swapaxes_checked),
-                      (_np.squeeze, _squeeze_checked), (_np.nonzero, _nonzero_checked)):
+                      (_np.squeeze, _squeeze_checked)):
     F.FUNCS[_fn] = _wrapped
 ndarray.transpose = F.scalar_method(_transpose_checked)
 ndarray.swapaxes = F.scalar_method(_swapaxes_checked)
 ndarray.squeeze = F.scalar_method(_squeeze_checked)
-ndarray.nonzero = F.scalar_method(_nonzero_checked)
 ndarray.sort = _sort_checked
 
 

@@ -61,6 +61,23 @@ def tracing():
     return _C.tracing() is not None
 
 
+def numpy_warns(what, message, category, traced=False):
+    """NumPy's warning of a call (what: what the call does, for hop's
+    error; message, category: NumPy's, a DeprecationWarning of an
+    argument).  Eagerly warned at the user's line; while tracing (or with
+    traced: the call reads a traced value) a break of hop.compile's graph,
+    so that the call runs eagerly and warns on every call, as NumPy (a
+    warning at trace time would be the first call's only), hop.trace's
+    UnsupportedError."""
+    if traced or tracing():
+        from .._breaks import conversion
+        conversion(_C.UnsupportedError, f"hop.numpy: {what}: NumPy warns ({category.__name__}: "
+                                        f"{message}) on every call")
+    import warnings
+    from .._paths import user_stacklevel
+    warnings.warn(message, category, stacklevel=user_stacklevel())
+
+
 def fp_errors_reported():
     """Whether NumPy's floating-point error handling (numpy.errstate,
     numpy.seterr) now raises, calls, prints or logs for some kind of error,

@@ -194,7 +194,11 @@ def _redirect(name, original):
             return _as_numpys(impl(*args, **kwargs))
         # concrete arguments: NumPy's own array (values known now, usable as
         # Python data: .tolist(), float(a[0])), held by hop so that writes
-        # of traced values into it are traced
+        # of traced values into it are traced; but NumPy's warning of a None
+        # shape is each call's (a graph break)
+        if name in ("zeros", "ones", "empty", "full") and \
+                (args[0] if args else kwargs.get("shape", ())) is None:
+            _funcs.none_shape()
         r = original(*args, **kwargs)
         if isinstance(r, _np.ndarray) and _np.dtype(r.dtype) in _core._HOP:
             from . import _storage

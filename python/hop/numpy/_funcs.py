@@ -1,6 +1,6 @@
 """NumPy's functions on hop tensors: shapes, joining and splitting,
-creation, where/clip, dot/einsum, sorting; the reductions are in
-_reductions, on this module's registry and helpers.
+creation, where/clip, sorting; the reductions are in _reductions and
+dot/einsum in _products, on this module's registry and helpers.
 
 Each is written once, on hop ops, with NumPy's signature and dtypes, and
 serves three callers: hop.numpy.<name> (results are hop.numpy arrays),
@@ -149,11 +149,12 @@ def _sizes_arg(shape):
     """A shape argument as NumPy's converter (PyArray_IntpConverter) reads
     it: a sequence (a tuple, a list, an array of one or more dimensions) of
     sizes, or one size; one value that is no size is its TypeError naming
-    it; None is the shape ()."""
+    it; None is the shape () (with NumPy 1.24's DeprecationWarning)."""
     if shape is None:
+        none_shape()
         return ()
-    if isinstance(shape, (tuple, list)) or (isinstance(shape, (ndarray, _np.ndarray)) and
-                                            shape.ndim):
+    if isinstance(shape, (tuple, list, str, bytes, range)) or \
+            (isinstance(shape, (ndarray, _np.ndarray)) and shape.ndim):  # (PySequence_Fast)
         return tuple(_int_arg(n) for n in shape)
     try:
         return (_int_arg(shape),)
@@ -162,13 +163,18 @@ def _sizes_arg(shape):
                         f"'{shape!r}'") from None
 
 
+def none_shape():
+    """None as a shape: NumPy 1.24's DeprecationWarning (a graph break
+    traced: _core.numpy_warns)."""
+    _core.numpy_warns("None as a shape", "Passing None into shape arguments as an alias for () "
+                      "is deprecated.", DeprecationWarning)
+
+
 def _newshape(newshape):
     """reshape's shape argument as NumPy 1.24 reads it: (the shape as given,
     for its error's text; the shape to make), any negative size the one
     unknown dimension (-2 counts as -1), two of them NumPy's ValueError."""
-    # (reshape(None) is no shape (): NumPy gives a view of a's own shape,
-    # which hop does not yet; it raises a TypeError as it did)
-    shape = _sizes_arg(newshape) if newshape is not None else _shape_arg(newshape)
+    shape = _sizes_arg(newshape)
     unknown = [i for i, d in enumerate(shape) if isinstance(d, int) and d < 0]
     if len(unknown) > 1:
         raise ValueError("can only specify one unknown dimension")
@@ -192,6 +198,15 @@ def _int_arg(n, what="an integer is required"):
 @implements(_np.reshape)
 @scalar_method
 def reshape(a, newshape, order="C", *, _kind=None):
+    if newshape is None:
+        # NumPy 1.24's a.reshape(None) (and np.reshape(a, None)): a view of
+        # a as it is, whatever the order
+        kind = _kind or _kind_of(a)
+        if isinstance(a, ndarray) and kind is not _C.Tensor:
+            return view(kind, a, Step(lambda x: x, lambda x: x.view()), scalar=a._scalar,
+                        t=a._t)
+        t = _t(a, "reshape")
+        return wrap(kind, t.reshape(tuple(t.shape)))
     if order == "A" and isinstance(a, ndarray) and not a._scalar:
         order = _order_a(a)
         if order is None:
@@ -709,6 +724,20 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, _
 
 @implements(name="arange")
 def arange(start, stop=None, step=None, dtype=None, *, like=None):
+    given = [v for v in (start, stop, step) if isinstance(v, (ndarray, _np.ndarray))]
+    if given:
+        # An array argument: NumPy's arange takes its value through Python's
+        # number protocol (its dtype in the result's, a size-1 array's item,
+        # its errors and warnings for others), on the value: a traced one is
+        # a break of hop.compile's graph
+        if builtins.any(isinstance(v, ndarray) and _core.is_traced(v._t) for v in given):
+            from .. import _breaks
+            _breaks.conversion(_C.UnsupportedError, "hop.numpy: arange of a traced array: its "
+                                                    "length is the array's value")
+        args = [_np.asarray(v) if isinstance(v, ndarray) else v for v in (start, stop, step)]
+        a = _np.arange(*args, dtype=dtype)
+        _core.hop_dtype(a.dtype, "arange")
+        return ndarray(_C.tensor(a))
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step
@@ -738,8 +767,6 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    if axis != 0:
-        raise _C.UnsupportedError("hop.numpy: linspace with axis != 0 is not supported")
     div = (num - 1) if endpoint else num
     s, e = _t(start), _t(stop)
     dt = _np.result_type(_core.np_dtype(s), _core.np_dtype(e), float)
@@ -753,15 +780,27 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         # NumPy: y * step, or (y / div) * delta where the step is 0
         y = _C.where(_C.eq(step, 0), (y / div) * delta, y * step)
     else:
-        step = _C.full((), math.nan, dtype=y.dtype)
         y = y * delta
     y = y + s
     if endpoint and num > 1:
         last = _C.eq(_C.arange(num), num - 1).reshape(num, *shape_extra)
         y = _C.where(last, e, y)
+    if axis != 0:  # NumPy's moveaxis(y, 0, axis)
+        nd = y.ndim
+        ax = _int_arg(axis, "an integer is required for the axis")
+        if not -nd <= ax < nd:
+            raise _np.AxisError(ax, nd, "destination")
+        ax %= nd
+        y = y.permute(*range(1, ax + 1), 0, *range(ax + 1, nd))
     npd = _np.dtype(dtype) if dtype is not None else dt
+    if npd.kind in "iu":
+        y = _C.floor(y)  # (NumPy floors, then casts: -0.5 is -1)
     r = ndarray(_core.cast(y, npd))
-    return (r, ndarray(step)) if retstep else r
+    if not retstep:
+        return r
+    # (NumPy's step: delta / div, a scalar of scalar bounds; Python's nan
+    # where there is no step)
+    return r, ndarray(step, scalar=step.ndim == 0) if div > 0 else math.nan
 
 
 @implements(name="eye")
@@ -1016,214 +1055,9 @@ __all__ += ["around"]
 
 # ------------------------------------------------------------ linear algebra
 
-@implements(_np.dot)
-def dot(a, b, out=None, *, _kind=None):
-    kind = _kind or result_kind((a, b), ndarray)
-    ta, tb = _t(a, "dot"), _t(b, "dot")
-    from ._mathfuncs import blas_axpy, dot_of_0d
-    if ta.ndim == 0 or tb.ndim == 0:
-        r = dot_of_0d(a, b)
-        return _dot_into(r, out, kind) if out is not None else _out(kind, r, r.ndim == 0)
-    ta, tb = _core.promote(ta, tb)
-    dt = _core.np_dtype(ta)
-    if dt == _np.dtype(bool):
-        ta, tb = ta.to(_C.int64), tb.to(_C.int64)
-    if ta.shape[-1] != tb.shape[0 if tb.ndim == 1 else -2]:
-        raise ValueError(f"shapes {_core.shape_text(ta.shape)} and "
-                         f"{_core.shape_text(tb.shape)} not aligned: "
-                         f"{ta.shape[-1]} (dim {ta.ndim - 1}) != "
-                         f"{tb.shape[0 if tb.ndim == 1 else -2]} (dim "
-                         f"{0 if tb.ndim == 1 else tb.ndim - 2})")
-    if tb.ndim <= 2:
-        r = blas_axpy(ta, tb, _C.matmul(ta, tb))
-    else:
-        # dot(a, b)[i, j, k, m] = sum(a[i, j, :] * b[k, :, m])
-        k = ta.shape[-1]
-        rest = tuple(tb.shape[:-2]) + (tb.shape[-1],)
-        b2 = tb.permute(tb.ndim - 2, *range(tb.ndim - 2), tb.ndim - 1).reshape(k, -1)
-        r = _C.matmul(ta.reshape(-1, k) if ta.ndim > 1 else ta.reshape(1, k), b2)
-        r = r.reshape(tuple(ta.shape[:-1]) + rest)
-    if dt == _np.dtype(bool):
-        r = _C.ne(r, 0)
-    if out is not None:
-        return _dot_into(r, out, kind)
-    return _out(kind, r, scalar=r.ndim == 0, what="dot")
-
-
-def _dot_into(r, out, kind):
-    """np.dot(..., out=out) of result tensor r: NumPy's checks (out exactly
-    the result's dtype and number of dimensions, a C-contiguous writeable
-    array, then its shape), r written into it, and out returned (a 0-d
-    one as its scalar, as NumPy's PyArray_Return gives)."""
-    if not hasattr(out, "shape"):
-        raise TypeError("'out' must be an array")
-    flags = getattr(out, "flags", None)
-    carray = flags is None or (flags.c_contiguous and flags.writeable and flags.aligned)
-    if out.ndim != r.ndim or _np.dtype(out.dtype) != _core.np_dtype(r) or not carray:
-        raise ValueError("output array is not acceptable (must have the right datatype, number "
-                         "of dimensions, and be a C-Array)")
-    if tuple(out.shape) != tuple(r.shape):
-        raise ValueError("output array has wrong dimensions")
-    _out(kind, r, out=out, what="dot")
-    return out[()] if out.ndim == 0 else out
-
-
-@implements(_np.vdot)
-def vdot(a, b, *, _kind=None):
-    ta = ravel(a, _kind=_C.Tensor)
-    if _core.np_dtype(ta).kind == "c":  # NumPy conjugates the first operand
-        ta = _C._op("conj", ta)
-    return dot(ta, ravel(b, _kind=_C.Tensor),
-               _kind=_kind or result_kind((a, b), ndarray))
-
-
-@implements(_np.inner)
-def inner(a, b, *, _kind=None):
-    tb = _t(b, "inner")
-    if tb.ndim <= 1:
-        return dot(a, b, _kind=_kind)
-    return tensordot(a, b, axes=([-1], [-1]), _kind=_kind)
-
-
-@implements(_np.outer)
-def outer(a, b, out=None, *, _kind=None):
-    kind = _kind or result_kind((a, b), ndarray)
-    from ._ufuncs import call_ufunc
-    ta, tb = _t(a, "outer").reshape(-1), _t(b, "outer").reshape(-1)
-    return call_ufunc("multiply", (wrap(kind, ta.reshape(-1, 1)), wrap(kind, tb.reshape(1, -1))),
-                      {"out": out} if out is not None else {}, kind)
-
-
-@implements(_np.tensordot)
-def tensordot(a, b, axes=2, *, _kind=None):
-    ta, tb = _t(a, "tensordot"), _t(b, "tensordot")
-    if isinstance(axes, int):
-        ax_a = list(range(-axes, 0))  # (NumPy's: an axis out of range is its IndexError)
-        ax_b = list(range(axes))
-    else:
-        ax_a, ax_b = [list(_shape_arg(x)) for x in axes]
-    sa_, sb_ = tuple(ta.shape), tuple(tb.shape)  # (an axis out of range: IndexError)
-    if len(ax_a) != len(ax_b) or builtins.any(
-            type(m) is int and type(n) is int and m != n
-            for m, n in ((sa_[i], sb_[j]) for i, j in zip(ax_a, ax_b))):
-        raise ValueError("shape-mismatch for sum")  # NumPy's check before its dot
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    sa = list(letters[:ta.ndim])
-    sb = list(letters[ta.ndim:ta.ndim + tb.ndim])
-    for i, j in zip(ax_a, ax_b):
-        sb[_axis(j, tb.ndim)] = sa[_axis(i, ta.ndim)]
-    out = [c for c in sa if c not in sb] + [c for c in sb if c not in sa]
-    r = einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(out)}", a, b, _kind=_C.Tensor)
-    # NumPy's dot of the reshaped operands, reshaped back: a full contraction
-    # is a 0-d array, not einsum's scalar
-    return wrap(_kind or result_kind((a, b), ndarray), r)
-
-
-def _einsum_parse(subscripts, nops):
-    s = subscripts.replace(" ", "")
-    if "." in s:
-        raise _C.UnsupportedError("hop.numpy: einsum with '...' is not supported")
-    if "->" in s:
-        ins, out = s.split("->")
-    else:
-        ins = s
-        counts = {}
-        for c in ins.replace(",", ""):
-            counts[c] = counts.get(c, 0) + 1
-        out = "".join(sorted(c for c, n in counts.items() if n == 1))
-    ins = ins.split(",")
-    if len(ins) != nops:
-        raise ValueError("more operands provided to einstein sum function than specified in "
-                         "the subscripts string" if nops > len(ins) else
-                         "fewer operands provided to einstein sum function than specified in "
-                         "the subscripts string")
-    return ins, out
-
-
-def _einsum_reduce(t, subs, keep, k=0):
-    """Sums out the indices of t (operand k) that keep does not contain,
-    after taking the diagonal of each index repeated in it ('ii', 'iij')."""
-    from ._twodim import _diagonal_fn
-    for c in subs:
-        while subs.count(c) > 1:
-            i = subs.index(c)
-            j = subs.index(c, i + 1)
-            if t.shape[i] != t.shape[j]:
-                raise ValueError(f"dimensions in operand {k} for collapsing index '{c}' don't "
-                                 f"match ({t.shape[i]} != {t.shape[j]})")
-            t = _diagonal_fn(t.ndim, 0, i, j)(t)  # the diagonal goes last
-            subs = "".join(x for n, x in enumerate(subs) if n not in (i, j)) + c
-    drop = [i for i, c in enumerate(subs) if c not in keep]
-    if drop:
-        t = _C.sum(t, drop, False)
-        subs = "".join(c for c in subs if c in keep)
-    return t, subs
-
-
-def _einsum_pair(ta, sa, tb, sb, keep):
-    """Contracts two operands over their shared indices that keep does not
-    need, with one (batched) matmul."""
-    shared = [c for c in sa if c in sb]
-    contract = [c for c in shared if c not in keep]
-    batch = [c for c in shared if c in keep]
-    left = [c for c in sa if c not in sb]
-    right = [c for c in sb if c not in sa]
-    sizes = {}
-    for t, s in ((ta, sa), (tb, sb)):
-        for i, c in enumerate(s):
-            if c in sizes and sizes[c] != t.shape[i] and 1 not in (sizes[c], t.shape[i]):
-                raise ValueError(f"operands could not be broadcast together with remapped shapes "
-                                 f"for index {c!r}: {sizes[c]} and {t.shape[i]}")
-            sizes[c] = t.shape[i] if c not in sizes or sizes[c] == 1 else sizes[c]
-    pa = ta.permute(*[sa.index(c) for c in batch + left + contract]) if ta.ndim > 1 else ta
-    pb = tb.permute(*[sb.index(c) for c in batch + contract + right]) if tb.ndim > 1 else tb
-    nb, nl, nk, nr = (_size([sizes[c] for c in g]) for g in (batch, left, contract, right))
-    pa = pa.expand(*[sizes[c] for c in batch + left + contract]) if batch + left + contract \
-        else pa
-    pb = pb.expand(*[sizes[c] for c in batch + contract + right]) if batch + contract + right \
-        else pb
-    r = _C.matmul(pa.reshape(nb, nl, nk), pb.reshape(nb, nk, nr))
-    r = r.reshape([sizes[c] for c in batch + left + right])
-    return r, "".join(batch + left + right)
-
-
-@implements(_np.einsum)
-def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False,
-           _kind=None):
-    if not operands or not isinstance(operands[0], str):
-        raise _C.UnsupportedError("hop.numpy: einsum takes a subscripts string (the sublist "
-                                  "form is not supported)")
-    subscripts, arrays = operands[0], operands[1:]
-    kind = _kind or result_kind(arrays, ndarray)
-    ins, outs = _einsum_parse(subscripts, len(arrays))
-    ts = [_t(a, "einsum") for a in arrays]
-    for t, s in zip(ts, ins):
-        if t.ndim != len(s):
-            raise ValueError(f"einstein sum subscripts string contains too many subscripts for "
-                             f"operand {ts.index(t)}" if len(s) > t.ndim else
-                             f"operand has more dimensions than subscripts given in einstein sum, "
-                             f"but no '...' ellipsis provided to broadcast the extra dimensions.")
-    dt = _np.dtype(dtype) if dtype is not None else _core.promoted_dtype(ts)
-    for i, t in enumerate(ts):  # NumPy's iterator casts each operand under `casting`
-        if not _np.can_cast(_core.np_dtype(t), dt, casting):
-            raise TypeError(f"Iterator operand {i} dtype could not be cast from "
-                            f"{_core.np_dtype(t)!r} to {dt!r} according to the rule {casting!r}")
-    cdt = _np.dtype(_np.int64) if dt == _np.dtype(bool) else dt
-    ts = [_core.cast(t, cdt) for t in ts]
-    # contract left to right; an index is kept while the output or a later
-    # operand needs it
-    t, s = _einsum_reduce(ts[0], ins[0], set(outs) | set("".join(ins[1:])))
-    for k in range(1, len(ts)):
-        later = set(outs) | set("".join(ins[k + 1:]))
-        tb, sb = _einsum_reduce(ts[k], ins[k], later | set(s), k)
-        t, s = _einsum_pair(t, s, tb, sb, later)
-    t, s = _einsum_reduce(t, s, set(outs))
-    if s != outs:
-        t = t.permute(*[s.index(c) for c in outs]) if len(outs) > 1 else t
-    if dt == _np.dtype(bool):
-        t = _C.ne(t, 0)
-    return _out(kind, _core.cast(t, dt).clone() if t.ndim else _core.cast(t, dt),
-                scalar=t.ndim == 0 and out is None, out=out, what="einsum")
+# In _products.py, on the registry and helpers above: imported here, where
+# they were, so that hop.numpy lists its names in the same order.
+from ._products import dot, einsum, inner, outer, tensordot, vdot  # noqa: E402,F401
 
 
 # ---------------------------------------------------------------- sorting
@@ -1317,14 +1151,31 @@ def no_fields(order):
 
 @implements(_np.take)
 def take(a, indices, axis=None, out=None, mode="raise", *, _kind=None):
-    if mode != "raise":
-        raise _C.UnsupportedError(f"hop.numpy: take with mode={mode!r} is not supported")
+    from ._index_routines import _clipmode
+    mode = _clipmode(mode)
     kind = _kind or result_kind((a, indices), ndarray)
     t = _t(a, "take")
     if axis is None:
         t, axis = t.reshape(-1), 0
+    axis = _axis(axis, t.ndim)
     i = _t(indices, "take")
-    r = _C._op("take", t, _axis(axis, t.ndim), i)
+    dt = _core.np_dtype(i)
+    if isinstance(indices, (ndarray, _np.ndarray, _np.generic)):
+        if not _np.can_cast(dt, _np.intp):
+            raise TypeError(f"Cannot cast array data from {dt!r} to {_np.dtype(_np.intp)!r} "
+                            f"according to the rule 'safe'")
+    if dt.kind in "fb":  # (NumPy makes a list's numbers intp: [] and [1.0] too)
+        i = i.to(_C.int64)
+    n = t.shape[axis]
+    if n == 0 and _size(i.shape) != 0:
+        raise IndexError("cannot do a non-empty take from an empty axes.")
+    if mode != "raise":  # NumPy's: clip into the axis (a negative index is 0), or wrap around
+        if n != 0:
+            i = _C.minimum(_C.maximum(i, 0), n - 1) if mode == "clip" else _C.remainder(i, n)
+    elif isinstance(n, int) and not _C._is_proxy(i):
+        from ._indexing import _checked
+        _checked(i, n, axis)  # (NumPy's IndexError for an index out of range)
+    r = _C._op("take", t, axis, i)
     return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what="take")
 
 
@@ -1333,12 +1184,14 @@ def nonzero(a, *, _kind=None):
     t = _t(a, "nonzero")
     if t.ndim == 0:
         # NumPy 1.24 deprecates it (an error from NumPy 2.1) and answers as
-        # of atleast_1d(a)
-        import warnings
-        from .._paths import user_stacklevel
-        warnings.warn("Calling nonzero on 0d arrays is deprecated, as it behaves surprisingly. "
-                      "Use `atleast_1d(arr).nonzero()` if the old behavior was intended.",
-                      DeprecationWarning, stacklevel=user_stacklevel())
+        # of atleast_1d(a); its bool loop words the warning for a condition,
+        # its others for arr
+        text = "Use `atleast_1d(cond).nonzero()` if the old behavior was intended. If the " \
+            "context of this warning is of the form `arr[nonzero(cond)]`, just use `arr[cond]`." \
+            if _core.np_dtype(t) == _np.dtype(bool) else \
+            "Use `atleast_1d(arr).nonzero()` if the old behavior was intended."
+        _core.numpy_warns("nonzero of a 0-d array", "Calling nonzero on 0d arrays is deprecated, "
+                          "as it behaves surprisingly. " + text, DeprecationWarning)
         t = t.reshape(1)
     nz = t.nonzero()
     kind = _kind or _kind_of(a)
@@ -1458,8 +1311,10 @@ def _method(fn):
 
 
 def _reshape_method(self, *shape, order="C"):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
+    if not shape:
+        raise TypeError("reshape() takes exactly 1 argument (0 given)")
+    if len(shape) == 1:  # (NumPy's: one argument is the shape; None a view)
+        shape = shape[0]
     return reshape(self, shape, order, _kind=type(self))
 
 
@@ -1522,11 +1377,25 @@ ndarray.fill = _fill_method
 ndarray.clip = scalar_method(_clip_method)
 
 
-def _conj_method(self):
-    """x.conj(): NumPy's conjugate of a complex array; of a real one a copy."""
-    if _core.np_dtype(self._tv).kind != "c":
-        return copy(self, _kind=type(self))
-    return wrap(type(self), _C._op("conj", self._t))
+def _conj_method(self, out=None):
+    """x.conj(out=None): NumPy's PyArray_Conjugate: of a complex array the
+    conjugate ufunc (of a 0-d array a NumPy scalar); of a real one the
+    array itself (NumPy's conj() is x, 0-d too), or out, x written into it."""
+    if out is not None and not hasattr(out, "shape"):
+        raise TypeError("output must be an array")
+    if _core.np_dtype(self._tv).kind == "c":
+        from ._ufuncs import call_ufunc
+        r = call_ufunc("conjugate", (self,), {} if out is None else {"out": out}, type(self))
+        if out is None and r.ndim == 0:
+            r._scalar = True  # (PyArray_Return)
+        return r
+    if out is None:
+        return self
+    if not _np.can_cast(self.dtype, out.dtype, "same_kind"):
+        raise TypeError(f"Cannot cast array data from {self.dtype!r} to {_np.dtype(out.dtype)!r} "
+                        f"according to the rule 'same_kind'")
+    out[...] = self
+    return out
 
 
 ndarray.conj = ndarray.conjugate = scalar_method(_conj_method)

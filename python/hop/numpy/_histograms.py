@@ -189,11 +189,21 @@ def _ravel_and_check_weights(a, weights, what):
     return t.reshape(-1), w
 
 
+def _edges_out(kind, bins, edges):
+    """The bin edges as NumPy returns them, np.asarray(bins): the array
+    given as bins itself (the same object: a write into either is the
+    other's), a new array of a list's or of a number of bins."""
+    if (isinstance(bins, ndarray) and not bins._scalar or type(bins) is _np.ndarray) and \
+            bins.ndim == 1:
+        return bins
+    return wrap(kind, edges)
+
+
 @implements(_np.histogram_bin_edges)
 def histogram_bin_edges(a, bins=10, range=None, weights=None, *, _kind=None):
     t, _ = _ravel_and_check_weights(a, weights, "histogram_bin_edges")
     edges, _ = _bin_edges(t, bins, range, weights, "histogram_bin_edges")
-    return wrap(_kind or _kind_of(a), edges)
+    return _edges_out(_kind or _kind_of(a), bins, edges)
 
 
 @implements(_np.histogram)
@@ -248,7 +258,7 @@ def histogram(a, bins=10, range=None, normed=None, weights=None, density=None, *
     if density:
         db = (edges.slice(0, 1, None, 1) - edges.slice(0, 0, -1, 1)).to(_C.float64)
         hist = hist.to(_C.float64) / db / _C.sum(hist.to(_C.float64), None, False)
-    return wrap(kind, hist), wrap(kind, edges)
+    return wrap(kind, hist), _edges_out(kind, bins, edges)
 
 
 @implements(_np.histogramdd)
@@ -308,7 +318,7 @@ def histogramdd(sample, bins=10, range=None, normed=None, weights=None, density=
             de = edges[i].slice(0, 1, None, 1) - edges[i].slice(0, 0, -1, 1)
             hist = hist / _core.cast(de, _np.dtype(_np.float64)).reshape(shape)
         hist = hist / s_
-    return wrap(kind, hist), [wrap(kind, e) for e in edges]
+    return wrap(kind, hist), [_edges_out(kind, b, e) for b, e in zip(bins_list, edges)]
 
 
 @implements(_np.histogram2d)

@@ -11,7 +11,6 @@ coordinates out of range raise when the program runs.
 
 import builtins
 import operator
-import warnings
 
 import numpy as _np
 
@@ -253,9 +252,10 @@ def _clipmode(mode):
         for m in ("clip", "wrap", "raise"):
             if mode[:1] in (m[0], m[0].upper()):
                 if mode != m:
-                    warnings.warn("inexact matches and case insensitive matches for clip mode "
-                                  "are deprecated, please use one of 'clip', 'raise', or 'wrap' "
-                                  "instead.", DeprecationWarning, stacklevel=3)
+                    _core.numpy_warns(f"clip mode {mode!r}",
+                                      "inexact matches and case insensitive matches for clip "
+                                      "mode are deprecated, please use one of 'clip', 'raise', "
+                                      "or 'wrap' instead.", DeprecationWarning)
                 return m
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
     modes = {_np.CLIP: "clip", _np.WRAP: "wrap", _np.RAISE: "raise"}

@@ -284,6 +284,9 @@ def append(arr, values, axis=None, *, _kind=None):
 @implements(_np.resize)
 def resize(a, new_shape, *, _kind=None):
     kind = _kind or _kind_of(a)
+    if not isinstance(new_shape, (int, _np.integer)) and not hasattr(new_shape, "__iter__"):
+        # (NumPy's loop over the sizes)
+        raise TypeError(f"'{type(new_shape).__name__}' object is not iterable")
     shape = _shape_arg(new_shape)
     t = _t(a, "resize").reshape(-1)
     new_size = 1

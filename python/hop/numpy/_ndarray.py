@@ -181,9 +181,7 @@ class ndarray:
 
     def __bool__(self):
         if self.size == 0:
-            _warnings.warn("The truth value of an empty array is ambiguous. Returning False, but "
-                           "in future this will result in an error. Use `array.size > 0` to "
-                           "check that an array is not empty.", DeprecationWarning, stacklevel=2)
+            _empty_truth(self)
             return False
         if self.size != 1:
             raise ValueError("The truth value of an array with more than one element is "
@@ -643,7 +641,12 @@ def _binop(name, reflected=False, py=None):
             ct = _scalar_math_complex(self, other)
             if ct is not None:
                 return _scalar_order(name, ct, args, result_kind(args))
-        return call_ufunc(name, args, {}, result_kind(args))
+        try:
+            return call_ufunc(name, args, {}, result_kind(args))
+        except ValueError:  # (hop's ShapeError too)
+            if name in ("equal", "not_equal") and _failed_comparison(name, self, other):
+                return NotImplemented
+            raise
     op.__name__ = name
     return _C._np_eager_op(name, 2, reflected, op)
 
@@ -654,9 +657,8 @@ def _equal_of_other(self, other, negated):
     elementwise as an object array, each element unequal (an array of
     False, an np.bool_ for a 0-d array or scalar; a NumPy scalar leaves
     None to Python); a str fails that comparison (a Python bool, with a
-    FutureWarning but for a 0-d array or scalar), a sequence or array whose
-    shape does not broadcast with a's too (DeprecationWarning).  Else
-    NotImplemented: the ufunc's."""
+    FutureWarning but for a 0-d array or scalar).  Else NotImplemented: the
+    ufunc's (operands whose shapes do not broadcast: _failed_comparison)."""
     from ._ufuncs import takes
     if other is None and self._scalar:
         return NotImplemented  # (a NumPy scalar leaves None to Python: a bool)
@@ -664,33 +666,46 @@ def _equal_of_other(self, other, negated):
                                                frozenset.__eq__):
         if takes(other) or isinstance(other, _C.Tensor):
             return NotImplemented
-        from ._funcs import full_like
-        r = full_like(self, negated, dtype=bool, _kind=type(self))
-        if self.ndim == 0:
-            r._scalar = True
-        return r
+        from ._ufuncs import none_comparison
+        return none_comparison("not_equal" if negated else "equal", self, type(self))
     if isinstance(other, (str, bytes)):
         if self.ndim == 0:
             return negated
         _warnings.warn("elementwise comparison failed; returning scalar instead, but in the "
                        "future will perform elementwise comparison", FutureWarning, stacklevel=3)
         return negated
-    if isinstance(other, (list, tuple, _np.ndarray, ndarray)) and self.ndim:
-        shape = self.shape
-        try:
-            with _warnings.catch_warnings():
-                _warnings.simplefilter("ignore")
-                oshape = _np.shape(other) if not isinstance(other, ndarray) else other.shape
-        except ValueError:
-            return NotImplemented
-        if all(type(d) is int for d in shape + oshape):
-            try:
-                _np.broadcast_shapes(shape, oshape)
-            except ValueError:
-                _warnings.warn("elementwise comparison failed; this will raise an error in the "
-                               "future.", DeprecationWarning, stacklevel=3)
-                return negated
     return NotImplemented
+
+
+def _empty_truth(a):
+    """NumPy 1.24's bool() of an empty array: its DeprecationWarning (then
+    False; _core.numpy_warns: traced, a graph break)."""
+    _core.numpy_warns("bool() of an empty array",
+                      "The truth value of an empty array is ambiguous. Returning False, but in "
+                      "future this will result in an error. Use `array.size > 0` to check that "
+                      "an array is not empty.", DeprecationWarning, _C._is_proxy(a._t))
+
+
+def _failed_comparison(name, self, other):
+    """NumPy 1.24's `a == b` and `a != b` of operands that do not broadcast
+    (where np.equal raises): its DeprecationWarning, then NotImplemented, so
+    that Python asks the other operand and compares by identity at last (a
+    Python bool; one warning per array taking part).  True where this is
+    the case, the warning given (_core.numpy_warns: traced, a graph break)."""
+    o = _core.operand(other, f"numpy.{name}")
+    shapes = [tuple(self.shape), tuple(o.t.shape) if o.t is not None else ()]
+    if not all(type(d) is int for s in shapes for d in s):
+        return False
+    try:
+        _np.broadcast_shapes(*shapes)
+        return False
+    except ValueError:
+        pass
+    _core.numpy_warns(f"{'==' if name == 'equal' else '!='} of arrays whose shapes do not "
+                      f"broadcast ({', '.join(map(str, shapes))})",
+                      "elementwise comparison failed; this will raise an error in the future.",
+                      DeprecationWarning, _core.is_traced(self._t))
+    return True
 
 
 def _equal_of_python_complex(name):

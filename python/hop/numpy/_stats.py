@@ -289,10 +289,23 @@ def _lerp(a, b, t):
     return F.where(w, high, low, _kind=ndarray)
 
 
-def _quantile_common(a, q, axis, out, overwrite_input, method, keepdims, interpolation,
-                     what, kind):
-    if interpolation is not None:
-        method = interpolation
+def _method_of(method, interpolation, fname):
+    """NumPy's _check_interpolation_as_method: interpolation= (its
+    DeprecationWarning; with a method too its TypeError) or method."""
+    if interpolation is None:
+        return method
+    _core.numpy_warns(f"{fname} with interpolation=",
+                      f"the `interpolation=` argument to {fname} was renamed to `method=`, which "
+                      f"has additional options.\nUsers of the modes 'nearest', 'lower', "
+                      f"'higher', or 'midpoint' are encouraged to review the method they used. "
+                      f"(Deprecated NumPy 1.22)", DeprecationWarning)
+    if method != "linear":
+        raise TypeError("You shall not pass both `method` and `interpolation`!\n"
+                        "(`interpolation` is Deprecated in favor of `method`)")
+    return interpolation
+
+
+def _quantile_common(a, q, axis, out, overwrite_input, method, keepdims, what, kind):
     qc = _concrete(q)
     if qc is None:
         raise _C.UnsupportedError(f"hop.numpy: {what} with traced quantiles is not supported "
@@ -318,24 +331,25 @@ def _check_q(qc, hi, name):
 @implements(_np.quantile)
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False, *, interpolation=None, _kind=None):
+    method = _method_of(method, interpolation, "quantile")
     qc = _concrete(q)
     _check_q(qc, 1, "Quantiles")
     return _quantile_common(a, qc if qc is not None else q, axis, out, overwrite_input, method,
-                            keepdims, interpolation, "quantile", _kind or _kind_of(a))
+                            keepdims, "quantile", _kind or _kind_of(a))
 
 
 @implements(_np.percentile)
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, interpolation=None, _kind=None):
+    method = _method_of(method, interpolation, "percentile")
     qc = _concrete(q)
     if qc is not None:
         qc = _np.true_divide(qc, 100)
         qc = _np.asanyarray(qc)
-    _check_q(qc, 1, "Percentiles")
     if qc is not None and qc.size and not (_np.all(0 <= qc) and _np.all(qc <= 1)):
         raise ValueError("Percentiles must be in the range [0, 100]")
     return _quantile_common(a, qc if qc is not None else q, axis, out, overwrite_input, method,
-                            keepdims, interpolation, "percentile", _kind or _kind_of(a))
+                            keepdims, "percentile", _kind or _kind_of(a))
 
 
 @implements(_np.median)
@@ -901,17 +915,18 @@ def _nanquantile_dtype(t, cnt, method, what):
 @implements(_np.nanquantile)
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                 keepdims=False, *, interpolation=None, _kind=None):
+    method = _method_of(method, interpolation, "nanquantile")
     qc = _concrete(q)
     if qc is None:
         raise _C.UnsupportedError("hop.numpy: nanquantile with traced quantiles is not supported")
     _check_q(qc, 1, "Quantiles")
-    return _nanquantile(a, qc, axis, out, interpolation or method, keepdims, "nanquantile",
-                        _kind or _kind_of(a))
+    return _nanquantile(a, qc, axis, out, method, keepdims, "nanquantile", _kind or _kind_of(a))
 
 
 @implements(_np.nanpercentile)
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                   keepdims=False, *, interpolation=None, _kind=None):
+    method = _method_of(method, interpolation, "nanpercentile")
     qc = _concrete(q)
     if qc is None:
         raise _C.UnsupportedError("hop.numpy: nanpercentile with traced percentiles is not "
@@ -919,5 +934,4 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
     qc = _np.asanyarray(_np.true_divide(qc, 100))
     if qc.size and not (_np.all(0 <= qc) and _np.all(qc <= 1)):
         raise ValueError("Percentiles must be in the range [0, 100]")
-    return _nanquantile(a, qc, axis, out, interpolation or method, keepdims, "nanpercentile",
-                        _kind or _kind_of(a))
+    return _nanquantile(a, qc, axis, out, method, keepdims, "nanpercentile", _kind or _kind_of(a))

@@ -364,17 +364,19 @@ def out_array(o):
 
 
 def _out_tuple(out, nout, name):
+    """out= as a tuple of nout arrays (or Nones), with NumPy 1.24's errors
+    (its texts) for anything else."""
     if out is None:
         return None
     if not isinstance(out, tuple):
+        if nout > 1:
+            raise TypeError("'out' must be a tuple of arrays")
         out = (out,)
     if len(out) != nout:
-        raise ValueError(f"The 'out' tuple must have exactly {nout} entries: one per ufunc "
-                         f"output")
+        raise ValueError("The 'out' tuple must have exactly one entry per ufunc output")
     for o in out:
         if o is not None and not out_array(o):
-            got = "a NumPy scalar" if isinstance(o, ndarray) else type(o).__name__
-            raise TypeError(f"return arrays must be of ArrayType, got {got}")
+            raise TypeError("return arrays must be of ArrayType")
     return out
 
 
@@ -537,19 +539,26 @@ def _call_two(name, args, kwargs, kind):
     x = ops[0]
     xt = x.t if x.t is not None else _C.full((), _core.scalar_arg(x),
                                                dtype=_core.hop_dtype(dts[0], name))
+    casting = kwargs.get("casting", "same_kind")
+    if out is not None:  # NumPy's checks: each output's cast, then the broadcast
+        for k, o in enumerate(out):
+            if o is not None and not _np.can_cast(dts[k], o.dtype, casting=casting):
+                raise _core.ufunc_cast_error(name, dts[k], o.dtype, casting, i=nin + k)
+        if not any(isinstance(a, _C.Tensor) for a in args):
+            _check_broadcast(ops, out, True)
     checked = _fp_checked(args)
     if checked:
         _C._fp_clear()
     rs = impl(_core.cast(xt, dts[0]))
     if checked and _C._np_fp_warned():
         return _by_numpy(uf, name, args, kwargs, kind)  # (as call_ufunc's)
-    res = []
-    for k, (r, dt) in enumerate(zip(rs, dts)):
-        r = _core.cast(r, dt)
+    res = [None, None]
+    for k in (1, 0):  # NumPy's loop writes the second output first (out=(o, o): the first's)
+        r = _core.cast(rs[k], dts[k])
         if out is not None and out[k] is not None:
-            res.append(_write_out(out[k], r, name, kwargs.get("casting", "same_kind")))
+            res[k] = _write_out(out[k], r, name, casting)
         else:
-            res.append(wrap(kind, r, scalar=r.ndim == 0))
+            res[k] = wrap(kind, r, scalar=r.ndim == 0)
     return tuple(res)
 
 
@@ -573,11 +582,14 @@ def _by_numpy(uf, name, args, kwargs, kind):
 
 def _check_broadcast(ops, out, where):
     """NumPy's error where the operands (inputs, outputs, the where mask) do
-    not broadcast together, eagerly (hop's op would raise its ShapeError)."""
+    not broadcast together, eagerly and traced with sizes known (hop's op
+    would raise its ShapeError; a trace's sizes are guarded)."""
     shapes = [tuple(o.t.shape) if o.t is not None else () for o in ops]
     shapes += [tuple(o.shape) for o in out or () if o is not None]
     if where is not True:
         shapes.append(tuple(_np.shape(where)))
+    if any(type(d) is not int for s in shapes for d in s):
+        return  # (symbolic sizes: hop's op decides)
     if len(shapes) > 1:
         try:
             b = _np.broadcast_shapes(*shapes)
@@ -611,6 +623,15 @@ def _matmul_dtype(uf, args, ops, extra):
                         _np.empty((1, 1), _np.asarray(b).dtype), **extra), ops, "matmul")[0]
 
 
+def none_comparison(name, other, kind):
+    """np.equal(a, None) and np.not_equal (a == None of an array): NumPy's
+    object loop compares each element with None, so every element is
+    unequal; a 0-d result is a scalar."""
+    o = _core.operand(other, f"numpy.{name}")
+    shape = tuple(o.t.shape) if o.t is not None else ()
+    return wrap(kind, _C.full(shape, name == "not_equal", dtype=_C.bool), scalar=not shape)
+
+
 def call_ufunc(name, args, kwargs, kind):
     """ufunc `name` called on args: results of type `kind`."""
     uf = getattr(_np.core.umath, name, None) or getattr(_np, name)
@@ -623,6 +644,9 @@ def call_ufunc(name, args, kwargs, kind):
         raise TypeError(f"{name}() got an unexpected keyword argument '{sorted(bad)[0]}'")
     if name in _TWO_OUT:
         return _call_two(name, args, kwargs, kind)
+    if name in ("equal", "not_equal") and len(args) == 2 and not kwargs and \
+            (args[0] is None) != (args[1] is None):
+        return none_comparison(name, args[args[0] is None], kind)
     if name == "isnat":
         # defined only for datetime64 and timedelta64, which no hop array
         # is: NumPy's type error for every array hop holds
@@ -681,13 +705,16 @@ def call_ufunc(name, args, kwargs, kind):
         if isinstance(wt, _C.Tensor) and _core.np_dtype(wt) != _np.dtype(bool):
             raise TypeError(f"Cannot cast array data from {_core.np_dtype(wt)!r} to "
                             f"dtype('bool') according to the rule 'safe'")
-    if name != "matmul" and not _core.tracing() and \
-            not any(isinstance(a, _C.Tensor) for a in args):
+    if name != "matmul" and not any(isinstance(a, _C.Tensor) for a in args):
         _check_broadcast(ops, out, where)  # (after the dtypes, as NumPy's iterator)
     new = out is None or out[0] is None
     # where=: the mask is one more operand of NumPy's iterator
-    order = _k_order(uf, extra, args, ops, kind, where, wt) if new and name != "matmul" \
-        else None
+    order = None
+    if new and name != "matmul":
+        given = kwargs.get("order", "K")
+        order = _k_order(uf, extra, args, ops, kind, where, wt) if given in ("K", "k", None) \
+            else memory_order(kind, args, max([o.t.ndim for o in ops if o.t is not None] + [0]),
+                              order=given)
     if order is not None:
         # NumPy's result is in the operands' memory order (K): computed in
         # that order and returned as NumPy's view of it (its strides)
@@ -862,10 +889,22 @@ def _call_divmod(args, kwargs, kind):
         # where hop's two ufuncs below would each have NumPy warn for its own
         return _by_numpy(_np.divmod, "divmod", args, dict(kwargs, out=out) if out else kwargs,
                          kind)
-    q = call_ufunc("floor_divide", args, dict(kwargs, out=out[0] if out else None)
-                   if out and out[0] is not None else kwargs, kind)
+    if out is not None:
+        # NumPy checks both outputs' casts before it writes either, reads
+        # each element of the inputs before it writes (out=(x, y) with x an
+        # input), and writes the remainder first (out=(o, o): the quotient's)
+        ops = [_core.operand(a, "numpy.divmod") for a in args]
+        extra = {k: kwargs[k] for k in ("dtype", "casting") if k in kwargs}
+        casting = kwargs.get("casting", "same_kind")
+        dts = _core.result_dtypes(lambda *d: _np.divmod(*d, **extra), ops, "numpy.divmod")
+        for k, o in enumerate(out):
+            if o is not None and not _np.can_cast(dts[k], o.dtype, casting=casting):
+                raise _core.ufunc_cast_error("divmod", dts[k], o.dtype, casting, i=2 + k)
+        args = tuple(a.copy() if isinstance(a, (ndarray, _np.ndarray)) else a for a in args)
     r = call_ufunc("remainder", args, dict(kwargs, out=out[1] if out else None)
                    if out and out[1] is not None else kwargs, kind)
+    q = call_ufunc("floor_divide", args, dict(kwargs, out=out[0] if out else None)
+                   if out and out[0] is not None else kwargs, kind)
     return q, r
 
 

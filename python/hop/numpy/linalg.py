@@ -18,7 +18,6 @@ function).
 import builtins
 import math
 import operator
-import warnings
 
 import numpy as _np
 
@@ -294,11 +293,12 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
     ct, dt = _common(ta, tb, what="lstsq")
     rdt = _real_dt(dt)
     if isinstance(rcond, str) and rcond == "warn":
-        warnings.warn("`rcond` parameter will change to the default of machine precision times "
-                      "``max(M, N)`` where M and N are the input matrix dimensions.\nTo use the "
-                      "future default and silence this warning we advise to pass `rcond=None`, "
-                      "to keep using the old, explicitly pass `rcond=-1`.", FutureWarning,
-                      stacklevel=3)
+        _core.numpy_warns("lstsq without rcond=",
+                          "`rcond` parameter will change to the default of machine precision "
+                          "times ``max(M, N)`` where M and N are the input matrix dimensions.\nTo "
+                          "use the future default and silence this warning we advise to pass "
+                          "`rcond=None`, to keep using the old, explicitly pass `rcond=-1`.",
+                          FutureWarning)
         rcond = -1
     if rcond is None:
         rcond = float(_np.finfo(ct).eps) * builtins.max(n, m)

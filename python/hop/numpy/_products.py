@@ -1,0 +1,325 @@
+"""hop.numpy's products: dot, vdot, inner, outer, tensordot and einsum (the
+contraction they share), on the registry and helpers of _funcs (whose
+docstring says how each function serves its three callers).  _funcs
+imports this module partway through, once its helpers exist; import
+hop.numpy (or _funcs), not this module, first.
+"""
+
+import builtins
+
+import numpy as _np
+
+from .. import _C
+from . import _core
+from ._funcs import _axis, _out, _shape_arg, _size, _t, implements, ravel
+from ._ndarray import ndarray, result_kind, wrap
+
+
+@implements(_np.dot)
+def dot(a, b, out=None, *, _kind=None):
+    kind = _kind or result_kind((a, b), ndarray)
+    ta, tb = _t(a, "dot"), _t(b, "dot")
+    from ._mathfuncs import blas_axpy, dot_of_0d
+    if ta.ndim == 0 or tb.ndim == 0:
+        r = dot_of_0d(a, b)
+        return _dot_into(r, out, kind) if out is not None else _out(kind, r, r.ndim == 0)
+    ta, tb = _core.promote(ta, tb)
+    dt = _core.np_dtype(ta)
+    if dt == _np.dtype(bool):
+        ta, tb = ta.to(_C.int64), tb.to(_C.int64)
+    if ta.shape[-1] != tb.shape[0 if tb.ndim == 1 else -2]:
+        raise ValueError(f"shapes {_core.shape_text(ta.shape)} and "
+                         f"{_core.shape_text(tb.shape)} not aligned: "
+                         f"{ta.shape[-1]} (dim {ta.ndim - 1}) != "
+                         f"{tb.shape[0 if tb.ndim == 1 else -2]} (dim "
+                         f"{0 if tb.ndim == 1 else tb.ndim - 2})")
+    if tb.ndim <= 2:
+        r = blas_axpy(ta, tb, _C.matmul(ta, tb))
+    else:
+        # dot(a, b)[i, j, k, m] = sum(a[i, j, :] * b[k, :, m])
+        k = ta.shape[-1]
+        rest = tuple(tb.shape[:-2]) + (tb.shape[-1],)
+        b2 = tb.permute(tb.ndim - 2, *range(tb.ndim - 2), tb.ndim - 1).reshape(k, -1)
+        r = _C.matmul(ta.reshape(-1, k) if ta.ndim > 1 else ta.reshape(1, k), b2)
+        r = r.reshape(tuple(ta.shape[:-1]) + rest)
+    if dt == _np.dtype(bool):
+        r = _C.ne(r, 0)
+    if out is not None:
+        return _dot_into(r, out, kind)
+    return _out(kind, r, scalar=r.ndim == 0, what="dot")
+
+
+def _dot_into(r, out, kind):
+    """np.dot(..., out=out) of result tensor r: NumPy's checks (out exactly
+    the result's dtype and number of dimensions, a C-contiguous writeable
+    array, then its shape), r written into it, and out returned (a 0-d
+    one as its scalar, as NumPy's PyArray_Return gives)."""
+    if not hasattr(out, "shape"):
+        raise TypeError("'out' must be an array")
+    flags = getattr(out, "flags", None)
+    carray = flags is None or (flags.c_contiguous and flags.writeable and flags.aligned)
+    if out.ndim != r.ndim or _np.dtype(out.dtype) != _core.np_dtype(r) or not carray:
+        raise ValueError("output array is not acceptable (must have the right datatype, number "
+                         "of dimensions, and be a C-Array)")
+    if tuple(out.shape) != tuple(r.shape):
+        raise ValueError("output array has wrong dimensions")
+    _out(kind, r, out=out, what="dot")
+    return out[()] if out.ndim == 0 else out
+
+
+@implements(_np.vdot)
+def vdot(a, b, *, _kind=None):
+    ta, tb = ravel(a, _kind=_C.Tensor), ravel(b, _kind=_C.Tensor)
+    na, nb = ta.shape[0], tb.shape[0]
+    if type(na) is int and type(nb) is int and na != nb:
+        # (NumPy reshapes b to a's size)
+        raise ValueError(f"cannot reshape array of size {nb} into shape ({na},)")
+    if _core.np_dtype(ta).kind == "c":  # NumPy conjugates the first operand
+        ta = _C._op("conj", ta)
+    return dot(ta, tb, _kind=_kind or result_kind((a, b), ndarray))
+
+
+@implements(_np.inner)
+def inner(a, b, *, _kind=None):
+    tb = _t(b, "inner")
+    if tb.ndim <= 1:
+        return dot(a, b, _kind=_kind)
+    return tensordot(a, b, axes=([-1], [-1]), _kind=_kind)
+
+
+@implements(_np.outer)
+def outer(a, b, out=None, *, _kind=None):
+    kind = _kind or result_kind((a, b), ndarray)
+    from ._ufuncs import call_ufunc
+    ta, tb = _t(a, "outer").reshape(-1), _t(b, "outer").reshape(-1)
+    return call_ufunc("multiply", (wrap(kind, ta.reshape(-1, 1)), wrap(kind, tb.reshape(1, -1))),
+                      {"out": out} if out is not None else {}, kind)
+
+
+@implements(_np.tensordot)
+def tensordot(a, b, axes=2, *, _kind=None):
+    ta, tb = _t(a, "tensordot"), _t(b, "tensordot")
+    if isinstance(axes, int):
+        ax_a = list(range(-axes, 0))  # (NumPy's: an axis out of range is its IndexError)
+        ax_b = list(range(axes))
+    else:
+        ax_a, ax_b = [list(_shape_arg(x)) for x in axes]
+    sa_, sb_ = tuple(ta.shape), tuple(tb.shape)  # (an axis out of range: IndexError)
+    if len(ax_a) != len(ax_b) or builtins.any(
+            type(m) is int and type(n) is int and m != n
+            for m, n in ((sa_[i], sb_[j]) for i, j in zip(ax_a, ax_b))):
+        raise ValueError("shape-mismatch for sum")  # NumPy's check before its dot
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    sa = list(letters[:ta.ndim])
+    sb = list(letters[ta.ndim:ta.ndim + tb.ndim])
+    for i, j in zip(ax_a, ax_b):
+        sb[_axis(j, tb.ndim)] = sa[_axis(i, ta.ndim)]
+    out = [c for c in sa if c not in sb] + [c for c in sb if c not in sa]
+    r = einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(out)}", a, b, _kind=_C.Tensor)
+    # NumPy's dot of the reshaped operands, reshaped back: a full contraction
+    # is a 0-d array, not einsum's scalar
+    return wrap(_kind or result_kind((a, b), ndarray), r)
+
+
+# NumPy's einsum (PyArray_EinsteinSum, optimize=False) parses and checks the
+# subscripts in this order, each error with its text: every operand's labels
+# (where a ',' or the end must be: its operand count errors, whose texts say
+# the opposite of what happened, as NumPy's), the output's, the repeated
+# labels' sizes, then the broadcast of the operands in its iterator.
+
+def _einsum_parse(subscripts, ts):
+    """(each operand's labels, the output's), as NumPy's parse."""
+    s, ins, pos = subscripts, [], 0
+    ellipsis = False
+    for k, t in enumerate(ts):
+        end = pos
+        while end < len(s) and s[end] not in ",-":  # (strcspn)
+            end += 1
+        if k == len(ts) - 1 and s[end:end + 1] == ",":
+            raise ValueError("more operands provided to einstein sum function than specified in "
+                             "the subscripts string")
+        if k < len(ts) - 1 and s[end:end + 1] != ",":
+            raise ValueError("fewer operands provided to einstein sum function than specified "
+                             "in the subscripts string")
+        labels, ell = _einsum_labels(s[pos:end], t.ndim, f"operand {k}")
+        if not ell and len(labels) != t.ndim:
+            raise ValueError("operand has more dimensions than subscripts given in einstein sum, "
+                             "but no '...' ellipsis provided to broadcast the extra dimensions.")
+        ins.append(labels)
+        ellipsis |= ell
+        pos = end + (k < len(ts) - 1)
+    rest = s[pos:]
+    seen = "".join(ins)
+    if not rest:
+        outs = "".join(sorted(c for c in set(seen) if seen.count(c) == 1))
+    elif not rest.startswith("->"):
+        raise ValueError("einstein sum subscript string does not contain proper '->' output "
+                         "specified")
+    else:
+        outs, ell = _einsum_labels(rest[2:], None, "the output")
+        ellipsis |= ell
+        for i, c in enumerate(outs):
+            if c in outs[i + 1:]:
+                raise ValueError(f"einstein sum subscripts string includes output subscript "
+                                 f"'{c}' multiple times")
+            if c not in seen:
+                raise ValueError(f"einstein sum subscripts string included output subscript "
+                                 f"'{c}' which never appeared in an input")
+    if ellipsis:
+        raise _C.UnsupportedError("hop.numpy: einsum with '...' is not supported")
+    return ins, outs
+
+
+def _einsum_labels(sub, ndim, where):
+    """The labels of one operand's subscripts (ndim: its number of
+    dimensions; None for the output) and whether they hold an ellipsis,
+    with NumPy's errors in its order.  (The output's checks of a repeated or
+    unknown label come after, per label: _einsum_parse.)"""
+    labels, ellipsis, i = [], False, 0
+    while i < len(sub):
+        c = sub[i]
+        if c.isascii() and c.isalpha():
+            if ndim is not None and len(labels) >= ndim:
+                raise ValueError(f"einstein sum subscripts string contains too many subscripts "
+                                 f"for {where}")
+            labels.append(c)
+        elif c == ".":
+            if ellipsis or i + 2 >= len(sub) or sub[i + 1:i + 3] != "..":
+                raise ValueError(f"einstein sum subscripts string contains a '.' that is not "
+                                 f"part of an ellipsis ('...') in {where}")
+            ellipsis, i = True, i + 2
+        elif c != " ":
+            raise ValueError(f"invalid subscript '{c}' in einstein sum subscripts string, "
+                             f"subscripts must be letters")
+        i += 1
+    return "".join(labels), ellipsis
+
+
+def _einsum_check(ts, ins, outs, single):
+    """NumPy's errors for repeated labels of different sizes (in 'single
+    operand' when NumPy tries a view of the one operand first: every label
+    up to the mismatch in the output) and for operands that do not
+    broadcast (its iterator's text: the output's labels, then the others in
+    their code's order, a size 1 broadcasting)."""
+    combined = []
+    for k, (t, sub) in enumerate(zip(ts, ins)):
+        sizes, view = {}, single
+        for i, c in enumerate(sub):
+            view = view and c in outs
+            if c in sizes and sizes[c] != t.shape[i]:
+                raise ValueError(f"dimensions in {'single operand' if view else f'operand {k}'} "
+                                 f"for collapsing index '{c}' don't match ({sizes[c]} != "
+                                 f"{t.shape[i]})")
+            sizes.setdefault(c, t.shape[i])
+        combined.append(sizes)
+    order = list(outs) + sorted(set("".join(ins)) - set(outs))
+    remapped = [[sizes.get(c, -1) for c in order] for sizes in combined]
+    for i in range(len(order)):
+        b = 1
+        for r in remapped:
+            if not isinstance(r[i], int) or not isinstance(b, int):
+                continue  # (symbolic sizes: hop's op decides)
+            if b == 1:
+                b = r[i] if r[i] >= 0 else b
+            elif r[i] not in (-1, 1, b):
+                raise ValueError("operands could not be broadcast together with remapped shapes "
+                                 "[original->remapped]: " + "".join(
+                                     _core.shape_text(list(sizes.values()), "->") +
+                                     _core.shape_text(r, " ")
+                                     for sizes, r in zip(combined, remapped)))
+
+
+def _einsum_reduce(t, subs, keep, k=0):
+    """Sums out the indices of t (operand k) that keep does not contain,
+    after taking the diagonal of each index repeated in it ('ii', 'iij')."""
+    from ._twodim import _diagonal_fn
+    for c in subs:
+        while subs.count(c) > 1:
+            i = subs.index(c)
+            j = subs.index(c, i + 1)
+            if t.shape[i] != t.shape[j]:
+                raise ValueError(f"dimensions in operand {k} for collapsing index '{c}' don't "
+                                 f"match ({t.shape[i]} != {t.shape[j]})")
+            t = _diagonal_fn(t.ndim, 0, i, j)(t)  # the diagonal goes last
+            subs = "".join(x for n, x in enumerate(subs) if n not in (i, j)) + c
+    drop = [i for i, c in enumerate(subs) if c not in keep]
+    if drop:
+        t = _C.sum(t, drop, False)
+        subs = "".join(c for c in subs if c in keep)
+    return t, subs
+
+
+def _einsum_pair(ta, sa, tb, sb, keep):
+    """Contracts two operands over their shared indices that keep does not
+    need, with one (batched) matmul."""
+    shared = [c for c in sa if c in sb]
+    contract = [c for c in shared if c not in keep]
+    batch = [c for c in shared if c in keep]
+    left = [c for c in sa if c not in sb]
+    right = [c for c in sb if c not in sa]
+    sizes = {}
+    for t, s in ((ta, sa), (tb, sb)):
+        for i, c in enumerate(s):
+            if c in sizes and sizes[c] != t.shape[i] and 1 not in (sizes[c], t.shape[i]):
+                raise ValueError(f"operands could not be broadcast together with remapped shapes "
+                                 f"for index {c!r}: {sizes[c]} and {t.shape[i]}")
+            sizes[c] = t.shape[i] if c not in sizes or sizes[c] == 1 else sizes[c]
+    pa = ta.permute(*[sa.index(c) for c in batch + left + contract]) if ta.ndim > 1 else ta
+    pb = tb.permute(*[sb.index(c) for c in batch + contract + right]) if tb.ndim > 1 else tb
+    nb, nl, nk, nr = (_size([sizes[c] for c in g]) for g in (batch, left, contract, right))
+    pa = pa.expand(*[sizes[c] for c in batch + left + contract]) if batch + left + contract \
+        else pa
+    pb = pb.expand(*[sizes[c] for c in batch + contract + right]) if batch + contract + right \
+        else pb
+    r = _C.matmul(pa.reshape(nb, nl, nk), pb.reshape(nb, nk, nr))
+    r = r.reshape([sizes[c] for c in batch + left + right])
+    return r, "".join(batch + left + right)
+
+
+def _einsum_view(kind, a, subscripts, sub, outs):
+    """NumPy's einsum of one array whose labels all stay (no sum, no out=):
+    a view of it (the repeated labels' diagonals, the axes in the output's
+    order; dtype= and casting= not read), which a write reaches a through."""
+    def fn(x):
+        x, s = _einsum_reduce(x, sub, set(outs))
+        return x.permute(*[s.index(c) for c in outs]) if s != outs else x
+    from ._funcs import _view
+    return _view(kind, a, fn, lambda x: _np.einsum(subscripts, x),
+                 copies=len(set(sub)) < len(sub))
+
+
+@implements(_np.einsum)
+def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False,
+           _kind=None):
+    if not operands or not isinstance(operands[0], str):
+        raise _C.UnsupportedError("hop.numpy: einsum takes a subscripts string (the sublist "
+                                  "form is not supported)")
+    subscripts, arrays = operands[0], operands[1:]
+    kind = _kind or result_kind(arrays, ndarray)
+    ts = [_t(a, "einsum") for a in arrays]
+    ins, outs = _einsum_parse(subscripts, ts)
+    _einsum_check(ts, ins, outs, len(ts) == 1 and out is None)
+    if len(ts) == 1 and out is None and outs and set(ins[0]) <= set(outs) and \
+            isinstance(arrays[0], ndarray) and not arrays[0]._scalar:
+        return _einsum_view(kind, arrays[0], subscripts, ins[0], outs)
+    dt = _np.dtype(dtype) if dtype is not None else _core.promoted_dtype(ts)
+    for i, t in enumerate(ts):  # NumPy's iterator casts each operand under `casting`
+        if not _np.can_cast(_core.np_dtype(t), dt, casting):
+            raise TypeError(f"Iterator operand {i} dtype could not be cast from "
+                            f"{_core.np_dtype(t)!r} to {dt!r} according to the rule {casting!r}")
+    cdt = _np.dtype(_np.int64) if dt == _np.dtype(bool) else dt
+    ts = [_core.cast(t, cdt) for t in ts]
+    # contract left to right; an index is kept while the output or a later
+    # operand needs it
+    t, s = _einsum_reduce(ts[0], ins[0], set(outs) | set("".join(ins[1:])))
+    for k in range(1, len(ts)):
+        later = set(outs) | set("".join(ins[k + 1:]))
+        tb, sb = _einsum_reduce(ts[k], ins[k], later | set(s), k)
+        t, s = _einsum_pair(t, s, tb, sb, later)
+    t, s = _einsum_reduce(t, s, set(outs))
+    if s != outs:
+        t = t.permute(*[s.index(c) for c in outs]) if len(outs) > 1 else t
+    if dt == _np.dtype(bool):
+        t = _C.ne(t, 0)
+    return _out(kind, _core.cast(t, dt).clone() if t.ndim else _core.cast(t, dt),
+                scalar=t.ndim == 0 and out is None, out=out, what="einsum")
