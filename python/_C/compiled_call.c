@@ -13,7 +13,8 @@
  *
  * _C._EffectsCall is the bound call of a translated function's plan
  * (hop/_frame.py: a function with Python effects and no graph break): it
- * checks the environment guards, runs the plan, rebuilds the result and the
+ * checks the environment guards (the builtin names in C, then the other
+ * guards' check), runs the plan, rebuilds the result and the
  * side-effect table's values from the outputs, and replays the table in C,
  * in program order, as _frame_state.replay does.  Anything it does not take (other
  * arguments, a guard that fails) is NotImplemented before anything ran; a
@@ -52,7 +53,9 @@ enum { FX_PRINT, FX_CALL, FX_CELL, FX_GLOBAL, FX_ATTR, FX_ITEM, FX_NKINDS };
 typedef struct {
     PyObject_HEAD PlanObject *plan;
     PyObject *runner;  /* its _state: (the objects the check expects, the captures) */
-    PyObject *check;   /* the runner's fast guard check, or NULL */
+    PyObject *check;   /* the runner's fast check of its other guards (Guards.check_c), or
+                        * NULL */
+    PyObject *names;   /* the plan's builtin-name guard (a _C._NameGuard), or NULL */
     PyObject *consts;  /* tuple: per leaf of the result, its constant (traced: None) */
     PyObject *traced;  /* bytes: per leaf, 1 where the next plan output goes */
     PyObject *tree;    /* (result tree, per effect its values' tree): nested tuples of
@@ -475,6 +478,17 @@ effects_run(EffectsCallObject *self, PyObject *args, int *ran)
     for (Py_ssize_t i = 0; i < n; i++)
         if (!Py_IS_TYPE(PyTuple_GET_ITEM(args, i), &hop_py_TensorType))
             Py_RETURN_NOTIMPLEMENTED;
+    if (self->names != NULL) {
+        /* the builtin names in C, whatever the other guards (no Python
+         * call per call); a failure takes the general path, which raises
+         * the guard's error or retraces, as numpy_call.c's bound call */
+        int holds = hop_py__names_hold(self->names);
+        if (holds <= 0) {
+            if (holds < 0)
+                return NULL;
+            Py_RETURN_NOTIMPLEMENTED;
+        }
+    }
     PyObject *state = PyObject_GetAttr(self->runner, str_state);
     if (state == NULL)
         return NULL;
@@ -600,23 +614,28 @@ lifted_ok(PyObject *lifted)
     return 0;
 }
 
-/* _EffectsCall(plan, runner, nargs, check, consts, traced, tree, effects[, lifted, sym]):
- * checked here once (the call trusts the shapes: hop/_compile.py makes them
+/* _EffectsCall(plan, runner, nargs, check, consts, traced, tree, effects[, lifted, sym,
+ * names]): checked here once (the call trusts the shapes: hop/_compile.py makes them
  * from the runner's templates). */
 static PyObject *
 effects_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    PyObject *plan, *runner, *check, *consts, *traced, *tree, *effects, *lifted = NULL,
-                                                                         *sym = Py_None;
+    PyObject *plan, *runner, *check, *consts, *traced, *tree, *effects,
+        *lifted = NULL, *sym = Py_None, *names = Py_None;
     Py_ssize_t nargs;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
         PyErr_SetString(PyExc_TypeError, "_EffectsCall takes no keyword arguments");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOnOO!O!O!O!|O!O:_EffectsCall", &plan, &runner, &nargs, &check,
+    if (!PyArg_ParseTuple(args, "OOnOO!O!O!O!|O!OO:_EffectsCall", &plan, &runner, &nargs, &check,
                           &PyTuple_Type, &consts, &PyBytes_Type, &traced, &PyTuple_Type, &tree,
-                          &PyTuple_Type, &effects, &PyTuple_Type, &lifted, &sym))
+                          &PyTuple_Type, &effects, &PyTuple_Type, &lifted, &sym, &names))
         return NULL;
+    if (names != Py_None && !hop_py__is_name_guard(names)) {
+        PyErr_Format(PyExc_TypeError, "_EffectsCall: names is None or a _NameGuard, not %.100s",
+                     Py_TYPE(names)->tp_name);
+        return NULL;
+    }
     if (lifted_ok(lifted) < 0 ||
         (sym != Py_None && (!PyBytes_Check(sym) || (size_t)PyBytes_GET_SIZE(sym) !=
                                                        ((PlanObject *)plan)->noutputs))) {
@@ -661,6 +680,7 @@ effects_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->plan = (PlanObject *)plan;
     self->runner = Py_NewRef(runner);
     self->check = check == Py_None ? NULL : Py_NewRef(check);
+    self->names = names == Py_None ? NULL : Py_NewRef(names);
     self->consts = Py_NewRef(consts);
     self->traced = Py_NewRef(traced);
     self->tree = Py_NewRef(tree);
@@ -681,6 +701,7 @@ effects_traverse(EffectsCallObject *self, visitproc visit, void *arg)
     Py_VISIT(self->plan);
     Py_VISIT(self->runner);
     Py_VISIT(self->check);
+    Py_VISIT(self->names);
     Py_VISIT(self->consts);
     Py_VISIT(self->tree);
     Py_VISIT(self->effects);
@@ -694,6 +715,7 @@ effects_clear(EffectsCallObject *self)
     Py_CLEAR(self->plan);
     Py_CLEAR(self->runner);
     Py_CLEAR(self->check);
+    Py_CLEAR(self->names);
     Py_CLEAR(self->consts);
     Py_CLEAR(self->traced);
     Py_CLEAR(self->tree);
@@ -720,10 +742,11 @@ static PyTypeObject EffectsCallType = {
     .tp_clear = (inquiry)effects_clear,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_new = effects_new,
-    .tp_doc = "_EffectsCall(plan, runner, nargs, check, consts, traced, tree, effects): the "
-              "bound call of a translated function's plan with its side-effect table "
-              "(hop/_compile.py); f(args) is the result, or NotImplemented before anything "
-              "ran for arguments or guards it does not take.",
+    .tp_doc = "_EffectsCall(plan, runner, nargs, check, consts, traced, tree, effects[, lifted, "
+              "sym, names]): the bound call of a translated function's plan with its "
+              "side-effect table (hop/_compile.py); f(args) is the result, or NotImplemented "
+              "before anything ran for arguments or guards it does not take (names, a "
+              "_NameGuard, checked in C first, then check).",
 };
 
 /* ------------------------------------------------------- _CompiledCall */

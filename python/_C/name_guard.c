@@ -5,8 +5,10 @@
  * no global of the function's module shadows them and the builtins dict
  * still holds the same objects.
  *
- * The check runs on every call of the plan (in the bound call, numpy_call.c,
- * when it is the plan's only guard), so it is cheap in C:
+ * The check runs on every call of the plan, in C in the bound calls (the
+ * plan's only guard: numpy_call.c's Plan.bind_*; with other guards:
+ * compiled_call.c's _EffectsCall, before their generated check, which then
+ * has no term for it), so it is cheap in C:
  *   - CPython <= 3.11: each dict's PEP 509 version tag (ma_version_tag, in
  *     the public PyDictObject; any write moves it, no two states of any dicts
  *     share one) is compared with the one of the last check that held: equal

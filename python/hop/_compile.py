@@ -866,7 +866,8 @@ def _shared_with_env(args, kwargs, frame):
 
 
 def _effects_call(entry):
-    """The C bound call (_C._EffectsCall) of a plan: the guards' fast check,
+    """The C bound call (_C._EffectsCall) of a plan: the builtin names'
+    guard in C and the other guards' fast check (Guards.check_c),
     the plan, the result (and for a translated plan the side-effect table's
     values) rebuilt from its outputs, the table replayed; no Python frame.
     The lifted ints are read per call in C as lifted_now reads them, and
@@ -908,8 +909,8 @@ def _effects_call(entry):
             # (the result, no effects): the shape the C call takes (tree
             # first: a None in the result adds its constant leaf)
             whole = (_leaf_tree(spec, leaf, consts, traced), ())
-            return _C._EffectsCall(r.plan, r, len(r.statics), r._check, tuple(consts),
-                                   bytes(traced), whole, ())
+            return _C._EffectsCall(r.plan, r, len(r.statics), r._check_c, tuple(consts),
+                                   bytes(traced), whole, (), (), None, r._names)
         if spec.kind != "tuple" or len(spec.children) != 2:
             return None
         whole = _leaf_tree(spec, leaf, consts, traced)
@@ -931,8 +932,8 @@ def _effects_call(entry):
                                  all(isinstance(kv, tuple) and len(kv) == 2 for kv in v[1])):
             return None  # print and calls: (positional, keyword items)
         table.append((code[0], e.target, e.key))
-    return _C._EffectsCall(r.plan, r, nargs, r._check, tuple(consts),
-                           bytes(traced), whole, tuple(table), lifted, sym)
+    return _C._EffectsCall(r.plan, r, nargs, r._check_c, tuple(consts),
+                           bytes(traced), whole, tuple(table), lifted, sym, r._names)
 
 
 def _compile_resume(resume):

@@ -435,7 +435,9 @@ class BuiltinNames(_C._NameGuard):
     the object.  check() is C's (python/_C/name_guard.c): the dicts' PEP 509
     version tags against those of the last check that held, and, for the
     dicts whose tag moved, their names read again in C (a module-level loop
-    writes its globals on every iteration: a lookup per name, no Python)."""
+    writes its globals on every iteration: a lookup per name, no Python).
+    The bound C calls check it in C (Guards.check_c), the Python paths
+    through the generated check's term."""
 
     __slots__ = ()
 
@@ -701,11 +703,14 @@ class Guards:
         self.guards = guards
         self.skipped = s.skipped
         self.uses_args = any(g.source.kind == "arg" for g in guards)
-        # the plan's only guard is the builtin names': the bound C call
-        # checks it (hop._trace: Plan.bind_*, _C._bind_names)
-        self.names_only = guards[0].expected if len(guards) == 1 and \
-            guards[0].kind == "names" else None
         self.check = _generate(guards) if guards else None
+        # The bound C calls (hop._trace: Plan.bind_*, _C._bind_names;
+        # _C._EffectsCall) check the builtin names themselves, in C, and
+        # then check_c: the generated check without the names' term (None:
+        # no other guard).  The Python paths run check, every guard.
+        self.names = next((g.expected for g in guards if g.kind == "names"), None)
+        self.check_c = self.check if self.names is None else \
+            _generate(guards, names_in_c=True)
 
     def state(self, captures):
         """The first state: (the objects the fast check expects, the
@@ -967,12 +972,14 @@ def _short(v):
 _FACTORIES = {}  # guard shapes -> a function binding the objects, returning check
 
 
-def _generate(guards):
+def _generate(guards, names_in_c=False):
     """One function `check(e, l)`: every source `is` (len: ==) the object
     in e (a weak id guard: the object its reference in e gives, never a
     freed one's None); False on any difference or error.  Its text depends only on the
     guards' shapes (kinds and paths), so it is compiled once per shape and
-    each plan binds its own objects (globals dicts, cells, keys)."""
+    each plan binds its own objects (globals dicts, cells, keys).  With
+    names_in_c, the names guard has no term (its caller checks it in C):
+    None when no guard is left."""
     shape, objs = [], []
     for g in guards:
         src = g.source
@@ -989,9 +996,12 @@ def _generate(guards):
             else:
                 steps.append(step)
                 objs.append(key)
-        shape.append(("weak" if g.weak else g.kind, src.kind,
+        kind = "weak" if g.weak else "names_c" if names_in_c and g.kind == "names" else g.kind
+        shape.append((kind, src.kind,
                       src.key if src.kind == "arg" else None, tuple(steps)))
     shape = tuple(shape)
+    if all(k == "names_c" for k, *_ in shape):
+        return None
     make = _FACTORIES.get(shape)
     if make is None:
         make = _compile_factory(shape)
@@ -1035,6 +1045,8 @@ def _compile_factory(shape):
         elif kind == "names":
             # (the dicts' tags as last checked, else the names read again)
             terms.append(f"{text}.check()")
+        elif kind == "names_c":
+            continue  # (checked in C before this check: Guards.check_c)
         elif kind == "contents":
             terms.append(f"_same_contents({text}, e[{j}])")
         elif kind == "len":

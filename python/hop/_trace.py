@@ -1254,6 +1254,10 @@ class _Runner:
         self.all_numpy = all_numpy
         self.guards = guards
         self._check = guards.check
+        # what the bound C calls check: the builtin names in C, then _check_c
+        # (the other guards; None: none), hop/_guards.py Guards.check_c
+        self._names = getattr(guards, "names", None)
+        self._check_c = getattr(guards, "check_c", self._check)
         # hop.compile's runners: fp_warned(args, kwargs) says whether a call
         # has NumPy's semantics, and a plan run of such a call that raised a
         # floating-point exception NumPy warns for raises FPWarned.  None
@@ -1304,8 +1308,7 @@ class _Runner:
         self.flat_in = flat_in and not self._order and self.writeback is None
         # (a plan whose only guard is the builtin names' is bound with it:
         # the bound call checks it, _C._bind_names)
-        names = getattr(self.guards, "names_only", None)
-        unchecked = self._check is None or names is not None
+        unchecked = self._check_c is None
         self.fast = plan.bind_arrays(self._ndflat, self._state[1], self._ndout, self._c_order) \
             if self._ndflat >= 0 and self._ndout is not None and unchecked else None
         # The same for hop.Tensors in and a tensor or a flat tuple of them
@@ -1315,8 +1318,8 @@ class _Runner:
         if self.fast is None and self._nflat >= 0 and unchecked and \
                 (self._one_out or flat_out):
             self.fast = plan.bind_tensors(self._nflat, self._state[1], self._one_out)
-        if self.fast is not None and names is not None:
-            _C._bind_names(self.fast, names)
+        if self.fast is not None and self._names is not None:
+            _C._bind_names(self.fast, self._names)
 
     @property
     def capture_names(self):

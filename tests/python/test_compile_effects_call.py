@@ -637,3 +637,11 @@ def test_one_value_appended_and_returned_several_times_is_one_object_everywhere(
         assert r[0] is r[1] is log[0] is log[1][0] is log[1][1]
         same(r[0], [2.0, k + 1.0])
     assert len(seen) == 1
+
+
+def test_the_bound_call_rejects_names_that_are_not_a_name_guard():
+    cf = hop.compile(lambda x: x + 1)
+    cf(hop.ones(2))
+    r = cf._entries[-1].runner
+    with pytest.raises(TypeError, match="^_EffectsCall: names is None or a _NameGuard, not int$"):
+        hop._C._EffectsCall(r.plan, r, 1, None, (None,), b"\x01", (0, ()), (), (), None, 1)

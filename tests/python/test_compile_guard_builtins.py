@@ -369,3 +369,135 @@ def test_name_guard_check_reads_what_moved():
     loose = _C._NameGuard(((g, b, "len", len, False),))   # not pinned (print's)
     b["len"] = abs
     assert loose.check() is True and guard.check() is False
+
+
+# A plan with the names guard and other guards (bench/run.py's plan_op: the
+# closure cell of its count and `range`): its bound C call (_C._EffectsCall)
+# checks the names in C, then the generated check of the other guards, which
+# has no term for the names (hop/_guards.py Guards.check_c).  Each change
+# below is seen as eager sees it, and the plan of the names' first state is
+# used again once they hold again.
+
+def _counted(g, n):
+    """f(x) = n times x * 2 + abs(-1.0), n a closure cell, f's globals g."""
+    def make(n):
+        def f(x):
+            for _ in range(n):
+                x = x * 2.0 + abs(-1.0)
+            return x
+        return f
+    return own(g, make)(n)
+
+
+def _c_path(cf):
+    return type(cf._fast) is hop._C._EffectsCall
+
+
+def test_a_plan_with_a_cell_guard_checks_the_builtin_names_in_c():
+    import sys
+
+    cf = hop.compile(_counted(namespace(), 2))
+    x = _x()
+    assert plain(cf(x)) == f32(7.0, 11.0)
+    assert _c_path(cf), cf.explain()
+    events = []
+
+    def profile(frame, event, arg):
+        events.append((event, frame.f_code.co_filename, getattr(arg, "__self__", None)))
+    sys.setprofile(profile)
+    try:
+        got = cf(x)
+    finally:
+        sys.setprofile(None)
+    assert plain(got) == f32(7.0, 11.0)
+    # the cell's guard in the generated check; the names' check no call of Python's
+    assert ("call", "<hop guards>", None) in events
+    assert [e for e in events if isinstance(e[2], hop._C._NameGuard)] == []
+    assert len(cf.graphs) == 1 and cf.eager_calls == 0
+
+
+def test_range_shadowed_by_a_global_after_the_first_call_then_deleted_on_the_c_path():
+    g = namespace()
+    f = _counted(g, 2)
+    cf = hop.compile(f)
+    x = _x()
+    assert plain(cf(x)) == f32(7.0, 11.0)
+    assert _c_path(cf)
+    g["range"] = lambda n: [0]              # a global of f's module shadows range
+    assert plain(cf(x)) == plain(f(x)) == f32(3.0, 5.0)
+    g["range"] = lambda n: [0, 1, 2]        # rebound
+    assert plain(cf(x)) == plain(f(x)) == f32(15.0, 23.0)
+    del g["range"]                          # the builtin again: the first plan
+    assert plain(cf(x)) == plain(f(x)) == f32(7.0, 11.0)
+    assert plain(cf(x)) == f32(7.0, 11.0)
+    assert len(cf.graphs) == 3 and cf.recompiles == 2 and cf.eager_calls == 0
+
+
+def test_builtins_abs_replaced_between_calls_on_the_c_path():
+    f = _counted(namespace(), 2)
+    cf = hop.compile(f)
+    x = _x()
+    assert plain(cf(x)) == f32(7.0, 11.0)
+    assert _c_path(cf)
+    real = builtins.abs
+    try:
+        builtins.abs = lambda v: 3.0 if v == -1.0 else real(v)   # every other abs as before
+        assert plain(f(x)) == f32(13.0, 17.0)
+        assert plain(cf(x)) == f32(13.0, 17.0)
+    finally:
+        builtins.abs = real
+    assert plain(cf(x)) == plain(f(x)) == f32(7.0, 11.0)
+    assert plain(cf(x)) == f32(7.0, 11.0)
+    assert len(cf.graphs) == 2 and cf.recompiles == 1 and cf.eager_calls == 0
+
+
+def test_the_cell_guard_still_fails_when_the_names_hold():
+    def make():
+        n = 2
+
+        def f(x):
+            return x * float(n)
+
+        def set_n(v):
+            nonlocal n
+            n = v
+        return f, set_n
+    f, set_n = make()
+    cf = hop.compile(own(namespace(), f))
+    x = _x()
+    assert plain(cf(x)) == f32(2.0, 4.0)
+    assert _c_path(cf)
+    set_n(3)
+    assert plain(cf(x)) == plain(f(x)) == f32(3.0, 6.0)
+    assert len(cf.graphs) == 2 and cf.eager_calls == 0
+
+
+class _Box:
+    pass
+
+
+def test_a_translated_plan_with_effects_checks_a_shadowed_builtin():
+    """The other _EffectsCall: a function with a Python effect (an attribute
+    written) whose code names float; its plan's bound call checks the names
+    in C too."""
+    g = namespace()
+    box = _Box()
+
+    def make(n, box):
+        def f(x):
+            y = x * float(n)
+            box.last = y.sum()
+            return y
+        return f
+    f = own(g, make)(2, box)
+    cf = hop.compile(f)
+    x = _x()
+    assert plain(cf(x)) == f32(2.0, 4.0) and plain(box.last) == plain(hop.tensor(6.0))
+    assert plain(cf(x)) == f32(2.0, 4.0)
+    assert _c_path(cf) and cf._fast is not None, cf.explain()
+    g["float"] = lambda v: 10.0             # a global shadows float
+    assert plain(cf(x)) == f32(10.0, 20.0) and plain(box.last) == plain(hop.tensor(30.0))
+    assert plain(f(x)) == f32(10.0, 20.0)
+    del g["float"]
+    assert plain(cf(x)) == f32(2.0, 4.0) and plain(box.last) == plain(hop.tensor(6.0))
+    assert len(cf.graphs) == 2 and cf.eager_calls == 0
