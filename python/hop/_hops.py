@@ -53,6 +53,7 @@ def _fill(traced, template, spec):
 
 _HOLE = object()
 _Tensor = _C.Tensor
+_BOOL = _C.bool
 _TRACED = operator.attrgetter("traced")  # of a _Group
 _JUST_TENSOR = frozenset([_Tensor])
 
@@ -369,8 +370,12 @@ def _direct_ok(tr, operands):
     _C._call_direct: traced by hop.trace (hop.compile's calls check their
     bodies' prints, _apply), its operands hop.Tensors themselves (a flat
     group: the bodies take them as they are)."""
-    return tr is not None and _COMPILE not in tr.scratch and \
-        _JUST_TENSOR.issuperset(builtins.map(type, operands)) and _Tensor not in _REGISTERED
+    if tr is None or _COMPILE in tr.scratch or (_REGISTERED and _Tensor in _REGISTERED):
+        return False
+    for x in operands:  # a loop: a set of the types cost ~2 K instructions a call (issue #30)
+        if type(x) is not _Tensor:
+            return False
+    return True
 
 
 def _direct(name, leads, operands, fns, whiches, same_structure):
@@ -494,14 +499,21 @@ def cond(pred, true_fn, false_fn, operands=()):
     >>> hop.cond(True, lambda a, b: a + b, lambda a, b: a - b, (x, 1.0))
     hop.tensor([ 2., -1.,  4.])
     """
-    _check_callable("cond", "true_fn", true_fn)
-    _check_callable("cond", "false_fn", false_fn)
-    if not isinstance(operands, (tuple, list)):
-        raise TypeError(f"hop.cond: operands must be a tuple or list, got "
-                        f"{type(operands).__name__}")
+    if not (callable(true_fn) and callable(false_fn)):
+        _check_callable("cond", "true_fn", true_fn)
+        _check_callable("cond", "false_fn", false_fn)
+    if type(operands) is not tuple:
+        if not isinstance(operands, (tuple, list)):
+            raise TypeError(f"hop.cond: operands must be a tuple or list, got "
+                            f"{type(operands).__name__}")
+        operands = tuple(operands)
     tr = _C.tracing()
-    pred = _pred(pred, tr is not None)
-    operands = tuple(operands)
+    if tr is not None and type(pred) is _Tensor and pred.ndim == 0:
+        # The common traced pred, a tensor of rank 0 (one element): what
+        # _pred gives it, without its checks (issue #30: per HOP call).
+        pred = pred if pred.dtype == _BOOL else _C.ne(pred, 0)
+    else:
+        pred = _pred(pred, tr is not None)
     return _branches("cond", (pred,), operands, (true_fn, false_fn), _COND_BRANCHES, tr)
 
 
