@@ -73,6 +73,40 @@ hop_py_put_digits(char *out, unsigned long long v)
     return n;
 }
 
+/* The frame the last note was made for: its code (a strong reference: a
+ * code object outside the package) and instruction offset, and the note.
+ * A body's op lifts at the same place on every HOP call of a loop and for
+ * every capture of a loop over a list, so the package test and the line
+ * lookup are made once a place (issue #30: ~190 instructions a lift).  A
+ * line is a function of the code and the offset; the GIL guards these. */
+static PyObject *last_code;
+static int last_lasti = -1;
+static char last_note[512];
+
+/* The note for frame f (its code, not the package's), from the cache when
+ * it is the last place noted. */
+static void
+note_for(char *note, size_t cap, PyFrameObject *f, PyCodeObject *code)
+{
+    int lasti = PyFrame_GetLasti(f);
+    if ((PyObject *)code == last_code && lasti == last_lasti) {
+        size_t n = strlen(last_note) + 1;
+        memcpy(note, last_note, n <= cap ? n : 0);
+        if (n > cap)
+            note[0] = '\0';
+        return;
+    }
+    const char *name = PyUnicode_AsUTF8(code->co_filename);
+    note_at(note, cap, name ? name : "?", PyFrame_GetLineNumber(f));
+    size_t n = strlen(note) + 1;
+    if (name == NULL || n > sizeof last_note)
+        return;
+    Py_INCREF(code);
+    Py_XSETREF(last_code, (PyObject *)code);
+    last_lasti = lasti;
+    memcpy(last_note, note, n);
+}
+
 static hop_status
 lift_hook(void *ud, hop_tracer *t, hop_node *ph, hop_node *source)
 {
@@ -91,11 +125,10 @@ lift_hook(void *ud, hop_tracer *t, hop_node *ph, hop_node *source)
     while (f) {
         PyCodeObject *code = PyFrame_GetCode(f);
         PyObject *file = code->co_filename;
-        int mine = PyUnicode_Check(file) &&
-                   PyUnicode_Tailmatch(file, package_dir, 0, PY_SSIZE_T_MAX, -1) == 1;
-        if (!mine && PyUnicode_Check(file)) {
-            const char *name = PyUnicode_AsUTF8(file);
-            note_at(note, sizeof note, name ? name : "?", PyFrame_GetLineNumber(f));
+        if ((PyObject *)code == last_code ||
+            (PyUnicode_Check(file) &&
+             PyUnicode_Tailmatch(file, package_dir, 0, PY_SSIZE_T_MAX, -1) != 1)) {
+            note_for(note, sizeof note, f, code);
             Py_DECREF(code);
             break;
         }
