@@ -73,38 +73,47 @@ hop_py_put_digits(char *out, unsigned long long v)
     return n;
 }
 
-/* The frame the last note was made for: its code (a strong reference: a
- * code object outside the package) and instruction offset, and the note.
- * A body's op lifts at the same place on every HOP call of a loop and for
- * every capture of a loop over a list, so the package test and the line
- * lookup are made once a place (issue #30: ~190 instructions a lift).  A
- * line is a function of the code and the offset; the GIL guards these. */
-static PyObject *last_code;
-static int last_lasti = -1;
-static char last_note[512];
+/* The places last noted: a code object outside the package (a strong
+ * reference), an instruction offset, the note.  A body's op lifts at the
+ * same place on every HOP call of a loop (cond: two branches, two places)
+ * and for every capture of a loop over a list, so the package test and the
+ * line lookup are made once a place (issue #30: ~190 instructions a lift).
+ * A line is a function of the code and the offset; the GIL guards these;
+ * each code has one entry of NOTED (by its address). */
+#define NOTED 4
+static struct noted {
+    PyObject *code;
+    int lasti;
+    char note[512];
+} noted[NOTED];
+
+static struct noted *
+noted_for(const PyCodeObject *code)
+{
+    return &noted[((uintptr_t)code >> 6) % NOTED];
+}
 
 /* The note for frame f (its code, not the package's), from the cache when
- * it is the last place noted. */
+ * it is a place noted. */
 static void
 note_for(char *note, size_t cap, PyFrameObject *f, PyCodeObject *code)
 {
+    struct noted *e = noted_for(code);
     int lasti = PyFrame_GetLasti(f);
-    if ((PyObject *)code == last_code && lasti == last_lasti) {
-        size_t n = strlen(last_note) + 1;
-        memcpy(note, last_note, n <= cap ? n : 0);
-        if (n > cap)
-            note[0] = '\0';
+    size_t n;
+    if (e->code == (PyObject *)code && e->lasti == lasti && (n = strlen(e->note) + 1) <= cap) {
+        memcpy(note, e->note, n);
         return;
     }
     const char *name = PyUnicode_AsUTF8(code->co_filename);
     note_at(note, cap, name ? name : "?", PyFrame_GetLineNumber(f));
-    size_t n = strlen(note) + 1;
-    if (name == NULL || n > sizeof last_note)
+    n = strlen(note) + 1;
+    if (name == NULL || n > sizeof e->note)
         return;
     Py_INCREF(code);
-    Py_XSETREF(last_code, (PyObject *)code);
-    last_lasti = lasti;
-    memcpy(last_note, note, n);
+    Py_XSETREF(e->code, (PyObject *)code);
+    e->lasti = lasti;
+    memcpy(e->note, note, n);
 }
 
 static hop_status
@@ -125,7 +134,7 @@ lift_hook(void *ud, hop_tracer *t, hop_node *ph, hop_node *source)
     while (f) {
         PyCodeObject *code = PyFrame_GetCode(f);
         PyObject *file = code->co_filename;
-        if ((PyObject *)code == last_code ||
+        if (noted_for(code)->code == (PyObject *)code ||
             (PyUnicode_Check(file) &&
              PyUnicode_Tailmatch(file, package_dir, 0, PY_SSIZE_T_MAX, -1) != 1)) {
             note_for(note, sizeof note, f, code);
