@@ -164,6 +164,24 @@ hint_bytes(hop_lower_ctx *cx, const hop_meta *m)
     return n;
 }
 
+/* A buffer's bytes when its sizes are all constants and the product fits
+ * (what hop_meta_numel times the dtype's size folds to, and hint_bytes
+ * gives): one interned constant where the symbolic product interned two
+ * or three expressions a buffer (issue #30: lowering a HOP call's ~8
+ * buffers).  Anything else (a symbol, an overflow): false, the general
+ * path's. */
+static bool
+const_bytes(const hop_meta *meta, int64_t *out)
+{
+    int64_t n = (int64_t)hop_dtype_size(meta->dtype), v;
+    for (int d = 0; d < meta->rank; d++)
+        if (!hop_expr_const_value(meta->sizes[d], &v) || v < 0 ||
+            __builtin_mul_overflow(n, v, &n))
+            return false;
+    *out = n;
+    return true;
+}
+
 hop_status
 hop__new_slot(hop_lower_ctx *cx, hop__skind kind, const hop_meta *meta, const char *name,
               int32_t *out)
@@ -184,9 +202,16 @@ hop__new_slot(hop_lower_ctx *cx, hop__skind kind, const hop_meta *meta, const ch
          * make, but only if it is made: the layout checks its sizes when it
          * runs, as eager checks an op's result (a branch not taken, a map
          * of no rows, sizes bound at run time). */
-        const hop_expr *numel = hop_meta_numel(meta, cx->env);
-        const hop_expr *bytes =
-            numel ? hop_sym_mul_int(cx->env, numel, (int64_t)hop_dtype_size(meta->dtype)) : NULL;
+        int64_t nbytes;
+        bool fixed = const_bytes(meta, &nbytes);
+        const hop_expr *bytes = NULL;
+        if (fixed) {
+            bytes = hop_sym_const(cx->env, nbytes);
+        } else {
+            const hop_expr *numel = hop_meta_numel(meta, cx->env);
+            bytes = numel ? hop_sym_mul_int(cx->env, numel, (int64_t)hop_dtype_size(meta->dtype))
+                          : NULL;
+        }
         const hop__xprog *bx = NULL;
         if (bytes == NULL) {
             if (hop_error_code() != HOP_INVALID)
@@ -202,7 +227,7 @@ hop__new_slot(hop_lower_ctx *cx, hop__skind kind, const hop_meta *meta, const ch
                           .last = -1,
                           .section = cx->section_routine == cx->cur ? cx->section : 0,
                           .bytes = bx,
-                          .hint = hint_bytes(cx, meta)};
+                          .hint = fixed ? nbytes : hint_bytes(cx, meta)};
         s.buffer = (int32_t)cx->nbuffers++;
     }
     cx->slots[cx->nslots] = s;

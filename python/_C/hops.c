@@ -781,16 +781,40 @@ py_call_hop(PyObject *self, PyObject *args)
  * (a list, empty) gets, per body, None where it returned one tensor, else
  * its _Result; same(hop, first, result, ncall) checks each body's result
  * against the first's where one is not a tensor. */
+/* args[i] as an object of type (or a subclass), else what PyArg_ParseTuple's
+ * "O!" raises. */
+static int
+direct_arg(PyObject *const *args, Py_ssize_t i, PyTypeObject *type, PyObject **out)
+{
+    if (!PyObject_TypeCheck(args[i], type)) {
+        PyErr_Format(PyExc_TypeError, "call_direct() argument %zd must be %s, not %.50s", i + 1,
+                     type->tp_name, Py_TYPE(args[i])->tp_name);
+        return -1;
+    }
+    *out = args[i];
+    return 0;
+}
+
+/* Fast-call: PyArg_ParseTuple's format walk was ~880 instructions of every
+ * traced HOP call (issue #30). */
 static PyObject *
-py_call_direct(PyObject *self, PyObject *args)
+py_call_direct(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     const char *name;
     PyObject *leads, *operands, *fns;
     direct d;
-    if (!PyArg_ParseTuple(args, "UO!O!O!O!OO!:call_direct", &d.name, &PyTuple_Type, &leads,
-                          &PyTuple_Type, &operands, &PyTuple_Type, &fns, &PyTuple_Type, &d.whiches,
-                          &d.same, &PyList_Type, &d.results) ||
+    if (nargs != 7) {
+        PyErr_Format(PyExc_TypeError, "call_direct() takes exactly 7 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    d.same = args[5];
+    if (direct_arg(args, 0, &PyUnicode_Type, &d.name) < 0 ||
+        direct_arg(args, 1, &PyTuple_Type, &leads) < 0 ||
+        direct_arg(args, 2, &PyTuple_Type, &operands) < 0 ||
+        direct_arg(args, 3, &PyTuple_Type, &fns) < 0 ||
+        direct_arg(args, 4, &PyTuple_Type, &d.whiches) < 0 ||
+        direct_arg(args, 6, &PyList_Type, &d.results) < 0 ||
         (name = PyUnicode_AsUTF8(d.name)) == NULL || direct_helpers() < 0)
         return NULL;
     if (PyTuple_GET_SIZE(d.whiches) != PyTuple_GET_SIZE(fns) || PyList_GET_SIZE(d.results) != 0) {
@@ -883,7 +907,7 @@ static PyMethodDef hop_functions[] = {
      "call_hop(name, leads, groups, bodies, keys=None) -> list of results"},
     {"_in_body", (PyCFunction)(void (*)(void))py_in_body, METH_FASTCALL,
      HOP_PY_SIG("_in_body(d=0, /)") "how many HOP bodies this thread runs, after adding d"},
-    {"_call_direct", py_call_direct, METH_VARARGS,
+    {"_call_direct", (PyCFunction)(void (*)(void))py_call_direct, METH_FASTCALL,
      HOP_PY_SIG("_call_direct(name, leads, operands, fns, whiches, same, results, /)") "a "
      "traced call whose bodies are fns(*operands)"},
     {"hop_signature", py_hop_signature, METH_O,

@@ -73,6 +73,49 @@ hop_py_put_digits(char *out, unsigned long long v)
     return n;
 }
 
+/* The places last noted: a code object outside the package (a strong
+ * reference), an instruction offset, the note.  A body's op lifts at the
+ * same place on every HOP call of a loop (cond: two branches, two places)
+ * and for every capture of a loop over a list, so the package test and the
+ * line lookup are made once a place (issue #30: ~190 instructions a lift).
+ * A line is a function of the code and the offset; the GIL guards these;
+ * each code has one entry of NOTED (by its address). */
+#define NOTED 4
+static struct noted {
+    PyObject *code;
+    int lasti;
+    char note[512];
+} noted[NOTED];
+
+static struct noted *
+noted_for(const PyCodeObject *code)
+{
+    return &noted[((uintptr_t)code >> 6) % NOTED];
+}
+
+/* The note for frame f (its code, not the package's), from the cache when
+ * it is a place noted. */
+static void
+note_for(char *note, size_t cap, PyFrameObject *f, PyCodeObject *code)
+{
+    struct noted *e = noted_for(code);
+    int lasti = PyFrame_GetLasti(f);
+    size_t n;
+    if (e->code == (PyObject *)code && e->lasti == lasti && (n = strlen(e->note) + 1) <= cap) {
+        memcpy(note, e->note, n);
+        return;
+    }
+    const char *name = PyUnicode_AsUTF8(code->co_filename);
+    note_at(note, cap, name ? name : "?", PyFrame_GetLineNumber(f));
+    n = strlen(note) + 1;
+    if (name == NULL || n > sizeof e->note)
+        return;
+    Py_INCREF(code);
+    Py_XSETREF(e->code, (PyObject *)code);
+    e->lasti = lasti;
+    memcpy(e->note, note, n);
+}
+
 static hop_status
 lift_hook(void *ud, hop_tracer *t, hop_node *ph, hop_node *source)
 {
@@ -91,11 +134,10 @@ lift_hook(void *ud, hop_tracer *t, hop_node *ph, hop_node *source)
     while (f) {
         PyCodeObject *code = PyFrame_GetCode(f);
         PyObject *file = code->co_filename;
-        int mine = PyUnicode_Check(file) &&
-                   PyUnicode_Tailmatch(file, package_dir, 0, PY_SSIZE_T_MAX, -1) == 1;
-        if (!mine && PyUnicode_Check(file)) {
-            const char *name = PyUnicode_AsUTF8(file);
-            note_at(note, sizeof note, name ? name : "?", PyFrame_GetLineNumber(f));
+        if (noted_for(code)->code == (PyObject *)code ||
+            (PyUnicode_Check(file) &&
+             PyUnicode_Tailmatch(file, package_dir, 0, PY_SSIZE_T_MAX, -1) != 1)) {
+            note_for(note, sizeof note, f, code);
             Py_DECREF(code);
             break;
         }

@@ -53,6 +53,7 @@ def _fill(traced, template, spec):
 
 _HOLE = object()
 _Tensor = _C.Tensor
+_BOOL = _C.bool
 _TRACED = operator.attrgetter("traced")  # of a _Group
 _JUST_TENSOR = frozenset([_Tensor])
 
@@ -364,22 +365,24 @@ def _shaped(hop, outs, r, empty=None):
     return _fill(outs, r.template, r.spec)
 
 
-def _direct_ok(tr, operands):
-    """Whether a call with these operands (a tuple) may go through
-    _C._call_direct: traced by hop.trace (hop.compile's calls check their
-    bodies' prints, _apply), its operands hop.Tensors themselves (a flat
-    group: the bodies take them as they are)."""
-    return tr is not None and _COMPILE not in tr.scratch and \
-        _JUST_TENSOR.issuperset(builtins.map(type, operands)) and _Tensor not in _REGISTERED
+_NOT_DIRECT = object()  # _direct's answer where the call must go through _apply
 
 
-def _direct(name, leads, operands, fns, whiches, same_structure):
-    """_apply for the common traced call (issue #30: per HOP call): one
-    group, the operands, flat (_direct_ok), leads and bodies fns (tuples;
-    whiches names them) called as
-    fn(*operands) that may return constants.  _C._call_direct does per body
-    what _apply's body wrapper does, calling _direct_result only for a body
-    that does not return one tensor."""
+def _direct(tr, name, leads, operands, fns, whiches, same_structure):
+    """_apply for the common traced call (issue #30: per HOP call), or
+    _NOT_DIRECT where it may not go this way: traced by hop.trace (tr:
+    _C.tracing(); hop.compile's calls check their bodies' prints, _apply),
+    its operands (a tuple) hop.Tensors themselves (one flat group: the
+    bodies take them as they are).  leads and bodies fns (tuples; whiches
+    names them) are called as fn(*operands) that may return constants.
+    _C._call_direct does per body what _apply's body wrapper does, calling
+    _direct_result only for a body that does not return one tensor.  One
+    function for the test and the call: a Python call is ~500 instructions."""
+    if tr is None or _COMPILE in tr.scratch or (_REGISTERED and _Tensor in _REGISTERED):
+        return _NOT_DIRECT
+    for x in operands:  # a loop: a set of the types cost ~2 K instructions a call
+        if type(x) is not _Tensor:
+            return _NOT_DIRECT
     results = []
     outs = _C._call_direct(name, leads, operands, fns, whiches, same_structure, results)
     if len(outs) == 1 and results.count(None) == len(results):
@@ -494,14 +497,21 @@ def cond(pred, true_fn, false_fn, operands=()):
     >>> hop.cond(True, lambda a, b: a + b, lambda a, b: a - b, (x, 1.0))
     hop.tensor([ 2., -1.,  4.])
     """
-    _check_callable("cond", "true_fn", true_fn)
-    _check_callable("cond", "false_fn", false_fn)
-    if not isinstance(operands, (tuple, list)):
-        raise TypeError(f"hop.cond: operands must be a tuple or list, got "
-                        f"{type(operands).__name__}")
+    if not (callable(true_fn) and callable(false_fn)):
+        _check_callable("cond", "true_fn", true_fn)
+        _check_callable("cond", "false_fn", false_fn)
+    if type(operands) is not tuple:
+        if not isinstance(operands, (tuple, list)):
+            raise TypeError(f"hop.cond: operands must be a tuple or list, got "
+                            f"{type(operands).__name__}")
+        operands = tuple(operands)
     tr = _C.tracing()
-    pred = _pred(pred, tr is not None)
-    operands = tuple(operands)
+    if tr is not None and type(pred) is _Tensor and pred.ndim == 0:
+        # The common traced pred, a tensor of rank 0 (one element): what
+        # _pred gives it, without its checks (issue #30: per HOP call).
+        pred = pred if pred.dtype == _BOOL else _C.ne(pred, 0)
+    else:
+        pred = _pred(pred, tr is not None)
     return _branches("cond", (pred,), operands, (true_fn, false_fn), _COND_BRANCHES, tr)
 
 
@@ -599,11 +609,12 @@ def _branches(name, leads, operands, fns, whiches, tr):
     SymInt's item is batched where the int is a scalar operand of
     elementwise ops (docs/VMAP.md, the item row)."""
     kinds = {}
-    if _direct_ok(tr, operands):
-        try:
-            return _direct(name, leads, operands, fns, whiches, _SAME_BRANCHES)
-        except _ConstantsDiffer as e:
-            kinds = e.kinds  # the failed call left everything as it was
+    try:
+        out = _direct(tr, name, leads, operands, fns, whiches, _SAME_BRANCHES)
+        if out is not _NOT_DIRECT:
+            return out
+    except _ConstantsDiffer as e:
+        kinds = e.kinds  # the failed call left everything as it was
     while True:
         try:
             out = _apply(name, leads, [operands],
@@ -762,8 +773,9 @@ def wrap(fn, /, *args, **kwargs):
     if not callable(fn):
         _check_callable("wrap", "fn", fn)
     if not kwargs:  # the arguments alone: a flat group when they are tensors
-        if _direct_ok(_C.tracing(), args):
-            return _direct("wrap", (), args, (fn,), _WRAP_BODY, _same_structure)
+        out = _direct(_C.tracing(), "wrap", (), args, (fn,), _WRAP_BODY, _same_structure)
+        if out is not _NOT_DIRECT:
+            return out
         return _apply("wrap", [], [args], [_Body(fn, "wrap body", _call_positional)])
     return _apply("wrap", [], [_flatten_call(args, kwargs)], [_Body(fn, "wrap body", _call_with)])
 

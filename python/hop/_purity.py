@@ -47,6 +47,7 @@ from . import _C
 from . import _breaks
 from ._code_effects import ALL, DATA, WRITE, _READ_METHODS, _effects
 from ._reads import MISSING as _MISSING, Policy, Walk, is_hop_function, is_hop_module
+from ._reads import _names_cache
 from ._reads import code_names  # noqa: F401  (_frame_state imports it from here)
 
 try:
@@ -603,7 +604,12 @@ def run_pure(hop_name, which, fn, args, kwargs=None):
         # (no cell, no global of its module: the scan would record nothing),
         # so the check is empty: call it (issue #30: a HOP call's body).
         return fn(*args, **kwargs) if kwargs else fn(*args)
-    eff = _effects(code)
+    # _effects(code), its cache read here (two Python calls fewer a body
+    # with a cell: a level of a nest, issue #30)
+    n = _names_cache.get(id(code))
+    eff = n.effects if n is not None and n.code() is code else None
+    if eff is None:
+        eff = _effects(code)
     known = None
     if not eff.unknown:
         # A plain verdict whose callees are still the same objects: the

@@ -374,3 +374,35 @@ print("loaded after load_library")
         "NotFoundError: load: graph forward calls the HOP repeat, which is not registered (a "
         "HOP of a library must be registered before the load: hop_load_library, or "
         "hop.load_library in Python)\nloaded after load_library\n")
+
+
+def test_lift_locations_are_each_lifting_line_when_places_alternate():
+    # The lift hook reuses the note of the last place it noted (its code and
+    # instruction offset, issue #30): lifts that alternate between two
+    # bodies' lines, and between two lines of one body, each keep their own.
+    a, b = hop.ones(3), hop.full((3,), 2.0)
+
+    def body(v):
+        w = v + a
+        return w * b
+
+    line = body.__code__.co_firstlineno
+
+    def f(x):
+        for _ in range(2):
+            x = hop.wrap(lambda v: v - a, x)
+            x = hop.wrap(body, x)
+        return x
+    here = os.path.basename(__file__)
+    loop = f.__code__.co_firstlineno + 2
+    gm = hop.trace(f, hop.randn(3, seed=1))
+    got = {(r["graph"], r["placeholder"]): r["location"] for r in gm.lifts()
+           if r["graph"] != "forward"}
+    where = {k: (os.path.basename(v.split(":")[0]), int(v.split(":")[1])) for k, v in got.items()}
+    assert where == {
+        ("wrap_body_0", "x"): (here, loop), ("wrap_body_0", "a"): (here, loop),
+        ("wrap_body_1", "getitem"): (here, line + 1), ("wrap_body_1", "a"): (here, line + 1),
+        ("wrap_body_1", "b"): (here, line + 2),
+        ("wrap_body_2", "getitem_1"): (here, loop), ("wrap_body_2", "a"): (here, loop),
+        ("wrap_body_3", "getitem_2"): (here, line + 1), ("wrap_body_3", "a"): (here, line + 1),
+        ("wrap_body_3", "b"): (here, line + 2)}

@@ -431,3 +431,23 @@ def test_a_body_whose_global_and_cell_are_rebound_between_traces_reads_the_new_v
         _REBOUND = old_global
     assert placeholders(second) == placeholders(first) == {
         "forward": ["x", "scale", "_REBOUND"], "wrap_body_0": ["x", "scale", "_REBOUND"]}
+
+
+def test_traced_cond_takes_each_kind_of_tensor_pred_and_list_operands_as_eager_does():
+    # cond's common traced call (a rank-0 tensor pred, tuple operands) skips
+    # _pred's walk (issue #30); a float or int rank-0 pred is still compared
+    # with 0, a one-element pred of rank 1 still goes through _pred, and list
+    # operands are still a tuple of operands.
+    def f(x):
+        a = hop.cond(x.sum(), lambda u: u + 1.0, lambda u: u - 1.0, (x,))
+        b = hop.cond(x.sum() > 0, lambda u: u * 2.0, lambda u: u * 3.0, [a])
+        c = hop.cond((x.sum() > 0).reshape(1), lambda u: u + 5.0, lambda u: u - 5.0, (b,))
+        return hop.cond(x.sum().to(hop.int32), lambda u: -u, lambda u: u, (c,))
+    for x in (hop.tensor([1.0, 2.0]), hop.tensor([-1.0, -2.0]), hop.tensor([0.0, 0.0])):
+        gm = hop.trace(f, x)
+        np.testing.assert_array_equal(gm(x).numpy(), f(x).numpy())
+    code = gm.code
+    assert code.count("= ne(") == 2 and code.count("= cond(") == 4
+    with pytest.raises(hop.ShapeError, match=r"hop.cond: pred must have one element, got shape "
+                                             r"\(2,\)"):
+        hop.trace(lambda x: hop.cond(x > 0, lambda u: u, lambda u: -u, (x,)), hop.ones(2))
