@@ -586,9 +586,13 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
     if (st != HOP_OK)
         return st;
     size_t size = hop__fgroup_size(cx->fscratch);
-    if ((b->g = hop__arena_alloc(&cx->plan->arena, size)) == NULL)
+    if ((b->g = hop__arena_alloc(&cx->plan->arena, size)) == NULL ||
+        (b->members = hop__arena_alloc(&cx->tmp, (size_t)nm * sizeof *b->members)) == NULL)
         return HOP_NOMEM;
     memcpy(b->g, cx->fscratch, size);
+    memcpy(b->members, members, (size_t)nm * sizeof *members);
+    b->nmembers = nm;
+    b->group = cx->group;
     *out = b;
     return HOP_OK;
 }

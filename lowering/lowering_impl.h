@@ -299,10 +299,15 @@ const hop__ntext *hop__node_text(hop_lower_ctx *cx, const hop_node *n);
 bool hop__fused_ok(const hop_node *n);
 /* A fused group whose steps are built (its limits checked), as fusion
  * planning leaves it for compile_group: the group in the plan's arena, its
- * tensor inputs' nodes (their slots are not known yet). */
+ * tensor inputs' nodes (their slots are not known yet), and the members it
+ * was built from with the number collect gave them (hop__vmap.group), so
+ * compile_group finishes it without walking the group again. */
 struct hop__fbuilt {
     hop__fgroup *g;
     const hop_node *in_nodes[HOP__F_MAXIN];
+    const hop_node **members; /* tmp arena, nmembers of them */
+    int nmembers;
+    uint32_t group;
 };
 typedef struct hop__fbuilt hop__fbuilt;
 /* Builds the steps of the group of members (graph order, root last, as
