@@ -87,6 +87,10 @@ typedef struct hop__vmap {
     size_t nresults;
     bool absorbed;    /* fused into its user's group */
     bool fusable;     /* hop__fused_ok(node), asked once by plan_fusion */
+    /* A fusable node's step function and dtypes as hop__fused_ok found
+     * them, which building its group reads instead of finding them again. */
+    hop__vfn step_fn;
+    hop_dtype step_need[3], step_fdtype;
     bool preassigned; /* v is a destination slot the node must be computed into */
     hop_pval *dests;  /* call_hop: where its results should go (NONE: anywhere) */
     /* The fused group the node was last collected into (cx->group, see
@@ -297,6 +301,8 @@ const hop__ntext *hop__node_text(hop_lower_ctx *cx, const hop_node *n);
 
 /* n can be a member of a fused group. */
 bool hop__fused_ok(const hop_node *n);
+/* hop__fused_ok, and when true m's step function and dtypes set. */
+bool hop__fused_ok_into(const hop_node *n, hop__vmap *m);
 /* A fused group whose steps are built (its limits checked), as fusion
  * planning leaves it for compile_group: the group in the plan's arena, its
  * tensor inputs' nodes (their slots are not known yet), and the members it
