@@ -87,10 +87,6 @@ typedef struct hop__vmap {
     size_t nresults;
     bool absorbed;    /* fused into its user's group */
     bool fusable;     /* hop__fused_ok(node), asked once by plan_fusion */
-    /* A fusable node's step function and dtypes as hop__fused_ok found
-     * them, which building its group reads instead of finding them again. */
-    hop__vfn step_fn;
-    hop_dtype step_need[3], step_fdtype;
     bool preassigned; /* v is a destination slot the node must be computed into */
     hop_pval *dests;  /* call_hop: where its results should go (NONE: anywhere) */
     /* The fused group the node was last collected into (cx->group, see
@@ -103,6 +99,10 @@ typedef struct hop__vmap {
     /* A group root: its group as fusion planning built it, which
      * compile_group finishes (NULL: it builds the group itself). */
     struct hop__fbuilt *built;
+    /* A fusable node's step function and dtypes as hop__fused_ok found
+     * them, which building its group reads instead of finding them again. */
+    hop__vfn step_fn;
+    hop_dtype step_need[3], step_fdtype;
 } hop__vmap;
 
 typedef struct hop__xcache hop__xcache;
