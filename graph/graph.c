@@ -342,6 +342,16 @@ who_text(char *who, size_t cap, const char *prefix, const char *name)
     who[n] = '\0';
 }
 
+/* "call_op <op>" for each op: the prefix of the messages about an op node
+ * being built, written once here instead of for every node (who_text). */
+static const char *const call_op_who[] = {
+#define HOP__OP_WHO(name, nargs, rule, family, complex, cost) "call_op " #name,
+    HOP_OP_LIST(HOP__OP_WHO)
+#undef HOP__OP_WHO
+};
+_Static_assert(sizeof call_op_who / sizeof *call_op_who == HOP_OP_COUNT,
+               "one message prefix per op");
+
 /* hop_node's packed fields hold every kind and op. */
 _Static_assert(HOP_NODE_CALL_FOREIGN <= 0xFF && HOP_OP_COUNT <= 0xFFFF,
                "hop_node.kind and hop_node.op are 8 and 16 bits");
@@ -807,8 +817,7 @@ hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs)
         hop_error(HOP_INVALID, "call_op: unknown op %d", (int)op);
         return NULL;
     }
-    char who[64];
-    who_text(who, sizeof who, "call_op", info->name);
+    const char *who = call_op_who[op];
     pending p;
     if (prepare_op(g, who, info, args, nargs, &p) != HOP_OK)
         return NULL;
@@ -894,8 +903,7 @@ hop_graph_call_op_meta(hop_graph *g, hop_op op, const hop_arg *args, size_t narg
                                  : "unknown op");
         return NULL;
     }
-    char who[64];
-    who_text(who, sizeof who, "call_op", info->name);
+    const char *who = call_op_who[op];
     if (check_value_info(who, "the result", meta) != HOP_OK)
         return NULL;
     pending p;

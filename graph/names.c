@@ -12,8 +12,13 @@
  * (hop_node.name_next), not uthash: a UT_hash_handle is 56 bytes, over a
  * quarter of the 200 bytes a node may cost (issues #7, #30), where this costs
  * 8 bytes in the node plus 8 to 16 bytes of bucket array.  The node keeps no
- * hash (4 bytes would make it 104 bytes, not 96): a chain compares names,
- * and growing the table hashes each name again, twice per name on average.
+ * hash (4 bytes would make it 104 bytes, not 96), but every link (a bucket,
+ * a name_next) carries three bits of the hash of the node it points to in
+ * its low bits, which a hop_node's alignment leaves zero: a chain compares
+ * the names of one node in eight that is not the one sought (comparing
+ * `add_17` with `add_12`, ... was ~150 instructions of every node of a
+ * traced chain, issue #30).  Growing the table hashes each name again,
+ * twice per name on average.
  * Base names that were uniquified (few) sit in a table of the same kind,
  * hop__base.
  */
@@ -146,11 +151,30 @@ name_hash(const char *name, size_t len)
         h = (h ^ w) * 0xBF58476D1CE4E5B9u;
         h ^= h >> 31;
     }
-    /* The last len < 8 bytes, little-endian: a loop, since memcpy of a
-     * variable length is a call into libc (a fifth of a name's hashing). */
+    /* The last len < 8 bytes, little-endian, as four, two and one bytes
+     * (fixed-size copies are loads; a memcpy of a variable length is a call
+     * into libc, and a loop over the bytes was ~10 instructions a byte,
+     * half of a name's hashing). */
     uint64_t w = 0;
-    for (size_t i = 0; i < len; i++)
-        w |= (uint64_t)(unsigned char)name[i] << (8 * i);
+    unsigned shift = 0;
+    if (len >= 4) {
+        uint32_t v;
+        memcpy(&v, name, 4);
+        w = v;
+        shift = 32;
+        name += 4;
+        len -= 4;
+    }
+    if (len >= 2) {
+        uint16_t v;
+        memcpy(&v, name, 2);
+        w |= (uint64_t)v << shift;
+        shift += 16;
+        name += 2;
+        len -= 2;
+    }
+    if (len > 0)
+        w |= (uint64_t)(unsigned char)name[0] << shift;
     h = (h ^ w) * 0x94D049BB133111EBu;
     h ^= h >> 29;
     return (uint32_t)(h ^ (h >> 32));
@@ -161,6 +185,36 @@ static uint32_t
 node_hash(const hop_node *n)
 {
     return name_hash(n->name, strlen(n->name));
+}
+
+/* A link of the table (a bucket or a name_next): the node it points to,
+ * or NULL, with three bits of that node's hash (the top ones: the bucket
+ * index takes the low ones) in the low bits that alignment leaves zero. */
+_Static_assert(_Alignof(hop_node) >= 8, "a link's tag needs three free bits");
+#define LINK_TAG_MASK ((uintptr_t)7)
+
+static uint32_t
+link_tag(uint32_t hash)
+{
+    return hash >> 29;
+}
+
+static hop_node *
+link_to(hop_node *n, uint32_t hash)
+{
+    return (hop_node *)((uintptr_t)n | link_tag(hash));
+}
+
+static hop_node *
+link_node(const hop_node *link)
+{
+    return (hop_node *)((uintptr_t)link & ~LINK_TAG_MASK);
+}
+
+static bool
+link_has_tag(const hop_node *link, uint32_t tag)
+{
+    return ((uintptr_t)link & LINK_TAG_MASK) == tag;
 }
 
 /* True when the string a is the len bytes at b (which hold no NUL).  A
@@ -180,9 +234,10 @@ find_node(const graph_impl *impl, const char *name, size_t len, uint32_t hash)
 {
     if (impl->nbuckets == 0)
         return NULL;
-    for (hop_node *n = impl->buckets[hash & (impl->nbuckets - 1)]; n; n = n->name_next) {
-        if (same_name(n->name, name, len))
-            return n;
+    uint32_t tag = link_tag(hash);
+    for (hop_node *l = impl->buckets[hash & (impl->nbuckets - 1)]; l; l = link_node(l)->name_next) {
+        if (link_has_tag(l, tag) && same_name(link_node(l)->name, name, len))
+            return link_node(l);
     }
     return NULL;
 }
@@ -203,7 +258,7 @@ find_base(const graph_impl *impl, const char *name, size_t len, uint32_t hash)
     if (impl->nbase_buckets == 0)
         return NULL;
     for (hop__base *b = impl->bases[hash & (impl->nbase_buckets - 1)]; b; b = b->chain)
-        if (b->hash == hash && b->len == len && memcmp(b->name, name, len) == 0)
+        if (b->hash == hash && b->len == len && same_name(b->name, name, len))
             return b;
     return NULL;
 }
@@ -282,11 +337,13 @@ reserve_room(graph_impl *impl)
     if (b == NULL)
         return HOP_NOMEM;
     for (size_t i = 0; i < impl->nbuckets; i++) {
-        for (hop_node *n = impl->buckets[i], *next; n; n = next) {
+        for (hop_node *l = impl->buckets[i], *next; l; l = next) {
+            hop_node *n = link_node(l);
             next = n->name_next;
-            hop_node **bucket = &b[node_hash(n) & (nb - 1)];
+            uint32_t hash = node_hash(n);
+            hop_node **bucket = &b[hash & (nb - 1)];
             n->name_next = *bucket;
-            *bucket = n;
+            *bucket = link_to(n, hash);
         }
     }
     if (impl->buckets != impl->small_buckets)
@@ -394,7 +451,7 @@ link_name(graph_impl *impl, hop_node *n, uint32_t hash)
 {
     hop_node **bucket = &impl->buckets[hash & (impl->nbuckets - 1)];
     n->name_next = *bucket;
-    *bucket = n;
+    *bucket = link_to(n, hash);
     impl->nnamed++;
 }
 
@@ -441,8 +498,8 @@ hop__name_release(hop_graph *g, hop_node *n)
     if (impl->nbuckets == 0)
         return;
     for (hop_node **pp = &impl->buckets[node_hash(n) & (impl->nbuckets - 1)]; *pp;
-         pp = &(*pp)->name_next) {
-        if (*pp == n) {
+         pp = &link_node(*pp)->name_next) {
+        if (link_node(*pp) == n) {
             *pp = n->name_next;
             n->name_next = NULL;
             impl->nnamed--;

@@ -147,19 +147,19 @@ n_operands(const hop_node *n)
     return n->op == HOP_OP_to ? 1 : (int)n->nargs;
 }
 
-bool
-hop__fused_ok(const hop_node *n)
+/* hop__fused_ok with n's step function and dtypes into *fn, need, *fdtype. */
+static bool
+fused_ok(const hop_node *n, hop__vfn *fn, hop_dtype need[3], hop_dtype *fdtype)
 {
     if (n->kind != HOP_NODE_CALL_OP || !fusable_op(n->op) || n->meta->kind != HOP_VALUE_TENSOR ||
         n_operands(n) > 3 || n_operands(n) < 1)
         return false;
-    hop_dtype need[3], fdtype;
     /* Complex values stay out of fused groups (their scalars and tiles are
      * real-sized), and so do the ops between complex numbers and parts. */
     if (hop_dtype_is_complex(n->meta->meta.dtype) || n->op == HOP_OP_real || n->op == HOP_OP_imag ||
         n->op == HOP_OP_conj || n->op == HOP_OP_angle || n->op == HOP_OP_complex)
         return false;
-    if (step_fn(n, need, &fdtype) == NULL)
+    if ((*fn = step_fn(n, need, fdtype)) == NULL)
         return false;
     for (int i = 0; i < n_operands(n); i++) {
         hop_dtype d;
@@ -168,6 +168,20 @@ hop__fused_ok(const hop_node *n)
             return false;
     }
     return true;
+}
+
+bool
+hop__fused_ok(const hop_node *n)
+{
+    hop__vfn fn;
+    hop_dtype need[3], fdtype;
+    return fused_ok(n, &fn, need, &fdtype);
+}
+
+bool
+hop__fused_ok_into(const hop_node *n, hop__vmap *m)
+{
+    return fused_ok(n, &m->step_fn, m->step_need, &m->step_fdtype);
 }
 
 /* ------------------------------------------------------------- building */
@@ -501,13 +515,21 @@ fit_steps(hop_lower_ctx *cx, const hop_node *const *members, int nm, int skip, i
 /* The rest of each step of a group that fits (fit_steps): its function and
  * dtypes, the dtype each operand is read in, scalars' values. */
 static void
-fill_steps(const hop_node *const *members, int nm, hop__fgroup *g)
+fill_steps(hop_lower_ctx *cx, const hop_node *const *members, int nm, hop__fgroup *g)
 {
     for (int s = 0; s < nm; s++) {
         const hop_node *n = members[s];
         hop__fstep *st = &g->steps[s];
         hop_dtype need[3];
-        st->fn = step_fn(n, need, &st->fdtype);
+        /* What fusion planning's hop__fused_ok_into found, else found now. */
+        const hop__vmap *m = hop__vmap_get(cx, n, false);
+        if (m != NULL && m->fusable) {
+            st->fn = m->step_fn;
+            st->fdtype = m->step_fdtype;
+            memcpy(need, m->step_need, sizeof need);
+        } else {
+            st->fn = step_fn(n, need, &st->fdtype);
+        }
         st->opdtype =
             hop_op_get(n->op)->rule == HOP_RULE_COMPARE ? promote(n) : n->meta->meta.dtype;
         st->op = n->op;
@@ -548,7 +570,7 @@ build_steps(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *memb
     hop_status st = fit_steps(cx, members, nm, 0, 0, quiet, g, in_nodes);
     if (st != HOP_OK)
         return st;
-    fill_steps(members, nm, g);
+    fill_steps(cx, members, nm, g);
     g->nsteps = nm;
     hop__fgroup_seal(g);
     return HOP_OK;
@@ -586,9 +608,13 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
     if (st != HOP_OK)
         return st;
     size_t size = hop__fgroup_size(cx->fscratch);
-    if ((b->g = hop__arena_alloc(&cx->plan->arena, size)) == NULL)
+    if ((b->g = hop__arena_alloc(&cx->plan->arena, size)) == NULL ||
+        (b->members = hop__arena_alloc(&cx->tmp, (size_t)nm * sizeof *b->members)) == NULL)
         return HOP_NOMEM;
     memcpy(b->g, cx->fscratch, size);
+    memcpy(b->members, members, (size_t)nm * sizeof *members);
+    b->nmembers = nm;
+    b->group = cx->group;
     *out = b;
     return HOP_OK;
 }

@@ -280,18 +280,26 @@ compile_scalar(hop_lower_ctx *cx, const hop_node *n)
 static hop_status
 compile_group(hop_lower_ctx *cx, const hop_node *root)
 {
-    const hop_node *members[HOP__F_MAXSTEPS + 1];
-    int nm = hop__fuse_collect(cx, root, members);
     hop__vmap *m = vmap_get(cx, root, false);
     hop__fbuilt *b = m ? m->built : NULL;
     if (m)
         m->built = NULL; /* a graph lowered twice builds its groups twice */
     int32_t out;
     hop_status st = storage_for(cx, root, &out);
-    if (st == HOP_OK && b == NULL)
+    if (st == HOP_OK && b == NULL) {
+        /* Not built by fusion planning (a group of its root alone): walked
+         * and built here.  A planned group keeps its members and their
+         * number, and is not walked again (~110 instructions a node). */
+        const hop_node *members[HOP__F_MAXSTEPS + 1];
+        int nm = hop__fuse_collect(cx, root, members);
         st = hop__fused_build(cx, root, members, nm, false, &b);
-    if (st == HOP_OK)
-        st = hop__fused_finish(cx, members, b, out);
+    }
+    if (st == HOP_OK) {
+        uint32_t group = cx->group; /* member_of (the text's leaves) reads b's number */
+        cx->group = b->group;
+        st = hop__fused_finish(cx, b->members, b, out);
+        cx->group = group;
+    }
     if (st != HOP_OK)
         return st;
     const hop__fgroup *g = b->g;

@@ -99,6 +99,10 @@ typedef struct hop__vmap {
     /* A group root: its group as fusion planning built it, which
      * compile_group finishes (NULL: it builds the group itself). */
     struct hop__fbuilt *built;
+    /* A fusable node's step function and dtypes as hop__fused_ok found
+     * them, which building its group reads instead of finding them again. */
+    hop__vfn step_fn;
+    hop_dtype step_need[3], step_fdtype;
 } hop__vmap;
 
 typedef struct hop__xcache hop__xcache;
@@ -297,12 +301,19 @@ const hop__ntext *hop__node_text(hop_lower_ctx *cx, const hop_node *n);
 
 /* n can be a member of a fused group. */
 bool hop__fused_ok(const hop_node *n);
+/* hop__fused_ok, and when true m's step function and dtypes set. */
+bool hop__fused_ok_into(const hop_node *n, hop__vmap *m);
 /* A fused group whose steps are built (its limits checked), as fusion
  * planning leaves it for compile_group: the group in the plan's arena, its
- * tensor inputs' nodes (their slots are not known yet). */
+ * tensor inputs' nodes (their slots are not known yet), and the members it
+ * was built from with the number collect gave them (hop__vmap.group), so
+ * compile_group finishes it without walking the group again. */
 struct hop__fbuilt {
     hop__fgroup *g;
     const hop_node *in_nodes[HOP__F_MAXIN];
+    const hop_node **members; /* tmp arena, nmembers of them */
+    int nmembers;
+    uint32_t group;
 };
 typedef struct hop__fbuilt hop__fbuilt;
 /* Builds the steps of the group of members (graph order, root last, as

@@ -145,12 +145,37 @@ operands_text(hop__infer *c, hop__text *t, size_t first, size_t n, bool tensors_
     return t->s;
 }
 
+/* metas[0..n) have one rank and the same size expressions (pointers: they
+ * are interned), so broadcasting them decides nothing. */
+static bool
+same_sizes(const hop_meta *const *metas, size_t n)
+{
+    const hop_meta *a = metas[0];
+    for (size_t i = 1; i < n; i++) {
+        if (metas[i]->rank != a->rank)
+            return false;
+        for (int d = 0; d < a->rank; d++)
+            if (metas[i]->sizes[d] != a->sizes[d])
+                return false;
+    }
+    return true;
+}
+
 /* Broadcasts the shapes of metas[0..n) into the result's sizes. */
 static hop_status
 broadcast_operands(hop__infer *c, size_t first, size_t nargs, const hop_meta *const *metas,
                    size_t n, const hop_expr **sizes, int *rank)
 {
     *rank = 0;
+    if (n > 0 && same_sizes(metas, n)) {
+        /* One shape (a tensor and scalars, or tensors whose sizes are the
+         * same interned expressions): broadcasting gives it with nothing to
+         * decide, as hop__broadcast_sizes would (~150 instructions of every
+         * op of a traced chain, issue #30). */
+        memcpy(sizes, metas[0]->sizes, sizeof *sizes * (size_t)metas[0]->rank);
+        *rank = metas[0]->rank;
+        return HOP_OK;
+    }
     for (size_t i = 0; i < n; i++) {
         const hop_expr *next[HOP_MAX_RANK];
         int nnext;

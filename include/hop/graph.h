@@ -132,7 +132,8 @@ struct hop_node {
     hop_node *prev, *next; /* program order */
     const hop_class *cls;  /* HOP_NODE_CALL_HOP: the HOP's class (borrowed); NULL
                               for other kinds */
-    /* private (graph/names.c): the name table's chain link */
+    /* private (graph/names.c): the name table's chain link, its low bits a
+     * tag (not a pointer to follow as it is) */
     hop_node *name_next;
 };
 

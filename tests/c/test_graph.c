@@ -935,6 +935,14 @@ test_verify_rejects_use_before_definition_in_a_subgraph(void **state)
     add->args[1].u.node = add;
     assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
     assert_error(HOP_VERIFY, "verify: cond_true_0: node add uses itself");
+    /* A value of another graph is reported first, even after an argument
+     * defined later (check_args fails there first). */
+    add->args[0].u.node = y;
+    add->args[1].u.node = c.x;
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: cond_true_0: node add uses x, which belongs to graph "
+                             "forward");
+    add->args[0].u.node = sin;
     add->args[1].u.node = x;
     assert_int_equal(hop_graph_verify(c.g), HOP_OK);
     hop_graph_free(c.g);
