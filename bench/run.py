@@ -45,7 +45,8 @@ if _build and os.path.isdir(os.path.join(_build, "python", "hop")):
 import numpy as np  # noqa: E402
 
 import hop  # noqa: E402
-from workloads import best_cpu_ns, chain_fn, nested, nested_program, repeated  # noqa: E402
+from workloads import (best_cpu_ns, chain_fn, chain_with, grad_program, hop_step,  # noqa: E402
+                       nested, nested_program, py_step, repeated, rnn_loop)
 import c_side  # noqa: E402
 from c_side import addr, c_bench, c_note, cref, hop_over_c  # noqa: E402
 from np_programs import (blas_shapes, np_branchy, np_branchy_cond,  # noqa: E402,F401
@@ -840,17 +841,6 @@ def r_fori_dyn_index():
                   f"row: {f['median']:.1f} ns/iter", {"fixed": f})
 
 
-def rnn_loop(lib, h, W, U, xs, steps):
-    """scan_rnn's Python loop in array library lib (NumPy or torch): the cell
-    h = tanh(h @ W + xs[t] @ U) for each step, then the final h and the
-    stacked hs."""
-    hs = []
-    for t in range(steps):
-        h = lib.tanh(h @ W + xs[t] @ U)
-        hs.append(h)
-    return h, lib.stack(hs)
-
-
 @row("scan_rnn", "compiled scan of an RNN cell h = tanh(h @ W + x_t @ U), h: [1, 32], 1,000 "
      "steps", ">= 5x NumPy loop, >= 10x torch loop, <= 2x C")
 def r_scan_rnn():
@@ -890,23 +880,6 @@ def r_scan_rnn():
                   f"two cblas_sgemm calls (1 x 32 by 32 x 32, OpenBLAS, one thread) and SLEEF's "
                   f"tanhf per step; hop runs these products with its own small-matmul tiles",
                   c_v=scaled(c, 1e3), hop_c=hc)
-
-
-def grad_program(cond, w):
-    """20 steps of a cond over elementwise bodies, summed (#15's program)."""
-    def f(x):
-        for _ in range(20):
-            x = cond(x, w)
-        return x.sum()
-    return f
-
-
-def hop_step(x, w):
-    return hop.cond(x.sum() > 0, lambda: (x * w).sin(), lambda: x * 0.5 + w)
-
-
-def py_step(x, w):
-    return (x * w).sin() if x.sum() > 0 else x * 0.5 + w
 
 
 @row("vmap_cond", "compiled vmap of a per-example cond program over 10,000 examples",
@@ -1350,20 +1323,6 @@ def r_scale_code():
                   {"chars": size})
 
 
-def _chain_with(nops, mid):
-    """chain_fn's ops on x (one argument), with mid(x) called after half."""
-    def f(x):
-        for i in range(nops // 4):
-            if i == nops // 8:
-                mid(x)
-            x = x * 1.5
-            x = x + 1.0
-            x = x - 0.5
-            x = x * 0.5
-        return x
-    return f
-
-
 @row("print_mid", "200 elementwise ops on f32[16], one print(x.sum()) in the middle: compiled "
      "vs eager hop", ">= 10x eager; <= 1.5x without the print")
 def r_print_mid():
@@ -1373,7 +1332,7 @@ def r_print_mid():
     def show(x):
         print(x.sum())
 
-    f, g = _chain_with(nops, show), _chain_with(nops, lambda x: None)
+    f, g = chain_with(nops, show), chain_with(nops, lambda x: None)
     cf, cg = hop.compile(f), hop.compile(g)
     x = hop.randn(16, seed=1)
     saved = sys.stdout
@@ -1440,8 +1399,8 @@ def r_translate_op():
     one_thread()
     nops = 1000
     log = []
-    f = _chain_with(nops, log.append)
-    g = _chain_with(nops, lambda x: None)
+    f = chain_with(nops, log.append)
+    g = chain_with(nops, lambda x: None)
     x = hop.randn(16, seed=1)
 
     def first(fn):

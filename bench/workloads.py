@@ -121,3 +121,45 @@ def env_guard_notes(s):
             f"{us['guard16'] * 1e3:.0f} ns and {us['guard100000']:.1f} us, against "
             f"{us['tobytes16'] * 1e3:.0f} ns and {us['tobytes100000']:.1f} us making and "
             f"comparing tobytes")
+
+
+def rnn_loop(lib, h, W, U, xs, steps):
+    """scan_rnn's Python loop in array library lib (NumPy or torch): the cell
+    h = tanh(h @ W + xs[t] @ U) for each step, then the final h and the
+    stacked hs."""
+    hs = []
+    for t in range(steps):
+        h = lib.tanh(h @ W + xs[t] @ U)
+        hs.append(h)
+    return h, lib.stack(hs)
+
+
+def grad_program(cond, w):
+    """20 steps of a cond over elementwise bodies, summed (#15's program)."""
+    def f(x):
+        for _ in range(20):
+            x = cond(x, w)
+        return x.sum()
+    return f
+
+
+def hop_step(x, w):
+    return hop.cond(x.sum() > 0, lambda: (x * w).sin(), lambda: x * 0.5 + w)
+
+
+def py_step(x, w):
+    return (x * w).sin() if x.sum() > 0 else x * 0.5 + w
+
+
+def chain_with(nops, mid):
+    """chain_fn's ops on x (one argument), with mid(x) called after half."""
+    def f(x):
+        for i in range(nops // 4):
+            if i == nops // 8:
+                mid(x)
+            x = x * 1.5
+            x = x + 1.0
+            x = x - 0.5
+            x = x * 0.5
+        return x
+    return f
