@@ -556,6 +556,28 @@ SIMD_ROWS(double, f64)
             out += p[i * s];                                                                       \
         return out;                                                                                \
     }                                                                                              \
+    /* outputs [begin, end) summed down a kept dim innermost (fsum's order                         \
+     * element by element), a row of the reduced dim at a time across them, as                     \
+     * NumPy's loop adds: contiguous outputs vectorise */                                          \
+    static void down_##sfx(hop_op op, const T *x, int64_t xs, int64_t n, int64_t s, T *out,        \
+                           int64_t os, int64_t begin, int64_t end)                                 \
+    {                                                                                              \
+        for (int64_t o = begin; o < end; o++)                                                      \
+            out[o * os] = 0;                                                                       \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            const T *row = x + i * s;                                                              \
+            if (xs == 1 && os == 1) {                                                              \
+                for (int64_t o = begin; o < end; o++)                                              \
+                    out[o] += row[o];                                                              \
+            } else {                                                                               \
+                for (int64_t o = begin; o < end; o++)                                              \
+                    out[o * os] += row[o * xs];                                                    \
+            }                                                                                      \
+        }                                                                                          \
+        if (op == HOP_OP_mean)                                                                     \
+            for (int64_t o = begin; o < end; o++)                                                  \
+                out[o * os] = (T)(out[o * os] / (double)n);                                        \
+    }                                                                                              \
     static inline __attribute__((always_inline))                                                   \
     T fext_##sfx(const T *p, int64_t n, int64_t s, int sign)                                       \
     {                                                                                              \
@@ -634,6 +656,10 @@ SIMD_ROWS(double, f64)
             if (rr != NULL &&                                                                      \
                 simd_##sfx(rr, r->op, x + begin * xs, xs, n, out + begin * os, os, end - begin))   \
                 return;                                                                            \
+            if (!inner && (r->op == HOP_OP_sum || r->op == HOP_OP_mean)) {                         \
+                down_##sfx(r->op, x, xs, n, s, out, os, begin, end);                               \
+                return;                                                                            \
+            }                                                                                      \
             switch (r->op) {                                                                       \
             case HOP_OP_sum:                                                                       \
                 for (int64_t o = begin; o < end; o++)                                              \
