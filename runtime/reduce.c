@@ -230,19 +230,28 @@ NP_SUM(float, f32, float, HOP__PW_LOAD, HOP__PW_ROUND)
 NP_SUM(double, f64, double, HOP__PW_LOAD, HOP__PW_ROUND)
 NP_SUM(uint16_t, f16, float, HOP__PW_LOAD_HALF, HOP__PW_ROUND_HALF)
 
+/* The offsets (in elements) of output element o in x and in out. */
+static void
+kept_offsets(const hop__reduce *r, int64_t o, int64_t *xoff, int64_t *ooff)
+{
+    int64_t rest = o;
+    *xoff = *ooff = 0;
+    for (int d = r->nkept - 1; d >= 0; d--) {
+        int64_t i = rest % r->kept_sizes[d];
+        rest /= r->kept_sizes[d];
+        *xoff += i * r->kept_xst[d];
+        *ooff += i * r->kept_ost[d];
+    }
+}
+
 /* Float sums and means, output elements [begin, end). */
 static void
 np_sum_compute(const hop__reduce *r, int64_t begin, int64_t end)
 {
     size_t xsz = hop_dtype_size(r->dtype), osz = hop_dtype_size(r->odtype);
     for (int64_t o = begin; o < end; o++) {
-        int64_t xoff = 0, ooff = 0, rest = o;
-        for (int d = r->nkept - 1; d >= 0; d--) {
-            int64_t i = rest % r->kept_sizes[d];
-            rest /= r->kept_sizes[d];
-            xoff += i * r->kept_xst[d];
-            ooff += i * r->kept_ost[d];
-        }
+        int64_t xoff, ooff;
+        kept_offsets(r, o, &xoff, &ooff);
         const char *p = r->x + xoff * (int64_t)xsz;
         double v = r->dtype == HOP_F32   ? npsum_f32(r, (const float *)p)
                    : r->dtype == HOP_F64 ? npsum_f64(r, (const double *)p)
@@ -385,26 +394,25 @@ reduce_run(const hop__reduce *r, acc *a, const char *p, int64_t n, int64_t s, in
     bool sum = r->op == HOP_OP_sum || r->op == HOP_OP_mean;
     bool count = r->op == HOP_OP_any || r->op == HOP_OP_all;
     int sign = r->op == HOP_OP_amin || r->op == HOP_OP_argmin ? -1 : 1;
+#define NOT_SUM(T, sfx)                                                                            \
+    if (count)                                                                                     \
+        count_##sfx(a, (const T *)p, n, s);                                                        \
+    else if (r->op == HOP_OP_prod)                                                                 \
+        prod_##sfx(a, (const T *)p, n, s);                                                         \
+    else                                                                                           \
+        ext_##sfx(a, (const T *)p, n, s, sign, base);
 #define CASE(E, T, sfx)                                                                            \
     case HOP_##E:                                                                                  \
-        if (sum)                                                                                   \
+        if (sum) {                                                                                 \
             sum_##sfx(a, (const T *)p, n, s);                                                      \
-        else if (count)                                                                            \
-            count_##sfx(a, (const T *)p, n, s);                                                    \
-        else if (r->op == HOP_OP_prod)                                                             \
-            prod_##sfx(a, (const T *)p, n, s);                                                     \
-        else                                                                                       \
-            ext_##sfx(a, (const T *)p, n, s, sign, base);                                          \
+        } else {                                                                                   \
+            NOT_SUM(T, sfx)                                                                        \
+        }                                                                                          \
         break;
     /* (float sums and means are np_sum_compute's) */
 #define CASE_F(E, T, sfx)                                                                          \
     case HOP_##E:                                                                                  \
-        if (count)                                                                                 \
-            count_##sfx(a, (const T *)p, n, s);                                                    \
-        else if (r->op == HOP_OP_prod)                                                             \
-            prod_##sfx(a, (const T *)p, n, s);                                                     \
-        else                                                                                       \
-            ext_##sfx(a, (const T *)p, n, s, sign, base);                                          \
+        NOT_SUM(T, sfx)                                                                            \
         break;
     switch (r->dtype) {
         CASE(BOOL, hop__bool, b)
@@ -424,6 +432,7 @@ reduce_run(const hop__reduce *r, acc *a, const char *p, int64_t n, int64_t s, in
     }
 #undef CASE
 #undef CASE_F
+#undef NOT_SUM
 }
 
 static void
@@ -765,13 +774,8 @@ hop__reduce_compute(const hop__reduce *r, int ith, int nth)
         nruns = r->nred_total == 0 ? 0 : 1;
 
     for (int64_t o = begin; o < end; o++) {
-        int64_t xoff = 0, ooff = 0, rest = o;
-        for (int d = r->nkept - 1; d >= 0; d--) {
-            int64_t i = rest % r->kept_sizes[d];
-            rest /= r->kept_sizes[d];
-            xoff += i * r->kept_xst[d];
-            ooff += i * r->kept_ost[d];
-        }
+        int64_t xoff, ooff;
+        kept_offsets(r, o, &xoff, &ooff);
         acc a;
         memset(&a, 0, sizeof a);
         if (r->op == HOP_OP_prod) {
