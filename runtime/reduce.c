@@ -661,7 +661,8 @@ SIMD_ROWS(double, f64)
             int64_t xs = r->nkept ? r->kept_xst[0] : 0, os = r->nkept ? r->kept_ost[0] : 0;        \
             T *out = (T *)r->out;                                                                  \
             int64_t *iout = (int64_t *)r->out;                                                     \
-            const hop__rrows *rr = s == 1 && inner ? simd_rows() : NULL;                           \
+            bool rows = inner || (r->op != HOP_OP_sum && r->op != HOP_OP_mean);                    \
+            const hop__rrows *rr = s == 1 && rows ? simd_rows() : NULL;                            \
             if (rr != NULL &&                                                                      \
                 simd_##sfx(rr, r->op, x + begin * xs, xs, n, out + begin * os, os, end - begin))   \
                 return;                                                                            \

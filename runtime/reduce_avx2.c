@@ -115,8 +115,6 @@ HOP__PAIRWISE_CHUNKED(pw_f32, float, float, HOP__PW_ROUND)
 HOP__PAIRWISE(pw_f64, double, double, HOP__PW_LOAD)
 HOP__PAIRWISE_CHUNKED(pw_f64, double, double, HOP__PW_ROUND)
 
-#define COMBINE8(T, r) (((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])))
-
 static inline __attribute__((always_inline)) void
 block_rows_float(int R, const float *x, int64_t xs, int64_t n, float *res)
 {
@@ -128,9 +126,10 @@ block_rows_float(int R, const float *x, int64_t xs, int64_t n, float *res)
         for (int r = 0; r < R; r++)
             acc[r] = _mm256_add_ps(acc[r], _mm256_loadu_ps(x + r * xs + i));
     for (int r = 0; r < R; r++) {
-        float l[8];
-        _mm256_storeu_ps(l, acc[r]);
-        float t = COMBINE8(float, l);
+        /* ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)) in the register */
+        __m256 h = _mm256_hadd_ps(acc[r], acc[r]);
+        h = _mm256_hadd_ps(h, h);
+        float t = _mm_cvtss_f32(_mm_add_ss(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
         for (int64_t k = i; k < n; k++)
             t += x[r * xs + k];
         res[r] = t;
@@ -152,10 +151,10 @@ block_rows_double(int R, const double *x, int64_t xs, int64_t n, double *res)
             hi[r] = _mm256_add_pd(hi[r], _mm256_loadu_pd(x + r * xs + i + 4));
         }
     for (int r = 0; r < R; r++) {
-        double l[8];
-        _mm256_storeu_pd(l, lo[r]);
-        _mm256_storeu_pd(l + 4, hi[r]);
-        double t = COMBINE8(double, l);
+        /* (r0 + r1, r4 + r5, r2 + r3, r6 + r7), then its halves added */
+        __m256d h = _mm256_hadd_pd(lo[r], hi[r]);
+        __m128d q = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
+        double t = _mm_cvtsd_f64(_mm_add_sd(q, _mm_unpackhi_pd(q, q)));
         for (int64_t k = i; k < n; k++)
             t += x[r * xs + k];
         res[r] = t;
@@ -167,7 +166,14 @@ block_rows_double(int R, const double *x, int64_t xs, int64_t n, double *res)
         int R, const T *x, int64_t xs, int64_t n, bool mean, T *out, int64_t os)                   \
     {                                                                                              \
         T total[4];                                                                                \
-        if (n >= 8 && n <= HOP__PW_BLOCK) {                                                        \
+        if (n < 8) {                                                                               \
+            for (int r = 0; r < R; r++) {                                                          \
+                T t = -0.0; /* pairwise.h's one accumulator */                                     \
+                for (int64_t k = 0; k < n; k++)                                                    \
+                    t += x[r * xs + k];                                                            \
+                total[r] = 0 + t;                                                                  \
+            }                                                                                      \
+        } else if (n <= HOP__PW_BLOCK) {                                                           \
             block_rows_##T(R, x, xs, n, total);                                                    \
             for (int r = 0; r < R; r++)                                                            \
                 total[r] = 0 + total[r]; /* (NumPy's output starts at 0) */                        \
