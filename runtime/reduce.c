@@ -5,15 +5,19 @@
  * The input's dims split into kept dims (one output element per index) and
  * reduced dims, which are coalesced where contiguous so that the common
  * case (reducing trailing contiguous dims) is one tight inner loop.  Pieces
- * split the output elements.  Float sums accumulate in double with four
- * partial sums (faster and more accurate than one float accumulator);
- * integer and bool sums accumulate in wrapping int64.  amax/amin propagate
+ * split the output elements.  Float sums and means add in NumPy 1.24's
+ * order, in the dtype (float16 in float), bit for bit (numpy_order,
+ * pairwise.h; docs/ARCHITECTURE.md, "Summation order"); integer and bool
+ * sums accumulate in wrapping int64.  amax/amin propagate
  * nan; argmax returns the first maximum, a nan counting as the maximum;
  * its index is row-major over the reduced dims (flattened for dim=None).
  */
 #include "runtime/runtime.h"
 
+#include "runtime/pairwise.h"
+
 #include <math.h>
+#include <stdlib.h>
 
 /* The reduced-dims mask of a (x, dims, keepdim) or (x, dim, keepdim) call:
  * shape inference has validated the operand already. */
@@ -32,6 +36,58 @@ reduce_mask(const hop_rt_arg *dims, int rank, bool *mask)
             int64_t d = dims->u.list.items[k].u.i;
             mask[d < 0 ? d + wrap : d] = true;
         }
+    }
+}
+
+/* NumPy's order of a float sum: its reduction iterator visits x's dims
+ * sorted by |stride|, the smallest innermost (a stable insertion sort from
+ * C order in which a dim of stride 0 compares with none; dims of size 1
+ * take no part), and its inner loop sums pairwise the innermost reduced
+ * dims that no kept dim separates, NumPy's buffer size at a time, adding
+ * each such sum to the output element; when a kept dim is innermost, the
+ * loop adds element by element.  So the reduced dims are re-listed in that
+ * order, outermost first, merged where they are contiguous, and np_g0
+ * counts the innermost ones of that inner block. */
+static void
+numpy_order(hop__reduce *r, const hop_tensor *x, const bool *mask)
+{
+    int perm[HOP_MAX_RANK], n = 0; /* innermost first */
+    for (int d = x->rank - 1; d >= 0; d--)
+        if (x->sizes[d] != 1)
+            perm[n++] = d;
+    for (int i0 = 1; i0 < n; i0++) {
+        int j0 = perm[i0], ipos = i0;
+        int64_t s0 = llabs(x->strides[j0]);
+        for (int i1 = i0 - 1; i1 >= 0 && s0 != 0; i1--) {
+            int64_t s1 = llabs(x->strides[perm[i1]]);
+            if (s1 == 0)
+                continue; /* no order between these two: look further */
+            if (s1 <= s0)
+                break;
+            ipos = i1;
+        }
+        memmove(&perm[ipos + 1], &perm[ipos], (size_t)(i0 - ipos) * sizeof *perm);
+        perm[ipos] = j0;
+    }
+    int inner = 0; /* how many innermost dims are reduced */
+    while (inner < n && mask[perm[inner]])
+        inner++;
+    r->nred = 0;
+    r->np_g0 = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        int d = perm[i], k = r->nred;
+        if (!mask[d])
+            continue;
+        bool adjacent = i + 1 < n && mask[perm[i + 1]] && k > 0;
+        if (adjacent && r->red_xst[k - 1] == x->strides[d] * x->sizes[d]) {
+            r->red_sizes[k - 1] *= x->sizes[d];
+            r->red_xst[k - 1] = x->strides[d];
+            continue;
+        }
+        r->red_sizes[k] = x->sizes[d];
+        r->red_xst[k] = x->strides[d];
+        r->nred++;
+        r->np_g0 += i < inner;
     }
 }
 
@@ -83,6 +139,8 @@ hop__reduce_init(hop__reduce *r, const hop__call *c, hop_tensor *out)
             r->nred++;
         }
     }
+    if ((r->op == HOP_OP_sum || r->op == HOP_OP_mean) && hop_dtype_is_float(r->dtype))
+        numpy_order(r, x, mask);
 }
 
 /* The running state of one output element. */
@@ -100,29 +158,109 @@ typedef struct acc {
 #define LOAD_PLAIN(v) (v)
 #define LOAD_HALF(v) hop_f16_to_float(v)
 
-#define SUM_FLOAT(T, sfx, LOAD)                                                                    \
-    static void sum_##sfx(acc *a, const T *p, int64_t n, int64_t s)                                \
-    {                                                                                              \
-        int64_t i = 0;                                                                             \
-        if (s == 1) {                                                                              \
-            double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                                 \
-            for (; i + 4 <= n; i += 4) {                                                           \
-                s0 += LOAD(p[i]);                                                                  \
-                s1 += LOAD(p[i + 1]);                                                              \
-                s2 += LOAD(p[i + 2]);                                                              \
-                s3 += LOAD(p[i + 3]);                                                              \
-            }                                                                                      \
-            a->f += s0;                                                                            \
-            a->f1 += s1;                                                                           \
-            a->f2 += s2;                                                                           \
-            a->f3 += s3;                                                                           \
-        }                                                                                          \
-        for (; i < n; i++)                                                                         \
-            a->f += LOAD(p[i * s]);                                                                \
+/* The next index of dims [lo, hi) of an odometer over sizes (the last
+ * dim fastest); false when it has gone round. */
+static bool
+odometer(int64_t *idx, const int64_t *sizes, int lo, int hi)
+{
+    for (int d = hi - 1; d >= lo; d--) {
+        if (++idx[d] < sizes[d])
+            return true;
+        idx[d] = 0;
     }
-SUM_FLOAT(float, f32, LOAD_PLAIN)
-SUM_FLOAT(double, f64, LOAD_PLAIN)
-SUM_FLOAT(uint16_t, f16, LOAD_HALF)
+    return false;
+}
+
+/* An output element's sum in NumPy's order (numpy_order) of its reduced
+ * elements from p, as ACC (float16's in float, rounded to float16 after
+ * each inner loop and each element's add, as NumPy stores it): from 0,
+ * element by element when a kept dim is innermost, else each inner block
+ * by pairwise.h's chunks, the blocks of more than one dim gathered into a
+ * buffer as NumPy's iterator copies them. */
+#define NP_SUM(T, sfx, ACC, LOAD, ROUND)                                                           \
+    HOP__PAIRWISE(pw_##sfx, T, ACC, LOAD)                                                          \
+    HOP__PAIRWISE_CHUNKED(pw_##sfx, T, ACC, ROUND)                                                 \
+    static ACC gathered_##sfx(const hop__reduce *r, const T *p, ACC out)                           \
+    {                                                                                              \
+        T buf[HOP__PW_CHUNK];                                                                      \
+        int64_t idx[HOP_MAX_RANK] = {0}, len = 0;                                                  \
+        int first = r->nred - r->np_g0, last = r->nred - 1;                                        \
+        int64_t n = r->red_sizes[last], s = r->red_xst[last];                                      \
+        do {                                                                                       \
+            int64_t off = 0;                                                                       \
+            for (int d = first; d < last; d++)                                                     \
+                off += idx[d] * r->red_xst[d];                                                     \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                buf[len++] = p[off + i * s];                                                       \
+                if (len == HOP__PW_CHUNK) {                                                        \
+                    out = ROUND(out + pw_##sfx(buf, len, 1));                                      \
+                    len = 0;                                                                       \
+                }                                                                                  \
+            }                                                                                      \
+        } while (odometer(idx, r->red_sizes, first, last));                                        \
+        return len ? ROUND(out + pw_##sfx(buf, len, 1)) : out;                                     \
+    }                                                                                              \
+    static ACC npsum_##sfx(const hop__reduce *r, const T *p)                                       \
+    {                                                                                              \
+        ACC out = 0;                                                                               \
+        if (r->nred_total == 0)                                                                    \
+            return out;                                                                            \
+        if (r->nred == 0)                                                                          \
+            return ROUND(out + LOAD(p[0]));                                                        \
+        int64_t idx[HOP_MAX_RANK] = {0}, block = 1;                                                \
+        int g0 = r->np_g0, last = r->nred - 1, outer = g0 ? r->nred - g0 : last;                   \
+        for (int d = outer; d < r->nred; d++)                                                      \
+            block *= r->red_sizes[d];                                                              \
+        do {                                                                                       \
+            int64_t off = 0;                                                                       \
+            for (int d = 0; d < outer; d++)                                                        \
+                off += idx[d] * r->red_xst[d];                                                     \
+            if (g0 == 0) {                                                                         \
+                for (int64_t i = 0; i < block; i++)                                                \
+                    out = ROUND(out + LOAD(p[off + i * r->red_xst[last]]));                        \
+            } else if (g0 == 1) {                                                                  \
+                out = pw_##sfx##_chunked(p + off, block, r->red_xst[last], out);                   \
+            } else {                                                                               \
+                out = gathered_##sfx(r, p + off, out);                                             \
+            }                                                                                      \
+        } while (odometer(idx, r->red_sizes, 0, outer));                                           \
+        return out;                                                                                \
+    }
+NP_SUM(float, f32, float, HOP__PW_LOAD, HOP__PW_ROUND)
+NP_SUM(double, f64, double, HOP__PW_LOAD, HOP__PW_ROUND)
+NP_SUM(uint16_t, f16, float, HOP__PW_LOAD_HALF, HOP__PW_ROUND_HALF)
+
+/* The offsets (in elements) of output element o in x and in out. */
+static void
+kept_offsets(const hop__reduce *r, int64_t o, int64_t *xoff, int64_t *ooff)
+{
+    int64_t rest = o;
+    *xoff = *ooff = 0;
+    for (int d = r->nkept - 1; d >= 0; d--) {
+        int64_t i = rest % r->kept_sizes[d];
+        rest /= r->kept_sizes[d];
+        *xoff += i * r->kept_xst[d];
+        *ooff += i * r->kept_ost[d];
+    }
+}
+
+/* Float sums and means, output elements [begin, end). */
+static void
+np_sum_compute(const hop__reduce *r, int64_t begin, int64_t end)
+{
+    size_t xsz = hop_dtype_size(r->dtype), osz = hop_dtype_size(r->odtype);
+    for (int64_t o = begin; o < end; o++) {
+        int64_t xoff, ooff;
+        kept_offsets(r, o, &xoff, &ooff);
+        const char *p = r->x + xoff * (int64_t)xsz;
+        double v = r->dtype == HOP_F32   ? npsum_f32(r, (const float *)p)
+                   : r->dtype == HOP_F64 ? npsum_f64(r, (const double *)p)
+                                         : npsum_f16(r, (const uint16_t *)p);
+        if (r->op == HOP_OP_mean)
+            v /= (double)r->nred_total; /* 0 / 0 when empty: as NumPy's */
+        hop__convert(1, r->out + ooff * (int64_t)osz, r->odtype, &v, HOP_F64, 1);
+    }
+}
 
 /* A fold of integer elements into a->u: step is an expression of the
  * running u and the element v. */
@@ -256,16 +394,25 @@ reduce_run(const hop__reduce *r, acc *a, const char *p, int64_t n, int64_t s, in
     bool sum = r->op == HOP_OP_sum || r->op == HOP_OP_mean;
     bool count = r->op == HOP_OP_any || r->op == HOP_OP_all;
     int sign = r->op == HOP_OP_amin || r->op == HOP_OP_argmin ? -1 : 1;
+#define NOT_SUM(T, sfx)                                                                            \
+    if (count)                                                                                     \
+        count_##sfx(a, (const T *)p, n, s);                                                        \
+    else if (r->op == HOP_OP_prod)                                                                 \
+        prod_##sfx(a, (const T *)p, n, s);                                                         \
+    else                                                                                           \
+        ext_##sfx(a, (const T *)p, n, s, sign, base);
 #define CASE(E, T, sfx)                                                                            \
     case HOP_##E:                                                                                  \
-        if (sum)                                                                                   \
+        if (sum) {                                                                                 \
             sum_##sfx(a, (const T *)p, n, s);                                                      \
-        else if (count)                                                                            \
-            count_##sfx(a, (const T *)p, n, s);                                                    \
-        else if (r->op == HOP_OP_prod)                                                             \
-            prod_##sfx(a, (const T *)p, n, s);                                                     \
-        else                                                                                       \
-            ext_##sfx(a, (const T *)p, n, s, sign, base);                                          \
+        } else {                                                                                   \
+            NOT_SUM(T, sfx)                                                                        \
+        }                                                                                          \
+        break;
+    /* (float sums and means are np_sum_compute's) */
+#define CASE_F(E, T, sfx)                                                                          \
+    case HOP_##E:                                                                                  \
+        NOT_SUM(T, sfx)                                                                            \
         break;
     switch (r->dtype) {
         CASE(BOOL, hop__bool, b)
@@ -277,13 +424,15 @@ reduce_run(const hop__reduce *r, acc *a, const char *p, int64_t n, int64_t s, in
         CASE(U64, uint64_t, u64)
         CASE(U16, uint16_t, u16)
         CASE(U32, uint32_t, u32)
-        CASE(F16, uint16_t, f16)
-        CASE(F32, float, f32)
-        CASE(F64, double, f64)
+        CASE_F(F16, uint16_t, f16)
+        CASE_F(F32, float, f32)
+        CASE_F(F64, double, f64)
     default:
         break;
     }
 #undef CASE
+#undef CASE_F
+#undef NOT_SUM
 }
 
 static void
@@ -399,27 +548,44 @@ SIMD_ROWS(double, f64)
  * The common case, one run per output element of a float dtype (softmax's
  * max and sum over the last dim): no accumulator record per element, the
  * kept index stepped like an odometer, results stored as their dtype.  The
- * sums add in the order of sum_f32/sum_f64 (the same bits as the general
- * path); amax/amin take eight running extremes a vector unit keeps, and
- * the first nan when there is one.
+ * sums add in NumPy's order (np_sum_compute's bits: the run pairwise when
+ * it is NumPy's inner loop); amax/amin take eight running extremes a
+ * vector unit keeps, and the first nan when there is one.
  */
 #define FAST_FLOAT(T, sfx)                                                                         \
-    static inline                                                                                  \
-        __attribute__((always_inline)) double fsum_##sfx(const T *p, int64_t n, int64_t s)         \
+    /* the run's sum in NumPy's order: pairwise when it is NumPy's inner loop                      \
+     * (inner), else element by element */                                                         \
+    static inline __attribute__((always_inline))                                                   \
+    T fsum_##sfx(const T *p, int64_t n, int64_t s, bool inner)                                     \
     {                                                                                              \
-        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                                     \
-        int64_t i = 0;                                                                             \
-        if (s == 1) {                                                                              \
-            for (; i + 4 <= n; i += 4) {                                                           \
-                s0 += p[i];                                                                        \
-                s1 += p[i + 1];                                                                    \
-                s2 += p[i + 2];                                                                    \
-                s3 += p[i + 3];                                                                    \
+        T out = 0;                                                                                 \
+        if (inner)                                                                                 \
+            return pw_##sfx##_chunked(p, n, s, out);                                               \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            out += p[i * s];                                                                       \
+        return out;                                                                                \
+    }                                                                                              \
+    /* outputs [begin, end) summed down a kept dim innermost (fsum's order                         \
+     * element by element), a row of the reduced dim at a time across them, as                     \
+     * NumPy's loop adds: contiguous outputs vectorise */                                          \
+    static void down_##sfx(hop_op op, const T *x, int64_t xs, int64_t n, int64_t s, T *out,        \
+                           int64_t os, int64_t begin, int64_t end)                                 \
+    {                                                                                              \
+        for (int64_t o = begin; o < end; o++)                                                      \
+            out[o * os] = 0;                                                                       \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            const T *row = x + i * s;                                                              \
+            if (xs == 1 && os == 1) {                                                              \
+                for (int64_t o = begin; o < end; o++)                                              \
+                    out[o] += row[o];                                                              \
+            } else {                                                                               \
+                for (int64_t o = begin; o < end; o++)                                              \
+                    out[o * os] += row[o * xs];                                                    \
             }                                                                                      \
         }                                                                                          \
-        for (; i < n; i++)                                                                         \
-            s0 += p[i * s];                                                                        \
-        return (s0 + s1) + (s2 + s3);                                                              \
+        if (op == HOP_OP_mean)                                                                     \
+            for (int64_t o = begin; o < end; o++)                                                  \
+                out[o * os] = (T)(out[o * os] / (double)n);                                        \
     }                                                                                              \
     static inline __attribute__((always_inline))                                                   \
     T fext_##sfx(const T *p, int64_t n, int64_t s, int sign)                                       \
@@ -481,6 +647,7 @@ SIMD_ROWS(double, f64)
     {                                                                                              \
         int64_t n = r->red_sizes[0], s = r->red_xst[0], idx[HOP_MAX_RANK], xoff = 0, ooff = 0;     \
         int sign = r->op == HOP_OP_amin || r->op == HOP_OP_argmin ? -1 : 1;                        \
+        bool inner = r->np_g0 == 1;                                                                \
         int64_t rest = begin;                                                                      \
         for (int d = r->nkept - 1; d >= 0; d--) {                                                  \
             idx[d] = rest % r->kept_sizes[d];                                                      \
@@ -494,18 +661,23 @@ SIMD_ROWS(double, f64)
             int64_t xs = r->nkept ? r->kept_xst[0] : 0, os = r->nkept ? r->kept_ost[0] : 0;        \
             T *out = (T *)r->out;                                                                  \
             int64_t *iout = (int64_t *)r->out;                                                     \
-            const hop__rrows *rr = s == 1 ? simd_rows() : NULL;                                    \
+            bool rows = inner || (r->op != HOP_OP_sum && r->op != HOP_OP_mean);                    \
+            const hop__rrows *rr = s == 1 && rows ? simd_rows() : NULL;                            \
             if (rr != NULL &&                                                                      \
                 simd_##sfx(rr, r->op, x + begin * xs, xs, n, out + begin * os, os, end - begin))   \
                 return;                                                                            \
+            if (!inner && (r->op == HOP_OP_sum || r->op == HOP_OP_mean)) {                         \
+                down_##sfx(r->op, x, xs, n, s, out, os, begin, end);                               \
+                return;                                                                            \
+            }                                                                                      \
             switch (r->op) {                                                                       \
             case HOP_OP_sum:                                                                       \
                 for (int64_t o = begin; o < end; o++)                                              \
-                    out[o * os] = (T)fsum_##sfx(x + o * xs, n, s);                                 \
+                    out[o * os] = fsum_##sfx(x + o * xs, n, s, inner);                             \
                 break;                                                                             \
             case HOP_OP_mean:                                                                      \
                 for (int64_t o = begin; o < end; o++)                                              \
-                    out[o * os] = (T)(fsum_##sfx(x + o * xs, n, s) / (double)n);                   \
+                    out[o * os] = (T)(fsum_##sfx(x + o * xs, n, s, inner) / (double)n);            \
                 break;                                                                             \
             case HOP_OP_amax:                                                                      \
                 for (int64_t o = begin; o < end; o++)                                              \
@@ -530,10 +702,10 @@ SIMD_ROWS(double, f64)
             const T *p = x + xoff;                                                                 \
             switch (r->op) {                                                                       \
             case HOP_OP_sum:                                                                       \
-                ((T *)r->out)[ooff] = (T)fsum_##sfx(p, n, s);                                      \
+                ((T *)r->out)[ooff] = fsum_##sfx(p, n, s, inner);                                  \
                 break;                                                                             \
             case HOP_OP_mean:                                                                      \
-                ((T *)r->out)[ooff] = (T)(fsum_##sfx(p, n, s) / (double)n);                        \
+                ((T *)r->out)[ooff] = (T)(fsum_##sfx(p, n, s, inner) / (double)n);                 \
                 break;                                                                             \
             case HOP_OP_amax:                                                                      \
             case HOP_OP_amin:                                                                      \
@@ -582,6 +754,11 @@ hop__reduce_compute(const hop__reduce *r, int ith, int nth)
 {
     int64_t begin, end;
     hop__split(r->nout, ith, nth, 1, &begin, &end);
+    if (begin < end && !fast_case(r) && hop_dtype_is_float(r->dtype) &&
+        (r->op == HOP_OP_sum || r->op == HOP_OP_mean)) {
+        np_sum_compute(r, begin, end);
+        return;
+    }
     if (begin < end && fast_case(r)) {
         if (r->dtype == HOP_F32)
             fast_f32(r, begin, end);
@@ -598,13 +775,8 @@ hop__reduce_compute(const hop__reduce *r, int ith, int nth)
         nruns = r->nred_total == 0 ? 0 : 1;
 
     for (int64_t o = begin; o < end; o++) {
-        int64_t xoff = 0, ooff = 0, rest = o;
-        for (int d = r->nkept - 1; d >= 0; d--) {
-            int64_t i = rest % r->kept_sizes[d];
-            rest /= r->kept_sizes[d];
-            xoff += i * r->kept_xst[d];
-            ooff += i * r->kept_ost[d];
-        }
+        int64_t xoff, ooff;
+        kept_offsets(r, o, &xoff, &ooff);
         acc a;
         memset(&a, 0, sizeof a);
         if (r->op == HOP_OP_prod) {

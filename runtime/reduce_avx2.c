@@ -3,9 +3,8 @@
  * contiguous (softmax's row max and row sum): reduce.c's one-run fast path
  * with its lanes in AVX registers, several rows at a time.
  *
- * The results are the fast path's bits exactly: a sum adds the elements in
- * four f64 lanes (element i into lane i % 4, f32 widened exactly first),
- * the tail into lane 0, then (l0 + l1) + (l2 + l3); amax/amin keep eight
+ * The results are the fast path's bits exactly: a sum adds in NumPy's
+ * order (pairwise.h, the row one inner loop of NumPy's); amax/amin keep eight
  * running extremes (element i into lane i % 8, each lane started from the
  * row's first element, `v > m ? v : m` being MAXPS's own rule, so signed
  * zeros and nans come out as in C), combined from lane 0 up, then the
@@ -16,6 +15,8 @@
  * whether this CPU can run it.
  */
 #include "runtime/runtime.h"
+
+#include "runtime/pairwise.h"
 
 #include <immintrin.h>
 
@@ -104,36 +105,87 @@ ext_f64_rows(int R, const double *x, int64_t xs, int64_t n, int sign, double *ou
     }
 }
 
-/* R rows' sums (or means) of n elements each, accumulated in doubles four
- * lanes at a time (LOAD4: four elements of T as doubles); the tail [i, n)
- * goes into lane 0, then (l0 + l1) + (l2 + l3). */
-#define SUM_ROWS(T, LOAD4)                                                                         \
-    static inline __attribute__((always_inline))                                                   \
-    T sum_finish_##T(__m256d acc, const T *p, int64_t i, int64_t n, bool mean)                     \
-    {                                                                                              \
-        double l[4];                                                                               \
-        _mm256_storeu_pd(l, acc);                                                                  \
-        for (; i < n; i++)                                                                         \
-            l[0] += p[i];                                                                          \
-        double total = (l[0] + l[1]) + (l[2] + l[3]);                                              \
-        return (T)(mean ? total / (double)n : total);                                              \
-    }                                                                                              \
+/* R rows' sums (or means) of n elements each in NumPy's order, each row
+ * one inner loop of NumPy's: pairwise.h's chunks.  A row of 8 to 128
+ * elements is one block of eight accumulators, here one vector register
+ * (two for f64) per row, R rows at once to hide the adds' latency, lane j
+ * combined as pairwise.h's r[j]. */
+HOP__PAIRWISE(pw_f32, float, float, HOP__PW_LOAD)
+HOP__PAIRWISE_CHUNKED(pw_f32, float, float, HOP__PW_ROUND)
+HOP__PAIRWISE(pw_f64, double, double, HOP__PW_LOAD)
+HOP__PAIRWISE_CHUNKED(pw_f64, double, double, HOP__PW_ROUND)
+
+static inline __attribute__((always_inline)) void
+block_rows_float(int R, const float *x, int64_t xs, int64_t n, float *res)
+{
+    __m256 acc[4];
+    int64_t i, end = n - n % 8;
+    for (int r = 0; r < R; r++)
+        acc[r] = _mm256_loadu_ps(x + r * xs);
+    for (i = 8; i < end; i += 8)
+        for (int r = 0; r < R; r++)
+            acc[r] = _mm256_add_ps(acc[r], _mm256_loadu_ps(x + r * xs + i));
+    for (int r = 0; r < R; r++) {
+        /* ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)) in the register */
+        __m256 h = _mm256_hadd_ps(acc[r], acc[r]);
+        h = _mm256_hadd_ps(h, h);
+        float t = _mm_cvtss_f32(_mm_add_ss(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+        for (int64_t k = i; k < n; k++)
+            t += x[r * xs + k];
+        res[r] = t;
+    }
+}
+
+static inline __attribute__((always_inline)) void
+block_rows_double(int R, const double *x, int64_t xs, int64_t n, double *res)
+{
+    __m256d lo[4], hi[4]; /* lanes 0-3 and 4-7 */
+    int64_t i, end = n - n % 8;
+    for (int r = 0; r < R; r++) {
+        lo[r] = _mm256_loadu_pd(x + r * xs);
+        hi[r] = _mm256_loadu_pd(x + r * xs + 4);
+    }
+    for (i = 8; i < end; i += 8)
+        for (int r = 0; r < R; r++) {
+            lo[r] = _mm256_add_pd(lo[r], _mm256_loadu_pd(x + r * xs + i));
+            hi[r] = _mm256_add_pd(hi[r], _mm256_loadu_pd(x + r * xs + i + 4));
+        }
+    for (int r = 0; r < R; r++) {
+        /* (r0 + r1, r4 + r5, r2 + r3, r6 + r7), then its halves added */
+        __m256d h = _mm256_hadd_pd(lo[r], hi[r]);
+        __m128d q = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
+        double t = _mm_cvtsd_f64(_mm_add_sd(q, _mm_unpackhi_pd(q, q)));
+        for (int64_t k = i; k < n; k++)
+            t += x[r * xs + k];
+        res[r] = t;
+    }
+}
+
+#define SUM_ROWS(T, PW)                                                                            \
     static inline __attribute__((always_inline)) void sum_rows_##T(                                \
         int R, const T *x, int64_t xs, int64_t n, bool mean, T *out, int64_t os)                   \
     {                                                                                              \
-        __m256d acc[4];                                                                            \
-        for (int r = 0; r < R; r++)                                                                \
-            acc[r] = _mm256_setzero_pd();                                                          \
-        int64_t i = 0;                                                                             \
-        for (; i + 4 <= n; i += 4)                                                                 \
+        T total[4];                                                                                \
+        if (n < 8) {                                                                               \
+            for (int r = 0; r < R; r++) {                                                          \
+                T t = -0.0; /* pairwise.h's one accumulator */                                     \
+                for (int64_t k = 0; k < n; k++)                                                    \
+                    t += x[r * xs + k];                                                            \
+                total[r] = 0 + t;                                                                  \
+            }                                                                                      \
+        } else if (n <= HOP__PW_BLOCK) {                                                           \
+            block_rows_##T(R, x, xs, n, total);                                                    \
             for (int r = 0; r < R; r++)                                                            \
-                acc[r] = _mm256_add_pd(acc[r], LOAD4(x + r * xs + i));                             \
+                total[r] = 0 + total[r]; /* (NumPy's output starts at 0) */                        \
+        } else {                                                                                   \
+            for (int r = 0; r < R; r++)                                                            \
+                total[r] = PW##_chunked(x + r * xs, n, 1, 0);                                      \
+        }                                                                                          \
         for (int r = 0; r < R; r++)                                                                \
-            out[r * os] = sum_finish_##T(acc[r], x + r * xs, i, n, mean);                          \
+            out[r * os] = mean ? (T)(total[r] / (double)n) : total[r];                             \
     }
-#define LOAD4_FLOAT(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
-SUM_ROWS(float, LOAD4_FLOAT)
-SUM_ROWS(double, _mm256_loadu_pd)
+SUM_ROWS(float, pw_f32)
+SUM_ROWS(double, pw_f64)
 
 /* rows of the op four at a time, then the last one to three */
 #define ROWS(name, T, KERNEL, ARG_T)                                                               \

@@ -182,6 +182,10 @@ typedef struct hop__reduce {
     int64_t kept_sizes[HOP_MAX_RANK], kept_xst[HOP_MAX_RANK], kept_ost[HOP_MAX_RANK];
     int64_t red_sizes[HOP_MAX_RANK], red_xst[HOP_MAX_RANK];
     int64_t nout, nred_total;
+    /* a float sum or mean: its reduced dims are listed in NumPy's iteration
+     * order (reduce.c, numpy_order), the last np_g0 of them the block that
+     * NumPy's inner loop sums pairwise (0: each element its own) */
+    int np_g0;
 } hop__reduce;
 
 /* How a matmul's work splits (matmul.c: hop__matmul_plan_units). */
@@ -462,8 +466,7 @@ void hop__pool_stop(void);
  * time, on the pool or on the caller alone, cold when it lasted under 1 ms
  * and a worker had woken from its sleep less than 1 ms before it began. */
 bool hop__pool_choose(hop__task_fn fn, int64_t work, int64_t now);
-void hop__pool_record(hop__task_fn fn, int64_t work, bool pool, bool cold, int64_t ns,
-                      int64_t now);
+void hop__pool_record(hop__task_fn fn, int64_t work, bool pool, bool cold, int64_t ns, int64_t now);
 /* For tests: a worker that saw a new job calls this (when not NULL) before
  * it takes a seat of the job, so a test can make it late. */
 extern void (*hop__pool_seat_hook)(void);

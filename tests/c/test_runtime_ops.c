@@ -874,6 +874,45 @@ test_float_reductions_over_long_rows_with_nans(void **state)
     }
 }
 
+/* Float sums add in NumPy 1.24's order (runtime/pairwise.h), which float32
+ * rounding shows: 2^24 and fifteen ones sum to 16777230 along a row of 16
+ * (NumPy's pairwise loop: eight accumulators, combined in pairs) and to
+ * 16777216 down a column (a kept dim innermost: one element at a time,
+ * each 1 lost to rounding), by the AVX rows and the portable loops alike;
+ * accumulated in double both were 16777232.  A mean divides the float
+ * sum. */
+static void
+test_float_sums_add_in_numpys_pairwise_order(void **state)
+{
+    (void)state;
+    double v[32] = {16777216.0};
+    for (int i = 1; i < 16; i++)
+        v[i] = 1;
+    double col[32] = {0};
+    for (int i = 0; i < 16; i++)
+        col[2 * i] = v[i];
+    hop_tensor *x = make(HOP_F32, 2, SIZES(1, 16), v);
+    hop_tensor *xc = make(HOP_F32, 2, SIZES(16, 2), col);
+    for (int simd = 0; simd < 2; simd++) {
+        hop__reduce_set_simd(simd);
+        hop_tensor *y = run_op(HOP_OP_sum, (hop_rt_arg[]){TA(x), IA(1), BA(false)}, 3);
+        check_values(y, (double[]){16777230.0}, 1);
+        hop_tensor_release(y);
+        y = run_op(HOP_OP_mean, (hop_rt_arg[]){TA(x), IA(1), BA(false)}, 3);
+        check_values(y, (double[]){(float)(16777230.0 / 16)}, 1);
+        hop_tensor_release(y);
+        y = run_op(HOP_OP_sum, (hop_rt_arg[]){TA(xc), IA(0), BA(false)}, 3);
+        check_values(y, (double[]){16777216.0, 0.0}, 2);
+        hop_tensor_release(y);
+        y = run_op(HOP_OP_sum, (hop_rt_arg[]){TA(xc), NA(), BA(false)}, 3);
+        check_values(y, (double[]){16777228.0}, 1); /* one run of 32, pairwise */
+        hop_tensor_release(y);
+    }
+    hop__reduce_set_simd(true);
+    hop_tensor_release(x);
+    hop_tensor_release(xc);
+}
+
 /* The AVX rows of the one-run path (runtime/reduce_avx2.c) give the bits
  * of the portable loops: sums in the same lanes and order, amax/amin the
  * same signed zero among equal zeros and the row's first nan, for every
@@ -1369,6 +1408,7 @@ main(void)
         cmocka_unit_test(test_vector_compares_give_the_scalar_compares_on_nan_zero_inf_denormals),
         cmocka_unit_test(test_reductions_over_every_dtype_dims_and_keepdim),
         cmocka_unit_test(test_float_reductions_over_long_rows_with_nans),
+        cmocka_unit_test(test_float_sums_add_in_numpys_pairwise_order),
         cmocka_unit_test(test_simd_row_reductions_give_the_bits_of_the_portable_loops),
         cmocka_unit_test(test_reductions_of_empty_zero_dim_and_nan_inputs),
         cmocka_unit_test(test_matmul_shapes_dtypes_and_layouts),

@@ -49,17 +49,11 @@ def against_eager(f, args_list, compiled=None):
     return cf
 
 
-def _differing_input():
-    """float32 data whose sum hop computes with another last bit than
-    NumPy (so a test that printed hop's sum would fail)."""
-    for seed in range(50):
-        x = np.random.default_rng(seed).standard_normal(1000).astype(np.float32)
-        if np.asarray(hop.compile(lambda a: a.sum())(x)) != x.sum():
-            return x
-    raise AssertionError("no input where hop's float32 sum differs from NumPy's")
-
-
-X = _differing_input()
+# float32 data.  hop's float sums now add in NumPy's order (a sum of an
+# argument has NumPy's bits), but _exact still counts a float sum as a value
+# that may differ (one of a temporary hop lays out otherwise than NumPy:
+# docs/ARCHITECTURE.md, "Summation order"), so printing one is a break.
+X = np.random.default_rng(0).standard_normal(1000).astype(np.float32)
 ARGS = [(X,), (X * 3,), (X[::-1].copy(),)]
 
 

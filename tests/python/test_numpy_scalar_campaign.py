@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import hop
 import hop.numpy as hnp
 
-from budget import examples, pinned
+from budget import examples
 from test_numpy_operand_campaign import _as_numpy, differ
 
 DTYPES = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -218,13 +218,10 @@ def run(body, sources):
     return [b for b in bad if b]
 
 
-# pinned (budget.pinned): a stress run of 2026-11-30 found, not fixed:
-# np.mean of int64 [0, 0, 0, 1, -2**63, 2**63 - 1] is 1/6 in hop, 0.0 in NumPy,
-# eager and compiled: NumPy's add.reduce starts from 0 and adds each inner
-# run's pairwise sum (sequential below 8 elements: ((0 + 0) + 0) + 1 ...),
-# hop's float sum kernel (runtime/reduce.c) four partial sums in double, so
-# a cancelling sum differs (float64 sums differ in the last bits too)
-@settings(max_examples=examples(50), derandomize=pinned(), **_SETTINGS)
+# (a stress run of 2026-11-30 found np.mean of int64 [0, 0, 0, 1, -2**63,
+# 2**63 - 1] 1/6 in hop, 0.0 in NumPy: hop's float sums now add in NumPy's
+# order, test_numpy_summation_order.py)
+@settings(max_examples=examples(50), **_SETTINGS)
 @given(cases())
 def test_numpy_scalars_errstate_reductions_and_text_agree_with_numpy(case):
     body, sources = case

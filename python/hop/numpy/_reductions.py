@@ -134,6 +134,10 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
             if isinstance(fill, int) and fill >= 2**63 else _C.full((), fill, dtype=x.dtype)
         x = _C.where(w, x, fill)
     _check_out(op, t, axes, keepdims, out, where)
+    # a float sum whose innermost axis in memory is reduced: NumPy adds its
+    # inner loop's pairwise sum to initial, initial + sum (the add below)
+    plus_initial = initial is not None and op == "sum" and \
+        _core.np_dtype(x).kind == "f" and _reduced_inner(a, kind, t, axes)
     order = _reduce_order(a, where, t.ndim, axes, keepdims, kind) if out is None else None
     if order is not None:
         # NumPy's result is in its iterator's order of a's axes: reduced in
@@ -144,9 +148,10 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         x = _with_initial(x, axes, initial)
     shape_kd = None
     if initial is not None and op in ("sum", "prod") and _core.np_dtype(x).kind in "fc" and \
-            (len(axes) == 1 or len(axes) == x.ndim):
+            (len(axes) == 1 or len(axes) == x.ndim) and not plus_initial:
         # NumPy's accumulator starts at initial: ((initial * x0) * x1) ...,
-        # initial + pairwise(x); (x0 * x1 ...) * initial rounds otherwise
+        # ((initial + x0) + x1) ... down a kept axis innermost in memory;
+        # (x0 * x1 ...) * initial rounds otherwise
         if len(axes) > 1:  # (all of them: NumPy's loop runs over the flat array)
             shape_kd = (1,) * x.ndim if keepdims else ()
             x, axes, keepdims = x.reshape(-1), [0], False
@@ -184,6 +189,17 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         r = r.reshape(shape_kd)
     r = _core.cast(r, rdt)
     return _finish(kind, r, order, out, what)
+
+
+def _reduced_inner(a, kind, t, axes):
+    """Whether the innermost of t's axes in NumPy's memory order of array a
+    (of more than one element) is one of axes: NumPy's reduction loop then
+    sums along it pairwise (runtime/pairwise.h), else it adds element by
+    element down the kept one."""
+    from ._ufuncs import memory_order
+    perm = memory_order(kind, (a,), t.ndim) or range(t.ndim)
+    inner = [d for d in perm if t.shape[d] != 1]
+    return not inner or inner[-1] in axes
 
 
 # the ufunc whose reduce NumPy's function runs into out= (its name is in
@@ -568,8 +584,17 @@ def _finish(kind, r, order, out, what):
     return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=what)
 
 
-def _var_t(t, axis, dtype, ddof, keepdims, what):
+def _var_t(t, axis, dtype, ddof, keepdims, what, mem=None):
+    """var of t over axis as NumPy's _var computes it; mem: t's axes
+    outermost in memory first (None: C order), the order NumPy lays out
+    the deviations in, and so the order their sum adds them in."""
     axes = _axes(axis, t.ndim)
+    if mem is not None and list(mem) != list(range(t.ndim)):
+        r, rdt = _var_t(t.permute(*mem), [mem.index(d) for d in axes], dtype, ddof, True, what)
+        r = r.permute(*[mem.index(d) for d in range(t.ndim)])
+        if not keepdims:
+            r = r.reshape(tuple(t.shape[d] for d in range(t.ndim) if d not in axes))
+        return r, rdt
     rdt = _reduce_dtype(lambda x, **k: _np.var(x, **k), t, dtype, what)
     if dtype is None and _core.np_dtype(t) == _np.dtype(_np.float16):
         return _var_half(t, axes, ddof, keepdims), rdt
@@ -619,13 +644,24 @@ def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root, where=True):
                        lambda x, axes, kd, w: _var_dtype(x, axes, dtype, ddof, kd, root, w),
                        what, where)
     _count_axes(axis, _t(a, what).ndim)
-    if dtype is not None:
+    if dtype is not None or _core.np_dtype(_t(a, what)) == _np.float16:
+        # (NumPy's _var sums a float16 array in float16, where mean takes
+        # float32: _var_dtype's steps are NumPy's)
         return ordered(a, axis, keepdims, kind, out,
                        lambda x, axes, kd: _var_dtype(x, axes, dtype, ddof, kd, root), what)
     t = _t(a, what)
-    (r, rdt), order = _reduced(a, t, _axes(axis, t.ndim), keepdims, kind, out,
-                               lambda x, axes, kd: _var_t(x, axes, dtype, ddof, kd, what),
-                               what=what)
+    from ._ufuncs import memory_order
+    mem = memory_order(kind, (a,), t.ndim)
+    axes = _axes(axis, t.ndim)
+    res = _reduce_order(a, True, t.ndim, axes, keepdims, kind) if out is None else None
+
+    def compute(x, axes, kd):
+        # x's axes outermost in memory first: t's, or _reduced's permutation
+        # of them (res)
+        xperm = range(t.ndim) if res is None else res[0]
+        xmem = None if mem is None else sorted(range(t.ndim), key=lambda i: mem.index(xperm[i]))
+        return _var_t(x, axes, dtype, ddof, kd, what, xmem)
+    (r, rdt), order = _reduced(a, t, axes, keepdims, kind, out, compute, what=what)
     return _finish(kind, _core.cast(_C.sqrt(r) if root else r, rdt), order, out, what)
 
 

@@ -1,0 +1,113 @@
+"""hop.numpy's float sums add in NumPy 1.24's order, bit for bit (the first
+rule; docs/ARCHITECTURE.md, "Summation order"): np.sum, np.mean, np.var and
+np.std of float16, float32 and float64 arrays of any layout (contiguous,
+sliced, transposed) over any axes, eagerly and compiled.  NumPy sums each
+inner loop of its reduction iterator pairwise (at most 8192 elements, its
+buffer size) and adds element by element when a kept axis is innermost in
+memory; float16 accumulates in float32 and is rounded to float16 after each
+inner loop.  Each regression below failed before: hop added in four double
+lanes."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import hop
+import hop.numpy as hnp
+
+from budget import examples
+from test_numpy_operand_campaign import _as_numpy
+
+_SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                       HealthCheck.data_too_large])
+
+
+def _same_bits(got, want, what):
+    """got (an ndarray or a NumPy scalar, hop.numpy's or NumPy's) is want:
+    of its type, dtype, shape and bits."""
+    got = _as_numpy(got)
+    g, w = np.asarray(got), np.asarray(want)
+    assert type(got) is type(want), (what, type(got), type(want))
+    assert g.dtype == w.dtype and g.shape == w.shape, (what, g.dtype, w.dtype, g.shape, w.shape)
+    assert g.tobytes() == w.tobytes(), (what, got, want)
+
+
+def _check(f, a):
+    """f of a by NumPy, eagerly on hop.numpy's array and compiled: the same
+    bits."""
+    with np.errstate(all="ignore"):
+        want = f(a)
+        _same_bits(f(hnp.asarray(a)), want, "eager")
+        _same_bits(hop.compile(f)(a), want, "compiled")
+
+
+@st.composite
+def layouts(draw):
+    """A float array of 1 to 3 dims, its values of many magnitudes (so the
+    order of the adds shows in the last bits), contiguous, strided (every
+    other element of a larger array) or transposed; now and then one long
+    axis (NumPy's chunks of 8192 and its halving above 128)."""
+    dt = draw(st.sampled_from([np.float16, np.float32, np.float64]))
+    nd = draw(st.integers(1, 3))
+    shape = draw(st.lists(st.integers(1, 24), min_size=nd, max_size=nd))
+    if draw(st.integers(0, 5)) == 0:
+        shape = [draw(st.integers(129, 17000))] + [min(s, 2) for s in shape[1:]]
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    steps = [draw(st.sampled_from([1, 1, 2])) for _ in shape]
+    big = [s * k for s, k in zip(shape, steps)]
+    full = rng.standard_normal(big) * 10.0 ** rng.integers(-3, 4, size=big)
+    a = full.astype(dt)[tuple(slice(None, None, k) for k in steps)]
+    if nd > 1 and draw(st.booleans()):
+        a = a.transpose(draw(st.permutations(range(nd))))
+    axis = draw(st.one_of(st.none(), st.lists(st.integers(-nd, nd - 1), min_size=1,
+                                              max_size=nd, unique_by=lambda v: v % nd)
+                          .map(tuple)))
+    return a, axis
+
+
+@settings(max_examples=examples(40), **_SETTINGS)
+@given(layouts(), st.sampled_from(["sum", "mean", "var", "std"]), st.booleans())
+def test_float_sums_means_and_variances_have_numpys_bits(case, name, keepdims):
+    a, axis = case
+    fn = getattr(np, name)
+    _check(lambda x: fn(x, axis=axis, keepdims=keepdims), a)
+
+
+# Regressions: each failed before its fix.
+
+def _ones_after(big, n, dtype):
+    v = np.ones(n, dtype)
+    v[0] = big
+    return v
+
+
+@pytest.mark.parametrize("src,a", [
+    # the scalar campaign's pinned finding: NumPy's float64 sum of the int64
+    # values, ((0 + 0) + 0) + 1 ..., is 0 (hop's four lanes gave 1)
+    ("np.mean(a)", np.array([0, 0, 0, 1, -2**63, 2**63 - 1])),
+    ("np.mean(a)", np.array([0, 0, 0, 1, -2**63, 2**63 - 1]).reshape(2, 3)),
+    # eight accumulators, combined in pairs: 16777230 (not 16777232)
+    ("np.sum(a)", _ones_after(2**24, 16, np.float32)),
+    ("a.sum(axis=-1)", _ones_after(2**24, 16, np.float32).reshape(1, 16)),
+    ("np.mean(a)", _ones_after(2**24, 16, np.float32)),
+    # down a column (a kept axis innermost): one element at a time, 2**24
+    ("np.sum(a, axis=0)", np.stack([_ones_after(2**24, 16, np.float32)] * 3, 1)),
+    # 9000 elements: pairwise over 8192, then the 808 after them
+    ("np.sum(a)", (np.arange(9000) % 13 * 0.37 - 2).astype(np.float32)),
+    # float16 in float32, rounded to float16 after each inner loop (a row
+    # of 3) and each add down a kept axis: 2068 and 2048, not 2064 and 2060
+    ("np.sum(a, axis=(0, 2))", np.ones((6, 2, 3), np.float16) + np.array(
+        [2047] + [0] * 5, np.float16)[:, None, None] * np.array([1, 0, 0], np.float16)),
+    ("np.sum(a, axis=0)", np.stack([_ones_after(2048, 12, np.float16)] * 2, 1)),
+    # np.var sums a float16 array in float16 (np.mean in float32)
+    ("np.var(a)", np.array([1.257, -0.1321, 0.6406, 104.9], np.float16)),
+    # the deviations of a transposed array summed in its memory order
+    ("np.std(a)", (np.arange(20000) % 7 - 3).reshape(100, 200).T),
+    ("np.var(a)", (np.arange(64.0) ** 1.5).reshape(8, 8).T),
+    # initial= and the pairwise sum added to it: 1.5 + ((1e16 + 1) - 1e16)
+    ("np.sum(a, initial=1.5)", np.array([1e16, 1.0, -1e16])),
+    ("np.sum(a, axis=1, initial=1.5)", np.array([[1e16, 1.0, -1e16]])),
+])
+def test_sums_that_hops_double_lanes_rounded_otherwise(src, a):
+    f = eval(f"lambda a: {src}", {"np": np})  # noqa: S307 (the list above)
+    _check(f, a)
