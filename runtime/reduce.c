@@ -297,19 +297,22 @@ FOLD_U64(count_f16, uint16_t, u + NZ_HALF(v))
 FOLD_U64(count_f32, float, u + ((v) != 0))
 FOLD_U64(count_f64, double, u + ((v) != 0))
 
-/* prod of floats multiplies in double (in a->f, from 1; integers in a->u
- * from 1, above). */
-#define PROD_FLOAT(T, sfx, LOAD)                                                                   \
+/* prod of floats multiplies one element at a time in W (kept in a->f, from
+ * 1; integers in a->u from 1, above): float32 in float32 and float64 in
+ * float64, as NumPy's multiply.reduce loops, so a float32 product that
+ * overflows on the way is inf as NumPy's ([1e30, 1e10, 1e-30] is inf, not
+ * 1e10); float16 in float32, as NumPy's half loop carries it. */
+#define PROD_FLOAT(T, sfx, W, LOAD)                                                                \
     static void prod_##sfx(acc *a, const T *p, int64_t n, int64_t s)                               \
     {                                                                                              \
-        double f = a->f;                                                                           \
+        W f = (W)a->f;                                                                             \
         for (int64_t i = 0; i < n; i++)                                                            \
-            f *= LOAD(p[i * s]);                                                                   \
+            f *= (W)LOAD(p[i * s]);                                                                \
         a->f = f;                                                                                  \
     }
-PROD_FLOAT(float, f32, LOAD_PLAIN)
-PROD_FLOAT(double, f64, LOAD_PLAIN)
-PROD_FLOAT(uint16_t, f16, LOAD_HALF)
+PROD_FLOAT(float, f32, float, LOAD_PLAIN)
+PROD_FLOAT(double, f64, double, LOAD_PLAIN)
+PROD_FLOAT(uint16_t, f16, float, LOAD_HALF)
 /* amax (sign 1) / amin (sign -1) / argmax over a run; base is the reduced
  * index of p[0]. */
 #define EXTREME_FLOAT(T, sfx, LOAD)                                                                \
