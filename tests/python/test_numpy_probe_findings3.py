@@ -622,3 +622,18 @@ def test_numpys_argument_warnings_are_given_on_every_compiled_call(f, args):
     assert want
     c = hop.compile(f)
     assert [warned(), warned(), warned()] == [want] * 3
+
+
+def test_a_numpy_scalars_conj_is_a_new_scalar_and_a_real_arrays_is_itself():
+    # NumPy: a real array's conj() is the array itself, a scalar's (real or
+    # complex) a new scalar; the merge of two branches' conj() returned a
+    # real scalar itself (found by the view campaign: v1 = a.sum().conj())
+    for mod, a in ((np, np.arange(3.0)), (hnp, hnp.asarray(np.arange(3.0)))):
+        s = a.sum()
+        assert s.conj() is not s and s.conj() == s
+        assert a.conj() is a
+        z = (a + 1j).sum()
+        assert z.conj() is not z and z.conj() == np.conj(complex(z))
+    f = hop.compile(lambda a: (a.sum(), a.sum().conj()))
+    s, c = f(np.arange(3.0))
+    assert c is not s and type(c) is np.float64 and c == 3.0

@@ -1383,7 +1383,8 @@ def _conj_method(self, out=None):
     array itself (NumPy's conj() is x, 0-d too), or out, x written into it."""
     if out is not None and not hasattr(out, "shape"):
         raise TypeError("output must be an array")
-    if _core.np_dtype(self._tv).kind == "c":
+    if _core.np_dtype(self._tv).kind == "c" or (self._scalar and out is None):
+        # (a NumPy scalar's conj() is the ufunc's new scalar, a real one's too)
         from ._ufuncs import call_ufunc
         r = call_ufunc("conjugate", (self,), {} if out is None else {"out": out}, type(self))
         if out is None and r.ndim == 0:
