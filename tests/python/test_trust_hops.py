@@ -663,7 +663,7 @@ def test_invoke_subgraph_traces_while_another_thread_changes_a_dict_its_body_rea
     def body(x):
         return x * table[1]
 
-    stop = threading.Event()
+    stop, grown = threading.Event(), threading.Event()
 
     def churn():
         i = 64
@@ -671,6 +671,7 @@ def test_invoke_subgraph_traces_while_another_thread_changes_a_dict_its_body_rea
             table[i] = float(i)
             if i - 64 >= 32:
                 del table[i - 32]
+                grown.set()
             i += 1
 
     x = hop.tensor(np.array([1.0, 2.0], np.float32))
@@ -679,6 +680,11 @@ def test_invoke_subgraph_traces_while_another_thread_changes_a_dict_its_body_rea
     t = threading.Thread(target=churn)
     t.start()
     try:
+        # (the churn at its steady size first: a trace that saw the dict at
+        # 86 items while it still grew, then a call that saw 96, is the
+        # length guard's GuardError, hop.trace's answer to a changed dict;
+        # CI of 818c672 on a loaded machine drew it)
+        assert grown.wait(10)
         for _ in range(200):
             assert hop.trace(lambda x: body(x) + body(x), x)(x).tolist() == [2.0, 4.0]
     finally:
