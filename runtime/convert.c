@@ -166,11 +166,33 @@ wrap_s(uint64_t u, int bits)
 /* To binary16: rounded to nearest even from the exact value (integers
  * beyond 2^53 round twice). */
 #define HALF_FROM_B(b) (uint16_t)((b) ? 0x3c00 : 0)
-#define HALF_FROM_S(x, ST) hop_f16_from_double((double)(x))
-#define HALF_FROM_U(x) hop_f16_from_double((double)(x))
+#define HALF_FROM_S(x, ST) half_noted((double)(x), hop_f16_from_double((double)(x)))
+#define HALF_FROM_U(x) half_noted((double)(x), hop_f16_from_double((double)(x)))
 #define HALF_FROM_H(x) (x)
 /* a float's own bits: a nan keeps its payload as NumPy's casts keep it */
-#define HALF_FROM_F(x) _Generic((x), float: hop_f16_from_float, default: hop_f16_from_double)(x)
+#define HALF_FROM_F(x)                                                                             \
+    half_noted((double)(x),                                                                        \
+               _Generic((x), float: hop_f16_from_float, default: hop_f16_from_double)(x))
+
+/* h, the binary16 of x, with the flags NumPy's npy_float_to_half and
+ * npy_double_to_half raise (halffloat.c): overflow where a finite x became
+ * an infinity, underflow where an x below the smallest normal (2^-14) was
+ * not exact.  NumPy's float16 loops compute in float and store through
+ * these, so `float16(300) * float16(300)` warns "overflow encountered in
+ * multiply" and `astype(float16)` "... in cast"; hop's f16 kernels compute
+ * in float and store here. */
+static inline uint16_t
+half_noted(double x, uint16_t h)
+{
+    uint16_t e = h & 0x7c00;
+    if (e == 0x7c00) {
+        if (isfinite(x))
+            hop__fp_note(HOP_FP_OVERFLOW);
+    } else if (e == 0 && x != 0 && (double)hop_f16_to_float(h) != x) {
+        hop__fp_note(HOP_FP_UNDERFLOW);
+    }
+    return h;
+}
 
 /* binary16 to double as NumPy's npy_halfbits_to_doublebits: a nan keeps
  * its payload, where converting hop_f16_to_float's float would quiet a

@@ -801,18 +801,35 @@ put(const hop__call *c, const hop__imem *mem, hop_tensor *out)
 
 /* NumPy's order for searching: nan after every number. */
 #define NAN_LT(a, b) ((a) < (b) || ((b) != (b) && (a) == (a)))
-#define SEARCH(T, LT, CONV)                                                                        \
+#define PLAIN_LT(a, b) ((a) < (b))
+#define F16_LT(a, b) NAN_LT(hop_f16_to_float(a), hop_f16_to_float(b))
+#define C64_LT(a, b) cplx_less((cplx){(a)[0], (a)[1]}, (cplx){(b)[0], (b)[1]})
+#define C128_LT(a, b) cplx_less((cplx){(a)[0], (a)[1]}, (cplx){(b)[0], (b)[1]})
+/* before(x, key): x goes before key (x < key; right: x <= key, !(key < x)). */
+#define BEFORE(LT, x, key) (right ? !LT(key, x) : LT(x, key))
+/* NumPy's binsearch (npysort/binsearch.cpp) to the letter, so that an
+ * unsorted a gives NumPy's answer too: the keys in C order, each search
+ * starting from the window the previous key left (a key not before the
+ * last one keeps lo; another restarts at 0 with hi one wider). T is one
+ * element (an array type for complex: re, im). */
+#define SEARCH(T, LT)                                                                              \
     {                                                                                              \
         const T *sa = a;                                                                           \
         const T *sv = v;                                                                           \
+        int64_t lo = 0, hi = n;                                                                    \
+        const T *last = &sv[0];                                                                    \
         for (int64_t j = 0; j < m; j++) {                                                          \
-            int64_t lo = 0, hi = n;                                                                \
-            T want = sv[j];                                                                        \
+            const T *want = &sv[j];                                                                \
+            if (BEFORE(LT, *last, *want)) {                                                        \
+                hi = n;                                                                            \
+            } else {                                                                               \
+                lo = 0;                                                                            \
+                hi = hi < n ? hi + 1 : n;                                                          \
+            }                                                                                      \
+            last = want;                                                                           \
             while (lo < hi) {                                                                      \
-                int64_t mid = lo + (hi - lo) / 2;                                                  \
-                bool before =                                                                      \
-                    right ? !LT(CONV(want), CONV(sa[mid])) : LT(CONV(sa[mid]), CONV(want));        \
-                if (before)                                                                        \
+                int64_t mid = lo + ((hi - lo) >> 1);                                               \
+                if (BEFORE(LT, sa[mid], *want))                                                    \
                     lo = mid + 1;                                                                  \
                 else                                                                               \
                     hi = mid;                                                                      \
@@ -820,11 +837,13 @@ put(const hop__call *c, const hop__imem *mem, hop_tensor *out)
             o[j] = lo;                                                                             \
         }                                                                                          \
     }
-#define PLAIN_LT(a, b) ((a) < (b))
-#define SAME(x) (x)
 
-/* searchsorted(a, values, right): per value the number of elements of the
- * sorted a before it (strictly less, or not greater with right). */
+typedef float c64_pair[2];
+typedef double c128_pair[2];
+
+/* searchsorted(a, values, right): per value NumPy's binary search of a
+ * (on a sorted a the number of elements before it: strictly less, or not
+ * greater with right). */
 static hop_status
 searchsorted(const hop__call *c, const hop__imem *mem, hop_tensor *out)
 {
@@ -842,40 +861,46 @@ searchsorted(const hop__call *c, const hop__imem *mem, hop_tensor *out)
     to_contiguous(vt, at->dtype, v);
     switch (at->dtype) {
     case HOP_BOOL:
-        SEARCH(hop__bool, PLAIN_LT, SAME)
+        SEARCH(hop__bool, PLAIN_LT)
         break;
     case HOP_I8:
-        SEARCH(int8_t, PLAIN_LT, SAME)
+        SEARCH(int8_t, PLAIN_LT)
         break;
     case HOP_U8:
-        SEARCH(uint8_t, PLAIN_LT, SAME)
+        SEARCH(uint8_t, PLAIN_LT)
         break;
     case HOP_I16:
-        SEARCH(int16_t, PLAIN_LT, SAME)
+        SEARCH(int16_t, PLAIN_LT)
         break;
     case HOP_I32:
-        SEARCH(int32_t, PLAIN_LT, SAME)
+        SEARCH(int32_t, PLAIN_LT)
         break;
     case HOP_I64:
-        SEARCH(int64_t, PLAIN_LT, SAME)
+        SEARCH(int64_t, PLAIN_LT)
         break;
     case HOP_U64:
-        SEARCH(uint64_t, PLAIN_LT, SAME)
+        SEARCH(uint64_t, PLAIN_LT)
         break;
     case HOP_U16:
-        SEARCH(uint16_t, PLAIN_LT, SAME)
+        SEARCH(uint16_t, PLAIN_LT)
         break;
     case HOP_U32:
-        SEARCH(uint32_t, PLAIN_LT, SAME)
+        SEARCH(uint32_t, PLAIN_LT)
         break;
     case HOP_F16:
-        SEARCH(uint16_t, NAN_LT, hop_f16_to_float)
+        SEARCH(uint16_t, F16_LT)
         break;
     case HOP_F32:
-        SEARCH(float, NAN_LT, SAME)
+        SEARCH(float, NAN_LT)
         break;
     case HOP_F64:
-        SEARCH(double, NAN_LT, SAME)
+        SEARCH(double, NAN_LT)
+        break;
+    case HOP_C64:
+        SEARCH(c64_pair, C64_LT)
+        break;
+    case HOP_C128:
+        SEARCH(c128_pair, C128_LT)
         break;
     default:
         break;

@@ -680,7 +680,7 @@ typedef enum hop_sort_kind {
     X(left_shift, 2, BINARY, BINARY, R, 1)                                                         \
     X(right_shift, 2, BINARY, BINARY, R, 1)                                                        \
     X(put, 4, PUT, INDEX, C, 1)                                                                    \
-    X(searchsorted, 3, SEARCHSORTED, INDEX, R, 1)                                                  \
+    X(searchsorted, 3, SEARCHSORTED, INDEX, C, 1)                                                  \
     X(real, 1, UNARY, UNARY, C, 1)                                                                 \
     X(imag, 1, UNARY, UNARY, C, 1)                                                                 \
     X(conj, 1, UNARY, UNARY, C, 1)                                                                 \

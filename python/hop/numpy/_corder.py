@@ -153,26 +153,7 @@ def argsort_any(t, axis, kind=STABLE):
     return _C._op("argsort", t, axis, False, kind)
 
 
-def _sort_less(a, b):
-    """npysort's CDOUBLE_LT: (NaN class, real, imag) compared in turn, a
-    NaN part equal to a NaN part (the class already tells them apart)."""
-    ar, ai = _parts(a)
-    br, bi = _parts(b)
-    ca = _C.add(_C.mul(_nan(ar).to(_C.int8), 2), _nan(ai).to(_C.int8))
-    cb = _C.add(_C.mul(_nan(br).to(_C.int8), 2), _nan(bi).to(_C.int8))
-    re_eq = _C.logical_or(_C.eq(ar, br), _C.logical_and(_nan(ar), _nan(br)))
-    within = _C.logical_or(_C.lt(ar, br), _C.logical_and(re_eq, _C.lt(ai, bi)))
-    return _C.logical_or(_C.lt(ca, cb), _C.logical_and(_C.eq(ca, cb), within))
-
-
 def searchsorted_any(s, v, right):
-    """hop's searchsorted op on a sorted 1-d s, or for complex ones NumPy's
-    binary search in its sort order: the number of elements of s before
-    each value of v (below it; right: not above it), counted over a
-    broadcast of s against v (memory len(s) * v.size)."""
-    if s.dtype not in (_C.complex64, _C.complex128):
-        return _C._op("searchsorted", s, v, right)
-    vv = v.unsqueeze(-1) if v.ndim else v.reshape((1,))
-    before = _C.logical_not(_sort_less(vv, s)) if right else _sort_less(s, vv)
-    n = _C.sum(before.to(_C.int64), [-1], False)
-    return n if v.ndim else n.reshape(())
+    """hop's searchsorted op: NumPy's binary search of a 1-d s in its sort
+    order (complex ones too), NumPy's answer for an unsorted s as well."""
+    return _C._op("searchsorted", s, v, right)
