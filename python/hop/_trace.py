@@ -297,9 +297,11 @@ def _array_leaves(spec, inside=False, out=None):
     return out
 
 
-def _numpy_arg(p, leaf=None):
+def _numpy_arg(p, leaf=None, read_only=False):
     from .numpy import _wrap_arg
-    return _wrap_arg(p, leaf)
+    a = _wrap_arg(p, leaf)
+    a._ro = read_only
+    return a
 
 
 def eager_array(x):
@@ -509,6 +511,10 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
     call = _Call(fn, kw, frame, spec, proxies, kinds, as_array, slots, slot_arrays,
                  arg_strides)
     call.arg_examples = _arg_examples(leaves)
+    # (a read-only ndarray argument is a read-only array in the function:
+    # a write raises NumPy's error where eager's does)
+    call.read_only = {i for i, x in enumerate(leaves)
+                      if _np is not None and isinstance(x, _np.ndarray) and not x.flags.writeable}
     try:
         # What fn can read besides its tensor arguments: the values the plan
         # will bake in (see _guards); and names for the tensors among them (a
@@ -641,6 +647,7 @@ class _Call:
         self.slots, self.slot_arrays, self.arg_strides = slots, slot_arrays, arg_strides
         self.uses_numpy = any(as_array) or "hop.numpy" in sys.modules
         self.arg_examples = {}
+        self.read_only = set()
         self.given = None
         self.raw_out = [None, None]
         self.runs = []
@@ -664,7 +671,7 @@ class _Call:
             # a hop.numpy array argument is rebuilt from its tensor: that one
             run.arg_tensors = {id(p): i for i, (p, k) in enumerate(zip(self.proxies, self.kinds))
                                if k is not None}
-            args = unflatten([_numpy_arg(p, i) if a else p
+            args = unflatten([_numpy_arg(p, i, i in self.read_only) if a else p
                               for i, (p, a) in enumerate(zip(self.proxies, self.as_array))],
                              self.spec)
             run.arg_tensors = {}
@@ -1167,6 +1174,11 @@ class _WriteBack:
             where = dict(memory)
             for k in self.targets:
                 x = where[k]
+                if not x.flags.writeable:
+                    # (traced writeable: the trace again, where the write
+                    # raises NumPy's error, before anything happened)
+                    raise _C.GuardError(f"guard failed: the traced function writes "
+                                        f"{self._what(k)} in place, which is read-only now")
                 for j, y in memory:
                     if j[0] == "env" and k[0] == "capture" and k[1] in self.viewed and \
                             _same_array(x, y):

@@ -21,7 +21,7 @@ from .. import _C, _breaks
 from . import _core, _storage
 from . import _funcs as F
 from . import _index_routines, _lib, _sorting, _twodim
-from ._ndarray import _size_1_text, item_key, ndarray, view, wrap
+from ._ndarray import _size_1_text, item_key, ndarray, view, viewed_by, wrap
 from ._storage import Step
 
 __all__ = []
@@ -195,8 +195,12 @@ def _view_method(self, dtype=None, type=None):
     t = self._t
     if _C._is_proxy(t) or _core.tracing():
         return _bitcast_view(self, kind, npd)
-    _core.hop_dtype(npd, "ndarray.view")
-    return kind(_C.asarray(t.numpy().view(npd)), scalar=self._scalar)
+    _core.hop_dtype(npd, "ndarray.view", makes=True)
+    r = kind(_C.asarray(t.numpy().view(npd)), scalar=self._scalar)
+    r._ro = self._ro  # (a view of a read-only array is read-only)
+    if not self._scalar:
+        viewed_by(r, self)
+    return r
 
 
 def _bitcast_view(a, kind, npd):
@@ -367,12 +371,26 @@ class _Flags:
                                                     "array are not known while tracing")
         return t.numpy().flags
 
+    @property
+    def owndata(self):
+        """NumPy's: the array is no view (a NumPy scalar owns its data);
+        eagerly hop's record of the views it made (viewed_by)."""
+        a = self._a
+        if a._scalar:
+            return True
+        if type(a) is ndarray and a._run is None and a._st is None and \
+                not _C._is_proxy(a._tv):
+            return a._ob is None  # (a NumpyArg: the caller's ndarray, below)
+        return self._np_flags().owndata
+
     def __getattr__(self, name):
         return getattr(self._np_flags(), name)
 
     def __getitem__(self, key):
         if key in ("W", "WRITEABLE"):
             return self.writeable
+        if key in ("O", "OWNDATA"):
+            return self.owndata
         return self._np_flags()[key]
 
 
@@ -383,7 +401,7 @@ def _base(self):
     st = self._st
     if st is not None and st.vw_root is not self:
         return st.vw_root
-    return None
+    return self._ob
 
 
 ndarray.base = property(_base, doc="The array whose memory this one views, or None.")

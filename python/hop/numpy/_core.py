@@ -29,19 +29,22 @@ _HOP = {_np.dtype(n): getattr(_C, n) for n in NAMES}
 SUPPORTED = ", ".join(NAMES)
 
 
-def hop_dtype(npd, what):
+def hop_dtype(npd, what, makes=False):
     """The hop dtype of a NumPy dtype (of either byte order); DTypeError
     naming `what` otherwise.  While a trace runs, a dtype hop has no
     array of (float128, str, object, datetime64) and one in the other byte
     order (`>f4`, which NumPy keeps in the arrays it makes of it: an astype,
     a view, a captured array's copies) are a break of hop.compile's graph
-    (NumPy's code runs it) and hop.trace's DTypeError."""
+    (NumPy's code runs it) and hop.trace's DTypeError.  makes: what makes
+    an array of npd (astype, view), which a hop.numpy array of native order
+    cannot be: the other byte order is a DTypeError eagerly too (an array
+    hop takes in, hop.asarray(big_endian), is copied in native order)."""
     npd = _np.dtype(npd)
     d = _HOP.get(npd if npd.isnative else npd.newbyteorder("="))
     if d is None:
         msg = f"hop.numpy: {what}: NumPy dtype {_np.dtype(npd)} is not supported; hop " \
               f"supports {SUPPORTED}"
-    elif not npd.isnative and npd.byteorder != "|" and tracing():
+    elif not npd.isnative and npd.byteorder != "|" and (makes or tracing()):
         msg = f"hop.numpy: {what}: NumPy dtype {npd.str} is in the other byte order, which " \
               f"NumPy keeps in the arrays it makes of it; hop computes in native order"
     else:

@@ -18,7 +18,7 @@ import numpy as _np
 
 from .. import _C, _exact
 from . import _core, _corder, _eager
-from ._ndarray import ndarray, NumpyArg, result_kind, view, wrap
+from ._ndarray import ndarray, NumpyArg, result_kind, view, viewed_by, wrap
 from ._storage import Step
 from . import _storage
 
@@ -243,8 +243,14 @@ def reshape(a, newshape, order="C", *, _kind=None):
         if run is None and isinstance(a, ndarray) and a._cp is not None and \
                 kind is not _C.Tensor:
             return _reshape_copy_view(kind, a, r, shape, out)
-        # (eagerly hop's reshape views the memory exactly when NumPy's does)
-        return _numpy_strides(a, wrap(kind, r), make, "C", kind)
+        # (eagerly hop's reshape views the memory exactly when NumPy's does,
+        # and a view of a read-only array is read-only)
+        res = _numpy_strides(a, wrap(kind, r), make, "C", kind)
+        if isinstance(a, ndarray) and isinstance(res, ndarray) and not a._scalar and \
+                run is None and not _C._is_proxy(r) and res._t.data_ptr() == t.data_ptr():
+            res._ro = a._ro
+            viewed_by(res, a)
+        return res
     is_view = _storage.reshape_is_view(a, run, out)
     if is_view or is_view is None:
         # NumPy's view, made again on an ndarray with the shape as given
@@ -898,6 +904,9 @@ def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, lik
         t = t.unsqueeze(0)
     r = ndarray(t)
     r._ro = ro
+    if t is not None and isinstance(object, _np.ndarray) and o.t is t and ndmin <= 0 and \
+            object.base is not None and not _C._is_proxy(t):
+        r._ob = object.base  # (hop's array over a NumPy view's memory: that view's base)
     return r
 
 

@@ -52,7 +52,7 @@ def _storage_write_select(a, select, v, what):
     run = _storage.current()
     if run is None and not _C._is_proxy(a._tv):
         if a._ro:
-            raise ValueError("assignment destination is read-only")
+            raise _storage.read_only_error(what)
         flat_pos = select(_C.arange(_size(a._tv.shape)).reshape(tuple(a._tv.shape)))
 
         def store():

@@ -45,7 +45,7 @@ class ndarray:
     write (_storage.fresh)."""
 
     __slots__ = ("_tv", "_scalar", "_st", "_vw", "_ver", "_cv", "_run", "_dp", "_role", "_ro", "_cp",
-                 "__weakref__")
+                 "_ob", "__weakref__")
     __array_priority__ = 200
     _pytree_repr_as_leaf = True  # in a structure's text it is the tensor it holds
 
@@ -61,6 +61,7 @@ class ndarray:
         self._cv = None
         self._ro = False
         self._cp = None
+        self._ob = None
         run = _storage.current()
         self._run = run
         if run is None:
@@ -79,7 +80,8 @@ class ndarray:
     # eager fast path (python/_C/np_eager.c) gives its results without a call
     # of __init__
     _EAGER_SLOTS = (("_scalar", False), ("_st", None), ("_vw", ()), ("_ver", 0), ("_cv", None),
-                    ("_ro", False), ("_cp", None), ("_run", None), ("_dp", 0), ("_role", None))
+                    ("_ro", False), ("_cp", None), ("_run", None), ("_dp", 0), ("_role", None),
+                    ("_ob", None))
 
     @property
     def _t(self):
@@ -350,7 +352,7 @@ class ndarray:
         run = _storage.current()
         if run is None and not _C._is_proxy(self._tv):
             if self._ro:
-                raise ValueError("assignment destination is read-only")
+                raise _storage.read_only_error(what)
             from ._indexing import numpy_key
             dst = self._tv.numpy()
             src = value.numpy() if isinstance(value, _C.Tensor) else value
@@ -451,6 +453,7 @@ class ndarray:
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         npd = _np.dtype(dtype)
+        _core.hop_dtype(npd, "astype", makes=True)
         if not _np.can_cast(self.dtype, npd, casting=casting):
             if self.ndim:
                 raise TypeError(f"Cannot cast array data from {self.dtype!r} to {npd!r} "
@@ -576,6 +579,7 @@ def view(kind, a, step, scalar=False, t=None):
             r._cv = t
     r._ro = a._ro or step.readonly
     if run is None:
+        viewed_by(r, a)
         # eagerly a step that takes elements makes a copy (hop's tensors
         # have no negative strides) where NumPy's is a view: it remembers
         # the array it views, which its writes then reach (eager_write)
@@ -584,6 +588,13 @@ def view(kind, a, step, scalar=False, t=None):
         if step.copies is True or a._cp is not None:
             r._cp = [a, step, _storage.WRITES, None]  # (_storage.fresh)
     return r
+
+
+def viewed_by(r, a):
+    """Eagerly, r (a concrete view of a's memory) has NumPy's base: a when
+    a owns its memory, else a's base (NumPy collapses a chain of views);
+    None (owns its data) is the default of every new array."""
+    r._ob = a if a._ob is None else a._ob
 
 
 def result_kind(values, default=ndarray):

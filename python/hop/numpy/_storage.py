@@ -1060,11 +1060,39 @@ def _size(shape):
     return n
 
 
+# NumPy's text for a write into a read-only array, by the start of what
+# hop's writer says it is (each writer's own check: PyArray_FailUnlessWriteable
+# with the writer's name, the ufunc's output check, the flat iterator's, the
+# reductions' and accumulations' iterator, place's WRITEBACKIFCOPY copy)
+_READ_ONLY_TEXT = (("ndarray.sort", "sort array is read-only"),
+                   ("ndarray.partition", "partition array is read-only"),
+                   ("put_along_axis", "assignment destination is read-only"),
+                   ("putmask", "putmask: output array is read-only"),
+                   ("put", "put: output array is read-only"),
+                   ("place", "WRITEBACKIFCOPY base is read-only"),
+                   ("ndarray.flat", "underlying array is read-only"),
+                   ("fill_diagonal", "underlying array is read-only"),
+                   ("reduction out", "operand array with iterator write flag set is read-only"))
+
+
+def read_only_error(what):
+    """The ValueError NumPy raises where the write hop calls what meets a
+    read-only array ("assignment destination is read-only" for an item
+    assignment, fill, copyto; "output array is read-only" for a ufunc's
+    out=)."""
+    if what.endswith("(..., out=...)"):
+        return ValueError("output array is read-only")
+    for start, text in _READ_ONLY_TEXT:
+        if what.startswith(start):
+            return ValueError(text)
+    return ValueError("assignment destination is read-only")
+
+
 def check_write(a, run, what):
     """Raises what NumPy raises (a read-only view), or the error saying why
     hop cannot reproduce this write; returns a's storage."""
     if a._ro:
-        raise ValueError("assignment destination is read-only")
+        raise read_only_error(what)
     if a._cp is not None:
         raise _C.UnsupportedError(
             f"hop.numpy: {what} writes, while traced, an array made eagerly as a view that hop "

@@ -377,6 +377,9 @@ def _out_tuple(out, nout, name):
     for o in out:
         if o is not None and not out_array(o):
             raise TypeError("return arrays must be of ArrayType")
+        if o is not None and (o._ro if isinstance(o, ndarray) else not o.flags.writeable):
+            # (NumPy's check as it takes the argument, before any dtype's)
+            raise ValueError("output array is read-only")
     return out
 
 
