@@ -179,3 +179,25 @@ def test_an_array_of_the_other_byte_order_is_a_clear_error_eagerly(expr):
         f = eval(f"lambda a: {expr}", {"np": np})  # noqa: S307
         got, want = hop.compile(f)(np.array([1.0, 2.0])), f(np.array([1.0, 2.0]))
     assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+# ------------------------------------------------------------------ resize
+
+@pytest.mark.parametrize("call", [
+    "a.resize(6, refcheck=False)", "a.resize(2, 3, refcheck=False)", "a.resize(2, refcheck=False)",
+    "a[1:].resize(3)", "a[1:].resize(5, refcheck=False)", "a.resize(2, 2)",
+    "a.reshape(2, 2).resize(4)", "a.resize(-1)", "a[1:].resize((1, 3))"])
+def test_resize_refuses_views_as_numpy(call):
+    # eagerly a view's resize (a[1:].resize(3)) cut a copy where NumPy
+    # refuses ("it does not own its data"), and a same-size resize of a
+    # view was refused where NumPy only gives it the new dims (NumPy's
+    # refcheck counts references, which eager hop.numpy does not: left)
+    def run(a):
+        try:
+            r = eval(call, {"a": a})  # noqa: S307 (the list above)
+        except ValueError as e:
+            return "raised", str(e)
+        return r, np.asarray(a).tolist(), np.asarray(a).shape
+    want = run(np.arange(4.0))
+    got = run(hnp.asarray(np.arange(4.0)))
+    assert got == want

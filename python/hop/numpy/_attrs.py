@@ -309,16 +309,22 @@ def _resize_method(self, *new_shape, refcheck=True):
         raise ValueError("negative dimensions not allowed")
     run = _storage.current()
     st = self._st
-    if self._vw or (st is not None and st.vw_root is not self) or self._ro:
-        raise ValueError("cannot resize this array: it does not own its data")
-    if self._role is not None or (run is not None and self._run is not run):
-        raise ValueError("cannot resize an array that references or is referenced\nby another "
-                         "array in this way.  Use the np.resize function or refcheck=False")
     t = self._t
     n = F._size(shape)
     flat = t.reshape(-1)
     m = flat.shape[0]
-    if n <= m:
+    # NumPy's checks (PyArray_Resize) only where the size changes
+    if n != m or run is not None:
+        if self._vw or (st is not None and st.vw_root is not self) or \
+                (self._ro and run is not None) or self._ob is not None:
+            raise ValueError("cannot resize this array: it does not own its data")
+        if self._role is not None or (run is not None and self._run is not run):
+            raise ValueError("cannot resize an array that references or is referenced\nby "
+                             "another array in this way.\nUse the np.resize function or "
+                             "refcheck=False")
+    if n == m and run is None:
+        new = t.reshape(shape) if t.is_contiguous() else flat  # (NumPy's memory, new dims)
+    elif n <= m:
         new = flat.slice(0, 0, n, 1).clone()
     else:
         new = _C.cat([flat, _C.zeros((n - m,), dtype=t.dtype)], 0)
