@@ -201,3 +201,15 @@ def test_resize_refuses_views_as_numpy(call):
     want = run(np.arange(4.0))
     got = run(hnp.asarray(np.arange(4.0)))
     assert got == want
+
+
+@pytest.mark.parametrize("expr,src", [
+    ("a.byteswap()", "np.array([1.0, 2.0])"), ("a.byteswap()", "np.array([1, 256], np.int16)"),
+    ("a.byteswap()", "np.array([1+2j])"), ("a.byteswap(inplace=True)|a", "np.array([1.0, 2.0])"),
+    ("a.byteswap(True) is a", "np.array([1.0, 2.0])"), ("a.byteswap()", "np.array(3.5)"),
+    ("a.sum().byteswap()", "np.array([1.0, 2.0])"), ("a.T.byteswap()", "np.arange(6.0).reshape(2, 3)"),
+    ("a.byteswap(inplace=True)|a", _RO.format("np.arange(4.0)"))])
+def test_byteswap(expr, src):
+    # eagerly an AttributeError ('numpy.ndarray' object has no attribute
+    # 'byteswap')
+    agree(expr, src)

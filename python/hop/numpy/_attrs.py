@@ -248,6 +248,27 @@ def _newbyteorder(self, new_order="S"):
 ndarray.newbyteorder = _newbyteorder
 
 
+def _byteswap(self, inplace=False):
+    """ndarray.byteswap: the elements' bytes reversed (each part of a
+    complex one), a new array or (inplace) into this one; NumPy's own
+    swap of the concrete array (traced: NumPy's code runs it, a break)."""
+    if _C._is_proxy(self._t) or _core.tracing():
+        _breaks.conversion(_C.UnsupportedError, "hop.numpy: ndarray.byteswap of a traced array")
+    v = self._t.numpy()
+    if not inplace:
+        from ._ufuncs import _from_numpy
+        return _from_numpy((v[()] if self._scalar else v).byteswap(), builtins.type(self))
+    if self._scalar:
+        return self
+    if self._ro:
+        raise ValueError("array to be byte-swapped is read-only")
+    self._write(None, _C.asarray(v.byteswap()), "ndarray.byteswap")
+    return self
+
+
+ndarray.byteswap = _byteswap
+
+
 def _shape_get(self):
     return tuple(self._t.shape)
 
