@@ -194,6 +194,12 @@ half_noted(double x, uint16_t h)
     return h;
 }
 
+uint16_t
+hop__f16_noted(float f)
+{
+    return half_noted((double)f, hop_f16_from_float(f));
+}
+
 /* binary16 to double as NumPy's npy_halfbits_to_doublebits: a nan keeps
  * its payload, where converting hop_f16_to_float's float would quiet a
  * signalling one */

@@ -248,7 +248,7 @@ naive_f16(const hop__matmul *mm, const char *ap, const char *bp, char *cp, int64
             for (int64_t p = 0; p < mm->k; p++)
                 acc += hop_f16_to_float(a[i * mm->ars + p * mm->acs]) *
                        hop_f16_to_float(b[p * mm->brs + j * mm->bcs]);
-            c[i * mm->crs + j * mm->ccs] = hop_f16_from_float(acc);
+            c[i * mm->crs + j * mm->ccs] = hop__f16_noted(acc);
         }
     }
 }

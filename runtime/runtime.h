@@ -430,6 +430,11 @@ hop_tensor *hop__tensor_empty_checked(hop_dtype dtype, int rank, const int64_t *
 /* A kernel's report of an exception no IEEE operation raised (HOP_FP_*: an
  * integer division by zero), for hop_fp_status on this thread. */
 void hop__fp_note(int flags);
+/* The binary16 of float f as hop_f16_from_float, noting overflow (a finite f
+ * became an infinity) and underflow (an inexact f below 2^-14) as NumPy's
+ * npy_float_to_half raises them: every float16 result hop computes in float
+ * is stored through this (runtime/convert.c). */
+uint16_t hop__f16_noted(float f);
 /* hop_fp_status, then cleared: a pool worker hands its flags to the job. */
 int hop__fp_take(void);
 

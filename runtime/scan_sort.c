@@ -138,7 +138,7 @@ scan_line(hop_op op, hop_dtype dt, void *p, int64_t n)
         uint16_t *v = p;
         for (int64_t i = 1; i < n; i++) {
             float a = hop_f16_to_float(v[i - 1]), x = hop_f16_to_float(v[i]);
-            v[i] = hop_f16_from_float(sum ? a + x : a * x);
+            v[i] = hop__f16_noted(sum ? a + x : a * x);
         }
         break;
     }
@@ -615,8 +615,7 @@ accumulate_one(hop_dtype dt, void *o, int64_t k, const void *v, int64_t j)
 #undef ACC
     case HOP_F16: {
         uint16_t *p = o;
-        p[k] =
-            hop_f16_from_float(hop_f16_to_float(p[k]) + hop_f16_to_float(((const uint16_t *)v)[j]));
+        p[k] = hop__f16_noted(hop_f16_to_float(p[k]) + hop_f16_to_float(((const uint16_t *)v)[j]));
         break;
     }
     case HOP_F32:

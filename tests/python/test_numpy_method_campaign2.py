@@ -213,3 +213,19 @@ def test_byteswap(expr, src):
     # eagerly an AttributeError ('numpy.ndarray' object has no attribute
     # 'byteswap')
     agree(expr, src)
+
+
+@pytest.mark.parametrize("expr,src", [
+    ("a.cumsum()", "np.array([65000, 1000], np.float16)"),
+    ("np.cumprod(a)", "np.array([300, 300], np.float16)"),
+    ("a @ a", "np.array([300, 300], np.float16)"),
+    ("np.matmul(a, a.T)", "np.array([[300, 300]], np.float16)")])
+def test_float16_scans_and_products_that_overflow_warn_compiled(expr, src):
+    # the scan and matmul kernels stored float16 results with no flag
+    # (eagerly cumsum's floating-point warnings are not covered: the
+    # accumulations' eager path reads no flags, docs/ARCHITECTURE.md)
+    from test_numpy_method_campaign import four_ways
+    out = four_ways(expr, src)
+    want = out.pop("numpy")
+    for how in ("compiled", "global") if "cum" in expr else ("eager", "compiled", "global"):
+        assert out[how] == want, how
