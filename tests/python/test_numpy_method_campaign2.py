@@ -229,3 +229,35 @@ def test_float16_scans_and_products_that_overflow_warn_compiled(expr, src):
     want = out.pop("numpy")
     for how in ("compiled", "global") if "cum" in expr else ("eager", "compiled", "global"):
         assert out[how] == want, how
+
+
+# ------------------------------------------- the second probe's findings
+
+@pytest.mark.parametrize("expr,src", [
+    ("a.choose([1, 2], mode='clip')", "np.array([[1.5, np.nan, -0.0], [2.5, -3.25, 4.0]])"),
+    ("a.choose([1, 2], mode='wrap')", "np.array([0.5, 1.0])"),
+    ("a.choose([1, 2])", "np.array([0.5, 1.0])"), ("a.choose([1, 2])", "np.array([True, False])"),
+    ("a.choose([1, 2])", "np.array([1, 0], np.uint64)"),
+    ("a.choose([1, 2])", "np.array([1, 0], np.int8)"),
+    ("a.partition(1, axis=None)|a", "np.array([[3, -1, 2], [0, 7, -5]])"),
+    ("a.partition(1, axis=1.0)|a", "np.array([[3, -1, 2], [0, 7, -5]])"),
+    ("a.partition(1, axis=np.int8(0))|a", "np.array([[3, -1, 2], [0, 7, -5]])"),
+    ("a.put([0], [1], mode='clip')|a", "np.array([[1.5, np.nan, -0.0], [2.5, -3.25, 4.0]])"),
+    ("a.put([99, -99], [1, 2], mode='clip')|a", "np.arange(5.0)"),
+    ("a.put([99, -99, 7], [1, 2, 3], mode='wrap')|a", "np.arange(5.0)"),
+    ("a.put([10], [1])|a", "np.arange(5.0)"), ("a.put([-10], [1])|a", "np.arange(5.0)"),
+    ("a.put([1, 10], [1])|a", "np.arange(5.0)"), ("a.put([0], [1], mode='c')|a", "np.arange(5.0)"),
+    ("a.tofile('/tmp/hop_campaign2_x.bin')", "np.arange(5.0)"),
+    ("a.tofile('/tmp/hop_campaign2_x.txt', sep=',')", "np.arange(5.0)"),
+    ("a.dump('/tmp/hop_campaign2_x.pkl')", "np.arange(5.0)"),
+    ("a.dumps()", "np.arange(5.0)"), ("a.sum().dumps()", "np.arange(5.0)")])
+def test_choose_partition_put_and_file_methods(expr, src):
+    # choose of a float index array cast it (NumPy: a safe cast to intp, a
+    # TypeError); the method partition(axis=None) sorted the flat array
+    # into a's shape (NumPy's method takes an int axis); put's clip and wrap
+    # modes were UnsupportedError and an index out of bounds hop's
+    # OutOfBoundsError of its take op; tofile, dump and dumps eagerly an
+    # AttributeError (compiled, NumPy's code runs them: a break).  (NumPy
+    # 1.24's own put(mode='clip') of an empty array writes out of bounds:
+    # not drawn)
+    agree(expr, src)

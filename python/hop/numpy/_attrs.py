@@ -269,6 +269,24 @@ def _byteswap(self, inplace=False):
 ndarray.byteswap = _byteswap
 
 
+def _by_numpy_io(name):
+    """ndarray.<name> (tofile, dump, dumps): NumPy's own on the concrete
+    array (its file, its pickle); traced, NumPy's code runs it (a break),
+    where the values are this call's."""
+    def method(self, *args, **kwargs):
+        if _C._is_proxy(self._t) or _core.tracing():
+            _breaks.conversion(_C.UnsupportedError, f"hop.numpy: ndarray.{name} of a traced "
+                                                    f"array writes its values out")
+        v = self._t.numpy()
+        return getattr(v[()] if self._scalar else v, name)(*args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+for _name in ("tofile", "dump", "dumps"):
+    setattr(ndarray, _name, _by_numpy_io(_name))
+
+
 def _shape_get(self):
     return tuple(self._t.shape)
 
@@ -512,6 +530,9 @@ def _put_method(self, indices, values, mode="raise"):
 
 
 def _partition_method(self, kth, axis=-1, kind="introselect", order=None):
+    if isinstance(axis, float):  # (the method's axis is an int: None is np.partition's)
+        raise TypeError("integer argument expected, got float")
+    axis = operator.index(axis)
     _sorting.check_select(kind, order)
     _sorting._check_kth(self._t, kth, axis)
     self._assign(F.sort(self, axis, _kind=_C.Tensor), "ndarray.partition (in place)")

@@ -103,8 +103,7 @@ def fill_diagonal(a, val, wrap=False, *, _kind=None):
 
 @implements(_np.put)
 def put(a, ind, v, mode="raise", *, _kind=None):
-    if mode != "raise":
-        raise _C.UnsupportedError(f"hop.numpy: put with mode={mode!r} is not supported")
+    mode = _clipmode(mode)
     if not isinstance(a, (ndarray, _np.ndarray)):
         raise TypeError(f"argument 1 must be numpy.ndarray, not {type(a).__name__}")
     if isinstance(a, ndarray) and a._scalar:
@@ -114,6 +113,14 @@ def put(a, ind, v, mode="raise", *, _kind=None):
         i = _core.cast(i, _np.dtype(_np.int64))
     i = i.reshape(-1)
     size = _size(_t(a).shape)
+    if mode == "clip":  # (NumPy's: a negative index is 0)
+        i = _C.minimum(_C.maximum(i, 0), size - 1)
+    elif mode == "wrap":
+        i = ((i % size) + size) % size
+    elif not _C._is_proxy(i) and isinstance(size, int):
+        bad = [k for k in i.numpy().tolist() if not -size <= k < size]
+        if bad:  # (NumPy's text; traced, the take op's error says it)
+            raise IndexError(f"index {bad[0]} is out of bounds for axis 0 with size {size}")
     pos = _C._op("take", _C.arange(size), 0, i)  # checks every index, wraps negative ones
     _flat_write(a, pos, v, "put")
 
@@ -271,6 +278,11 @@ def choose(a, choices, out=None, mode="raise", *, _kind=None):
     idx = _t(a, "choose")
     cs = [_t(c, "choose") for c in choices]
     dt = _core.promoted_dtype(cs)
+    it = _core.np_dtype(idx)
+    if not _np.can_cast(it, _np.intp, casting="safe"):
+        # (NumPy's PyArray_FROM_OT of the indices: a safe cast to intp)
+        raise TypeError(f"Cannot cast array data from {it!r} to {_np.dtype(_np.intp)!r} "
+                        f"according to the rule 'safe'")
     shape = broadcast_shapes(tuple(idx.shape), *[tuple(c.shape) for c in cs])
     stacked = _C.stack([_core.cast(c, dt).expand(*shape) for c in cs], 0)
     n = len(cs)
