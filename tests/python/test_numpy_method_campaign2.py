@@ -261,3 +261,13 @@ def test_choose_partition_put_and_file_methods(expr, src):
     # 1.24's own put(mode='clip') of an empty array writes out of bounds:
     # not drawn)
     agree(expr, src)
+
+
+@pytest.mark.parametrize("expr,src", [
+    ("a.flat[[0, 2]]", "np.array(2.5)"), ("a.flat.__setitem__(99, 1)|a", "np.arange(6.0).reshape(2, 3)"),
+    ("a.flat[99]", "np.arange(6.0).reshape(2, 3)"), ("a.flat[-7]", "np.arange(6.0).reshape(2, 3)")])
+def test_flat_index_out_of_bounds_says_numpys_text(expr, src):
+    # hop named axis 0 where NumPy's flatiter says "for size 6" (its
+    # integer read names the axis).  (NumPy's a.flat[[0, 9]] = 1 writes
+    # element 0 before it raises; hop raises first: not drawn)
+    agree(expr, src)

@@ -29,6 +29,24 @@ __all__ = []
 
 # ------------------------------------------------------------------ flat
 
+class _flat_index_error:
+    """NumPy's flatiter's text for an index out of bounds ("index 9 is out
+    of bounds for size 6": no axis), where hop's indexing names axis 0
+    (NumPy's a.flat[9] names it: on=False)."""
+
+    def __init__(self, on=True):
+        self.on = on
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, tp, e, tb):
+        text = " is out of bounds for axis 0 with size "
+        if self.on and tp is not None and issubclass(tp, IndexError) and text in str(e):
+            raise IndexError(str(e).replace(text, " is out of bounds for size ")) from None
+        return False
+
+
 class flatiter:
     """a.flat: the elements of a in C order (NumPy's flatiter): indexing
     gives copies or scalars, assignment writes a (values repeated as often
@@ -49,12 +67,14 @@ class flatiter:
 
     def _positions(self, key):
         from ._indexing import index_tensor
-        return index_tensor(_C.arange(self._n), key)
+        with _flat_index_error():
+            return index_tensor(_C.arange(self._n), key)
 
     def __getitem__(self, key):
         flat = self.base._t.reshape(-1)
         from ._indexing import index_tensor
-        r, _, scalar = index_tensor(flat, key)
+        with _flat_index_error(not isinstance(key, (int, _np.integer))):
+            r, _, scalar = index_tensor(flat, key)
         # a copy, a scalar too (a value: a later write to base does not reach it)
         return wrap(type(self.base), r.clone(), scalar=scalar)
 
