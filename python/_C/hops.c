@@ -219,23 +219,29 @@ take_node(frame *f, PyObject *leaf, Py_ssize_t i, void *out)
 /* _hops.py's helpers of call_direct, looked up at its first call:
  * run_pure(hop, which, fn, args) and _direct_result(hop, whiches, b, out,
  * results, same) -> the leaves (what a body wrapper of _apply does with a
- * result other than one tensor). */
+ * result other than one tensor); and what _direct reads (below). */
 static PyObject *run_pure_fn, *direct_result_fn;
+static PyObject *compile_key, *registered, *direct_finish_fn;
 
 static int
 direct_helpers(void)
 {
-    if (direct_result_fn)
+    if (direct_finish_fn)
         return 0;
     PyObject *hops = PyImport_ImportModule("hop._hops");
     PyObject *purity = hops ? PyImport_ImportModule("hop._purity") : NULL;
-    if (purity) {
-        run_pure_fn = PyObject_GetAttrString(purity, "run_pure");
-        direct_result_fn = run_pure_fn ? PyObject_GetAttrString(hops, "_direct_result") : NULL;
-    }
+    PyObject *breaks = purity ? PyImport_ImportModule("hop._breaks") : NULL;
+    PyObject *pytree = breaks ? PyImport_ImportModule("hop._pytree") : NULL;
+    if (pytree && (run_pure_fn = PyObject_GetAttrString(purity, "run_pure")) &&
+        (direct_result_fn = PyObject_GetAttrString(hops, "_direct_result")) &&
+        (compile_key = PyObject_GetAttrString(breaks, "_COMPILE")) &&
+        (registered = PyObject_GetAttrString(pytree, "_REGISTERED")) && PyDict_Check(registered))
+        direct_finish_fn = PyObject_GetAttrString(hops, "_direct_finish");
     Py_XDECREF(hops);
     Py_XDECREF(purity);
-    return direct_result_fn ? 0 : -1;
+    Py_XDECREF(breaks);
+    Py_XDECREF(pytree);
+    return direct_finish_fn ? 0 : -1;
 }
 
 /* How many HOP bodies this thread is running the Python of (a branch on
@@ -829,28 +835,11 @@ py_call_direct(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return result;
 }
 
-/* _hops.py's side of _direct, looked up at its first call: the key of a
- * trace hop.compile makes (_breaks._COMPILE), the registered pytree types
- * (_pytree._REGISTERED), _direct_finish, and the answer "not direct"
- * (_C._NOT_DIRECT, made at import). */
-static PyObject *compile_key, *registered, *direct_finish_fn, *not_direct;
-
-static int
-direct_call_helpers(void)
-{
-    if (direct_finish_fn)
-        return 0;
-    PyObject *breaks = PyImport_ImportModule("hop._breaks");
-    PyObject *pytree = breaks ? PyImport_ImportModule("hop._pytree") : NULL;
-    PyObject *hops = pytree ? PyImport_ImportModule("hop._hops") : NULL;
-    if (hops && (compile_key = PyObject_GetAttrString(breaks, "_COMPILE")) &&
-        (registered = PyObject_GetAttrString(pytree, "_REGISTERED")))
-        direct_finish_fn = PyObject_GetAttrString(hops, "_direct_finish");
-    Py_XDECREF(breaks);
-    Py_XDECREF(pytree);
-    Py_XDECREF(hops);
-    return direct_finish_fn && PyDict_Check(registered) ? 0 : -1;
-}
+/* _direct's answer "not direct" (_C._NOT_DIRECT, made at import); what it
+ * reads is direct_helpers': the key of a trace hop.compile makes
+ * (_breaks._COMPILE), the registered pytree types (_pytree._REGISTERED)
+ * and _hops._direct_finish. */
+static PyObject *not_direct;
 
 /* _direct(name, leads, operands, fns, whiches, same) -> the HOP's result,
  * or _NOT_DIRECT where the call must go through _apply: _hops._direct's
@@ -868,7 +857,7 @@ py_direct(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_Format(PyExc_TypeError, "_direct() takes exactly 6 arguments (%zd given)", nargs);
         return NULL;
     }
-    if (direct_call_helpers() < 0)
+    if (direct_helpers() < 0)
         return NULL;
     PyObject *tr = hop_py_current_trace();
     if (tr == NULL || !PyTuple_Check(args[2]))
