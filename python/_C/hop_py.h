@@ -204,6 +204,10 @@ int hop_py_name_hints(PyObject *trace, PyObject *fn);
 int hop_py_hops_init(PyObject *module);
 /* purity.c: adds _pure_callees and _pure_roots (the purity check's readings); 0 / -1. */
 int hop_py_purity_init(PyObject *module);
+/* purity.c: _purity.run_pure(hop_name, which, fn, args) (run_pure itself
+ * given), its plain path in C; the body's result, NULL with an exception. */
+PyObject *hop_py_run_pure(PyObject *run_pure, PyObject *hop_name, PyObject *which, PyObject *fn,
+                          PyObject *args);
 /* numpy_call.c: adds _np_fp_reported, _np_fp_warned, _np_fp_warns, _fp_status and
  * _fp_clear (NumPy's floating-point state, the exceptions kernels raised); 0 / -1. */
 int hop_py_numpy_call_init(PyObject *module);

@@ -18,6 +18,7 @@
  * restored every state.
  */
 #include "hop_py.h"
+#include "trace_impl.h"
 
 /* A call's arguments as its mode takes them (begin_call): hop_arg traced,
  * hop_rt_arg eager; one PyMem block. */
@@ -218,23 +219,29 @@ take_node(frame *f, PyObject *leaf, Py_ssize_t i, void *out)
 /* _hops.py's helpers of call_direct, looked up at its first call:
  * run_pure(hop, which, fn, args) and _direct_result(hop, whiches, b, out,
  * results, same) -> the leaves (what a body wrapper of _apply does with a
- * result other than one tensor). */
+ * result other than one tensor); and what _direct reads (below). */
 static PyObject *run_pure_fn, *direct_result_fn;
+static PyObject *compile_key, *registered, *direct_finish_fn;
 
 static int
 direct_helpers(void)
 {
-    if (direct_result_fn)
+    if (direct_finish_fn)
         return 0;
     PyObject *hops = PyImport_ImportModule("hop._hops");
     PyObject *purity = hops ? PyImport_ImportModule("hop._purity") : NULL;
-    if (purity) {
-        run_pure_fn = PyObject_GetAttrString(purity, "run_pure");
-        direct_result_fn = run_pure_fn ? PyObject_GetAttrString(hops, "_direct_result") : NULL;
-    }
+    PyObject *breaks = purity ? PyImport_ImportModule("hop._breaks") : NULL;
+    PyObject *pytree = breaks ? PyImport_ImportModule("hop._pytree") : NULL;
+    if (pytree && (run_pure_fn = PyObject_GetAttrString(purity, "run_pure")) &&
+        (direct_result_fn = PyObject_GetAttrString(hops, "_direct_result")) &&
+        (compile_key = PyObject_GetAttrString(breaks, "_COMPILE")) &&
+        (registered = PyObject_GetAttrString(pytree, "_REGISTERED")) && PyDict_Check(registered))
+        direct_finish_fn = PyObject_GetAttrString(hops, "_direct_finish");
     Py_XDECREF(hops);
     Py_XDECREF(purity);
-    return direct_result_fn ? 0 : -1;
+    Py_XDECREF(breaks);
+    Py_XDECREF(pytree);
+    return direct_finish_fn ? 0 : -1;
 }
 
 /* How many HOP bodies this thread is running the Python of (a branch on
@@ -304,9 +311,8 @@ direct_body(frame *f, size_t b, PyObject *args, hop_values *out)
     if (Py_EnterRecursiveCall(" in a HOP body") == 0) {
         result = reaches_nothing(fn)
                      ? PyObject_Call(fn, args, NULL)
-                     : PyObject_CallFunctionObjArgs(run_pure_fn, d->name,
-                                                    PyTuple_GET_ITEM(d->whiches, (Py_ssize_t)b),
-                                                    fn, args, NULL);
+                     : hop_py_run_pure(run_pure_fn, d->name,
+                                       PyTuple_GET_ITEM(d->whiches, (Py_ssize_t)b), fn, args);
         Py_LeaveRecursiveCall();
     }
     bodies_in--;
@@ -829,6 +835,62 @@ py_call_direct(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return result;
 }
 
+/* _direct's answer "not direct" (_C._NOT_DIRECT, made at import); what it
+ * reads is direct_helpers': the key of a trace hop.compile makes
+ * (_breaks._COMPILE), the registered pytree types (_pytree._REGISTERED)
+ * and _hops._direct_finish. */
+static PyObject *not_direct;
+
+/* _direct(name, leads, operands, fns, whiches, same) -> the HOP's result,
+ * or _NOT_DIRECT where the call must go through _apply: _hops._direct's
+ * test and call in one C call (issue #30: a Python frame of every traced
+ * cond and wrap call, and of every level of a nest).  Direct: this thread
+ * traces for hop.trace (not hop.compile: its calls check their bodies'
+ * prints), hop.Tensor is no registered pytree type and the operands (a
+ * tuple) are hop.Tensors themselves; then _call_direct's call, whose
+ * results give the one tensor every body returned, or _direct_finish
+ * shapes the outputs. */
+static PyObject *
+py_direct(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6) {
+        PyErr_Format(PyExc_TypeError, "_direct() takes exactly 6 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (direct_helpers() < 0)
+        return NULL;
+    PyObject *tr = hop_py_current_trace();
+    if (tr == NULL || !PyTuple_Check(args[2]))
+        return Py_NewRef(not_direct);
+    int compiling = PyDict_Contains(((TraceObject *)tr)->scratch, compile_key);
+    int reg = compiling == 0 && PyDict_GET_SIZE(registered)
+                  ? PyDict_Contains(registered, (PyObject *)&hop_py_TensorType)
+                  : 0;
+    if (compiling < 0 || reg < 0)
+        return NULL;
+    if (compiling || reg)
+        return Py_NewRef(not_direct);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args[2]); i++)
+        if (!Py_IS_TYPE(PyTuple_GET_ITEM(args[2], i), &hop_py_TensorType))
+            return Py_NewRef(not_direct);
+    PyObject *results = PyList_New(0);
+    PyObject *cargs[7] = {args[0], args[1], args[2], args[3], args[4], args[5], results};
+    PyObject *outs = results ? py_call_direct(self, cargs, 7) : NULL;
+    if (outs == NULL) {
+        Py_XDECREF(results);
+        return NULL;
+    }
+    PyObject *out;
+    if (PyList_Check(outs) && PyList_GET_SIZE(outs) == 1 && all_single(results))
+        out = Py_NewRef(PyList_GET_ITEM(outs, 0)); /* every body returned one tensor */
+    else
+        out = PyObject_CallFunctionObjArgs(direct_finish_fn, args[0], outs, results, args[4],
+                                           NULL);
+    Py_DECREF(outs);
+    Py_DECREF(results);
+    return out;
+}
+
 /* hop_signature(name) -> (params, doc, made): params a tuple of (name,
  * kind) with kind one of "int", "float", "bool", "dtype", "value", "body",
  * "values", "carry", "varargs"; doc the class's or None; made the number of
@@ -910,6 +972,9 @@ static PyMethodDef hop_functions[] = {
     {"_call_direct", (PyCFunction)(void (*)(void))py_call_direct, METH_FASTCALL,
      HOP_PY_SIG("_call_direct(name, leads, operands, fns, whiches, same, results, /)") "a "
      "traced call whose bodies are fns(*operands)"},
+    {"_direct", (PyCFunction)(void (*)(void))py_direct, METH_FASTCALL,
+     HOP_PY_SIG("_direct(name, leads, operands, fns, whiches, same, /)") "a traced call whose "
+     "bodies are fns(*operands), or _NOT_DIRECT where it must go through _apply"},
     {"hop_signature", py_hop_signature, METH_O,
      "hop_signature(name) -> (params, doc, made): a registered HOP's signature"},
     {"list_hops", py_list_hops, METH_NOARGS, "list_hops() -> the registered HOPs' names"},
@@ -928,5 +993,8 @@ hop_py_hops_init(PyObject *module)
         hop_py_raise();
         return -1;
     }
+    not_direct = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
+    if (not_direct == NULL || PyModule_AddObjectRef(module, "_NOT_DIRECT", not_direct) < 0)
+        return -1;
     return PyModule_AddFunctions(module, hop_functions);
 }

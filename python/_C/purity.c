@@ -214,13 +214,8 @@ push_root(PyObject *list, PyObject *name, PyObject *holder, PyObject *value)
  * Python.
  */
 static PyObject *
-py_pure_roots(PyObject *self, PyObject *args)
+pure_roots(PyObject *fno, PyObject *plan, int check)
 {
-    (void)self;
-    PyObject *fno, *plan;
-    int check;
-    if (!PyArg_ParseTuple(args, "OO!p:_pure_roots", &fno, &PyTuple_Type, &plan, &check))
-        return NULL;
     if (!PyFunction_Check(fno) || PyTuple_GET_SIZE(plan) != 9)
         Py_RETURN_NONE;
     PyFunctionObject *fn = (PyFunctionObject *)fno;
@@ -297,6 +292,170 @@ py_pure_roots(PyObject *self, PyObject *args)
 done:
     Py_XDECREF(cells);
     Py_XDECREF(globs);
+    return result;
+}
+
+static PyObject *
+py_pure_roots(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *fno, *plan;
+    int check;
+    if (!PyArg_ParseTuple(args, "OO!p:_pure_roots", &fno, &PyTuple_Type, &plan, &check))
+        return NULL;
+    return pure_roots(fno, plan, check);
+}
+
+/* ------------------------------------------------------ run_pure in C */
+
+/* _purity's side of the plain path, looked up at the first body:
+ * _reads' per-code cache, _run_read, _plain_undo and _plain_done; and
+ * _purity's dict and its _run_plain as the module made it (_RUN_PLAIN),
+ * whose path this is: a test that replaces _run_plain to count the bodies
+ * it checks gets Python's path. */
+static PyObject *names_cache, *run_read_fn, *plain_undo_fn, *plain_done_fn;
+static PyObject *purity_dict, *run_plain_fn;
+static PyObject *s_code, *s_effects, *s_unknown, *s_plain, *s_run_plain;
+
+static int
+plain_helpers(void)
+{
+    if (plain_done_fn)
+        return 0;
+    PyObject *reads = PyImport_ImportModule("hop._reads");
+    PyObject *purity = reads ? PyImport_ImportModule("hop._purity") : NULL;
+    if (purity && (s_code = PyUnicode_InternFromString("code")) &&
+        (s_effects = PyUnicode_InternFromString("effects")) &&
+        (s_unknown = PyUnicode_InternFromString("unknown")) &&
+        (s_plain = PyUnicode_InternFromString("plain")) &&
+        (s_run_plain = PyUnicode_InternFromString("_run_plain")) &&
+        (purity_dict = Py_NewRef(PyModule_GetDict(purity))) &&
+        (run_plain_fn = PyObject_GetAttrString(purity, "_RUN_PLAIN")) &&
+        (names_cache = PyObject_GetAttrString(reads, "_names_cache")) &&
+        (run_read_fn = PyObject_GetAttrString(purity, "_run_read")) &&
+        (plain_undo_fn = PyObject_GetAttrString(purity, "_plain_undo")))
+        plain_done_fn = PyObject_GetAttrString(purity, "_plain_done");
+    Py_XDECREF(reads);
+    Py_XDECREF(purity);
+    return plain_done_fn ? 0 : -1;
+}
+
+/* The effects of fn's code that run_pure reads from _reads' cache (a new
+ * reference), or NULL without an exception where run_pure must read them
+ * itself (not cached, its code gone) or with one. */
+static PyObject *
+cached_effects(PyObject *code)
+{
+    PyObject *key = PyLong_FromVoidPtr(code);
+    PyObject *n = key ? PyDict_GetItemWithError(names_cache, key) : NULL; /* borrowed */
+    Py_XDECREF(key);
+    if (n == NULL)
+        return NULL;
+    PyObject *ref = PyObject_GetAttr(n, s_code);
+    bool same = ref && PyWeakref_Check(ref) && PyWeakref_GetObject(ref) == code;
+    Py_XDECREF(ref);
+    if (!same)
+        return NULL;
+    PyObject *eff = PyObject_GetAttr(n, s_effects);
+    if (eff == Py_None)
+        Py_CLEAR(eff);
+    return eff;
+}
+
+/* Whether every recorded cell ((name, cell, value)) and global ((name,
+ * globals, value)) still holds its value (_purity._rebound is None): 1, 0,
+ * -1 with an exception. */
+static int
+roots_hold(PyObject *cells, PyObject *globs, PyObject *missing)
+{
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(cells); i++) {
+        PyObject *r = PyList_GET_ITEM(cells, i), *now = PyCell_GET(PyTuple_GET_ITEM(r, 1));
+        if ((now ? now : missing) != PyTuple_GET_ITEM(r, 2))
+            return 0;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(globs); i++) {
+        PyObject *r = PyList_GET_ITEM(globs, i);
+        PyObject *now = PyDict_GetItemWithError(PyTuple_GET_ITEM(r, 1), PyTuple_GET_ITEM(r, 0));
+        if (now == NULL && PyErr_Occurred())
+            return -1;
+        if ((now ? now : missing) != PyTuple_GET_ITEM(r, 2))
+            return 0;
+    }
+    return 1;
+}
+
+/* _purity._run_plain of fn(*args) with the roots read (cells, globs). */
+static PyObject *
+run_plain(PyObject *hop_name, PyObject *which, PyObject *fn, PyObject *args, PyObject *read,
+          PyObject *missing)
+{
+    PyObject *cells = PyTuple_GET_ITEM(read, 0), *globs = PyTuple_GET_ITEM(read, 1);
+    PyObject *result = PyObject_Call(fn, args, NULL);
+    if (result == NULL) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyObject *r = PyObject_CallFunctionObjArgs(plain_undo_fn, cells, globs, NULL);
+        if (r == NULL)
+            _PyErr_ChainExceptions(type, value, tb); /* as a raise inside except */
+        else
+            PyErr_Restore(type, value, tb);
+        Py_XDECREF(r);
+        return NULL;
+    }
+    int hold = roots_hold(cells, globs, missing);
+    if (hold == 1)
+        return result;
+    PyObject *r = hold < 0 ? NULL
+                           : PyObject_CallFunctionObjArgs(plain_done_fn, hop_name, which, cells,
+                                                          globs, NULL);
+    if (r == NULL)
+        Py_CLEAR(result);
+    Py_XDECREF(r);
+    return result;
+}
+
+/*
+ * _purity.run_pure(hop_name, which, fn, args) for a body of a HOP's direct
+ * call (hops.c): the plain path in C (issue #30: run_pure, _run_plain and
+ * _rebound were three Python calls of every nested level), with Python's
+ * own functions where it ends otherwise: run_pure where fn has no closure
+ * cell, its code's effects are not cached yet or _run_plain was replaced,
+ * _run_read where the check is not plain, _plain_undo and _plain_done on a
+ * raise or a rebinding.
+ */
+PyObject *
+hop_py_run_pure(PyObject *run_pure, PyObject *hop_name, PyObject *which, PyObject *fn,
+                PyObject *args)
+{
+    PyObject *code = PyFunction_Check(fn) ? PyFunction_GET_CODE(fn) : NULL;
+    PyObject *eff = NULL, *result = NULL;
+    if (code == NULL || ((PyCodeObject *)code)->co_nfreevars == 0 || plain_helpers() < 0 ||
+        PyDict_GetItemWithError(purity_dict, s_run_plain) != run_plain_fn ||
+        (eff = cached_effects(code)) == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        return PyObject_CallFunctionObjArgs(run_pure, hop_name, which, fn, args, NULL);
+    }
+    PyObject *unknown = PyObject_GetAttr(eff, s_unknown);
+    PyObject *plan = unknown ? PyObject_GetAttr(eff, s_plain) : NULL;
+    int t = plan ? PyObject_IsTrue(unknown) : -1;
+    if (t != 0 || !PyTuple_Check(plan)) {
+        /* the full check, or no plain verdict yet: Python's */
+        if (t >= 0)
+            result = PyObject_CallFunctionObjArgs(run_pure, hop_name, which, fn, args, NULL);
+        goto done;
+    }
+    PyObject *read = pure_roots(fn, plan, 1);
+    if (read && PyTuple_Check(read))
+        result = run_plain(hop_name, which, fn, args, read, PyTuple_GET_ITEM(plan, 7));
+    else if (read)
+        result = PyObject_CallFunctionObjArgs(run_read_fn, hop_name, which, fn, args, Py_None, eff,
+                                              read, NULL);
+    Py_XDECREF(read);
+done:
+    Py_XDECREF(unknown);
+    Py_XDECREF(plan);
+    Py_DECREF(eff);
     return result;
 }
 

@@ -365,28 +365,26 @@ def _shaped(hop, outs, r, empty=None):
     return _fill(outs, r.template, r.spec)
 
 
-_NOT_DIRECT = object()  # _direct's answer where the call must go through _apply
+_NOT_DIRECT = _C._NOT_DIRECT  # _C._direct's answer where the call must go through _apply
 
 
-def _direct(tr, name, leads, operands, fns, whiches, same_structure):
-    """_apply for the common traced call (issue #30: per HOP call), or
-    _NOT_DIRECT where it may not go this way: traced by hop.trace (tr:
-    _C.tracing(); hop.compile's calls check their bodies' prints, _apply),
-    its operands (a tuple) hop.Tensors themselves (one flat group: the
-    bodies take them as they are).  leads and bodies fns (tuples; whiches
-    names them) are called as fn(*operands) that may return constants.
-    _C._call_direct does per body what _apply's body wrapper does, calling
-    _direct_result only for a body that does not return one tensor.  One
-    function for the test and the call: a Python call is ~500 instructions."""
-    if tr is None or _COMPILE in tr.scratch or (_REGISTERED and _Tensor in _REGISTERED):
-        return _NOT_DIRECT
-    for x in operands:  # a loop: a set of the types cost ~2 K instructions a call
-        if type(x) is not _Tensor:
-            return _NOT_DIRECT
-    results = []
-    outs = _C._call_direct(name, leads, operands, fns, whiches, same_structure, results)
-    if len(outs) == 1 and results.count(None) == len(results):
-        return outs[0]  # every body returned one tensor
+# _C._direct(name, leads, operands, fns, whiches, same_structure) is _apply
+# for the common traced call (issue #30: per HOP call), or _NOT_DIRECT where
+# it may not go this way: traced by hop.trace (hop.compile's calls check
+# their bodies' prints, _apply), hop.Tensor no registered pytree type, its
+# operands (a tuple) hop.Tensors themselves (one flat group: the bodies take
+# them as they are).  leads and bodies fns (tuples; whiches names them) are
+# called as fn(*operands) that may return constants.  _C._call_direct does
+# per body what _apply's body wrapper does, calling _direct_result only for
+# a body that does not return one tensor, and _direct_finish shapes the
+# outputs unless every body returned one tensor.  One C call for the test
+# and the call: a Python call is ~500 instructions.
+
+
+def _direct_finish(name, outs, results, whiches):
+    """_C._direct's result: the outputs outs of a call whose bodies did not
+    all return one tensor, in their structure (results: per body, None for
+    one tensor, else its _Result)."""
     rs = [r or _LEAF_RESULTS.get(w) or _leaf_result(w) for r, w in zip(results, whiches)]
     return _shaped(name, outs, rs[0] if len(rs) == 1 else _merged(rs) if rs else None)
 
@@ -512,7 +510,7 @@ def cond(pred, true_fn, false_fn, operands=()):
         pred = pred if pred.dtype == _BOOL else _C.ne(pred, 0)
     else:
         pred = _pred(pred, tr is not None)
-    return _branches("cond", (pred,), operands, (true_fn, false_fn), _COND_BRANCHES, tr)
+    return _branches("cond", (pred,), operands, (true_fn, false_fn), _COND_BRANCHES)
 
 
 _COND_BRANCHES = ("true branch", "false branch")
@@ -597,9 +595,9 @@ def _call_splat(structs):
     return tuple(structs[0]), {}
 
 
-def _branches(name, leads, operands, fns, whiches, tr):
+def _branches(name, leads, operands, fns, whiches):
     """cond and switch: _apply over the branches fns (functions, named
-    whiches in messages; tr: _C.tracing()), or _direct where it may.
+    whiches in messages), or _C._direct where it may.
     Branches that return different Python numbers at a leaf (only a traced
     call runs more than one) give that leaf as a value of the graph: a
     SymInt for ints, a SymFloat for floats, which a traced or compiled
@@ -610,7 +608,7 @@ def _branches(name, leads, operands, fns, whiches, tr):
     elementwise ops (docs/VMAP.md, the item row)."""
     kinds = {}
     try:
-        out = _direct(tr, name, leads, operands, fns, whiches, _SAME_BRANCHES)
+        out = _C._direct(name, leads, operands, fns, whiches, _SAME_BRANCHES)
         if out is not _NOT_DIRECT:
             return out
     except _ConstantsDiffer as e:
@@ -773,7 +771,7 @@ def wrap(fn, /, *args, **kwargs):
     if not callable(fn):
         _check_callable("wrap", "fn", fn)
     if not kwargs:  # the arguments alone: a flat group when they are tensors
-        out = _direct(_C.tracing(), "wrap", (), args, (fn,), _WRAP_BODY, _same_structure)
+        out = _C._direct("wrap", (), args, (fn,), _WRAP_BODY, _same_structure)
         if out is not _NOT_DIRECT:
             return out
         return _apply("wrap", [], [args], [_Body(fn, "wrap body", _call_positional)])
@@ -1199,7 +1197,7 @@ def switch(index, branches, *operands):
         raise TypeError(f"hop.switch: index must be an int or an int scalar tensor, got "
                         f"{type(index).__name__}")
     return _branches("switch", (index,), tuple(operands), tuple(branches),
-                     tuple(f"branch {k}" for k in range(len(branches))), _C.tracing())
+                     tuple(f"branch {k}" for k in range(len(branches))))
 
 
 def associative_scan(combine_fn, xs, dim=0, reverse=False):

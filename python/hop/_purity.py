@@ -578,20 +578,36 @@ def _run_plain(hop_name, which, fn, args, kwargs, cells, globs):
     cell, value) of its closure cells and the (name, globals, value) of the
     globals it names that are defined (_C._pure_roots reads them, as _Check
     would, in its order); on a rebinding it does what the full check
-    does."""
+    does.  (A HOP's direct call runs this path in C, python/_C/purity.c,
+    calling _plain_undo and _plain_done where this calls them.)"""
     try:
         result = fn(*args, **kwargs) if kwargs else fn(*args)
     except BaseException:
-        if _rebound(cells, globs) is not None:
-            _rebind(cells, globs)
+        _plain_undo(cells, globs)
         raise
+    _plain_done(hop_name, which, cells, globs)
+    return result
+
+
+_RUN_PLAIN = _run_plain  # the C path's own (python/_C/purity.c): where _run_plain is
+                         # replaced (a test counting its bodies) the path is this one
+
+
+def _plain_undo(cells, globs):
+    """_run_plain where the body raised: what it rebound is put back."""
+    if _rebound(cells, globs) is not None:
+        _rebind(cells, globs)
+
+
+def _plain_done(hop_name, which, cells, globs):
+    """_run_plain where the body returned: None, or, when it rebound a
+    recorded cell or global, that put back and the TraceError raised."""
     what = _rebound(cells, globs)
     if what is not None:
         _rebind(cells, globs)
         raise _C.TraceError(
             f"hop.{hop_name}: the {which} has a side effect: {what}; a body is traced once "
             f"and must not change state outside itself (return values instead)")
-    return result
 
 
 def run_pure(hop_name, which, fn, args, kwargs=None):
@@ -610,19 +626,34 @@ def run_pure(hop_name, which, fn, args, kwargs=None):
     eff = n.effects if n is not None and n.code() is code else None
     if eff is None:
         eff = _effects(code)
+    if eff.unknown:
+        return _run_checked(hop_name, which, fn, args, kwargs, None)
+    # A plain verdict whose callees are still the same objects: the check
+    # is what the body's cells and globals hold (_C._pure_roots, issue #30:
+    # a level of a nest).  None: the verdict is made again (or the reading
+    # is Python's); False: a root is a function to walk.
+    read = _C._pure_roots(fn, eff.plain, True) if eff.plain is not None else None
+    return _run_read(hop_name, which, fn, args, kwargs, eff, read)
+
+
+def _run_read(hop_name, which, fn, args, kwargs, eff, read):
+    """run_pure of a body whose code's effects eff are known, once
+    _C._pure_roots(fn, eff.plain, True) gave read (None without a plain
+    verdict); a HOP's direct call comes here from C (python/_C/purity.c)
+    where read is not the plain check's pair."""
     known = None
-    if not eff.unknown:
-        # A plain verdict whose callees are still the same objects: the
-        # check is what the body's cells and globals hold (_C._pure_roots,
-        # issue #30: a level of a nest).  None: the verdict is made again
-        # (or the reading is Python's); False: a root is a function to walk.
-        read = _C._pure_roots(fn, eff.plain, True) if eff.plain is not None else None
-        if read is None:
-            known = (fn, _verdict(eff, fn))
-            if eff.plain is not None:
-                read = _C._pure_roots(fn, eff.plain, False)
-        if read:
-            return _run_plain(hop_name, which, fn, args, kwargs, *read)
+    if read is None:
+        known = (fn, _verdict(eff, fn))
+        if eff.plain is not None:
+            read = _C._pure_roots(fn, eff.plain, False)
+    if read:
+        return _run_plain(hop_name, which, fn, args, kwargs, *read)
+    return _run_checked(hop_name, which, fn, args, kwargs, known)
+
+
+def _run_checked(hop_name, which, fn, args, kwargs, known):
+    """run_pure with the full check (_Check; known: the verdict made for fn
+    already, or None)."""
     check = _Check(known)
     try:
         check.scan(fn)

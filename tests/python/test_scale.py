@@ -136,6 +136,53 @@ def test_a_nested_body_rebinding_its_cell_is_an_error_on_the_short_check(monkeyp
     assert len(runs) == 3  # the level and rebinding: both short
 
 
+def test_a_nested_level_is_checked_in_c_with_the_short_checks_errors(monkeypatch):
+    # A HOP's direct call runs the short check of a body with a cell in C
+    # (python/_C/purity.c): no Python of the check for a level that changes
+    # nothing, and on a rebinding the same error, the cell put back.
+    rebound = []
+    real = _purity._rebound
+
+    def counting(cells, globs):
+        rebound.append(len(cells) + len(globs))
+        return real(cells, globs)
+    monkeypatch.setattr(_purity, "_rebound", counting)
+    f = nested(8)
+    hop.trace(f, hop.ones(3))  # (a level's code analysed once, in Python)
+    rebound.clear()
+    gm = hop.trace(f, hop.ones(3))
+    assert rebound == []
+    assert gm(hop.ones(3)).tolist() == [2.0, 2.0, 2.0]
+    count = 0
+
+    def rebinding(v):
+        nonlocal count
+        count = 1
+        return v * 2.0
+    def level(v):
+        return hop.wrap(rebinding, v)
+    for _ in range(2):  # the second trace: both bodies' effects cached, the C path
+        with pytest.raises(hop.TraceError, match="^hop.wrap: the wrap body has a side effect: "
+                           "it rebinds the nonlocal variable 'count'; a body is traced once"):
+            hop.trace(lambda x: hop.wrap(level, x), hop.ones(2))
+        assert count == 0
+
+
+def test_a_body_with_a_cell_that_raises_after_rebinding_a_global_restores_it_in_c():
+    ns = {"hop": hop, "level": 1}
+    exec("def make(k):\n"
+         "    def body(v):\n"
+         "        global level\n"
+         "        level = k\n"
+         "        raise KeyError('from the body')\n"
+         "    return body\n", ns)
+    body = ns["make"](2)
+    for _ in range(2):  # the second trace: the body's effects cached, the C path
+        with pytest.raises(KeyError, match="from the body"):
+            hop.trace(lambda x: hop.wrap(body, x), hop.ones(2))
+        assert ns["level"] == 1
+
+
 def test_a_body_that_raises_after_rebinding_a_global_restores_it_on_the_short_check(
         monkeypatch):
     runs = _plain_runs(monkeypatch)
