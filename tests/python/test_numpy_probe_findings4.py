@@ -113,3 +113,42 @@ def test_einsum_optimize_argument_is_read_as_numpys(case):
     want, eager, compiled = _three_ways(EINSUM_OPTIMIZE[case], X23)
     assert eager == want
     assert compiled == want
+
+
+# ------------------------------------------------- shares_memory of views
+
+SM, MSM = np.shares_memory, np.may_share_memory
+Z = np.arange(6.0) + 1j * np.arange(6.0)
+
+SHARES = {
+    "a diagonal": lambda x: SM(x.diagonal(), x),
+    "np.diagonal": lambda x: SM(np.diagonal(x, 1), x),
+    "np.diag": lambda x: SM(np.diag(x), x),
+    "a diagonal and a row": lambda x: (SM(x.diagonal(), x[1]), SM(x.diagonal(), x[1, :1])),
+    "a diagonal may share": lambda x: MSM(x.diagonal(), x[2:]),
+    "a 3-d diagonal": lambda x: SM(x.reshape(2, 2, 3).diagonal(0, 0, 1), x[1:, 2:]),
+    "an einsum diagonal": lambda x: SM(np.einsum("ii->i", x[:, :3]), x),
+    "a reversed view": lambda x: (SM(x[::-1], x[:1]), SM(x[::-1, ::2], x[:, 1]),
+                                  MSM(x[::-1, ::2], x[:, 1])),
+    "np.flip": lambda x: SM(np.flip(x)[0], x[2]),
+    "a flipped diagonal": lambda x: (SM(np.flip(x).diagonal(), x[0]),
+                                     SM(np.flip(x).diagonal(), x[:, 3])),
+    "rot90": lambda x: SM(np.rot90(x)[0], x[:, 3]),
+    "strides": lambda x: (SM(x[:, ::2], x[:, 1::2]), MSM(x[:, ::2], x[:, 1::2])),
+    "a transpose": lambda x: SM(x.T[1], x[:, 1]),
+    "a reshape": lambda x: (SM(x.reshape(12)[4:], x[0]), SM(x.reshape(12)[4:], x[1])),
+    "real and imag": lambda x: (SM(Z.real, Z.imag), MSM(Z.real, Z.imag),
+                                SM(Z.real[::-1][:1], Z[5:])),
+}
+
+
+@pytest.mark.parametrize("case", SHARES)
+def test_shares_memory_of_element_taking_views_is_numpys(case):
+    # hop's eager diagonal, reversed and flipped views are copies that a
+    # write reaches the base through; np.shares_memory read the copy's
+    # memory (False for x.diagonal() and x); compiled, a complex array's
+    # part compared its offsets, counted in the parts' items, with the
+    # complex array's, counted in complex items (Z.real[5] and Z[5:]: False)
+    want, eager, compiled = _three_ways(SHARES[case], np.arange(12.0).reshape(3, 4))
+    assert eager == want
+    assert compiled == want
