@@ -191,3 +191,22 @@ def test_abs_of_a_complex_numpy_scalar_is_hypot_as_numpys():
     for ignore in (False, True):
         with np.errstate(all="ignore" if ignore else "warn"):
             assert [_bits(abs(h[i])) for i in range(2)] == [_bits(np.float64(w)) for w in want]
+
+
+# ------------------------------------------------------------------ det
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.complex128, np.complex64, np.int64])
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 6])
+def test_det_is_numpys_sign_times_exp_of_logdet(n, dt):
+    # NumPy's det is det_from_slogdet: sign * exp(sum(log|d|)) over the LU
+    # diagonal; hop multiplied the diagonal (det([[3, 1], [1, 5]])... was
+    # 7.0 where NumPy's is 7.000000000000001)
+    r = np.random.default_rng(n)
+    a = r.standard_normal((12, n, n)) * 3
+    if np.dtype(dt).kind == "c":
+        a = a + 1j * r.standard_normal((12, n, n))
+    a = r.integers(-5, 5, (12, n, n)) if dt is np.int64 else a.astype(dt)
+    want = _bits(np.linalg.det(a))
+    assert _bits(hnp.linalg.det(hnp.asarray(a))) == want
+    assert _bits(hop.compile(lambda x: np.linalg.det(x))(a)) == want
+    assert _bits(hop.compile(lambda x: np.linalg.det(x[0]))(a)) == _bits(np.linalg.det(a[0]))
