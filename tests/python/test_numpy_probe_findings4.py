@@ -210,3 +210,82 @@ def test_det_is_numpys_sign_times_exp_of_logdet(n, dt):
     assert _bits(hnp.linalg.det(hnp.asarray(a))) == want
     assert _bits(hop.compile(lambda x: np.linalg.det(x))(a)) == want
     assert _bits(hop.compile(lambda x: np.linalg.det(x[0]))(a)) == _bits(np.linalg.det(a[0]))
+
+
+# ------------------------------------------------- sets and histograms
+
+R6 = np.array([3, 1, 2, 3, 1, 5])
+
+
+@pytest.mark.parametrize("f", [lambda x: np.intersect1d(x, [1, 5, 7], assume_unique=True),
+                               lambda x: np.intersect1d(x, x[::-1], assume_unique=True),
+                               lambda x: np.intersect1d(x, [1, 5, 7]),
+                               lambda x: np.intersect1d(x * 1.0, [np.nan, 1.0], assume_unique=True)])
+def test_intersect1d_assume_unique_is_numpys_sorted_concatenation(f):
+    # NumPy's intersect1d(assume_unique=True) keeps the sorted
+    # concatenation's repeats (of repeated input: [1, 1, 3, 5]); hop took
+    # unique values
+    want, eager, compiled = _three_ways(f, R6)
+    assert eager == want
+    assert compiled == want
+
+
+def _weights(n, dt, seed):
+    r = np.random.default_rng(seed)
+    w = r.standard_normal(n) * 10
+    if np.dtype(dt).kind == "c":
+        w = w + 1j * r.standard_normal(n)
+    return w.astype(dt)
+
+
+@pytest.mark.parametrize("n", [10, 1000, 70000, 140001])
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.complex64, np.complex128, np.int32,
+                                np.bool_])
+@pytest.mark.parametrize("kw", [dict(bins=7), dict(bins=7, range=(0.1, 0.8))], ids=["n", "range"])
+def test_weighted_histogram_sums_as_numpys_bincount_per_block(n, dt, kw):
+    # NumPy sums each block of 65536 elements' weights in double
+    # (np.bincount), casts the block's sums to the weights' dtype and adds
+    # them (a complex weight's parts added in double); hop summed float32
+    # weights in float32 (and all blocks at once)
+    x = np.random.default_rng(n).random(n)
+    w = _weights(n, dt, n + 1)
+    want = _bits(np.histogram(x, weights=w, **kw)[0])
+    assert _bits(hnp.histogram(hnp.asarray(x), weights=hnp.asarray(w), **kw)[0]) == want
+    assert _bits(hop.compile(lambda a, b: np.histogram(a, weights=b, **kw)[0])(x, w)) == want
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.int64, np.complex128])
+def test_histogram_density_divides_by_the_counts_sum_in_their_dtype(dt):
+    # NumPy's n / db / n.sum(): hop cast the counts to float64 first (a
+    # complex weight lost its imaginary part)
+    x = np.random.default_rng(1).random(300)
+    w = _weights(300, dt, 2) if dt is not np.int64 else np.arange(300)
+    want, eager, compiled = _three_ways(lambda a, b: np.histogram(a, 5, weights=b, density=True),
+                                        x, w)
+    assert eager == want
+    assert compiled == want
+
+
+HISTOGRAM_ARGS = {
+    "auto": lambda x: np.histogram(x, bins="auto"),
+    "fd": lambda x: np.histogram(x, bins="fd"),
+    "sturges over a range": lambda x: np.histogram(x, bins="sturges", range=(0.2, 0.7)),
+    "doane edges": lambda x: np.histogram_bin_edges(x, bins="doane"),
+    "an unknown estimator": lambda x: np.histogram(x, bins="bogus"),
+    "an estimator of weighted data": lambda x: np.histogram(x, bins="auto", weights=x),
+    "bins a float": lambda x: np.histogram(x, bins=2.0),
+    "bins a NumPy float": lambda x: np.histogram(x, bins=np.float64(3)),
+    "bins a NumPy int": lambda x: np.histogram(x, bins=np.int8(3)),
+    "a bool array": lambda x: np.histogram(x > 0.5, bins=2),
+    "a bool array's edges": lambda x: np.histogram_bin_edges(x > 0.5, bins=2),
+}
+
+
+@pytest.mark.parametrize("case", HISTOGRAM_ARGS)
+def test_histogram_bins_arguments_are_numpys(case):
+    # hop refused estimator names (UnsupportedError), said "'float' object
+    # cannot be interpreted as an integer" for bins=2.0 and converted a bool
+    # array without NumPy's RuntimeWarning
+    want, eager, compiled = _three_ways(HISTOGRAM_ARGS[case], np.linspace(0, 1, 23) ** 2)
+    assert eager == want
+    assert compiled == want

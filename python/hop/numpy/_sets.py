@@ -165,6 +165,8 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, _kind=No
     kind = _kind or result_kind((ar1, ar2), ndarray)
     if return_indices:
         return _intersect1d_indices(ar1, ar2, assume_unique, kind)
+    if assume_unique:  # NumPy's sorted concatenation, repeats and all
+        return _intersect1d_indices(ar1, ar2, True, kind)[0]
     a = _t(unique(_t(ar1).reshape(-1), _kind=ndarray))
     b = _t(unique(_t(ar2).reshape(-1), _kind=ndarray))
     keep = _t(in1d(a, b, _kind=ndarray))
