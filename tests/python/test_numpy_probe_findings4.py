@@ -289,3 +289,56 @@ def test_histogram_bins_arguments_are_numpys(case):
     want, eager, compiled = _three_ways(HISTOGRAM_ARGS[case], np.linspace(0, 1, 23) ** 2)
     assert eager == want
     assert compiled == want
+
+
+# ------------------------------------------- arguments read as NumPy's
+
+X10 = np.linspace(0, 1, 10)
+FFT = np.fft
+
+ARGUMENTS = {
+    "in1d table of floats": lambda x: np.in1d(x, [1.0], kind="table"),
+    "in1d table of ints and floats": lambda x: np.in1d(x.astype(int), [1.0], kind="table"),
+    "isin table of ints": lambda x: np.isin(x.astype(int), [0, 1], kind="table"),
+    "bincount minlength=None": lambda x: np.bincount(x.astype(int), minlength=None),
+    "convolve mode 'f'": lambda x: np.convolve(x, x[:4], mode="f"),
+    "correlate mode 'V'": lambda x: np.correlate(x, x[:4], mode="V"),
+    "convolve mode 'Same'": lambda x: np.convolve(x, x[:4], mode="Same"),
+    "convolve mode 'x'": lambda x: np.convolve(x, x[:4], mode="x"),
+    "convolve mode ''": lambda x: np.convolve(x, x[:4], mode=""),
+    "convolve mode 1": lambda x: np.convolve(x, x[:4], mode=np.int64(1)),
+    "convolve mode 3": lambda x: np.convolve(x, x[:4], mode=3),
+    "convolve mode True": lambda x: np.convolve(x, x[:4], mode=True),
+    "convolve mode 1.0": lambda x: np.convolve(x, x[:4], mode=1.0),
+    "convolve mode None": lambda x: np.convolve(x, x[:4], mode=None),
+    "cross axisa": lambda x: np.cross(x[:9].reshape(3, 3), x[:9].reshape(3, 3), axisa=5),
+    "cross axisb": lambda x: np.cross(x[:9].reshape(3, 3), x[:9].reshape(3, 3), axisb=-3),
+    "cross axisc": lambda x: np.cross(x[:3], x[3:6], axisc=1),
+    "cross of a 0-d": lambda x: np.cross(x[0], x[:3]),
+    "fft n 2.0": lambda x: FFT.fft(x, 2.0),
+    "fft n 10.0": lambda x: FFT.fft(x, 10.0).shape,
+    "fft n 12.0": lambda x: FFT.fft(x, 12.0),
+    "fft n 2.0 and a bad norm": lambda x: FFT.fft(x, 2.0, norm="bad"),
+    "fft axis out of range": lambda x: FFT.fft(x, axis=1),
+    "fft n and axis out of range": lambda x: FFT.fft(x, 3, axis=1),
+    "fft of a 0-d": lambda x: FFT.fft(x[0]),
+    "fft of a 0-d with n": lambda x: FFT.fft(x[0], 3),
+    "rfft axis out of range": lambda x: FFT.rfft(x, axis=-2),
+    "irfft axis out of range": lambda x: FFT.irfft(x, axis=2),
+    "hfft axis out of range": lambda x: FFT.hfft(x, axis=3),
+    "irfft n 4.0": lambda x: FFT.irfft(x, 4.0),
+    "rfft n 5.5": lambda x: FFT.rfft(x, 5.5),
+    "fft n and axis both bad": lambda x: FFT.fft(x, -2, axis=5),
+    "fft a bad norm and axis": lambda x: FFT.fft(x, norm="bad", axis=4),
+}
+
+
+@pytest.mark.parametrize("case", ARGUMENTS)
+def test_arguments_are_read_as_numpys(case):
+    # hop's in1d took kind='table' of floats, bincount refused minlength=None
+    # (NumPy warns), convolve refused a mode's first letter (NumPy warns),
+    # cross's axis errors lacked their 'axisa: ' prefix, fft took n=2.0 and
+    # gave an AxisError where NumPy reads a.shape[axis] (IndexError)
+    want, eager, compiled = _three_ways(ARGUMENTS[case], X10)
+    assert eager == want
+    assert compiled == want

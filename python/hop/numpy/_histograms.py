@@ -37,7 +37,9 @@ def bincount(x, weights=None, minlength=0, *, _kind=None):
         raise TypeError(f"Cannot cast array data from {_core.np_dtype(t)!r} to "
                         f"dtype('int64') according to the rule 'safe'")
     if minlength is None:
-        raise TypeError("'NoneType' object cannot be interpreted as an integer")
+        _core.numpy_warns("bincount(minlength=None)", "0 should be passed as minlength instead "
+                          "of None; this will error in future.", DeprecationWarning)
+        minlength = 0
     minlength = operator.index(minlength)
     if minlength < 0:
         raise ValueError("'minlength' must not be negative")

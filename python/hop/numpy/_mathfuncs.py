@@ -12,6 +12,7 @@ its dot's).
 
 import builtins
 import math
+import operator
 
 import numpy as _np
 
@@ -85,13 +86,36 @@ def interp(x, xp, fp, left=None, right=None, period=None, *, _kind=None):
     return wrap(kind, r, scalar=r.ndim == 0)
 
 
+def _correlate_mode(mode):
+    """NumPy 1.24's PyArray_CorrelatemodeConverter: 'valid' 'same' 'full'
+    (0, 1, 2), another string by its first letter in either case with a
+    DeprecationWarning, an integer 0-2 (not a bool)."""
+    if isinstance(mode, str):
+        exact = {"valid": 0, "same": 1, "full": 2}
+        if mode in exact:
+            return exact[mode]
+        if mode[:1].lower() in ("v", "s", "f"):
+            _core.numpy_warns("convolve/correlate with an inexact mode",
+                              "inexact matches and case insensitive matches for "
+                              "convolve/correlate mode are deprecated, please use one of 'valid', "
+                              "'same', or 'full' instead.", DeprecationWarning)
+            return "vsf".index(mode[0].lower())
+        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+    if isinstance(mode, (bool, _np.bool_)):
+        raise TypeError("convolve/correlate mode not understood")
+    try:
+        mode = operator.index(mode)
+    except TypeError:
+        raise TypeError("convolve/correlate mode not understood") from None
+    if not 0 <= mode <= 2:
+        raise ValueError("integer convolve/correlate mode must be 0, 1, or 2")
+    return mode
+
+
 def _correlate(a, v, mode, what):
     """NumPy's multiarray.correlate(a, v, mode) for 1-d a and v (v already
     conjugated/reversed by the caller)."""
-    modes = {"valid": 0, "same": 1, "full": 2, 0: 0, 1: 1, 2: 2}
-    if mode not in modes:
-        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
-    mode = modes[mode]
+    mode = _correlate_mode(mode)
     n1, n2 = a.shape[0], v.shape[0]
     if not (isinstance(n1, int) and isinstance(n2, int)):
         raise _C.UnsupportedError(f"hop.numpy: {what} over symbolic sizes is not supported")
@@ -323,8 +347,9 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None, *, _kind=None):
     if axis is not None:
         axisa, axisb, axisc = (axis,) * 3
     aa, ba = _arr(a), _arr(b)
-    axisa = _axis(axisa, aa.ndim)
-    axisb = _axis(axisb, ba.ndim)
+    norm = _np.core.multiarray.normalize_axis_index
+    axisa = norm(axisa, aa.ndim, msg_prefix="axisa")
+    axisb = norm(axisb, ba.ndim, msg_prefix="axisb")
     aa = F.moveaxis(aa, axisa, -1, _kind=ndarray)
     ba = F.moveaxis(ba, axisb, -1, _kind=ndarray)
     msg = "incompatible dimensions for cross product\n(dimension must be 2 or 3)"
@@ -333,7 +358,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None, *, _kind=None):
     shape = broadcast_shapes(aa[..., 0].shape, ba[..., 0].shape)
     if aa.shape[-1] == 3 or ba.shape[-1] == 3:
         shape += (3,)
-        axisc = _axis(axisc, len(shape))
+        axisc = norm(axisc, len(shape), msg_prefix="axisc")
     dt = _np.promote_types(aa.dtype, ba.dtype)
     cp = F.empty(shape, dt)
     aa, ba = aa.astype(dt, copy=False), ba.astype(dt, copy=False)

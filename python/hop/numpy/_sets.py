@@ -133,6 +133,9 @@ def in1d(ar1, ar2, assume_unique=False, invert=False, *, kind=None, _kind=None):
         raise ValueError(f"Invalid kind: '{kind}'. Please use None, 'sort' or 'table'.")
     a = _t(ar1, "in1d").reshape(-1)
     b = _t(ar2, "in1d").reshape(-1)
+    if kind == "table" and not all(_core.np_dtype(x).kind in "uib" for x in (a, b)):
+        raise ValueError("The 'table' method is only supported for boolean or integer arrays. "
+                         "Please select 'sort' or None for kind.")
     a, b = _core.promote(a, b)
     bs = _corder.sort_any(b, 0)
     lo = _corder.searchsorted_any(bs, a, False)
