@@ -342,3 +342,24 @@ def test_arguments_are_read_as_numpys(case):
     want, eager, compiled = _three_ways(ARGUMENTS[case], X10)
     assert eager == want
     assert compiled == want
+
+
+POLYFITS = {
+    "full's rcond": lambda x: np.polyfit(x, x ** 2, 2, full=True)[4],
+    "full's rcond of float32": lambda x: np.polyfit(x.astype(np.float32), x, 1, full=True)[4],
+    "cov": lambda x: np.polyfit(x, np.cos(x), 2, cov=True),
+    "cov unscaled": lambda x: np.polyfit(x, np.cos(x), 2, cov="unscaled"),
+    "cov of 2-d y": lambda x: np.polyfit(x, np.stack([np.cos(x), x]).T, 1, cov=True),
+    "cov with weights": lambda x: np.polyfit(x, np.cos(x), 3, w=x + 1, cov=True),
+    "cov of too few points": lambda x: np.polyfit(x[:3], x[:3], 2, cov=True),
+    "cov unscaled of few points": lambda x: np.polyfit(x[:3], x[:3], 2, cov="unscaled"),
+}
+
+
+@pytest.mark.parametrize("case", POLYFITS)
+def test_polyfit_cov_and_rcond_are_numpys(case):
+    # hop refused cov= (UnsupportedError) and gave full=True's rcond as a
+    # Python float (NumPy's is a NumPy float64)
+    want, eager, compiled = _three_ways(POLYFITS[case], X10)
+    assert eager == want
+    assert compiled == want
