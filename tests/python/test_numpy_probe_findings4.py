@@ -363,3 +363,19 @@ def test_polyfit_cov_and_rcond_are_numpys(case):
     want, eager, compiled = _three_ways(POLYFITS[case], X10)
     assert eager == want
     assert compiled == want
+
+
+SOLVES = [((4, 4), (3, 4)), ((4, 4), (3,)), ((4, 4), ()), ((2, 3, 3), (4, 3, 1)), ((2, 3, 3), (4, 3)),
+          ((2, 3, 3), (2, 4)), ((2, 3, 3), (5, 4, 3, 1)), ((6, 2, 3, 3), (4, 3, 1)),
+          ((2, 3, 3), (5, 4, 3)), ((3, 3), (2, 2, 3, 1)), ((2, 3, 3), (2, 3))]
+
+
+@pytest.mark.parametrize("sa,sb", SOLVES, ids=repr)
+def test_solve_shape_errors_are_numpys_gufunc_errors(sa, sb):
+    # hop raised its own ShapeError ('linalg_solve: cannot solve with
+    # f64[4, 4] for f64[3, 4]') where NumPy's gufunc names the core
+    # dimension or the loop dimensions' broadcast
+    a = np.eye(sa[-1]) * 2 + np.zeros(sa)
+    want, eager, compiled = _three_ways(lambda x, y: np.linalg.solve(x, y), a, np.ones(sb))
+    assert eager == want
+    assert compiled == want
