@@ -379,3 +379,63 @@ def test_solve_shape_errors_are_numpys_gufunc_errors(sa, sb):
     want, eager, compiled = _three_ways(lambda x, y: np.linalg.solve(x, y), a, np.ones(sb))
     assert eager == want
     assert compiled == want
+
+
+# ------------------------------------------------------ a second probe
+
+F32 = np.random.default_rng(1).standard_normal(9).astype(np.float32)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float16, np.float64, np.int8, np.uint8])
+@pytest.mark.parametrize("same", [False, True], ids=["spread", "one value"])
+@pytest.mark.parametrize("bins", [1, 3, 10, 37])
+def test_histogram_edges_are_in_the_datas_float_dtype_as_numpys(dt, same, bins):
+    # NumPy's edges are result_type(a.min(), a.max(), a): a float32 array's
+    # are float32 (hop's float64), and its counts are the float32 edges'
+    r = np.random.default_rng(bins)
+    x = (r.standard_normal(171) * 1000).astype(dt)
+    if same:
+        x[:] = x[0]
+    w = r.random(171).astype(np.float32)
+    want = [_bits(v) for v in np.histogram(x, bins, weights=w)]
+    assert [_bits(v) for v in hnp.histogram(hnp.asarray(x), bins, weights=hnp.asarray(w))] == want
+    assert [_bits(v) for v in hop.compile(lambda a, b: np.histogram(a, bins, weights=b))(x, w)] \
+        == want
+    assert _bits(hnp.histogram(hnp.asarray(x[:0]), bins)[1]) == _bits(np.histogram(x[:0], bins)[1])
+
+
+SECOND = {
+    "intersect1d of int8 and uint8": lambda x: np.intersect1d(x.astype(np.int8), [3, 250]),
+    "intersect1d of float32 and a list": lambda x: np.intersect1d(x, x[:3].tolist()),
+    "bincount of complex weights": lambda x: np.bincount([0, 1], weights=[1j, 2]),
+    "bincount of float32 weights": lambda x: np.bincount([0, 1, 1], weights=x[:3]),
+    "pad width a bool": lambda x: np.pad(x, True),
+    "pad width a float": lambda x: np.pad(x, 2.5),
+    "pad width unsigned": lambda x: np.pad(x, np.uint8(2)),
+    "pad mean": lambda x: np.pad(x, 2, "mean"),
+    "pad median": lambda x: np.pad(x, (1, 3), "median", stat_length=2),
+    "pad maximum": lambda x: np.pad(x, 2, "maximum", stat_length=(1, 3)),
+    "pad linear ramp": lambda x: np.pad(x, 2, "linear_ramp", end_values=(5, -1)),
+    "pad odd reflection": lambda x: np.pad(x[:2], 5, "reflect", reflect_type="odd"),
+    "pad odd symmetric": lambda x: np.pad(x, 2, "symmetric", reflect_type="odd"),
+    "pad another reflect_type": lambda x: np.pad(x, 2, "reflect", reflect_type="bogus"),
+    "pad a function": lambda x: np.pad(x, 2, lambda v, w, a, k: None),
+    "pad complex constants": lambda x: np.pad(x + 1j, 1, constant_values=1j),
+    "interp of complex values": lambda x: np.interp(x, [0, 0.5, 1], [1j, 2, 0]),
+    "interp of complex values with a period": lambda x: np.interp(x, [0, 1], [1j, 2], period=0.7),
+    "rfft of complex values": lambda x: np.fft.rfft(x + 1j),
+    "rfftn of complex values": lambda x: np.fft.rfftn((x + 1j).reshape(3, 3)).shape,
+    "matrix_rank of no values": lambda x: np.linalg.matrix_rank(np.zeros((0, 3))),
+}
+
+
+@pytest.mark.parametrize("case", SECOND)
+def test_second_probe_findings_are_numpys(case):
+    # intersect1d kept ar1's dtype (NumPy concatenates: int16 of int8 and
+    # uint8), bincount summed complex weights' real parts, pad took a bool
+    # pad width and refused NumPy's statistic, ramp and odd modes, interp of
+    # complex values was refused, rfft of them warned nothing, matrix_rank of
+    # an empty matrix raised hop's ShapeError text
+    want, eager, compiled = _three_ways(SECOND[case], F32)
+    assert eager == want
+    assert compiled == want

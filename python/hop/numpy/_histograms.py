@@ -53,7 +53,11 @@ def bincount(x, weights=None, minlength=0, *, _kind=None):
         vals = _C.ones((), dtype=_C.int64)
         base = _C.zeros((n,), dtype=_C.int64)
     else:
-        w = _core.cast(_t(weights, "bincount"), _np.dtype(_np.float64))
+        w = _t(weights, "bincount")
+        if not _np.can_cast(_core.np_dtype(w), _np.float64, casting="safe"):
+            raise TypeError(f"Cannot cast array data from {_core.np_dtype(w)!r} to "
+                            f"dtype('float64') according to the rule 'safe'")
+        w = _core.cast(w, _np.dtype(_np.float64))
         if tuple(w.shape) != tuple(t.shape):
             raise ValueError("The weights and list don't have the same length.")
         vals = w
@@ -143,18 +147,23 @@ def _bin_edges(t, bins, range_, weights, what):
             lo = _C.full((), 0.0, dtype=_C.float64)
             hi = _C.full((), 1.0, dtype=_C.float64)
         else:
-            lo = _C.amin(t, None, False).to(_C.float64)
-            hi = _C.amax(t, None, False).to(_C.float64)
-            if not _core.decide(_C.logical_and(_C.lt(_C.abs(lo), math.inf),
-                                               _C.lt(_C.abs(hi), math.inf)),
+            lo = _C.amin(t, None, False)
+            hi = _C.amax(t, None, False)
+            if not _core.decide(_C.logical_and(_C.lt(_C.abs(lo.to(_C.float64)), math.inf),
+                                               _C.lt(_C.abs(hi.to(_C.float64)), math.inf)),
                                 f"{what}: whether the range is finite"):
                 raise ValueError(f"autodetected range of [{float('nan')}, {float('nan')}] is not "
                                  f"finite")
+            # (NumPy's a.min() - 0.5 of equal ends: a NumPy scalar minus a
+            # Python float, in float64 whatever the data's dtype)
+            lo, hi = lo.to(_C.float64), hi.to(_C.float64)
             same = _C.eq(lo, hi)
             lo = _C.where(same, lo - 0.5, lo)
             hi = _C.where(same, hi + 0.5, hi)
-        bin_type = _np.result_type(_core.np_dtype(t), _np.float64) \
-            if _core.np_dtype(t).kind in "f" else _np.dtype(_np.float64)
+        # NumPy's result_type(first, last, a): a float array's own dtype (the
+        # ends are its scalars, or the Python ints 0 and 1 of an empty one)
+        bin_type = _core.np_dtype(t) if _core.np_dtype(t).kind == "f" \
+            else _np.dtype(_np.float64)
         edges = _t(F.linspace(ndarray(lo), ndarray(hi), n + 1, endpoint=True))
         return _core.cast(edges, bin_type), (lo, hi, n)
     edges = b.t
@@ -280,14 +289,19 @@ def histogram(a, bins=10, range=None, normed=None, weights=None, density=None, *
         hist = _histogram_uniform_range(t, w, edges, uniform, ntype)
     elif uniform is not None:
         first, last, n = uniform
-        x = _core.cast(t, _core.np_dtype(edges))
-        keep = _C.logical_and(_C.ge(x, _core.cast(first, _core.np_dtype(edges))),
-                              _C.le(x, _core.cast(last, _core.np_dtype(edges))))
+        edt = _core.np_dtype(edges)
+        x = _core.cast(t, edt)
+        keep = _C.logical_and(_C.ge(x, _core.cast(first, edt)), _C.le(x, _core.cast(last, edt)))
         sel = keep.nonzero().select(1, 0)
         xs = _C._op("take", x, 0, sel)
-        norm = n / (last - first)
-        f_idx = (xs.to(_C.float64) - first) * norm
-        idx = _C.floor(f_idx).to(_C.int64) if False else f_idx.to(_C.int64)
+        # NumPy's ((a - first) / (last - first)) * n in the edges' dtype (its
+        # scalars cast to a float16/32 array's), last - first in the ends'
+        # own (the data's; float64 when they were moved apart by 0.5)
+        lo, hi = _core.cast(first, edt), _core.cast(last, edt)
+        denom = _C.where(_C.eq(_core.cast(lo, _np.dtype(_np.float64)), first), hi - lo,
+                         _core.cast(last - first, edt))
+        f_idx = (xs - lo) / denom * _core.cast(_C.full((), n, dtype=_C.float64), edt)
+        idx = f_idx.to(_C.int64)
         idx = _C.where(_C.eq(idx, n), idx - 1, idx)
         dec = _C.lt(xs, _C._op("take", edges, 0, idx))
         idx = _C.where(dec, idx - 1, idx)

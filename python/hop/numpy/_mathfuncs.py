@@ -37,8 +37,10 @@ def interp(x, xp, fp, left=None, right=None, period=None, *, _kind=None):
     xt = _core.cast(_t(x, "interp"), f64)
     xpt = _core.cast(_t(xp, "interp"), f64)
     fpt = _t(fp, "interp")
-    if _core.np_dtype(fpt).kind == "c":
-        raise _C.UnsupportedError("hop.numpy: interp of complex values is not supported")
+    if _core.np_dtype(fpt).kind == "c":  # NumPy's own (eagerly; hop.compile: a graph break)
+        from ._ufuncs import fallback
+        return fallback(_np.interp, "interp", (x, xp, fp),
+                        dict(left=left, right=right, period=period), kind)
     fpt = _core.cast(fpt, f64)
     if xpt.ndim != 1 or fpt.ndim != 1:
         raise ValueError("object too deep for desired array")

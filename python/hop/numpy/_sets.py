@@ -173,6 +173,8 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, _kind=No
     a = _t(unique(_t(ar1).reshape(-1), _kind=ndarray))
     b = _t(unique(_t(ar2).reshape(-1), _kind=ndarray))
     keep = _t(in1d(a, b, _kind=ndarray))
+    # (NumPy's concatenation of both: their promoted dtype)
+    a = _core.cast(a, _core.promoted_dtype([_t(ar1), _t(ar2)]))
     return wrap(kind, _C._op("take", a, 0, keep.nonzero().select(1, 0)))
 
 

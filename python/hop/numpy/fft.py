@@ -86,6 +86,8 @@ def _prep(a, n, axis, what, norm, inverse, real_in=False):
     dt = _core.np_dtype(t)
     if real_in:
         if dt.kind == "c":  # NumPy's rfft discards the imaginary part (with a warning)
+            _core.numpy_warns(f"{what} of complex values", "Casting complex values to real "
+                              "discards the imaginary part", _np.ComplexWarning)
             t = _C._op("real", t)
         t = _core.cast(t, _np.dtype(_np.float64))
     else:

@@ -572,6 +572,8 @@ def matrix_rank(A, tol=None, hermitian=False, *, _kind=None):
     else:
         s = svd(ndarray(t), compute_uv=False)._t
     sdt = _core.np_dtype(s)
+    if isinstance(s.shape[-1], int) and s.shape[-1] == 0:  # (NumPy's S.max of no values)
+        raise ValueError("zero-size array to reduction operation maximum which has no identity")
     smax = _C.amax(s, -1, True)
     ratio = None
     if tol is None:  # in S's dtype, NumPy's order of operations
