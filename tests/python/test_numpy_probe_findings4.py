@@ -439,3 +439,20 @@ def test_second_probe_findings_are_numpys(case):
     want, eager, compiled = _three_ways(SECOND[case], F32)
     assert eager == want
     assert compiled == want
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("n1,n2", [(1, 1), (5, 2), (9, 4), (30, 7), (30, 11), (100, 12), (9, 20),
+                                   (100, 40)])
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("fn", ["convolve", "correlate"])
+def test_float_convolve_and_correlate_are_numpys_bits(dt, n1, n2, mode, fn):
+    # NumPy's _pyarray_correlate: each end output the BLAS dot of the overlap
+    # only, the full overlaps small_correlate's s += d * k for a kernel of at
+    # most 11; hop took BLAS dots of zero-padded windows (float32
+    # convolve(x, int8 kernel) differed in the last bit)
+    r = np.random.default_rng(n1 * 100 + n2)
+    a, v = r.standard_normal(n1).astype(dt), r.standard_normal(n2).astype(dt)
+    want = _bits(getattr(np, fn)(a, v, mode))
+    assert _bits(getattr(hnp, fn)(hnp.asarray(a), hnp.asarray(v), mode)) == want
+    assert _bits(hop.compile(lambda x, y: getattr(np, fn)(x, y, mode))(a, v)) == want

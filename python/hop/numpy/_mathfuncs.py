@@ -114,6 +114,41 @@ def _correlate_mode(mode):
     return mode
 
 
+# Up to this kernel length correlate's float outputs at the ends are each
+# one dot product of the overlap, as NumPy's (a Python loop of ops: longer
+# kernels take the padded windows, which BLAS may sum in another order).
+_EXACT_EDGES = 64
+
+
+def _correlate_float(a, v, n1, n2, lo, length):
+    """NumPy's _pyarray_correlate of float a (n1) and v (n2 <= n1): the
+    outputs before and after the full overlaps each the BLAS dot product of
+    the overlapping elements (FLOAT_dot/DOUBLE_dot: cblas_sdot/ddot, which
+    a 1 x 1 matmul calls), the full overlaps (n1 - n2 + 1) by
+    small_correlate for a kernel of at most 11 (s = 0, then s += d[i + j] *
+    k[j] for each j in order, in the dtype) or else by the dot too."""
+    def dot(x, y):
+        k = x.shape[0]
+        return _C.matmul(x.reshape(1, 1, k), y.reshape(1, k, 1)).reshape(1)
+    n_left = lo
+    n_right = length - n_left - (n1 - n2 + 1)
+    parts = [dot(a.slice(0, 0, n2 - n_left + i), v.slice(0, n_left - i, n2))
+             for i in range(n_left)]
+    mid = n1 - n2 + 1
+    if n2 <= 11:
+        s = _C.zeros((mid,), dtype=a.dtype)
+        for j in range(n2):
+            s = s + a.slice(0, j, j + mid) * v.select(0, j)
+        parts.append(s)
+    else:
+        idx = _C.arange(mid).reshape(mid, 1) + _C.arange(n2).reshape(1, n2)
+        win = _C._op("take", a, 0, idx)
+        parts.append(_C.matmul(win.reshape(mid, 1, n2), v.reshape(1, n2, 1).expand(mid, n2, 1))
+                     .reshape(mid))
+    parts += [dot(a.slice(0, mid + i, n1), v.slice(0, 0, n2 - 1 - i)) for i in range(n_right)]
+    return _C.cat(parts, 0) if len(parts) > 1 else parts[0]
+
+
 def _correlate(a, v, mode, what):
     """NumPy's multiarray.correlate(a, v, mode) for 1-d a and v (v already
     conjugated/reversed by the caller)."""
@@ -149,7 +184,9 @@ def _correlate(a, v, mode, what):
     if pad:
         inside = _C.logical_and(idx >= pad, idx < pad + n1)
         vm = _C.where(inside, vm, _C.zeros((), dtype=v.dtype))
-    if _core.np_dtype(a).kind == "f":
+    if _core.np_dtype(a).kind == "f" and n2 <= _EXACT_EDGES:
+        r = _correlate_float(a, v, n1, n2, lo, length)
+    elif _core.np_dtype(a).kind == "f":
         r = _C.matmul(win.reshape(length, 1, n2), vm.reshape(length, n2, 1)).reshape(length)
     else:
         # NumPy's dot keeps the integer dtype (wrapping); sum widens to int64
@@ -370,24 +407,33 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None, *, _kind=None):
     b2 = ba[..., 2] if ba.shape[-1] == 3 else None
     if cp.ndim != 0 and cp.shape[-1] == 3:
         cp0, cp1, cp2 = cp[..., 0], cp[..., 1], cp[..., 2]
+    # (NumPy's ufuncs into cp's parts: of 1-d vectors the parts are 0-d and
+    # their products NumPy scalars, whose operators would warn of an integer
+    # overflow where NumPy's array subtraction does not)
+    from ._ufuncs import call_ufunc
+
+    def sub(x, y):
+        return call_ufunc("subtract", (x, y), {}, ndarray)
+
+    def neg(x):
+        return call_ufunc("negative", (x,), {}, ndarray)
     if aa.shape[-1] == 2:
         if ba.shape[-1] == 2:
-            from ._ufuncs import call_ufunc
             call_ufunc("multiply", (a0, b1), {"out": cp}, ndarray)
             cp -= a1 * b0
             return _as(kind, cp)
         cp0[...] = a1 * b2
-        cp1[...] = -(a0 * b2)
-        cp2[...] = a0 * b1 - a1 * b0
+        cp1[...] = neg(a0 * b2)
+        cp2[...] = sub(a0 * b1, a1 * b0)
     else:
         if ba.shape[-1] == 3:
-            cp0[...] = a1 * b2 - a2 * b1
-            cp1[...] = a2 * b0 - a0 * b2
-            cp2[...] = a0 * b1 - a1 * b0
+            cp0[...] = sub(a1 * b2, a2 * b1)
+            cp1[...] = sub(a2 * b0, a0 * b2)
+            cp2[...] = sub(a0 * b1, a1 * b0)
         else:
-            cp0[...] = -(a2 * b1)
+            cp0[...] = neg(a2 * b1)
             cp1[...] = a2 * b0
-            cp2[...] = a0 * b1 - a1 * b0
+            cp2[...] = sub(a0 * b1, a1 * b0)
     return _as(kind, F.moveaxis(cp, -1, axisc, _kind=ndarray))
 
 
