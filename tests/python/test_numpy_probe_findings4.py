@@ -456,3 +456,17 @@ def test_float_convolve_and_correlate_are_numpys_bits(dt, n1, n2, mode, fn):
     want = _bits(getattr(np, fn)(a, v, mode))
     assert _bits(getattr(hnp, fn)(hnp.asarray(a), hnp.asarray(v), mode)) == want
     assert _bits(hop.compile(lambda x, y: getattr(np, fn)(x, y, mode))(a, v)) == want
+
+
+@pytest.mark.parametrize("f", [lambda x: np.cross(x[:3].astype(np.uint8), x[1:4].astype(np.uint8)),
+                               lambda x: np.cross(x[:3].astype(np.int8) * 50, x[1:4].astype(np.int8)),
+                               lambda x: np.cross(x[:2].astype(np.uint8), x[1:4].astype(np.uint8)),
+                               lambda x: np.fft.fft2(x), lambda x: np.fft.fftn(x, axes=(0, 3)),
+                               lambda x: np.fft.rfft2(x)])
+def test_cross_of_integer_vectors_and_fft2_of_a_vector_are_numpys(f):
+    # cross of 1-d uint8 vectors warned 'overflow encountered in scalar
+    # subtract' (hop's parts were NumPy scalars); fft2 of a 1-d array said
+    # 'tuple index out of range' where NumPy's take(a.shape, axes) names it
+    want, eager, compiled = _three_ways(f, np.array([3.0, 1.0, 250.0, 7.0]))
+    assert eager == want
+    assert compiled == want

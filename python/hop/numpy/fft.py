@@ -157,6 +157,11 @@ def ihfft(a, n=None, axis=-1, norm=None, *, _kind=None):
 def _cook_nd_args(t, s=None, axes=None, invreal=False):
     if s is None:
         shapeless = True
+        if axes is not None:  # (NumPy's take(a.shape, axes) and its IndexError)
+            for ax in axes:
+                if not -t.ndim <= ax < t.ndim:
+                    raise IndexError(f"index {ax} is out of bounds for axis 0 with size "
+                                     f"{t.ndim}")
         s = list(t.shape) if axes is None else [t.shape[ax] for ax in axes]
     else:
         shapeless = False
