@@ -470,3 +470,15 @@ def test_cross_of_integer_vectors_and_fft2_of_a_vector_are_numpys(f):
     want, eager, compiled = _three_ways(f, np.array([3.0, 1.0, 250.0, 7.0]))
     assert eager == want
     assert compiled == want
+
+
+@pytest.mark.parametrize("f", [lambda x: np.histogram(x + 1j, bins=2),
+                               lambda x: np.histogram(x * 1j, bins=3, range=(0, 1)),
+                               lambda x: np.histogram(x + 1j, bins=[0, 1, 2], weights=x),
+                               lambda x: np.histogram_bin_edges(x - 1j, bins=2)])
+def test_histogram_of_complex_data_is_numpys(f):
+    # NumPy histograms complex data (complex edges, its ComplexWarnings);
+    # hop raised DTypeError ('amin: complex dtypes are not supported')
+    want, eager, compiled = _three_ways(f, np.linspace(0, 1, 7))
+    assert eager == want
+    assert compiled == want

@@ -273,6 +273,10 @@ def _edges_out(kind, bins, edges):
 @implements(_np.histogram_bin_edges)
 def histogram_bin_edges(a, bins=10, range=None, weights=None, *, _kind=None):
     t, _ = _ravel_and_check_weights(a, weights, "histogram_bin_edges")
+    if _core.np_dtype(t).kind == "c":
+        from ._ufuncs import fallback
+        return fallback(_np.histogram_bin_edges, "histogram_bin_edges", (a, bins),
+                        dict(range=range, weights=weights), _kind or _kind_of(a))
     edges, _ = _bin_edges(t, bins, range, weights, "histogram_bin_edges")
     return _edges_out(_kind or _kind_of(a), bins, edges)
 
@@ -283,6 +287,10 @@ def histogram(a, bins=10, range=None, normed=None, weights=None, density=None, *
     if normed is not None:
         raise TypeError("histogram() got an unexpected keyword argument 'normed'")
     t, w = _ravel_and_check_weights(a, weights, "histogram")
+    if _core.np_dtype(t).kind == "c":  # (NumPy's own: complex edges, ComplexWarnings)
+        from ._ufuncs import fallback
+        return fallback(_np.histogram, "histogram", (a, bins),
+                        dict(range=range, weights=weights, density=density), kind)
     edges, uniform = _bin_edges(t, bins, range, weights, "histogram")
     ntype = _np.dtype(_np.intp) if w is None else _core.np_dtype(w)
     if uniform is not None and not isinstance(uniform[0], _C.Tensor):
