@@ -7,7 +7,7 @@
  * c64 and c128 are C's float/double _Complex: NumPy's layout.  Arithmetic
  * is NumPy's: the textbook product (no Annex G recovery of infinities) and
  * Smith's division; powers with a small integer exponent are NumPy's
- * nc_pow, bit for bit; the elementary functions are glibc's c*
+ * nc_pow and abs its SIMD loop's formula, bit for bit; the elementary functions are glibc's c*
  * functions, which may differ from NumPy's own npy_c* in the last bits.
  * A complex converted to a real dtype keeps its real part (NumPy's
  * astype, which also warns), to bool whether it is nonzero.
@@ -196,7 +196,7 @@ CPOW(c128, double, c128, cpow, CMPLX, creal, cimag)
     BIN(eq_##sfx, T, hop__bool, x == y)                                                            \
     BIN(ne_##sfx, T, hop__bool, x != y)                                                            \
     UN(neg_##sfx, T, T, -x)                                                                        \
-    UN(abs_##sfx, T, R, F(cabs)(x))                                                                \
+    UN(abs_##sfx, T, R, cabs_##sfx(x))                                                             \
     UN(real_##sfx, T, R, F(creal)(x))                                                              \
     UN(imag_##sfx, T, R, F(cimag)(x))                                                              \
     UN(angle_##sfx, T, R, F(carg)(x))                                                              \
@@ -237,6 +237,29 @@ cexpm1_c128(c128 z)
     double a = creal(z), b = cimag(z), s = sin(b / 2);
     return CMPLX(expm1(a) * cos(b) - 2 * s * s, exp(a) * sin(b));
 }
+
+/* NumPy 1.24's complex absolute: its SIMD loop (simd_cabsolute of
+ * loops_arithm_fp, which x86-64 with FMA takes for every stride NumPy's
+ * loop is given), not npy_hypot: the larger part times sqrt(r * r + 1), r
+ * the smaller over the larger, with one fused multiply-add; an infinite
+ * part gives inf, else a nan part nan.  glibc's cabs (hypot, correctly
+ * rounded) differs from it in the last bit (|3.3 + 0.001j|). */
+#define CABS(T, R, sfx, CREAL, CIMAG, FABS, FMA, SQRT)                                             \
+    static R cabs_##sfx(T z)                                                                       \
+    {                                                                                              \
+        R re = FABS(CREAL(z)), im = FABS(CIMAG(z));                                                \
+        if (isinf(re) || isinf(im))                                                                \
+            return (R)INFINITY;                                                                    \
+        if (isnan(re) || isnan(im))                                                                \
+            return (R)NAN;                                                                         \
+        R big = re > im ? re : im, small = re > im ? im : re;                                      \
+        if (big == 0)                                                                              \
+            return 0;                                                                              \
+        R r = small / big;                                                                         \
+        return SQRT(FMA(r, r, (R)1)) * big;                                                        \
+    }
+CABS(c64, float, c64, crealf, cimagf, fabsf, fmaf, sqrtf)
+CABS(c128, double, c128, creal, cimag, fabs, fma, sqrt)
 
 #define F32FN(fn) fn##f
 #define F64FN(fn) fn

@@ -383,9 +383,11 @@ run_solve_inv(const lcall *l, hop_tensor *out)
     return st;
 }
 
-/* det and slogdet from the LU factors: the product of the diagonal with
- * the sign of the row permutation (NumPy's way: a zero pivot gives 0, and
- * slogdet's sign 0 and log -inf). */
+/* det and slogdet from the LU factors as NumPy's umath_linalg: the sign
+ * of the row permutation times each diagonal element's sign (d / |d|, |d|
+ * hypot's), the log of each |d| summed in order, and det = sign *
+ * exp(logdet) (det_from_slogdet: not the product of the diagonal, which
+ * rounds otherwise); a zero pivot gives sign 0 and log -inf, so det 0. */
 static hop_status
 run_det(const lcall *l, hop_tensor *out)
 {
@@ -406,7 +408,6 @@ run_det(const lcall *l, hop_tensor *out)
         if (n > 0)
             getrf(l->dt, (lapack_int)n, w, ipiv);
         double sr = 1, si = 0, logabs = 0; /* sign (a unit complex) and log|det| */
-        double pr = 1, pi = 0;             /* the product (det) */
         for (int64_t i = 0; i < n; i++) {
             double dr, di = 0;
             if (l->dt == HOP_F32 || l->dt == HOP_C64) {
@@ -421,12 +422,7 @@ run_det(const lcall *l, hop_tensor *out)
             if (ipiv[i] != i + 1) {
                 sr = -sr;
                 si = -si;
-                pr = -pr;
-                pi = -pi;
             }
-            double qr = pr * dr - pi * di, qi = pr * di + pi * dr;
-            pr = qr;
-            pi = qi;
             double m = hypot(dr, di);
             if (m == 0) {
                 sr = si = 0;
@@ -439,7 +435,8 @@ run_det(const lcall *l, hop_tensor *out)
             }
         }
         char *o = (char *)out->data + bi * (slog ? 2 : 1) * (int64_t)l->es;
-        double v[4] = {slog ? sr : pr, slog ? si : pi, logabs, 0};
+        double e = exp(logabs); /* (NumPy's complex product by e + 0j) */
+        double v[4] = {slog ? sr : sr * e - si * 0.0, slog ? si : sr * 0.0 + si * e, logabs, 0};
         if (cplx) {
             hop__convert(slog ? 2 : 1, o, l->dt, v, HOP_C128, 1);
         } else {

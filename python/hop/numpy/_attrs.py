@@ -602,7 +602,7 @@ def _share(a, b, exact):
     if run is None or (not _C._is_proxy(a._tv) and not _C._is_proxy(b._tv) and
                        a._st is None and b._st is None):
         fn = _np.shares_memory if exact else _np.may_share_memory
-        return bool(fn(a._t.numpy(), b._t.numpy()))
+        return bool(fn(_memory(a), _memory(b)))
     sa, sb = _storage.storage_of(a, run), _storage.storage_of(b, run)
     if sa is not sb:
         return False
@@ -612,9 +612,34 @@ def _share(a, b, exact):
                                   "not supported")
     if oa.size == 0 or ob.size == 0:
         return False
+    pa, pb = _in_parts(a, sa), _in_parts(b, sb)
+    if pa != pb:  # a complex item k is the parts' items 2k and 2k + 1
+        if pa:
+            ob = _np.concatenate([ob.reshape(-1) * 2, ob.reshape(-1) * 2 + 1])
+        else:
+            oa = _np.concatenate([oa.reshape(-1) * 2, oa.reshape(-1) * 2 + 1])
     if exact:
         return bool(_np.intersect1d(oa, ob).size)
     return bool(oa.max() >= ob.min() and ob.max() >= oa.min())
+
+
+def _in_parts(a, st):
+    """Whether a's memory offsets (_storage._offsets) count in the items of
+    a complex storage's parts (a view of its real or imag part)."""
+    return st.value.dtype.dtype.kind == "c" and any(s.kind in ("real", "imag") for s in a._vw)
+
+
+def _memory(a):
+    """The NumPy array of the memory eager array a is: a view hop made as a
+    copy (a diagonal, a negative step: a._cp) is NumPy's view of the memory
+    it reads (_storage.numpy_of_copy)."""
+    if a._cp is None:
+        return a._t.numpy()
+    v = _storage.numpy_of_copy(a)
+    if v is None:
+        raise _C.UnsupportedError("hop.numpy: shares_memory of a view hop made as a copy by a "
+                                  "step without a NumPy form is not supported")
+    return v
 
 
 @F.implements(_np.may_share_memory)

@@ -37,7 +37,9 @@ def bincount(x, weights=None, minlength=0, *, _kind=None):
         raise TypeError(f"Cannot cast array data from {_core.np_dtype(t)!r} to "
                         f"dtype('int64') according to the rule 'safe'")
     if minlength is None:
-        raise TypeError("'NoneType' object cannot be interpreted as an integer")
+        _core.numpy_warns("bincount(minlength=None)", "0 should be passed as minlength instead "
+                          "of None; this will error in future.", DeprecationWarning)
+        minlength = 0
     minlength = operator.index(minlength)
     if minlength < 0:
         raise ValueError("'minlength' must not be negative")
@@ -51,7 +53,11 @@ def bincount(x, weights=None, minlength=0, *, _kind=None):
         vals = _C.ones((), dtype=_C.int64)
         base = _C.zeros((n,), dtype=_C.int64)
     else:
-        w = _core.cast(_t(weights, "bincount"), _np.dtype(_np.float64))
+        w = _t(weights, "bincount")
+        if not _np.can_cast(_core.np_dtype(w), _np.float64, casting="safe"):
+            raise TypeError(f"Cannot cast array data from {_core.np_dtype(w)!r} to "
+                            f"dtype('float64') according to the rule 'safe'")
+        w = _core.cast(w, _np.dtype(_np.float64))
         if tuple(w.shape) != tuple(t.shape):
             raise ValueError("The weights and list don't have the same length.")
         vals = w
@@ -83,15 +89,41 @@ def digitize(x, bins, right=False, *, _kind=None):
 
 # ------------------------------------------------------------- histograms
 
+def _estimated_bins(t, name, range_, weights, what):
+    """The number of equal bins NumPy's estimator `name` ('auto', 'fd',
+    ...) chooses for concrete data t (NumPy's own selector on t's values:
+    the count follows the data, which a traced t does not give)."""
+    from numpy.lib import histograms as nh
+    if name not in nh._hist_bin_selectors:
+        raise ValueError(f"{name!r} is not a valid estimator for `bins`")
+    if weights is not None:
+        raise TypeError("Automated estimation of the number of bins is not supported for "
+                        "weighted data")
+    if _C._is_proxy(t):  # (hop.compile: a graph break, NumPy's own call on the values)
+        from .. import _breaks
+        _breaks.conversion(_C.UnsupportedError, f"hop.numpy: {what} with bins={name!r}: the "
+                                                f"data choose the number of bins")
+    a = t.numpy()
+    first, last = nh._get_outer_edges(a, range_)
+    if range_ is not None:
+        a = a[(a >= first) & (a <= last)]
+    if a.size == 0:
+        return 1
+    width = nh._hist_bin_selectors[name](a, (first, last))
+    return int(_np.ceil(nh._unsigned_subtract(last, first) / width)) if width else 1
+
+
 def _bin_edges(t, bins, range_, weights, what):
     """NumPy's _get_bin_edges: (edges tensor, (first, last, n) for equal
     bins or None)."""
     if isinstance(bins, str):
-        raise _C.UnsupportedError(f"hop.numpy: {what} with bins={bins!r} is not supported (the "
-                                  f"data would choose the number of bins)")
+        bins = _estimated_bins(t, bins, range_, weights, what)
     b = _core.operand(bins, what)
     if b.t is None or b.t.ndim == 0:
-        n = operator.index(_core.scalar_arg(b) if b.t is None else int(b.t.item()))
+        try:
+            n = operator.index(_core.scalar_arg(b) if b.t is None else b.t.item())
+        except TypeError as e:
+            raise TypeError("`bins` must be an integer, a string, or an array") from e
         if n < 1:
             raise ValueError("`bins` must be positive, when an integer")
         if range_ is not None:
@@ -115,18 +147,23 @@ def _bin_edges(t, bins, range_, weights, what):
             lo = _C.full((), 0.0, dtype=_C.float64)
             hi = _C.full((), 1.0, dtype=_C.float64)
         else:
-            lo = _C.amin(t, None, False).to(_C.float64)
-            hi = _C.amax(t, None, False).to(_C.float64)
-            if not _core.decide(_C.logical_and(_C.lt(_C.abs(lo), math.inf),
-                                               _C.lt(_C.abs(hi), math.inf)),
+            lo = _C.amin(t, None, False)
+            hi = _C.amax(t, None, False)
+            if not _core.decide(_C.logical_and(_C.lt(_C.abs(lo.to(_C.float64)), math.inf),
+                                               _C.lt(_C.abs(hi.to(_C.float64)), math.inf)),
                                 f"{what}: whether the range is finite"):
                 raise ValueError(f"autodetected range of [{float('nan')}, {float('nan')}] is not "
                                  f"finite")
+            # (NumPy's a.min() - 0.5 of equal ends: a NumPy scalar minus a
+            # Python float, in float64 whatever the data's dtype)
+            lo, hi = lo.to(_C.float64), hi.to(_C.float64)
             same = _C.eq(lo, hi)
             lo = _C.where(same, lo - 0.5, lo)
             hi = _C.where(same, hi + 0.5, hi)
-        bin_type = _np.result_type(_core.np_dtype(t), _np.float64) \
-            if _core.np_dtype(t).kind in "f" else _np.dtype(_np.float64)
+        # NumPy's result_type(first, last, a): a float array's own dtype (the
+        # ends are its scalars, or the Python ints 0 and 1 of an empty one)
+        bin_type = _core.np_dtype(t) if _core.np_dtype(t).kind == "f" \
+            else _np.dtype(_np.float64)
         edges = _t(F.linspace(ndarray(lo), ndarray(hi), n + 1, endpoint=True))
         return _core.cast(edges, bin_type), (lo, hi, n)
     edges = b.t
@@ -171,15 +208,49 @@ def _histogram_uniform_range(t, w, edges, uniform, ntype):
     if w is None:
         return _C._op("put", _C.zeros((n,), dtype=_C.int64), idx, _C.ones((), dtype=_C.int64),
                       True)
-    wd = _C._op("take", w, 0, sel)
-    wd = _core.cast(wd, _np.dtype(_np.float64)) if ntype.kind in "iub" else wd
-    return _core.cast(_C._op("put", _C.zeros((n,), dtype=wd.dtype), idx, wd, True), ntype)
+    return _weighted_counts(idx, w, sel, n, ntype)
+
+
+_BLOCK = 65536  # NumPy's histogram takes its data in blocks of this many
+
+
+def _weighted_counts(idx, w, sel, n, ntype, part=False):
+    """NumPy 1.24's weighted equal-bins counts: per block of _BLOCK data
+    elements np.bincount of the kept ones' weights (in double: a float32
+    weight too) added to the counts (of ntype, from 0): cast to ntype first
+    (`n += bincount(...).astype(ntype)`), but for a complex weight's parts,
+    each added in double into its part (`n.real += bincount(...)`).  sel:
+    the kept elements' positions in the data, idx: their bins."""
+    if ntype.kind == "c":
+        pdt = _np.dtype(ntype.char.lower())
+        re = _weighted_counts(idx, _C._op("real", w), sel, n, pdt, True)
+        im = _weighted_counts(idx, _C._op("imag", w), sel, n, pdt, True)
+        return _C._op("complex", re, im)
+    wd = _core.cast(_C._op("take", w, 0, sel), _np.dtype(_np.float64))
+    size = w.shape[0]
+    nblocks = 1 if size <= _BLOCK else int(-(-size // _BLOCK))  # (a size's guard)
+    if nblocks == 1:
+        return _core.cast(_C._op("put", _C.zeros((n,), dtype=_C.float64), idx, wd, True), ntype)
+    flat = idx + (sel // _BLOCK) * n
+    per = _C._op("put", _C.zeros((nblocks * n,), dtype=_C.float64), flat, wd, True)
+    per = per.reshape(nblocks, n)
+    out = _core.cast(_C.zeros((n,), dtype=_C.float64), ntype)
+    for k in builtins.range(nblocks):
+        if part:
+            out = _core.cast(_core.cast(out, _np.dtype(_np.float64)) + per.select(0, k), ntype)
+        else:
+            out = out + _core.cast(per.select(0, k), ntype)
+    return out
 
 
 def _ravel_and_check_weights(a, weights, what):
     """NumPy's: a and weights (None or of a's own shape, before either is
     flattened) as 1-d tensors."""
     t = _t(a, what)
+    if _core.np_dtype(t) == _np.dtype(bool):
+        _core.numpy_warns(f"{what} of a bool array", "Converting input from bool to <class "
+                          "'numpy.uint8'> for compatibility.", RuntimeWarning)
+        t = t.to(_C.uint8)
     w = None
     if weights is not None:
         w = _t(weights, what)
@@ -202,6 +273,10 @@ def _edges_out(kind, bins, edges):
 @implements(_np.histogram_bin_edges)
 def histogram_bin_edges(a, bins=10, range=None, weights=None, *, _kind=None):
     t, _ = _ravel_and_check_weights(a, weights, "histogram_bin_edges")
+    if _core.np_dtype(t).kind == "c":
+        from ._ufuncs import fallback
+        return fallback(_np.histogram_bin_edges, "histogram_bin_edges", (a, bins),
+                        dict(range=range, weights=weights), _kind or _kind_of(a))
     edges, _ = _bin_edges(t, bins, range, weights, "histogram_bin_edges")
     return _edges_out(_kind or _kind_of(a), bins, edges)
 
@@ -212,20 +287,29 @@ def histogram(a, bins=10, range=None, normed=None, weights=None, density=None, *
     if normed is not None:
         raise TypeError("histogram() got an unexpected keyword argument 'normed'")
     t, w = _ravel_and_check_weights(a, weights, "histogram")
+    if _core.np_dtype(t).kind == "c":  # (NumPy's own: complex edges, ComplexWarnings)
+        from ._ufuncs import fallback
+        return fallback(_np.histogram, "histogram", (a, bins),
+                        dict(range=range, weights=weights, density=density), kind)
     edges, uniform = _bin_edges(t, bins, range, weights, "histogram")
     ntype = _np.dtype(_np.intp) if w is None else _core.np_dtype(w)
     if uniform is not None and not isinstance(uniform[0], _C.Tensor):
         hist = _histogram_uniform_range(t, w, edges, uniform, ntype)
     elif uniform is not None:
         first, last, n = uniform
-        x = _core.cast(t, _core.np_dtype(edges))
-        keep = _C.logical_and(_C.ge(x, _core.cast(first, _core.np_dtype(edges))),
-                              _C.le(x, _core.cast(last, _core.np_dtype(edges))))
+        edt = _core.np_dtype(edges)
+        x = _core.cast(t, edt)
+        keep = _C.logical_and(_C.ge(x, _core.cast(first, edt)), _C.le(x, _core.cast(last, edt)))
         sel = keep.nonzero().select(1, 0)
         xs = _C._op("take", x, 0, sel)
-        norm = n / (last - first)
-        f_idx = (xs.to(_C.float64) - first) * norm
-        idx = _C.floor(f_idx).to(_C.int64) if False else f_idx.to(_C.int64)
+        # NumPy's ((a - first) / (last - first)) * n in the edges' dtype (its
+        # scalars cast to a float16/32 array's), last - first in the ends'
+        # own (the data's; float64 when they were moved apart by 0.5)
+        lo, hi = _core.cast(first, edt), _core.cast(last, edt)
+        denom = _C.where(_C.eq(_core.cast(lo, _np.dtype(_np.float64)), first), hi - lo,
+                         _core.cast(last - first, edt))
+        f_idx = (xs - lo) / denom * _core.cast(_C.full((), n, dtype=_C.float64), edt)
+        idx = f_idx.to(_C.int64)
         idx = _C.where(_C.eq(idx, n), idx - 1, idx)
         dec = _C.lt(xs, _C._op("take", edges, 0, idx))
         idx = _C.where(dec, idx - 1, idx)
@@ -236,10 +320,7 @@ def histogram(a, bins=10, range=None, normed=None, weights=None, density=None, *
             hist = _C._op("put", _C.zeros((n,), dtype=_C.int64), idx, _C.ones((), dtype=_C.int64),
                           True)
         else:
-            wd = _core.cast(_C._op("take", w, 0, sel), _np.dtype(_np.float64)) \
-                if ntype.kind in "iu" else _C._op("take", w, 0, sel)
-            hist = _C._op("put", _C.zeros((n,), dtype=wd.dtype), idx, wd, True)
-            hist = _core.cast(hist, ntype)
+            hist = _weighted_counts(idx, w, sel, n, ntype)
     else:
         order = _corder.argsort_any(t, 0)
         sa = _C._op("take", t, 0, order)
@@ -255,9 +336,10 @@ def histogram(a, bins=10, range=None, normed=None, weights=None, density=None, *
             cw = _C.cat([_C.zeros((1,), dtype=sw.dtype), _C.cumsum(sw, 0)], 0)
             cn = _C._op("take", cw, 0, cum)
             hist = cn.slice(0, 1, None, 1) - cn.slice(0, 0, -1, 1)
-    if density:
-        db = (edges.slice(0, 1, None, 1) - edges.slice(0, 0, -1, 1)).to(_C.float64)
-        hist = hist.to(_C.float64) / db / _C.sum(hist.to(_C.float64), None, False)
+    if density:  # NumPy's n / db / n.sum(): the sum in the counts' own dtype
+        db = ndarray((edges.slice(0, 1, None, 1) - edges.slice(0, 0, -1, 1)).to(_C.float64))
+        h = ndarray(hist)
+        hist = (h / db / h.sum())._t
     return wrap(kind, hist), _edges_out(kind, bins, edges)
 
 

@@ -334,13 +334,24 @@ def _pad_index(n, before, after, mode):
                               f"supported")
 
 
+def _pad_by_numpy(array, pad_width, mode, kwargs, kind):
+    """The pads hop has no kernels for (a statistic of the edge, a linear
+    ramp, an odd reflection, a function, complex constants): NumPy's own
+    pad of the values, eagerly, a graph break of hop.compile (_ufuncs.
+    fallback)."""
+    from ._ufuncs import fallback
+    return fallback(_np.pad, "pad", (array, pad_width, mode), kwargs, kind)
+
+
 @implements(_np.pad)
 def pad(array, pad_width, mode="constant", *, _kind=None, **kwargs):
     kind = _kind or _kind_of(array)
     t = _t(array, "pad")
+    if _np.asarray(pad_width).dtype.kind != "i":
+        raise TypeError("`pad_width` must be of integral type.")
     widths = _as_pairs(pad_width, t.ndim, as_index=True)
-    if callable(mode):
-        raise _C.UnsupportedError("hop.numpy: pad with a function as mode is not supported")
+    if callable(mode):  # (NumPy's own pad: eagerly, or a graph break)
+        return _pad_by_numpy(array, pad_width, mode, kwargs, kind)
     allowed = {"constant": {"constant_values"}, "edge": set(), "wrap": set(),
                "reflect": {"reflect_type"}, "symmetric": {"reflect_type"}, "empty": set(),
                "maximum": {"stat_length"}, "minimum": {"stat_length"}, "mean": {"stat_length"},
@@ -350,11 +361,12 @@ def pad(array, pad_width, mode="constant", *, _kind=None, **kwargs):
     unsupported = set(kwargs) - allowed[mode]
     if unsupported:
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
-    if kwargs.get("reflect_type", "even") != "even" or mode in ("maximum", "minimum", "mean",
-                                                                  "linear_ramp", "median"):
-        raise _C.UnsupportedError(f"hop.numpy: pad mode {mode!r} with these options is not "
-                                  f"supported")
     npd = _core.np_dtype(t)
+    if kwargs.get("reflect_type", "even") == "odd" or mode in (
+            "maximum", "minimum", "mean", "linear_ramp", "median") or (
+            mode == "constant" and _np.asarray(kwargs.get("constant_values", 0)).dtype.kind
+            not in "biuf"):
+        return _pad_by_numpy(array, pad_width, mode, kwargs, kind)
     if mode in ("constant", "empty"):
         values = _as_pairs(kwargs.get("constant_values", 0), t.ndim)
         for ax, ((lo, hi), (vlo, vhi)) in enumerate(zip(widths, values)):

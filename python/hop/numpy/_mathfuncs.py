@@ -12,6 +12,7 @@ its dot's).
 
 import builtins
 import math
+import operator
 
 import numpy as _np
 
@@ -36,8 +37,10 @@ def interp(x, xp, fp, left=None, right=None, period=None, *, _kind=None):
     xt = _core.cast(_t(x, "interp"), f64)
     xpt = _core.cast(_t(xp, "interp"), f64)
     fpt = _t(fp, "interp")
-    if _core.np_dtype(fpt).kind == "c":
-        raise _C.UnsupportedError("hop.numpy: interp of complex values is not supported")
+    if _core.np_dtype(fpt).kind == "c":  # NumPy's own (eagerly; hop.compile: a graph break)
+        from ._ufuncs import fallback
+        return fallback(_np.interp, "interp", (x, xp, fp),
+                        dict(left=left, right=right, period=period), kind)
     fpt = _core.cast(fpt, f64)
     if xpt.ndim != 1 or fpt.ndim != 1:
         raise ValueError("object too deep for desired array")
@@ -85,13 +88,71 @@ def interp(x, xp, fp, left=None, right=None, period=None, *, _kind=None):
     return wrap(kind, r, scalar=r.ndim == 0)
 
 
+def _correlate_mode(mode):
+    """NumPy 1.24's PyArray_CorrelatemodeConverter: 'valid' 'same' 'full'
+    (0, 1, 2), another string by its first letter in either case with a
+    DeprecationWarning, an integer 0-2 (not a bool)."""
+    if isinstance(mode, str):
+        exact = {"valid": 0, "same": 1, "full": 2}
+        if mode in exact:
+            return exact[mode]
+        if mode[:1].lower() in ("v", "s", "f"):
+            _core.numpy_warns("convolve/correlate with an inexact mode",
+                              "inexact matches and case insensitive matches for "
+                              "convolve/correlate mode are deprecated, please use one of 'valid', "
+                              "'same', or 'full' instead.", DeprecationWarning)
+            return "vsf".index(mode[0].lower())
+        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+    if isinstance(mode, (bool, _np.bool_)):
+        raise TypeError("convolve/correlate mode not understood")
+    try:
+        mode = operator.index(mode)
+    except TypeError:
+        raise TypeError("convolve/correlate mode not understood") from None
+    if not 0 <= mode <= 2:
+        raise ValueError("integer convolve/correlate mode must be 0, 1, or 2")
+    return mode
+
+
+# Up to this kernel length correlate's float outputs at the ends are each
+# one dot product of the overlap, as NumPy's (a Python loop of ops: longer
+# kernels take the padded windows, which BLAS may sum in another order).
+_EXACT_EDGES = 64
+
+
+def _correlate_float(a, v, n1, n2, lo, length):
+    """NumPy's _pyarray_correlate of float a (n1) and v (n2 <= n1): the
+    outputs before and after the full overlaps each the BLAS dot product of
+    the overlapping elements (FLOAT_dot/DOUBLE_dot: cblas_sdot/ddot, which
+    a 1 x 1 matmul calls), the full overlaps (n1 - n2 + 1) by
+    small_correlate for a kernel of at most 11 (s = 0, then s += d[i + j] *
+    k[j] for each j in order, in the dtype) or else by the dot too."""
+    def dot(x, y):
+        k = x.shape[0]
+        return _C.matmul(x.reshape(1, 1, k), y.reshape(1, k, 1)).reshape(1)
+    n_left = lo
+    n_right = length - n_left - (n1 - n2 + 1)
+    parts = [dot(a.slice(0, 0, n2 - n_left + i), v.slice(0, n_left - i, n2))
+             for i in range(n_left)]
+    mid = n1 - n2 + 1
+    if n2 <= 11:
+        s = _C.zeros((mid,), dtype=a.dtype)
+        for j in range(n2):
+            s = s + a.slice(0, j, j + mid) * v.select(0, j)
+        parts.append(s)
+    else:
+        idx = _C.arange(mid).reshape(mid, 1) + _C.arange(n2).reshape(1, n2)
+        win = _C._op("take", a, 0, idx)
+        parts.append(_C.matmul(win.reshape(mid, 1, n2), v.reshape(1, n2, 1).expand(mid, n2, 1))
+                     .reshape(mid))
+    parts += [dot(a.slice(0, mid + i, n1), v.slice(0, 0, n2 - 1 - i)) for i in range(n_right)]
+    return _C.cat(parts, 0) if len(parts) > 1 else parts[0]
+
+
 def _correlate(a, v, mode, what):
     """NumPy's multiarray.correlate(a, v, mode) for 1-d a and v (v already
     conjugated/reversed by the caller)."""
-    modes = {"valid": 0, "same": 1, "full": 2, 0: 0, 1: 1, 2: 2}
-    if mode not in modes:
-        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
-    mode = modes[mode]
+    mode = _correlate_mode(mode)
     n1, n2 = a.shape[0], v.shape[0]
     if not (isinstance(n1, int) and isinstance(n2, int)):
         raise _C.UnsupportedError(f"hop.numpy: {what} over symbolic sizes is not supported")
@@ -123,7 +184,9 @@ def _correlate(a, v, mode, what):
     if pad:
         inside = _C.logical_and(idx >= pad, idx < pad + n1)
         vm = _C.where(inside, vm, _C.zeros((), dtype=v.dtype))
-    if _core.np_dtype(a).kind == "f":
+    if _core.np_dtype(a).kind == "f" and n2 <= _EXACT_EDGES:
+        r = _correlate_float(a, v, n1, n2, lo, length)
+    elif _core.np_dtype(a).kind == "f":
         r = _C.matmul(win.reshape(length, 1, n2), vm.reshape(length, n2, 1)).reshape(length)
     else:
         # NumPy's dot keeps the integer dtype (wrapping); sum widens to int64
@@ -323,8 +386,9 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None, *, _kind=None):
     if axis is not None:
         axisa, axisb, axisc = (axis,) * 3
     aa, ba = _arr(a), _arr(b)
-    axisa = _axis(axisa, aa.ndim)
-    axisb = _axis(axisb, ba.ndim)
+    norm = _np.core.multiarray.normalize_axis_index
+    axisa = norm(axisa, aa.ndim, msg_prefix="axisa")
+    axisb = norm(axisb, ba.ndim, msg_prefix="axisb")
     aa = F.moveaxis(aa, axisa, -1, _kind=ndarray)
     ba = F.moveaxis(ba, axisb, -1, _kind=ndarray)
     msg = "incompatible dimensions for cross product\n(dimension must be 2 or 3)"
@@ -333,7 +397,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None, *, _kind=None):
     shape = broadcast_shapes(aa[..., 0].shape, ba[..., 0].shape)
     if aa.shape[-1] == 3 or ba.shape[-1] == 3:
         shape += (3,)
-        axisc = _axis(axisc, len(shape))
+        axisc = norm(axisc, len(shape), msg_prefix="axisc")
     dt = _np.promote_types(aa.dtype, ba.dtype)
     cp = F.empty(shape, dt)
     aa, ba = aa.astype(dt, copy=False), ba.astype(dt, copy=False)
@@ -343,24 +407,33 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None, *, _kind=None):
     b2 = ba[..., 2] if ba.shape[-1] == 3 else None
     if cp.ndim != 0 and cp.shape[-1] == 3:
         cp0, cp1, cp2 = cp[..., 0], cp[..., 1], cp[..., 2]
+    # (NumPy's ufuncs into cp's parts: of 1-d vectors the parts are 0-d and
+    # their products NumPy scalars, whose operators would warn of an integer
+    # overflow where NumPy's array subtraction does not)
+    from ._ufuncs import call_ufunc
+
+    def sub(x, y):
+        return call_ufunc("subtract", (x, y), {}, ndarray)
+
+    def neg(x):
+        return call_ufunc("negative", (x,), {}, ndarray)
     if aa.shape[-1] == 2:
         if ba.shape[-1] == 2:
-            from ._ufuncs import call_ufunc
             call_ufunc("multiply", (a0, b1), {"out": cp}, ndarray)
             cp -= a1 * b0
             return _as(kind, cp)
         cp0[...] = a1 * b2
-        cp1[...] = -(a0 * b2)
-        cp2[...] = a0 * b1 - a1 * b0
+        cp1[...] = neg(a0 * b2)
+        cp2[...] = sub(a0 * b1, a1 * b0)
     else:
         if ba.shape[-1] == 3:
-            cp0[...] = a1 * b2 - a2 * b1
-            cp1[...] = a2 * b0 - a0 * b2
-            cp2[...] = a0 * b1 - a1 * b0
+            cp0[...] = sub(a1 * b2, a2 * b1)
+            cp1[...] = sub(a2 * b0, a0 * b2)
+            cp2[...] = sub(a0 * b1, a1 * b0)
         else:
-            cp0[...] = -(a2 * b1)
+            cp0[...] = neg(a2 * b1)
             cp1[...] = a2 * b0
-            cp2[...] = a0 * b1 - a1 * b0
+            cp2[...] = sub(a0 * b1, a1 * b0)
     return _as(kind, F.moveaxis(cp, -1, axisc, _kind=ndarray))
 
 

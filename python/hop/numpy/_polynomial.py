@@ -58,7 +58,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False, *, _kind=None)
     if x.shape[0] != y.shape[0]:
         raise TypeError("expected x and y to have same length")
     if rcond is None:
-        rcond = len(x) * float(_np.finfo(x.dtype).eps)
+        rcond = len(x) * _np.finfo(x.dtype).eps  # (a NumPy float, as NumPy's)
     from ._twodim import vander
     lhs = ndarray(vander(x, order)._t)
     rhs = y
@@ -83,7 +83,20 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False, *, _kind=None)
     if full:
         return wrap(kind, c._t), resids, rank, s, rcond
     if cov:
-        raise _C.UnsupportedError("hop.numpy: polyfit(cov=True) is not supported")
+        # NumPy's: inv(lhs.T @ lhs) / outer(scale, scale), times the
+        # residuals over the degrees of freedom unless cov='unscaled'
+        from ._products import dot, outer
+        vbase = linalg.inv(dot(lhs.T, lhs, _kind=ndarray), _kind=ndarray)
+        vbase = vbase / outer(scale, scale, _kind=ndarray)
+        if isinstance(cov, str) and cov == "unscaled":
+            fac = 1
+        else:
+            if len(x) <= order:
+                raise ValueError("the number of data points must exceed order to scale the "
+                                 "covariance matrix")
+            fac = resids / (len(x) - order)
+        v = vbase * fac if y.ndim == 1 else vbase[:, :, None] * fac
+        return wrap(kind, c._t), wrap(kind, v._t)
     return wrap(kind, c._t)
 
 

@@ -6,6 +6,7 @@ hop.numpy (or _funcs), not this module, first.
 """
 
 import builtins
+import operator
 
 import numpy as _np
 
@@ -128,9 +129,12 @@ def tensordot(a, b, axes=2, *, _kind=None):
 # labels' sizes, then the broadcast of the operands in its iterator.
 
 def _einsum_parse(subscripts, ts):
-    """(each operand's labels, the output's), as NumPy's parse."""
+    """(each operand's labels, the output's), as NumPy's parse.  An
+    ellipsis stands for labels of its own (not letters, _ELLIPSIS), counted
+    from the right as NumPy aligns its broadcast dimensions: an operand's
+    last one is _ELLIPSIS[0] whatever the number of them."""
     s, ins, pos = subscripts, [], 0
-    ellipsis = False
+    nb = 0
     for k, t in enumerate(ts):
         end = pos
         while end < len(s) and s[end] not in ",-":  # (strcspn)
@@ -142,22 +146,25 @@ def _einsum_parse(subscripts, ts):
             raise ValueError("fewer operands provided to einstein sum function than specified "
                              "in the subscripts string")
         labels, ell = _einsum_labels(s[pos:end], t.ndim, f"operand {k}")
-        if not ell and len(labels) != t.ndim:
+        if ell is None and len(labels) != t.ndim:
             raise ValueError("operand has more dimensions than subscripts given in einstein sum, "
                              "but no '...' ellipsis provided to broadcast the extra dimensions.")
+        if ell is not None:
+            ne = t.ndim - len(labels)
+            nb = builtins.max(nb, ne)
+            labels = labels[:ell] + _ELLIPSIS[ne - 1::-1] + labels[ell:] if ne else labels
         ins.append(labels)
-        ellipsis |= ell
         pos = end + (k < len(ts) - 1)
     rest = s[pos:]
     seen = "".join(ins)
     if not rest:
-        outs = "".join(sorted(c for c in set(seen) if seen.count(c) == 1))
+        outs = _ELLIPSIS[nb - 1::-1] if nb else ""
+        outs += "".join(sorted(c for c in set(seen) if seen.count(c) == 1 and c not in _ELLIPSIS))
     elif not rest.startswith("->"):
         raise ValueError("einstein sum subscript string does not contain proper '->' output "
                          "specified")
     else:
         outs, ell = _einsum_labels(rest[2:], None, "the output")
-        ellipsis |= ell
         for i, c in enumerate(outs):
             if c in outs[i + 1:]:
                 raise ValueError(f"einstein sum subscripts string includes output subscript "
@@ -165,17 +172,26 @@ def _einsum_parse(subscripts, ts):
             if c not in seen:
                 raise ValueError(f"einstein sum subscripts string included output subscript "
                                  f"'{c}' which never appeared in an input")
-    if ellipsis:
-        raise _C.UnsupportedError("hop.numpy: einsum with '...' is not supported")
+        if ell is None and nb:
+            raise ValueError("output has more dimensions than subscripts given in einstein sum, "
+                             "but no '...' ellipsis provided to broadcast the extra dimensions.")
+        if ell is not None and nb:
+            outs = outs[:ell] + _ELLIPSIS[nb - 1::-1] + outs[ell:]
     return ins, outs
+
+
+# the labels of broadcast dimensions, the last first (no letter: NumPy's
+# labels are ASCII letters)
+_ELLIPSIS = "".join(chr(0x2460 + i) for i in range(64))
 
 
 def _einsum_labels(sub, ndim, where):
     """The labels of one operand's subscripts (ndim: its number of
-    dimensions; None for the output) and whether they hold an ellipsis,
-    with NumPy's errors in its order.  (The output's checks of a repeated or
-    unknown label come after, per label: _einsum_parse.)"""
-    labels, ellipsis, i = [], False, 0
+    dimensions; None for the output) and where its ellipsis is among them
+    (None without one), with NumPy's errors in its order.  (The output's
+    checks of a repeated or unknown label come after, per label:
+    _einsum_parse.)"""
+    labels, ellipsis, i = [], None, 0
     while i < len(sub):
         c = sub[i]
         if c.isascii() and c.isalpha():
@@ -184,15 +200,87 @@ def _einsum_labels(sub, ndim, where):
                                  f"for {where}")
             labels.append(c)
         elif c == ".":
-            if ellipsis or i + 2 >= len(sub) or sub[i + 1:i + 3] != "..":
+            if ellipsis is not None or i + 2 >= len(sub) or sub[i + 1:i + 3] != "..":
                 raise ValueError(f"einstein sum subscripts string contains a '.' that is not "
                                  f"part of an ellipsis ('...') in {where}")
-            ellipsis, i = True, i + 2
+            ellipsis, i = len(labels), i + 2
         elif c != " ":
             raise ValueError(f"invalid subscript '{c}' in einstein sum subscripts string, "
                              f"subscripts must be letters")
         i += 1
     return "".join(labels), ellipsis
+
+
+def _einsum_optimize(optimize):
+    """The path optimize= names (False for none), with the TypeError
+    NumPy's einsum_path gives before it reads the subscripts.  hop's
+    contraction is its own whatever the path (the result the same up to
+    rounding, as NumPy's own paths)."""
+    if optimize is None or optimize is False:
+        return False
+    if optimize is True:
+        return "greedy"
+    if isinstance(optimize, str):
+        return optimize
+    if len(optimize) and optimize[0] == "einsum_path":
+        return list(optimize[1:])
+    if len(optimize) == 2 and isinstance(optimize[0], str) and \
+            isinstance(optimize[1], (int, float)):
+        return optimize[0]
+    raise TypeError(f"Did not understand the path: {optimize}")
+
+
+def _einsum_path_check(path, ins, outs):
+    """NumPy's einsum_path's errors of a path it cannot follow: an unknown
+    name (read only when there is something to optimize) or an explicit path
+    that leaves operands uncontracted."""
+    if isinstance(path, list):
+        n = len(ins)
+        for step in path:
+            n -= len(step) - 1
+        if n != 1:
+            raise RuntimeError(f"Invalid einsum_path is specified: {n - 1} more operands has "
+                               f"to be contracted.")
+    elif path and path not in ("greedy", "optimal") and len(ins) > 2 and \
+            set("".join(ins)) != set(outs):
+        raise KeyError("Path name %s not found", path)
+
+
+def _einsum_sublists(operands):
+    """NumPy's sublist form einsum(a, [0, 1], b, [1, 2], [0, 2]) as its
+    subscripts string and arrays (0-25 are 'A'-'Z', 26-51 'a'-'z'), with
+    c_einsum's errors."""
+    def letters(sub):
+        try:  # (PySequence_Fast: any sequence)
+            sub = list(sub)
+        except TypeError:
+            raise TypeError("the subscripts for each operand must be a list or a "
+                            "tuple") from None
+        text, ell = "", False
+        for v in sub:
+            if v is Ellipsis:
+                if ell:
+                    raise ValueError("each subscripts list may have only one ellipsis")
+                text, ell = text + "...", True
+                continue
+            if isinstance(v, (bool, _np.bool_)):
+                raise TypeError("each subscript must be either an integer or an ellipsis")
+            try:
+                v = operator.index(v)
+            except TypeError:
+                raise TypeError("each subscript must be either an integer or an "
+                                "ellipsis") from None
+            if not 0 <= v < 52:
+                raise ValueError("subscript is not within the valid range [0, 52)")
+            text += chr(ord("A") + v) if v < 26 else chr(ord("a") + v - 26)
+        return text
+    if len(operands) < 2:
+        raise ValueError("must provide at least an operand and a subscripts list to einsum")
+    arrays = operands[0:len(operands) // 2 * 2:2]
+    subs = ",".join(letters(s) for s in operands[1:len(operands) // 2 * 2:2])
+    if len(operands) % 2:
+        subs += "->" + letters(operands[-1])
+    return subs, arrays
 
 
 def _einsum_check(ts, ins, outs, single):
@@ -291,13 +379,22 @@ def _einsum_view(kind, a, subscripts, sub, outs):
 @implements(_np.einsum)
 def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False,
            _kind=None):
-    if not operands or not isinstance(operands[0], str):
-        raise _C.UnsupportedError("hop.numpy: einsum takes a subscripts string (the sublist "
-                                  "form is not supported)")
-    subscripts, arrays = operands[0], operands[1:]
+    if not operands:
+        raise ValueError("must specify the einstein sum subscripts string and at least one "
+                         "operand, or at least one operand and its corresponding subscripts "
+                         "list")
+    if isinstance(operands[0], str):
+        subscripts, arrays = operands[0], operands[1:]
+    else:
+        subscripts, arrays = _einsum_sublists(operands)
+    if not arrays:
+        raise ValueError("must specify the einstein sum subscripts string and at least one "
+                         "operand")
+    path = _einsum_optimize(optimize)
     kind = _kind or result_kind(arrays, ndarray)
     ts = [_t(a, "einsum") for a in arrays]
     ins, outs = _einsum_parse(subscripts, ts)
+    _einsum_path_check(path, ins, outs)
     _einsum_check(ts, ins, outs, len(ts) == 1 and out is None)
     if len(ts) == 1 and out is None and outs and set(ins[0]) <= set(outs) and \
             isinstance(arrays[0], ndarray) and not arrays[0]._scalar:

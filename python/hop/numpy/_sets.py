@@ -133,6 +133,9 @@ def in1d(ar1, ar2, assume_unique=False, invert=False, *, kind=None, _kind=None):
         raise ValueError(f"Invalid kind: '{kind}'. Please use None, 'sort' or 'table'.")
     a = _t(ar1, "in1d").reshape(-1)
     b = _t(ar2, "in1d").reshape(-1)
+    if kind == "table" and not all(_core.np_dtype(x).kind in "uib" for x in (a, b)):
+        raise ValueError("The 'table' method is only supported for boolean or integer arrays. "
+                         "Please select 'sort' or None for kind.")
     a, b = _core.promote(a, b)
     bs = _corder.sort_any(b, 0)
     lo = _corder.searchsorted_any(bs, a, False)
@@ -165,9 +168,13 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, _kind=No
     kind = _kind or result_kind((ar1, ar2), ndarray)
     if return_indices:
         return _intersect1d_indices(ar1, ar2, assume_unique, kind)
+    if assume_unique:  # NumPy's sorted concatenation, repeats and all
+        return _intersect1d_indices(ar1, ar2, True, kind)[0]
     a = _t(unique(_t(ar1).reshape(-1), _kind=ndarray))
     b = _t(unique(_t(ar2).reshape(-1), _kind=ndarray))
     keep = _t(in1d(a, b, _kind=ndarray))
+    # (NumPy's concatenation of both: their promoted dtype)
+    a = _core.cast(a, _core.promoted_dtype([_t(ar1), _t(ar2)]))
     return wrap(kind, _C._op("take", a, 0, keep.nonzero().select(1, 0)))
 
 

@@ -8,6 +8,7 @@ last to first, and errors are NumPy's ValueErrors.
 """
 
 import builtins
+import operator
 
 import numpy as _np
 
@@ -48,25 +49,45 @@ def _resize(t, n, axis):
     return _C.cat([t, _C.zeros(tuple(shape), dtype=t.dtype)], axis)
 
 
-def _tensor_axis(a, axis, what):
-    """a's tensor and the transform's axis, checked as NumPy's fft checks it
-    (a 0-d array has none)."""
-    t = F._t(a, what)
-    if t.ndim == 0:
-        raise _np.AxisError(axis, 0)
-    return t, _np.core.multiarray.normalize_axis_index(axis, t.ndim)
-
-
-def _prep(a, n, axis, what, real_in=False):
-    t, axis = _tensor_axis(a, axis, what)
+def _length(t, n, axis, norm, inverse, default=None):
+    """The transform's length n as NumPy 1.24's fft reads it, with its
+    errors in its order: n None is a.shape[axis] (default(it) for
+    irfft/hfft: an axis out of range is that IndexError), n < 1 or an
+    unknown norm a ValueError, then the axis checked (AxisError); an n
+    that is no integer works only at the axis's own size (else the TypeError
+    of NumPy's slice or of its zeros' shape).  Returns (n, axis)."""
     if n is None:
-        n = t.shape[axis]
-    n = int(n) if not isinstance(n, _C.SymInt) else n
+        if not -t.ndim <= axis < t.ndim:
+            raise IndexError("tuple index out of range")
+        n = t.shape[axis] if default is None else default(t.shape[axis])
     if n < 1:
         raise ValueError(f"Invalid number of FFT data points ({n}) specified.")
+    _norm(norm, inverse)
+    if t.ndim == 0:
+        raise _np.AxisError(axis, 0)
+    axis = _np.core.multiarray.normalize_axis_index(axis, t.ndim)
+    if not isinstance(n, (int, _C.SymInt)):
+        try:
+            n = operator.index(n)
+        except TypeError:
+            have = t.shape[axis]
+            if n != have:
+                raise TypeError("slice indices must be integers or None or have an __index__ "
+                                "method" if have > n else
+                                f"'{type(n).__name__}' object cannot be interpreted as an "
+                                f"integer") from None
+            n = have
+    return n, axis
+
+
+def _prep(a, n, axis, what, norm, inverse, real_in=False):
+    t = F._t(a, what)
+    n, axis = _length(t, n, axis, norm, inverse)
     dt = _core.np_dtype(t)
     if real_in:
         if dt.kind == "c":  # NumPy's rfft discards the imaginary part (with a warning)
+            _core.numpy_warns(f"{what} of complex values", "Casting complex values to real "
+                              "discards the imaginary part", _np.ComplexWarning)
             t = _C._op("real", t)
         t = _core.cast(t, _np.dtype(_np.float64))
     else:
@@ -75,7 +96,7 @@ def _prep(a, n, axis, what, real_in=False):
 
 
 def _c2c(a, n, axis, norm, inverse, what, kind):
-    t, n, axis = _prep(a, n, axis, what)
+    t, n, axis = _prep(a, n, axis, what, norm, inverse)
     t = _resize(t, n, axis)
     return wrap(kind, _C._op("fft", t, axis, inverse, _norm(norm, inverse)))
 
@@ -93,7 +114,7 @@ def ifft(a, n=None, axis=-1, norm=None, *, _kind=None):
 @_implements(_np.fft.rfft)
 def rfft(a, n=None, axis=-1, norm=None, *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
-    t, n, axis = _prep(a, n, axis, "rfft", real_in=True)
+    t, n, axis = _prep(a, n, axis, "rfft", norm, False, real_in=True)
     t = _resize(t, n, axis)
     return wrap(kind, _C._op("rfft", t, axis, _norm(norm, False)))
 
@@ -101,11 +122,8 @@ def rfft(a, n=None, axis=-1, norm=None, *, _kind=None):
 @_implements(_np.fft.irfft)
 def irfft(a, n=None, axis=-1, norm=None, *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
-    t, axis = _tensor_axis(a, axis, "irfft")
-    if n is None:
-        n = (t.shape[axis] - 1) * 2
-    if n < 1:
-        raise ValueError(f"Invalid number of FFT data points ({n}) specified.")
+    t = F._t(a, "irfft")
+    n, axis = _length(t, n, axis, norm, True, lambda m: (m - 1) * 2)
     t = _resize(_core.cast(t, _np.dtype(_np.complex128)), n // 2 + 1, axis)
     return wrap(kind, _C._op("irfft", t, axis, n, _norm(norm, True)))
 
@@ -116,6 +134,8 @@ def hfft(a, n=None, axis=-1, norm=None, *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
     t = F._t(a, "hfft")
     if n is None:
+        if not -t.ndim <= axis < t.ndim:
+            raise IndexError("tuple index out of range")
         n = (t.shape[axis] - 1) * 2
     swapped = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
     if norm not in swapped:
@@ -137,6 +157,11 @@ def ihfft(a, n=None, axis=-1, norm=None, *, _kind=None):
 def _cook_nd_args(t, s=None, axes=None, invreal=False):
     if s is None:
         shapeless = True
+        if axes is not None:  # (NumPy's take(a.shape, axes) and its IndexError)
+            for ax in axes:
+                if not -t.ndim <= ax < t.ndim:
+                    raise IndexError(f"index {ax} is out of bounds for axis 0 with size "
+                                     f"{t.ndim}")
         s = list(t.shape) if axes is None else [t.shape[ax] for ax in axes]
     else:
         shapeless = False

@@ -87,12 +87,41 @@ def solve(a, b, *, _kind=None):
     _stacked_2d(ta)
     _stacked_square(ta)
     ct, rt = _common(ta, tb, what="solve")
+    _solve_gufunc_check(ta, tb)
     ta, tb = _core.cast(ta, ct), _core.cast(tb, ct)
     if tb.ndim == ta.ndim - 1:  # NumPy 1.24: a stack of vectors
         r = _C._op("linalg_solve", ta, tb.unsqueeze(-1)).squeeze(-1)
     else:
         r = _C._op("linalg_solve", ta, tb)
     return wrap(kind, _core.cast(r, rt))
+
+
+def _solve_gufunc_check(ta, tb):
+    """The errors of NumPy's gufunc solve ((m,m),(m,n)->(m,n)) or solve1
+    ((m,m),(m)->(m), for b of one dimension less than a): b's core
+    dimensions, then the loop dimensions' broadcast."""
+    one = tb.ndim == ta.ndim - 1
+    name, sig, core = ("solve1", "(m,m),(m)->(m)", 1) if one else \
+        ("solve", "(m,m),(m,n)->(m,n)", 2)
+    if tb.ndim < core:
+        raise ValueError(f"{name}: Input operand 1 does not have enough dimensions (has "
+                         f"{tb.ndim}, gufunc core with signature {sig} requires {core})")
+    m, bm = ta.shape[-1], tb.shape[-core]
+    if isinstance(m, int) and isinstance(bm, int) and m != bm:
+        raise ValueError(f"{name}: Input operand 1 has a mismatch in its core dimension 0, with "
+                         f"gufunc signature {sig} (size {bm} is different from {m})")
+    la, lb = list(ta.shape[:-2]), list(tb.shape[:tb.ndim - core])
+    for x, y in zip(reversed(la), reversed(lb)):
+        if isinstance(x, int) and isinstance(y, int) and x != y and 1 not in (x, y):
+            def dims(d):
+                return "(" + ",".join(str(n) for n in d) + ")"
+
+            def text(shape, loop):
+                return dims(shape) + "->" + dims(loop + ["newaxis"] * core)
+            want = dims(tb.shape[tb.ndim - core:])
+            raise ValueError(f"operands could not be broadcast together with remapped shapes "
+                             f"[original->remapped]: {text(ta.shape, la)} {text(tb.shape, lb)}  "
+                             f"and requested shape {want}")
 
 
 def _square_op(op, a, what, kind):
@@ -543,6 +572,8 @@ def matrix_rank(A, tol=None, hermitian=False, *, _kind=None):
     else:
         s = svd(ndarray(t), compute_uv=False)._t
     sdt = _core.np_dtype(s)
+    if isinstance(s.shape[-1], int) and s.shape[-1] == 0:  # (NumPy's S.max of no values)
+        raise ValueError("zero-size array to reduction operation maximum which has no identity")
     smax = _C.amax(s, -1, True)
     ratio = None
     if tol is None:  # in S's dtype, NumPy's order of operations
