@@ -478,7 +478,9 @@ class ndarray:
             t = _core.cast(v, npd)
             return t.clone() if t is v else t  # a conversion is a new tensor
 
-        checked = not _core.tracing() and not _core._recording() and not _C._is_proxy(self._t)
+        from ._fpcheck import outer  # (a checked reduction checks its casts' flags itself)
+        checked = not _core.tracing() and not _core._recording() and \
+            not _C._is_proxy(self._t) and not outer()
         if checked:
             _C._fp_clear()
         r = in_memory_order(type(self), (self,), tuple(self._t.shape), compute, order)

@@ -12,6 +12,7 @@ import numpy as _np
 
 from .. import _C, _exact
 from . import _core, _corder, _funcs, _reduce_out
+from ._fpcheck import checked, mean_says, var_says
 from ._funcs import _axes, _axis, _kind_of, _out, _size, _t, implements
 from ._ndarray import ndarray, wrap
 
@@ -275,6 +276,7 @@ def _reduce_order(a, where, ndim, axes, keepdims, kind):
 
 
 @implements(_np.sum)
+@checked(_np.sum)
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True, *,
         _kind=None):
     return _reduce("sum", _np.sum, a, axis, dtype, out, keepdims, initial, where,
@@ -282,6 +284,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
 
 
 @implements(_np.prod)
+@checked(_np.prod)
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True, *,
          _kind=None):
     return _reduce("prod", _np.prod, a, axis, dtype, out, keepdims, initial, where,
@@ -489,6 +492,7 @@ def _var_dtype(a, axis, dtype, ddof, keepdims, root, w=True, into=None, kind=nda
 
 
 @implements(_np.mean)
+@checked(_np.mean, mean_says)
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "mean")
@@ -666,6 +670,7 @@ def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root, where=True):
 
 
 @implements(_np.var)
+@checked(_np.var, var_says)
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
         _kind=None):
     return _var_out(a, axis, dtype, out, ddof, keepdims, _kind or _kind_of(a), "var", False,
@@ -673,6 +678,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 
 
 @implements(_np.std)
+@checked(_np.std, var_says)
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
         _kind=None):
     return _var_out(a, axis, dtype, out, ddof, keepdims, _kind or _kind_of(a), "std", True,
@@ -694,6 +700,7 @@ def ptp(a, axis=None, out=None, keepdims=False, *, _kind=None):
 
 
 @implements(_np.nansum)
+@checked(_np.nansum)
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, *, _kind=None):
     kind = _kind or _kind_of(a)
     if _core.np_dtype(_t(a, "nansum")).kind not in "fc":
@@ -738,10 +745,12 @@ def _scan(op, np_fn, a, axis, dtype, out, kind, nan=None):
 
 
 @implements(_np.cumsum)
+@checked(_np.cumsum)
 def cumsum(a, axis=None, dtype=None, out=None, *, _kind=None):
     return _scan("cumsum", _np.cumsum, a, axis, dtype, out, _kind or _kind_of(a))
 
 
 @implements(_np.cumprod)
+@checked(_np.cumprod)
 def cumprod(a, axis=None, dtype=None, out=None, *, _kind=None):
     return _scan("cumprod", _np.cumprod, a, axis, dtype, out, _kind or _kind_of(a))

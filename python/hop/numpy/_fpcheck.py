@@ -1,0 +1,157 @@
+"""NumPy 1.24's warnings and errors of hop.numpy's reductions (the first
+rule; docs/ARCHITECTURE.md, "Floating-point warnings").
+
+A NumPy reduction warns twice over: its ufuncs' loops warn for the IEEE
+flags they raised ("overflow encountered in reduce" after a float sum that
+became inf, "invalid value encountered in reduce" after inf + -inf), under
+the caller's numpy.errstate, raising FloatingPointError under 'raise'; and
+its Python code warns of the arguments ("Mean of empty slice.", "Degrees of
+freedom <= 0 for slice") whatever the state.  checked(np_fn) wraps a
+reduction's implementation so that an eager call on concrete hop.numpy
+arrays does both as NumPy:
+
+- under a state that raises, calls, prints or logs, NumPy computes it;
+- when NumPy's Python code warns for these arguments (says(), a function of
+  the arguments), NumPy computes it;
+- else hop computes it with the flags cleared first; a flag NumPy's state
+  warns for has NumPy compute it again (the call wrote nothing NumPy's run
+  reads: an out= that overlaps the input is NumPy's from the start).  A
+  spurious flag costs that run, never a warning.
+
+Only the outermost checked call checks: the reductions and ufuncs it makes
+on the way (var's mean, nanmean's sums) leave the flags to it (outer();
+_ufuncs._fp_checked; the C fast path is off meanwhile).
+
+Traced (hop.compile), the plan's flags re-run the call through NumPy
+already; what says() reads of the shapes is known at trace time, so there a
+warning NumPy's Python code gives is a graph break: the call runs in
+Python, by NumPy, on every call, as eager.  A hop.Tensor's reduction is not
+NumPy's and warns of nothing.
+"""
+
+import functools
+import inspect
+import threading
+
+import numpy as _np
+
+from .. import _C
+from . import _core
+from ._ndarray import ndarray
+
+_STATE = threading.local()
+
+
+def outer():
+    """Whether a checked eager reduction is running on this thread: its
+    inner reductions and ufuncs leave the floating-point flags to it."""
+    return getattr(_STATE, "depth", 0) > 0
+
+
+def _numpy_kind(kind):
+    return isinstance(kind, type) and issubclass(kind, ndarray)
+
+
+def checked(np_fn, says=None):
+    """Decorator: the reduction fn (NumPy's np_fn) warns and raises as
+    NumPy's (above).  says(*args, **kwargs): the text of the RuntimeWarning
+    NumPy's Python code gives for these arguments, or None."""
+    def deco(fn):
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def call(*args, _kind=None, **kwargs):
+            if outer():
+                return fn(*args, _kind=_kind, **kwargs)
+            a = args[0] if args else kwargs.get("a")
+            kind = _kind or (type(a) if isinstance(a, ndarray) else ndarray)
+            if isinstance(a, _C.Tensor) or not _numpy_kind(kind):
+                return fn(*args, _kind=_kind, **kwargs)  # (hop.Tensor's own)
+            from ._ufuncs import _traced_any
+            traced = _core.tracing() or _core._recording() or _traced_any(args) or \
+                _traced_any(kwargs.values())
+            said = says(*args, **kwargs) if says is not None else None
+            if traced:
+                if said is not None:
+                    _core.numpy_warns(np_fn.__name__, said, RuntimeWarning, traced=True)
+                return fn(*args, _kind=_kind, **kwargs)
+            if said is not None or _core.fp_errors_reported() or _out_overlaps(sig, args, kwargs):
+                return _by_numpy(np_fn, sig, args, kwargs, kind)
+            _STATE.depth = 1
+            _C._np_eager_off(1)
+            try:
+                _C._fp_clear()
+                r = fn(*args, _kind=_kind, **kwargs)
+                warned = _C._np_fp_warned()
+            finally:
+                _STATE.depth = 0
+                _C._np_eager_off(-1)
+            return _by_numpy(np_fn, sig, args, kwargs, kind) if warned else r
+        return call
+    return deco
+
+
+def _out_of(sig, args, kwargs):
+    try:
+        return sig.bind(*args, **kwargs).arguments.get("out")
+    except TypeError:
+        return None  # (the implementation raises NumPy's error)
+
+
+def _out_overlaps(sig, args, kwargs):
+    """Whether an out= array shares memory with an array argument (hop's
+    run would change what NumPy's run again reads)."""
+    out = _out_of(sig, args, kwargs) if "out" in sig.parameters else None
+    if out is None or not hasattr(out, "shape"):
+        return False
+    from ._ufuncs import _to_numpy
+    o = _to_numpy(out)
+    return any(isinstance(v, (ndarray, _np.ndarray)) and v is not out and
+               _np.may_share_memory(o, _to_numpy(v))
+               for v in list(args) + list(kwargs.values()))
+
+
+def _by_numpy(np_fn, sig, args, kwargs, kind):
+    """np_fn by NumPy on the arrays' memory: its warnings, errors and
+    answer (out= itself when given, as NumPy returns it)."""
+    from ._ufuncs import fallback
+    r = fallback(np_fn, np_fn.__name__, args, kwargs, kind)
+    out = _out_of(sig, args, kwargs) if "out" in sig.parameters else None
+    return out if out is not None and hasattr(out, "shape") else r
+
+
+# ---------------------------------------------- NumPy's Python-level warnings
+
+def _count(a, axis):
+    """The number of elements each slice of a over axis has (None: an axis
+    out of range, the implementation's error), an int or a SymInt."""
+    from ._funcs import _axes, _t
+    try:
+        t = _t(a, "count")
+        axes = _axes(axis, t.ndim) if t.ndim else ()
+    except Exception:  # noqa: BLE001 - the implementation raises NumPy's error
+        return None
+    n = 1
+    for d in axes:
+        n = n * t.shape[d]
+    return n
+
+
+def mean_says(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """_methods._mean's "Mean of empty slice." (a where= mask's counts are
+    data: not read here)."""
+    if where is not True:
+        return None
+    n = _count(a, axis)
+    return "Mean of empty slice." if type(n) is int and n == 0 else None
+
+
+def var_says(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True):
+    """_methods._var's "Degrees of freedom <= 0 for slice"."""
+    if where is not True:
+        return None
+    n = _count(a, axis)
+    try:
+        return "Degrees of freedom <= 0 for slice" if type(n) is int and ddof >= n else None
+    except TypeError:
+        return None  # (the implementation raises NumPy's error)
