@@ -52,10 +52,14 @@ def _numpy_kind(kind):
     return isinstance(kind, type) and issubclass(kind, ndarray)
 
 
-def checked(np_fn, says=None):
+def checked(np_fn, says=None, post=None):
     """Decorator: the reduction fn (NumPy's np_fn) warns and raises as
     NumPy's (above).  says(*args, **kwargs): the text of the RuntimeWarning
-    NumPy's Python code gives for these arguments, or None."""
+    NumPy's Python code gives for these arguments, or None.  post(*args,
+    **kwargs): whether NumPy's Python code may warn for the data (an
+    all-NaN slice, a where= mask's empty slice), which then shows in hop's
+    eager result as a value that is not finite (nonfinite): NumPy computes
+    that call again (traced, not checked: docs/ARCHITECTURE.md)."""
     def deco(fn):
         sig = inspect.signature(fn)
 
@@ -86,7 +90,9 @@ def checked(np_fn, says=None):
             finally:
                 _STATE.depth = 0
                 _C._np_eager_off(-1)
-            return _by_numpy(np_fn, sig, args, kwargs, kind) if warned else r
+            if warned or (post is not None and post(*args, **kwargs) and _nonfinite(r)):
+                return _by_numpy(np_fn, sig, args, kwargs, kind)
+            return r
         return call
     return deco
 
@@ -155,3 +161,26 @@ def var_says(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, wher
         return "Degrees of freedom <= 0 for slice" if type(n) is int and ddof >= n else None
     except TypeError:
         return None  # (the implementation raises NumPy's error)
+
+
+def _nonfinite(r):
+    """Whether eager result r (an array, a NumPy scalar, a tuple) holds a
+    value that is not finite."""
+    if isinstance(r, tuple):
+        return any(_nonfinite(x) for x in r)
+    from ._ufuncs import _to_numpy
+    v = _np.asarray(_to_numpy(r)) if isinstance(r, (ndarray, _np.ndarray, _np.generic)) else None
+    return v is not None and v.dtype.kind in "fc" and not _np.isfinite(v).all()
+
+
+def nan_may_say(*args, **kwargs):
+    """NumPy's nan functions warn for an all-NaN slice ("All-NaN slice
+    encountered", "Mean of empty slice", "Degrees of freedom <= 0 for
+    slice."), whose result is NaN."""
+    return True
+
+
+def where_may_say(*args, where=True, **kwargs):
+    """mean, var and std warn for a where= mask's empty slice (or one of
+    no more than ddof elements), whose result is NaN or inf."""
+    return where is not True

@@ -841,7 +841,8 @@ def _reported_scalar_math(self, other):
     which NumPy's scalar math reports (an integer overflow too:
     np.int8(100) * 2, "overflow encountered in scalar multiply") and hop's
     kernels do not."""
-    if _core.tracing() or _C._is_proxy(self._t) or \
+    from ._fpcheck import outer  # (a checked reduction's own steps: its flags decide)
+    if _core.tracing() or _C._is_proxy(self._t) or outer() or \
             not (_core.fp_errors_reported() or _C._np_fp_warns()):
         return False
     if isinstance(other, ndarray):

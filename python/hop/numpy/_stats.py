@@ -25,7 +25,7 @@ from ._funcs import (_axes, _axis, _kind_of, _size, _t, implements, sum as _sum)
 from ._index_routines import _take_along
 from ._lib import _arr
 from ._reductions import _scan, ordered as _ordered
-from ._fpcheck import checked
+from ._fpcheck import checked, nan_may_say
 from ._ndarray import ndarray, result_kind, wrap
 
 __all__ = []
@@ -482,7 +482,7 @@ def _replace_nan(t, v):
 
 
 @implements(_np.nanmean)
-@checked(_np.nanmean)
+@checked(_np.nanmean, post=nan_may_say)
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "nanmean")
@@ -585,6 +585,7 @@ def _fextreme_errors(call, hop_name, numpy_name):
 
 
 @implements(_np.nanmin)
+@checked(_np.nanmin, post=nan_may_say)
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=True, *, _kind=None):
     return _fextreme_errors(
         lambda: _nanextreme(a, axis, out, keepdims, initial, where, F.min, math.inf, "nanmin",
@@ -592,6 +593,7 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=True, *, 
 
 
 @implements(_np.nanmax)
+@checked(_np.nanmax, post=nan_may_say)
 def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=True, *, _kind=None):
     return _fextreme_errors(
         lambda: _nanextreme(a, axis, out, keepdims, initial, where, F.max, -math.inf, "nanmax",
@@ -702,7 +704,7 @@ def _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, what, plain, root, w
 
 
 @implements(_np.nanvar)
-@checked(_np.nanvar)
+@checked(_np.nanvar, post=nan_may_say)
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
            _kind=None):
     return _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, "nanvar", F.var, False,
@@ -710,7 +712,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 
 
 @implements(_np.nanstd)
-@checked(_np.nanstd)
+@checked(_np.nanstd, post=nan_may_say)
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
            _kind=None):
     return _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, "nanstd", F.std, True,
@@ -733,6 +735,7 @@ def _nan_take(s, pos):
 
 
 @implements(_np.nanmedian)
+@checked(_np.nanmedian, post=nan_may_say)
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "nanmedian")

@@ -1,0 +1,182 @@
+"""hop.numpy's reductions give NumPy 1.24's results, warnings and errors
+(the first rule; issue #29): each case runs by NumPy, eagerly on hop.numpy
+arrays, compiled with the array as an argument and compiled with it as a
+global (two calls each: the trace's and the plan's), under NumPy's default
+error state, errstate(all='ignore') and errstate(all='raise'); the result's
+type, dtype and bytes, the RuntimeWarnings (category and text, in order)
+and the error (type and text) agree.  docs/ARCHITECTURE.md, "Floating-point
+warnings" and "Summation order".  Each case failed before: no warning from
+eager reductions (nor FloatingPointError under 'raise'), none from float16
+conversions, none of NumPy's Python warnings under 'ignore' compiled; the
+cases marked as controls warned of nothing before and still do."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import hop
+import hop.numpy as hnp
+
+from test_numpy_operand_campaign import _as_numpy
+
+STATES = [{}, {"all": "ignore"}, {"all": "raise"}]
+F16, F32 = np.float16, np.float32
+
+
+def _described(call):
+    """(what call() gave: its type, dtype and bytes, or the error's type
+    and text; NumPy's warnings as (category, text)), hop's own notes left
+    out."""
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r = _as_numpy(call())
+            got = (type(r).__name__, str(np.asarray(r).dtype), np.shape(r),
+                   np.asarray(r).tobytes())
+        except Exception as e:  # noqa: BLE001 - compared with NumPy's
+            got = ("raised", type(e).__name__, str(e))
+    return got, [(x.category, str(x.message)) for x in w
+                 if not str(x.message).startswith("hop")]
+
+
+def _ways(src, a, state):
+    """{way: _described} for NumPy and the three ways of hop."""
+    ns, gns = {"np": np}, {"np": np, "G": a.copy()}
+    exec(f"def f(a):\n    return {src}\n", ns)  # noqa: S102 (the tests' own text)
+    exec(f"def g():\n    a = G\n    return {src}\n", gns)  # noqa: S102
+    f, g = ns["f"], gns["g"]
+    cf, cg = hop.compile(f), hop.compile(g)
+    with np.errstate(**state):
+        out = {"numpy": _described(lambda: f(a.copy()))}
+        out["eager"] = _described(lambda: f(hnp.asarray(a.copy())))
+        for k in range(2):
+            out[f"compiled argument, call {k}"] = _described(lambda: cf(a.copy()))
+            out[f"compiled global, call {k}"] = _described(cg)
+    return out
+
+
+def check(src, a, states=STATES):
+    for state in states:
+        out = _ways(src, a, state)
+        want = out.pop("numpy")
+        bad = {way: got for way, got in out.items() if got != want}
+        assert not bad, (state, want, bad)
+
+
+CASES = [
+    # float sums that overflow or meet inf - inf: "... encountered in reduce"
+    ("np.sum(a)", np.array([3e38, 3e38], F32)),
+    ("a.sum()", np.array([3e38, 3e38], F32)),
+    ("np.sum(a)", np.array([1e308, 1e308])),
+    ("np.sum(a, axis=0)", np.array([[1e308, 1.0], [1e308, 2.0]])),
+    ("np.sum(a)", np.array([np.inf, -np.inf])),
+    ("np.nansum(a)", np.array([np.inf, np.nan, -np.inf])),
+    # float32 means accumulate in float32, as _methods._mean: inf
+    ("np.mean(a)", np.array([3e38, 3e38], F32)),
+    ("a.mean()", np.full(100, 1e37, F32)),
+    ("np.mean(a, axis=0)", np.full((100, 3), 1e37, F32)),
+    ("np.mean(a, axis=1)", np.full((3, 100), 1e37, F32)),
+    ("np.mean(a)", np.full((3, 100), 1e37, F32).T),
+    ("np.var(a)", np.array([3e38, -3e38], F32)),
+    ("np.std(a, axis=0)", np.array([[1e200, 1.0], [-1e200, 2.0]])),
+    ("np.average(a)", np.array([1e308, 1e308])),
+    # products and scans
+    ("np.prod(a)", np.array([3e38, 3e38], F32)),
+    ("np.prod(a)", np.array([1e-30, 1e-30], F32)),
+    ("np.nanprod(a)", np.array([1e300, np.nan, 1e300])),
+    ("np.cumsum(a)", np.array([3e38, 3e38], F32)),
+    ("np.cumprod(a)", np.array([3e38, 3e38], F32)),
+    ("np.nancumsum(a)", np.array([1e308, np.nan, 1e308])),
+    # float16: NumPy's conversion raises the overflow flag
+    ("np.sum(a)", np.array([60000, 60000], F16)),
+    ("np.sum(a, axis=0)", np.array([[60000, 1], [60000, 1]], F16)),
+    ("np.sum(a, axis=1)", np.array([[60000, 60000], [1, 1]], F16)),
+    ("np.cumsum(a)", np.array([60000, 60000], F16)),
+    ("np.prod(a)", np.array([300, 300], F16)),
+    ("a * a", np.array([300, 1], F16)),
+    ("a + a", np.array([60000, 1], F16)),
+    ("a.astype(np.float16)", np.array([1e6, 1.0])),
+    ("a.astype(np.float16)", np.array([1e6, 1.0], F32)),
+    # NumPy's Python warnings: under every state
+    ("np.mean(a)", np.zeros(0)),
+    ("np.mean(a, axis=0)", np.zeros((0, 3))),
+    ("a.mean(axis=1)", np.zeros((2, 0), F32)),
+    ("np.var(a)", np.zeros(0)),
+    ("np.std(a, axis=0)", np.zeros((0, 2))),
+    ("np.var(a, ddof=1)", np.array([1.0])),
+    ("np.std(a, ddof=2)", np.array([1.0, 2.0])),
+    ("np.var(a, axis=1, ddof=3)", np.arange(6.0).reshape(2, 3)),
+    # controls: what warns of nothing stays so
+    ("np.sum(a)", np.array([1.0, 2.0], F32)),
+    ("np.mean(a, axis=0)", np.arange(6.0).reshape(3, 2)),
+    ("np.var(a, ddof=1)", np.arange(4.0)),
+    ("np.sum(a)", np.array([100, 100], np.int8)),
+    ("np.sum(a)", np.array([30000, 30000], np.int16)),
+    ("np.sum(a)", np.array([True, True, False])),
+    ("np.max(a, initial=5.0)", np.array([1.0, 7.0])),
+    ("np.min(a, axis=0, initial=-1)", np.zeros((0, 2))),
+]
+
+
+@pytest.mark.parametrize("src,a", CASES, ids=[f"{s}-{a.dtype}-{i}" for i, (s, a) in
+                                              enumerate(CASES)])
+def test_reductions_warn_raise_and_answer_as_numpy(src, a):
+    check(src, a)
+
+
+def test_underflow_warns_when_asked_for_float16():
+    # NumPy's float16 conversion raises the underflow flag for an inexact
+    # subnormal; errstate(under='warn') shows it
+    for src, a in [("a * a", np.array([1e-5, 1.0], F16)),
+                   ("a.astype(np.float16)", np.array([1e-9, 1.0]))]:
+        check(src, a, [{"under": "warn"}, {"under": "raise"}])
+
+
+def test_a_checked_reduction_leaves_its_inner_ufuncs_flags_to_itself():
+    # np.var's subtract and multiply overflow inside; NumPy's var warns for
+    # each of its own steps, and hop's eager var is NumPy's whole call (not
+    # one NumPy warning per inner step of hop's)
+    check("np.var(a)", np.array([3e38, -3e38, 1.0], F32))
+
+
+def test_out_that_overlaps_the_input_is_numpys_from_the_start():
+    a = np.array([[3e38, 1.0], [3e38, 2.0]], F32)
+    h = hnp.asarray(a.copy())
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        np.sum(a, axis=0, out=a[0])
+        r = np.sum(h, axis=0, out=h[0])
+    assert r is not None and np.asarray(h).tobytes() == a.tobytes()
+    assert [str(x.message) for x in w] == ["overflow encountered in reduce"] * 2
+
+
+# NumPy's warnings of the data: an all-NaN slice, a where= mask's empty
+# slice.  Eagerly (and compiled under the default state, whose NaN's flag
+# re-runs the call) NumPy's; compiled under errstate(all='ignore') the plan
+# raises no flag and NumPy's warning is missing (docs/ARCHITECTURE.md,
+# "Floating-point warnings", not covered).
+DATA_CASES = [
+    ("np.nanmean(a)", np.array([np.nan, np.nan])),
+    ("np.nanmean(a, axis=0)", np.array([[np.nan, 1.0], [np.nan, 2.0]])),
+    ("np.nanvar(a, axis=0)", np.array([[np.nan, 1.0], [np.nan, 2.0]])),
+    ("np.nanstd(a, ddof=1)", np.array([np.nan, 1.0])),
+    ("np.nanmax(a)", np.array([np.nan, np.nan])),
+    ("np.nanmin(a, axis=1)", np.array([[np.nan, np.nan], [1.0, 2.0]])),
+    ("np.nanmedian(a)", np.array([np.nan, np.nan])),
+    ("np.mean(a, where=np.array([False, False]))", np.array([1.0, 2.0])),
+    ("np.var(a, where=np.array([True, False]), ddof=1)", np.array([1.0, 2.0])),
+    ("np.nanmean(a)", np.array([np.nan, 1.0])),  # (nothing to warn of)
+]
+
+
+@pytest.mark.parametrize("src,a", DATA_CASES, ids=[f"{s}-{i}" for i, (s, a) in
+                                                   enumerate(DATA_CASES)])
+@pytest.mark.parametrize("state", STATES, ids=["default", "ignore", "raise"])
+def test_warnings_of_the_data_are_numpys_eagerly(src, a, state):
+    out = _ways(src, a, state)
+    assert out["eager"] == out["numpy"], (out["eager"], out["numpy"])
+    if not state and not src.startswith(("np.nanmax", "np.nanmin", "np.nanmedian")):
+        # (an all-NaN max or median raises no flag: compiled, not covered)
+        for way, got in out.items():
+            assert got == out["numpy"], (way, got, out["numpy"])
