@@ -139,7 +139,8 @@ hop__reduce_init(hop__reduce *r, const hop__call *c, hop_tensor *out)
             r->nred++;
         }
     }
-    if ((r->op == HOP_OP_sum || r->op == HOP_OP_mean) && hop_dtype_is_float(r->dtype))
+    if (((r->op == HOP_OP_sum || r->op == HOP_OP_mean) && hop_dtype_is_float(r->dtype)) ||
+        (r->op == HOP_OP_prod && r->dtype == HOP_F16))
         numpy_order(r, x, mask);
 }
 
@@ -312,7 +313,26 @@ FOLD_U64(count_f64, double, u + ((v) != 0))
     }
 PROD_FLOAT(float, f32, float, LOAD_PLAIN)
 PROD_FLOAT(double, f64, double, LOAD_PLAIN)
-PROD_FLOAT(uint16_t, f16, float, LOAD_HALF)
+PROD_FLOAT(uint16_t, f16, float, LOAD_HALF) /* (prod_half's, below, when it has r) */
+/* float16 products round to float16 where NumPy's half loop stores
+ * (np_g0, numpy_order): after each multiply when a kept dim is innermost
+ * (its binary loop multiplies element by element), after each inner loop of
+ * at most NumPy's buffer size when a reduced dim is (its reduce loop carries
+ * float32 across it).  Inner loops NumPy's buffer gathers from several
+ * reduced dims (np_g0 > 1) round after each run here. */
+static void
+prod_half(const hop__reduce *r, acc *a, const uint16_t *p, int64_t n, int64_t s)
+{
+    float f = (float)a->f;
+    int64_t chunk = r->np_g0 == 0 ? 1 : 8192;
+    for (int64_t i0 = 0; i0 < n; i0 += chunk) {
+        int64_t end = n - i0 < chunk ? n : i0 + chunk;
+        for (int64_t i = i0; i < end; i++)
+            f *= LOAD_HALF(p[i * s]);
+        f = HOP__PW_ROUND_HALF(f);
+    }
+    a->f = f;
+}
 /* amax (sign 1) / amin (sign -1) / argmax over a run; base is the reduced
  * index of p[0]. */
 #define EXTREME_FLOAT(T, sfx, LOAD)                                                                \
@@ -400,6 +420,8 @@ reduce_run(const hop__reduce *r, acc *a, const char *p, int64_t n, int64_t s, in
 #define NOT_SUM(T, sfx)                                                                            \
     if (count)                                                                                     \
         count_##sfx(a, (const T *)p, n, s);                                                        \
+    else if (r->op == HOP_OP_prod && r->dtype == HOP_F16)                                          \
+        prod_half(r, a, (const uint16_t *)p, n, s);                                                \
     else if (r->op == HOP_OP_prod)                                                                 \
         prod_##sfx(a, (const T *)p, n, s);                                                         \
     else                                                                                           \
