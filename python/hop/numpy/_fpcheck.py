@@ -59,7 +59,8 @@ def checked(np_fn, says=None, post=None):
     **kwargs): whether NumPy's Python code may warn for the data (an
     all-NaN slice, a where= mask's empty slice), which then shows in hop's
     eager result as a value that is not finite (nonfinite): NumPy computes
-    that call again (traced, not checked: docs/ARCHITECTURE.md)."""
+    that call again; traced, such a result hands the call to eager at run
+    time (_finite_checked)."""
     def deco(fn):
         sig = inspect.signature(fn)
 
@@ -78,7 +79,8 @@ def checked(np_fn, says=None, post=None):
             if traced:
                 if said is not None:
                     _core.numpy_warns(np_fn.__name__, said, RuntimeWarning, traced=True)
-                return fn(*args, _kind=_kind, **kwargs)
+                r = fn(*args, _kind=_kind, **kwargs)
+                return _finite_checked(r) if post is not None and post(*args, **kwargs) else r
             if said is not None or _core.fp_errors_reported() or _out_overlaps(sig, args, kwargs):
                 return _by_numpy(np_fn, sig, args, kwargs, kind)
             _STATE.depth = 1
@@ -180,7 +182,26 @@ def nan_may_say(*args, **kwargs):
     return True
 
 
-def where_may_say(*args, where=True, **kwargs):
+def count_may_say(a, axis=None, *args, where=True, **kwargs):
     """mean, var and std warn for a where= mask's empty slice (or one of
-    no more than ddof elements), whose result is NaN or inf."""
-    return where is not True
+    no more than ddof elements), whose result is NaN or inf, and so for a
+    slice whose size is a symbol (hop.compile's dynamic or unbacked sizes:
+    its value is the run's)."""
+    return where is not True or type(_count(a, axis)) is not int
+
+
+def _finite_checked(r):
+    """A traced reduction's result r through a run-time check (_core.
+    unknown_if, kind NUMPY_WARNS): a value that is not finite hands the
+    call to eager (hop.compile), which is NumPy's and warns as it does for
+    the data; a spurious one (an inf of the data) costs that eager run.
+    Only a result of at most one dimension and no out= (a new array in C
+    order) is checked; a wider one is not (docs/ARCHITECTURE.md)."""
+    if not isinstance(r, ndarray) or r.ndim > 1 or not _C._is_proxy(r._t) or \
+            not _core.checking() or r.dtype.kind not in "fc" or \
+            (r._st is not None and r._vw):
+        return r
+    t = r._t
+    bad = _C.logical_not(_C.lt(_C.abs(t), float("inf")))
+    flag = bad if t.ndim == 0 else _C.any(bad, None, False)
+    return type(r)(_core.unknown_if(flag, t, _core.CHECK_WARNS), scalar=r._scalar)

@@ -12,7 +12,7 @@ import numpy as _np
 
 from .. import _C, _exact
 from . import _core, _corder, _funcs, _reduce_out
-from ._fpcheck import checked, mean_says, var_says, where_may_say
+from ._fpcheck import checked, mean_says, var_says, count_may_say
 from ._funcs import _axes, _axis, _kind_of, _out, _size, _t, implements
 from ._ndarray import ndarray, wrap
 
@@ -492,7 +492,7 @@ def _var_dtype(a, axis, dtype, ddof, keepdims, root, w=True, into=None, kind=nda
 
 
 @implements(_np.mean)
-@checked(_np.mean, mean_says, where_may_say)
+@checked(_np.mean, mean_says, count_may_say)
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "mean")
@@ -670,7 +670,7 @@ def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root, where=True):
 
 
 @implements(_np.var)
-@checked(_np.var, var_says, where_may_say)
+@checked(_np.var, var_says, count_may_say)
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
         _kind=None):
     return _var_out(a, axis, dtype, out, ddof, keepdims, _kind or _kind_of(a), "var", False,
@@ -678,7 +678,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 
 
 @implements(_np.std)
-@checked(_np.std, var_says, where_may_say)
+@checked(_np.std, var_says, count_may_say)
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
         _kind=None):
     return _var_out(a, axis, dtype, out, ddof, keepdims, _kind or _kind_of(a), "std", True,
