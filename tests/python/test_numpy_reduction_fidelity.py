@@ -192,3 +192,41 @@ def test_a_plan_whose_data_warns_runs_eagerly_and_stays():
     assert [str(x.message) for x in w if not str(x.message).startswith("hop")] == \
         ["Mean of empty slice"]
     assert np.asarray(r).tobytes() == np.nanmean(good, axis=0).tobytes()
+
+
+# ----------------------------------------- complex sums in NumPy's order
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from budget import examples  # noqa: E402
+from test_numpy_summation_order import _SETTINGS, _check, layouts  # noqa: E402
+
+
+@settings(max_examples=examples(40), **_SETTINGS)
+@given(layouts(), st.sampled_from([np.complex64, np.complex128]),
+       st.sampled_from(["sum", "mean"]), st.booleans(), st.integers(0, 2**32 - 1))
+def test_complex_sums_and_means_have_numpys_bits(case, dt, name, keepdims, seed):
+    # NumPy's complex pairwise sum in the dtype (four accumulators per part,
+    # blocks of 64 elements) down a reduced innermost axis, element by
+    # element down a kept one; a mean divides as a complex number.  hop
+    # added the parts one by one in double
+    a, axis = case
+    rng = np.random.default_rng(seed)
+    im = rng.standard_normal(a.shape) * 10.0 ** rng.integers(-3, 4, size=a.shape)
+    c = (a.astype(np.float64) + 1j * im).astype(dt)
+    if a.ndim > 1 and not a.flags.c_contiguous:
+        c = np.asfortranarray(c) if rng.integers(2) else c[..., ::-1]
+    fn = getattr(np, name)
+    _check(lambda x: fn(x, axis=axis, keepdims=keepdims), c)
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 20, 64, 65, 200, 9000])
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_complex_sums_of_lengths_around_numpys_blocks(n, dt):
+    rng = np.random.default_rng(n)
+    v = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, size=n) +
+         1j * rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, size=n)).astype(dt)
+    for f in (np.sum, np.mean):
+        _check(f, v)
+        _check(lambda x: f(x.reshape(1, -1), axis=1), v)
+        _check(lambda x: f(np.stack([x, x[::-1]], axis=1), axis=0), v)

@@ -52,15 +52,16 @@ def _numpy_kind(kind):
     return isinstance(kind, type) and issubclass(kind, ndarray)
 
 
-def checked(np_fn, says=None, post=None):
+def checked(np_fn, says=None, post=None, nan=False):
     """Decorator: the reduction fn (NumPy's np_fn) warns and raises as
     NumPy's (above).  says(*args, **kwargs): the text of the RuntimeWarning
     NumPy's Python code gives for these arguments, or None.  post(*args,
     **kwargs): whether NumPy's Python code may warn for the data (an
     all-NaN slice, a where= mask's empty slice), which then shows in hop's
     eager result as a value that is not finite (nonfinite): NumPy computes
-    that call again; traced, such a result hands the call to eager at run
-    time (_finite_checked)."""
+    that call again; traced, a slice of no more than ddof counted elements
+    (nan: NaNs not counted; a where= mask's only) hands the call to eager
+    at run time (_data_checked)."""
     def deco(fn):
         sig = inspect.signature(fn)
 
@@ -80,7 +81,9 @@ def checked(np_fn, says=None, post=None):
                 if said is not None:
                     _core.numpy_warns(np_fn.__name__, said, RuntimeWarning, traced=True)
                 r = fn(*args, _kind=_kind, **kwargs)
-                return _finite_checked(r) if post is not None and post(*args, **kwargs) else r
+                if post is None or not post(*args, **kwargs):
+                    return r
+                return _data_checked(r, sig, args, kwargs, nan)
             if said is not None or _core.fp_errors_reported() or _out_overlaps(sig, args, kwargs):
                 return _by_numpy(np_fn, sig, args, kwargs, kind)
             _STATE.depth = 1
@@ -190,18 +193,35 @@ def count_may_say(a, axis=None, *args, where=True, **kwargs):
     return where is not True or type(_count(a, axis)) is not int
 
 
-def _finite_checked(r):
+def _data_checked(r, sig, args, kwargs, nan):
     """A traced reduction's result r through a run-time check (_core.
-    unknown_if, kind NUMPY_WARNS): a value that is not finite hands the
-    call to eager (hop.compile), which is NumPy's and warns as it does for
-    the data; a spurious one (an inf of the data) costs that eager run.
-    Only a result of at most one dimension and no out= (a new array in C
-    order) is checked; a wider one is not (docs/ARCHITECTURE.md)."""
+    unknown_if, kind NUMPY_WARNS): a slice of no more elements than ddof
+    (0 but for var and std) hands the call to eager (hop.compile), which is
+    NumPy's and warns as it does for the data; elements are counted as
+    NumPy's Python code counts them (nan: not the NaNs; a where= mask's
+    only).  Only a result of at most one dimension and no out= (a new
+    array in C order) is checked; a wider one is not (docs/ARCHITECTURE.md)."""
     if not isinstance(r, ndarray) or r.ndim > 1 or not _C._is_proxy(r._t) or \
-            not _core.checking() or r.dtype.kind not in "fc" or \
-            (r._st is not None and r._vw):
+            not _core.checking() or (r._st is not None and r._vw):
         return r
-    t = r._t
-    bad = _C.logical_not(_C.lt(_C.abs(t), float("inf")))
-    flag = bad if t.ndim == 0 else _C.any(bad, None, False)
-    return type(r)(_core.unknown_if(flag, t, _core.CHECK_WARNS), scalar=r._scalar)
+    from ._funcs import _axes, _t
+    try:
+        b = sig.bind(*args, **kwargs)
+    except TypeError:
+        return r
+    b.apply_defaults()
+    x = _t(b.arguments["a"], "reduction")
+    axes = list(_axes(b.arguments.get("axis"), x.ndim)) if x.ndim else []
+    keep = _C.logical_not(_C.ne(x, x)) if nan and _core.np_dtype(x).kind in "fc" else \
+        _C.full(tuple(x.shape), True, dtype=_C.bool)
+    w = b.arguments.get("where", True)
+    if w is not True:
+        keep = _C.logical_and(keep, _t(w, "where"))
+    cnt = _core.cast(keep, _np.dtype(_np.int64))
+    if axes:
+        cnt = _C.sum(cnt, axes, False)
+    flag = _C.le(cnt, b.arguments.get("ddof", 0) or 0)
+    flag = flag if flag.ndim == 0 else _C.any(flag, None, False)
+    return type(r)(_core.unknown_if(flag, r._t, _core.CHECK_WARNS), scalar=r._scalar)
+
+

@@ -411,7 +411,12 @@ def _mean_t(t, axes, dtype, keepdims, what):
         # NumPy divides the complex sum by the count as a complex number
         # (inf+2j over 1 is inf+nanj; hop's mean divides each part)
         n = _size([t.shape[i] for i in axes])
-        return _C.div(_core.over(_C.sum, x, axes, keepdims), n), rdt
+        s = _core.over(_C.sum, x, axes, keepdims)
+        if s.ndim == 0 and not keepdims and cdt == _np.dtype(_np.complex64):
+            # a scalar's `ret.dtype.type(ret / rcount)`: complex64 over an
+            # intp is NumPy's complex128 scalar math, rounded back
+            return _core.cast(_C.div(_core.cast(s, _np.dtype(_np.complex128)), n), cdt), rdt
+        return _C.div(s, n), rdt
     r = _core.over(_C.mean, x, axes, keepdims)
     return r, rdt
 

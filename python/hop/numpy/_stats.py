@@ -482,7 +482,7 @@ def _replace_nan(t, v):
 
 
 @implements(_np.nanmean)
-@checked(_np.nanmean, post=nan_may_say)
+@checked(_np.nanmean, post=nan_may_say, nan=True)
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "nanmean")
@@ -585,7 +585,7 @@ def _fextreme_errors(call, hop_name, numpy_name):
 
 
 @implements(_np.nanmin)
-@checked(_np.nanmin, post=nan_may_say)
+@checked(_np.nanmin, post=nan_may_say, nan=True)
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=True, *, _kind=None):
     return _fextreme_errors(
         lambda: _nanextreme(a, axis, out, keepdims, initial, where, F.min, math.inf, "nanmin",
@@ -593,7 +593,7 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=True, *, 
 
 
 @implements(_np.nanmax)
-@checked(_np.nanmax, post=nan_may_say)
+@checked(_np.nanmax, post=nan_may_say, nan=True)
 def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=True, *, _kind=None):
     return _fextreme_errors(
         lambda: _nanextreme(a, axis, out, keepdims, initial, where, F.max, -math.inf, "nanmax",
@@ -704,7 +704,7 @@ def _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, what, plain, root, w
 
 
 @implements(_np.nanvar)
-@checked(_np.nanvar, post=nan_may_say)
+@checked(_np.nanvar, post=nan_may_say, nan=True)
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
            _kind=None):
     return _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, "nanvar", F.var, False,
@@ -712,7 +712,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 
 
 @implements(_np.nanstd)
-@checked(_np.nanstd, post=nan_may_say)
+@checked(_np.nanstd, post=nan_may_say, nan=True)
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
            _kind=None):
     return _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, "nanstd", F.std, True,
@@ -735,7 +735,7 @@ def _nan_take(s, pos):
 
 
 @implements(_np.nanmedian)
-@checked(_np.nanmedian, post=nan_may_say)
+@checked(_np.nanmedian, post=nan_may_say, nan=True)
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "nanmedian")
