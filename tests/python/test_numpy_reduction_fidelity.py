@@ -114,6 +114,13 @@ CASES = [
     ("np.sum(a)", np.array([100, 100], np.int8)),
     ("np.sum(a)", np.array([30000, 30000], np.int16)),
     ("np.sum(a)", np.array([True, True, False])),
+    ("np.sum(a, dtype=np.int8)", np.array([100, 100, 100], np.int8)),
+    ("np.cumprod(a)", np.array([100, 100, 100], np.int8)),
+    ("np.mean(a)", np.array([True, False, True])),
+    ("np.nansum(a, axis=1)", np.array([[np.inf, -np.inf], [np.nan, 2.0]])),
+    ("np.var(a, axis=0, ddof=2)", np.arange(12.0, dtype=F16).reshape(4, 3)),
+    ("np.average(a, weights=np.array([1.0, 2.0, 3.0]))", np.array([1.0, 2.0, 4.0], F32)),
+    ("np.max(a, initial=np.nan)", np.array([1.0, 2.0])),
     ("np.max(a, initial=5.0)", np.array([1.0, 7.0])),
     ("np.min(a, axis=0, initial=-1)", np.zeros((0, 2))),
 ]
@@ -125,11 +132,15 @@ def test_reductions_warn_raise_and_answer_as_numpy(src, a):
     check(src, a)
 
 
-def test_underflow_warns_when_asked_for_float16():
+def test_underflow_warns_when_asked():
     # NumPy's float16 conversion raises the underflow flag for an inexact
-    # subnormal; errstate(under='warn') shows it
+    # subnormal, float32 products and sums theirs; errstate(under='warn')
+    # shows it (and 'raise' raises it)
     for src, a in [("a * a", np.array([1e-5, 1.0], F16)),
-                   ("a.astype(np.float16)", np.array([1e-9, 1.0]))]:
+                   ("a.astype(np.float16)", np.array([1e-9, 1.0])),
+                   ("np.prod(a)", np.array([1e-30, 1e-30], F32)),
+                   ("np.cumprod(a)", np.array([1e-30, 1e-30], F32)),
+                   ("np.sum(a)", np.array([1e-40, 1e-40], F32))]:
         check(src, a, [{"under": "warn"}, {"under": "raise"}])
 
 
