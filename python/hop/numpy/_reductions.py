@@ -395,8 +395,10 @@ def argmin(a, axis=None, out=None, *, keepdims=False, _kind=None):
     return _arg("argmin", a, axis, out, keepdims, _kind or _kind_of(a))
 
 
-def _mean_t(t, axes, dtype, keepdims, what):
-    """mean over axes, computed as NumPy does: integers in f64, f16 in f32."""
+def _mean_t(t, axes, dtype, keepdims, what, scalar=None):
+    """mean over axes, computed as NumPy does: integers in f64, f16 in f32.
+    scalar: NumPy's result is a scalar (None: a 0-d one without keepdims;
+    _reduced's permuted call passes keepdims False)."""
     rdt = _reduce_dtype(_np.mean, t, dtype, what)
     cdt = _np.dtype(dtype) if dtype is not None else \
         _np.dtype(_np.float32) if rdt == _np.dtype(_np.float16) else rdt
@@ -412,13 +414,28 @@ def _mean_t(t, axes, dtype, keepdims, what):
         # (inf+2j over 1 is inf+nanj; hop's mean divides each part)
         n = _size([t.shape[i] for i in axes])
         s = _core.over(_C.sum, x, axes, keepdims)
-        if s.ndim == 0 and not keepdims and cdt == _np.dtype(_np.complex64):
+        if scalar is None:
+            scalar = s.ndim == 0 and not keepdims
+        if scalar and cdt == _np.dtype(_np.complex64):
             # a scalar's `ret.dtype.type(ret / rcount)`: complex64 over an
             # intp is NumPy's complex128 scalar math, rounded back
-            return _core.cast(_C.div(_core.cast(s, _np.dtype(_np.complex128)), n), cdt), rdt
-        return _C.div(s, n), rdt
+            return _core.cast(_over_count(_core.cast(s, _np.dtype(_np.complex128)), n), cdt), rdt
+        return _over_count(s, n), rdt
     r = _core.over(_C.mean, x, axes, keepdims)
     return r, rdt
+
+
+def _over_count(s, n):
+    """A complex sum s over the count n as NumPy's complex division by
+    n + 0j (its loop and scalar math alike): rat = 0 / n, scl = 1 / n in
+    s's dtype, ((re + im rat) scl, (im - re rat) scl), which is s times the
+    complex scl + 0j (hop's complex multiply); a symbolic n: hop's div."""
+    if type(n) is not int or n == 0:
+        return _C.div(s, n)
+    dt = _core.np_dtype(s)
+    part = _np.float32 if dt == _np.dtype(_np.complex64) else _np.float64
+    scl = part(1) / part(n)
+    return _C.mul(s, _core.complex_scalar(complex(float(scl), 0.0), dt))
 
 
 def _count_axes(axis, ndim):
@@ -511,8 +528,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kin
     if where is not True:
         return ordered(a, axis, keepdims, kind, out,
                        lambda x, axes, kd, w: _mean_where(x, axes, dtype, kd, w), "mean", where)
-    (r, rdt), order = _reduced(a, t, _axes(axis, t.ndim), keepdims, kind, out,
-                               lambda x, axes, kd: _mean_t(x, axes, dtype, kd, "mean"),
+    axes = _axes(axis, t.ndim)
+    scalar = not keepdims and len(axes) == t.ndim
+    (r, rdt), order = _reduced(a, t, axes, keepdims, kind, out,
+                               lambda x, axes, kd: _mean_t(x, axes, dtype, kd, "mean", scalar),
                                what="mean")
     return _finish(kind, _core.cast(r, rdt), order, out, "mean")
 
