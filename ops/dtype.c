@@ -7,6 +7,7 @@
 #include "core/core.h"
 #include "hop/ops.h"
 
+#include <fenv.h>
 #include <math.h>
 
 typedef struct dtype_info {
@@ -193,13 +194,24 @@ hop_f16_from_double(double d)
         return sign | 0x7c00 | (sig ? sig : 1);
     }
     /* 65520 is halfway between the largest half, 65504, and 65536; the tie
-     * goes to the even neighbour, 65536, which overflows. */
-    if (a >= 65520.0)
+     * goes to the even neighbour, 65536, which overflows.  A finite value
+     * that overflows raises FE_OVERFLOW, as NumPy's npy_doublebits_to_halfbits
+     * (NPY_HALF_GENERATE_OVERFLOW): its float16 loops and casts warn
+     * "overflow encountered in ..." by that flag (docs/ARCHITECTURE.md,
+     * "Floating-point warnings"). */
+    if (a >= 65520.0) {
+        if (!isinf(a))
+            feraiseexcept(FE_OVERFLOW);
         return sign | 0x7c00;
+    }
     if (a < 0x1p-14) {
         /* subnormal (or zero): a multiple of 2^-24, rounded to even; 1024
-         * is the smallest normal, whose bits the sum gives as well */
-        return sign | (uint16_t)rint(ldexp(a, 24));
+         * is the smallest normal, whose bits the sum gives as well.  Not
+         * exact: FE_UNDERFLOW, as NumPy's (NPY_HALF_GENERATE_UNDERFLOW) */
+        double s = ldexp(a, 24), r = rint(s);
+        if (r != s)
+            feraiseexcept(FE_UNDERFLOW);
+        return sign | (uint16_t)r;
     }
     int e;
     frexp(a, &e); /* a = f * 2^e, f in [0.5, 1): a in [2^(e-1), 2^e) */

@@ -139,7 +139,9 @@ hop__reduce_init(hop__reduce *r, const hop__call *c, hop_tensor *out)
             r->nred++;
         }
     }
-    if ((r->op == HOP_OP_sum || r->op == HOP_OP_mean) && hop_dtype_is_float(r->dtype))
+    if (((r->op == HOP_OP_sum || r->op == HOP_OP_mean) &&
+         (hop_dtype_is_float(r->dtype) || hop_dtype_is_complex(r->dtype))) ||
+        (r->op == HOP_OP_prod && r->dtype == HOP_F16))
         numpy_order(r, x, mask);
 }
 
@@ -312,7 +314,26 @@ FOLD_U64(count_f64, double, u + ((v) != 0))
     }
 PROD_FLOAT(float, f32, float, LOAD_PLAIN)
 PROD_FLOAT(double, f64, double, LOAD_PLAIN)
-PROD_FLOAT(uint16_t, f16, float, LOAD_HALF)
+PROD_FLOAT(uint16_t, f16, float, LOAD_HALF) /* (prod_half's, below, when it has r) */
+/* float16 products round to float16 where NumPy's half loop stores
+ * (np_g0, numpy_order): after each multiply when a kept dim is innermost
+ * (its binary loop multiplies element by element), after each inner loop of
+ * at most NumPy's buffer size when a reduced dim is (its reduce loop carries
+ * float32 across it).  Inner loops NumPy's buffer gathers from several
+ * reduced dims (np_g0 > 1) round after each run here. */
+static void
+prod_half(const hop__reduce *r, acc *a, const uint16_t *p, int64_t n, int64_t s)
+{
+    float f = (float)a->f;
+    int64_t chunk = r->np_g0 == 0 ? 1 : 8192;
+    for (int64_t i0 = 0; i0 < n; i0 += chunk) {
+        int64_t end = n - i0 < chunk ? n : i0 + chunk;
+        for (int64_t i = i0; i < end; i++)
+            f *= LOAD_HALF(p[i * s]);
+        f = HOP__PW_ROUND_HALF(f);
+    }
+    a->f = f;
+}
 /* amax (sign 1) / amin (sign -1) / argmax over a run; base is the reduced
  * index of p[0]. */
 #define EXTREME_FLOAT(T, sfx, LOAD)                                                                \
@@ -358,13 +379,95 @@ EXTREME_INT(uint64_t, u64, uint64_t, ubest, LOAD_PLAIN)
 EXTREME_INT(uint16_t, u16, uint64_t, ubest, LOAD_PLAIN)
 EXTREME_INT(uint32_t, u32, uint64_t, ubest, LOAD_PLAIN)
 
+/* NumPy's complex pairwise sum (loops_utils.h.src, @TYPE@_pairwise_sum) of
+ * m complex elements p[2 * i * s] + i p[2 * i * s + 1], in T: below 4
+ * elements one accumulator per part from -0.0; up to 64 four per part from
+ * the first four, element i into r[i % 4], combined (r0 + r1) + (r2 + r3),
+ * the rest added one by one; above 64 the two halves, the first a multiple
+ * of 4 elements.  (NumPy counts in floats: n = 2 m, blocks of 8 and 128.) */
+#define CPAIRWISE(T, sfx)                                                                          \
+    static void cpw_##sfx(const T *p, int64_t m, int64_t s, T *rr, T *ri)                          \
+    {                                                                                              \
+        if (m < 4) {                                                                               \
+            T re = -0.0, im = -0.0;                                                                \
+            for (int64_t i = 0; i < m; i++) {                                                      \
+                re += p[2 * i * s];                                                                \
+                im += p[2 * i * s + 1];                                                            \
+            }                                                                                      \
+            *rr = re;                                                                              \
+            *ri = im;                                                                              \
+            return;                                                                                \
+        }                                                                                          \
+        if (m <= 64) {                                                                             \
+            T r[8];                                                                                \
+            for (int j = 0; j < 4; j++) {                                                          \
+                r[2 * j] = p[2 * j * s];                                                           \
+                r[2 * j + 1] = p[2 * j * s + 1];                                                   \
+            }                                                                                      \
+            int64_t i = 4;                                                                         \
+            for (; i < m - (m % 4); i += 4)                                                        \
+                for (int j = 0; j < 4; j++) {                                                      \
+                    r[2 * j] += p[2 * (i + j) * s];                                                \
+                    r[2 * j + 1] += p[2 * (i + j) * s + 1];                                        \
+                }                                                                                  \
+            T re = (r[0] + r[2]) + (r[4] + r[6]), im = (r[1] + r[3]) + (r[5] + r[7]);              \
+            for (; i < m; i++) {                                                                   \
+                re += p[2 * i * s];                                                                \
+                im += p[2 * i * s + 1];                                                            \
+            }                                                                                      \
+            *rr = re;                                                                              \
+            *ri = im;                                                                              \
+            return;                                                                                \
+        }                                                                                          \
+        int64_t m1 = (m - m % 8) / 2;                                                              \
+        T r1, i1, r2, i2;                                                                          \
+        cpw_##sfx(p, m1, s, &r1, &i1);                                                             \
+        cpw_##sfx(p + 2 * m1 * s, m - m1, s, &r2, &i2);                                            \
+        *rr = r1 + r2;                                                                             \
+        *ri = i1 + i2;                                                                             \
+    }                                                                                              \
+    /* one run into a (its parts in a->f, a->f1, values of T), as NumPy's                          \
+     * complex add loop: element by element when a kept dim is innermost,                          \
+     * else each inner loop of at most 8192 elements summed pairwise and                           \
+     * added (numpy_order's np_g0; runs NumPy's buffer would gather from                           \
+     * several reduced dims are summed one by one here) */                                         \
+    static void csum_##sfx(const hop__reduce *r, acc *a, const T *p, int64_t n, int64_t s)         \
+    {                                                                                              \
+        T re = (T)a->f, im = (T)a->f1;                                                             \
+        if (r->np_g0 == 0) {                                                                       \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                re += p[2 * i * s];                                                                \
+                im += p[2 * i * s + 1];                                                            \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (int64_t i0 = 0; i0 < n; i0 += 8192) {                                             \
+                T rr, ri;                                                                          \
+                cpw_##sfx(p + 2 * i0 * s, n - i0 < 8192 ? n - i0 : 8192, s, &rr, &ri);             \
+                re += rr;                                                                          \
+                im += ri;                                                                          \
+            }                                                                                      \
+        }                                                                                          \
+        a->f = re;                                                                                 \
+        a->f1 = im;                                                                                \
+    }
+CPAIRWISE(float, c64)
+CPAIRWISE(double, c128)
+
 /* One run of the reduced space into a. */
-/* Complex sums (and means) add the parts in double (a->f, a->f1), products
- * multiply in double complex, any/all count the nonzero elements (a->u). */
+/* Complex sums (and means) add in the dtype's parts in NumPy's order
+ * (csum_*), products multiply in double complex, any/all count the nonzero
+ * elements (a->u). */
 static void
 fold_complex(const hop__reduce *r, acc *a, const char *p, int64_t n, int64_t s)
 {
     bool dbl = r->dtype == HOP_C128;
+    if (r->op == HOP_OP_sum || r->op == HOP_OP_mean) {
+        if (dbl)
+            csum_c128(r, a, (const double *)p, n, s);
+        else
+            csum_c64(r, a, (const float *)p, n, s);
+        return;
+    }
     for (int64_t i = 0; i < n; i++) {
         double re, im;
         if (dbl) {
@@ -400,6 +503,8 @@ reduce_run(const hop__reduce *r, acc *a, const char *p, int64_t n, int64_t s, in
 #define NOT_SUM(T, sfx)                                                                            \
     if (count)                                                                                     \
         count_##sfx(a, (const T *)p, n, s);                                                        \
+    else if (r->op == HOP_OP_prod && r->dtype == HOP_F16)                                          \
+        prod_half(r, a, (const uint16_t *)p, n, s);                                                \
     else if (r->op == HOP_OP_prod)                                                                 \
         prod_##sfx(a, (const T *)p, n, s);                                                         \
     else                                                                                           \
@@ -443,11 +548,24 @@ store(const hop__reduce *r, const acc *a, char *o)
 {
     if (hop_dtype_is_complex(r->dtype) && r->op != HOP_OP_any && r->op != HOP_OP_all) {
         double re = a->f, im = a->f1;
-        if (r->op == HOP_OP_mean) {
+        if (r->op == HOP_OP_mean && r->nred_total == 0) {
             /* no elements: 0 / 0 at run time, the platform's NaN as NumPy's
              * true_divide gives it (its sign bit set on x86), not NAN */
             re = re / (double)r->nred_total;
             im = im / (double)r->nred_total;
+        } else if (r->op == HOP_OP_mean && r->dtype == HOP_C64) {
+            /* NumPy's complex division by the count (c + 0i), in the dtype:
+             * rat = 0 / c, scl = 1 / (c + 0 rat), ((re + im rat) scl,
+             * (im - re rat) scl) */
+            float c = (float)r->nred_total, rat = 0.0f / c, scl = 1.0f / (c + 0.0f * rat);
+            float fr = (float)re, fi = (float)im;
+            re = (fr + fi * rat) * scl;
+            im = (fi - fr * rat) * scl;
+        } else if (r->op == HOP_OP_mean) {
+            double c = (double)r->nred_total, rat = 0.0 / c, scl = 1.0 / (c + 0.0 * rat);
+            double dr = re, di = im;
+            re = (dr + di * rat) * scl;
+            im = (di - dr * rat) * scl;
         }
         if (r->odtype == HOP_C64) {
             float v[2] = {(float)re, (float)im};

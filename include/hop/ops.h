@@ -86,7 +86,9 @@ hop_dtype hop_dtype_promote(hop_dtype a, hop_dtype b);
 
 /* IEEE binary16 conversions, rounding to nearest even (overflow gives inf,
  * nan stays nan); from double directly, without a double rounding through
- * float.  Never fail. */
+ * float.  Never fail.  To float16 raises FE_OVERFLOW for a finite value
+ * that becomes inf and FE_UNDERFLOW for an inexact subnormal or zero, as
+ * NumPy's conversions do (its float16 loops warn by those flags). */
 float hop_f16_to_float(uint16_t h);
 uint16_t hop_f16_from_float(float f);
 uint16_t hop_f16_from_double(double d);
@@ -769,7 +771,10 @@ typedef enum hop_put_combine {
       "know")                                                                                      \
     X(NUMPY_NAN_PATH,                                                                              \
       "a NaN sends NumPy down a path hop does not follow (np.ma.median's NaN fill tied with an "   \
-      "infinity, a nanquantile method hop computes only without NaNs)")
+      "infinity, a nanquantile method hop computes only without NaNs)")                            \
+    X(NUMPY_WARNS,                                                                                 \
+      "a reduction's result is not finite, where NumPy may warn of the data (an all-NaN slice, "  \
+      "an empty one, no more elements than ddof), which hop's plan does not")
 
 typedef enum hop_check_kind {
 #define HOP__CHECK_ENUM(code, msg) HOP_CHECK_##code,

@@ -586,6 +586,11 @@ class CompiledFunction(_C._CompiledCall):
         runner.fp_warned = self._fp_check(tr.env_numpy)
         entry = self._add(_Entry(gm, runner, dynamic, reason, {}, frame=tr))
         self._fast = entry.direct and runner.fast or _effects_call(entry)
+        if tr.env_numpy and _C._np_fp_reported():
+            # the plan reads an ndarray global or cell, found by this trace:
+            # under an errstate that raises, NumPy's call (as _call's next
+            # time; the trace ran nothing of the call)
+            return self.fn(*args, **kwargs)
         return entry.run(args, kwargs)
 
     def _eager_after(self, failed, args, kwargs, effects=()):

@@ -164,7 +164,11 @@ def test_complex_quantiles_with_and_without_nan_are_numpys_in_the_plan(dt, call)
             with pytest.raises(hop.UnsupportedError, match="method='weibull' of an array "
                                "holding a NaN is not supported"):
                 fn(hnp.asarray(nan))
-    assert eager == (1 if weibull else 0), text  # (weibull: the NaN call's check)
+    # (weibull: the NaN call's check; nanmedian over rows: NumPy warns "All-NaN
+    # slice encountered" of row 1, so the two NaN calls run eagerly, by NumPy,
+    # and warn as it does: test_numpy_reduction_fidelity.py)
+    all_nan_row = call == "np.nanmedian(x, axis=1)"
+    assert eager == (1 if weibull else 2 if all_nan_row else 0), text
     assert "graph break" not in text
 
 

@@ -481,7 +481,9 @@ class ndarray:
             t = _core.cast(v, npd)
             return t.clone() if t is v else t  # a conversion is a new tensor
 
-        checked = not _core.tracing() and not _core._recording() and not _C._is_proxy(self._t)
+        from ._fpcheck import outer  # (a checked reduction checks its casts' flags itself)
+        checked = not _core.tracing() and not _core._recording() and \
+            not _C._is_proxy(self._t) and not outer()
         if checked:
             _C._fp_clear()
         r = in_memory_order(type(self), (self,), tuple(self._t.shape), compute, order)
@@ -854,7 +856,8 @@ def _reported_scalar_math(self, other):
     which NumPy's scalar math reports (an integer overflow too:
     np.int8(100) * 2, "overflow encountered in scalar multiply") and hop's
     kernels do not."""
-    if _core.tracing() or _C._is_proxy(self._t) or \
+    from ._fpcheck import outer  # (a checked reduction's own steps: its flags decide)
+    if _core.tracing() or _C._is_proxy(self._t) or outer() or \
             not (_core.fp_errors_reported() or _C._np_fp_warns()):
         return False
     if isinstance(other, ndarray):

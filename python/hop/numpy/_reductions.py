@@ -12,6 +12,7 @@ import numpy as _np
 
 from .. import _C, _exact
 from . import _core, _corder, _funcs, _reduce_out
+from ._fpcheck import checked, mean_says, var_says, count_may_say
 from ._funcs import _axes, _axis, _kind_of, _out, _size, _t, implements
 from ._ndarray import ndarray, wrap
 
@@ -275,6 +276,7 @@ def _reduce_order(a, where, ndim, axes, keepdims, kind):
 
 
 @implements(_np.sum)
+@checked(_np.sum)
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True, *,
         _kind=None):
     return _reduce("sum", _np.sum, a, axis, dtype, out, keepdims, initial, where,
@@ -282,6 +284,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
 
 
 @implements(_np.prod)
+@checked(_np.prod)
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True, *,
          _kind=None):
     return _reduce("prod", _np.prod, a, axis, dtype, out, keepdims, initial, where,
@@ -392,8 +395,10 @@ def argmin(a, axis=None, out=None, *, keepdims=False, _kind=None):
     return _arg("argmin", a, axis, out, keepdims, _kind or _kind_of(a))
 
 
-def _mean_t(t, axes, dtype, keepdims, what):
-    """mean over axes, computed as NumPy does: integers in f64, f16 in f32."""
+def _mean_t(t, axes, dtype, keepdims, what, scalar=None):
+    """mean over axes, computed as NumPy does: integers in f64, f16 in f32.
+    scalar: NumPy's result is a scalar (None: a 0-d one without keepdims;
+    _reduced's permuted call passes keepdims False)."""
     rdt = _reduce_dtype(_np.mean, t, dtype, what)
     cdt = _np.dtype(dtype) if dtype is not None else \
         _np.dtype(_np.float32) if rdt == _np.dtype(_np.float16) else rdt
@@ -408,9 +413,29 @@ def _mean_t(t, axes, dtype, keepdims, what):
         # NumPy divides the complex sum by the count as a complex number
         # (inf+2j over 1 is inf+nanj; hop's mean divides each part)
         n = _size([t.shape[i] for i in axes])
-        return _C.div(_core.over(_C.sum, x, axes, keepdims), n), rdt
+        s = _core.over(_C.sum, x, axes, keepdims)
+        if scalar is None:
+            scalar = s.ndim == 0 and not keepdims
+        if scalar and cdt == _np.dtype(_np.complex64):
+            # a scalar's `ret.dtype.type(ret / rcount)`: complex64 over an
+            # intp is NumPy's complex128 scalar math, rounded back
+            return _core.cast(_over_count(_core.cast(s, _np.dtype(_np.complex128)), n), cdt), rdt
+        return _over_count(s, n), rdt
     r = _core.over(_C.mean, x, axes, keepdims)
     return r, rdt
+
+
+def _over_count(s, n):
+    """A complex sum s over the count n as NumPy's complex division by
+    n + 0j (its loop and scalar math alike): rat = 0 / n, scl = 1 / n in
+    s's dtype, ((re + im rat) scl, (im - re rat) scl), which is s times the
+    complex scl + 0j (hop's complex multiply); a symbolic n: hop's div."""
+    if type(n) is not int or n == 0:
+        return _C.div(s, n)
+    dt = _core.np_dtype(s)
+    part = _np.float32 if dt == _np.dtype(_np.complex64) else _np.float64
+    scl = part(1) / part(n)
+    return _C.mul(s, _core.complex_scalar(complex(float(scl), 0.0), dt))
 
 
 def _count_axes(axis, ndim):
@@ -489,6 +514,7 @@ def _var_dtype(a, axis, dtype, ddof, keepdims, root, w=True, into=None, kind=nda
 
 
 @implements(_np.mean)
+@checked(_np.mean, mean_says, count_may_say)
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "mean")
@@ -502,8 +528,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kin
     if where is not True:
         return ordered(a, axis, keepdims, kind, out,
                        lambda x, axes, kd, w: _mean_where(x, axes, dtype, kd, w), "mean", where)
-    (r, rdt), order = _reduced(a, t, _axes(axis, t.ndim), keepdims, kind, out,
-                               lambda x, axes, kd: _mean_t(x, axes, dtype, kd, "mean"),
+    axes = _axes(axis, t.ndim)
+    scalar = not keepdims and len(axes) == t.ndim
+    (r, rdt), order = _reduced(a, t, axes, keepdims, kind, out,
+                               lambda x, axes, kd: _mean_t(x, axes, dtype, kd, "mean", scalar),
                                what="mean")
     return _finish(kind, _core.cast(r, rdt), order, out, "mean")
 
@@ -666,6 +694,7 @@ def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root, where=True):
 
 
 @implements(_np.var)
+@checked(_np.var, var_says, count_may_say)
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
         _kind=None):
     return _var_out(a, axis, dtype, out, ddof, keepdims, _kind or _kind_of(a), "var", False,
@@ -673,6 +702,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 
 
 @implements(_np.std)
+@checked(_np.std, var_says, count_may_say)
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
         _kind=None):
     return _var_out(a, axis, dtype, out, ddof, keepdims, _kind or _kind_of(a), "std", True,
@@ -694,6 +724,7 @@ def ptp(a, axis=None, out=None, keepdims=False, *, _kind=None):
 
 
 @implements(_np.nansum)
+@checked(_np.nansum)
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, *, _kind=None):
     kind = _kind or _kind_of(a)
     if _core.np_dtype(_t(a, "nansum")).kind not in "fc":
@@ -738,10 +769,12 @@ def _scan(op, np_fn, a, axis, dtype, out, kind, nan=None):
 
 
 @implements(_np.cumsum)
+@checked(_np.cumsum)
 def cumsum(a, axis=None, dtype=None, out=None, *, _kind=None):
     return _scan("cumsum", _np.cumsum, a, axis, dtype, out, _kind or _kind_of(a))
 
 
 @implements(_np.cumprod)
+@checked(_np.cumprod)
 def cumprod(a, axis=None, dtype=None, out=None, *, _kind=None):
     return _scan("cumprod", _np.cumprod, a, axis, dtype, out, _kind or _kind_of(a))

@@ -25,6 +25,7 @@ from ._funcs import (_axes, _axis, _kind_of, _size, _t, implements, sum as _sum)
 from ._index_routines import _take_along
 from ._lib import _arr
 from ._reductions import _scan, ordered as _ordered
+from ._fpcheck import checked, nan_may_say
 from ._ndarray import ndarray, result_kind, wrap
 
 __all__ = []
@@ -44,6 +45,7 @@ def _concrete(x):
 # ----------------------------------------------------------- averages
 
 @implements(_np.average)
+@checked(_np.average)
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False, _kind=None):
     kind = _kind or result_kind((a, weights), ndarray)
     arr = _arr(a)
@@ -480,6 +482,7 @@ def _replace_nan(t, v):
 
 
 @implements(_np.nanmean)
+@checked(_np.nanmean, post=nan_may_say, nan=True)
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "nanmean")
@@ -508,6 +511,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _
 
 
 @implements(_np.nanprod)
+@checked(_np.nanprod)
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True, *,
             _kind=None):
     kind = _kind or _kind_of(a)
@@ -519,11 +523,13 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
 
 
 @implements(_np.nancumsum)
+@checked(_np.nancumsum)
 def nancumsum(a, axis=None, dtype=None, out=None, *, _kind=None):
     return _scan("cumsum", _np.cumsum, a, axis, dtype, out, _kind or _kind_of(a), nan=0)
 
 
 @implements(_np.nancumprod)
+@checked(_np.nancumprod)
 def nancumprod(a, axis=None, dtype=None, out=None, *, _kind=None):
     return _scan("cumprod", _np.cumprod, a, axis, dtype, out, _kind or _kind_of(a), nan=1)
 
@@ -579,6 +585,7 @@ def _fextreme_errors(call, hop_name, numpy_name):
 
 
 @implements(_np.nanmin)
+@checked(_np.nanmin, post=nan_may_say, nan=True)
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=True, *, _kind=None):
     return _fextreme_errors(
         lambda: _nanextreme(a, axis, out, keepdims, initial, where, F.min, math.inf, "nanmin",
@@ -586,6 +593,7 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=True, *, 
 
 
 @implements(_np.nanmax)
+@checked(_np.nanmax, post=nan_may_say, nan=True)
 def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=True, *, _kind=None):
     return _fextreme_errors(
         lambda: _nanextreme(a, axis, out, keepdims, initial, where, F.max, -math.inf, "nanmax",
@@ -696,6 +704,7 @@ def _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, what, plain, root, w
 
 
 @implements(_np.nanvar)
+@checked(_np.nanvar, post=nan_may_say, nan=True)
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
            _kind=None):
     return _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, "nanvar", F.var, False,
@@ -703,6 +712,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 
 
 @implements(_np.nanstd)
+@checked(_np.nanstd, post=nan_may_say, nan=True)
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
            _kind=None):
     return _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, "nanstd", F.std, True,
@@ -725,6 +735,7 @@ def _nan_take(s, pos):
 
 
 @implements(_np.nanmedian)
+@checked(_np.nanmedian, post=nan_may_say, nan=True)
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "nanmedian")

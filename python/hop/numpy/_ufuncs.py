@@ -570,7 +570,9 @@ def _fp_checked(args):
     exceptions its kernels raise, to warn as NumPy does: concrete operands
     outside a trace and outside hop.compile's recording run (whose plan
     warns for the call)."""
-    return not _core.tracing() and not _core._recording() and not _traced_any(args)
+    from ._fpcheck import outer  # (a checked reduction checks its ufuncs' flags itself)
+    return not _core.tracing() and not _core._recording() and not _traced_any(args) and \
+        not outer()
 
 
 def _by_numpy(uf, name, args, kwargs, kind):

@@ -1,0 +1,231 @@
+"""NumPy 1.24's warnings and errors of hop.numpy's reductions (the first
+rule; docs/ARCHITECTURE.md, "Floating-point warnings").
+
+A NumPy reduction warns twice over: its ufuncs' loops warn for the IEEE
+flags they raised ("overflow encountered in reduce" after a float sum that
+became inf, "invalid value encountered in reduce" after inf + -inf), under
+the caller's numpy.errstate, raising FloatingPointError under 'raise'; and
+its Python code warns of the arguments ("Mean of empty slice.", "Degrees of
+freedom <= 0 for slice") whatever the state.  checked(np_fn) wraps a
+reduction's implementation so that an eager call on concrete hop.numpy
+arrays does both as NumPy:
+
+- under a state that raises, calls, prints or logs, NumPy computes it;
+- when NumPy's Python code warns for these arguments (says(), a function of
+  the arguments), NumPy computes it;
+- else hop computes it with the flags cleared first; a flag NumPy's state
+  warns for has NumPy compute it again (the call wrote nothing NumPy's run
+  reads: an out= that overlaps the input is NumPy's from the start).  A
+  spurious flag costs that run, never a warning.
+
+Only the outermost checked call checks: the reductions and ufuncs it makes
+on the way (var's mean, nanmean's sums) leave the flags to it (outer();
+_ufuncs._fp_checked; the C fast path is off meanwhile).
+
+Traced (hop.compile), the plan's flags re-run the call through NumPy
+already; what says() reads of the shapes is known at trace time, so there a
+warning NumPy's Python code gives is a graph break: the call runs in
+Python, by NumPy, on every call, as eager.  A hop.Tensor's reduction is not
+NumPy's and warns of nothing.
+"""
+
+import functools
+import inspect
+import threading
+
+import numpy as _np
+
+from .. import _C
+from . import _core
+from ._ndarray import ndarray
+
+_STATE = threading.local()
+
+
+def outer():
+    """Whether a checked eager reduction is running on this thread: its
+    inner reductions and ufuncs leave the floating-point flags to it."""
+    return getattr(_STATE, "depth", 0) > 0
+
+
+def _numpy_kind(kind):
+    return isinstance(kind, type) and issubclass(kind, ndarray)
+
+
+def checked(np_fn, says=None, post=None, nan=False):
+    """Decorator: the reduction fn (NumPy's np_fn) warns and raises as
+    NumPy's (above).  says(*args, **kwargs): the text of the RuntimeWarning
+    NumPy's Python code gives for these arguments, or None.  post(*args,
+    **kwargs): whether NumPy's Python code may warn for the data (an
+    all-NaN slice, a where= mask's empty slice), which then shows in hop's
+    eager result as a value that is not finite (nonfinite): NumPy computes
+    that call again; traced, a slice of no more than ddof counted elements
+    (nan: NaNs not counted; a where= mask's only) hands the call to eager
+    at run time (_data_checked)."""
+    def deco(fn):
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def call(*args, _kind=None, **kwargs):
+            if outer():
+                return fn(*args, _kind=_kind, **kwargs)
+            a = args[0] if args else kwargs.get("a")
+            kind = _kind or (type(a) if isinstance(a, ndarray) else ndarray)
+            if isinstance(a, _C.Tensor) or not _numpy_kind(kind):
+                return fn(*args, _kind=_kind, **kwargs)  # (hop.Tensor's own)
+            from ._ufuncs import _traced_any
+            traced = _core.tracing() or _core._recording() or _traced_any(args) or \
+                _traced_any(kwargs.values())
+            said = says(*args, **kwargs) if says is not None else None
+            if traced:
+                if said is not None:
+                    _core.numpy_warns(np_fn.__name__, said, RuntimeWarning, traced=True)
+                r = fn(*args, _kind=_kind, **kwargs)
+                if post is None or not post(*args, **kwargs):
+                    return r
+                return _data_checked(r, sig, args, kwargs, nan)
+            if said is not None or _core.fp_errors_reported() or _out_overlaps(sig, args, kwargs):
+                return _by_numpy(np_fn, sig, args, kwargs, kind)
+            _STATE.depth = 1
+            _C._np_eager_off(1)
+            try:
+                _C._fp_clear()
+                r = fn(*args, _kind=_kind, **kwargs)
+                warned = _C._np_fp_warned()
+            finally:
+                _STATE.depth = 0
+                _C._np_eager_off(-1)
+            if warned or (post is not None and post(*args, **kwargs) and _nonfinite(r)):
+                return _by_numpy(np_fn, sig, args, kwargs, kind)
+            return r
+        return call
+    return deco
+
+
+def _out_of(sig, args, kwargs):
+    try:
+        return sig.bind(*args, **kwargs).arguments.get("out")
+    except TypeError:
+        return None  # (the implementation raises NumPy's error)
+
+
+def _out_overlaps(sig, args, kwargs):
+    """Whether an out= array shares memory with an array argument (hop's
+    run would change what NumPy's run again reads)."""
+    out = _out_of(sig, args, kwargs) if "out" in sig.parameters else None
+    if out is None or not hasattr(out, "shape"):
+        return False
+    from ._ufuncs import _to_numpy
+    o = _to_numpy(out)
+    return any(isinstance(v, (ndarray, _np.ndarray)) and v is not out and
+               _np.may_share_memory(o, _to_numpy(v))
+               for v in list(args) + list(kwargs.values()))
+
+
+def _by_numpy(np_fn, sig, args, kwargs, kind):
+    """np_fn by NumPy on the arrays' memory: its warnings, errors and
+    answer (out= itself when given, as NumPy returns it)."""
+    from ._ufuncs import fallback
+    r = fallback(np_fn, np_fn.__name__, args, kwargs, kind)
+    out = _out_of(sig, args, kwargs) if "out" in sig.parameters else None
+    return out if out is not None and hasattr(out, "shape") else r
+
+
+# ---------------------------------------------- NumPy's Python-level warnings
+
+def _count(a, axis):
+    """The number of elements each slice of a over axis has (None: an axis
+    out of range, the implementation's error), an int or a SymInt."""
+    from ._funcs import _axes, _t
+    try:
+        t = _t(a, "count")
+        axes = _axes(axis, t.ndim) if t.ndim else ()
+    except Exception:  # noqa: BLE001 - the implementation raises NumPy's error
+        return None
+    n = 1
+    for d in axes:
+        n = n * t.shape[d]
+    return n
+
+
+def mean_says(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """_methods._mean's "Mean of empty slice." (a where= mask's counts are
+    data: not read here)."""
+    if where is not True:
+        return None
+    n = _count(a, axis)
+    return "Mean of empty slice." if type(n) is int and n == 0 else None
+
+
+def var_says(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True):
+    """_methods._var's "Degrees of freedom <= 0 for slice"."""
+    if where is not True:
+        return None
+    n = _count(a, axis)
+    try:
+        return "Degrees of freedom <= 0 for slice" if type(n) is int and ddof >= n else None
+    except TypeError:
+        return None  # (the implementation raises NumPy's error)
+
+
+def _nonfinite(r):
+    """Whether eager result r (an array, a NumPy scalar, a tuple) holds a
+    value that is not finite."""
+    if isinstance(r, tuple):
+        return any(_nonfinite(x) for x in r)
+    from ._ufuncs import _to_numpy
+    v = _np.asarray(_to_numpy(r)) if isinstance(r, (ndarray, _np.ndarray, _np.generic)) else None
+    return v is not None and v.dtype.kind in "fc" and not _np.isfinite(v).all()
+
+
+def nan_may_say(*args, **kwargs):
+    """NumPy's nan functions warn for an all-NaN slice ("All-NaN slice
+    encountered", "Mean of empty slice", "Degrees of freedom <= 0 for
+    slice."), whose result is NaN."""
+    return True
+
+
+def count_may_say(a, axis=None, *args, where=True, **kwargs):
+    """mean, var and std warn for a where= mask's empty slice (or one of
+    no more than ddof elements), whose result is NaN or inf, and so for a
+    slice whose size is a symbol (hop.compile's dynamic or unbacked sizes:
+    its value is the run's)."""
+    return where is not True or type(_count(a, axis)) is not int
+
+
+def _data_checked(r, sig, args, kwargs, nan):
+    """A traced reduction's result r through a run-time check (_core.
+    unknown_if, kind NUMPY_WARNS): a slice of no more elements than ddof
+    (0 but for var and std) hands the call to eager (hop.compile), which is
+    NumPy's and warns as it does for the data; elements are counted as
+    NumPy's Python code counts them (nan: not the NaNs; a where= mask's
+    only).  Only a result of at most one dimension and no out= (a new
+    array in C order) is checked; a wider one is not (docs/ARCHITECTURE.md)."""
+    if not isinstance(r, ndarray) or r.ndim > 1 or not _C._is_proxy(r._t) or \
+            not _core.checking() or (r._st is not None and r._vw):
+        return r
+    from ._funcs import _axes, _t
+    try:
+        b = sig.bind(*args, **kwargs)
+    except TypeError:
+        return r
+    b.apply_defaults()
+    if b.arguments.get("initial") is not None or b.arguments.get("out") is not None:
+        # (nanmax/nanmin from initial: NumPy's result is no NaN to warn of;
+        # out= is the result itself: not checked)
+        return r
+    x = _t(b.arguments["a"], "reduction")
+    axes = list(_axes(b.arguments.get("axis"), x.ndim)) if x.ndim else []
+    keep = _C.logical_not(_C.ne(x, x)) if nan and _core.np_dtype(x).kind in "fc" else \
+        _C.full(tuple(x.shape), True, dtype=_C.bool)
+    w = b.arguments.get("where", True)
+    if w is not True:
+        keep = _C.logical_and(keep, _t(w, "where"))
+    cnt = _core.cast(keep, _np.dtype(_np.int64))
+    if axes:
+        cnt = _C.sum(cnt, axes, False)
+    flag = _C.le(cnt, b.arguments.get("ddof", 0) or 0)
+    flag = flag if flag.ndim == 0 else _C.any(flag, None, False)
+    return type(r)(_core.unknown_if(flag, r._t, _core.CHECK_WARNS), scalar=r._scalar)
+
+
