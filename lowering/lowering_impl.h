@@ -128,6 +128,8 @@ typedef struct hop__exit {
  * lowers 256-deep nesting. */
 #define HOP__MAX_CTL 1024
 
+#define HOP__FOK 8
+
 struct hop_lower_ctx {
     hop_plan *plan;
     const hop_output_graph *og;
@@ -136,11 +138,23 @@ struct hop_lower_ctx {
     hop__arena tmp;
     uint32_t group;        /* the last group collect numbered (hop__vmap.group) */
     hop__fgroup *fscratch; /* where fused groups are built (tmp arena) */
+    /* hop__fused_ok_into's answers by what they depend on (fused.c
+     * fused_key: the op, the result's dtype, each operand's kind and dtype),
+     * the last HOP__FOK asked: a chain's nodes ask the same few questions. */
+    struct hop__fok {
+        uint64_t key; /* 0: empty */
+        bool ok;
+        hop__vfn fn;
+        hop_dtype need[3], fdtype;
+    } fok[HOP__FOK];
+    unsigned fok_next; /* the entry a new answer replaces, mod HOP__FOK */
     bool fbuild_inputs;    /* the last failed build had too many inputs */
     /* The values by node: an open-addressed table of vcap entries (a power
      * of two, at most half used; NULL: free) into cx->tmp's hop__vmaps. */
     hop__vmap **values;
     size_t vcap, vcount;
+    hop__vmap *vspare; /* zeroed entries hop__vmap_reserve made, not yet taken */
+    size_t nvspare;
     hop__xcache *xcache;
 
     int32_t *symreg; /* by symbol id: register or -1 */
@@ -261,6 +275,11 @@ hop__vmap_home(const hop_lower_ctx *cx, const hop_node *n)
 
 /* Makes n's entry, which is not in the table (NULL on out-of-memory). */
 hop__vmap *hop__vmap_add(hop_lower_ctx *cx, const hop_node *n);
+/* Room for n more entries: the table grown once to hold them, and n zeroed
+ * entries in one block that hop__vmap_add takes before allocating (one
+ * allocation and one growth for a graph's nodes instead of one a node and
+ * a rehash of every entry at each doubling). */
+hop_status hop__vmap_reserve(hop_lower_ctx *cx, size_t n);
 
 /* What the compiler knows of n; with create, made on first use (NULL on
  * out-of-memory).  Inline: lowering asks it about nine times a node (fusion
@@ -302,7 +321,7 @@ const hop__ntext *hop__node_text(hop_lower_ctx *cx, const hop_node *n);
 /* n can be a member of a fused group. */
 bool hop__fused_ok(const hop_node *n);
 /* hop__fused_ok, and when true m's step function and dtypes set. */
-bool hop__fused_ok_into(const hop_node *n, hop__vmap *m);
+bool hop__fused_ok_into(hop_lower_ctx *cx, const hop_node *n, hop__vmap *m);
 /* A fused group whose steps are built (its limits checked), as fusion
  * planning leaves it for compile_group: the group in the plan's arena, its
  * tensor inputs' nodes (their slots are not known yet), and the members it
