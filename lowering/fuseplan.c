@@ -224,8 +224,6 @@ hop__plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
 {
     /* hop__fused_ok once a node (absorbable asks it of a node and of its
      * user, the passes below and compile_call_op again). */
-    if (hop__vmap_reserve(cx, g->nnodes) != HOP_OK)
-        return HOP_NOMEM;
     for (const hop_node *n = g->first; n; n = n->next) {
         hop__vmap *m = hop__vmap_get(cx, n, true);
         if (m == NULL)

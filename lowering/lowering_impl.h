@@ -153,8 +153,6 @@ struct hop_lower_ctx {
      * of two, at most half used; NULL: free) into cx->tmp's hop__vmaps. */
     hop__vmap **values;
     size_t vcap, vcount;
-    hop__vmap *vspare; /* zeroed entries hop__vmap_reserve made, not yet taken */
-    size_t nvspare;
     hop__xcache *xcache;
 
     int32_t *symreg; /* by symbol id: register or -1 */
@@ -275,11 +273,6 @@ hop__vmap_home(const hop_lower_ctx *cx, const hop_node *n)
 
 /* Makes n's entry, which is not in the table (NULL on out-of-memory). */
 hop__vmap *hop__vmap_add(hop_lower_ctx *cx, const hop_node *n);
-/* Room for n more entries: the table grown once to hold them, and n zeroed
- * entries in one block that hop__vmap_add takes before allocating (one
- * allocation and one growth for a graph's nodes instead of one a node and
- * a rehash of every entry at each doubling). */
-hop_status hop__vmap_reserve(hop_lower_ctx *cx, size_t n);
 
 /* What the compiler knows of n; with create, made on first use (NULL on
  * out-of-memory).  Inline: lowering asks it about nine times a node (fusion

@@ -38,22 +38,6 @@ grow_values(hop_lower_ctx *cx)
     return HOP_OK;
 }
 
-hop_status
-hop__vmap_reserve(hop_lower_ctx *cx, size_t n)
-{
-    while (2 * (cx->vcount + n) > cx->vcap)
-        if (grow_values(cx) != HOP_OK)
-            return HOP_NOMEM;
-    if (n > cx->nvspare) {
-        hop__vmap *block = hop__arena_zalloc(&cx->tmp, n * sizeof *block);
-        if (block == NULL)
-            return HOP_NOMEM;
-        cx->vspare = block;
-        cx->nvspare = n;
-    }
-    return HOP_OK;
-}
-
 hop__vmap *
 hop__vmap_add(hop_lower_ctx *cx, const hop_node *n)
 {
@@ -62,8 +46,7 @@ hop__vmap_add(hop_lower_ctx *cx, const hop_node *n)
     size_t k = hop__vmap_home(cx, n);
     while (cx->values[k] != NULL)
         k = (k + 1) & (cx->vcap - 1);
-    hop__vmap *m = cx->nvspare > 0 ? (cx->nvspare--, cx->vspare++)
-                                   : hop__arena_zalloc(&cx->tmp, sizeof *m);
+    hop__vmap *m = hop__arena_zalloc(&cx->tmp, sizeof *m);
     if (m == NULL)
         return NULL;
     m->node = n;
