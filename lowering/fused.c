@@ -190,8 +190,8 @@ fused_key(const hop_node *n)
     if (n->kind != HOP_NODE_CALL_OP || n->meta->kind != HOP_VALUE_TENSOR || n->nargs > 3)
         return 0;
     _Static_assert(HOP_DTYPE_COUNT <= 32, "a dtype fits in 5 bits");
-    uint64_t key = (uint64_t)1 << 63 | (uint64_t)n->op << 32 |
-                   (uint64_t)n->meta->meta.dtype << 24 | (uint64_t)n->nargs << 21;
+    uint64_t key = (uint64_t)1 << 63 | (uint64_t)n->op << 32 | (uint64_t)n->meta->meta.dtype << 24 |
+                   (uint64_t)n->nargs << 21;
     for (size_t i = 0; i < n->nargs; i++) {
         hop_dtype d;
         bool tensor;

@@ -137,7 +137,7 @@ struct hop_lower_ctx {
     hop_lower_options opts;
     hop__arena tmp;
     uint32_t group;        /* the last group collect numbered (hop__vmap.group) */
-    hop__fgroup *fscratch; /* where fused groups are built (tmp arena) */
+    hop__fgroup *fscratch; /* where trial fits are checked (tmp arena) */
     /* hop__fused_ok_into's answers by what they depend on (fused.c
      * fused_key: the op, the result's dtype, each operand's kind and dtype),
      * the last HOP__FOK asked: a chain's nodes ask the same few questions. */
@@ -147,8 +147,8 @@ struct hop_lower_ctx {
         hop__vfn fn;
         hop_dtype need[3], fdtype;
     } fok[HOP__FOK];
-    unsigned fok_next; /* the entry a new answer replaces, mod HOP__FOK */
-    bool fbuild_inputs;    /* the last failed build had too many inputs */
+    unsigned fok_next;  /* the entry a new answer replaces, mod HOP__FOK */
+    bool fbuild_inputs; /* the last failed build had too many inputs */
     /* The values by node: an open-addressed table of vcap entries (a power
      * of two, at most half used; NULL: free) into cx->tmp's hop__vmaps. */
     hop__vmap **values;
