@@ -786,6 +786,56 @@ hop_graph_emit(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs)
     return hop_graph_call_op(g, op, args, nargs);
 }
 
+/* A tensor node's metadata as inference checks an operand's (hop__check_meta):
+ * sizes present and none a SymBool. */
+static bool
+operand_meta_ok(const hop_value_info *v)
+{
+    if (v->kind != HOP_VALUE_TENSOR || !hop_dtype_is_float(v->meta.dtype) || v->meta.rank < 0 ||
+        v->meta.rank > HOP_MAX_RANK)
+        return false;
+    for (int d = 0; d < v->meta.rank; d++)
+        if (v->meta.sizes[d] == NULL || hop_expr_is_bool(v->meta.sizes[d]))
+            return false;
+    return true;
+}
+
+/*
+ * The metadata inference gives n, a prepared add, sub, mul, div, maximum or
+ * minimum, when it is an operand's without a decision: a real float tensor
+ * node and either a node of the same metadata (the same interned value) or
+ * a Python int, float or bool, in either order.  Inference then promotes to
+ * the tensor's dtype (a weak scalar is of no higher category than a float;
+ * no bool, so sub accepts it; div's result is already float), broadcasts
+ * one shape with nothing to decide (no guard, no symbol) and checks no
+ * complex dtype; hop_graph_call_op would keep the first node operand's
+ * metadata, which is this.  NULL for anything else: inference runs as
+ * ever.  Inference of a traced chain's op, its operands converted and its
+ * result compared with each operand, was ~0.5 K instructions of ~4.5 K
+ * (issue #30).
+ */
+static const hop_value_info *
+operand_result(hop_op op, const hop_node *n)
+{
+    if ((op != HOP_OP_add && op != HOP_OP_sub && op != HOP_OP_mul && op != HOP_OP_div &&
+         op != HOP_OP_maximum && op != HOP_OP_minimum) ||
+        n->nargs != 2)
+        return NULL;
+    const hop_arg *a = &n->args[0], *b = &n->args[1];
+    if (a->kind != HOP_ARG_NODE) {
+        const hop_arg *t = a;
+        a = b;
+        b = t;
+    }
+    if (a->kind != HOP_ARG_NODE || a->u.node == NULL || !operand_meta_ok(a->u.node->meta))
+        return NULL;
+    if (b->kind == HOP_ARG_NODE
+            ? b->u.node == NULL || b->u.node->meta != a->u.node->meta
+            : b->kind != HOP_ARG_INT && b->kind != HOP_ARG_FLOAT && b->kind != HOP_ARG_BOOL)
+        return NULL;
+    return a->u.node->meta;
+}
+
 /* An op call's arity checked (naming who), then the node prepared. */
 static hop_status
 prepare_op(hop_graph *g, const char *who, const hop_op_info *info, const hop_arg *args,
@@ -821,6 +871,9 @@ hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs)
     pending p;
     if (prepare_op(g, who, info, args, nargs, &p) != HOP_OK)
         return NULL;
+    const hop_value_info *same = operand_result(op, p.node);
+    if (same != NULL)
+        return commit_op(g, &p, op, info, same);
     /* Inference goes last but for the metadata: it may create unbacked
      * symbols and guards in the env. */
     size_t nsymbols = hop_shape_env_nsymbols(g->env), nguards = hop_shape_env_nguards(g->env);

@@ -178,10 +178,51 @@ hop__fused_ok(const hop_node *n)
     return fused_ok(n, &fn, need, &fdtype);
 }
 
-bool
-hop__fused_ok_into(const hop_node *n, hop__vmap *m)
+/* What fused_ok's answer for n depends on, packed (0: not kept, n has
+ * more than three arguments or no tensor value): the op, the result's
+ * dtype, the number of arguments and each one's operand_dtype (whether it
+ * has one, whether a tensor, which dtype).  Nodes with one key get one
+ * answer: fused_ok reads nothing else of them (promote reads the same
+ * operand dtypes). */
+static uint64_t
+fused_key(const hop_node *n)
 {
-    return fused_ok(n, &m->step_fn, m->step_need, &m->step_fdtype);
+    if (n->kind != HOP_NODE_CALL_OP || n->meta->kind != HOP_VALUE_TENSOR || n->nargs > 3)
+        return 0;
+    _Static_assert(HOP_DTYPE_COUNT <= 32, "a dtype fits in 5 bits");
+    uint64_t key = (uint64_t)1 << 63 | (uint64_t)n->op << 32 | (uint64_t)n->meta->meta.dtype << 24 |
+                   (uint64_t)n->nargs << 21;
+    for (size_t i = 0; i < n->nargs; i++) {
+        hop_dtype d;
+        bool tensor;
+        uint64_t code = operand_dtype(&n->args[i], &d, &tensor)
+                            ? (uint64_t)d | (uint64_t)tensor << 5 | (uint64_t)1 << 6
+                            : 0;
+        key |= code << (7 * i);
+    }
+    return key;
+}
+
+bool
+hop__fused_ok_into(hop_lower_ctx *cx, const hop_node *n, hop__vmap *m)
+{
+    uint64_t key = fused_key(n);
+    if (key == 0)
+        return fused_ok(n, &m->step_fn, m->step_need, &m->step_fdtype);
+    /* a search of the few kept (a hashed slot each: two of a chain's four
+     * keys met in one and took turns in it) */
+    struct hop__fok *e = cx->fok;
+    while (e < cx->fok + HOP__FOK && e->key != key)
+        e++;
+    if (e == cx->fok + HOP__FOK) {
+        e = &cx->fok[cx->fok_next++ % HOP__FOK];
+        e->ok = fused_ok(n, &e->fn, e->need, &e->fdtype);
+        e->key = key;
+    }
+    m->step_fn = e->fn;
+    memcpy(m->step_need, e->need, sizeof e->need);
+    m->step_fdtype = e->fdtype;
+    return e->ok;
 }
 
 /* ------------------------------------------------------------- building */
@@ -216,7 +257,14 @@ scalar_value(const hop_arg *a, hop_dtype need, hop_dtype opdtype, unsigned char 
     }
     case HOP_ARG_FLOAT: {
         double v = a->u.f;
-        hop__convert(1, val, need, &v, HOP_F64, 1);
+        if (need == HOP_F32) { /* hop__convert's cast (runtime/convert.c FLT_FROM_F), inline */
+            float f = (float)v;
+            memcpy(val, &f, sizeof f);
+        } else if (need == HOP_F64) {
+            memcpy(val, &v, sizeof v);
+        } else {
+            hop__convert(1, val, need, &v, HOP_F64, 1);
+        }
         break;
     }
     case HOP_ARG_BOOL: {
@@ -596,22 +644,26 @@ hop_status
 hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
                  bool quiet, hop__fbuilt **out)
 {
-    /* Built whole in scratch (~10 KB, one per lowering), then the plan
-     * keeps hop__fgroup_size bytes of it. */
-    if (cx->fscratch == NULL &&
-        (cx->fscratch = hop__arena_alloc(&cx->tmp, sizeof *cx->fscratch)) == NULL)
-        return HOP_NOMEM;
+    /* Built in place in the plan, hop__fgroup_size bytes of nm steps (a
+     * build that succeeds has them all), taken back when it does not fit.
+     * Building in scratch (~10 KB) and copying the group into the plan was
+     * ~150 instructions of every member of a traced chain (issue #30). */
+    if (nm > HOP__F_MAXSTEPS)
+        return full(cx, quiet, "steps");
     hop__fbuilt *b = hop__arena_alloc(&cx->tmp, sizeof *b);
     if (b == NULL)
         return HOP_NOMEM;
-    hop_status st = build_steps(cx, root, members, nm, quiet, cx->fscratch, b->in_nodes);
-    if (st != HOP_OK)
-        return st;
-    size_t size = hop__fgroup_size(cx->fscratch);
-    if ((b->g = hop__arena_alloc(&cx->plan->arena, size)) == NULL ||
-        (b->members = hop__arena_alloc(&cx->tmp, (size_t)nm * sizeof *b->members)) == NULL)
+    hop__arena_mark mark;
+    hop__arena_mark_at(&cx->plan->arena, &mark);
+    if ((b->g = hop__arena_alloc(&cx->plan->arena, hop__fgroup_bytes(nm))) == NULL)
         return HOP_NOMEM;
-    memcpy(b->g, cx->fscratch, size);
+    hop_status st = build_steps(cx, root, members, nm, quiet, b->g, b->in_nodes);
+    if (st != HOP_OK) {
+        hop__arena_rollback(&cx->plan->arena, &mark);
+        return st;
+    }
+    if ((b->members = hop__arena_alloc(&cx->tmp, (size_t)nm * sizeof *b->members)) == NULL)
+        return HOP_NOMEM;
     memcpy(b->members, members, (size_t)nm * sizeof *members);
     b->nmembers = nm;
     b->group = cx->group;

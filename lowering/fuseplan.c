@@ -228,7 +228,7 @@ hop__plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
         hop__vmap *m = hop__vmap_get(cx, n, true);
         if (m == NULL)
             return HOP_NOMEM;
-        m->fusable = hop__fused_ok_into(n, m);
+        m->fusable = hop__fused_ok_into(cx, n, m);
         m->absorbed = false;
         m->preassigned = false;
         m->dests = NULL;

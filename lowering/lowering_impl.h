@@ -128,6 +128,8 @@ typedef struct hop__exit {
  * lowers 256-deep nesting. */
 #define HOP__MAX_CTL 1024
 
+#define HOP__FOK 8
+
 struct hop_lower_ctx {
     hop_plan *plan;
     const hop_output_graph *og;
@@ -135,8 +137,18 @@ struct hop_lower_ctx {
     hop_lower_options opts;
     hop__arena tmp;
     uint32_t group;        /* the last group collect numbered (hop__vmap.group) */
-    hop__fgroup *fscratch; /* where fused groups are built (tmp arena) */
-    bool fbuild_inputs;    /* the last failed build had too many inputs */
+    hop__fgroup *fscratch; /* where trial fits are checked (tmp arena) */
+    /* hop__fused_ok_into's answers by what they depend on (fused.c
+     * fused_key: the op, the result's dtype, each operand's kind and dtype),
+     * the last HOP__FOK asked: a chain's nodes ask the same few questions. */
+    struct hop__fok {
+        uint64_t key; /* 0: empty */
+        bool ok;
+        hop__vfn fn;
+        hop_dtype need[3], fdtype;
+    } fok[HOP__FOK];
+    unsigned fok_next;  /* the entry a new answer replaces, mod HOP__FOK */
+    bool fbuild_inputs; /* the last failed build had too many inputs */
     /* The values by node: an open-addressed table of vcap entries (a power
      * of two, at most half used; NULL: free) into cx->tmp's hop__vmaps. */
     hop__vmap **values;
@@ -302,7 +314,7 @@ const hop__ntext *hop__node_text(hop_lower_ctx *cx, const hop_node *n);
 /* n can be a member of a fused group. */
 bool hop__fused_ok(const hop_node *n);
 /* hop__fused_ok, and when true m's step function and dtypes set. */
-bool hop__fused_ok_into(const hop_node *n, hop__vmap *m);
+bool hop__fused_ok_into(hop_lower_ctx *cx, const hop_node *n, hop__vmap *m);
 /* A fused group whose steps are built (its limits checked), as fusion
  * planning leaves it for compile_group: the group in the plan's arena, its
  * tensor inputs' nodes (their slots are not known yet), and the members it
