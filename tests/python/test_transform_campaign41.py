@@ -164,3 +164,42 @@ def test_transforms_of_ndarrays_under_a_raising_numpy_error_state():
         assert hop.vmap(lambda x: x * 2)(a).tolist() == [2.0, 4.0]
         out, tan = hop.jvp(lambda x: (x * x).sum(), (a,), (a,))
         assert (float(out), float(tan)) == (5.0, 10.0)
+
+
+# ------------------------------------------------ the compiled grad's call
+
+def test_compiled_grad_on_hop_numpy_arrays_takes_the_fast_call_and_keeps_its_guards():
+    # bench/run.py's env_guard row: hop.compile(hop.grad(f)) on a hop.numpy
+    # array, f reading a closed-over ndarray; its steady call went through
+    # the runner's general path (flatten, rebuild: ~71K instructions a call,
+    # ~30K on the fast one, callgrind, build/rel)
+    import hop.numpy as hnp
+    w = np.linspace(0.5, 1.5, 16)
+
+    def loss(x):
+        return (x * (w * 2)).sum()
+    cf = hop.compile(hop.grad(loss), fullgraph=True)
+    x = hnp.asarray(np.ones(16))
+    assert np.array_equal(np.asarray(cf(x)), w * 2)
+    runner = cf._entries[-1].runner
+    assert runner._hnflat == 1
+    seen = []
+    real = runner.tensors
+    runner.tensors = lambda *a, **k: seen.append(1) or real(*a, **k)
+    try:
+        for _ in range(3):
+            g = cf(x)
+            assert type(g) is hnp.ndarray and np.array_equal(np.asarray(g), w * 2)
+        w[3] = 7.0  # (the contents guard, checked on the fast call too)
+        assert np.array_equal(np.asarray(cf(x)), w * 2)
+        assert not seen
+        # a read-only argument (another structure: its own plan) and a 0-d
+        # one take the general path, as before
+        ro = hnp.asarray(np.ones(16))
+        ro.setflags(write=False)
+        assert np.array_equal(np.asarray(cf(ro)), w * 2)
+    finally:
+        runner.tensors = real
+    s = hop.compile(hop.grad(lambda x: (x * x * 3.0).sum()))
+    assert float(s(hnp.asarray(2.0))) == 12.0
+    assert float(s(hnp.float64(2.0))) == 12.0
