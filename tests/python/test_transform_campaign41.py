@@ -203,3 +203,156 @@ def test_compiled_grad_on_hop_numpy_arrays_takes_the_fast_call_and_keeps_its_gua
     s = hop.compile(hop.grad(lambda x: (x * x * 3.0).sum()))
     assert float(s(hnp.asarray(2.0))) == 12.0
     assert float(s(hnp.float64(2.0))) == 12.0
+
+
+# ------------------------------------- random compositions against PyTorch
+#
+# A program is a list of layers over h (f64[3]) with y (f64[3], an argument
+# the bodies close over: lifted through every body between); each layer is
+# written twice, with hop's HOPs and as the plain PyTorch program
+# (torch.where for cond, Python loops for the loops), and every composition
+# is checked against functorch's on the same values.
+
+TABLE = np.array([[0.5, -0.25, 1.0], [0.75, 0.1, -0.5], [-0.3, 0.2, 0.4]])
+
+
+def _hop_layer(layer, h, y):
+    kind = layer[0]
+    if kind == "op":
+        return {"sin": lambda: h.sin(), "tanh": lambda: h.tanh(), "muly": lambda: h * y,
+                "sq": lambda: h * h * 0.5, "yexp": lambda: h + (y * 0.1).exp()}[layer[1]]()
+    sub = lambda p, v: _hop_prog(p, v, y)  # noqa: E731
+    if kind == "cond":
+        return hop.cond((h * y).sum() > 0, lambda: sub(layer[1], h), lambda: sub(layer[2], h), ())
+    if kind == "wrap":
+        return hop.wrap(lambda v: sub(layer[1], v), h)
+    if kind == "invoke":
+        return hop.invoke_subgraph(lambda v: sub(layer[1], v), h)
+    if kind == "map":
+        return hop.map(lambda r: _hop_prog(layer[1], r[0:1], r[1:2]),
+                       hop.stack([h, y], 1)).reshape(3)
+    if kind == "while":
+        return hop.while_loop(lambda i, v: i < layer[1], lambda i, v: (i + 1, sub(layer[2], v)),
+                              (0, h))[1]
+    if kind == "fori":
+        return hop.fori_loop(0, layer[1], lambda i, v: sub(layer[2], v) + i * 0.1, h)
+    if kind == "scan":
+        tab = t(TABLE[:layer[1]])
+        c, ys = hop.scan(lambda c, r: (sub(layer[2], c) * r.cos().mean(), c * r.sum()), h,
+                         tab)
+        return c + ys.sum(0)
+    raise AssertionError(kind)
+
+
+def _hop_prog(prog, h, y):
+    for layer in prog:
+        h = _hop_layer(layer, h, y)
+    return h
+
+
+def _torch_layer(layer, h, y):
+    kind = layer[0]
+    if kind == "op":
+        return {"sin": lambda: h.sin(), "tanh": lambda: h.tanh(), "muly": lambda: h * y,
+                "sq": lambda: h * h * 0.5, "yexp": lambda: h + (y * 0.1).exp()}[layer[1]]()
+    sub = lambda p, v: _torch_prog(p, v, y)  # noqa: E731
+    if kind == "cond":
+        return torch.where((h * y).sum() > 0, sub(layer[1], h), sub(layer[2], h))
+    if kind in ("wrap", "invoke"):
+        return sub(layer[1], h)
+    if kind == "map":
+        return torch.stack([_torch_prog(layer[1], h[i:i + 1], y[i:i + 1])
+                            for i in range(3)]).reshape(3)
+    if kind == "while":
+        for _ in range(layer[1]):
+            h = sub(layer[2], h)
+        return h
+    if kind == "fori":
+        for i in range(layer[1]):
+            h = sub(layer[2], h) + i * 0.1
+        return h
+    if kind == "scan":
+        ys = []
+        for r in T(TABLE[:layer[1]]):
+            ys.append(h * r.sum())
+            h = sub(layer[2], h) * r.cos().mean()
+        return h + (torch.stack(ys).sum(0) if ys else torch.zeros_like(h))
+    raise AssertionError(kind)
+
+
+def _torch_prog(prog, h, y):
+    for layer in prog:
+        h = _torch_layer(layer, h, y)
+    return h
+
+
+@st.composite
+def _programs(draw, depth=0, mapped=False):
+    kinds = ["op", "op"] + (["cond", "wrap", "invoke", "while", "fori", "scan"]
+                            + ([] if mapped else ["map"]) if depth < 2 else [])
+    out = []
+    for _ in range(draw(st.integers(1, 2))):
+        k = draw(st.sampled_from(kinds))
+        sub = lambda: draw(_programs(depth + 1, mapped or k == "map"))  # noqa: E731
+        if k == "op":
+            out.append(["op", draw(st.sampled_from(["sin", "tanh", "muly", "sq", "yexp"]))])
+        elif k == "cond":
+            out.append(["cond", sub(), sub()])
+        elif k in ("wrap", "invoke", "map"):
+            out.append([k, sub()])
+        else:
+            out.append([k, draw(st.integers(0, 3)), sub()])
+    return out
+
+
+# Each composition: (hop's, functorch's) functions of (X: f64[B, 3], y: f64[3]).
+def _f(p):
+    return (lambda h, y: _hop_prog(p, h, y).sum()), (lambda h, y: _torch_prog(p, h, y).sum())
+
+
+COMPOSITIONS = {
+    "vmap(grad)": lambda hf, tf: (hop.vmap(hop.grad(hf), in_axes=(0, None)),
+                                  functorch.vmap(functorch.grad(tf), in_dims=(0, None))),
+    "grad(vmap) wrt y": lambda hf, tf: (
+        hop.grad(lambda X, y: hop.vmap(hf, in_axes=(0, None))(X, y).sum(), argnums=1),
+        functorch.grad(lambda X, y: functorch.vmap(tf, in_dims=(0, None))(X, y).sum(),
+                       argnums=1)),
+    "vmap(jvp(grad))": lambda hf, tf: (
+        hop.vmap(lambda x, y: hop.jvp(lambda v: hop.grad(hf)(v, y), (x,), (y,))[1],
+                 in_axes=(0, None)),
+        functorch.vmap(lambda x, y: functorch.jvp(lambda v: functorch.grad(tf)(v, y), (x,),
+                                                  (y,))[1], in_dims=(0, None))),
+    "vmap(vmap) in_axes 1": lambda hf, tf: (
+        lambda X, y: hop.vmap(hop.vmap(hf, in_axes=(0, None)), in_axes=(1, None))(
+            hop.stack([X, X * 0.5], 1), y),
+        lambda X, y: functorch.vmap(functorch.vmap(tf, in_dims=(0, None)), in_dims=(1, None))(
+            torch.stack([X, X * 0.5], 1), y)),
+    "vmap over y, out_axes 1": lambda hf, tf: (
+        lambda X, y: hop.vmap(hop.vmap(hop.grad(hf, argnums=1), in_axes=(None, 0)),
+                              in_axes=(0, None), out_axes=1)(X, hop.stack([y, -y])),
+        lambda X, y: functorch.vmap(functorch.vmap(functorch.grad(tf, argnums=1),
+                                                   in_dims=(None, 0)),
+                                    in_dims=(0, None), out_dims=1)(X, torch.stack([y, -y]))),
+    "grad(grad) wrt (x, y)": lambda hf, tf: (
+        hop.vmap(lambda x, y: hop.grad(lambda a, b: hop.grad(hf, argnums=(0, 1))(a, b)[0].sum(),
+                                       argnums=1)(x, y), in_axes=(0, None)),
+        functorch.vmap(lambda x, y: functorch.grad(
+            lambda a, b: functorch.grad(tf, argnums=(0, 1))(a, b)[0].sum(), argnums=1)(x, y),
+            in_dims=(0, None))),
+}
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
+@given(prog=_programs(), comp=st.sampled_from(sorted(COMPOSITIONS)),
+       seed=st.integers(0, 2 ** 16), compiled=st.booleans())
+def test_random_compositions_agree_with_functorch(prog, comp, seed, compiled):
+    r = np.random.RandomState(seed)
+    X, y = r.uniform(-1.0, 1.0, (2, 3)), r.uniform(-1.0, 1.0, 3)
+    hf, tf = _f(prog)
+    h, tr = COMPOSITIONS[comp](hf, tf)
+    if compiled:
+        h = hop.compile(h)
+    want = tr(T(X), T(y))
+    got = h(t(X), t(y))
+    close(got, want, rtol=1e-9, atol=1e-10)
