@@ -115,8 +115,8 @@ def env_guard_notes(s):
     ns, the 16-float call's and NumPy's taken out)."""
     us = {k: v["median"] / 1e3 for k, v in s.items()}
     return (f"hop: hop.compile(hop.grad(f)) on 16 floats, f reading a closed-over ndarray in its "
-            f"body (a hop.numpy argument: the general call path); NumPy: w * 2 eager; 100,000 "
-            f"floats {us['call100000']:.0f} us a call (NumPy {us['np100000']:.0f} us); the "
+            f"body (a hop.numpy argument: the runner's hop.numpy fast call); NumPy: w * 2 eager; "
+            f"100,000 floats {us['call100000']:.0f} us a call (NumPy {us['np100000']:.0f} us); the "
             f"contents guard (_C._np_same_contents, a memcmp in place) "
             f"{us['guard16'] * 1e3:.0f} ns and {us['guard100000']:.1f} us, against "
             f"{us['tobytes16'] * 1e3:.0f} ns and {us['tobytes100000']:.1f} us making and "

@@ -141,6 +141,7 @@ def _compiled(traced, spec, kwargs):
     # wrapper's (hop.vmap(f) warned "_compiled.<locals>.run reads ...").
     run.__name__ = getattr(f, "__name__", run.__name__)
     run.__qualname__ = getattr(f, "__qualname__", run.__qualname__)
+    run._hop_no_eager = True  # (outside a trace its HOP has no graph: never run eagerly)
     return _compile(run, recompile_limit=1 << 30)
 
 

@@ -264,6 +264,10 @@ class CompiledFunction(_C._CompiledCall):
         # hop's own trial compile (a resume with its floats as inputs,
         # _frame_resume.Break._finish): falling back is not the user's to hear of
         self.quiet = False
+        # hop.grad's, hop.vmap's (and jvp's) run (_autodiff._compiled): it
+        # has no eager call -- run outside a trace, its vjp/jvp/vmap HOP has
+        # no graph -- so what would run it eagerly raises instead (_no_eager)
+        self._hop_fn = getattr(fn, "_hop_no_eager", False) is True
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "compiled")
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -288,8 +292,8 @@ class CompiledFunction(_C._CompiledCall):
 
     def _call_args(self, args):
         """fn(*args) through the newest plan that fits (see the class)."""
-        if _C._np_fp_reported() and (self._numpy_env or _numpy_call(args, None)) and \
-                _C.tracing() is None:
+        if _C._np_fp_reported() and not self._hop_fn and \
+                (self._numpy_env or _numpy_call(args, None)) and _C.tracing() is None:
             return self.fn(*args)  # (see _numpy_call)
         entries = self._entries
         if not entries:
@@ -355,8 +359,9 @@ class CompiledFunction(_C._CompiledCall):
             # compiled helper in a compiled function): f is part of that
             # trace, as jit inside a JAX trace is.
             return self.fn(*args, **kwargs)
-        if _C._np_fp_reported() and (self._numpy_env or _numpy_call(args, kwargs)):
-            return self.fn(*args, **kwargs)  # (see _numpy_call)
+        if _C._np_fp_reported() and not self._hop_fn and \
+                (self._numpy_env or _numpy_call(args, kwargs)):
+            return self.fn(*args, **kwargs)  # (see _numpy_call; hop's call is not NumPy's)
         entries = self._entries
         try:
             if entries:
@@ -391,6 +396,8 @@ class CompiledFunction(_C._CompiledCall):
                                     if e.frame is not None and e.frame.arg_containers)
                         if w is not None), None)
         if why is not None:
+            if self._hop_fn:  # (no eager call: the same values in arrays a plan takes)
+                return self._miss(*_plain_arrays(args, kwargs), failures)
             return self._eager_for_argument(why, args, kwargs)
         if failures is not None:
             for entry in reversed(self._entries[:-1]):
@@ -561,8 +568,9 @@ class CompiledFunction(_C._CompiledCall):
             # fullgraph=True refuses before anything ran, as for any effect
             # the translator cannot compile.
             self._dims, self._first = saved[0], saved[1]
-            if plain and isinstance(e, _REFUSALS) and not isinstance(e, _C.DataDependentError):
-                raise
+            if self._hop_fn or (plain and isinstance(e, _REFUSALS) and
+                                not isinstance(e, _C.DataDependentError)):
+                raise  # (hop's own function: its error is the answer, no eager call decides)
             failed = _effects.Effect("translation", "?", f"the translation failed "
                                                          f"({type(e).__name__}: {e})")
             if self.fullgraph:
@@ -600,6 +608,7 @@ class CompiledFunction(_C._CompiledCall):
         answers).  Either way eager decides.  If eager answers, hop cannot
         compile the function and it runs eagerly from now on, warned once
         with its effects, or else failed (the Effect explain() names)."""
+        self._no_eager(failed.reason)
         self.eager_calls += 1
         out = self.fn(*args, **kwargs)
         self._untranslated = failed
@@ -673,6 +682,7 @@ class CompiledFunction(_C._CompiledCall):
     def _fall_back(self, why, args, kwargs, run=True):
         """From now on every call runs eagerly (why: the Effects); warns
         once, naming the first and where it is.  run: this call too."""
+        self._no_eager(str(why[0]))
         self._eager_why = list(why)
         self._retired.extend(self._entries)
         self._entries = []
@@ -691,6 +701,7 @@ class CompiledFunction(_C._CompiledCall):
         """This call runs eagerly for an argument no plan takes (why: which,
         from _trace.eager_array); warned once, counted for explain().  The
         plans stay: later calls with other arguments use them."""
+        self._no_eager(f"a call with {why}")
         if self.fullgraph:
             raise _C.TraceError(f"hop.compile(fullgraph=True): {self.__name__} cannot take "
                                 f"{why} (nothing ran)")
@@ -703,10 +714,20 @@ class CompiledFunction(_C._CompiledCall):
         return self._run_eagerly(args, kwargs)
 
     def _run_eagerly(self, args, kwargs):
+        self._no_eager(self._eager_why[0] if self._eager_why else "no compiled plan fits")
         self.eager_calls += 1
         return self.fn(*args, **kwargs)
 
+    def _no_eager(self, why):
+        """hop's own function (self._hop_fn) has no eager call to fall back
+        on: UnsupportedError naming why hop could not compile it, where the
+        eager call would raise that its HOP has no graph."""
+        if self._hop_fn:
+            raise _C.UnsupportedError(f"hop.compile: {self.__name__}: hop cannot compile this "
+                                      f"transformed call ({why}) and it has no eager call")
+
     def _eager(self, args, kwargs, reason):
+        self._no_eager(f"past its recompile limit: {reason}")
         if self._fallback_reason is None:
             self._fallback_reason = reason
             warnings.warn(f"hop.compile: {self.__name__} reached its recompile limit "
@@ -1054,6 +1075,28 @@ def _eager_argument(args, kwargs):
             if why is not None:
                 return why
     return None
+
+
+def _plain_arrays(args, kwargs):
+    """(args, kwargs) of a transformed call (hop.grad's, hop.vmap's) with
+    each ndarray no plan takes (_trace.eager_array) as a native, aligned
+    copy: its function is traced, so the byte order and alignment NumPy
+    would keep in copies and views are not seen.  A subclass (np.matrix, a
+    masked array) gives its operations other meanings: TypeError."""
+    np = sys.modules["numpy"]
+    leaves, spec = flatten(_call_tree(args, kwargs))
+    out = []
+    for i, x in enumerate(leaves):
+        if isinstance(x, np.ndarray) and eager_array(x) is not None:
+            if type(x) is not np.ndarray:
+                raise TypeError(
+                    f"hop's transformations take plain ndarrays: argument leaf {i} is a "
+                    f"{type(x).__module__}.{type(x).__qualname__}, a subclass of numpy.ndarray "
+                    f"whose operations mean something else (np.asarray(x) is its plain array)")
+            x = np.require(x, x.dtype.newbyteorder("="), "A")
+        out.append(x)
+    tree = unflatten(out, spec)
+    return (tuple(tree), {}) if not kwargs else (tuple(tree[0]), tree[1])
 
 
 def _numpy_call(args, kwargs):

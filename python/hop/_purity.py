@@ -445,9 +445,27 @@ def _is(a, b):
     return a is b
 
 
-def _read_only_write(exc, check):
-    """Whether exc is NumPy refusing a write into an array run_pure locked."""
-    return check.locked and isinstance(exc, ValueError) and "read-only" in str(exc)
+def _outer_array_write(exc, check):
+    """The outer arrays exc says the body wrote into, or None: NumPy
+    refusing a write into an array run_pure locked (read-only), or a store
+    of a traced value into an array the body may write (`w[0] = x[0]`:
+    NumPy converts the value first, and its ValueError's cause is hop's
+    TraceError, so the write neither happens nor shows in the snapshot)."""
+    if not isinstance(exc, ValueError):
+        return None
+    if check.locked and "read-only" in str(exc):
+        return [p for p, _ in check.locked]
+    paths = [p for p, _ in check.locked] + [p for p, _, _ in check.arrays]
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if not paths or not isinstance(exc.__cause__ or exc.__context__, _C.TraceError) or \
+            tb is None or tb.tb_frame.f_code.co_code[tb.tb_lasti] != _STORE_SUBSCR:
+        return None
+    return paths
+
+
+_STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
 
 
 def _reads_no_global(fn, code):
@@ -665,10 +683,11 @@ def _run_checked(hop_name, which, fn, args, kwargs, known):
     except BaseException as e:
         check.unlock()
         what = check.changes()
-        if what is None and _read_only_write(e, check):
-            names = ", ".join(repr(p) for p, _ in check.locked)
+        paths = _outer_array_write(e, check) if what is None else None
+        if paths:
+            names = ", ".join(repr(p) for p in paths)
             what = (f"it writes into {names} (a NumPy array defined outside the body)"
-                    if len(check.locked) == 1 else
+                    if len(paths) == 1 else
                     f"it writes into one of {names} (NumPy arrays defined outside the body)")
             check.restore()
             raise _C.TraceError(

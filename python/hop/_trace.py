@@ -1316,6 +1316,9 @@ class _Runner:
                 self._ndflat = -1
         if self.writeback is not None:  # every call writes back: the general path
             self._nflat = self._ndflat = -1
+        # hop.numpy arrays in, one out (hop.compile(hop.grad(f))): call()'s fast hop.numpy call
+        self._hnflat = hnp._flat_arrays(self) if hnp is not None else -1
+        self._hnarr = hnp and hnp.ndarray
         # Arguments _C._EffectsCall takes as they are (_compile._effects_call)
         self.flat_in = flat_in and not self._order and self.writeback is None
         # (a plan whose only guard is the builtin names' is bound with it:
@@ -1440,6 +1443,16 @@ class _Runner:
                 if self.fp_warned is not None and self.fp_warned(args, None):
                     raise FPWarned
                 return r
+        elif len(args) == self._hnflat:  # (the result wrapped as unflatten wraps it)
+            for a in args:
+                if type(a) is not self._hnarr or a._ro or a._scalar:
+                    break
+            else:
+                leaves = [a._t for a in args]  # (what flatten's leaves are)
+                results = self.plan.run(tuple(leaves) + tuple(self._captured(leaves)))
+                if self.fp_warned is not None and self.fp_warned(args, None):
+                    raise FPWarned
+                return self._hnarr(results[0])
         tensors, as_numpy, leaves = self.tensors(args, mismatch)
         return self._run(tensors, as_numpy, leaves, args)
 

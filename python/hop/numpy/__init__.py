@@ -183,6 +183,26 @@ def _simple_out(spec):
     return None
 
 
+def _flat_arrays(runner):
+    """For _Runner's fast hop.numpy call (hop._trace): n when runner's plan
+    takes a tuple of n writable, non-0-d hop.numpy arrays (the node's
+    context False) and nothing else (no constant, keyword, write-back or
+    layout decision) and returns one such array, else -1.  Such a call
+    passes each array's tensor and wraps the result, without the general
+    path's flatten and rebuild (most of its ~70K instructions)."""
+    from .._pytree import LEAF, Spec
+    r, one = runner, Spec("custom", False, [LEAF], ndarray)
+    spec = r.spec
+    if r.kw or r._results is not None or r._order or r.writeback is not None or \
+            _builtins.any(s is not None for s in r.statics) or _builtins.any(r.as_array) or \
+            len(r.template) != 1 or r.template[0] is not None or list(r.sym_out) != [False]:
+        return -1
+    if spec.kind == "tuple" and r.out_spec == one and \
+            _builtins.all(c == one for c in spec.children):
+        return len(spec.children)
+    return -1
+
+
 def _wrap_arg(t, leaf=None):
     """A traced (or concrete) tensor of an np.ndarray argument, as the
     function sees it: argument `leaf` of the traced function's run (an
