@@ -1,7 +1,9 @@
 /*
  * runtime/reduce_avx2.c - sum, mean, amax and amin of f32/f64 rows that are
  * contiguous (softmax's row max and row sum): reduce.c's one-run fast path
- * with its lanes in AVX registers, several rows at a time.
+ * with its lanes in AVX registers, several rows (or a long row's pairwise
+ * leaves) at a time; and sums down contiguous rows (a kept dim innermost)
+ * with the outputs in registers.
  *
  * The results are the fast path's bits exactly: a sum adds in NumPy's
  * order (pairwise.h, the row one inner loop of NumPy's); amax/amin keep eight
