@@ -10,6 +10,8 @@
  */
 #include "runtime/runtime.h"
 
+#include "runtime/pairwise.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -628,6 +630,40 @@ dot_task(const void *ctx, int ith, int nth)
         j->part[u] = hop__matmul_dot_unit(j->mm, u);
 }
 
+/* A full float sum or mean long enough to share (hop__reduce_chunks): pieces
+ * of a round of at most SUM_PARTS chunks put their sums in part, and the
+ * caller adds them in order. */
+#define SUM_PARTS 256
+#define SUM_PIECE 4 /* chunks a piece (~10 us) */
+typedef struct sum_job {
+    const hop__reduce *r;
+    int64_t first, n;
+    double part[SUM_PARTS];
+} sum_job;
+
+static void
+sum_task(const void *ctx, int ith, int nth)
+{
+    sum_job *j = (sum_job *)ctx; /* each piece writes its own parts only */
+    int64_t begin, end;
+    hop__split(j->n, ith, nth, 1, &begin, &end);
+    hop__reduce_chunk_sums(j->r, j->first + begin, j->first + end, j->part + begin);
+}
+
+static void
+run_shared_sum(const hop__reduce *r, int64_t chunks)
+{
+    sum_job j = {.r = r};
+    double total = 0;
+    for (j.first = 0; j.first < chunks; j.first += SUM_PARTS) {
+        j.n = chunks - j.first < SUM_PARTS ? chunks - j.first : SUM_PARTS;
+        int pieces = (int)((j.n + SUM_PIECE - 1) / SUM_PIECE);
+        hop__pool_run_pieces(sum_task, &j, pieces, j.n * HOP__PW_CHUNK, NULL, NULL);
+        total = hop__reduce_chunks_add(r, total, j.part, j.n);
+    }
+    hop__reduce_chunks_store(r, total);
+}
+
 void
 hop__kernel_run(const hop__kernel *k)
 {
@@ -637,11 +673,16 @@ hop__kernel_run(const hop__kernel *k)
         compute(k, 0, 1);
         return;
     }
-    int n = tasks(k, hop_runtime_threads());
+    int threads = hop_runtime_threads(), n = tasks(k, threads);
+    int64_t chunks = k->kind == HOP__K_REDUCE && threads > 1 ? hop__reduce_chunks(&k->p.red) : 0;
+    if (chunks > 1) {
+        run_shared_sum(&k->p.red, chunks);
+        return;
+    }
     bool blas = uses_blas(k);
     const hop__matmul *mm = &k->p.mm;
     int nd = k->kind == HOP__K_MATMUL && mm->mode == HOP__MM_DOT && mm->units > 1 && mm->units <= 64
-                 ? (mm->units < hop_runtime_threads() ? (int)mm->units : hop_runtime_threads())
+                 ? (mm->units < threads ? (int)mm->units : threads)
                  : 1;
     if (blas || nd > 1)
         hop__blas_enter();

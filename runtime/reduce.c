@@ -673,6 +673,7 @@ SIMD_ROWS(double, f64)
  * it is NumPy's inner loop); amax/amin take eight running extremes a
  * vector unit keeps, and the first nan when there is one.
  */
+#define DOWN_BLOCK 512 /* outputs (4 KB of float64) */
 #define FAST_FLOAT(T, sfx)                                                                         \
     /* the run's sum in NumPy's order: pairwise when it is NumPy's inner loop                      \
      * (inner), else element by element */                                                         \
@@ -688,25 +689,30 @@ SIMD_ROWS(double, f64)
     }                                                                                              \
     /* outputs [begin, end) summed down a kept dim innermost (fsum's order                         \
      * element by element), a row of the reduced dim at a time across them, as                     \
-     * NumPy's loop adds: contiguous outputs vectorise */                                          \
+     * NumPy's loop adds: contiguous outputs vectorise.  DOWN_BLOCK outputs at                     \
+     * a time go down all n rows while they stay in L1, so out is passed once,                     \
+     * not once a row (each output's adds are the same, in the same order) */                      \
     static void down_##sfx(hop_op op, const T *x, int64_t xs, int64_t n, int64_t s, T *out,        \
                            int64_t os, int64_t begin, int64_t end)                                 \
     {                                                                                              \
-        for (int64_t o = begin; o < end; o++)                                                      \
-            out[o * os] = 0;                                                                       \
-        for (int64_t i = 0; i < n; i++) {                                                          \
-            const T *row = x + i * s;                                                              \
-            if (xs == 1 && os == 1) {                                                              \
-                for (int64_t o = begin; o < end; o++)                                              \
-                    out[o] += row[o];                                                              \
-            } else {                                                                               \
-                for (int64_t o = begin; o < end; o++)                                              \
-                    out[o * os] += row[o * xs];                                                    \
+        for (int64_t b = begin; b < end; b += DOWN_BLOCK) {                                        \
+            int64_t e = end - b < DOWN_BLOCK ? end : b + DOWN_BLOCK;                               \
+            for (int64_t o = b; o < e; o++)                                                        \
+                out[o * os] = 0;                                                                   \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                const T *row = x + i * s;                                                          \
+                if (xs == 1 && os == 1) {                                                          \
+                    for (int64_t o = b; o < e; o++)                                                \
+                        out[o] += row[o];                                                          \
+                } else {                                                                           \
+                    for (int64_t o = b; o < e; o++)                                                \
+                        out[o * os] += row[o * xs];                                                \
+                }                                                                                  \
             }                                                                                      \
+            if (op == HOP_OP_mean)                                                                 \
+                for (int64_t o = b; o < e; o++)                                                    \
+                    out[o * os] = (T)(out[o * os] / (double)n);                                    \
         }                                                                                          \
-        if (op == HOP_OP_mean)                                                                     \
-            for (int64_t o = begin; o < end; o++)                                                  \
-                out[o * os] = (T)(out[o * os] / (double)n);                                        \
     }                                                                                              \
     static inline __attribute__((always_inline))                                                   \
     T fext_##sfx(const T *p, int64_t n, int64_t s, int sign)                                       \
@@ -788,7 +794,10 @@ SIMD_ROWS(double, f64)
                 simd_##sfx(rr, r->op, x + begin * xs, xs, n, out + begin * os, os, end - begin))   \
                 return;                                                                            \
             if (!inner && (r->op == HOP_OP_sum || r->op == HOP_OP_mean)) {                         \
-                down_##sfx(r->op, x, xs, n, s, out, os, begin, end);                               \
+                if (xs == 1 && os == 1 && (rr = simd_rows()) != NULL)                              \
+                    rr->down_##sfx(x, n, s, r->op == HOP_OP_mean, out, begin, end);                \
+                else                                                                               \
+                    down_##sfx(r->op, x, xs, n, s, out, os, begin, end);                           \
                 return;                                                                            \
             }                                                                                      \
             switch (r->op) {                                                                       \
@@ -867,6 +876,72 @@ fast_case(const hop__reduce *r)
         return r->odtype == HOP_I64;
     default:
         return false;
+    }
+}
+
+/* A full float sum or mean of one contiguous run that is NumPy's inner
+ * loop: its chunks' count, else 0 (runtime.h). */
+int64_t
+hop__reduce_chunks(const hop__reduce *r)
+{
+    if (r->nout != 1 || !fast_case(r) || (r->op != HOP_OP_sum && r->op != HOP_OP_mean) ||
+        r->np_g0 != 1 || r->red_xst[0] != 1)
+        return 0;
+    return (r->red_sizes[0] + HOP__PW_CHUNK - 1) / HOP__PW_CHUNK;
+}
+
+void
+hop__reduce_chunk_sums(const hop__reduce *r, int64_t c0, int64_t c1, double *part)
+{
+    const hop__rrows *rr = simd_rows();
+    int64_t n = r->red_sizes[0];
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t off = c * HOP__PW_CHUNK, len = n - off < HOP__PW_CHUNK ? n - off : HOP__PW_CHUNK;
+        /* (0 + the chunk's sum, as fsum gives it: the sign of a zero sum
+         * cannot show in a total that starts at +0) */
+        if (r->dtype == HOP_F32) {
+            const float *p = (const float *)r->x + off;
+            float v;
+            if (rr != NULL)
+                rr->sum_f32(p, 0, len, false, &v, 0, 1);
+            else
+                v = fsum_f32(p, len, 1, true);
+            part[c - c0] = v;
+        } else {
+            const double *p = (const double *)r->x + off;
+            double v;
+            if (rr != NULL)
+                rr->sum_f64(p, 0, len, false, &v, 0, 1);
+            else
+                v = fsum_f64(p, len, 1, true);
+            part[c - c0] = v;
+        }
+    }
+}
+
+double
+hop__reduce_chunks_add(const hop__reduce *r, double total, const double *part, int64_t n)
+{
+    if (r->dtype == HOP_F32) {
+        float t = (float)total;
+        for (int64_t i = 0; i < n; i++)
+            t = t + (float)part[i];
+        return t;
+    }
+    for (int64_t i = 0; i < n; i++)
+        total = total + part[i];
+    return total;
+}
+
+void
+hop__reduce_chunks_store(const hop__reduce *r, double total)
+{
+    double n = (double)r->red_sizes[0];
+    if (r->dtype == HOP_F32) {
+        float t = (float)total;
+        *(float *)r->out = r->op == HOP_OP_mean ? (float)(t / n) : t;
+    } else {
+        *(double *)r->out = r->op == HOP_OP_mean ? total / n : total;
     }
 }
 

@@ -324,6 +324,18 @@ void hop__dynamic_update(const hop__call *c, hop_tensor *t);
 /* Plans of the other families (inputs checked already). */
 void hop__reduce_init(hop__reduce *r, const hop__call *c, hop_tensor *out);
 void hop__reduce_compute(const hop__reduce *r, int ith, int nth);
+/* A full float sum or mean of one contiguous run (one output element)
+ * shares its NumPy chunks (HOP__PW_CHUNK elements, pairwise.h) over the
+ * pool: hop__reduce_chunks gives their count (0: r is not such a
+ * reduction); pieces put the sums of chunks [c0, c1) in part[0..c1-c0), as
+ * the one-piece run computes them; the caller adds them in order from 0 in
+ * the dtype (hop__reduce_chunks_add, a round of parts at a time) and stores
+ * the total (a mean: over the count).  The chunks depend on the length
+ * alone, so every thread count gives the one-piece run's bits. */
+int64_t hop__reduce_chunks(const hop__reduce *r);
+void hop__reduce_chunk_sums(const hop__reduce *r, int64_t c0, int64_t c1, double *part);
+double hop__reduce_chunks_add(const hop__reduce *r, double total, const double *part, int64_t n);
+void hop__reduce_chunks_store(const hop__reduce *r, double total);
 void hop__matmul_init(hop__matmul *m, const hop__call *c, hop_tensor *out);
 void hop__matmul_compute(const hop__matmul *m, int ith, int nth);
 /* Sets m's mode, chunk and units from its sizes (hop__matmul_init does). */
@@ -363,6 +375,11 @@ typedef struct hop__rrows {
                     int64_t rows);
     void (*ext_f64)(const double *x, int64_t xs, int64_t n, int sign, double *out, int64_t os,
                     int64_t rows);
+    /* sums (means) down n rows s apart, outputs [begin, end) contiguous */
+    void (*down_f32)(const float *x, int64_t n, int64_t s, bool mean, float *out, int64_t begin,
+                     int64_t end);
+    void (*down_f64)(const double *x, int64_t n, int64_t s, bool mean, double *out, int64_t begin,
+                     int64_t end);
 } hop__rrows;
 const hop__rrows *hop__reduce_rows_avx2(void);
 /* Whether reductions may take hop__reduce_rows_avx2 (default true): tests

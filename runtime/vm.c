@@ -242,8 +242,8 @@ run:
 
 /* Group g's reduction epilogue (program.h): its op's kernel and cache, as
  * an Op instruction runs them, without a dispatch of its own.  On the same
- * data as the last run, the reduction straight (what hop__kernel_run does
- * for one output element: hop__reduce_compute, one piece); else run_op. */
+ * data as the last run, the reduction straight (hop__kernel_run: one piece,
+ * or a long sum's chunks shared over the pool); else run_op. */
 static hop_status
 run_epilogue(hop__frame *f, const hop__fgroup *g)
 {
@@ -256,7 +256,7 @@ run_epilogue(hop__frame *f, const hop__fgroup *g)
             data[i] = d->args[i].kind == HOP__A_TENSOR ? f->slots[d->args[i].slot].data : NULL;
         if (hop__kernel_at(k, data, (size_t)d->nargs, f->slots[g->epi_out].data) &&
             k->kind == HOP__K_REDUCE && k->p.red.nout == 1) {
-            hop__reduce_compute(&k->p.red, 0, 1);
+            hop__kernel_run(k);
             f->budget -= k->work >> HOP__CHECK_SHIFT;
             return HOP_OK;
         }

@@ -1006,6 +1006,70 @@ test_simd_row_reductions_give_the_bits_of_the_portable_loops(void **state)
     assert_int_equal(compared, 3 * N_(lens) * 2 * 2 * ROWS * 4);
 }
 
+/* Rows longer than a leaf (128 elements) are summed by reduce_avx2.c's
+ * leaves four at a time and its tree over their sums: the portable
+ * recursion's bits at lengths around the splits and NumPy's chunks of 8192,
+ * one row and five (four at once and one), contiguous and padded; sums down
+ * the rows (a kept dim innermost) in reduce_avx2.c's registers.  A full
+ * sum or mean of such a run shares its chunks over the pool: two threads
+ * give one thread's bits. */
+static void
+test_long_row_sums_give_the_bits_of_the_portable_loops_on_any_thread_count(void **state)
+{
+    (void)state;
+    const int64_t lens[] = {129,  136,  255,  256,   1000,  1024,         4096,
+                            8191, 8192, 8200, 16384, 20000, 3 * 8192 + 5, 40 * 8192 + 3};
+    const hop_op ops[] = {HOP_OP_sum, HOP_OP_mean};
+    const hop_dtype dts[] = {HOP_F32, HOP_F64};
+    enum { PAD = 3 };
+    uint64_t st = 29;
+    int threads = hop_runtime_threads(), compared = 0;
+    for (int special = 0; special < 2; special++)
+        for (size_t l = 0; l < N_(lens); l++) {
+            int64_t n = lens[l], rows = n > 30000 ? 1 : 5;
+            double *v = malloc((size_t)(rows * (n + PAD)) * sizeof *v);
+            assert_non_null(v);
+            for (int64_t i = 0; i < rows * (n + PAD); i++)
+                v[i] = lcg_value(&st, special);
+            for (size_t d = 0; d < N_(dts); d++) {
+                hop_tensor *x = make(dts[d], 2, SIZES(rows, n + PAD), v);
+                hop_tensor *xp = OP(slice, TA(x), IA(1), IA(0), IA(n), IA(1));
+                hop_tensor *xc = OP(clone, TA(xp));
+                hop_tensor *row = OP(slice, TA(xc), IA(0), IA(0), IA(1), IA(1));
+                for (size_t o = 0; o < N_(ops); o++) {
+                    hop_rt_arg a[] = {TA(xp), IA(1), BA(false)}, c[] = {TA(xc), IA(1), BA(false)};
+                    hop_rt_arg full[] = {TA(row), NA(), BA(false)},
+                               down[] = {TA(xp), IA(0), BA(false)};
+                    hop__reduce_set_simd(false);
+                    hop_tensor *want = run_op(ops[o], a, 3);
+                    hop_tensor *want1 = run_op(ops[o], full, 3), *wantd = run_op(ops[o], down, 3);
+                    hop__reduce_set_simd(true);
+                    hop_tensor *got = run_op(ops[o], a, 3), *gotc = run_op(ops[o], c, 3);
+                    hop_tensor *gotd = run_op(ops[o], down, 3);
+                    hop_runtime_set_threads(2);
+                    hop_tensor *got2 = run_op(ops[o], full, 3);
+                    hop_runtime_set_threads(threads);
+                    if (!same_bits(got, want, rows) || !same_bits(gotc, want, rows) ||
+                        !same_bits(got2, want1, 1) || !same_bits(gotd, wantd, n))
+                        fail_msg("%s of %" PRId64 " x %" PRId64 " (%s, data %d) differs from "
+                                 "the portable loop",
+                                 hop_op_get(ops[o])->name, rows, n, hop_dtype_name(dts[d]),
+                                 special);
+                    compared++;
+                    hop_tensor *ts[] = {want, want1, wantd, got, gotc, got2, gotd};
+                    for (size_t t = 0; t < N_(ts); t++)
+                        hop_tensor_release(ts[t]);
+                }
+                hop_tensor_release(row);
+                hop_tensor_release(x);
+                hop_tensor_release(xp);
+                hop_tensor_release(xc);
+            }
+            free(v);
+        }
+    assert_int_equal(compared, 2 * N_(lens) * 2 * 2);
+}
+
 static void
 test_reductions_of_empty_zero_dim_and_nan_inputs(void **state)
 {
@@ -1410,6 +1474,8 @@ main(void)
         cmocka_unit_test(test_float_reductions_over_long_rows_with_nans),
         cmocka_unit_test(test_float_sums_add_in_numpys_pairwise_order),
         cmocka_unit_test(test_simd_row_reductions_give_the_bits_of_the_portable_loops),
+        cmocka_unit_test(
+            test_long_row_sums_give_the_bits_of_the_portable_loops_on_any_thread_count),
         cmocka_unit_test(test_reductions_of_empty_zero_dim_and_nan_inputs),
         cmocka_unit_test(test_matmul_shapes_dtypes_and_layouts),
         cmocka_unit_test(test_cat_and_stack_promote_and_accept_strided_inputs),
