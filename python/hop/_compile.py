@@ -38,6 +38,7 @@ from . import _frame_base
 from . import _frame_resume
 from . import _frame_state
 from . import _paths
+from . import _pytree
 from ._reads import is_hop_function, is_hop_module
 from ._pytree import flatten, nodes, unflatten
 from ._trace import FPWarned, _call_tree, _trace, eager_array
@@ -85,11 +86,18 @@ _RERAISE = dis.opmap["RERAISE"]
 
 
 class _Entry:
-    __slots__ = ("gm", "runner", "dynamic", "reason", "traps", "frame", "direct")
+    __slots__ = ("gm", "runner", "dynamic", "reason", "traps", "frame", "direct", "nodes")
 
     def __init__(self, gm, runner, dynamic, reason, traps, frame=None):
         self.gm = gm
         self.runner = runner
+        # Whether its arguments hold a list, dict or other mutable
+        # structure, which a call might pass at two places
+        # (_frame.repeated_containers: checked on every call)
+        spec = getattr(runner, "spec", None)
+        self.nodes = spec is not None and _mutable_nodes(spec.children[0] if runner.kw
+                                                         else spec) + \
+            (_mutable_nodes(spec.children[1]) if runner.kw else 0) > 0
         self.dynamic = dynamic
         self.reason = reason
         self.traps = traps  # predicate symbol -> (site, side) of a branch side not traced
@@ -109,6 +117,10 @@ class _Entry:
     def run(self, args, kwargs):
         """The plan's call (GuardError when it does not fit)."""
         fr = self.frame
+        if self.nodes:
+            twice = _frame.repeated_containers(args, kwargs)
+            if twice is not None:
+                raise _C.GuardError(f"guard failed: {twice}")
         if fr is None or self.direct:
             return _plan_run(self.runner.call_kw, args, _C.GuardError, kwargs)
         if fr.stop is not None and fr.stop.prefix is not None:
@@ -296,7 +308,8 @@ class CompiledFunction(_C._CompiledCall):
             return self._call(args, {})
         try:
             try:
-                if entries[-1].frame is not None and not entries[-1].direct:
+                if entries[-1].frame is not None and not entries[-1].direct or \
+                        entries[-1].nodes:
                     return entries[-1].run(args, None)
                 return entries[-1].runner.call(args, _C.GuardError)
             except _C.GuardError as e:
@@ -855,6 +868,13 @@ def _same_leaves(tree, again, traced):
     return tree
 
 
+def _mutable_nodes(spec):
+    """How many lists, dicts and other structures but tuples spec's
+    children hold, at any depth."""
+    return sum((c.kind not in ("leaf", "none", "tuple", "namedtuple") and
+                not _pytree.is_array_node(c.cls)) + _mutable_nodes(c) for c in spec.children)
+
+
 def _shared_with_env(args, kwargs, frame):
     """Why a call runs eagerly when an argument's list, dict or set is an
     object the translation frame reached through a global or closure
@@ -1038,7 +1058,11 @@ def _vmap_notes(code):
 
 def _eager_argument(args, kwargs):
     """Why a call must run eagerly for one of its arguments
-    (_trace.eager_array), or None."""
+    (_trace.eager_array; a structure at two places of them,
+    _frame.repeated_containers), or None."""
+    twice = _frame.repeated_containers(args, kwargs)
+    if twice is not None:
+        return f"{twice}, which hop would trace as two objects"
     np = sys.modules.get("numpy")
     if np is None:
         return None

@@ -653,6 +653,8 @@ class _Finder:
                                               f"(nonlocal)", code)
         elif k in ("attr", "item"):
             t = ev.target
+            if k == "attr":
+                self.store_hooks(frame, t, ev.detail, line, code)
             if self.is_pre(frame, t.prov) and not self.immutable(frame, t) and \
                     not (k == "item" and self.written_back(frame, t)):
                 what = self.describe(frame, t)
@@ -746,6 +748,39 @@ class _Finder:
         vals = self.candidates(frame, t.src)
         return bool(vals) and all(isinstance(v, (int, float, complex, str, bytes, tuple,
                                                  frozenset, type(None))) for v in vals)
+
+    def store_hooks(self, frame, t, detail, line, code):
+        """The user's code `obj.name = v` or `del obj.name` runs: the
+        __setattr__/__delattr__ of obj's class, a property's setter or
+        deleter, a descriptor's __set__/__delete__ -- of a value the
+        target may be, or of the class of a new object it was made as
+        (self made by the call)."""
+        verb, name = detail
+        classes = [(type(v), v) for v in self.candidates(frame, t.src)
+                   if not isinstance(v, (types.ModuleType, type))]
+        classes += [(cls, None) for kind, cls in (self.result(frame, r) for r in t.prov
+                                                  if r[0] == "r")
+                    if kind == "new" and cls is not None]
+        for cls, v in classes:
+            if not _is_user(getattr(cls, "__module__", "") or ""):
+                continue
+            meth = _class_attr(cls, "__setattr__" if verb == "set" else "__delattr__")
+            a = _class_attr(cls, name)
+            if isinstance(a, property):
+                hook, first = a.fset if verb == "set" else a.fdel, "self"
+            elif isinstance(meth, types.FunctionType):
+                hook, first = meth, "self"
+            else:
+                hook = getattr(type(a), "__set__" if verb == "set" else "__delete__", None)
+                first = "descriptor"
+            if not isinstance(hook, types.FunctionType) or not _is_user(_module_name(hook)):
+                continue
+            names = hook.__code__.co_varnames
+            values = {} if v is None or not names else \
+                {names[0]: v} if first == "self" else dict(zip(names[:2], (a, v)))
+            self.schedule(hook, values, {}, {}, f" (in {hook.__qualname__}, run at "
+                                                f"{_site(code, line)})",
+                          self_new=v is None and first == "self")
 
     def iter_dunders(self, cls, code, line):
         """The user's methods iteration over a new object of cls runs."""

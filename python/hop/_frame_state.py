@@ -17,7 +17,7 @@ from . import _C
 from . import _exact
 from ._frame_base import (
     _BreakHere, _CONTAINERS, _DELETED, _instructions, _NoMerge, _numpy_value,
-    _numpy_written_back, _PLAIN, _site, _traced, _UNBOUND, Unsupported)
+    _numpy_written_back, _PLAIN, _site, _traced, _UNBOUND, _user_function, Unsupported)
 
 __all__ = ["REPLAYED", "Effect", "replay", "written_names", "lifted_now", "lifted_sources",
            "unguard"]
@@ -933,6 +933,17 @@ class _State:
 
     def _store_attr(self, obj, name, v):
         kind = "made" if self.concrete else self._kind(obj)
+        hook = None if self.concrete else _attr_store_code(obj, name, v is _DELETED)
+        if hook is not None:
+            # (the user's __setattr__, __delattr__ or descriptor decides
+            # what the object holds: the overlay's value would not be it,
+            # and a made object's store run for real would run that code
+            # once, at translation time)
+            if kind == "made" and _user_function(hook[0]):
+                self._inline(hook[0], hook[1] + (() if v is _DELETED else (v,)), {})
+                return None
+            self._fail(f"an attribute {'deletion' if v is _DELETED else 'write'} to a "
+                       f"{type(obj).__name__} that runs code ({hook[2]})")
         if kind == "made":
             if v is _DELETED:
                 delattr(obj, name)
@@ -1039,6 +1050,29 @@ class _State:
             s = getattr(v, "__self__", None)
             if s is not None and hasattr(s, "__dict__"):
                 self.opaque_objs.add(id(s))
+
+
+def _attr_store_code(obj, name, delete):
+    """(function, its arguments, what) of the Python code that
+    `obj.name = v` (delete: `del obj.name`) runs besides object's own
+    store -- a __setattr__ or __delattr__ of obj's class, a property's
+    setter or deleter, a descriptor's __set__ or __delete__ -- the
+    arguments but v (the caller adds it to a store's); None when the store
+    is object's own."""
+    cls = type(obj)
+    meth = getattr(cls, "__delattr__" if delete else "__setattr__", None)
+    if isinstance(meth, types.FunctionType):
+        what = "__delattr__" if delete else "__setattr__"
+        return meth, (obj, name), f"{cls.__name__}.{what}"
+    attr = inspect.getattr_static(cls, name, None)
+    if isinstance(attr, property):
+        fn = attr.fdel if delete else attr.fset
+        what = f"the property {cls.__name__}.{name}"
+        return (fn, (obj,), what) if isinstance(fn, types.FunctionType) else (None, (), what)
+    hook = getattr(type(attr), "__delete__" if delete else "__set__", None)
+    if isinstance(hook, types.FunctionType):
+        return hook, (attr, obj), f"the descriptor {cls.__name__}.{name}"
+    return None
 
 
 def _code_names(code, depth=0):

@@ -151,6 +151,13 @@ def _classify(t):
     return "leaf"
 
 
+def is_array_node(t):
+    """Whether t is one of hop.numpy's array types (registered nodes whose
+    one leaf is their tensor: not a structure a function changes)."""
+    mod = getattr(t, "__module__", "") or ""
+    return t in _REGISTERED and mod.startswith("hop.numpy")
+
+
 def _kind(t):
     k = _KIND.get(t)
     if k is None:
