@@ -172,6 +172,9 @@ class Translator(_State, _Merging, _Breaking):
         self.globs = {}      # (id(globals), name) -> value assigned
         self.attrs = {}      # (id(obj), name) -> value assigned
         self.shadows = {}    # id(real container) -> its shadow copy
+        # ids of containers whose shadow was made while an iterator or view
+        # over the real one was live (_State._check_live)
+        self.live_over = set()
         self.real = {}       # id(shadow) -> real container
         self.made = {}       # id -> object the function made (kept alive)
         # id(ndarray) and id(its hop.numpy array) -> (both) (_env_array):
@@ -247,6 +250,7 @@ class Translator(_State, _Merging, _Breaking):
         self.globs.clear()
         self.attrs.clear()
         self.shadows.clear()
+        self.live_over = set()
         self.real.clear()
         self.made.clear()
         self._cell_objs, self._glob_objs, self._attr_objs = [], {}, {}

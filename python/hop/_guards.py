@@ -484,6 +484,9 @@ def _visit(s, src, v, depth):
         # identity guard, the function marked seen; its code and what it
         # reads are the walk's (_collect_functions), not its children.
         s.guards.append(Guard(src, "id", v))
+        # (its code too: a reloader, IPython's autoreload, assigns a new
+        # __code__ to the same function object)
+        s.guards.append(Guard(src.child("attr", "__code__"), "id", v.__code__))
         if depth < _MAX_DEPTH:
             s.seen.add(id(v))
         return
@@ -587,6 +590,13 @@ def _walk_children(s, src, v, depth):
     d = getattr(v, "__dict__", None)
     if not isinstance(d, dict):
         return
+    if is_user_module(getattr(type(v), "__module__", "") or "") and \
+            any(n not in d and any(n in vars(k) for k in type(v).__mro__[:-1])
+                for n in s.names):
+        # its class, when the code names what the class holds (a method, a
+        # class attribute): those are guarded on the class it had, so
+        # `o.__class__ = B` between calls must miss
+        s.add(src.child("attr", "__class__"), "id", type(v))
     _method_names(s, type(v))
     for name in sorted(n for n in s.names if n in d):
         _visit(s, src.child("attr", name), d[name], depth + 1)

@@ -301,3 +301,183 @@ def test_one_tensor_passed_for_two_parameters_is_one_object():
             t = hop.tensor([1.0, 2.0])
             return [((t, t), {}), ((t, hop.tensor([1.0, 2.0])), {}), ((t, t), {})]
     ''')
+
+
+# ------------------- iterators and views over a container that then changes
+
+def test_a_list_grown_while_a_loop_walks_it():
+    # test_repros' list mutation while iterating.  Before: the loop walked
+    # the real list while the appends went to hop's copy: L [1, 2, 3, 4]
+    # (eager [1, 2, 3, 4, 5, 6]) and x + 4 instead of x + 6
+    cf = check('''
+        L = [1, 2]
+        def f(x):
+            for v in L:
+                if v < 5:
+                    L.append(v + 2)
+            return x + len(L)
+        def change(i): L[:] = [1, 2]
+        def snap(): return L
+    ''', SIZES)
+    assert "while an iterator or view over it is live" in cf.explain()
+
+
+def test_a_list_argument_grown_while_a_loop_walks_it():
+    check('''
+        def f(x, L):
+            for v in L:
+                if v < 5:
+                    L.append(v + 2)
+            return x + len(L), L
+        def CALLS():
+            return [((hop.tensor([1.0, 2.0]), [1, 2]), {}) for _ in range(3)]
+    ''')
+
+
+@pytest.mark.parametrize("what", ["dict", "set"])
+def test_a_dict_or_set_changing_size_while_a_loop_walks_it_raises_eagers_error(what):
+    # before: no RuntimeError ("dictionary changed size during iteration",
+    # "Set changed size during iteration"): the plan answered
+    src = '''
+        D = {"a": 1}
+        def f(x):
+            for k in D:
+                D[k + "x"] = 1
+            return x + len(D)
+        def change(i): D.clear(); D["a"] = 1
+        def snap(): return D
+    ''' if what == "dict" else '''
+        S = {1, 2}
+        def f(x):
+            for v in S:
+                S.add(v + 10)
+            return x + len(S)
+        def change(i): S.clear(); S.update({1, 2})
+        def snap(): return sorted(S)
+    '''
+    check(src, SIZES)
+
+
+def test_items_written_ahead_of_a_loop_over_the_list():
+    # before: L[2] = 100 went to the copy, the loop read 3 from the real list
+    check('''
+        L = [1, 2, 3]
+        def f(x):
+            for i, v in enumerate(L):
+                L[i] = v + 1
+                if i == 0:
+                    L[2] = 100
+            return x + sum(L)
+        def change(i): L[:] = [1, 2, 3]
+        def snap(): return L
+    ''', SIZES)
+
+
+def test_list_remove_while_a_loop_walks_it():
+    check('''
+        L = [1, 2, 3, 4]
+        def f(x):
+            for v in L:
+                if v % 2 == 0:
+                    L.remove(v)
+            return x + len(L)
+        def change(i): L[:] = [2, 2, 3, 4]
+        def snap(): return L
+    ''', SIZES)
+
+
+def test_zip_over_a_list_then_appended():
+    check('''
+        L = [1, 2]
+        def f(x):
+            acc = x
+            for a, b in zip(L, [5, 6, 7]):
+                acc = acc + a * b
+                L.append(a)
+            return acc
+        def change(i): L[:] = [1, 2]
+        def snap(): return L
+    ''', SIZES)
+
+
+def test_a_dict_view_taken_before_the_dict_changes():
+    # before: the views were the real dict's, the new key in hop's copy:
+    # len(ks) 1 instead of 2, sum(vs) 1 instead of 3
+    check('''
+        D = {"a": 1}
+        def f(x):
+            ks = D.keys()
+            vs = D.values()
+            D["n%d" % len(D)] = 2
+            return x + len(ks), list(ks), sum(vs)
+        def snap(): return D
+    ''', SIZES)
+    check('''
+        D = {"a": 1, "b": 2}
+        def f(x):
+            vs = D.values()
+            D.pop("a", None)
+            return x + sum(vs)
+        def change(i): D.clear(); D.update({"a": 1, "b": 2})
+        def snap(): return D
+    ''', SIZES)
+
+
+def test_a_generator_over_a_list_then_appended():
+    check('''
+        L = [1, 2, 3]
+        def f(x):
+            g = (v * 2 for v in L)
+            first = next(g)
+            L.append(10)
+            return x + first + sum(g)
+        def change(i): L[:] = [1, 2, 3]
+        def snap(): return L
+    ''', SIZES)
+
+
+def test_writes_of_items_a_loop_has_passed_stay_compiled():
+    # what eager's iteration does not see: compiled, no eager call
+    cf = check('''
+        L = [1, 2, 3]
+        D = {"a": 1, "b": 2}
+        def f(x):
+            for i, v in enumerate(L):
+                L[i] = v + 1
+            for k, v in D.items():
+                D[k] = v * 2
+            return x + sum(L) + sum(D.values())
+        def change(i): L[:] = [1, 2, 3]
+        def snap(): return (L, D)
+    ''', SIZES)
+    assert cf.eager_calls == 0
+
+
+# ------------------------------------------- guards on code and classes
+
+def test_a_function_given_new_code_between_calls():
+    # IPython's autoreload assigns __code__.  Before: the plan of the old
+    # code answered (x + 1 where eager gives x * 10)
+    check('''
+        def h1(y): return y + 1
+        def f(x):
+            return h1(x)
+        def change(i):
+            h1.__code__ = (lambda y: y + 1).__code__ if i % 2 == 0 else \\
+                (lambda y: y * 10).__code__
+    ''', SIZES)
+
+
+def test_an_object_given_another_class_between_calls():
+    # before: the plan of A.g answered for an object now of class B
+    check('''
+        class A:
+            def g(self, y): return y + 1
+        class B:
+            def g(self, y): return y * 10
+        o = A()
+        def f(x):
+            return o.g(x)
+        def change(i):
+            o.__class__ = A if i % 2 == 0 else B
+    ''', SIZES)
