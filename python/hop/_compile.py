@@ -41,7 +41,7 @@ from . import _paths
 from . import _pytree
 from ._reads import is_hop_function, is_hop_module
 from ._pytree import flatten, nodes, unflatten
-from ._trace import FPWarned, _call_tree, _trace, eager_array
+from ._trace import FPWarned, _arguments_changed, _call_tree, _trace, eager_array
 
 __all__ = ["compile", "CompiledFunction"]
 
@@ -459,6 +459,21 @@ class CompiledFunction(_C._CompiledCall):
             if out is not _UNTRANSLATED:
                 return out
             return self._fall_back([self._untranslated], args, kwargs)
+        except _breaks.ArgumentChanged as a:
+            # a change to an argument the effect finder missed: the
+            # translator records it (or the call runs eagerly), never a plan
+            # that would not make it
+            self._dims, self._first = saved[0], saved[1]
+            code = getattr(self.fn, "__code__", None)
+            missed = [_effects.Effect("mutation", _effects._site(code, code.co_firstlineno)
+                                      if isinstance(code, types.CodeType) else "?",
+                                      f"changes {a.what} (found while tracing)")]
+            if self.fullgraph:
+                raise _C.TraceError(_fullgraph_message(self.__name__, missed)) from None
+            out = self._translated(args, kwargs, missed, reason)
+            if out is not _UNTRANSLATED:
+                return out
+            return self._fall_back(missed + [self._untranslated], args, kwargs)
         except _breaks.GraphBreak as b:
             self._dims, self._first = saved[0], saved[1]
             if self.fullgraph:
@@ -536,7 +551,7 @@ class CompiledFunction(_C._CompiledCall):
             _frame_state.lifted_sources(self.fn, args, kwargs)
         lines = self.fn.effect_lines if resume else \
             {(s.rsplit(":", 1)[0], int(s.rsplit(":", 1)[1])) for s in
-             (e.site for e in effects if e.kind != "type") if s.rsplit(":", 1)[-1].isdigit()}
+             (e.site for e in effects if e.kind not in ("type", "holds")) if s.rsplit(":", 1)[-1].isdigit()}
         state = _frame_state.lifted_now(lifted)
         args2 = tuple(args) + state
         saved = (None if self._dims is None else [set(d) for d in self._dims], self._first)
@@ -663,7 +678,16 @@ class CompiledFunction(_C._CompiledCall):
                 (paths,)
         except _paths._NeedPath:
             pass
-        path = _paths.record_path(self.fn, _eager_args(args), _eager_args(kwargs))
+        # (on copies of the arguments' lists and dicts, as the trace's are:
+        # the recording run is no call of the function's, and a change it
+        # makes to them is one the effect finder missed)
+        given = [unflatten(*flatten(a)) for a in (args, kwargs)]
+        path = _paths.record_path(self.fn, _eager_args(given[0]), _eager_args(given[1]))
+        for a, g in zip((args, kwargs), given):
+            leaves, spec = flatten(a)
+            what = _arguments_changed(g, spec, leaves)
+            if what is not None:
+                raise _breaks.ArgumentChanged(what)
         paths = _paths.PathTrace(tree, path)
         return _trace(self.fn, args, dynamic, paths, kwargs=kwargs, compiling=True) + (paths,)
 

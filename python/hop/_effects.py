@@ -80,6 +80,10 @@ KINDS = {
     # not an effect: a question only the frame translator answers as eagerly
     # (type() of a hop.numpy array is NumPy's class to the user's code)
     "type": "asks type() of a value",
+    # not an effect: a container of the caller's stored into an object the
+    # call made, which the analysis cannot follow changes through (the
+    # frame translator can: it compiles such a call)
+    "holds": "stores a list, dict or set it did not make into an object it made",
     # not from the bytecode: met while tracing (hop/_breaks.py)
     "conversion": "needs the value of a traced value (its text, a number, a NumPy array)",
     "fperror": "has NumPy raise or report floating-point errors, which hop's kernels do not",
@@ -666,6 +670,20 @@ class _Finder:
                 else:
                     self.add("item", frame, line, f"{'writes' if ev.detail == 'set' else 'deletes'}"
                                                   f" an item of {what}", code)
+        elif k == "hold":
+            # a list, dict or set of the caller's stored into an object the
+            # call made (`self.items = items` in a method of a new object):
+            # a change through that object (`b.items.append(1)` in the
+            # caller) is one the analysis cannot follow back, so the frame
+            # translator, which follows objects, compiles the call
+            obj, val = ev.detail, ev.target
+            if not self.is_pre(frame, obj.prov) and self.is_pre(frame, val.prov | val.reach):
+                vals = self.candidates(frame, val.src)
+                if not vals or any(type(v) in (list, dict, set, bytearray) for v in vals):
+                    self.add("holds", frame, line, "stores a list, dict or set it did not make "
+                                                   "into an object it made (a change through "
+                                                   "that object is followed by the frame "
+                                                   "translator)", code)
         elif k == "inplace":
             t = ev.target
             if not self.is_pre(frame, t.prov) or self.written_back(frame, t):
@@ -1300,6 +1318,13 @@ class _Calls:
             if site.star or (site.args and self.pre(site.args[0])):
                 what = f.describe(frame, site.args[0]) if site.args else "an object"
                 self.add("attribute", f"calls {name}() on {what}")
+            elif name == "setattr" and len(site.args) >= 3 and self.pre(site.args[2]):
+                # (a container of the caller's held by the object: "holds")
+                vals = f.candidates(frame, site.args[2].src)
+                if not vals or any(type(v) in (list, dict, set, bytearray) for v in vals):
+                    self.add("holds", "stores a list, dict or set it did not make into an "
+                                      "object it made with setattr() (a change through that "
+                                      "object is followed by the frame translator)")
             return ("new", None)
         if name in _CONSUMERS:
             self.consumed_iterators(f"{name}()")

@@ -26,8 +26,10 @@ __all__ = ["REPLAYED", "Effect", "replay", "written_names", "lifted_now", "lifte
 
 
 # The effect kinds the translator replays (_effects.KINDS keys).
-# (and "type": nothing to replay, the translator answers type() as eagerly)
-REPLAYED = frozenset(["global", "nonlocal", "attribute", "item", "mutation", "print", "type"])
+# (and "type": nothing to replay, the translator answers type() as eagerly;
+# "holds": nothing to replay, the translator follows what the function stored)
+REPLAYED = frozenset(["global", "nonlocal", "attribute", "item", "mutation", "print", "type",
+                      "holds"])
 
 
 class Effect:

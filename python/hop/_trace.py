@@ -508,6 +508,7 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
     proxies, kinds, numpy_in, as_array = _add_inputs(tr, leaves, arg_names, dynamic)
     call = _Call(fn, kw, frame, spec, proxies, kinds, as_array, slots, slot_arrays,
                  arg_strides)
+    call.compiling = compiling
     call.arg_examples = _arg_examples(leaves)
     try:
         # What fn can read besides its tensor arguments: the values the plan
@@ -644,6 +645,16 @@ class _Call:
         self.given = None
         self.raw_out = [None, None]
         self.runs = []
+        self.compiling = False  # hop.compile's trace (_unchanged)
+
+    def _unchanged(self, built, leaves, spec=None):
+        """hop.compile's plain trace: _breaks.ArgumentChanged when the
+        function changed its arguments' structure (built, spec's; a change
+        the effect finder did not see: the plan would not make it)."""
+        if self.frame is None and self.compiling:
+            what = _arguments_changed(built, spec or self.spec, leaves)
+            if what is not None:
+                raise _breaks.ArgumentChanged(what)
 
     def __call__(self):
         # An ndarray argument behaves as an ndarray in the function (NumPy's
@@ -652,7 +663,9 @@ class _Call:
         if not self.uses_numpy:
             built = unflatten(self.proxies, self.spec)
             self.given = built
-            return _invoke(self.fn, built, self.kw, self.frame)
+            out = _invoke(self.fn, built, self.kw, self.frame)
+            self._unchanged(built, self.proxies)
+            return out
         storage = sys.modules["hop.numpy._storage"] if "hop.numpy._storage" in sys.modules \
             else _hnp()._storage
         slots, slot_arrays = self.slots, self.slot_arrays
@@ -669,7 +682,9 @@ class _Call:
                              self.spec)
             run.arg_tensors = {}
             self.given = args
+            before = flatten(args)[1] if self.frame is None and self.compiling else None
             out = self.raw_out[0] = _invoke(self.fn, args, self.kw, self.frame)
+            self._unchanged(args, None, before)
             # the result's arrays as they are now (a captured array's value
             # is the run's only while it lasts), and the final value of every
             # written root, then the tensor of each captured one (so that
@@ -684,6 +699,20 @@ class _Call:
             return out, tuple(writes)
         finally:
             storage.end_run(run)
+
+
+def _arguments_changed(built, spec, leaves):
+    """What the function changed of the arguments' structure it was given
+    (built, rebuilt from spec: a list or dict grown, shrunk or given
+    another item; leaves, when given, the objects built from, compared by
+    identity), or None."""
+    now, now_spec = flatten(built)
+    if now_spec != spec:
+        return "the structure of its arguments (a list or dict argument grown, shrunk or " \
+               "rekeyed)"
+    if leaves is not None and any(a is not b for a, b in zip(now, leaves)):
+        return "an item of a list or dict argument"
+    return None
 
 
 def _run_traced(tr, call, fn, paths, compiling, slots, spec, env):
