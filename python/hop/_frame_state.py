@@ -733,7 +733,8 @@ class _State:
         stacks, in their locals and cells, or inside such an iterator
         (`enumerate(L)`, `zip(L, M)`)."""
         todo, seen, found = [], set(), []
-        frames = list(self.frames)
+        # (a resume's root frame runs without an inlined call: not in frames)
+        frames = list(self.frames) + [fr for fr in (self.root, self._cur) if fr is not None]
         while frames:
             fr = frames.pop()
             if id(fr) in seen:

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import hop
+from budget import examples
 from hop import _C
 
 
@@ -423,6 +424,20 @@ def test_a_dict_view_taken_before_the_dict_changes():
     ''', SIZES)
 
 
+def test_a_dict_view_taken_in_a_resume_before_the_dict_changes():
+    # before: the resume's root frame was not searched for live views
+    check('''
+        D = {}
+        def f(x, k):
+            s = float(x.sum())
+            ks = D.keys()
+            D["q%d" % len(D)] = k
+            return x + len(ks) + s
+        def snap(): return D
+        def CALLS(): return [((hop.tensor([1.0]), k), {}) for k in (1, 2, 3)]
+    ''')
+
+
 def test_a_generator_over_a_list_then_appended():
     check('''
         L = [1, 2, 3]
@@ -607,3 +622,137 @@ def test_a_container_stored_with_setattr_of_a_computed_name():
 def test_a_global_changed_through_a_library_built_holder(body):
     check("import types\nG = [1]\ndef f(x):\n    " + body + "\n    return x + len(G)\n"
           "def snap(): return G\n", SIZES)
+
+
+# --------------------------------------------------- generated programs
+# Random programs of the statements below nested in loops, while loops, with
+# blocks, try/except, try/finally, ifs on the argument and helper functions:
+# effects of every replayed kind, conversions (graph breaks) at random
+# places, raises after effects, escaping objects, iteration while changing
+# a container, a view taken before a change, a container stored in an
+# object; four calls with the world changed between them.
+
+HELPERS = []
+
+# The generator's statements (acc the running tensor, k the int argument;
+# globals N, LOG, D, OBJ, H, CNT, L2, the cell c; helpers made per program)
+LEAF = [
+    ["LOG.append(k)"],
+    ["LOG.append(len(LOG) + N)"],
+    ["LOG.append(acc.sum())"],
+    ["LOG.append(float(acc.sum()))"],
+    ["LOG.append(str(acc.shape[0]))"],
+    ["D['n'] = D.get('n', 0) + k"],
+    ["D.setdefault('l', []).append(N)"],
+    ["if 'n' in D:", "    del D['n']"],
+    ["D.pop('z', None)", "D['z'] = len(D)"],
+    ["OBJ.v += 1", "acc = acc + OBJ.v"],
+    ["OBJ.t = acc * 2"],
+    ["global N", "N += k"],
+    ["nonlocal c", "c += 1", "acc = acc * c"],
+    ["print('p', k, N, acc.sum())"],
+    ["acc = acc * 2 + N"],
+    ["acc = acc + len(D) + len(LOG)"],
+    ["s = acc.tolist()", "acc = acc + len(s)"],
+    ["if float(acc.sum()) > 6.0:", "    acc = acc - 1", "    LOG.append('big')"],
+    ["if k == 3:", "    raise ValueError('k is 3, N=%d' % N)"],
+    ["H.append([k])", "H[-1].append(N)"],
+    ["acc = acc + helper2(acc, k)"],
+    ["CNT[0] += 1", "acc = acc + CNT[0]"],
+    ["L2.extend([k, N])", "L2.sort()"],
+    ["acc = acc + sum(LOG.append(j) or j for j in range(2))"],
+    ["acc = acc + len([LOG.append(-j) for j in range(k)])"],
+    ["acc = acc + int(acc.max())"],
+    ["print(f'{float(acc.sum()):.2f}', OBJ.v)"],
+    ["G2 = D.get('n', 0)", "acc = acc + G2"],
+    ["for _v in L2:", "    if _v < 3:", "        L2.append(_v + 3)"],
+    ["for _v in list(L2):", "    L2.append(_v)"],
+    ["_box = []", "_box.append(L2)", "_box[-1].append(k)"],
+    ["_ks = D.keys()", "D['q%d' % len(D)] = k", "acc = acc + len(_ks)"],
+    ["for _i, _v in enumerate(CNT):", "    CNT[_i] = _v + k"],
+    ["_o = Holder(L2)", "_o.items.append(N)"],
+]
+
+def _block(rng, depth):
+    """(lines, global/nonlocal declarations) of a random block."""
+    out, decl = [], set()
+    for _ in range(rng.randint(1, 3)):
+        if depth < 2 and rng.random() < 0.35:
+            w = rng.choice(["for", "while", "with", "try_except", "try_finally", "helper",
+                            "if"])
+            inner, d = _block(rng, depth + 1)
+            if w == "helper":
+                # helpers are defined at make() level: collect separately
+                name = f"h{rng.randint(0, 10**6)}"
+                HELPERS.append((name, inner, d))
+                out.append(f"acc = {name}(acc, k)")
+                continue
+            decl |= d
+            if w == "for":
+                out.append(f"for _i{depth} in range(2):")
+            elif w == "while":
+                out += [f"_w{depth} = 0", f"while _w{depth} < 2:"]
+                inner = inner + [f"_w{depth} += 1"]
+            elif w == "with":
+                out.append("with CM():")
+            elif w == "if":
+                out.append("if k % 2 == 0:")
+            elif w.startswith("try"):
+                out.append("try:")
+            out += ["    " + line for line in inner]
+            if w == "try_except":
+                out += ["except ValueError as e:", "    LOG.append(('caught', str(e)))"]
+            elif w == "try_finally":
+                out += ["finally:", "    LOG.append('fin')"]
+        else:
+            st = rng.choice(LEAF)
+            for line in st:
+                if line.startswith(("global ", "nonlocal ")):
+                    decl.add(line)
+                else:
+                    out.append(line)
+    return out, decl
+
+
+def generated(seed):
+    """The program of seed: f(x, k) over the world's globals, its calls
+    and the changes made before them."""
+    rng = random.Random(seed)
+    HELPERS.clear()
+    body, decl = _block(rng, 0)
+    lines = ["class CM:", "    def __enter__(self):", "        LOG.append('in')",
+             "        return self", "    def __exit__(self, *a):", "        LOG.append('out')",
+             "        return False", "def helper2(a, k):", "    LOG.append(('h2', k))",
+             "    return a * k", "class Holder:", "    def __init__(self, items):",
+             "        self.items = items", "def make():", "    c = 1"]
+    for name, inner, d in HELPERS:
+        lines.append(f"    def {name}(acc, k):")
+        lines += [f"        {x}" for x in sorted(d)]
+        lines += [f"        {x}" for x in inner] + ["        return acc"]
+    lines.append("    def f(x, k):")
+    lines += [f"        {x}" for x in sorted(decl)]
+    lines.append("        acc = x * 1.0")
+    lines += [f"        {x}" for x in body]
+    lines += ["        return acc, len(LOG)", "    def cells(): return c",
+              "    def setc(v):", "        nonlocal c", "        c = v",
+              "    return f, cells, setc", "f, cells, setc = make()"]
+    ks = [rng.choice([1, 2, 3, 2]) for _ in range(4)]
+    ns = [rng.choice([3, 3, 4]) for _ in range(4)]
+    chg = [rng.choice(["pass", "LOG.clear()", "D.clear()", "setc(3)", "OBJ.v = 5",
+                       "N = N + 2"]) for _ in range(4)]
+    lines += ["import types", "N = 0", "LOG = []", "D = {}",
+              "OBJ = types.SimpleNamespace(v=0, t=None)", "H = []", "CNT = [0]", "L2 = []",
+              "def snap(): return (N, LOG, D, vars(OBJ), H, CNT, L2, cells())",
+              f"KS = {ks!r}", f"NS = {ns!r}", f"CHG = {chg!r}",
+              "def change(i):", "    exec(CHG[i], globals())",
+              "def CALLS():",
+              "    return [((hop.tensor(np.arange(n, dtype=np.float32)), k), {})",
+              "            for n, k in zip(NS, KS)]"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_generated_programs_have_eagers_results_output_and_effects(chunk):
+    n = examples(60)
+    for seed in range(chunk * n, (chunk + 1) * n):
+        check(generated(seed), name=f"g{seed}")
