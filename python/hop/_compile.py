@@ -40,8 +40,8 @@ from . import _frame_state
 from . import _paths
 from . import _pytree
 from ._reads import is_hop_function, is_hop_module
-from ._pytree import flatten, nodes, unflatten
-from ._trace import FPWarned, _arguments_changed, _call_tree, _trace, eager_array
+from ._pytree import flatten, nodes, structure_changed, unflatten
+from ._trace import FPWarned, _call_tree, _trace, eager_array
 
 __all__ = ["compile", "CompiledFunction"]
 
@@ -685,7 +685,7 @@ class CompiledFunction(_C._CompiledCall):
         path = _paths.record_path(self.fn, _eager_args(given[0]), _eager_args(given[1]))
         for a, g in zip((args, kwargs), given):
             leaves, spec = flatten(a)
-            what = _arguments_changed(g, spec, leaves)
+            what = structure_changed(g, spec, leaves)
             if what is not None:
                 raise _breaks.ArgumentChanged(what)
         paths = _paths.PathTrace(tree, path)

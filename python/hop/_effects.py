@@ -679,7 +679,7 @@ class _Finder:
             obj, val = ev.detail, ev.target
             if not self.is_pre(frame, obj.prov) and self.is_pre(frame, val.prov | val.reach):
                 vals = self.candidates(frame, val.src)
-                if not vals or any(type(v) in (list, dict, set, bytearray) for v in vals):
+                if any(type(v) in (list, dict, set, bytearray) for v in vals):
                     self.add("holds", frame, line, "stores a list, dict or set it did not make "
                                                    "into an object it made (a change through "
                                                    "that object is followed by the frame "
@@ -1321,7 +1321,7 @@ class _Calls:
             elif name == "setattr" and len(site.args) >= 3 and self.pre(site.args[2]):
                 # (a container of the caller's held by the object: "holds")
                 vals = f.candidates(frame, site.args[2].src)
-                if not vals or any(type(v) in (list, dict, set, bytearray) for v in vals):
+                if any(type(v) in (list, dict, set, bytearray) for v in vals):
                     self.add("holds", "stores a list, dict or set it did not make into an "
                                       "object it made with setattr() (a change through that "
                                       "object is followed by the frame translator)")

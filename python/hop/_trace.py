@@ -20,7 +20,8 @@ from . import _guards
 from . import _paths
 from . import _reads
 from ._graph import Graph, Node, SymMeta, TensorMeta, _build_graph
-from ._pytree import LEAF, flatten, leaf_names, repeats, subtree, unflatten, unflatten_with
+from ._pytree import (LEAF, flatten, leaf_names, repeats, structure_changed, subtree, unflatten,
+                      unflatten_with)
 from ._symfloat import SymFloat
 
 __all__ = ["trace", "GraphModule", "Graph", "Node", "TensorMeta", "SymMeta"]
@@ -507,8 +508,7 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
     arg_strides = _arg_strides(leaves)
     proxies, kinds, numpy_in, as_array = _add_inputs(tr, leaves, arg_names, dynamic)
     call = _Call(fn, kw, frame, spec, proxies, kinds, as_array, slots, slot_arrays,
-                 arg_strides)
-    call.compiling = compiling
+                 arg_strides, compiling)
     call.arg_examples = _arg_examples(leaves)
     try:
         # What fn can read besides its tensor arguments: the values the plan
@@ -636,7 +636,7 @@ class _Call:
     hop.numpy's record of each run (runs)."""
 
     def __init__(self, fn, kw, frame, spec, proxies, kinds, as_array, slots, slot_arrays,
-                 arg_strides):
+                 arg_strides, compiling=False):
         self.fn, self.kw, self.frame, self.spec = fn, kw, frame, spec
         self.proxies, self.kinds, self.as_array = proxies, kinds, as_array
         self.slots, self.slot_arrays, self.arg_strides = slots, slot_arrays, arg_strides
@@ -645,14 +645,13 @@ class _Call:
         self.given = None
         self.raw_out = [None, None]
         self.runs = []
-        self.compiling = False  # hop.compile's trace (_unchanged)
+        self.compiling = compiling  # hop.compile's trace (_unchanged)
 
     def _unchanged(self, built, leaves, spec=None):
-        """hop.compile's plain trace: _breaks.ArgumentChanged when the
-        function changed its arguments' structure (built, spec's; a change
-        the effect finder did not see: the plan would not make it)."""
+        """hop.compile's plain trace: _breaks.ArgumentChanged when fn changed its
+        arguments' structure (built, spec's), which the plan would not."""
         if self.frame is None and self.compiling:
-            what = _arguments_changed(built, spec or self.spec, leaves)
+            what = structure_changed(built, spec or self.spec, leaves)
             if what is not None:
                 raise _breaks.ArgumentChanged(what)
 
@@ -699,20 +698,6 @@ class _Call:
             return out, tuple(writes)
         finally:
             storage.end_run(run)
-
-
-def _arguments_changed(built, spec, leaves):
-    """What the function changed of the arguments' structure it was given
-    (built, rebuilt from spec: a list or dict grown, shrunk or given
-    another item; leaves, when given, the objects built from, compared by
-    identity), or None."""
-    now, now_spec = flatten(built)
-    if now_spec != spec:
-        return "the structure of its arguments (a list or dict argument grown, shrunk or " \
-               "rekeyed)"
-    if leaves is not None and any(a is not b for a, b in zip(now, leaves)):
-        return "an item of a list or dict argument"
-    return None
 
 
 def _run_traced(tr, call, fn, paths, compiling, slots, spec, env):
