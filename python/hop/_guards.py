@@ -484,9 +484,6 @@ def _visit(s, src, v, depth):
         # identity guard, the function marked seen; its code and what it
         # reads are the walk's (_collect_functions), not its children.
         s.guards.append(Guard(src, "id", v))
-        # (its code too: a reloader, IPython's autoreload, assigns a new
-        # __code__ to the same function object)
-        s.guards.append(Guard(src.child("attr", "__code__"), "id", v.__code__))
         if depth < _MAX_DEPTH:
             s.seen.add(id(v))
         return

@@ -470,9 +470,13 @@ def test_writes_of_items_a_loop_has_passed_stay_compiled():
 
 # ------------------------------------------- guards on code and classes
 
+@pytest.mark.xfail(strict=True, reason="a function's __code__ is not guarded: a term per "
+                                       "function reached cost ~750 instructions per call "
+                                       "(6% of print_mid's steady state); docs/ARCHITECTURE.md, "
+                                       "'Guards on code and classes'")
 def test_a_function_given_new_code_between_calls():
-    # IPython's autoreload assigns __code__.  Before: the plan of the old
-    # code answered (x + 1 where eager gives x * 10)
+    # IPython's autoreload assigns __code__: the plan of the old code answers
+    # (x + 1 where eager gives x * 10)
     check('''
         def h1(y): return y + 1
         def f(x):
