@@ -1012,8 +1012,15 @@ def _generate(guards, names_in_c=False):
     make = _FACTORIES.get(shape)
     if make is None:
         make = _compile_factory(shape)
-        if len(_FACTORIES) < 1024:
-            _FACTORIES[shape] = make
+        if len(_FACTORIES) >= 1024:
+            # (the oldest shape goes: a full cache that kept its first 1,024
+            # made a new factory, an exec'd function in a cycle with its
+            # namespace, for every later plan of a new shape, again and again)
+            try:
+                del _FACTORIES[next(iter(_FACTORIES))]
+            except (RuntimeError, KeyError, StopIteration):
+                pass  # (another thread changed it meanwhile)
+        _FACTORIES[shape] = make
     return make(*objs)
 
 
