@@ -60,6 +60,20 @@ class EnvArrays(BaseException):
     change inside the array does not reach (issue 28)."""
 
 
+class ArgumentChanged(BaseException):
+    """hop.compile's plain trace (no Python effects found) of a function
+    that changed the structure of its arguments all the same: a list or
+    dict argument grown, shrunk or given another item through a path the
+    effect finder does not follow (`inner = [lst]; inner[-1].append(1)`).
+    The trace changed its own rebuilt copy, so a plan would never change
+    the caller's: the call is translated instead, whose side-effect table
+    records the change on the argument (internal to hop.compile)."""
+
+    def __init__(self, what):
+        super().__init__(what)
+        self.what = what
+
+
 class GraphBreak(BaseException):
     """The compiled part of a function ends here (internal to hop.compile:
     never seen by a caller).  error(message) is what hop.trace raises for

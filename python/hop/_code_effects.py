@@ -34,6 +34,9 @@ ALL = WRITE | DATA
 
 # Methods that leave their receiver as it was (on the builtin containers,
 # NumPy arrays and hop tensors).  Any other method may mutate it.
+# Methods that store their arguments into the receiver (holds)
+_STORING = frozenset("append extend insert add update setdefault __setitem__ appendleft "
+                     "extendleft".split())
 _READ_METHODS = frozenset("""
     get keys values items copy count index find rfind startswith endswith join split
     format lower upper strip __len__ __getitem__ __contains__ __iter__ __repr__ __str__
@@ -655,6 +658,8 @@ class _Interp:
         self.eff.mark(obj.taint, WRITE)
         if store:
             self.eff.mark(val.taint, DATA)  # now reachable from another object
+            self.holds(obj, [val])
+            self.stored(x, i, obj, val)
         key, line = self.at(x, i)
         self.eff.event(key, "attr", line, ("set" if store else "del", x.argval), obj)
 
@@ -669,6 +674,8 @@ class _Interp:
         self.eff.mark(obj.taint, WRITE)
         if store:
             self.eff.mark(val.taint, DATA)
+            self.holds(obj, [val])
+            self.stored(x, i, obj, val)
         key, line = self.at(x, i)
         self.eff.event(key, "item", line, "set" if store else "del", obj)
 
@@ -928,6 +935,26 @@ class _Interp:
         mod = s[-1] if s else _CLEAN
         s.append(_V(prov=mod.prov, reach=mod.reach, src=_step_src(mod, x.argval)))
 
+    def holds(self, receiver, args):
+        """receiver (a local's value) now holds args (`box.append(G)`): what
+        is read back from it (`box[-1]`) may be what they are, so the
+        locals bound to it reach what they are and reach (as `[G]` does)."""
+        held = _made(args)
+        if held.reach <= receiver.reach:
+            return
+        new = _V(receiver.taint, receiver.path, receiver.method, receiver.code, receiver.prov,
+                 receiver.reach | held.reach, receiver.src, receiver.const)
+        for name in [n for n, v in self.loc.items() if v is receiver]:
+            self.store_local(name, new)
+
+    def stored(self, x, i, obj, val):
+        """A "hold" event: val stored into obj (an attribute or item), for
+        _effects to tell a container of the caller's stored into an object
+        the call made, which later code may change through it."""
+        if val.prov or val.reach:
+            key, line = self.at(x, i)
+            self.eff.event((key[0], -1 - key[1]), "hold", line, obj, val)
+
     def call(self, vals, npos, kw, unknown_kw, s, key, line):
         """A call: [callable or NULL, self or callable or NULL, *args]."""
         a, b, args = vals[0], vals[1], vals[2:]
@@ -944,6 +971,8 @@ class _Interp:
         s.append(_V(_union(vals).taint, prov=r, reach=r))
         self.eff.site(key, Site(self.code, line, callee, receiver, list(args[:npos]),
                                 tuple(kw), list(args[npos:]), unknown_kw))
+        if callee.method in _STORING and receiver is not _NULL and args:
+            self.holds(receiver, args)
         if callee.method is not None:
             if callee.path is not None:  # resolved when checked: a module's function?
                 self.eff.calls.add(("m", callee.path, npos, kw, arg_taint, receiver.taint,

@@ -38,8 +38,9 @@ from . import _frame_base
 from . import _frame_resume
 from . import _frame_state
 from . import _paths
+from . import _pytree
 from ._reads import is_hop_function, is_hop_module
-from ._pytree import flatten, nodes, unflatten
+from ._pytree import flatten, nodes, structure_changed, unflatten
 from ._trace import FPWarned, _call_tree, _trace, eager_array
 
 __all__ = ["compile", "CompiledFunction"]
@@ -85,11 +86,18 @@ _RERAISE = dis.opmap["RERAISE"]
 
 
 class _Entry:
-    __slots__ = ("gm", "runner", "dynamic", "reason", "traps", "frame", "direct")
+    __slots__ = ("gm", "runner", "dynamic", "reason", "traps", "frame", "direct", "nodes")
 
     def __init__(self, gm, runner, dynamic, reason, traps, frame=None):
         self.gm = gm
         self.runner = runner
+        # Whether its arguments hold a list, dict or other mutable
+        # structure, which a call might pass at two places
+        # (_frame.repeated_containers: checked on every call)
+        spec = getattr(runner, "spec", None)
+        self.nodes = spec is not None and _mutable_nodes(spec.children[0] if runner.kw
+                                                         else spec) + \
+            (_mutable_nodes(spec.children[1]) if runner.kw else 0) > 0
         self.dynamic = dynamic
         self.reason = reason
         self.traps = traps  # predicate symbol -> (site, side) of a branch side not traced
@@ -109,6 +117,10 @@ class _Entry:
     def run(self, args, kwargs):
         """The plan's call (GuardError when it does not fit)."""
         fr = self.frame
+        if self.nodes:
+            twice = _frame.repeated_containers(args, kwargs)
+            if twice is not None:
+                raise _C.GuardError(f"guard failed: {twice}")
         if fr is None or self.direct:
             return _plan_run(self.runner.call_kw, args, _C.GuardError, kwargs)
         if fr.stop is not None and fr.stop.prefix is not None:
@@ -300,7 +312,8 @@ class CompiledFunction(_C._CompiledCall):
             return self._call(args, {})
         try:
             try:
-                if entries[-1].frame is not None and not entries[-1].direct:
+                if entries[-1].frame is not None and not entries[-1].direct or \
+                        entries[-1].nodes:
                     return entries[-1].run(args, None)
                 return entries[-1].runner.call(args, _C.GuardError)
             except _C.GuardError as e:
@@ -453,6 +466,21 @@ class CompiledFunction(_C._CompiledCall):
             if out is not _UNTRANSLATED:
                 return out
             return self._fall_back([self._untranslated], args, kwargs)
+        except _breaks.ArgumentChanged as a:
+            # a change to an argument the effect finder missed: the
+            # translator records it (or the call runs eagerly), never a plan
+            # that would not make it
+            self._dims, self._first = saved[0], saved[1]
+            code = getattr(self.fn, "__code__", None)
+            missed = [_effects.Effect("mutation", _effects._site(code, code.co_firstlineno)
+                                      if isinstance(code, types.CodeType) else "?",
+                                      f"changes {a.what} (found while tracing)")]
+            if self.fullgraph:
+                raise _C.TraceError(_fullgraph_message(self.__name__, missed)) from None
+            out = self._translated(args, kwargs, missed, reason)
+            if out is not _UNTRANSLATED:
+                return out
+            return self._fall_back(missed + [self._untranslated], args, kwargs)
         except _breaks.GraphBreak as b:
             self._dims, self._first = saved[0], saved[1]
             if self.fullgraph:
@@ -530,7 +558,7 @@ class CompiledFunction(_C._CompiledCall):
             _frame_state.lifted_sources(self.fn, args, kwargs)
         lines = self.fn.effect_lines if resume else \
             {(s.rsplit(":", 1)[0], int(s.rsplit(":", 1)[1])) for s in
-             (e.site for e in effects if e.kind != "type") if s.rsplit(":", 1)[-1].isdigit()}
+             (e.site for e in effects if e.kind not in ("type", "holds")) if s.rsplit(":", 1)[-1].isdigit()}
         state = _frame_state.lifted_now(lifted)
         args2 = tuple(args) + state
         saved = (None if self._dims is None else [set(d) for d in self._dims], self._first)
@@ -664,7 +692,16 @@ class CompiledFunction(_C._CompiledCall):
                 (paths,)
         except _paths._NeedPath:
             pass
-        path = _paths.record_path(self.fn, _eager_args(args), _eager_args(kwargs))
+        # (on copies of the arguments' lists and dicts, as the trace's are:
+        # the recording run is no call of the function's, and a change it
+        # makes to them is one the effect finder missed)
+        given = [unflatten(*flatten(a)) for a in (args, kwargs)]
+        path = _paths.record_path(self.fn, _eager_args(given[0]), _eager_args(given[1]))
+        for a, g in zip((args, kwargs), given):
+            leaves, spec = flatten(a)
+            what = structure_changed(g, spec, leaves)
+            if what is not None:
+                raise _breaks.ArgumentChanged(what)
         paths = _paths.PathTrace(tree, path)
         return _trace(self.fn, args, dynamic, paths, kwargs=kwargs, compiling=True) + (paths,)
 
@@ -881,6 +918,13 @@ def _same_leaves(tree, again, traced):
     return tree
 
 
+def _mutable_nodes(spec):
+    """How many lists, dicts and other structures but tuples spec's
+    children hold, at any depth."""
+    return sum((c.kind not in ("leaf", "none", "tuple", "namedtuple") and
+                not _pytree.is_array_node(c.cls)) + _mutable_nodes(c) for c in spec.children)
+
+
 def _shared_with_env(args, kwargs, frame):
     """Why a call runs eagerly when an argument's list, dict or set is an
     object the translation frame reached through a global or closure
@@ -1064,7 +1108,11 @@ def _vmap_notes(code):
 
 def _eager_argument(args, kwargs):
     """Why a call must run eagerly for one of its arguments
-    (_trace.eager_array), or None."""
+    (_trace.eager_array; a structure at two places of them,
+    _frame.repeated_containers), or None."""
+    twice = _frame.repeated_containers(args, kwargs)
+    if twice is not None:
+        return f"{twice}, which hop would trace as two objects"
     np = sys.modules.get("numpy")
     if np is None:
         return None

@@ -80,6 +80,10 @@ KINDS = {
     # not an effect: a question only the frame translator answers as eagerly
     # (type() of a hop.numpy array is NumPy's class to the user's code)
     "type": "asks type() of a value",
+    # not an effect: a container of the caller's stored into an object the
+    # call made, which the analysis cannot follow changes through (the
+    # frame translator can: it compiles such a call)
+    "holds": "stores a list, dict or set it did not make into an object it made",
     # not from the bytecode: met while tracing (hop/_breaks.py)
     "conversion": "needs the value of a traced value (its text, a number, a NumPy array)",
     "fperror": "has NumPy raise or report floating-point errors, which hop's kernels do not",
@@ -653,6 +657,8 @@ class _Finder:
                                               f"(nonlocal)", code)
         elif k in ("attr", "item"):
             t = ev.target
+            if k == "attr":
+                self.store_hooks(frame, t, ev.detail, line, code)
             if self.is_pre(frame, t.prov) and not self.immutable(frame, t) and \
                     not (k == "item" and self.written_back(frame, t)):
                 what = self.describe(frame, t)
@@ -664,6 +670,20 @@ class _Finder:
                 else:
                     self.add("item", frame, line, f"{'writes' if ev.detail == 'set' else 'deletes'}"
                                                   f" an item of {what}", code)
+        elif k == "hold":
+            # a list, dict or set of the caller's stored into an object the
+            # call made (`self.items = items` in a method of a new object):
+            # a change through that object (`b.items.append(1)` in the
+            # caller) is one the analysis cannot follow back, so the frame
+            # translator, which follows objects, compiles the call
+            obj, val = ev.detail, ev.target
+            if not self.is_pre(frame, obj.prov) and self.is_pre(frame, val.prov | val.reach):
+                vals = self.candidates(frame, val.src)
+                if any(type(v) in (list, dict, set, bytearray) for v in vals):
+                    self.add("holds", frame, line, "stores a list, dict or set it did not make "
+                                                   "into an object it made (a change through "
+                                                   "that object is followed by the frame "
+                                                   "translator)", code)
         elif k == "inplace":
             t = ev.target
             if not self.is_pre(frame, t.prov) or self.written_back(frame, t):
@@ -746,6 +766,39 @@ class _Finder:
         vals = self.candidates(frame, t.src)
         return bool(vals) and all(isinstance(v, (int, float, complex, str, bytes, tuple,
                                                  frozenset, type(None))) for v in vals)
+
+    def store_hooks(self, frame, t, detail, line, code):
+        """The user's code `obj.name = v` or `del obj.name` runs: the
+        __setattr__/__delattr__ of obj's class, a property's setter or
+        deleter, a descriptor's __set__/__delete__ -- of a value the
+        target may be, or of the class of a new object it was made as
+        (self made by the call)."""
+        verb, name = detail
+        classes = [(type(v), v) for v in self.candidates(frame, t.src)
+                   if not isinstance(v, (types.ModuleType, type))]
+        classes += [(cls, None) for kind, cls in (self.result(frame, r) for r in t.prov
+                                                  if r[0] == "r")
+                    if kind == "new" and cls is not None]
+        for cls, v in classes:
+            if not _is_user(getattr(cls, "__module__", "") or ""):
+                continue
+            meth = _class_attr(cls, "__setattr__" if verb == "set" else "__delattr__")
+            a = _class_attr(cls, name)
+            if isinstance(a, property):
+                hook, first = a.fset if verb == "set" else a.fdel, "self"
+            elif isinstance(meth, types.FunctionType):
+                hook, first = meth, "self"
+            else:
+                hook = getattr(type(a), "__set__" if verb == "set" else "__delete__", None)
+                first = "descriptor"
+            if not isinstance(hook, types.FunctionType) or not _is_user(_module_name(hook)):
+                continue
+            names = hook.__code__.co_varnames
+            values = {} if v is None or not names else \
+                {names[0]: v} if first == "self" else dict(zip(names[:2], (a, v)))
+            self.schedule(hook, values, {}, {}, f" (in {hook.__qualname__}, run at "
+                                                f"{_site(code, line)})",
+                          self_new=v is None and first == "self")
 
     def iter_dunders(self, cls, code, line):
         """The user's methods iteration over a new object of cls runs."""
@@ -1265,6 +1318,13 @@ class _Calls:
             if site.star or (site.args and self.pre(site.args[0])):
                 what = f.describe(frame, site.args[0]) if site.args else "an object"
                 self.add("attribute", f"calls {name}() on {what}")
+            elif name == "setattr" and len(site.args) >= 3 and self.pre(site.args[2]):
+                # (a container of the caller's held by the object: "holds")
+                vals = f.candidates(frame, site.args[2].src)
+                if any(type(v) in (list, dict, set, bytearray) for v in vals):
+                    self.add("holds", "stores a list, dict or set it did not make into an "
+                                      "object it made with setattr() (a change through that "
+                                      "object is followed by the frame translator)")
             return ("new", None)
         if name in _CONSUMERS:
             self.consumed_iterators(f"{name}()")

@@ -73,6 +73,7 @@ import types
 from . import _C
 from . import _breaks
 from . import _paths
+from . import _pytree
 from ._frame_base import (
     _ALLOWED, _BreakHere, _CONST, _CONTAINERS, _CONTROL_FLOW, _DELETED, _finding_a_module,
     _Frame, _generated_library, _HANDLED, _INERT, _instructions, _INTERNAL, _LOAD, _LOAD_CONST,
@@ -126,6 +127,35 @@ def shared_containers(argpaths, env_ids):
     return None
 
 
+def repeated_containers(args, kwargs):
+    """Where the call's arguments hold one list, dict or other mutable
+    structure at two places (`f(L, L)`, `{"p": L, "q": L}`), or None.  A
+    trace rebuilds the arguments' structure at each place, so the function
+    would see two objects where eager sees one: a change through one name
+    would not show through the other, and `a is b` would be False.  Such a
+    call is not compiled (and a plan whose arguments hold containers checks
+    each call)."""
+    seen, todo = {}, [((0,), args), ((1,), kwargs or {})]
+    while todo:
+        path, v = todo.pop()
+        if type(v) not in (tuple, list, dict) and _pytree._kind(type(v)) == "leaf" or \
+                _pytree.is_array_node(type(v)):
+            continue  # (hop.numpy checks arrays sharing memory itself)
+        if len(path) >= 2 and not isinstance(v, tuple):  # (a tuple cannot change)
+            first = seen.setdefault(id(v), path)
+            if first != path:
+                a, b = sorted([first, path])
+                return f"one {type(v).__name__} at two places of its arguments " \
+                       f"({_arg_place(a)} and {_arg_place(b)})"
+        todo.extend((path + (i,), c) for i, c in enumerate(_pytree._children(v)))
+    return None
+
+
+def _arg_place(path):
+    where = "positional argument" if path[0] == 0 else "keyword argument number"
+    return f"{where} {path[1]}" + (f" at {list(path[2:])}" if len(path) > 2 else "")
+
+
 class Translator(_State, _Merging, _Breaking):
     """One translation of fn for one trace: run(args, kwargs, state) returns
     (result, values of the side-effect table); effects is that table."""
@@ -142,6 +172,9 @@ class Translator(_State, _Merging, _Breaking):
         self.globs = {}      # (id(globals), name) -> value assigned
         self.attrs = {}      # (id(obj), name) -> value assigned
         self.shadows = {}    # id(real container) -> its shadow copy
+        # ids of containers whose shadow was made while an iterator or view
+        # over the real one was live (_State._check_live)
+        self.live_over = set()
         self.real = {}       # id(shadow) -> real container
         self.made = {}       # id -> object the function made (kept alive)
         # id(ndarray) and id(its hop.numpy array) -> (both) (_env_array):
@@ -217,6 +250,7 @@ class Translator(_State, _Merging, _Breaking):
         self.globs.clear()
         self.attrs.clear()
         self.shadows.clear()
+        self.live_over = set()
         self.real.clear()
         self.made.clear()
         self._cell_objs, self._glob_objs, self._attr_objs = [], {}, {}

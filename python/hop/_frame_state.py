@@ -8,6 +8,7 @@ plan; ints the function assigns to a cell or global are lifted inputs
 make needless.  The Translator's methods for it are the _State mixin."""
 
 import builtins
+import gc
 import inspect
 import sys
 import types
@@ -17,15 +18,18 @@ from . import _C
 from . import _exact
 from ._frame_base import (
     _BreakHere, _CONTAINERS, _DELETED, _instructions, _NoMerge, _numpy_value,
-    _numpy_written_back, _PLAIN, _site, _traced, _UNBOUND, Unsupported)
+    _numpy_written_back, _PLAIN, _site, _traced, _TransGen, _UNBOUND, _user_function,
+    Unsupported)
 
 __all__ = ["REPLAYED", "Effect", "replay", "written_names", "lifted_now", "lifted_sources",
            "unguard"]
 
 
 # The effect kinds the translator replays (_effects.KINDS keys).
-# (and "type": nothing to replay, the translator answers type() as eagerly)
-REPLAYED = frozenset(["global", "nonlocal", "attribute", "item", "mutation", "print", "type"])
+# (and "type": nothing to replay, the translator answers type() as eagerly;
+# "holds": nothing to replay, the translator follows what the function stored)
+REPLAYED = frozenset(["global", "nonlocal", "attribute", "item", "mutation", "print", "type",
+                      "holds"])
 
 
 class Effect:
@@ -689,13 +693,76 @@ class _State:
             return "pre"
         return None
 
-    def _shadow(self, obj):
+    def _shadow(self, obj, op=None, key=None):
+        """The shadow copy of obj, a container that existed before the call,
+        for a change (op: "__setitem__" with key, or another change)."""
         s = self.shadows.get(id(obj))
         if s is None:
+            if not self.concrete and self._iterators_over(obj):
+                self.live_over.add(id(obj))
             s = type(obj)(obj)
             self.shadows[id(obj)] = s
             self.real[id(s)] = obj
+        if self.live_over and id(obj) in self.live_over:
+            self._check_live(obj, op, key)
         return s
+
+    def _check_live(self, real, op, key):
+        """Unsupported when an iterator or view over real (not its shadow:
+        made before the first change) is still held and would see the
+        change eagerly: the translation changes the shadow, so it would
+        iterate on over the old items (`for v in L: L.append(...)` would
+        stop early, a dict or set changing size would not raise eager's
+        RuntimeError, a view taken before `D.pop(k)` would still hold k).
+        A write of an item the iteration has passed is no change it sees
+        (`for k, v in D.items(): D[k] = v * 2`, `for i, v in
+        enumerate(L): L[i] = v + 1`)."""
+        live = self._iterators_over(real)
+        if not live:
+            self.live_over.discard(id(real))
+            return
+        for it in live:
+            if not _passed(it, real, op, key):
+                self._fail(f"a change to a {type(real).__name__} while an iterator or view over "
+                           f"it is live (eagerly it would see the change; hop's copy of the "
+                           f"{type(real).__name__} is not the one it walks)")
+
+    def _iterators_over(self, real):
+        """The iterators and views over real that the frames being
+        translated (and the suspended generators they hold) keep: on their
+        stacks, in their locals and cells, or inside such an iterator
+        (`enumerate(L)`, `zip(L, M)`)."""
+        todo, seen, found = [], set(), []
+        # (a resume's root frame runs without an inlined call: not in frames)
+        frames = list(self.frames) + [fr for fr in (self.root, self._cur) if fr is not None]
+        while frames:
+            fr = frames.pop()
+            if id(fr) in seen:
+                continue
+            seen.add(id(fr))
+            todo.extend(fr.stack)
+            todo.extend(fr.fast.values())
+            for c in fr.cells.values():
+                try:
+                    todo.append(c.cell_contents)
+                except ValueError:
+                    pass
+            for v in list(todo):
+                if isinstance(v, _TransGen):
+                    frames.append(v.fr)
+        depth = 0
+        while todo and depth < 4:
+            nxt = []
+            for v in todo:
+                if id(v) in seen or not (_iterator_like(v) or depth and type(v) is tuple):
+                    continue  # (an iterator's tuple: zip's iterators)
+                seen.add(id(v))
+                refs = gc.get_referents(v)
+                if any(r is real for r in refs):
+                    found.append(v)
+                nxt.extend(refs)
+            todo, depth = nxt, depth + 1
+        return found
 
     def _record(self, kind, target, key, values, what):
         fr = self._cur
@@ -933,6 +1000,17 @@ class _State:
 
     def _store_attr(self, obj, name, v):
         kind = "made" if self.concrete else self._kind(obj)
+        hook = None if self.concrete else _attr_store_code(obj, name, v is _DELETED)
+        if hook is not None:
+            # (the user's __setattr__, __delattr__ or descriptor decides
+            # what the object holds: the overlay's value would not be it,
+            # and a made object's store run for real would run that code
+            # once, at translation time)
+            if kind == "made" and _user_function(hook[0]):
+                self._inline(hook[0], hook[1] + (() if v is _DELETED else (v,)), {})
+                return None
+            self._fail(f"an attribute {'deletion' if v is _DELETED else 'write'} to a "
+                       f"{type(obj).__name__} that runs code ({hook[2]})")
         if kind == "made":
             if v is _DELETED:
                 delattr(obj, name)
@@ -981,7 +1059,7 @@ class _State:
                        f"an item write to a {type(obj).__name__} hop cannot trace to its owner")
         real = self.real.get(id(obj), obj)
         self.loads[id(real)] = self.loads.get(id(real), 1) - 1
-        s = self._shadow(real)
+        s = self._shadow(real, "__setitem__" if v is not _DELETED else "__delitem__", k)
         if v is _DELETED:
             del s[k]
             self._record("del_item", real, None, (k,), f"del {type(real).__name__}[...]")
@@ -1039,6 +1117,71 @@ class _State:
             s = getattr(v, "__self__", None)
             if s is not None and hasattr(s, "__dict__"):
                 self.opaque_objs.add(id(s))
+
+
+_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+_DICT_ITERS = frozenset(type(it) for it in (iter({}), iter({}.values()), iter({}.items())))
+
+
+def _iterator_like(v):
+    """Whether v is a builtin iterator or dict view (what may walk a
+    container lazily: not a container itself, not the user's object)."""
+    t = type(v)
+    if t in _VIEWS:
+        return True
+    return t.__module__ in ("builtins", "itertools") and hasattr(t, "__next__")
+
+
+def _passed(it, real, op, key):
+    """Whether the change op(key) of real leaves what iterator or view
+    `it` over it still yields eager's items: a write of an existing key
+    of a dict a keys view or an iterator has passed, of a list index a
+    list iterator has passed."""
+    if op != "__setitem__":
+        return False
+    t = type(it)
+    if type(real) is dict:
+        try:
+            if key not in real:
+                return False
+        except TypeError:
+            return False
+        if t is _VIEWS[0]:
+            return True  # (the keys stay)
+        if t in _DICT_ITERS:
+            keys = list(real)
+            return all(k is not key and k != key
+                       for k in keys[len(keys) - it.__length_hint__():])
+        return False
+    if type(real) is list and t is type(iter([])) and type(key) is int:
+        r = it.__reduce__()
+        at = r[2] if len(r) > 2 else len(real)  # (an exhausted one: nothing left)
+        i = key + len(real) if key < 0 else key
+        return 0 <= i < at
+    return False
+
+
+def _attr_store_code(obj, name, delete):
+    """(function, its arguments, what) of the Python code that
+    `obj.name = v` (delete: `del obj.name`) runs besides object's own
+    store -- a __setattr__ or __delattr__ of obj's class, a property's
+    setter or deleter, a descriptor's __set__ or __delete__ -- the
+    arguments but v (the caller adds it to a store's); None when the store
+    is object's own."""
+    cls = type(obj)
+    meth = getattr(cls, "__delattr__" if delete else "__setattr__", None)
+    if isinstance(meth, types.FunctionType):
+        what = "__delattr__" if delete else "__setattr__"
+        return meth, (obj, name), f"{cls.__name__}.{what}"
+    attr = inspect.getattr_static(cls, name, None)
+    if isinstance(attr, property):
+        fn = attr.fdel if delete else attr.fset
+        what = f"the property {cls.__name__}.{name}"
+        return (fn, (obj,), what) if isinstance(fn, types.FunctionType) else (None, (), what)
+    hook = getattr(type(attr), "__delete__" if delete else "__set__", None)
+    if isinstance(hook, types.FunctionType):
+        return hook, (attr, obj), f"the descriptor {cls.__name__}.{name}"
+    return None
 
 
 def _code_names(code, depth=0):

@@ -587,6 +587,13 @@ def _walk_children(s, src, v, depth):
     d = getattr(v, "__dict__", None)
     if not isinstance(d, dict):
         return
+    if is_user_module(getattr(type(v), "__module__", "") or "") and \
+            any(n not in d and any(n in vars(k) for k in type(v).__mro__[:-1])
+                for n in s.names):
+        # its class, when the code names what the class holds (a method, a
+        # class attribute): those are guarded on the class it had, so
+        # `o.__class__ = B` between calls must miss
+        s.add(src.child("attr", "__class__"), "id", type(v))
     _method_names(s, type(v))
     for name in sorted(n for n in s.names if n in d):
         _visit(s, src.child("attr", name), d[name], depth + 1)
@@ -1005,8 +1012,15 @@ def _generate(guards, names_in_c=False):
     make = _FACTORIES.get(shape)
     if make is None:
         make = _compile_factory(shape)
-        if len(_FACTORIES) < 1024:
-            _FACTORIES[shape] = make
+        if len(_FACTORIES) >= 1024:
+            # (the oldest shape goes: a full cache that kept its first 1,024
+            # made a new factory, an exec'd function in a cycle with its
+            # namespace, for every later plan of a new shape, again and again)
+            try:
+                del _FACTORIES[next(iter(_FACTORIES))]
+            except (RuntimeError, KeyError, StopIteration):
+                pass  # (another thread changed it meanwhile)
+        _FACTORIES[shape] = make
     return make(*objs)
 
 

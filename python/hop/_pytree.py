@@ -151,6 +151,13 @@ def _classify(t):
     return "leaf"
 
 
+def is_array_node(t):
+    """Whether t is one of hop.numpy's array types (registered nodes whose
+    one leaf is their tensor: not a structure a function changes)."""
+    mod = getattr(t, "__module__", "") or ""
+    return t in _REGISTERED and mod.startswith("hop.numpy")
+
+
 def _kind(t):
     k = _KIND.get(t)
     if k is None:
@@ -421,3 +428,17 @@ def leaf_names(fn, args, kwargs=None):
         else:
             out.extend(f"{names[i]}_{k}" for k in range(len(sub)))
     return out
+
+
+def structure_changed(built, spec, leaves):
+    """What the function changed of the arguments' structure it was given
+    (built, rebuilt from spec: a list or dict grown, shrunk or given
+    another item; leaves, when given, the objects built from, compared by
+    identity), or None."""
+    now, now_spec = flatten(built)
+    if now_spec != spec:
+        return "the structure of its arguments (a list or dict argument grown, shrunk or " \
+               "rekeyed)"
+    if leaves is not None and any(a is not b for a, b in zip(now, leaves)):
+        return "an item of a list or dict argument"
+    return None

@@ -20,7 +20,8 @@ from . import _guards
 from . import _paths
 from . import _reads
 from ._graph import Graph, Node, SymMeta, TensorMeta, _build_graph
-from ._pytree import LEAF, flatten, leaf_names, repeats, subtree, unflatten, unflatten_with
+from ._pytree import (LEAF, flatten, leaf_names, repeats, structure_changed, subtree, unflatten,
+                      unflatten_with)
 from ._symfloat import SymFloat
 from ._writeback import _WriteBack, _layout
 
@@ -510,7 +511,7 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
     arg_strides = _arg_strides(leaves)
     proxies, kinds, numpy_in, as_array = _add_inputs(tr, leaves, arg_names, dynamic)
     call = _Call(fn, kw, frame, spec, proxies, kinds, as_array, slots, slot_arrays,
-                 arg_strides)
+                 arg_strides, compiling)
     call.arg_examples = _arg_examples(leaves)
     # (a read-only ndarray argument is a read-only array in the function:
     # a write raises NumPy's error where eager's does)
@@ -642,7 +643,7 @@ class _Call:
     hop.numpy's record of each run (runs)."""
 
     def __init__(self, fn, kw, frame, spec, proxies, kinds, as_array, slots, slot_arrays,
-                 arg_strides):
+                 arg_strides, compiling=False):
         self.fn, self.kw, self.frame, self.spec = fn, kw, frame, spec
         self.proxies, self.kinds, self.as_array = proxies, kinds, as_array
         self.slots, self.slot_arrays, self.arg_strides = slots, slot_arrays, arg_strides
@@ -652,6 +653,15 @@ class _Call:
         self.given = None
         self.raw_out = [None, None]
         self.runs = []
+        self.compiling = compiling  # hop.compile's trace (_unchanged)
+
+    def _unchanged(self, built, leaves, spec=None):
+        """hop.compile's plain trace: _breaks.ArgumentChanged when fn changed its
+        arguments' structure (built, spec's), which the plan would not."""
+        if self.frame is None and self.compiling:
+            what = structure_changed(built, spec or self.spec, leaves)
+            if what is not None:
+                raise _breaks.ArgumentChanged(what)
 
     def __call__(self):
         # An ndarray argument behaves as an ndarray in the function (NumPy's
@@ -660,7 +670,9 @@ class _Call:
         if not self.uses_numpy:
             built = unflatten(self.proxies, self.spec)
             self.given = built
-            return _invoke(self.fn, built, self.kw, self.frame)
+            out = _invoke(self.fn, built, self.kw, self.frame)
+            self._unchanged(built, self.proxies)
+            return out
         storage = sys.modules["hop.numpy._storage"] if "hop.numpy._storage" in sys.modules \
             else _hnp()._storage
         slots, slot_arrays = self.slots, self.slot_arrays
@@ -677,7 +689,9 @@ class _Call:
                              self.spec)
             run.arg_tensors = {}
             self.given = args
+            before = flatten(args)[1] if self.frame is None and self.compiling else None
             out = self.raw_out[0] = _invoke(self.fn, args, self.kw, self.frame)
+            self._unchanged(args, None, before)
             # the result's arrays as they are now (a captured array's value
             # is the run's only while it lasts), and the final value of every
             # written root, then the tensor of each captured one (so that

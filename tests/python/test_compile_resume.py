@@ -258,7 +258,10 @@ def test_a_with_block_without_a_break_compiles_and_replays_enter_and_exit_every_
 
     cf = against_eager(f, [(X,), (X,), (X * 2,)], log)
     assert cf.eager_calls == 0 and len(cf.graphs) == 1
-    assert [e.kind for e in _effects.find(f, (X,), {})] == ["mutation", "mutation"]
+    # (campaign 41's "holds", Logged.__init__ storing the log, is no effect:
+    # it routes the call to the translator)
+    assert [e.kind for e in _effects.find(f, (X,), {}) if e.kind != "holds"] == \
+        ["mutation", "mutation"]
 
 
 ENTERED = []
