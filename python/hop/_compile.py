@@ -400,14 +400,7 @@ class CompiledFunction(_C._CompiledCall):
         others, then a retrace, or past the limit an eager call."""
         if self._eager_why is not None:
             return self._run_eagerly(args, kwargs)
-        why = _eager_argument(args, kwargs)
-        if why is None:
-            # (an argument's container that a translated plan reaches as the
-            # environment's: no plan takes it, and a translation would not)
-            why = next((w for w in (_shared_with_env(args, kwargs, e.frame)
-                                    for e in self._entries
-                                    if e.frame is not None and e.frame.arg_containers)
-                        if w is not None), None)
+        why = self._why_eager(args, kwargs)
         if why is not None:
             if self._hop_fn:  # (no eager call: the same values in arrays a plan takes)
                 return self._miss(*_plain_arrays(args, kwargs), failures)
@@ -467,20 +460,8 @@ class CompiledFunction(_C._CompiledCall):
                 return out
             return self._fall_back([self._untranslated], args, kwargs)
         except _breaks.ArgumentChanged as a:
-            # a change to an argument the effect finder missed: the
-            # translator records it (or the call runs eagerly), never a plan
-            # that would not make it
             self._dims, self._first = saved[0], saved[1]
-            code = getattr(self.fn, "__code__", None)
-            missed = [_effects.Effect("mutation", _effects._site(code, code.co_firstlineno)
-                                      if isinstance(code, types.CodeType) else "?",
-                                      f"changes {a.what} (found while tracing)")]
-            if self.fullgraph:
-                raise _C.TraceError(_fullgraph_message(self.__name__, missed)) from None
-            out = self._translated(args, kwargs, missed, reason)
-            if out is not _UNTRANSLATED:
-                return out
-            return self._fall_back(missed + [self._untranslated], args, kwargs)
+            return self._argument_changed(a.what, args, kwargs, reason)
         except _breaks.GraphBreak as b:
             self._dims, self._first = saved[0], saved[1]
             if self.fullgraph:
@@ -525,6 +506,33 @@ class CompiledFunction(_C._CompiledCall):
         # (Plan.bind_*), or with guards to check (_EffectsCall), if any
         self._fast = runner.fast or _effects_call(self._entries[-1])
         return _plan_run(runner.call_kw, args, _C.GuardError, kwargs)
+
+    def _why_eager(self, args, kwargs):
+        """Why a call must run eagerly for its arguments (_eager_argument),
+        or for an argument's container that a translated plan reaches as the
+        environment's (no plan takes it, and a translation would not)."""
+        why = _eager_argument(args, kwargs)
+        if why is None:
+            why = next((w for w in (_shared_with_env(args, kwargs, e.frame)
+                                    for e in self._entries
+                                    if e.frame is not None and e.frame.arg_containers)
+                        if w is not None), None)
+        return why
+
+    def _argument_changed(self, what, args, kwargs, reason):
+        """A trace changed an argument the effect finder missed
+        (_breaks.ArgumentChanged): the translator records the change, or the
+        call runs eagerly; never a plan that would not make it."""
+        code = getattr(self.fn, "__code__", None)
+        missed = [_effects.Effect("mutation", _effects._site(code, code.co_firstlineno)
+                                  if isinstance(code, types.CodeType) else "?",
+                                  f"changes {what} (found while tracing)")]
+        if self.fullgraph:
+            raise _C.TraceError(_fullgraph_message(self.__name__, missed)) from None
+        out = self._translated(args, kwargs, missed, reason)
+        if out is not _UNTRANSLATED:
+            return out
+        return self._fall_back(missed + [self._untranslated], args, kwargs)
 
     def _translated(self, args, kwargs, effects, reason, plain=False):
         """_translate's answer, or _UNTRANSLATED when the translator cannot
