@@ -525,7 +525,7 @@ trace_body(hop_call *c, size_t b)
  * the call's outputs.  For a HOP whose operands decide at trace time which
  * body runs (cond with a constant pred), like Python's own if.
  */
-static hop_status
+__attribute__((noinline)) static hop_status
 run_inline(hop_call *c, size_t b, hop_values *outputs)
 {
     size_t before = outputs->n;
@@ -566,7 +566,7 @@ bind_lead_symbols(hop_call *c)
  * Installs the subgraphs, emits the call node (leads, bodies, groups: the
  * layout of hop/class.h) and its getitems.
  */
-static hop_status
+__attribute__((noinline)) static hop_status
 emit_call(hop_call *c, hop_values *outputs)
 {
     hop_graph *pg = hop_tracer_graph(c->parent);
