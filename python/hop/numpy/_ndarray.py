@@ -474,16 +474,14 @@ class ndarray:
             # FloatingPointError (NaN to int, 1e300 to float16), hop's does not
             v = self._t.numpy()
             (v[()] if self._scalar else v).astype(npd)
-        from ._ufuncs import in_memory_order, _from_numpy
+        from ._ufuncs import in_memory_order, _from_numpy, _fp_checked
 
         def compute(view, _):
             v = view(self._t)
             t = _core.cast(v, npd)
             return t.clone() if t is v else t  # a conversion is a new tensor
 
-        from ._fpcheck import outer  # (a checked reduction checks its casts' flags itself)
-        checked = not _core.tracing() and not _core._recording() and \
-            not _C._is_proxy(self._t) and not outer()
+        checked = _fp_checked((self,))  # (as an eager ufunc's)
         if checked:
             _C._fp_clear()
         r = in_memory_order(type(self), (self,), tuple(self._t.shape), compute, order)
