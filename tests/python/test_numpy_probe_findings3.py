@@ -637,3 +637,20 @@ def test_a_numpy_scalars_conj_is_a_new_scalar_and_a_real_arrays_is_itself():
     f = hop.compile(lambda a: (a.sum(), a.sum().conj()))
     s, c = f(np.arange(3.0))
     assert c is not s and type(c) is np.float64 and c == 3.0
+
+
+def test_a_bool_scalars_conj_is_a_bool_scalar_eagerly_and_compiled():
+    # NumPy's bool_.conjugate() is the 0-d array's method (the array itself),
+    # returned as a new bool_; the conjugate ufunc would give int8. hop ran
+    # the ufunc (found by the scalar campaign in a CI run: eager int8 vs bool_)
+    assert type(np.bool_(True).conjugate()) is np.bool_
+    for v in (np.bool_(True), np.int8(-3), np.float16(2.5), np.uint64(7)):
+        assert type(hop.compile(lambda a: a.conjugate())(v)) is type(v)
+        g = lambda a: (a == a).all().conj() if a.dtype == np.bool_ else (a + 0).conj()  # noqa: E731
+        want, got = g(v), hop.compile(g)(v)
+        assert type(got) is type(want) and got == want
+    s = hnp.asarray(np.array([True, False])).any()
+    assert type(s.conj()) is type(s) and s.conj() is not s and s.conj().dtype == np.bool_
+    f = hop.compile(lambda a: a.any().conj())
+    got = f(np.array([False, True]))
+    assert type(got) is np.bool_ and got

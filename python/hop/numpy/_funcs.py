@@ -1389,11 +1389,15 @@ ndarray.clip = scalar_method(_clip_method)
 def _conj_method(self, out=None):
     """x.conj(out=None): NumPy's PyArray_Conjugate: of a complex array the
     conjugate ufunc (of a 0-d array a NumPy scalar); of a real one the
-    array itself (NumPy's conj() is x, 0-d too), or out, x written into it."""
+    array itself (NumPy's conj() is x, 0-d too), or out, x written into it.
+    A real NumPy scalar's conj() is a new scalar of its own dtype (NumPy runs
+    the 0-d array's method and returns a new scalar: bool stays bool, where
+    the conjugate ufunc would give int8)."""
     if out is not None and not hasattr(out, "shape"):
         raise TypeError("output must be an array")
-    if _core.np_dtype(self._tv).kind == "c" or (self._scalar and out is None):
-        # (a NumPy scalar's conj() is the ufunc's new scalar, a real one's too)
+    if self._scalar and out is None and _core.np_dtype(self._tv).kind != "c":
+        return self.copy()
+    if _core.np_dtype(self._tv).kind == "c":
         from ._ufuncs import call_ufunc
         r = call_ufunc("conjugate", (self,), {} if out is None else {"out": out}, type(self))
         if out is None and r.ndim == 0:
