@@ -1,0 +1,98 @@
+"""The tables of hop.compile's effect finder (_effects): which methods,
+builtins, modules and library functions change state, return new objects or
+hold their arguments.  Data only; the finder reads them."""
+
+# Methods that change their receiver.
+_MUTATORS = frozenset("""
+    append extend insert pop remove clear update setdefault popitem add discard
+    difference_update intersection_update symmetric_difference_update sort reverse
+    appendleft extendleft popleft rotate fill put itemset resize setfield setflags partition
+    byteswap write writelines flush truncate seek __setitem__ __delitem__ __setattr__
+    __delattr__ __iadd__ __isub__ __imul__ __itruediv__ __ifloordiv__ __imod__ __ipow__
+    __imatmul__ __iand__ __ior__ __ixor__ __ilshift__ __irshift__ acquire release set
+    put_nowait get_nowait
+""".split())
+_ITERATOR_METHODS = frozenset(["__next__", "send", "throw", "close"])
+# Of an array (NumPy's, hop.numpy's), only these change it; a hop.Tensor has
+# none (its add, sort, ... make new tensors).
+_ARRAY_MUTATORS = frozenset("""
+    fill sort put itemset resize setfield setflags partition byteswap __setitem__ __delitem__
+    __iadd__ __isub__ __imul__ __itruediv__ __ifloordiv__ __imod__ __ipow__ __imatmul__
+    __iand__ __ior__ __ixor__ __ilshift__ __irshift__ tofile dump
+""".split())
+# The ones hop.numpy traces as writes of the array (x.sort(), x.fill(0)):
+# on an array whose writes the compiled call replays (written_back), no effect.
+_TRACED_ARRAY_WRITES = frozenset(["fill", "sort", "put", "partition"])
+# C methods whose result may be (a view of, a part of) their receiver; any
+# other's result is a new object.
+_PART_METHODS = frozenset("""
+    reshape view ravel transpose swapaxes squeeze diagonal __getitem__ get pop popitem
+    setdefault __next__ __iter__ __enter__ expand permute unsqueeze select narrow T mT real
+    imag conj contiguous detach __self__ values keys items to numpy astype
+""".split())
+
+# Builtins: effects, results that are new objects, and the iterables they
+# consume (an iterator argument is advanced).
+_BUILTIN_EFFECTS = {
+    "print": ("print", "calls print()"),
+    "input": ("io", "calls input()"),
+    "open": ("io", "opens a file"),
+    "breakpoint": ("io", "calls breakpoint()"),
+    "exec": ("call", "calls exec()"),
+    "eval": ("call", "calls eval()"),
+    "__import__": ("call", "calls __import__()"),
+    "exit": ("io", "calls exit()"),
+    "quit": ("io", "calls quit()"),
+    "help": ("io", "calls help()"),
+}
+_BUILTIN_ARGS = frozenset("min max getattr iter reversed enumerate zip map filter vars type "
+                          "super next".split())
+_BUILTIN_UNKNOWN = frozenset("globals locals vars type".split())
+_CONSUMERS = frozenset("list tuple dict set frozenset sorted sum min max any all enumerate zip "
+                       "map filter reversed iter next bytes bytearray".split())
+
+# Modules by what their functions do.  A module not listed, of the standard
+# library, is "call": hop does not know it.
+_PURE_MODULES = frozenset("""
+    math cmath operator _operator itertools functools _functools numbers fractions decimal
+    statistics string re copy collections _collections dataclasses enum typing abc types
+    bisect _bisect heapq _heapq struct keyword textwrap unicodedata array contextlib
+    builtins json _json
+""".split())
+# Functions of pure modules that do I/O.
+_IO_FUNCTIONS = frozenset(["json.dump", "json.load"])
+_EFFECT_MODULES = {
+    "time": "time", "random": "random", "_random": "random", "secrets": "random",
+    "uuid": "random", "sys": "io", "io": "io", "_io": "io", "os": "io", "posix": "io",
+    "logging": "io", "warnings": "io", "_warnings": "io", "subprocess": "io", "socket": "io",
+    "shutil": "io", "pathlib": "io", "tempfile": "io", "pickle": "io", "_pickle": "io",
+    "shelve": "io", "sqlite3": "io", "threading": "call", "gc": "call", "atexit": "call",
+    "signal": "io", "datetime": "time",
+}
+_DATETIME_NOW = frozenset(["now", "utcnow", "today", "fromtimestamp"])
+# Functions of pure modules that change their first argument.
+_ARG0_WRITERS = frozenset("""
+    insort insort_left insort_right heappush heappop heapify heapreplace heappushpop
+    setitem delitem iadd iconcat isub imul imatmul itruediv ifloordiv imod ipow iand ior
+    ixor ilshift irshift __setitem__ __delitem__ __iadd__
+""".split())
+
+# hop's and NumPy's own functions are pure but for these.
+_HOP_EFFECTS = {"save": "io", "load": "io", "set_num_threads": "call",
+                "load_library": "call", "register_pytree_node": "call"}
+_NP_EFFECTS = {"seterr": "fperror", "seterrcall": "fperror", "set_printoptions": "call",
+               "setbufsize": "call", "save": "io", "savez": "io", "savez_compressed": "io",
+               "savetxt": "io", "load": "io", "loadtxt": "io", "genfromtxt": "io",
+               "fromfile": "io", "tofile": "io", "dump": "io", "printoptions": "call"}
+_FP_QUIET = ("ignore", "warn")  # the numpy.errstate modes hop's results agree with (warnings aside)
+
+# NumPy functions whose result is always a new array.
+_NP_NEW = frozenset("""
+    zeros ones empty full zeros_like ones_like empty_like full_like arange linspace logspace
+    geomspace eye identity array copy concatenate stack vstack hstack dstack column_stack
+    tile repeat sort argsort cumsum cumprod sum prod mean std var max min amax amin argmax
+    argmin dot matmul outer inner einsum tensordot where clip round around isclose allclose
+    array_equal nonzero argwhere diff unique meshgrid tri tril triu diag
+""".split())
+_RANDOM_MAKERS = frozenset(["default_rng", "RandomState", "Generator", "SeedSequence",
+                            "PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64", "Random"])
