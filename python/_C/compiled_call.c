@@ -31,6 +31,8 @@ typedef struct {
     char fp_mode; /* _fp_mode: what a NumPy call's floating-point exceptions do: 0 nothing
                    * (hop's own function), 1 re-run the call when NumPy's state warns for
                    * one, 2 re-run it for any (the function may set NumPy's state itself) */
+    char distinct; /* _distinct: arguments with one object at two places take the general
+                    * path (distinct_args) */
 } CompiledCallObject;
 
 static PyObject *str_call_args, *str_call_kw; /* interned method names */
@@ -751,13 +753,33 @@ static PyTypeObject EffectsCallType = {
 
 /* ------------------------------------------------------- _CompiledCall */
 
+/*
+ * Whether no object is at two places of the tuple args (the bound calls
+ * take flat tuples of tensors or arrays, each its own input of the plan).
+ * f(t, t) is not the call a plan of two inputs was traced for: `a is b`
+ * is True eagerly and a write through one shows through the other, so it
+ * takes the general path, which runs it eagerly (hop/_trace.py _aliased).
+ * A pointer compare per pair: nothing for one argument, one for two.
+ */
+static int
+distinct_args(PyObject *args)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    PyObject *const *a = ((PyTupleObject *)args)->ob_item;
+    for (Py_ssize_t i = 1; i < n; i++)
+        for (Py_ssize_t j = 0; j < i; j++)
+            if (a[i] == a[j])
+                return 0;
+    return 1;
+}
+
 static PyObject *
 compiled_call(CompiledCallObject *self, PyObject *args, PyObject *kwargs)
 {
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0)
         return PyObject_CallMethodObjArgs((PyObject *)self, str_call_kw, args, kwargs, NULL);
     PyObject *fast = self->fast;
-    if (fast != NULL && fast != Py_None) {
+    if (fast != NULL && fast != Py_None && (!self->distinct || distinct_args(args))) {
         Py_INCREF(fast); /* the call may replace it */
         int ran = 0;
         PyObject *r = Py_IS_TYPE(fast, &EffectsCallType)
@@ -829,6 +851,9 @@ static PyMemberDef compiled_members[] = {
      "what the floating-point exceptions of a NumPy call's plan do: 0 nothing (hop's own "
      "function), 1 re-run the call through NumPy when NumPy's error state warns for one, 2 "
      "re-run it for any (the function may set NumPy's error state itself)"},
+    {"_distinct", T_BOOL, offsetof(CompiledCallObject, distinct), 0,
+     "whether a call whose arguments hold one object at two places takes _call_args, not "
+     "the bound plan (hop.compile's own functions trace it as two inputs)"},
     {NULL},
 };
 

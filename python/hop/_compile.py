@@ -118,7 +118,7 @@ class _Entry:
         """The plan's call (GuardError when it does not fit)."""
         fr = self.frame
         if self.nodes:
-            twice = _frame.repeated_containers(args, kwargs)
+            twice = _frame.repeated_containers(args, kwargs, self.runner.distinct)
             if twice is not None:
                 raise _C.GuardError(f"guard failed: {twice}")
         if fr is None or self.direct:
@@ -281,6 +281,11 @@ class CompiledFunction(_C._CompiledCall):
         # no graph -- so what would run it eagerly raises instead (_no_eager)
         self._hop_fn = getattr(fn, "_hop_no_eager", False) is True
         self.__wrapped__ = fn
+        # the bound C call leaves a call with one object at two places of
+        # its arguments (f(t, t)) to _call_args, whose plans refuse it
+        # (_trace._aliased) and run it eagerly; hop's own function keeps
+        # tracing such a call as two inputs (it has no eager call)
+        self._distinct = not self._hop_fn
         self.__name__ = getattr(fn, "__name__", "compiled")
         self.__doc__ = getattr(fn, "__doc__", None)
 
@@ -498,6 +503,7 @@ class CompiledFunction(_C._CompiledCall):
             reason += f" ({note})"
         if paths is not None:
             self._tree = paths.tree()
+        runner.distinct = not self._hop_fn
         if self._entries:
             self.recompiles += 1
         runner.fp_warned = self._fp_check()
@@ -511,7 +517,7 @@ class CompiledFunction(_C._CompiledCall):
         """Why a call must run eagerly for its arguments (_eager_argument),
         or for an argument's container that a translated plan reaches as the
         environment's (no plan takes it, and a translation would not)."""
-        why = _eager_argument(args, kwargs)
+        why = _eager_argument(args, kwargs, not self._hop_fn)
         if why is None:
             why = next((w for w in (_shared_with_env(args, kwargs, e.frame)
                                     for e in self._entries
@@ -644,6 +650,7 @@ class CompiledFunction(_C._CompiledCall):
         answers).  Either way eager decides.  If eager answers, hop cannot
         compile the function and it runs eagerly from now on, warned once
         with its effects, or else failed (the Effect explain() names)."""
+        runner.distinct = not self._hop_fn
         self._no_eager(failed.reason)
         self.eager_calls += 1
         out = self.fn(*args, **kwargs)
@@ -1114,11 +1121,12 @@ def _vmap_notes(code):
     return notes
 
 
-def _eager_argument(args, kwargs):
+def _eager_argument(args, kwargs, leaves=True):
     """Why a call must run eagerly for one of its arguments
-    (_trace.eager_array; a structure at two places of them,
-    _frame.repeated_containers), or None."""
-    twice = _frame.repeated_containers(args, kwargs)
+    (_trace.eager_array; a structure at two places of them, with leaves
+    one tensor or array at two places too: _frame.repeated_containers), or
+    None."""
+    twice = _frame.repeated_containers(args, kwargs, leaves)
     if twice is not None:
         return f"{twice}, which hop would trace as two objects"
     np = sys.modules.get("numpy")

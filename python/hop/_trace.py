@@ -1093,6 +1093,25 @@ class FPWarned(BaseException):
     warnings")."""
 
 
+def _twice(xs):
+    """Whether one object is at two places of the list xs."""
+    return len(xs) > 1 and len({id(x) for x in xs}) < len(xs)
+
+
+def _aliased(args, kwargs):
+    """GuardError when the call's arguments hold one hop.Tensor, ndarray or
+    hop.numpy array at two places (_frame.repeated_containers): the plan
+    has an input per place, so `a is b` and a write through one seen
+    through the other would be lost.  hop.compile then runs the call
+    eagerly (_compile._eager_argument).  (Called once two leaves are one
+    object, which for other leaves -- two tensors of one hop.numpy array
+    -- is not a repeat.)"""
+    from . import _frame
+    twice = _frame.repeated_containers(args, kwargs)
+    if twice is not None:
+        raise _C.GuardError(f"guard failed: {twice}")
+
+
 class _Runner:
     """Calls a plan with the tensor leaves of the arguments (plus captured
     tensors) and rebuilds the result's structure.
@@ -1144,6 +1163,10 @@ class _Runner:
         # floating-point exception NumPy warns for raises FPWarned.  None
         # (a GraphModule's): never checked.
         self.fp_warned = None
+        # hop.compile's runners: one tensor or array at two places of the
+        # arguments fails (_aliased: the plan has an input per place);
+        # False (a GraphModule's): two inputs, as traced
+        self.distinct = False
         # (the objects the fast check expects, the captured tensors): one
         # tuple, replaced whole, so a call on another thread reads a
         # consistent pair.
@@ -1264,6 +1287,9 @@ class _Runner:
                 raise _C.GuardError(f"guard failed: the constant argument {static!r} "
                                     f"({type(static).__name__}) was traced but {leaf!r} "
                                     f"({type(leaf).__name__}) was given")
+        if self.distinct and len(tensors) > 1 and \
+                _twice([x for x, s in zip(leaves, self.statics) if s is None]):
+            _aliased(args, kwargs)
         if self._order is not None and mismatch is _C.GuardError:
             from .numpy._storage import orders_hold
             if not orders_hold(self._order, leaves, self._order_memo):
@@ -1291,6 +1317,8 @@ class _Runner:
                 if type(a) is not _C.Tensor:
                     break
             else:
+                if self.distinct and _twice(args):
+                    _aliased(args, None)
                 # _captured(None), inlined: this is the whole call overhead.
                 st = self._state
                 if self._check is not None and not self._check(st[0], None):
@@ -1305,6 +1333,8 @@ class _Runner:
                         (c_order is not None and c_order[i] and not a.flags.c_contiguous):
                     break
             else:
+                if self.distinct and _twice(args):
+                    _aliased(args, None)
                 st = self._state
                 if self._check is not None and not self._check(st[0], args):
                     st = self._state = self.guards.revalidate(st, args)
@@ -1317,6 +1347,8 @@ class _Runner:
                 if type(a) is not self._hnarr or a._ro or a._scalar:
                     break
             else:
+                if self.distinct and _twice(args):
+                    _aliased(args, None)
                 leaves = [a._t for a in args]  # (what flatten's leaves are)
                 results = self.plan.run(tuple(leaves) + tuple(self._captured(leaves)))
                 if self.fp_warned is not None and self.fp_warned(args, None):

@@ -291,17 +291,86 @@ def test_a_user_delattr_runs_on_every_call():
     ''', SIZES)
 
 
-@pytest.mark.xfail(strict=True, reason="one hop.Tensor passed for two parameters is two "
-                                       "placeholders of the plan (docs/ARCHITECTURE.md, 'One "
-                                       "structure at two places of the arguments')")
 def test_one_tensor_passed_for_two_parameters_is_one_object():
-    check('''
+    # Before: a plan of two placeholders answered `a is b` False for f(t, t)
+    cf = check('''
         def f(a, b):
             return a + 1, a is b
         def CALLS():
             t = hop.tensor([1.0, 2.0])
             return [((t, t), {}), ((t, hop.tensor([1.0, 2.0])), {}), ((t, t), {})]
     ''')
+    # the aliased calls eagerly, the plan (one) for the other
+    assert cf.eager_calls == 2 and len(cf.graphs) == 1
+    assert "one hop.Tensor at two places of its arguments (positional argument 0 and " \
+           "positional argument 1)" in cf.explain()
+
+
+@pytest.mark.parametrize("calls", [
+    # the bound C call's flat tensors, after a plan of two (distinct_args)
+    "t = hop.tensor([1.0, 2.0]); u = hop.tensor([3.0, 4.0])\n"
+    "    return [((t, u), {}), ((t, t), {}), ((u, u), {}), ((t, u), {})]",
+    # inside a list, a tuple and a keyword argument (the general path)
+    "t = hop.tensor([1.0, 2.0])\n    return [(([t, t],), {}), (([t, t.clone()],), {}), "
+    "(([t, t],), {})]",
+    "t = hop.tensor([1.0, 2.0])\n    return [(((t, t),), {}), (((t, t.clone()),), {}), "
+    "(((t, t),), {})]",
+    "t = hop.tensor([1.0, 2.0])\n    return [((t,), {'b': t.clone()}), ((t,), {'b': t}), "
+    "((t,), {'b': t})]",
+    # ndarrays: NumPy's call, bound in C too
+    "x = np.arange(3.0)\n    return [((x, x + 1), {}), ((x, x), {}), ((x, x + 1), {})]",
+])
+def test_one_tensor_or_array_at_two_places_of_the_arguments(calls):
+    check("def f(*a, **k):\n    v = list(a) + list(k.values())\n"
+          "    if len(v) == 1: v = list(v[0])\n"
+          "    return v[0] + v[1], v[0] is v[1]\n"
+          "def CALLS():\n    " + calls + "\n")
+
+
+def test_one_tensor_at_two_places_with_effects():
+    # the frame translator's plan (a replayed append) refuses it too
+    cf = check('''
+        LOG = []
+        def f(a, b):
+            LOG.append(a is b)
+            return a * 2 + b
+        def snap(): return LOG
+        def CALLS():
+            t = hop.tensor([1.0, 2.0])
+            return [((t, t.clone()), {}), ((t, t), {}), ((t, t.clone()), {}), ((t, t), {})]
+    ''')
+    assert cf.eager_calls == 2 and len(cf.graphs) == 1
+
+
+def test_one_array_at_two_places_one_written():
+    # a write through one name seen through the other, as NumPy does
+    check('''
+        ARR = []
+        def f(a, b):
+            a += 1
+            return b * 2
+        def snap(): return ARR
+        def CALLS():
+            x = np.arange(3.0)
+            ARR.append(x)
+            return [((x, x.copy()), {}), ((x, x), {}), ((x, x.copy()), {})]
+    ''')
+
+
+def test_fullgraph_refuses_one_tensor_at_two_places():
+    t = hop.tensor([1.0, 2.0])
+    cf = hop.compile(lambda a, b: a + b, fullgraph=True)
+    assert cf(t, t.clone()).tolist() == [2.0, 4.0]
+    with pytest.raises(hop.TraceError, match="cannot take one hop.Tensor at two places of its "
+                                             "arguments"):
+        cf(t, t)
+
+
+def test_hop_grad_of_one_tensor_at_two_places():
+    g = hop.compile(hop.grad(lambda a, b: (a * b).sum()))
+    t = hop.tensor([1.0, 2.0])
+    assert g(t, t.clone()).tolist() == [1.0, 2.0]
+    assert g(t, t).tolist() == [1.0, 2.0] and g(t, t).tolist() == [1.0, 2.0]
 
 
 # ------------------- iterators and views over a container that then changes
