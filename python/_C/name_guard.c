@@ -23,6 +23,14 @@
  * checks) would skip even that lookup, but it lives in CPython's internal
  * headers and is assigned lazily by an interpreter function that 3.11 does
  * not export (docs/ARCHITECTURE.md, "Guards").
+ *
+ * The same object guards the code of the functions the plan was traced
+ * through (codes: (function, code) pairs, hop/_guards.py code_reads): each
+ * function's __code__ is still the code object traced.  IPython's autoreload
+ * and other reloaders assign f.__code__, which leaves f the same object
+ * (so its identity guard passes) with other code.  A pointer compare per
+ * function, before the names: in Python the same term cost ~770
+ * instructions per call of a plan of a few functions.
  */
 #include "hop_py.h"
 #include "trace_impl.h"
@@ -39,6 +47,7 @@ typedef struct {
 typedef struct {
     PyObject_HEAD PyObject *reads; /* tuple of (globals, builtins, name, value, pinned) */
     PyObject *dicts;               /* tuple: each dict of reads once */
+    PyObject *codes;               /* tuple of (function, code): f.__code__ is code */
     name_read *r;                  /* one per read */
     uint64_t *tags;                /* per dict: its tag when a check last held */
     Py_ssize_t nreads, ndicts;
@@ -150,10 +159,28 @@ done:
     return holds;
 }
 
+/* Whether every function of s->codes still has its traced code (none
+ * after the collector cleared s: nothing to vouch for). */
+static int
+codes_hold(NameGuardObject *s)
+{
+    if (s->codes == NULL)
+        return 0;
+    PyObject *const *c = ((PyTupleObject *)s->codes)->ob_item;
+    for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(s->codes); i < n; i++) {
+        PyObject *pair = c[i];
+        if (PyFunction_GET_CODE(PyTuple_GET_ITEM(pair, 0)) != PyTuple_GET_ITEM(pair, 1))
+            return 0;
+    }
+    return 1;
+}
+
 int
 hop_py__names_hold(PyObject *guard)
 {
     NameGuardObject *s = (NameGuardObject *)guard;
+    if (!codes_hold(s))
+        return 0;
     /* the steady call: every tag as the last check that held left it */
     if (HAS_TAGS && s->tagged) {
         PyObject *const *d = ((PyTupleObject *)s->dicts)->ob_item;
@@ -229,17 +256,38 @@ name_guard_fill(NameGuardObject *s, PyObject *reads)
     return 0;
 }
 
+/* Whether codes is a tuple of (function, code) pairs: 0, or -1 with a
+ * TypeError naming the bad pair. */
+static int
+codes_ok(PyObject *codes)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(codes); i++) {
+        PyObject *t = PyTuple_GET_ITEM(codes, i);
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 2 ||
+            !PyFunction_Check(PyTuple_GET_ITEM(t, 0)) || !PyCode_Check(PyTuple_GET_ITEM(t, 1))) {
+            PyErr_Format(PyExc_TypeError,
+                         "_NameGuard: code %zd is not (function, code object) but %.200R", i, t);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static PyObject *
 name_guard_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"reads", NULL};
-    PyObject *reads;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!:_NameGuard", kwlist, &PyTuple_Type, &reads))
+    static char *kwlist[] = {"reads", "codes", NULL};
+    PyObject *reads, *codes = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|O!:_NameGuard", kwlist, &PyTuple_Type,
+                                     &reads, &PyTuple_Type, &codes))
+        return NULL;
+    if (codes != NULL && codes_ok(codes) < 0)
         return NULL;
     NameGuardObject *s = (NameGuardObject *)type->tp_alloc(type, 0);
     if (s == NULL)
         return NULL;
-    if (name_guard_fill(s, reads) < 0) {
+    s->codes = codes != NULL ? Py_NewRef(codes) : PyTuple_New(0);
+    if (s->codes == NULL || name_guard_fill(s, reads) < 0) {
         Py_DECREF(s);
         return NULL;
     }
@@ -251,6 +299,7 @@ name_guard_traverse(NameGuardObject *s, visitproc visit, void *arg)
 {
     Py_VISIT(s->reads); /* (its dicts: a module's globals can hold the plan) */
     Py_VISIT(s->dicts);
+    Py_VISIT(s->codes); /* (a function's globals can hold the plan) */
     return 0;
 }
 
@@ -260,6 +309,7 @@ name_guard_clear(NameGuardObject *s)
     s->nreads = s->ndicts = s->tagged = 0; /* (r borrows from reads) */
     Py_CLEAR(s->reads);
     Py_CLEAR(s->dicts);
+    Py_CLEAR(s->codes);
     return 0;
 }
 
@@ -293,6 +343,8 @@ static PyMemberDef name_guard_members[] = {
     {"reads", T_OBJECT, offsetof(NameGuardObject, reads), READONLY,
      "the (globals, builtins, name, value, pinned) tuples checked"},
     {"dicts", T_OBJECT, offsetof(NameGuardObject, dicts), READONLY, "their dicts, each once"},
+    {"codes", T_OBJECT, offsetof(NameGuardObject, codes), READONLY,
+     "the (function, code) pairs checked: function.__code__ is code"},
     {NULL, 0, 0, 0, NULL},
 };
 
@@ -306,9 +358,10 @@ static PyTypeObject NameGuardType = {
     .tp_new = name_guard_new,
     .tp_methods = name_guard_methods,
     .tp_members = name_guard_members,
-    .tp_doc = "_NameGuard(reads): the builtin-name guard of a plan (hop._guards.BuiltinNames): "
-              "each read (globals, builtins, name, value, pinned) holds while name is not in "
-              "globals and, pinned, builtins[name] is value.",
+    .tp_doc = "_NameGuard(reads, codes=()): the builtin-name guard of a plan "
+              "(hop._guards.BuiltinNames): each read (globals, builtins, name, value, pinned) "
+              "holds while name is not in globals and, pinned, builtins[name] is value; each "
+              "(function, code) of codes while function.__code__ is code.",
 };
 
 int

@@ -197,6 +197,10 @@ class Translator(_State, _Merging, _Breaking):
         self.live_over = set()
         self.real = {}       # id(shadow) -> real container
         self.made = {}       # id -> object the function made (kept alive)
+        # id -> the functions that existed before the call whose code was
+        # inlined: the plan's code guard (_guards.code_reads) checks their
+        # __code__
+        self.inlined = {}
         # id(ndarray) and id(its hop.numpy array) -> (both) (_env_array):
         # kept across the runs of one translation, whose restarts (a write
         # that needs a write-back slot) key the slot by the array's identity
@@ -555,6 +559,8 @@ class Translator(_State, _Merging, _Breaking):
 
     def _inline(self, func, args, kwargs):
         code = func.__code__
+        if id(func) not in self.made:
+            self.inlined[id(func)] = func
         gen = code.co_flags & inspect.CO_GENERATOR
         if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR |
                             inspect.CO_ITERABLE_COROUTINE) or gen and self.depth == 0:

@@ -234,7 +234,7 @@ class Guard:
         if self.kind == "eq":
             return f"{self.source!r} == {set(e)!r} iterating in the order {e!r}"
         if self.kind == "names":
-            return f"{self.source!r}: still the builtins' objects, no global shadows them"
+            return e.describe()
         if self.kind == "absent":
             return f"{self.source!r} is " + ("not defined" if self.source.kind == "global" else
                                               "empty")
@@ -442,7 +442,12 @@ class BuiltinNames(_C._NameGuard):
     __slots__ = ()
 
     def failure(self):
-        """Why the names no longer hold (a GuardError's text), or None."""
+        """Why the names (or the codes) no longer hold (a GuardError's
+        text), or None."""
+        for f, code in self.codes:
+            if f.__code__ is not code:
+                return (f"guard failed: {f.__qualname__}.__code__ was assigned since traced "
+                        f"(the plan is of the code it had then)")
         for g, b, name, v, pinned in self.reads:
             if name in g:
                 return (f"guard failed: {name!r} was the builtin when traced, now the global "
@@ -452,7 +457,34 @@ class BuiltinNames(_C._NameGuard):
         return None
 
     def __repr__(self):
-        return "builtins " + ", ".join(sorted({r[2] for r in self.reads}))
+        return "; ".join(self._parts())
+
+    def _parts(self):
+        names = "builtins " + ", ".join(sorted({r[2] for r in self.reads})) \
+            if self.reads else ""
+        codes = "the __code__ of " + ", ".join(f.__qualname__ for f, _ in self.codes) \
+            if self.codes else ""
+        return [t for t in (names, codes) if t]
+
+    def describe(self):
+        """explain()'s line for the guard."""
+        names, codes = (self._parts() + [""])[:2] if self.reads else ("", self._parts()[0])
+        return "; ".join(
+            ([f"{names}: still the builtins' objects, no global shadows them"] if names else []) +
+            ([f"{codes}: still the code objects traced (not assigned since)"] if codes else []))
+
+
+def code_reads(functions):
+    """The (function, code) pairs of a plan's code guard (BuiltinNames'
+    codes): each Python function the trace ran or inlined (the scan's
+    functions, the translator's inlined ones), each once, with its code
+    now.  A function's identity guard does not see f.__code__ assigned."""
+    out, seen = [], set()
+    for f in functions:
+        if type(f) is types.FunctionType and id(f) not in seen:
+            seen.add(id(f))
+            out.append((f, f.__code__))
+    return tuple(out)
 
 
 def _collect_functions(s, f):
@@ -646,10 +678,11 @@ class Guards:
     """The guards of one plan: check(expected, leaves) is the fast check;
     revalidate(state, leaves) the full one."""
 
-    def __init__(self, s, captures, leaves, views=None, made=None, contents=()):
+    def __init__(self, s, captures, leaves, views=None, made=None, contents=(), inlined=()):
         guards = list(s.guards)
-        if s.builtins:
-            names = BuiltinNames(tuple(s.builtins))
+        codes = code_reads(list(s.functions) + list(inlined))
+        if s.builtins or codes:
+            names = BuiltinNames(tuple(s.builtins), codes)
             guards.append(Guard(Source("obj", names, None, repr(names)), "names", names))
         self.unsourced = []
         self.viewed = []

@@ -539,14 +539,10 @@ def test_writes_of_items_a_loop_has_passed_stay_compiled():
 
 # ------------------------------------------- guards on code and classes
 
-@pytest.mark.xfail(strict=True, reason="a function's __code__ is not guarded: a term per "
-                                       "function reached cost ~750 instructions per call "
-                                       "(6% of print_mid's steady state); docs/ARCHITECTURE.md, "
-                                       "'Guards on code and classes'")
 def test_a_function_given_new_code_between_calls():
-    # IPython's autoreload assigns __code__: the plan of the old code answers
+    # IPython's autoreload assigns __code__: the plan of the old code answered
     # (x + 1 where eager gives x * 10)
-    check('''
+    cf = check('''
         def h1(y): return y + 1
         def f(x):
             return h1(x)
@@ -554,6 +550,64 @@ def test_a_function_given_new_code_between_calls():
             h1.__code__ = (lambda y: y + 1).__code__ if i % 2 == 0 else \\
                 (lambda y: y * 10).__code__
     ''', SIZES)
+    assert "the __code__ of f, h1" in cf.explain()
+
+
+def test_the_compiled_function_given_new_code_between_calls():
+    cf = check('''
+        def f(x):
+            return x + 1
+        def change(i):
+            f.__code__ = (lambda x: x + 1).__code__ if i % 2 == 0 else \\
+                (lambda x: x * 10).__code__
+    ''', SIZES)
+    assert cf.eager_calls == 0
+
+
+def test_a_callee_with_effects_given_new_code_between_calls():
+    # the frame translator's plan (a replayed append): the inlined callee's
+    # code is guarded too
+    check('''
+        LOG = []
+        def h1(y):
+            LOG.append(1)
+            return y + 1
+        def f(x):
+            return h1(x) * 2
+        def snap(): return LOG
+        def change(i):
+            h1.__code__ = (h1c if i % 2 == 0 else h2c)
+        def _h2(y):
+            LOG.append(2)
+            return y * 10
+        h1c, h2c = h1.__code__, _h2.__code__
+    ''', SIZES)
+
+
+def test_a_method_given_new_code_between_calls():
+    check('''
+        class A:
+            def g(self, y): return y + 1
+        o = A()
+        def f(x):
+            return o.g(x)
+        def change(i):
+            A.g.__code__ = (lambda self, y: y + 1).__code__ if i % 2 == 0 else \\
+                (lambda self, y: y * 10).__code__
+    ''', SIZES)
+
+
+def test_a_code_guard_failure_says_which_function():
+    ns = program('''
+        def h1(y): return y + 1
+        def f(x): return h1(x)
+    ''')
+    cf = hop.compile(ns["f"])
+    assert cf(hop.tensor([1.0])).tolist() == [2.0]
+    ns["h1"].__code__ = (lambda y: y * 10).__code__
+    assert cf(hop.tensor([1.0])).tolist() == [10.0]
+    assert cf.recompiles == 1
+    assert "guard failed: h1.__code__ was assigned since traced" in cf.explain()
 
 
 def test_an_object_given_another_class_between_calls():
