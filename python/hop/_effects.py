@@ -766,6 +766,7 @@ class _Calls:
         callee = site.callee
         if self.effects:
             self.callbacks()
+            self.library_holder()
         if callee.code is not None:
             # a function made here, called in place: analysed with this code
             name = callee.code.co_name
@@ -805,6 +806,49 @@ class _Calls:
                     fn = _unwrap(c.func)
                     if isinstance(fn, types.FunctionType) and _is_user(_module_name(fn)):
                         f.call_user(fn, frame, None, unknown_args=True)
+
+    def library_holder(self):
+        """A library call that builds an object holding its arguments or
+        stores them into one (`dict(k=G)`, `list((G,))`, `zip([G], ...)`,
+        `list.append(box, G)`, `object.__setattr__(box, n, G)`,
+        `b.__dict__.update(l=G)`) given a list, dict or set of the caller's:
+        a change through what it built (`inner['k'].append(1)`) is one the
+        analysis cannot follow back to G, so the frame translator, which
+        follows real objects, compiles the call ("holds", as a store into
+        an object the call made).  Before, the plain trace changed G once,
+        while tracing (campaign 41)."""
+        f, frame, site = self.f, self.frame, self.site
+        callee = site.callee
+        if callee.method is not None:
+            if callee.method not in _HOLDING_METHODS:
+                return
+            # (list.append(box, G): the method of a class, its receiver an
+            # argument; else a change of a receiver of the caller's is a
+            # mutation, found as one)
+            cls = f.candidates(frame, site.receiver.src)
+            if not (cls and all(isinstance(c, type) for c in cls)) and self.pre(site.receiver):
+                return
+        elif not any(_builds_holder(v) for v in f.candidates(frame, callee.src)):
+            return
+        for v in list(site.args) + list(site.kwargs):
+            if f.is_pre(frame, v.prov | v.reach) and self.holds_container(v):
+                self.add("holds", "passes a list, dict or set it did not make to a call that "
+                                  "stores it in an object (a change through that object is "
+                                  "followed by the frame translator)")
+                return
+
+    def holds_container(self, v):
+        """Whether v is, or is a new object holding (`(G,)`, `[G]`), a list,
+        dict, set or bytearray of the caller's (or what hop cannot tell)."""
+        f, frame = self.f, self.frame
+        if v.src is not None:
+            vals = f.candidates(frame, v.src)
+        else:
+            vals = [x for r in v.prov | v.reach if r[0] in ("g", "c", "p")
+                    for x in f.candidates(frame, r)]
+            if any(r[0] in ("r", "?", "p*") for r in v.prov | v.reach):
+                return True
+        return any(type(x) in _HELD for x in vals)
 
     def consumed_iterators(self, what):
         """An iterator argument of a library call is advanced by it."""
@@ -1253,6 +1297,31 @@ class _Calls:
         if name in _BUILTIN_ARGS:
             return ("args", None)
         return ("new", None)
+
+
+# What a change through a library-built holder can reach (_Calls.library_holder)
+_HELD = (list, dict, set, bytearray, collections.deque)
+# Methods that store their arguments into their receiver
+_HOLDING_METHODS = frozenset("append extend insert add update setdefault __setitem__ "
+                             "__setattr__ appendleft extendleft".split())
+# Builtins whose result holds their arguments (or their items)
+_HOLDER_BUILDERS = frozenset([dict, list, tuple, set, frozenset, zip, enumerate, reversed, iter,
+                              map, filter, sorted, types.SimpleNamespace, collections.deque,
+                              collections.OrderedDict, collections.defaultdict,
+                              collections.ChainMap, collections.Counter])
+
+
+def _builds_holder(v):
+    """Whether calling v may store its arguments in an object: a builtin
+    container or iterator maker, or a C method of a builtin type called
+    unbound with a receiver (`list.append(box, G)`, `object.__setattr__`)."""
+    try:
+        if v in _HOLDER_BUILDERS:
+            return True
+    except TypeError:  # (unhashable)
+        return False
+    return isinstance(v, (types.MethodDescriptorType, types.WrapperDescriptorType)) and \
+        getattr(v, "__name__", None) in _HOLDING_METHODS
 
 
 def _mutates(obj, name):
