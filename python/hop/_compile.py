@@ -42,6 +42,7 @@ from . import _pytree
 from ._reads import is_hop_function, is_hop_module
 from ._pytree import flatten, nodes, structure_changed, unflatten
 from ._trace import FPWarned, _call_tree, _trace, eager_array
+from ._writeback import SharedWrite
 
 __all__ = ["compile", "CompiledFunction"]
 
@@ -280,12 +281,12 @@ class CompiledFunction(_C._CompiledCall):
         # has no eager call -- run outside a trace, its vjp/jvp/vmap HOP has
         # no graph -- so what would run it eagerly raises instead (_no_eager)
         self._hop_fn = getattr(fn, "_hop_no_eager", False) is True
-        self.__wrapped__ = fn
         # the bound C call leaves a call with one object at two places of
         # its arguments (f(t, t)) to _call_args, whose plans refuse it
         # (_trace._aliased) and run it eagerly; hop's own function keeps
         # tracing such a call as two inputs (it has no eager call)
         self._distinct = not self._hop_fn
+        self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "compiled")
         self.__doc__ = getattr(fn, "__doc__", None)
 
@@ -467,6 +468,8 @@ class CompiledFunction(_C._CompiledCall):
         except _breaks.ArgumentChanged as a:
             self._dims, self._first = saved[0], saved[1]
             return self._argument_changed(a.what, args, kwargs, reason)
+        except SharedWrite as w:  # (this call eagerly, below)
+            shared = self._shared_write(w, saved)
         except _breaks.GraphBreak as b:
             self._dims, self._first = saved[0], saved[1]
             if self.fullgraph:
@@ -490,20 +493,22 @@ class CompiledFunction(_C._CompiledCall):
                     (isinstance(e, _REFUSALS) and not isinstance(e, _C.DataDependentError)) or \
                     not _the_calls_own(e):
                 raise
-            failed = e
+            failed, shared = e, None
         else:
-            failed = None
+            failed = shared = None
+        if shared is not None:  # (outside the handler: eager's error as it raises it)
+            return self._eager_for_argument(shared, args, kwargs)
         if failed is not None:
             # outside the trace's handler, so eager's error is raised as it was
             return self._eager_after(_effects.Effect(
                 "trace", "?", f"the trace raised {type(failed).__name__} ({failed}) where the "
                               f"call itself answers"), args, kwargs)
+        runner.distinct = not self._hop_fn
         if note is not None:
             dynamic = False
             reason += f" ({note})"
         if paths is not None:
             self._tree = paths.tree()
-        runner.distinct = not self._hop_fn
         if self._entries:
             self.recompiles += 1
         runner.fp_warned = self._fp_check()
@@ -524,6 +529,16 @@ class CompiledFunction(_C._CompiledCall):
                                     if e.frame is not None and e.frame.arg_containers)
                         if w is not None), None)
         return why
+
+    def _shared_write(self, w, saved):
+        """The trace met arguments that share memory, one written
+        (_writeback.SharedWrite): which, for _eager_for_argument (eager's
+        NumPy runs this call; the plans stay for other arguments).  hop's
+        own function has no eager call: w is raised."""
+        self._dims, self._first = saved[0], saved[1]
+        if self._hop_fn:
+            raise w
+        return w.what
 
     def _argument_changed(self, what, args, kwargs, reason):
         """A trace changed an argument the effect finder missed
@@ -603,6 +618,8 @@ class CompiledFunction(_C._CompiledCall):
             if isinstance(u, _breaks.GraphBreak):
                 raise _frame_base.Unsupported(u.message, str(u.site)) from None
             raise
+        except SharedWrite as w:  # (this call eagerly, below)
+            shared = self._shared_write(w, saved)
         except Exception as e:
             # What the translation raised: the call's own error (eager raises
             # it too) or a case the translator misreads (eager answers):
@@ -633,6 +650,7 @@ class CompiledFunction(_C._CompiledCall):
         if self._entries:
             self.recompiles += 1
         self._numpy_env = self._numpy_env or tr.env_numpy
+        runner.distinct = not self._hop_fn
         runner.fp_warned = self._fp_check(tr.env_numpy)
         entry = self._add(_Entry(gm, runner, dynamic, reason, {}, frame=tr))
         self._fast = entry.direct and runner.fast or _effects_call(entry)
@@ -650,7 +668,6 @@ class CompiledFunction(_C._CompiledCall):
         answers).  Either way eager decides.  If eager answers, hop cannot
         compile the function and it runs eagerly from now on, warned once
         with its effects, or else failed (the Effect explain() names)."""
-        runner.distinct = not self._hop_fn
         self._no_eager(failed.reason)
         self.eager_calls += 1
         out = self.fn(*args, **kwargs)

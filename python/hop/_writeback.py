@@ -10,6 +10,19 @@ except ImportError:  # NumPy is optional at run time
     _np = None
 
 
+class SharedWrite(_C.UnsupportedError):
+    """The traced call writes an argument or captured array in place that
+    shares memory with another array input (_WriteBack.check): hop traces
+    them as separate arrays, so it cannot reproduce NumPy's aliasing.
+    hop.trace raises it (an UnsupportedError); hop.compile runs such a call
+    eagerly, as NumPy would run it (fullgraph=True raises).  what: which
+    arrays, in words."""
+
+    def __init__(self, message, what):
+        super().__init__(message)
+        self.what = what
+
+
 def _same_array(x, y):
     """Whether ndarrays x and y are one array's memory: the same items at
     the same addresses (a capture over an environment ndarray and that
@@ -125,11 +138,14 @@ class _WriteBack:
                             _same_array(x, y):
                         continue  # (the capture is that ndarray's memory: one input)
                     if j != k and _np.may_share_memory(x, y) and _np.shares_memory(x, y):
-                        raise error(f"hop.numpy: the traced function writes {self._what(k)} in "
-                                    f"place, which shares memory with {self._what(j)}; hop "
-                                    f"traces them as separate arrays, so it cannot reproduce "
-                                    f"NumPy's aliasing between them (pass copies, or write a "
-                                    f"copy)")
+                        what = f"{self._what(j)} sharing memory with {self._what(k)} (the " \
+                               f"function writes {self._what(k)} in place)"
+                        text = f"hop.numpy: the traced function writes {self._what(k)} in " \
+                               f"place, which shares memory with {self._what(j)}; hop traces " \
+                               f"them as separate arrays, so it cannot reproduce NumPy's " \
+                               f"aliasing between them (pass copies, or write a copy)"
+                        raise SharedWrite(text, what) if error is _C.UnsupportedError else \
+                            error(text)
         for i, want in self.layout.items():
             if _layout(leaves[i]) != want:
                 raise error(f"guard failed: argument {i} has another memory layout than when "

@@ -777,6 +777,59 @@ def test_a_library_call_of_a_global_list_that_holds_nothing_stays_plain():
     assert cf.eager_calls == 0 and "side-effect table" not in cf.explain()
 
 
+# ------------------------------- arrays that share memory, one written
+
+SHARED = textwrap.dedent('''
+    ARR = []
+    def f(a, b):
+        a += 1
+        return b * 2
+    def snap(): return ARR
+''')
+
+
+@pytest.mark.parametrize("calls", [
+    "x = np.arange(4.0); ARR.append(x)\n"
+    "    return [((x, x.copy()), {}), ((x, x[::2]), {}), ((x, x.copy()), {}), "
+    "((x[1:], x[:3]), {}), ((x, x[::2]), {})]",
+    # hop.numpy arrays
+    "import hop.numpy as hnp\n    x = hnp.arange(4.0); ARR.append(x)\n"
+    "    return [((x, x.copy()), {}), ((x, x[::2]), {}), ((x, x.copy()), {})]",
+])
+def test_arrays_sharing_memory_one_written_run_eagerly(calls):
+    # Before: hop.compile raised hop.UnsupportedError where NumPy just runs
+    # (and the caller's array was left as it was)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        cf = check(SHARED + "def CALLS():\n    " + calls + "\n")
+    assert cf.eager_calls >= 1 and len(cf.graphs) == 1
+    assert "ran eagerly for their arguments (the last: argument 1 sharing memory with " \
+           "argument 0 (the function writes argument 0 in place))" in cf.explain()
+
+
+def test_arrays_sharing_memory_one_written_warn_once():
+    ns = program(SHARED)
+    cf = hop.compile(ns["f"])
+    x = np.arange(4.0)
+    with pytest.warns(RuntimeWarning, match="a call with argument 1 sharing memory with "
+                                            "argument 0 .* runs eagerly"):
+        got = cf(x, x[::2])
+    assert got.tolist() == [2.0, 6.0] and x.tolist() == [1.0, 2.0, 3.0, 4.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cf(x, x[::2]).tolist() == [4.0, 8.0] and x.tolist() == [2.0, 3.0, 4.0, 5.0]
+
+
+def test_fullgraph_refuses_arrays_sharing_memory_one_written():
+    ns = program(SHARED)
+    cf = hop.compile(ns["f"], fullgraph=True)
+    x = np.arange(4.0)
+    with pytest.raises(hop.TraceError, match="cannot take argument 1 sharing memory with "
+                                             "argument 0"):
+        cf(x, x[::2])
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
 # --------------------------------------------------- generated programs
 # Random programs of the statements below nested in loops, while loops, with
 # blocks, try/except, try/finally, ifs on the argument and helper functions:
