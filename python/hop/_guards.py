@@ -234,7 +234,7 @@ class Guard:
         if self.kind == "eq":
             return f"{self.source!r} == {set(e)!r} iterating in the order {e!r}"
         if self.kind == "names":
-            return e.describe()
+            return "; ".join(e.describe())
         if self.kind == "absent":
             return f"{self.source!r} is " + ("not defined" if self.source.kind == "global" else
                                               "empty")
@@ -467,11 +467,11 @@ class BuiltinNames(_C._NameGuard):
         return [t for t in (names, codes) if t]
 
     def describe(self):
-        """explain()'s line for the guard."""
+        """explain()'s lines for the guard: the names', the codes'."""
         names, codes = (self._parts() + [""])[:2] if self.reads else ("", self._parts()[0])
-        return "; ".join(
-            ([f"{names}: still the builtins' objects, no global shadows them"] if names else []) +
-            ([f"{codes}: still the code objects traced (not assigned since)"] if codes else []))
+        return ([f"{names}: still the builtins' objects, no global shadows them"] if names
+                else []) + \
+            ([f"{codes}: still the code objects traced (not assigned since)"] if codes else [])
 
 
 def code_reads(functions):
@@ -680,10 +680,6 @@ class Guards:
 
     def __init__(self, s, captures, leaves, views=None, made=None, contents=(), inlined=()):
         guards = list(s.guards)
-        codes = code_reads(list(s.functions) + list(inlined))
-        if s.builtins or codes:
-            names = BuiltinNames(tuple(s.builtins), codes)
-            guards.append(Guard(Source("obj", names, None, repr(names)), "names", names))
         self.unsourced = []
         self.viewed = []
         self.made = []  # captures the function made itself: constants, no guard
@@ -740,6 +736,13 @@ class Guards:
         # branch), so a change inside it retraces (issue 28)
         for src, a in contents:
             guards.append(Guard(src, "contents", _contents(a)))
+        # the builtin names and the code of the functions the plan ran:
+        # one guard, checked in C (last: explain() lists it after the
+        # values read)
+        codes = code_reads(list(s.functions) + list(inlined))
+        if s.builtins or codes:
+            names = BuiltinNames(tuple(s.builtins), codes)
+            guards.append(Guard(Source("obj", names, None, repr(names)), "names", names))
         self.guards = guards
         self.skipped = s.skipped
         self.uses_args = any(g.source.kind == "arg" for g in guards)

@@ -144,8 +144,11 @@ def test_explain_names_the_builtin_guard_and_a_write_elsewhere_keeps_the_plan():
     cf = hop.compile(own(g, f))
     x = hop.tensor(np.array([1.0, 2.0], np.float32))
     cf(x)
+    # (with the code guard of the functions the plan ran, on the same C object)
     assert ("environment guards:\n  builtins len: still the builtins' objects, no global "
-            "shadows them\n") in cf.explain()
+            "shadows them; the __code__ of test_explain_names_the_builtin_guard_and_a_write_"
+            "elsewhere_keeps_the_plan.<locals>.f: still the code objects traced (not assigned "
+            "since)\n") in cf.explain()
     for i in range(3):
         g["counter"] = i  # another global of the module moves its version: names re-read
         assert plain(cf(x)) == plain(x * 2)
