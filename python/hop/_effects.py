@@ -838,16 +838,12 @@ class _Calls:
                 return
 
     def holds_container(self, v):
-        """Whether v is, or is a new object holding (`(G,)`, `[G]`), a list,
-        dict, set or bytearray of the caller's (or what hop cannot tell)."""
+        """Whether v may be, or be a new object holding (`(G,)`, `[G]`), a
+        list, dict, set or bytearray of the caller's that hop can name."""
         f, frame = self.f, self.frame
-        if v.src is not None:
-            vals = f.candidates(frame, v.src)
-        else:
-            vals = [x for r in v.prov | v.reach if r[0] in ("g", "c", "p")
-                    for x in f.candidates(frame, r)]
-            if any(r[0] in ("r", "?", "p*") for r in v.prov | v.reach):
-                return True
+        vals = f.candidates(frame, v.src) if v.src is not None else \
+            [x for r in v.prov | v.reach if r[0] in ("g", "c", "p")
+             for x in f.candidates(frame, r)]
         return any(type(x) in _HELD for x in vals)
 
     def consumed_iterators(self, what):
