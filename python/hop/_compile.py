@@ -119,7 +119,7 @@ class _Entry:
         """The plan's call (GuardError when it does not fit)."""
         fr = self.frame
         if self.nodes:
-            twice = _frame.repeated_containers(args, kwargs, self.runner.distinct)
+            twice = _frame.repeated_containers(args, kwargs)
             if twice is not None:
                 raise _C.GuardError(f"guard failed: {twice}")
         if fr is None or self.direct:
@@ -282,10 +282,10 @@ class CompiledFunction(_C._CompiledCall):
         # no graph -- so what would run it eagerly raises instead (_no_eager)
         self._hop_fn = getattr(fn, "_hop_no_eager", False) is True
         # the bound C call leaves a call with one object at two places of
-        # its arguments (f(t, t)) to _call_args, whose plans refuse it
-        # (_trace._aliased) and run it eagerly; hop's own function keeps
-        # tracing such a call as two inputs (it has no eager call)
-        self._distinct = not self._hop_fn
+        # its arguments (f(t, t)) to _call_args: a plan traced for distinct
+        # objects refuses it (_trace._aliased), and the retrace makes one of
+        # a single input for both (_trace._aliases)
+        self._distinct = True
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "compiled")
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -503,7 +503,7 @@ class CompiledFunction(_C._CompiledCall):
             return self._eager_after(_effects.Effect(
                 "trace", "?", f"the trace raised {type(failed).__name__} ({failed}) where the "
                               f"call itself answers"), args, kwargs)
-        runner.distinct = not self._hop_fn
+        runner.distinct = True
         if note is not None:
             dynamic = False
             reason += f" ({note})"
@@ -522,7 +522,7 @@ class CompiledFunction(_C._CompiledCall):
         """Why a call must run eagerly for its arguments (_eager_argument),
         or for an argument's container that a translated plan reaches as the
         environment's (no plan takes it, and a translation would not)."""
-        why = _eager_argument(args, kwargs, not self._hop_fn)
+        why = _eager_argument(args, kwargs, not self._hop_fn and "arrays")
         if why is None:
             why = next((w for w in (_shared_with_env(args, kwargs, e.frame)
                                     for e in self._entries
@@ -650,7 +650,7 @@ class CompiledFunction(_C._CompiledCall):
         if self._entries:
             self.recompiles += 1
         self._numpy_env = self._numpy_env or tr.env_numpy
-        runner.distinct = not self._hop_fn
+        runner.distinct = True
         runner.fp_warned = self._fp_check(tr.env_numpy)
         entry = self._add(_Entry(gm, runner, dynamic, reason, {}, frame=tr))
         self._fast = entry.direct and runner.fast or _effects_call(entry)
@@ -1138,11 +1138,11 @@ def _vmap_notes(code):
     return notes
 
 
-def _eager_argument(args, kwargs, leaves=True):
+def _eager_argument(args, kwargs, leaves="arrays"):
     """Why a call must run eagerly for one of its arguments
     (_trace.eager_array; a structure at two places of them, with leaves
-    one tensor or array at two places too: _frame.repeated_containers), or
-    None."""
+    "arrays" one hop.numpy array at two places too:
+    _frame.repeated_containers), or None."""
     twice = _frame.repeated_containers(args, kwargs, leaves)
     if twice is not None:
         return f"{twice}, which hop would trace as two objects"

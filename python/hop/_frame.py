@@ -127,23 +127,23 @@ def shared_containers(argpaths, env_ids):
     return None
 
 
-def repeated_containers(args, kwargs, leaves=True):
+def repeated_containers(args, kwargs, leaves=False):
     """Where the call's arguments hold one list, dict or other mutable
     structure at two places (`f(L, L)`, `{"p": L, "q": L}`), or None.  A
     trace rebuilds the arguments' structure at each place, so the function
     would see two objects where eager sees one: a change through one name
     would not show through the other, and `a is b` would be False.  Such a
     call is not compiled (and a plan whose arguments hold containers checks
-    each call).  With leaves, one hop.Tensor, ndarray or hop.numpy array at
-    two places too (`f(t, t)`): each place is its own placeholder of a
-    plan, so the same holds (the bound calls check their flat arguments in
-    C: python/_C/compiled_call.c, distinct_args)."""
+    each call).  With leaves "arrays", one hop.numpy array at two places
+    too (a node rebuilt per place); with leaves True, one hop.Tensor or
+    ndarray as well (hop.compile traces those as one input, _trace._aliases:
+    the message of a plan traced for distinct ones)."""
     seen, todo = {}, [((0,), args), ((1,), kwargs or {})]
     while todo:
         path, v = todo.pop()
         if type(v) not in (tuple, list, dict) and _pytree._kind(type(v)) == "leaf" or \
                 _pytree.is_array_node(type(v)):
-            if leaves and _one_object(v) and seen.setdefault(id(v), path) != path:
+            if leaves and _one_object(v, leaves) and seen.setdefault(id(v), path) != path:
                 a, b = sorted([seen[id(v)], path])
                 return f"one {_leaf_what(v)} at two places of its arguments " \
                        f"({_arg_place(a)} and {_arg_place(b)})"
@@ -158,11 +158,11 @@ def repeated_containers(args, kwargs, leaves=True):
     return None
 
 
-def _one_object(v):
-    """Whether v is an argument leaf a trace makes a placeholder of (a
-    hop.Tensor, an ndarray, a hop.numpy array): one object at two places
-    is two inputs of the plan."""
-    return isinstance(v, (_C.Tensor, _ndarray_type())) or _pytree.is_array_node(type(v))
+def _one_object(v, leaves):
+    """Whether v is an argument leaf repeated_containers looks for: a
+    hop.numpy array, and with leaves True a hop.Tensor or ndarray."""
+    return _pytree.is_array_node(type(v)) or \
+        leaves is True and isinstance(v, (_C.Tensor, _ndarray_type()))
 
 
 def _leaf_what(v):

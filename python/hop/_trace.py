@@ -509,9 +509,11 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
     tr = _C.Trace()
     arg_names = leaf_names(fn, example_args, kwargs)
     arg_strides = _arg_strides(leaves)
-    proxies, kinds, numpy_in, as_array = _add_inputs(tr, leaves, arg_names, dynamic)
+    alias = _aliases(leaves, spec) if compiling else {}
+    proxies, kinds, numpy_in, as_array = _add_inputs(tr, leaves, arg_names, dynamic, alias)
     call = _Call(fn, kw, frame, spec, proxies, kinds, as_array, slots, slot_arrays,
                  arg_strides, compiling)
+    call.alias = alias
     call.arg_examples = _arg_examples(leaves)
     # (a read-only ndarray argument is a read-only array in the function:
     # a write raises NumPy's error where eager's does)
@@ -521,7 +523,8 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
         # What fn can read besides its tensor arguments: the values the plan
         # will bake in (see _guards); and names for the tensors among them (a
         # capture is named when it is made).
-        env = _guards.scan(fn, leaves, arg_names, [k is None for k in kinds])
+        env = _guards.scan(fn, leaves, arg_names,
+                           [k is None and i not in alias for i, k in enumerate(kinds)])
         # (only a Python function can be translated: hop.compile of
         # hop.grad(f) traces f's body inside the vjp node, as any HOP body,
         # where NumPy still computes with such an array)
@@ -542,11 +545,12 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
         runs = call.runs
         # (a layout a decision read is checked on every call, written or not)
         writeback = _WriteBack(slots, slot_arrays, tr, leaves, runs, traced, writes,
-                               frame.env_sources if frame is not None else None) \
+                               frame.env_sources if frame is not None else None, alias) \
             if slots or any(run.layout for run in runs) else None
         template = [None if isinstance(x, _TRACED_OUT) else x for x in out_leaves]
         plan = tr.lower()
-        statics = [None if k is not None else leaves[i] for i, k in enumerate(kinds)]
+        statics = [_Alias(alias[i]) if i in alias else None if k is not None else leaves[i]
+                   for i, k in enumerate(kinds)]
         all_numpy = bool(numpy_in) and all(numpy_in)
         views = {id(v[1]): v[0] for k, v in tr.scratch.items()
                  if isinstance(k, tuple) and k[0] == "hop.numpy array"}
@@ -616,13 +620,20 @@ def _release(call, tr):
 _TRACED_OUT = (_C.Tensor, _C.SymInt, SymFloat)
 
 
-def _add_inputs(tr, leaves, arg_names, dynamic):
+def _add_inputs(tr, leaves, arg_names, dynamic, alias=None):
     """The trace's inputs for the argument leaves: (proxies: each tensor or
     ndarray leaf's input, any other leaf itself; kinds: each leaf's tensor or
     None; numpy_in: per tensor leaf, whether it was an ndarray; as_array: the
-    same per leaf)."""
+    same per leaf).  A leaf of alias (the same object as an earlier leaf,
+    _aliases) is that leaf's input again, its kind None (no input of its
+    own)."""
     proxies, kinds, numpy_in, as_array = [], [], [], []
     for i, leaf in enumerate(leaves):
+        if alias and i in alias:
+            proxies.append(proxies[alias[i]])
+            kinds.append(None)
+            as_array.append(as_array[alias[i]])
+            continue
         t, was_np = _as_tensor(leaf)
         as_array.append(was_np)
         if t is None:
@@ -655,6 +666,7 @@ class _Call:
         self.raw_out = [None, None]
         self.runs = []
         self.compiling = compiling  # hop.compile's trace (_unchanged)
+        self.alias = {}  # argument leaf -> the earlier leaf it is (_aliases)
 
     def _unchanged(self, built, leaves, spec=None):
         """hop.compile's plain trace: _breaks.ArgumentChanged when fn changed its
@@ -685,9 +697,13 @@ class _Call:
             # a hop.numpy array argument is rebuilt from its tensor: that one
             run.arg_tensors = {id(p): i for i, (p, k) in enumerate(zip(self.proxies, self.kinds))
                                if k is not None}
-            args = unflatten([_numpy_arg(p, i, i in self.read_only) if a else p
-                              for i, (p, a) in enumerate(zip(self.proxies, self.as_array))],
-                             self.spec)
+            made = []
+            for i, (p, a) in enumerate(zip(self.proxies, self.as_array)):
+                # (one ndarray at two places: one hop.numpy array at both)
+                j = self.alias.get(i)
+                made.append(made[j] if j is not None else
+                            _numpy_arg(p, i, i in self.read_only) if a else p)
+            args = unflatten(made, self.spec)
             run.arg_tensors = {}
             self.given = args
             before = flatten(args)[1] if self.frame is None and self.compiling else None
@@ -1094,6 +1110,39 @@ class FPWarned(BaseException):
     warnings")."""
 
 
+class _Alias:
+    """A runner's static for an argument leaf that is the same object as
+    leaf i (_aliases): the plan has no input for it, and a call fits only
+    with that object there again."""
+
+    __slots__ = ("i",)
+
+    def __init__(self, i):
+        self.i = i
+
+    def __repr__(self):
+        return f"the same object as argument leaf {self.i}"
+
+
+def _aliases(leaves, spec):
+    """{j: i}: argument leaf j is the same hop.Tensor or ndarray object as
+    the earlier leaf i (f(t, t), f(x, [x])).  hop.compile traces them as one
+    input, as Dynamo specialises a plan to "arg0 is arg1": the function sees
+    one object at both places (`a is b`; a write through one shows through
+    the other), and the plan fits only calls with the same aliasing
+    (_Runner.tensors).  Not the tensor of a hop.numpy array node (rebuilt
+    per place: such a call runs eagerly, _frame.repeated_containers)."""
+    inside = _array_leaves(spec)
+    first, out = {}, {}
+    for j, x in enumerate(leaves):
+        if inside[j] or not (type(x) is _C.Tensor or _np is not None and type(x) is _np.ndarray):
+            continue
+        i = first.setdefault(id(x), j)
+        if i != j:
+            out[j] = i
+    return out
+
+
 def _twice(xs):
     """Whether one object is at two places of the list xs."""
     return len(xs) > 1 and len({id(x) for x in xs}) < len(xs)
@@ -1101,16 +1150,17 @@ def _twice(xs):
 
 def _aliased(args, kwargs):
     """GuardError when the call's arguments hold one hop.Tensor, ndarray or
-    hop.numpy array at two places (_frame.repeated_containers): the plan
-    has an input per place, so `a is b` and a write through one seen
-    through the other would be lost.  hop.compile then runs the call
-    eagerly (_compile._eager_argument).  (Called once two leaves are one
-    object, which for other leaves -- two tensors of one hop.numpy array
-    -- is not a repeat.)"""
+    hop.numpy array at two places (_frame.repeated_containers) where the
+    plan was traced with an input per place: `a is b` and a write through
+    one seen through the other would be lost.  hop.compile then traces the
+    call again with one input for both (_aliases), or runs it eagerly (a
+    hop.numpy array's node: _compile._eager_argument).  (Called once two
+    leaves are one object, which for other leaves -- two tensors of one
+    hop.numpy array -- is not a repeat.)"""
     from . import _frame
-    twice = _frame.repeated_containers(args, kwargs)
+    twice = _frame.repeated_containers(args, kwargs, True)
     if twice is not None:
-        raise _C.GuardError(f"guard failed: {twice}")
+        raise _C.GuardError(f"guard failed: {twice}, traced as distinct objects")
 
 
 class _Runner:
@@ -1165,7 +1215,7 @@ class _Runner:
         # (a GraphModule's): never checked.
         self.fp_warned = None
         # hop.compile's runners: one tensor or array at two places of the
-        # arguments fails (_aliased: the plan has an input per place);
+        # arguments where the trace had distinct ones fails (_aliased);
         # False (a GraphModule's): two inputs, as traced
         self.distinct = False
         # (the objects the fast check expects, the captured tensors): one
@@ -1269,6 +1319,11 @@ class _Runner:
         tensors = []
         numpy_in = []
         for i, (leaf, static) in enumerate(zip(leaves, self.statics)):
+            if type(static) is _Alias:
+                if leaf is not leaves[static.i]:
+                    raise _C.GuardError(f"guard failed: argument leaf {i} was {static!r} when "
+                                        f"traced (one input of the plan), now another object")
+                continue
             if static is None:
                 t, was_np = _as_tensor(leaf)
                 if t is None:

@@ -52,10 +52,14 @@ class _WriteBack:
     differs from the one a view-or-copy decision read (NumPy's reshape views
     memory or copies it by its layout)."""
 
-    def __init__(self, slots, slot_arrays, tr, leaves, runs, traced, writes, env_sources=None):
+    def __init__(self, slots, slot_arrays, tr, leaves, runs, traced, writes, env_sources=None,
+                 alias=None):
         self.slots = slots
         # results that are a written argument itself (`x += 1; return x`):
         # the caller's array is returned, as NumPy's in-place code returns it
+        # argument leaves that are an earlier leaf's object, one input of
+        # the plan (_trace._aliases): no memory of their own to compare
+        self.alias = alias or {}
         self.returns = {j: k[1] for j, x in enumerate(traced) for k, w in zip(slots, writes)
                         if k[0] == "arg" and x is w and _np is not None and
                         isinstance(leaves[k[1]], _np.ndarray)}
@@ -100,7 +104,8 @@ class _WriteBack:
         not while traced, where the references a capture has tell whether
         the function made it, _guards.made_captures)."""
         out = [(("arg", i), x if isinstance(x, _np.ndarray) else x.numpy())
-               for i, x in enumerate(leaves) if isinstance(x, (_np.ndarray, _C.Tensor))]
+               for i, x in enumerate(leaves)
+               if isinstance(x, (_np.ndarray, _C.Tensor)) and i not in self.alias]
         seen, views = self._cap_memory
         if seen is not captured:
             views = [t.numpy() for t in captured]

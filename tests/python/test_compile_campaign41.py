@@ -300,10 +300,21 @@ def test_one_tensor_passed_for_two_parameters_is_one_object():
             t = hop.tensor([1.0, 2.0])
             return [((t, t), {}), ((t, hop.tensor([1.0, 2.0])), {}), ((t, t), {})]
     ''')
-    # the aliased calls eagerly, the plan (one) for the other
-    assert cf.eager_calls == 2 and len(cf.graphs) == 1
+    # a plan of one input for both places (Dynamo's "arg0 is arg1"), one of
+    # two for distinct ones; no eager call
+    assert cf.eager_calls == 0 and len(cf.graphs) == 2
+    assert len(cf.graphs[0].graph.placeholders) == 1
+    assert "guard failed: argument leaf 1 was the same object as argument leaf 0 when " \
+           "traced (one input of the plan), now another object" in cf.explain()
+    ns = program('''
+        def f(a, b):
+            return a + 1, a is b
+    ''')
+    cf = hop.compile(ns["f"])
+    t = hop.tensor([1.0, 2.0])
+    assert cf(t, t.clone())[1] is False and cf(t, t)[1] is True
     assert "one hop.Tensor at two places of its arguments (positional argument 0 and " \
-           "positional argument 1)" in cf.explain()
+           "positional argument 1), traced as distinct objects" in cf.explain()
 
 
 @pytest.mark.parametrize("calls", [
@@ -339,7 +350,25 @@ def test_one_tensor_at_two_places_with_effects():
             t = hop.tensor([1.0, 2.0])
             return [((t, t.clone()), {}), ((t, t), {}), ((t, t.clone()), {}), ((t, t), {})]
     ''')
-    assert cf.eager_calls == 2 and len(cf.graphs) == 1
+    assert cf.eager_calls == 0 and len(cf.graphs) == 2
+
+
+def test_a_write_through_one_tensor_at_two_places_is_seen_through_the_other():
+    # hop.numpy's in-place write of an ndarray passed twice: one hop.numpy
+    # array at both places of the trace, written back once
+    cf = check('''
+        ARR = []
+        def f(a, b):
+            a[0] = 5.0
+            b += 1
+            return a * 2, b.sum()
+        def snap(): return ARR
+        def CALLS():
+            x = np.arange(3.0)
+            ARR.append(x)
+            return [((x, x), {}), ((x, x.copy()), {}), ((x, x), {}), ((x, x), {})]
+    ''')
+    assert cf.eager_calls == 0
 
 
 def test_one_array_at_two_places_one_written():
@@ -357,13 +386,31 @@ def test_one_array_at_two_places_one_written():
     ''')
 
 
-def test_fullgraph_refuses_one_tensor_at_two_places():
+def test_fullgraph_compiles_one_tensor_at_two_places_as_one_input():
     t = hop.tensor([1.0, 2.0])
-    cf = hop.compile(lambda a, b: a + b, fullgraph=True)
-    assert cf(t, t.clone()).tolist() == [2.0, 4.0]
-    with pytest.raises(hop.TraceError, match="cannot take one hop.Tensor at two places of its "
-                                             "arguments"):
-        cf(t, t)
+    cf = hop.compile(lambda a, b: (a + b, a is b), fullgraph=True)
+    got = cf(t, t.clone())
+    assert got[0].tolist() == [2.0, 4.0] and got[1] is False
+    got = cf(t, t)
+    assert got[0].tolist() == [2.0, 4.0] and got[1] is True
+    assert cf.eager_calls == 0 and len(cf.graphs) == 2
+
+
+def test_one_hop_numpy_array_at_two_places_runs_eagerly():
+    # a hop.numpy array's node is rebuilt per place: such a call runs eagerly
+    import hop.numpy as hnp
+    cf = check('''
+        import hop.numpy as hnp
+        def f(a, b):
+            return a + 1, a is b
+        def CALLS():
+            x = hnp.arange(3.0)
+            return [((x, x), {}), ((x, x.copy()), {}), ((x, x), {})]
+    ''')
+    assert cf.eager_calls == 2 and hnp is not None
+    with pytest.raises(hop.TraceError, match="cannot take one hop.numpy array at two places"):
+        x = hnp.arange(3.0)
+        hop.compile(lambda a, b: a + b, fullgraph=True)(x, x)
 
 
 def test_hop_grad_of_one_tensor_at_two_places():
