@@ -534,9 +534,10 @@ class CompiledFunction(_C._CompiledCall):
         """The trace met arguments that share memory, one written
         (_writeback.SharedWrite): which, for _eager_for_argument (eager's
         NumPy runs this call; the plans stay for other arguments).  hop's
-        own function has no eager call: w is raised."""
+        own function has no eager call, and two arrays of the function's
+        environment are no call's arguments: w is raised."""
         self._dims, self._first = saved[0], saved[1]
-        if self._hop_fn:
+        if self._hop_fn or not w.arg:
             raise w
         return w.what
 

@@ -15,12 +15,14 @@ class SharedWrite(_C.UnsupportedError):
     shares memory with another array input (_WriteBack.check): hop traces
     them as separate arrays, so it cannot reproduce NumPy's aliasing.
     hop.trace raises it (an UnsupportedError); hop.compile runs such a call
-    eagerly, as NumPy would run it (fullgraph=True raises).  what: which
-    arrays, in words."""
+    eagerly, as NumPy would run it (fullgraph=True raises), when one of
+    the two is an argument (arg); two arrays of its environment (a global
+    and its view) stay its error.  what: which arrays, in words."""
 
-    def __init__(self, message, what):
+    def __init__(self, message, what, arg):
         super().__init__(message)
         self.what = what
+        self.arg = arg
 
 
 def _same_array(x, y):
@@ -55,11 +57,11 @@ class _WriteBack:
     def __init__(self, slots, slot_arrays, tr, leaves, runs, traced, writes, env_sources=None,
                  alias=None):
         self.slots = slots
-        # results that are a written argument itself (`x += 1; return x`):
-        # the caller's array is returned, as NumPy's in-place code returns it
         # argument leaves that are an earlier leaf's object, one input of
         # the plan (_trace._aliases): no memory of their own to compare
         self.alias = alias or {}
+        # results that are a written argument itself (`x += 1; return x`):
+        # the caller's array is returned, as NumPy's in-place code returns it
         self.returns = {j: k[1] for j, x in enumerate(traced) for k, w in zip(slots, writes)
                         if k[0] == "arg" and x is w and _np is not None and
                         isinstance(leaves[k[1]], _np.ndarray)}
@@ -149,8 +151,8 @@ class _WriteBack:
                                f"place, which shares memory with {self._what(j)}; hop traces " \
                                f"them as separate arrays, so it cannot reproduce NumPy's " \
                                f"aliasing between them (pass copies, or write a copy)"
-                        raise SharedWrite(text, what) if error is _C.UnsupportedError else \
-                            error(text)
+                        raise SharedWrite(text, what, "arg" in (j[0], k[0])) \
+                            if error is _C.UnsupportedError else error(text)
         for i, want in self.layout.items():
             if _layout(leaves[i]) != want:
                 raise error(f"guard failed: argument {i} has another memory layout than when "

@@ -258,20 +258,31 @@ def test_numpy_creation_functions_give_arrays_usable_as_python_data():
 
 # ------------------------------------------------------------------ errors
 
-def test_writing_an_argument_that_shares_memory_with_another_is_refused():
+def test_writing_an_argument_that_shares_memory_with_another_runs_eagerly():
+    # hop.trace refuses it; hop.compile runs the call as NumPy does (before,
+    # it raised the trace's UnsupportedError, nothing written)
     def f(x, y):
         x += 1
         return y.sum()
     b = np.arange(6.0)
     with pytest.raises(hop.UnsupportedError, match="writes argument 0 in place, which shares "
                                                    "memory with argument 1"):
-        hop.compile(f)(b[:4], b[2:])
+        hop.trace(f, b[:4], b[2:])
     assert b.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]  # nothing written
+    e = np.arange(6.0)
+    want = f(e[:4], e[2:])
+    with pytest.warns(RuntimeWarning, match="a call with argument 1 sharing memory with "
+                                            "argument 0 .* runs eagerly"):
+        assert hop.compile(f)(b[:4], b[2:]) == want == 16.0
+    assert b.tolist() == e.tolist() == [1.0, 2.0, 3.0, 4.0, 4.0, 5.0]
     cf = hop.compile(f)
-    c = np.arange(6.0)
-    cf(c[:3], c[3:])  # no overlap: traced
-    with pytest.raises(hop.UnsupportedError, match="shares memory"):
-        cf(c[:4], c[2:])  # the guard fails, the retrace refuses
+    c, e = np.arange(6.0), np.arange(6.0)
+    assert cf(c[:3], c[3:]) == f(e[:3], e[3:])  # no overlap: traced
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert cf(c[:4], c[2:]) == f(e[:4], e[2:]) == 17.0  # the guard fails, eager runs it
+    assert c.tolist() == e.tolist()
+    assert cf.eager_calls == 1 and len(cf.graphs) == 1
 
 
 def test_read_only_views_and_arrays_raise_numpys_value_error():
