@@ -164,6 +164,9 @@ typedef struct hop__math {
 
 /* The backend chosen at build time and checked against the CPU once. */
 const hop__math *hop__math_get(void);
+/* The backend HOP_MATH=setting picks (NULL: unset): "scalar" the libm
+ * loops, "avx2" at most AVX2, anything else the widest the CPU runs. */
+const hop__math *hop__math_choose(const char *setting);
 /* The scalar libm backend (always available) and the SLEEF AVX2 and
  * AVX-512 ones (NULL when not built). */
 extern const hop__math hop__math_scalar;

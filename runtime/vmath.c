@@ -93,17 +93,18 @@ hop__math_sleef_avx512(void)
 }
 #endif
 
-static const hop__math *
-choose(void)
+const hop__math *
+hop__math_choose(const char *setting)
 {
     /* HOP_MATH=scalar forces the libm loops, HOP_MATH=avx2 the AVX2
      * vectors (for measuring and debugging). */
-    const char *env = getenv("HOP_MATH");
-    if (env != NULL && strcmp(env, "scalar") == 0)
+    if (setting != NULL && strcmp(setting, "scalar") == 0)
         return &hop__math_scalar;
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    /* cpuid: under valgrind, which runs no AVX-512, it reports none, so
+     * the AVX2 backend runs there */
     __builtin_cpu_init();
-    if ((env == NULL || strcmp(env, "avx2") != 0) && __builtin_cpu_supports("avx512f") &&
+    if ((setting == NULL || strcmp(setting, "avx2") != 0) && __builtin_cpu_supports("avx512f") &&
         hop__math_sleef_avx512() != NULL)
         return hop__math_sleef_avx512();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
@@ -119,7 +120,8 @@ hop__math_get(void)
     static const hop__math *chosen;
     const hop__math *m = __atomic_load_n(&chosen, __ATOMIC_ACQUIRE);
     if (m == NULL) {
-        m = choose(); /* a race only computes the same answer twice */
+        /* a race only computes the same answer twice */
+        m = hop__math_choose(getenv("HOP_MATH"));
         __atomic_store_n(&chosen, m, __ATOMIC_RELEASE);
     }
     return m;

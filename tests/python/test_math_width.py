@@ -143,3 +143,57 @@ def test_nan_results_are_x86s_default_nan_or_the_nan_operand(dt):
         r = getattr(hop, name)(hop.asarray(np.full(19, 0.5, dt)),
                                hop.asarray(np.full(19, pos, dt))).numpy()
         assert set(r.view(u).tolist()) == {positive}, (name, hex(r.view(u)[0]))
+
+
+BOUND_CHILD = r"""
+import math, sys
+import numpy as np
+import hop
+wide = np.concatenate([np.linspace(-20, 20, 1002), np.geomspace(1e-300, 1e300, 601)])
+inputs = {"exp": np.concatenate([np.linspace(-745, 709, 1001), np.linspace(-1, 1, 1002)]),
+          "log": np.concatenate([np.geomspace(1e-300, 1e300, 1001), np.linspace(0.5, 2, 1002)]),
+          "sin": np.concatenate([np.linspace(-700, 700, 1001), wide, -wide]),
+          "cos": np.concatenate([np.linspace(-700, 700, 1001), wide, -wide]),
+          "tanh": np.concatenate([np.linspace(-40, 40, 1001), wide, -wide])}
+out = {}
+for name, xs in inputs.items():
+    got = getattr(hop, name)(hop.asarray(xs)).numpy()
+    ref = getattr(np, name)(xs.astype(np.longdouble))
+    # the spacing of doubles at the reference (subnormals: 2^-1074)
+    e = np.maximum(np.frexp(ref.astype(np.float64))[1] - 1, -1022) - 52
+    ulps = np.abs(got.astype(np.longdouble) - ref) / np.ldexp(np.longdouble(1), e)
+    libm = np.array([getattr(math, name)(v) for v in xs])
+    out[name] = (float(np.max(ulps[np.isfinite(ref)])), bool(np.array_equal(got, libm)))
+print(repr(out))
+"""
+
+
+def bounds_under(env_math):
+    env = dict(os.environ)
+    env.pop("HOP_MATH", None)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    if env_math is not None:
+        env["HOP_MATH"] = env_math
+    r = subprocess.run([sys.executable, "-c", BOUND_CHILD], env=env, capture_output=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    return eval(r.stdout.decode())
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 63, reason="needs x87 long double")
+@pytest.mark.parametrize("env_math", [None, "avx2", "scalar"])
+def test_every_math_backend_within_its_bound(env_math):
+    # HOP_MATH forces each backend (CI runs them all, whatever the CPU):
+    # the libm loops give libm's bits (Python's math module: the same libm),
+    # SLEEF's u10 functions (AVX-512 by default where the CPU has it, AVX2)
+    # are within their documented 1.0 ulp of a long double reference (whose
+    # own error is under 2^-10 ulp)
+    res = bounds_under(env_math)
+    for name, (worst, is_libm) in res.items():
+        if env_math == "scalar":
+            assert is_libm, name
+        else:
+            assert worst <= 1.0 + 2.0 ** -10, (name, worst)
+    if env_math != "scalar" and "avx2" in cpu_flags():
+        # the SLEEF backends are not libm: the forced setting did change it
+        assert not all(is_libm for _, is_libm in res.values())

@@ -1,0 +1,255 @@
+/*
+ * tests/c/test_math_backends.c - the math backends of runtime/vmath.c:
+ * which one HOP_MATH and the CPU pick (the widest the CPU runs: AVX-512,
+ * else AVX2, else the libm loops; under valgrind, whose cpuid reports no
+ * AVX-512, AVX2), and every backend the CPU runs within its bound: SLEEF's
+ * documented 1.0 ulp (u10; hypot 0.5 ulp, u05) against long double
+ * references, the scalar backend bit for bit libm's own function.
+ */
+#include "test_runtime_util.h"
+
+#include "runtime/runtime.h"
+
+#include <float.h>
+#include <stdlib.h>
+
+static bool
+cpu_has(const char *what)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __builtin_cpu_init();
+    if (strcmp(what, "avx512f") == 0)
+        return __builtin_cpu_supports("avx512f");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    (void)what;
+    return false;
+#endif
+}
+
+/* The backends this CPU runs, the scalar one first. */
+static int
+runnable(const hop__math **out)
+{
+    int n = 0;
+    out[n++] = &hop__math_scalar;
+    if (hop__math_sleef_avx2() != NULL && cpu_has("avx2"))
+        out[n++] = hop__math_sleef_avx2();
+    if (hop__math_sleef_avx512() != NULL && cpu_has("avx512f"))
+        out[n++] = hop__math_sleef_avx512();
+    return n;
+}
+
+static void
+choice_follows_hop_math_and_the_cpu(void **state)
+{
+    (void)state;
+    const hop__math *avx2 =
+        hop__math_sleef_avx2() && cpu_has("avx2") ? hop__math_sleef_avx2() : &hop__math_scalar;
+    const hop__math *widest =
+        hop__math_sleef_avx512() && cpu_has("avx512f") ? hop__math_sleef_avx512() : avx2;
+    assert_ptr_equal(hop__math_choose("scalar"), &hop__math_scalar);
+    assert_ptr_equal(hop__math_choose("avx2"), avx2);
+    assert_ptr_equal(hop__math_choose(NULL), widest);
+    assert_ptr_equal(hop__math_choose("anything else"), widest);
+    /* the process's own choice (HOP_MATH as the test runs) is one of them,
+     * and never one the CPU cannot run (valgrind: no AVX-512) */
+    const char *env = getenv("HOP_MATH");
+    assert_ptr_equal(hop__math_get(), hop__math_choose(env));
+    if (!cpu_has("avx512f"))
+        assert_true(hop__math_get() != hop__math_sleef_avx512() ||
+                    hop__math_sleef_avx512() == NULL);
+    assert_string_equal(hop_runtime_math_backend(), hop__math_get()->name);
+    print_message("math backend: %s (avx512f %d)\n", hop_runtime_math_backend(),
+                  cpu_has("avx512f"));
+    if (hop__math_sleef_avx2() != NULL && cpu_has("avx2") && env == NULL)
+        assert_true(strncmp(hop_runtime_math_backend(), "sleef-", 6) == 0);
+}
+
+/* |r - exact| in units of the last place of the double nearest exact (the
+ * subnormals' spacing below DBL_MIN); float: spacing 2^-23 relative. */
+static long double
+ulps(long double r, long double exact, int mant_bits, int min_exp)
+{
+    if (r == exact)
+        return 0;
+    int e;
+    frexpl(exact, &e); /* |exact| in [2^(e-1), 2^e) */
+    if (e - 1 < min_exp)
+        e = min_exp + 1;
+    return fabsl(r - exact) / ldexpl(1.0L, e - 1 - mant_bits);
+}
+
+typedef struct fn1 {
+    const char *name;
+    long double (*ref)(long double);
+    double lo, hi; /* the sampled interval */
+    int index;     /* -1: the named field; else unary_f64/f32[index] */
+    double lim64;  /* beyond this |x| (SLEEF's domain) libm's function runs */
+    float lim32;
+} fn1;
+
+static void
+pick(const hop__math *m, const fn1 *f, hop__mfn_f64 *d, hop__mfn_f32 *s)
+{
+    if (f->index >= 0) {
+        *d = m->unary_f64[f->index];
+        *s = m->unary_f32[f->index];
+    } else if (strcmp(f->name, "exp") == 0) {
+        *d = m->exp_f64, *s = m->exp_f32;
+    } else if (strcmp(f->name, "log") == 0) {
+        *d = m->log_f64, *s = m->log_f32;
+    } else if (strcmp(f->name, "sin") == 0) {
+        *d = m->sin_f64, *s = m->sin_f32;
+    } else if (strcmp(f->name, "cos") == 0) {
+        *d = m->cos_f64, *s = m->cos_f32;
+    } else {
+        *d = m->tanh_f64, *s = m->tanh_f32;
+    }
+}
+
+#define ALL INFINITY, INFINITY
+static const fn1 FNS[] = {
+    {"exp", expl, -740, 709, -1, ALL},
+    {"log", logl, 1e-300, 1e300, -1, ALL},
+    {"sin", sinl, -1e4, 1e4, -1, ALL},
+    {"cos", cosl, -1e4, 1e4, -1, ALL},
+    {"tanh", tanhl, -20, 20, -1, ALL},
+    {"sinh", sinhl, -710, 710, HOP__MU_sinh, 700.0, 88.0f},
+    {"cosh", coshl, -710, 710, HOP__MU_cosh, 700.0, 88.0f},
+    {"asin", asinl, -1, 1, HOP__MU_asin, ALL},
+    {"acos", acosl, -1, 1, HOP__MU_acos, ALL},
+    {"asinh", asinhl, -1e160, 1e160, HOP__MU_asinh, 1e150, 1e19f},
+    {"acosh", acoshl, 1, 1e160, HOP__MU_acosh, 1e150, 1e19f},
+    {"atanh", atanhl, -1, 1, HOP__MU_atanh, ALL},
+    {"cbrt", cbrtl, -1e9, 1e9, HOP__MU_cbrt, ALL},
+};
+
+/* libm's own functions, for the scalar backend's bits */
+static double (*const LIBM64[])(double) = {exp,  log,  sin,   cos,   tanh,  sinh, cosh,
+                                           asin, acos, asinh, acosh, atanh, cbrt};
+static float (*const LIBM32[])(float) = {expf,  logf,  sinf,   cosf,   tanhf,  sinhf, coshf,
+                                         asinf, acosf, asinhf, acoshf, atanhf, cbrtf};
+
+#define NPTS 4099 /* not a multiple of 8 or 16: every backend's tail runs */
+
+/* n points over [lo, hi]: evenly spaced, and for wide intervals also
+ * spread over the magnitudes (log-spaced), plus a few large sin/cos
+ * arguments (reduction far from 0). */
+static void
+points(const fn1 *f, double *x)
+{
+    for (int i = 0; i < NPTS; i++) {
+        double t = (double)i / (NPTS - 1);
+        if (i % 2 == 0 || f->lo <= 0 || f->hi / f->lo < 1e3)
+            x[i] = f->lo + (f->hi - f->lo) * t;
+        else
+            x[i] = exp(log(f->lo) + (log(f->hi) - log(f->lo)) * t);
+    }
+    if (strcmp(f->name, "sin") == 0 || strcmp(f->name, "cos") == 0) {
+        x[1] = 1e15, x[3] = -3.5e22, x[5] = 1e300, x[7] = 6.2831853071795862;
+    }
+}
+
+/* Whether long double carries more bits than double: not under valgrind,
+ * which computes x87 arithmetic in doubles (then the references are no
+ * better than the results, and only libm's bits are checked). */
+static bool
+precise_reference(void)
+{
+    volatile long double one = 1.0L, tiny = 0x1p-60L;
+    return one + tiny != one;
+}
+
+static void
+backend_within_bound(const hop__math *m, const fn1 *f, int k)
+{
+    double x[NPTS], y[NPTS];
+    float xf[NPTS], yf[NPTS];
+    hop__mfn_f64 d;
+    hop__mfn_f32 s;
+    points(f, x);
+    for (int i = 0; i < NPTS; i++)
+        xf[i] = (float)x[i];
+    pick(m, f, &d, &s);
+    d(NPTS, y, x);
+    s(NPTS, yf, xf);
+    bool scalar = m == &hop__math_scalar;
+    long double worst = 0, worstf = 0;
+    double worst_x = 0;
+    float worst_xf = 0;
+    for (int i = 0; i < NPTS; i++) {
+        bool libm64 = scalar || fabs(x[i]) > f->lim64, libm32 = scalar || fabsf(xf[i]) > f->lim32;
+        if (libm64 || libm32) { /* the libm loops, or a lane past SLEEF's domain: libm's bits */
+            double want = LIBM64[k](x[i]);
+            float wantf = LIBM32[k](xf[i]);
+            if (libm64)
+                assert_memory_equal(&y[i], &want, sizeof want);
+            if (libm32)
+                assert_memory_equal(&yf[i], &wantf, sizeof wantf);
+        }
+        /* SLEEF's lanes: within its bound */
+        long double r = libm64 ? y[i] : f->ref(x[i]), rf = libm32 ? yf[i] : f->ref(xf[i]);
+        if (fabsl(r) > DBL_MAX && !(isinf(y[i]) && !signbit(y[i]) == !signbit(r)))
+            fail_msg("%s %s(%a) = %a, not %Lg", m->name, f->name, x[i], y[i], r);
+        if (fabsl(rf) > FLT_MAX && !(isinf(yf[i]) && !signbit(yf[i]) == !signbit(rf)))
+            fail_msg("%s %s(%a f) = %a, not %Lg", m->name, f->name, xf[i], yf[i], rf);
+        if (fabsl(r) <= DBL_MAX && ulps(y[i], r, 52, DBL_MIN_EXP - 1) > worst) {
+            worst = ulps(y[i], r, 52, DBL_MIN_EXP - 1);
+            worst_x = x[i];
+        }
+        if (fabsl(rf) <= FLT_MAX && ulps(yf[i], rf, 23, FLT_MIN_EXP - 1) > worstf) {
+            worstf = ulps(yf[i], rf, 23, FLT_MIN_EXP - 1);
+            worst_xf = xf[i];
+        }
+    }
+    /* SLEEF's u10 bound, 1.0 ulp, and the long double reference's own
+     * error (under 2^-10 ulp of a double) */
+    if (precise_reference() && (worst > 1.0L + 0x1p-10L || worstf > 1.0L + 0x1p-10L))
+        fail_msg("%s %s: %.4Lf ulp at %a (f64), %.4Lf ulp at %a (f32), bound 1.0", m->name, f->name,
+                 worst, worst_x, worstf, (double)worst_xf);
+}
+
+static void
+every_backend_within_its_bound(void **state)
+{
+    (void)state;
+    const hop__math *ms[3];
+    int nm = runnable(ms);
+    for (int b = 0; b < nm; b++)
+        for (int k = 0; k < (int)N_(FNS); k++)
+            backend_within_bound(ms[b], &FNS[k], k);
+}
+
+static void
+hypot_within_half_an_ulp(void **state)
+{
+    (void)state;
+    const hop__math *ms[3];
+    int nm = runnable(ms);
+    double a[NPTS], b[NPTS], y[NPTS];
+    for (int i = 0; i < NPTS; i++) {
+        a[i] = ldexp(1.0 + i * 1e-3, i % 200 - 100);
+        b[i] = ldexp(3.0 - i * 1e-4, (i * 7) % 200 - 100);
+    }
+    for (int m = 1; m < nm; m++) {
+        ms[m]->binary_f64[HOP__MB_hypot](NPTS, y, a, b);
+        for (int i = 0; i < NPTS; i++) {
+            long double r = sqrtl((long double)a[i] * a[i] + (long double)b[i] * b[i]);
+            long double e = ulps(y[i], r, 52, DBL_MIN_EXP - 1);
+            if (e > 0.5001L + 0x1p-10L && precise_reference()) /* SLEEF's u05: 0.5001 ulp */
+                fail_msg("%s hypot(%a, %a): %.4Lf ulp", ms[m]->name, a[i], b[i], e);
+        }
+    }
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(choice_follows_hop_math_and_the_cpu),
+        cmocka_unit_test(every_backend_within_its_bound),
+        cmocka_unit_test(hypot_within_half_an_ulp),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
