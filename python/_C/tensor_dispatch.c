@@ -12,8 +12,8 @@
  * that and call hop_eager directly: `a + b` is one type check per operand,
  * one test that no thread traces, one hop_eager and one object taken from a
  * free list.  While a thread traces, a two-value op on a proxy and another
- * or a Python number is recorded by trace_op.c (hop_py__trace_binary)
- * without the conversions to hop_py_opnd and back.
+ * or a Python number, and a one-tensor op on a proxy, are recorded by
+ * trace_op.c without the conversions to hop_py_opnd and back.
  *
  * While this thread traces, every op is recorded, concrete operands included
  * (they become root inputs): an op computed at trace time would be a constant
@@ -238,6 +238,9 @@ hop_py__unary(hop_op op, PyObject *x)
         hop_rt_arg a = hop_rt_tensor(HOP_PY_TENSOR(x)->t);
         return run_eager(op, &a, 1);
     }
+    PyObject *traced;
+    if (hop_py__ntracing != 0 && hop_py__trace_unary(op, x, &traced))
+        return traced;
     hop_py_opnd a;
     hop_py__set_tensor_opnd(&a, x);
     return hop_py_run_op(op, &a, 1);

@@ -2,16 +2,17 @@
  * python/_C/trace_op.c - an op recorded in this thread's trace once its
  * operands are graph arguments (hop_py__record_op: the path
  * specialisation's memo, the tracer, the result's proxy), and the number
- * protocol's two-value op on a proxy recorded without the general
- * conversions (hop_py__trace_binary).
+ * protocol's two-value op on a proxy, and a one-tensor op (`x.relu()`,
+ * `-x`), recorded without the general conversions (hop_py__trace_binary,
+ * hop_py__trace_unary).
  *
  * The general path (hop_py__binary -> hop_py_run_op -> hop_py_trace_op)
  * converts each Python operand to a hop_py_opnd, tests the operands for a
  * SymFloat and for a proxy, looks up the thread's trace twice and converts
  * the operands again to graph arguments: ~0.5 K instructions of a traced
  * chain's ~3.6 K an op (issue #30), most of them for `x * y` or `x + 1.0`,
- * two proxies or a proxy and a Python number.  hop_py__trace_binary takes
- * exactly those operands and hands every other one to the general path,
+ * two proxies or a proxy and a Python number, or `x.relu()`.  These paths
+ * take exactly those operands and hand every other one to the general path,
  * which makes the same arguments of them: the node, its name, its metadata
  * and the result are the same either way.
  */
@@ -77,6 +78,29 @@ plain_arg(TraceObject *tr, PyObject *o, hop_arg *out, int *nodes)
     return false;
 }
 
+/* A proxy of tr as op's operand, recorded: 1 with *result; 0 when op is a
+ * view (its result is linked to its operand: hop_py_trace_op). */
+static int
+record_plain(TraceObject *tr, hop_op op, const hop_arg *args, size_t nargs, PyObject **result)
+{
+    const hop_op_info *info = hop_op_get(op);
+    if (info == NULL || info->family == HOP_KF_VIEW)
+        return 0;
+    *result = hop_py__record_op(tr, op, args, nargs);
+    return 1;
+}
+
+int
+hop_py__trace_unary(hop_op op, PyObject *x, PyObject **result)
+{
+    TraceObject *tr = hop_py__current;
+    hop_arg arg;
+    int nodes = 0;
+    if (tr == NULL || !plain_arg(tr, x, &arg, &nodes) || nodes == 0)
+        return 0;
+    return record_plain(tr, op, &arg, 1, result);
+}
+
 int
 hop_py__trace_binary(hop_op op, PyObject *a, PyObject *b, PyObject **result)
 {
@@ -86,11 +110,5 @@ hop_py__trace_binary(hop_op op, PyObject *a, PyObject *b, PyObject **result)
     if (tr == NULL || !plain_arg(tr, a, &args[0], &nodes) || !plain_arg(tr, b, &args[1], &nodes) ||
         nodes == 0)
         return 0;
-    /* A view's result is linked to its operand (hop_py_trace_op); no
-     * two-value op is one, but should one be, it takes that path. */
-    const hop_op_info *info = hop_op_get(op);
-    if (info == NULL || info->family == HOP_KF_VIEW)
-        return 0;
-    *result = hop_py__record_op(tr, op, args, 2);
-    return 1;
+    return record_plain(tr, op, args, 2, result);
 }

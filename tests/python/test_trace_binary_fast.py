@@ -1,6 +1,7 @@
 """A traced two-value operator whose operands are proxies of the trace and
-Python floats, ints and bools is recorded by python/_C/trace_op.c without the
-general conversions (hop_py__trace_binary); every other operand takes the
+Python floats, ints and bools, and a one-tensor op on a proxy, are recorded
+by python/_C/trace_op.c without the general conversions
+(hop_py__trace_binary, hop_py__trace_unary); every other operand takes the
 general path.  Either way the graph, its names, the result's metadata and
 values, and the errors are the same: the traced result is eager's, and an
 operand of a number subclass (which takes the general path) records the same
@@ -141,3 +142,31 @@ def test_matmul_of_a_scalar_raises_as_eagerly():
     with pytest.raises(Exception) as traced:
         hop.trace(lambda x: x @ 2.0, x)
     assert type(traced.value) is type(eager.value)
+
+
+UNARY = {
+    "neg": operator.neg,
+    "abs": abs,
+    "relu": lambda x: x.relu(),
+    "exp": hop.exp,
+    "sin": lambda x: x.sin(),
+    "clone": lambda x: x.clone(),
+}
+
+
+@pytest.mark.parametrize("op", sorted(UNARY))
+@pytest.mark.parametrize("dtype", [hop.float32, hop.float64, hop.int32])
+def test_one_tensor_ops_on_a_proxy(op, dtype):
+    f = UNARY[op]
+    x = tensor(dtype)
+    code = check(lambda x: f(x) + 1, x)
+    w = tensor(dtype, seed=3)  # a captured tensor: the general path, its own placeholder
+    assert check(lambda x: f(w) + x, x) != code
+
+
+def test_one_tensor_ops_name_their_nodes_as_before():
+    def f(x):
+        return (-x).relu().exp().relu()
+    gm = hop.trace(f, tensor(hop.float32))
+    assert [n.name for n in gm.graph.nodes if n.op == "call_op"] == \
+        ["neg", "relu", "exp", "relu_1"]
