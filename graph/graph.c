@@ -409,8 +409,13 @@ prepare(hop_graph *g, const char *who, hop_node_kind kind, const char *base, con
         hop_arg *pool = (hop_arg *)(block + args_at);
         n->args = pool;
         pool += nargs;
-        for (size_t i = 0; i < nargs; i++)
-            copy_arg(&n->args[i], &args[i], &pool);
+        for (size_t i = 0; i < nargs; i++) {
+            /* copy_arg's plain case inline: a call per argument of every node */
+            if (args[i].kind == HOP_ARG_SYM || args[i].kind == HOP_ARG_LIST)
+                copy_arg(&n->args[i], &args[i], &pool);
+            else
+                n->args[i] = args[i];
+        }
     }
     n->nargs = (uint32_t)nargs;
     if (p->census.nodes > 0)
