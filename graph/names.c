@@ -375,9 +375,11 @@ suffix_into(char *out, uint64_t k)
 }
 
 /* Reserves a name from the identifier base of blen bytes, which hashes to
- * bhash: base itself when free, else base_<k>. */
+ * bhash: base itself when free, else base_<k>, written at room (base itself,
+ * writable, with blen + 24 bytes) or, when room is NULL, in a buffer of its
+ * own. */
 static hop_status
-reserve_hashed(hop_graph *g, const char *base, size_t blen, uint32_t bhash,
+reserve_hashed(hop_graph *g, const char *base, size_t blen, uint32_t bhash, char *room,
                hop__name_claim *claim)
 {
     graph_impl *impl = hop__graph_impl(g);
@@ -403,9 +405,12 @@ reserve_hashed(hop_graph *g, const char *base, size_t blen, uint32_t bhash,
             impl->nbases++;
         }
         size_t cap = blen + 24; /* "_<uint64>" and a NUL */
-        if ((buf = cap <= sizeof small ? small : hop__malloc(cap)) == NULL)
+        if (room != NULL)
+            buf = room;
+        else if ((buf = cap <= sizeof small ? small : hop__malloc(cap)) == NULL)
             return HOP_NOMEM;
-        memcpy(buf, base, blen);
+        else
+            memcpy(buf, base, blen);
         uint64_t k = b->next;
         for (;; k++) {
             len = blen + suffix_into(buf + blen, k);
@@ -420,7 +425,7 @@ reserve_hashed(hop_graph *g, const char *base, size_t blen, uint32_t bhash,
     hop_status st = HOP_NOMEM;
     if (reserve_room(impl) == HOP_OK && (claim->name = pack_string(impl, name, len)) != NULL)
         st = HOP_OK;
-    if (buf != small)
+    if (buf != NULL && buf != small && buf != room)
         hop__free(buf);
     return st;
 }
@@ -428,13 +433,13 @@ reserve_hashed(hop_graph *g, const char *base, size_t blen, uint32_t bhash,
 hop_status
 hop__name_reserve(hop_graph *g, const char *base, hop__name_claim *claim)
 {
-    size_t cap = strlen(base) + 3; /* sanitize_into's room */
+    size_t cap = strlen(base) + 3 + 24; /* sanitising, then "_<uint64>" */
     char small[128];
     char *buf = cap <= sizeof small ? small : hop__malloc(cap);
     if (buf == NULL)
         return HOP_NOMEM;
     size_t blen = sanitize_into(base, buf);
-    hop_status st = reserve_hashed(g, buf, blen, name_hash(buf, blen), claim);
+    hop_status st = reserve_hashed(g, buf, blen, name_hash(buf, blen), buf, claim);
     if (buf != small)
         hop__free(buf);
     return st;
@@ -459,7 +464,7 @@ hop__name_reserve_op(hop_graph *g, hop_op op, const char *op_name, hop__name_cla
         key = (uint64_t)len << 32 | name_hash(op_name, len);
         atomic_store_explicit(&op_base_keys[op], key, memory_order_relaxed);
     }
-    return reserve_hashed(g, op_name, (size_t)(key >> 32), (uint32_t)key, claim);
+    return reserve_hashed(g, op_name, (size_t)(key >> 32), (uint32_t)key, NULL, claim);
 }
 
 /* Links n, whose name is set and hashes to hash, into the table (room was
