@@ -431,6 +431,11 @@ def param_names(fn, n):
             names.extend(f"{star}_{i}" for i in range(n - len(names)))
         names.extend(f"arg{i}" for i in range(len(names), n))
         return names[:n]
+    return _signature_names(fn, n)
+
+
+def _signature_names(fn, n):
+    """param_names as inspect.signature gives them (any callable)."""
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):

@@ -14,22 +14,6 @@ import hop
 from hop import _pytree
 
 
-def by_signature(fn, n):
-    """param_names as inspect.signature's parameters give it."""
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    names = []
-    for p in params:
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            names.append(p.name)
-        elif p.kind == p.VAR_POSITIONAL:
-            names.extend(f"{p.name}_{i}" for i in range(n - len(names)))
-    names.extend(f"arg{i}" for i in range(len(names), n))
-    return names[:n]
-
-
 def plain(x, y):
     return x
 
@@ -96,7 +80,7 @@ FUNCTIONS = {
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 5])
 def test_param_names_are_the_signatures(name, n):
     fn = FUNCTIONS[name]
-    assert _pytree.param_names(fn, n) == by_signature(fn, n)
+    assert _pytree.param_names(fn, n) == _pytree._signature_names(fn, n)
 
 
 def test_the_code_is_read_only_for_plain_functions():
