@@ -409,17 +409,24 @@ prepare(hop_graph *g, const char *who, hop_node_kind kind, const char *base, con
         hop_arg *pool = (hop_arg *)(block + args_at);
         n->args = pool;
         pool += nargs;
-        for (size_t i = 0; i < nargs; i++)
-            copy_arg(&n->args[i], &args[i], &pool);
+        for (size_t i = 0; i < nargs; i++) {
+            /* copy_arg's plain case inline: a call per argument of every node */
+            if (args[i].kind == HOP_ARG_SYM || args[i].kind == HOP_ARG_LIST)
+                copy_arg(&n->args[i], &args[i], &pool);
+            else
+                n->args[i] = args[i];
+        }
     }
     n->nargs = (uint32_t)nargs;
     if (p->census.nodes > 0)
         p->uses = (hop_use *)(block + uses_at);
-    /* Only prepare_op makes a call_op node, and its base is the op's name. */
-    hop_status st = kind == HOP_NODE_CALL_OP ? hop__name_reserve_op(g, base, &p->claim)
-                                             : hop__name_reserve(g, base, &p->claim);
-    if (st != HOP_OK)
-        return st;
+    /* Only prepare_op makes a call_op node: it names the node after its op
+     * (hop__name_reserve_op; base is unused). */
+    if (kind != HOP_NODE_CALL_OP) {
+        hop_status st = hop__name_reserve(g, base, &p->claim);
+        if (st != HOP_OK)
+            return st;
+    }
     n->kind = kind;
     n->op = HOP_OP_COUNT;
     n->meta = &no_value;
@@ -836,14 +843,18 @@ operand_result(hop_op op, const hop_node *n)
     return a->u.node->meta;
 }
 
-/* An op call's arity checked (naming who), then the node prepared. */
+/* An op call's arity checked (naming who), then the node prepared and its
+ * name reserved. */
 static hop_status
-prepare_op(hop_graph *g, const char *who, const hop_op_info *info, const hop_arg *args,
-           size_t nargs, pending *p)
+prepare_op(hop_graph *g, const char *who, hop_op op, const hop_op_info *info,
+           const hop_arg *args, size_t nargs, pending *p)
 {
     if (nargs != (size_t)info->nargs)
         return hop_error(HOP_INVALID, "%s: takes %d arguments, got %zu", who, info->nargs, nargs);
-    return prepare(g, who, HOP_NODE_CALL_OP, info->name, args, nargs, false, p);
+    hop_status st = prepare(g, who, HOP_NODE_CALL_OP, info->name, args, nargs, false, p);
+    if (st == HOP_OK)
+        st = hop__name_reserve_op(g, op, info->name, &p->claim);
+    return st;
 }
 
 /* A prepared op call with its metadata, committed at the end of the body. */
@@ -869,7 +880,7 @@ hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs)
     }
     const char *who = call_op_who[op];
     pending p;
-    if (prepare_op(g, who, info, args, nargs, &p) != HOP_OK)
+    if (prepare_op(g, who, op, info, args, nargs, &p) != HOP_OK)
         return NULL;
     const hop_value_info *same = operand_result(op, p.node);
     if (same != NULL)
@@ -960,7 +971,7 @@ hop_graph_call_op_meta(hop_graph *g, hop_op op, const hop_arg *args, size_t narg
     if (check_value_info(who, "the result", meta) != HOP_OK)
         return NULL;
     pending p;
-    if (prepare_op(g, who, info, args, nargs, &p) != HOP_OK)
+    if (prepare_op(g, who, op, info, args, nargs, &p) != HOP_OK)
         return NULL;
     size_t nsymbols = hop_shape_env_nsymbols(g->env), nguards = hop_shape_env_nguards(g->env);
     hop_value_info out;

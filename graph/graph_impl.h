@@ -142,9 +142,11 @@ typedef struct hop__name_claim {
  * be pending.  HOP_NOMEM on failure.
  */
 hop_status hop__name_reserve(hop_graph *g, const char *base, hop__name_claim *claim);
-/* hop__name_reserve for a call_op node, whose base is its op's name: an
- * identifier and no keyword already, so it is not sanitised. */
-hop_status hop__name_reserve_op(hop_graph *g, const char *op_name, hop__name_claim *claim);
+/* hop__name_reserve for a call_op node of op, whose base is its op's name
+ * (op_name): an identifier and no keyword already, so it is not
+ * sanitised. */
+hop_status hop__name_reserve_op(hop_graph *g, hop_op op, const char *op_name,
+                                hop__name_claim *claim);
 /* Gives the reserved name to n (sets n->name).  Cannot fail. */
 void hop__name_commit(hop_graph *g, const hop__name_claim *claim, hop_node *n);
 /* Frees n's name for reuse (on erase and rename).  Cannot fail. */

@@ -25,6 +25,7 @@
 #include "graph/graph_impl.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 /* In strcmp order: is_keyword searches it. */
@@ -354,62 +355,62 @@ reserve_room(graph_impl *impl)
 }
 
 /* Writes "_<k>" (decimal) and a NUL at out: what snprintf's "_%" PRIu64
- * writes, without its cost (a name is reserved for every node).  Returns
- * the length written, NUL excluded. */
+ * writes, without its cost (a name is reserved for every node): the digits
+ * counted first, then written from the last, in place.  Returns the length
+ * written, NUL excluded. */
 static size_t
 suffix_into(char *out, uint64_t k)
 {
-    char digits[20];
-    size_t nd = 0;
+    size_t nd = 1;
+    for (uint64_t p = 10; nd < 20 && k >= p; p *= 10)
+        nd++;
+    out[0] = '_';
+    char *d = out + 1 + nd;
+    *d = '\0';
     do {
-        digits[nd++] = (char)('0' + k % 10);
+        *--d = (char)('0' + k % 10);
         k /= 10;
     } while (k);
-    out[0] = '_';
-    for (size_t i = 0; i < nd; i++)
-        out[1 + i] = digits[nd - 1 - i];
-    out[1 + nd] = '\0';
     return 1 + nd;
 }
 
-/* Reserves a name from base, sanitised first unless the caller knows it is
- * an identifier and no keyword already (sanitize_into would keep it). */
+/* Reserves a name from the identifier base of blen bytes, which hashes to
+ * bhash: base itself when free, else base_<k>, written at room (base itself,
+ * writable, with blen + 24 bytes) or, when room is NULL, in a buffer of its
+ * own. */
 static hop_status
-reserve(hop_graph *g, const char *base, bool sanitize, hop__name_claim *claim)
+reserve_hashed(hop_graph *g, const char *base, size_t blen, uint32_t bhash, char *room,
+               hop__name_claim *claim)
 {
     graph_impl *impl = hop__graph_impl(g);
-    size_t blen = strlen(base), len;
-    size_t cap = blen + 3 + 24; /* sanitising, then "_<uint64>" */
-    char small[128];
-    char *buf = cap <= sizeof small ? small : hop__malloc(cap);
-    if (buf == NULL)
-        return HOP_NOMEM;
-    if (sanitize)
-        blen = sanitize_into(base, buf);
-    else
-        memcpy(buf, base, blen + 1);
-    len = blen;
-
-    hop_status st = HOP_NOMEM;
+    const char *name = base;
+    size_t len = blen;
+    char small[128], *buf = NULL;
     claim->base = NULL;
     claim->suffix = 0;
-    uint32_t bhash = name_hash(buf, len);
     claim->hash = bhash;
-    if (is_taken(g, buf, len, bhash)) {
-        hop__base *b = find_base(impl, buf, blen, bhash);
+    if (is_taken(g, base, blen, bhash)) {
+        hop__base *b = find_base(impl, base, blen, bhash);
         if (b == NULL) {
             if (reserve_base(impl) != HOP_OK)
-                goto done;
+                return HOP_NOMEM;
             b = hop__arena_alloc(&impl->store->arena, sizeof *b);
-            const char *name = b ? pack_string(impl, buf, blen) : NULL;
-            if (name == NULL)
-                goto done;
-            *b = (hop__base){.name = name, .next = 1, .hash = bhash, .len = (uint32_t)blen};
+            const char *packed = b ? pack_string(impl, base, blen) : NULL;
+            if (packed == NULL)
+                return HOP_NOMEM;
+            *b = (hop__base){.name = packed, .next = 1, .hash = bhash, .len = (uint32_t)blen};
             hop__base **bucket = &impl->bases[b->hash & (impl->nbase_buckets - 1)];
             b->chain = *bucket;
             *bucket = b;
             impl->nbases++;
         }
+        size_t cap = blen + 24; /* "_<uint64>" and a NUL */
+        if (room != NULL)
+            buf = room;
+        else if ((buf = cap <= sizeof small ? small : hop__malloc(cap)) == NULL)
+            return HOP_NOMEM;
+        else
+            memcpy(buf, base, blen);
         uint64_t k = b->next;
         for (;; k++) {
             len = blen + suffix_into(buf + blen, k);
@@ -419,12 +420,12 @@ reserve(hop_graph *g, const char *base, bool sanitize, hop__name_claim *claim)
         }
         claim->base = b;
         claim->suffix = k;
+        name = buf;
     }
-    if (reserve_room(impl) != HOP_OK || (claim->name = pack_string(impl, buf, len)) == NULL)
-        goto done;
-    st = HOP_OK;
-done:
-    if (buf != small)
+    hop_status st = HOP_NOMEM;
+    if (reserve_room(impl) == HOP_OK && (claim->name = pack_string(impl, name, len)) != NULL)
+        st = HOP_OK;
+    if (buf != NULL && buf != small && buf != room)
         hop__free(buf);
     return st;
 }
@@ -432,16 +433,38 @@ done:
 hop_status
 hop__name_reserve(hop_graph *g, const char *base, hop__name_claim *claim)
 {
-    return reserve(g, base, true, claim);
+    size_t cap = strlen(base) + 3 + 24; /* sanitising, then "_<uint64>" */
+    char small[128];
+    char *buf = cap <= sizeof small ? small : hop__malloc(cap);
+    if (buf == NULL)
+        return HOP_NOMEM;
+    size_t blen = sanitize_into(base, buf);
+    hop_status st = reserve_hashed(g, buf, blen, name_hash(buf, blen), buf, claim);
+    if (buf != small)
+        hop__free(buf);
+    return st;
 }
 
+/* Each op's name as a base: its length (the high half) and hash, or 0 until
+ * the op first names a node.  A name is the same in every graph, and
+ * hashing it (with its strlen and its copy) was ~80 instructions of every
+ * node of a traced chain (issue #30).  Threads may fill an entry at once:
+ * they store the same value. */
+static _Atomic uint64_t op_base_keys[HOP_OP_COUNT];
+
 hop_status
-hop__name_reserve_op(hop_graph *g, const char *op_name, hop__name_claim *claim)
+hop__name_reserve_op(hop_graph *g, hop_op op, const char *op_name, hop__name_claim *claim)
 {
     /* Every op's name is an identifier and no keyword (test_printer.c checks
      * the whole op table): sanitising it, a scan and a keyword search, was
      * a third of naming a node (callgrind, trace_node's chain). */
-    return reserve(g, op_name, false, claim);
+    uint64_t key = atomic_load_explicit(&op_base_keys[op], memory_order_relaxed);
+    if (key == 0) {
+        size_t len = strlen(op_name);
+        key = (uint64_t)len << 32 | name_hash(op_name, len);
+        atomic_store_explicit(&op_base_keys[op], key, memory_order_relaxed);
+    }
+    return reserve_hashed(g, op_name, (size_t)(key >> 32), (uint32_t)key, NULL, claim);
 }
 
 /* Links n, whose name is set and hashes to hash, into the table (room was

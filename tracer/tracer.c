@@ -673,8 +673,9 @@ args_are_local(const hop_tracer *t, const hop_arg *args, size_t n)
     for (size_t i = 0; i < n; i++) {
         const hop_arg *a = &args[i];
         switch (a->kind) {
-        case HOP_ARG_NODE:
-            if (a->u.node == NULL || hop_tracer_of(a->u.node) != t)
+        case HOP_ARG_NODE: /* hop_tracer_of, inline: a call per operand of every op */
+            if (a->u.node == NULL || a->u.node->graph == NULL ||
+                a->u.node->graph->user_data != (const void *)t)
                 return false;
             break;
         case HOP_ARG_SYM: {

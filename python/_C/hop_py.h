@@ -122,6 +122,16 @@ void hop_py_memo_stop(hop_py_memo *m);
 
 /* trace.c: the traced side of hop_py_run_op. */
 PyObject *hop_py_trace_op(hop_op op, const hop_py_opnd *args, size_t nargs);
+/* trace_op.c: a two-value op of the number protocol recorded in this
+ * thread's trace when its operands are a proxy of that trace and another
+ * or a Python float, int or bool: 1 with *result (the result, or NULL with
+ * an exception); 0, nothing done, for any other operands (hop_py_run_op's
+ * path records them, the same way). */
+int hop_py__trace_binary(hop_op op, PyObject *a, PyObject *b, PyObject **result);
+/* trace_op.c: hop_py__trace_binary for a one-tensor op on x (a Tensor): 1
+ * with *result when x is a proxy of this thread's trace and op no view, else
+ * 0, nothing done. */
+int hop_py__trace_unary(hop_op op, PyObject *x, PyObject **result);
 /* trace.c: a foreign kernel's call recorded in the current tracer (None, a
  * proxy, or a tuple of proxies), or NULL with an exception set. */
 PyObject *hop_py_trace_foreign(const hop_foreign *f, const hop_py_opnd *args, size_t nargs);

@@ -11,7 +11,9 @@
  * tracer (trace.c).  The binary operators of two concrete tensors skip even
  * that and call hop_eager directly: `a + b` is one type check per operand,
  * one test that no thread traces, one hop_eager and one object taken from a
- * free list.
+ * free list.  While a thread traces, a two-value op on a proxy and another
+ * or a Python number, and a one-tensor op on a proxy, are recorded by
+ * trace_op.c without the conversions to hop_py_opnd and back.
  *
  * While this thread traces, every op is recorded, concrete operands included
  * (they become root inputs): an op computed at trace time would be a constant
@@ -236,6 +238,9 @@ hop_py__unary(hop_op op, PyObject *x)
         hop_rt_arg a = hop_rt_tensor(HOP_PY_TENSOR(x)->t);
         return run_eager(op, &a, 1);
     }
+    PyObject *traced;
+    if (hop_py__ntracing != 0 && hop_py__trace_unary(op, x, &traced))
+        return traced;
     hop_py_opnd a;
     hop_py__set_tensor_opnd(&a, x);
     return hop_py_run_op(op, &a, 1);
@@ -255,6 +260,9 @@ hop_py__binary(hop_op op, PyObject *a, PyObject *b)
                               hop_rt_tensor(HOP_PY_TENSOR(b)->t)};
         return run_eager(op, args, 2);
     }
+    PyObject *traced;
+    if (hop_py__ntracing != 0 && hop_py__trace_binary(op, a, b, &traced))
+        return traced;
     hop_py_opnd args[2];
     PyObject *tmp[2] = {NULL, NULL};
     const char *fname = hop_op_get(op)->name;

@@ -328,16 +328,7 @@ hop_py_trace_op(hop_op op, const hop_py_opnd *args, size_t nargs)
     TraceObject *tr = traced_args(what, args, nargs, &b);
     if (tr == NULL)
         return NULL;
-    PyObject *result = NULL;
-    int depth = (int)hop_output_graph_depth(tr->og);
-    hop_node *n = hop_py_memo_replay(tr->memo, depth, op, b.args, nargs);
-    if (n != NULL) {
-        result = wrap_node((PyObject *)tr, n);
-    } else if ((n = hop_tracer_call_op(current_tracer(tr), op, b.args, nargs)) == NULL) {
-        hop_py_raise();
-    } else if (hop_py_memo_record(tr->memo, depth, op, b.args, nargs, n) == 0) {
-        result = wrap_node((PyObject *)tr, n);
-    }
+    PyObject *result = hop_py__record_op(tr, op, b.args, nargs);
     arg_buffer_free(&b);
     /* A view of a proxy: linked to it while it lives (hop_py.h, viewof). */
     if (result != NULL && info != NULL && info->family == HOP_KF_VIEW && nargs > 0 &&

@@ -119,6 +119,12 @@ int hop_py__is_array_call(PyObject *o);
 /* compiled_call.c: readies hop._C._CompiledCall and adds it; 0 / -1. */
 int hop_py__compiled_call_init(PyObject *module);
 
+/* trace_op.c: op on args (graph arguments of tr's current tracer)
+ * recorded in tr: replayed from the path specialisation's memo or added to
+ * the tracer and noted there; its value's proxy or SymInt, or NULL with an
+ * exception. */
+PyObject *hop_py__record_op(TraceObject *tr, hop_op op, const hop_arg *args, size_t nargs);
+
 /* trace.c: a string from the library (hop_free'd here) as a Python str;
  * NULL raises the library's error. */
 PyObject *hop_py__printed(char *s);
