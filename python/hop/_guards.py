@@ -389,8 +389,10 @@ class _Follow(Policy):
 
 def _function_roots(f):
     """(Source, value) for what f reads from outside (_reads.roots: its
-    closure cells, the globals its code names, its defaults)."""
-    for kind, name, holder, v in roots(f, _FOLLOW):
+    closure cells, the globals its code names, its defaults; C's reading
+    of a plain function, python/_C/guard_scan.c)."""
+    rs = _C._guard_roots(f) if type(f) is types.FunctionType else None
+    for kind, name, holder, v in roots(f, _FOLLOW) if rs is None else rs:
         if kind == "cell":
             yield Source("cell", holder, name, f"closure cell {name!r}"), v
         elif kind == "global":
@@ -411,7 +413,11 @@ _BUILTINS = vars(builtins)
 def _builtin_reads(s, f):
     """The builtins f's code loads as globals (len, range, float) that its
     globals do not define: eager finds the builtin, so a global defined
-    later (or builtins.len replaced) changes what the code calls."""
+    later (or builtins.len replaced) changes what the code calls.  A
+    plain function's in C (python/_C/guard_scan.c)."""
+    if type(f) is types.FunctionType and \
+            _C._guard_builtins(f, s.builtin_keys, s.builtins) is not None:
+        return
     g = getattr(f, "__globals__", None)
     b = getattr(f, "__builtins__", None)
     b = vars(b) if isinstance(b, types.ModuleType) else b
@@ -456,8 +462,12 @@ class BuiltinNames(_C._NameGuard):
 
 
 def _collect_functions(s, f):
-    """f and the functions it reaches (_Follow), added to s.functions."""
-    s.walk.breadth_first(f, _Follow(s))
+    """f and the functions it reaches (_Follow), added to s.functions: a
+    Python function's walk in C (python/_C/guard_scan.c, the same walk)."""
+    if type(f) is types.FunctionType:
+        _C._guard_walk(f, s.functions, s.seen, s.names, _MAX_FUNCTIONS)
+    else:
+        s.walk.breadth_first(f, _Follow(s))
 
 
 def _method_names(s, cls, implicit=frozenset(["__call__", "__enter__", "__exit__"])):
