@@ -18,8 +18,6 @@
  */
 #include "hop_py.h"
 
-#include <string.h>
-
 /* _reads' side, looked up at the first scan. */
 static PyObject *names_cache, *names_of_fn, *is_user_fn, *is_hop_fn, *missing, *library;
 static PyObject *stdlib_names, *builtins_mod;
@@ -129,14 +127,8 @@ is_hop_function(PyObject *f)
     PyObject *name = PyDict_CheckExact(g) ? PyDict_GetItemWithError(g, s_name) : NULL;
     if (name == NULL && PyErr_Occurred())
         return -1;
-    if (PyDict_CheckExact(g) && (name == NULL || PyUnicode_CheckExact(name))) {
-        Py_ssize_t n;
-        const char *u = name ? PyUnicode_AsUTF8AndSize(name, &n) : "";
-        if (u == NULL)
-            return -1;
-        n = name ? n : 0;
-        return (n == 3 && memcmp(u, "hop", 3) == 0) || (n >= 4 && memcmp(u, "hop.", 4) == 0);
-    }
+    if (PyDict_CheckExact(g) && (name == NULL || PyUnicode_CheckExact(name)))
+        return name ? hop_py_is_hop_module(name) : 0;
     PyObject *r = PyObject_CallOneArg(is_hop_fn, f);
     int t = r ? PyObject_IsTrue(r) : -1;
     Py_XDECREF(r);
@@ -305,9 +297,31 @@ fail:
     return NULL;
 }
 
+/* Whether the guard scan visits value v of a root (1; 0: v is hop's own
+ * module or one of its submodules, where _guards._visit guards nothing;
+ * -1 with an exception).  A module whose name is not a str is visited:
+ * _visit's test raises as it did. */
 static int
-push4(PyObject *out, PyObject *kind, PyObject *name, PyObject *holder, PyObject *v)
+visited(PyObject *v)
 {
+    if (!PyModule_CheckExact(v))
+        return 1;
+    PyObject *name = PyModule_GetNameObject(v);
+    if (name == NULL) {
+        PyErr_Clear();
+        return 1;
+    }
+    int hop = PyUnicode_CheckExact(name) ? hop_py_is_hop_module(name) : 0;
+    Py_DECREF(name);
+    return hop < 0 ? -1 : !hop;
+}
+
+static int
+push4(PyObject *out, int skip, PyObject *kind, PyObject *name, PyObject *holder, PyObject *v)
+{
+    int keep = skip ? visited(v) : 1;
+    if (keep <= 0)
+        return keep;
     PyObject *t = PyTuple_Pack(4, kind, name, holder, v);
     int rc = t ? PyList_Append(out, t) : -1;
     Py_XDECREF(t);
@@ -316,10 +330,11 @@ push4(PyObject *out, PyObject *kind, PyObject *name, PyObject *holder, PyObject 
 
 /* The globals f's code names: those defined, sorted by name, then those
  * its code loads that neither its globals nor its builtins define (value
- * MISSING), as _reads.roots gives them with absent_globals; 1 done, 0 ask
+ * MISSING), as _reads.roots gives them with absent_globals (skip: not
+ * those holding hop's module, visited()); 1 done, 0 ask
  * Python (builtins neither a dict nor a module), -1 with an exception. */
 static int
-global_roots(PyObject *g, PyObject *n, PyObject *out)
+global_roots(PyObject *g, PyObject *n, int skip, PyObject *out)
 {
     PyObject *sorted = PyObject_GetAttr(n, s_sorted), *loads = NULL, *b = NULL;
     int rc = -1;
@@ -329,7 +344,7 @@ global_roots(PyObject *g, PyObject *n, PyObject *out)
         PyObject *name = PyTuple_GET_ITEM(sorted, i), *v = PyDict_GetItemWithError(g, name);
         if (v == NULL && PyErr_Occurred())
             goto done;
-        if (v != NULL && push4(out, s_global, name, g, v) < 0)
+        if (v != NULL && push4(out, skip, s_global, name, g, v) < 0)
             goto done;
     }
     b = PyDict_GetItemWithError(g, s_builtins);
@@ -357,7 +372,7 @@ global_roots(PyObject *g, PyObject *n, PyObject *out)
                 goto done;
         }
         in = PySequence_Contains(loads, name);
-        if (in < 0 || (in && push4(out, s_global, name, g, missing) < 0))
+        if (in < 0 || (in && push4(out, skip, s_global, name, g, missing) < 0))
             goto done;
     }
     rc = 1;
@@ -368,18 +383,24 @@ done:
 }
 
 /*
- * _guard_roots(fn) -> [(kind, name, holder, value)] or None.
+ * _guard_roots(fn, skip_hop_modules) -> [(kind, name, holder, value)] or None.
  *
  * _reads.roots(fn, _guards._FOLLOW) of a Python function fn: its closure
  * cells (an empty one with MISSING), the globals its code names (see
- * global_roots), its defaults and keyword defaults.  None: not answered
+ * global_roots), its defaults and keyword defaults; with skip_hop_modules,
+ * not those that hold hop's own module (or a submodule of it: `hop` in
+ * `hop.wrap(...)`, which _guards._visit leaves alone).  None: not answered
  * here (globals not a dict or empty, builtins neither a dict nor a module): ask
  * Python.
  */
 static PyObject *
-py_guard_roots(PyObject *self, PyObject *fn)
+py_guard_roots(PyObject *self, PyObject *args)
 {
     (void)self;
+    PyObject *fn;
+    int skip;
+    if (!PyArg_ParseTuple(args, "Op:_guard_roots", &fn, &skip))
+        return NULL;
     /* (empty globals: _reads.roots reads `fn.__globals__ or {}`, another dict) */
     if (!PyFunction_Check(fn) || !PyDict_CheckExact(PyFunction_GET_GLOBALS(fn)) ||
         PyDict_GET_SIZE(PyFunction_GET_GLOBALS(fn)) == 0)
@@ -397,11 +418,11 @@ py_guard_roots(PyObject *self, PyObject *fn)
         if (i >= PyTuple_GET_SIZE(freevars))
             break;
         PyObject *cell = PyTuple_GET_ITEM(closure, i), *v = PyCell_GET(cell);
-        if (push4(out, s_cell, PyTuple_GET_ITEM(freevars, i), cell, v ? v : missing) < 0)
+        if (push4(out, skip, s_cell, PyTuple_GET_ITEM(freevars, i), cell, v ? v : missing) < 0)
             goto fail;
     }
     n = names_for(code);
-    int got = n ? global_roots(g, n, out) : -1;
+    int got = n ? global_roots(g, n, skip, out) : -1;
     if (got <= 0) {
         if (got < 0)
             goto fail;
@@ -410,14 +431,15 @@ py_guard_roots(PyObject *self, PyObject *fn)
     }
     for (Py_ssize_t i = 0; defaults && i < PyTuple_GET_SIZE(defaults); i++) {
         index = PyLong_FromSsize_t(i);
-        if (index == NULL || push4(out, s_default, index, fn, PyTuple_GET_ITEM(defaults, i)) < 0)
+        PyObject *v = PyTuple_GET_ITEM(defaults, i);
+        if (index == NULL || push4(out, skip, s_default, index, fn, v) < 0)
             goto fail;
         Py_CLEAR(index);
     }
     PyObject *k, *v;
     Py_ssize_t pos = 0;
     while (kwdefaults && PyDict_Next(kwdefaults, &pos, &k, &v)) {
-        if (push4(out, s_kwdefault, k, fn, v) < 0)
+        if (push4(out, skip, s_kwdefault, k, fn, v) < 0)
             goto fail;
     }
 done:
@@ -499,11 +521,10 @@ py_guard_builtins(PyObject *self, PyObject *args)
         Py_DECREF(bref);
         Py_RETURN_NONE; /* (a truthy name not a str: Python's test decides, and raises) */
     }
-    Py_ssize_t n = 0;
-    const char *u = name && PyUnicode_CheckExact(name) ? PyUnicode_AsUTF8AndSize(name, &n) : "";
-    if (u == NULL || (n == 3 && memcmp(u, "hop", 3) == 0) || (n >= 4 && memcmp(u, "hop.", 4) == 0)) {
+    int hop = name && PyUnicode_CheckExact(name) ? hop_py_is_hop_module(name) : 0;
+    if (hop != 0) {
         Py_DECREF(bref);
-        return u == NULL ? NULL : Py_NewRef(Py_True);
+        return hop < 0 ? NULL : Py_NewRef(Py_True);
     }
     PyObject *names = names_for(PyFunction_GET_CODE(fn));
     PyObject *loads = names ? PyObject_GetAttr(names, s_loads) : NULL;
@@ -527,9 +548,9 @@ static PyMethodDef guard_scan_functions[] = {
     {"_guard_walk", py_guard_walk, METH_VARARGS,
      "_guard_walk(fn, functions, seen, names, limit): the guard scan's breadth-first walk from "
      "a Python function (hop._guards)"},
-    {"_guard_roots", py_guard_roots, METH_O,
-     "_guard_roots(fn) -> [(kind, name, holder, value)] or None: what the guard scan guards a "
-     "walked function by (hop._guards)"},
+    {"_guard_roots", py_guard_roots, METH_VARARGS,
+     "_guard_roots(fn, skip_hop_modules) -> [(kind, name, holder, value)] or None: what the "
+     "guard scan guards a walked function by (hop._guards)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -342,11 +342,11 @@ def scan(fn, arg_leaves=(), arg_names=(), static=()):
     # Visiting finds more code that runs under the trace (the methods of the
     # objects reached): their cells and globals are read too.
     done = 0
-    while done < len(s.functions) and not s.full():
+    while done < len(s.functions) and len(s.guards) < _MAX_GUARDS:  # (not s.full())
         f = s.functions[done]
         done += 1
-        for src, value in _function_roots(f):
-            _visit(s, src, value, 0)
+        for kind, name, holder, v in _function_roots(f):
+            _visit(s, _root_source(f, kind, name, holder), v, 0)
         _builtin_reads(s, f)
     return s
 
@@ -388,19 +388,23 @@ class _Follow(Policy):
 
 
 def _function_roots(f):
-    """(Source, value) for what f reads from outside (_reads.roots: its
-    closure cells, the globals its code names, its defaults; C's reading
-    of a plain function, python/_C/guard_scan.c)."""
-    rs = _C._guard_roots(f) if type(f) is types.FunctionType else None
-    for kind, name, holder, v in roots(f, _FOLLOW) if rs is None else rs:
-        if kind == "cell":
-            yield Source("cell", holder, name, f"closure cell {name!r}"), v
-        elif kind == "global":
-            yield Source("global", holder, name, f"global {name!r}"), v
-        else:
-            where = "__defaults__" if kind == "default" else "__kwdefaults__"
-            yield Source("obj", f, None, f"default of {f.__qualname__}",
-                         (("attr", where), ("item", name))), v
+    """(kind, name, holder, value) for what f reads from outside that a
+    visit guards (_reads.roots: its closure cells, the globals its code
+    names, its defaults; C's reading of a plain function,
+    python/_C/guard_scan.c, which leaves out a root holding hop's own
+    module: _visit guards nothing there)."""
+    rs = _C._guard_roots(f, True) if type(f) is types.FunctionType else None
+    return roots(f, _FOLLOW) if rs is None else rs
+
+
+def _root_source(f, kind, name, holder):
+    """The Source of one of f's roots (_function_roots)."""
+    if kind == "cell":
+        return Source("cell", holder, name, f"closure cell {name!r}")
+    if kind == "global":
+        return Source("global", holder, name, f"global {name!r}")
+    where = "__defaults__" if kind == "default" else "__kwdefaults__"
+    return Source("obj", f, None, f"default of {f.__qualname__}", (("attr", where), ("item", name)))
 
 
 _FOLLOW = _Follow(None)

@@ -86,10 +86,13 @@ def test_the_walk_in_c_meets_the_functions_names_and_ids_of_pythons(i):
 @pytest.mark.parametrize("i", range(11))
 def test_the_roots_in_c_are_pythons_object_for_object(i):
     for f in _python_walk(_functions()[i])[0]:
-        got, want = _C._guard_roots(f), _reads.roots(f, _guards._FOLLOW)
+        got, want = _C._guard_roots(f, False), _reads.roots(f, _guards._FOLLOW)
         assert got is not None
         assert [(k, n) for k, n, _, _ in got] == [(k, n) for k, n, _, _ in want]
         assert all(a[2] is b[2] and a[3] is b[3] for a, b in zip(got, want))
+        # (what the scan takes: the same without the roots holding hop's module)
+        scanned = _C._guard_roots(f, True)
+        assert [r[:2] for r in scanned] == [r[:2] for r in want if r[3] is not hop]
 
 
 @pytest.mark.parametrize("i", range(11))
@@ -128,8 +131,8 @@ def test_the_builtins_of_a_function_name_each_global_dict_once():
 
 def test_c_leaves_what_it_does_not_read_plainly_to_python():
     weird = types.FunctionType(helper.__code__, {})  # (Python reads `{} or {}`: another dict)
-    assert _C._guard_roots(weird) is None
-    assert _C._guard_roots(len) is None
+    assert _C._guard_roots(weird, True) is None
+    assert _C._guard_roots(len, True) is None
     assert _C._guard_builtins(len, set(), []) is None
 
 
