@@ -338,6 +338,8 @@ global_roots(PyObject *g, PyObject *n, int skip, PyObject *out)
 {
     PyObject *sorted = PyObject_GetAttr(n, s_sorted), *loads = NULL, *b = NULL;
     int rc = -1;
+    if (sorted && !PyTuple_Check(sorted))
+        PyErr_SetString(PyExc_TypeError, "_guard_roots: a code's sorted names are not a tuple");
     if (sorted == NULL || !PyTuple_Check(sorted))
         goto done;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(sorted); i++) {
