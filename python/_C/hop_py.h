@@ -214,6 +214,11 @@ int hop_py_name_hints(PyObject *trace, PyObject *fn);
 int hop_py_hops_init(PyObject *module);
 /* purity.c: adds _pure_callees and _pure_roots (the purity check's readings); 0 / -1. */
 int hop_py_purity_init(PyObject *module);
+/* purity.c: whether the module name s (a str) is hop or one of its
+ * submodules (_reads.is_hop_module): 1, 0, or -1 with an exception. */
+int hop_py_is_hop_module(PyObject *s);
+/* guard_scan.c: adds _guard_walk and _guard_roots (the guard scan's readings); 0 / -1. */
+int hop_py_guard_scan_init(PyObject *module);
 /* purity.c: _purity.run_pure(hop_name, which, fn, args) (run_pure itself
  * given), its plain path in C; the body's result, NULL with an exception. */
 PyObject *hop_py_run_pure(PyObject *run_pure, PyObject *hop_name, PyObject *which, PyObject *fn,

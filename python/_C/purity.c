@@ -181,9 +181,9 @@ py_pure_callees(PyObject *self, PyObject *args)
 static PyObject *dunder_name; /* "__name__", interned at init */
 
 /* Whether the module name s (a str) is hop's (_reads.is_hop_module): 1, 0,
- * or -1 with an exception. */
-static int
-is_hop_module(PyObject *s)
+ * or -1 with an exception (hop_py.h: guard_scan.c's too). */
+int
+hop_py_is_hop_module(PyObject *s)
 {
     Py_ssize_t n;
     const char *u = PyUnicode_AsUTF8AndSize(s, &n);
@@ -260,7 +260,7 @@ pure_roots(PyObject *fno, PyObject *plan, int check)
         goto done;
     int hop_own = 0;
     if (modname != NULL && PyUnicode_Check(modname)) {
-        if ((hop_own = is_hop_module(modname)) < 0)
+        if ((hop_own = hop_py_is_hop_module(modname)) < 0)
             goto done;
     } else if (modname != NULL && PyObject_IsTrue(modname) != 0) {
         result = Py_NewRef(Py_None); /* not a str: Python's test decides (and raises) */

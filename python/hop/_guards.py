@@ -342,11 +342,11 @@ def scan(fn, arg_leaves=(), arg_names=(), static=()):
     # Visiting finds more code that runs under the trace (the methods of the
     # objects reached): their cells and globals are read too.
     done = 0
-    while done < len(s.functions) and not s.full():
+    while done < len(s.functions) and len(s.guards) < _MAX_GUARDS:  # (not s.full())
         f = s.functions[done]
         done += 1
-        for src, value in _function_roots(f):
-            _visit(s, src, value, 0)
+        for kind, name, holder, v in _function_roots(f):
+            _visit(s, _root_source(f, kind, name, holder), v, 0)
         _builtin_reads(s, f)
     return s
 
@@ -388,17 +388,23 @@ class _Follow(Policy):
 
 
 def _function_roots(f):
-    """(Source, value) for what f reads from outside (_reads.roots: its
-    closure cells, the globals its code names, its defaults)."""
-    for kind, name, holder, v in roots(f, _FOLLOW):
-        if kind == "cell":
-            yield Source("cell", holder, name, f"closure cell {name!r}"), v
-        elif kind == "global":
-            yield Source("global", holder, name, f"global {name!r}"), v
-        else:
-            where = "__defaults__" if kind == "default" else "__kwdefaults__"
-            yield Source("obj", f, None, f"default of {f.__qualname__}",
-                         (("attr", where), ("item", name))), v
+    """(kind, name, holder, value) for what f reads from outside that a
+    visit guards (_reads.roots: its closure cells, the globals its code
+    names, its defaults; C's reading of a plain function,
+    python/_C/guard_scan.c, which leaves out a root holding hop's own
+    module: _visit guards nothing there)."""
+    rs = _C._guard_roots(f, True) if type(f) is types.FunctionType else None
+    return roots(f, _FOLLOW) if rs is None else rs
+
+
+def _root_source(f, kind, name, holder):
+    """The Source of one of f's roots (_function_roots)."""
+    if kind == "cell":
+        return Source("cell", holder, name, f"closure cell {name!r}")
+    if kind == "global":
+        return Source("global", holder, name, f"global {name!r}")
+    where = "__defaults__" if kind == "default" else "__kwdefaults__"
+    return Source("obj", f, None, f"default of {f.__qualname__}", (("attr", where), ("item", name)))
 
 
 _FOLLOW = _Follow(None)
@@ -411,7 +417,11 @@ _BUILTINS = vars(builtins)
 def _builtin_reads(s, f):
     """The builtins f's code loads as globals (len, range, float) that its
     globals do not define: eager finds the builtin, so a global defined
-    later (or builtins.len replaced) changes what the code calls."""
+    later (or builtins.len replaced) changes what the code calls.  A
+    plain function's in C (python/_C/guard_scan.c)."""
+    if type(f) is types.FunctionType and \
+            _C._guard_builtins(f, s.builtin_keys, s.builtins) is not None:
+        return
     g = getattr(f, "__globals__", None)
     b = getattr(f, "__builtins__", None)
     b = vars(b) if isinstance(b, types.ModuleType) else b
@@ -488,8 +498,12 @@ def code_reads(functions):
 
 
 def _collect_functions(s, f):
-    """f and the functions it reaches (_Follow), added to s.functions."""
-    s.walk.breadth_first(f, _Follow(s))
+    """f and the functions it reaches (_Follow), added to s.functions: a
+    Python function's walk in C (python/_C/guard_scan.c, the same walk)."""
+    if type(f) is types.FunctionType:
+        _C._guard_walk(f, s.functions, s.seen, s.names, _MAX_FUNCTIONS)
+    else:
+        s.walk.breadth_first(f, _Follow(s))
 
 
 def _method_names(s, cls, implicit=frozenset(["__call__", "__enter__", "__exit__"])):

@@ -1,0 +1,563 @@
+/*
+ * The guard scan's two readings of a function, in C (python/hop/_guards.py
+ * scan; issue #30): the breadth-first walk from a traced function to the
+ * user's functions whose code runs with it (_reads.Walk.breadth_first with
+ * _guards._Follow) and the roots each walked function is guarded by
+ * (_reads.roots with _guards._FOLLOW).  In Python the two read every
+ * function's cells and globals once each, with a Python call per
+ * candidate: ~64 K instructions a function, more than half of a 64-deep
+ * nest's trace.
+ *
+ * _guards owns the scan: what a guard is, which roots are guarded and how
+ * a value is visited.  _reads owns the rules both follow here (which
+ * module is the user's, which function is hop's, a code object's names):
+ * this file reads them from _reads (its names cache, _LIBRARY_PACKAGES,
+ * MISSING) and calls _reads' own functions wherever a value is not of the
+ * plain kind it handles (a module name that is not a str, globals that are
+ * not a dict), so both give the same answer, or the same exception.
+ */
+#include "hop_py.h"
+
+/* _reads' side, looked up at the first scan. */
+static PyObject *names_cache, *names_of_fn, *is_user_fn, *is_hop_fn, *missing, *library;
+static PyObject *stdlib_names, *builtins_mod;
+static PyObject *s_code, *s_set, *s_order, *s_sorted, *s_loads, *s_global_loads, *s_name,
+    *s_wrapped, *s_builtins, *s_cell, *s_global, *s_default, *s_kwdefault, *s_empty;
+
+static int
+scan_helpers(void)
+{
+    if (s_empty)
+        return 0;
+    PyObject *reads = PyImport_ImportModule("hop._reads");
+    PyObject *sys = reads ? PyImport_ImportModule("sys") : NULL;
+    if (sys && (names_cache = PyObject_GetAttrString(reads, "_names_cache")) &&
+        (names_of_fn = PyObject_GetAttrString(reads, "names_of")) &&
+        (is_user_fn = PyObject_GetAttrString(reads, "is_user_module")) &&
+        (is_hop_fn = PyObject_GetAttrString(reads, "is_hop_function")) &&
+        (missing = PyObject_GetAttrString(reads, "MISSING")) &&
+        (library = PyObject_GetAttrString(reads, "_LIBRARY_PACKAGES")) &&
+        (stdlib_names = PyObject_GetAttrString(sys, "stdlib_module_names")) &&
+        (builtins_mod = PyImport_ImportModule("builtins")) &&
+        (s_code = PyUnicode_InternFromString("code")) &&
+        (s_set = PyUnicode_InternFromString("set")) &&
+        (s_order = PyUnicode_InternFromString("order")) &&
+        (s_sorted = PyUnicode_InternFromString("sorted")) &&
+        (s_loads = PyUnicode_InternFromString("loads")) &&
+        (s_global_loads = PyUnicode_InternFromString("global_loads")) &&
+        (s_name = PyUnicode_InternFromString("__name__")) &&
+        (s_wrapped = PyUnicode_InternFromString("__wrapped__")) &&
+        (s_builtins = PyUnicode_InternFromString("__builtins__")) &&
+        (s_cell = PyUnicode_InternFromString("cell")) &&
+        (s_global = PyUnicode_InternFromString("global")) &&
+        (s_default = PyUnicode_InternFromString("default")) &&
+        (s_kwdefault = PyUnicode_InternFromString("kwdefault")))
+        s_empty = PyUnicode_InternFromString("");
+    Py_XDECREF(reads);
+    Py_XDECREF(sys);
+    return s_empty ? 0 : -1;
+}
+
+/* _reads.names_of(code): the cache's entry while it is this code's, else
+ * names_of's answer (a new reference; NULL with an exception). */
+static PyObject *
+names_for(PyObject *code)
+{
+    PyObject *key = PyLong_FromVoidPtr(code);
+    PyObject *n = key ? PyDict_GetItemWithError(names_cache, key) : NULL; /* borrowed */
+    Py_XDECREF(key);
+    if (n == NULL && PyErr_Occurred())
+        return NULL;
+    if (n != NULL) {
+        PyObject *ref = PyObject_GetAttr(n, s_code);
+        bool same = ref && PyWeakref_Check(ref) && PyWeakref_GetObject(ref) == code;
+        Py_XDECREF(ref);
+        if (same)
+            return Py_NewRef(n);
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    return PyObject_CallOneArg(names_of_fn, code);
+}
+
+/* dict.get(key, dflt) of a function's globals (a new reference; NULL with
+ * an exception): a dict subclass's own get() is called. */
+static PyObject *
+dict_get(PyObject *d, PyObject *key, PyObject *dflt)
+{
+    if (!PyDict_CheckExact(d))
+        return PyObject_CallMethod(d, "get", "OO", key, dflt);
+    PyObject *v = PyDict_GetItemWithError(d, key);
+    if (v == NULL && PyErr_Occurred())
+        return NULL;
+    return Py_NewRef(v ? v : dflt);
+}
+
+/* _reads.is_user_module(name): 1, 0, -1 with an exception.  A name that
+ * is not exactly a str is _reads' to judge (and to raise for). */
+static int
+is_user(PyObject *name)
+{
+    if (!PyUnicode_CheckExact(name)) {
+        PyObject *r = PyObject_CallOneArg(is_user_fn, name);
+        int t = r ? PyObject_IsTrue(r) : -1;
+        Py_XDECREF(r);
+        return t;
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(name);
+    Py_ssize_t dot = PyUnicode_FindChar(name, '.', 0, n, 1);
+    if (dot == -2)
+        return -1;
+    PyObject *top = dot < 0 ? Py_NewRef(name) : PyUnicode_Substring(name, 0, dot);
+    if (top == NULL)
+        return -1;
+    int in = PySet_Contains(library, top);
+    if (in == 0)
+        in = PySequence_Contains(stdlib_names, top);
+    Py_DECREF(top);
+    return in < 0 ? -1 : !in;
+}
+
+/* _reads.is_hop_function(f) of a Python function: 1, 0, -1 with an
+ * exception (a module name that is not a str: _reads' own test). */
+static int
+is_hop_function(PyObject *f)
+{
+    PyObject *g = PyFunction_GET_GLOBALS(f);
+    PyObject *name = PyDict_CheckExact(g) ? PyDict_GetItemWithError(g, s_name) : NULL;
+    if (name == NULL && PyErr_Occurred())
+        return -1;
+    if (PyDict_CheckExact(g) && (name == NULL || PyUnicode_CheckExact(name)))
+        return name ? hop_py_is_hop_module(name) : 0;
+    PyObject *r = PyObject_CallOneArg(is_hop_fn, f);
+    int t = r ? PyObject_IsTrue(r) : -1;
+    Py_XDECREF(r);
+    return t;
+}
+
+/* _guards._Follow.callee(v): the user's function whose code runs where v
+ * is called (a hop wrapper: the function it wraps), as a new reference,
+ * Py_None for none, NULL with an exception. */
+static PyObject *
+callee(PyObject *v)
+{
+    if (!PyFunction_Check(v))
+        Py_RETURN_NONE;
+    int hop = is_hop_function(v);
+    if (hop < 0)
+        return NULL;
+    PyObject *f = Py_NewRef(v);
+    if (hop) {
+        Py_SETREF(f, hop_py_attr_or(PyObject_GetAttr(v, s_wrapped), Py_None));
+        if (f == NULL)
+            return NULL;
+        int inner = PyFunction_Check(f) ? is_hop_function(f) : 1;
+        if (inner != 0) {
+            Py_DECREF(f);
+            return inner < 0 ? NULL : Py_NewRef(Py_None);
+        }
+    }
+    PyObject *name = dict_get(PyFunction_GET_GLOBALS(f), s_name, s_empty);
+    int user = name ? is_user(name) : -1;
+    Py_XDECREF(name);
+    if (user <= 0)
+        Py_SETREF(f, user < 0 ? NULL : Py_NewRef(Py_None));
+    return f;
+}
+
+/* Appends to out what _reads.Walk.breadth_first takes as f's candidates
+ * (cells, the globals its code names in the order of its names, the
+ * attributes of the user's modules among those that the code names, its
+ * defaults); 0, -1 with an exception. */
+static int
+candidates(PyObject *f, PyObject *order, PyObject *out)
+{
+    PyObject *closure = PyFunction_GET_CLOSURE(f), *defaults = PyFunction_GET_DEFAULTS(f);
+    PyObject *g = PyFunction_GET_GLOBALS(f);
+    for (Py_ssize_t i = 0; closure && i < PyTuple_GET_SIZE(closure); i++) {
+        PyObject *v = PyCell_GET(PyTuple_GET_ITEM(closure, i));
+        if (PyList_Append(out, v ? v : missing) < 0)
+            return -1;
+    }
+    Py_ssize_t nval = PyList_GET_SIZE(out);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(order); i++) {
+        PyObject *v = dict_get(g, PyTuple_GET_ITEM(order, i), Py_None);
+        int rc = v ? PyList_Append(out, v) : -1;
+        Py_XDECREF(v);
+        if (rc < 0)
+            return -1;
+    }
+    nval = PyList_GET_SIZE(out);
+    PyObject *mods = PyList_New(0);
+    if (mods == NULL)
+        return -1;
+    int rc = 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < nval; i++) {
+        PyObject *m = PyList_GET_ITEM(out, i);
+        if (!PyModule_Check(m))
+            continue;
+        PyObject *name = PyObject_GetAttr(m, s_name);
+        int user = name ? is_user(name) : -1;
+        Py_XDECREF(name);
+        rc = user < 0 ? -1 : user ? PyList_Append(mods, m) : 0;
+    }
+    for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(mods); i++) {
+        for (Py_ssize_t j = 0; rc == 0 && j < PyTuple_GET_SIZE(order); j++) {
+            PyObject *a = PyObject_GetAttr(PyList_GET_ITEM(mods, i), PyTuple_GET_ITEM(order, j));
+            a = hop_py_attr_or(a, Py_None);
+            rc = a ? PyList_Append(out, a) : -1;
+            Py_XDECREF(a);
+        }
+    }
+    Py_DECREF(mods);
+    for (Py_ssize_t i = 0; rc == 0 && defaults && i < PyTuple_GET_SIZE(defaults); i++)
+        rc = PyList_Append(out, PyTuple_GET_ITEM(defaults, i));
+    return rc;
+}
+
+/* Walks f: seen marked, f appended to functions, the code's names added to
+ * names, and its callees not seen yet appended to todo; 0, -1 with an
+ * exception. */
+static int
+walk_one(PyObject *f, PyObject *functions, PyObject *seen, PyObject *names, PyObject *todo)
+{
+    PyObject *n = names_for(PyFunction_GET_CODE(f));
+    PyObject *set = n ? PyObject_GetAttr(n, s_set) : NULL;
+    PyObject *all = set ? PyNumber_InPlaceOr(names, set) : NULL;
+    PyObject *order = all ? PyObject_GetAttr(n, s_order) : NULL;
+    PyObject *cand = order ? PyList_New(0) : NULL;
+    int rc = -1;
+    if (cand == NULL || !PyTuple_Check(order)) {
+        if (order && !PyTuple_Check(order))
+            PyErr_SetString(PyExc_TypeError, "_guard_walk: a code's names are not a tuple");
+        goto done;
+    }
+    if (candidates(f, order, cand) < 0)
+        goto done;
+    rc = 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(cand); i++) {
+        PyObject *c = callee(PyList_GET_ITEM(cand, i));
+        if (c == NULL) {
+            rc = -1;
+            break;
+        }
+        if (c != Py_None) {
+            PyObject *key = PyLong_FromVoidPtr(c);
+            int in = key ? PySet_Contains(seen, key) : -1;
+            rc = in < 0 ? -1 : in ? 0 : PyList_Append(todo, c);
+            Py_XDECREF(key);
+        }
+        Py_DECREF(c);
+    }
+done:
+    Py_XDECREF(n);
+    Py_XDECREF(set);
+    Py_XDECREF(all);
+    Py_XDECREF(order);
+    Py_XDECREF(cand);
+    return rc;
+}
+
+/*
+ * _guard_walk(fn, functions, seen, names, limit) -> None.
+ *
+ * _reads.Walk.breadth_first(fn, _guards._Follow(s)) for a Python function
+ * fn: functions (the walk's list), seen (its set of ids) and names (the
+ * scan's set of every name the walked code uses) as the Python walk
+ * leaves them, at most limit functions in all.
+ */
+static PyObject *
+py_guard_walk(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *fn, *functions, *seen, *names;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!n:_guard_walk", &PyFunction_Type, &fn, &PyList_Type,
+                          &functions, &PySet_Type, &seen, &PySet_Type, &names, &limit) ||
+        scan_helpers() < 0)
+        return NULL;
+    PyObject *todo = PyList_New(0);
+    if (todo == NULL || PyList_Append(todo, fn) < 0)
+        goto fail;
+    for (Py_ssize_t head = 0; head < PyList_GET_SIZE(todo) && PyList_GET_SIZE(functions) < limit;
+         head++) {
+        PyObject *f = PyList_GET_ITEM(todo, head);
+        PyObject *key = PyLong_FromVoidPtr(f);
+        int in = key ? PySet_Contains(seen, key) : -1;
+        if (in == 0 && (PySet_Add(seen, key) < 0 || PyList_Append(functions, f) < 0))
+            in = -1;
+        Py_XDECREF(key);
+        if (in < 0 || (in == 0 && walk_one(f, functions, seen, names, todo) < 0))
+            goto fail;
+    }
+    Py_DECREF(todo);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(todo);
+    return NULL;
+}
+
+/* Whether the guard scan visits value v of a root (1; 0: v is hop's own
+ * module or one of its submodules, where _guards._visit guards nothing;
+ * -1 with an exception).  A module whose name is not a str is visited:
+ * _visit's test raises as it did. */
+static int
+visited(PyObject *v)
+{
+    if (!PyModule_CheckExact(v))
+        return 1;
+    PyObject *name = PyModule_GetNameObject(v);
+    if (name == NULL) {
+        PyErr_Clear();
+        return 1;
+    }
+    int hop = PyUnicode_CheckExact(name) ? hop_py_is_hop_module(name) : 0;
+    Py_DECREF(name);
+    return hop < 0 ? -1 : !hop;
+}
+
+static int
+push4(PyObject *out, int skip, PyObject *kind, PyObject *name, PyObject *holder, PyObject *v)
+{
+    int keep = skip ? visited(v) : 1;
+    if (keep <= 0)
+        return keep;
+    PyObject *t = PyTuple_Pack(4, kind, name, holder, v);
+    int rc = t ? PyList_Append(out, t) : -1;
+    Py_XDECREF(t);
+    return rc;
+}
+
+/* The globals f's code names: those defined, sorted by name, then those
+ * its code loads that neither its globals nor its builtins define (value
+ * MISSING), as _reads.roots gives them with absent_globals (skip: not
+ * those holding hop's module, visited()); 1 done, 0 ask
+ * Python (builtins neither a dict nor a module), -1 with an exception. */
+static int
+global_roots(PyObject *g, PyObject *n, int skip, PyObject *out)
+{
+    PyObject *sorted = PyObject_GetAttr(n, s_sorted), *loads = NULL, *b = NULL;
+    int rc = -1;
+    if (sorted && !PyTuple_Check(sorted))
+        PyErr_SetString(PyExc_TypeError, "_guard_roots: a code's sorted names are not a tuple");
+    if (sorted == NULL || !PyTuple_Check(sorted))
+        goto done;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(sorted); i++) {
+        PyObject *name = PyTuple_GET_ITEM(sorted, i), *v = PyDict_GetItemWithError(g, name);
+        if (v == NULL && PyErr_Occurred())
+            goto done;
+        if (v != NULL && push4(out, skip, s_global, name, g, v) < 0)
+            goto done;
+    }
+    b = PyDict_GetItemWithError(g, s_builtins);
+    if (b == NULL && PyErr_Occurred())
+        goto done;
+    b = b ? b : builtins_mod;
+    if (!PyDict_Check(b) && !PyModule_CheckExact(b)) {
+        rc = 0;
+        goto done;
+    }
+    b = PyDict_Check(b) ? b : PyModule_GetDict(b);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(sorted); i++) {
+        PyObject *name = PyTuple_GET_ITEM(sorted, i);
+        int in = PyDict_Contains(g, name);
+        in = in == 0 ? PySequence_Contains(b, name) : in;
+        if (in < 0)
+            goto done;
+        if (in)
+            continue;
+        if (loads == NULL) {
+            loads = PyObject_GetAttr(n, s_loads);
+            if (loads == Py_None)
+                Py_SETREF(loads, PyObject_CallMethodNoArgs(n, s_global_loads));
+            if (loads == NULL)
+                goto done;
+        }
+        in = PySequence_Contains(loads, name);
+        if (in < 0 || (in && push4(out, skip, s_global, name, g, missing) < 0))
+            goto done;
+    }
+    rc = 1;
+done:
+    Py_XDECREF(sorted);
+    Py_XDECREF(loads);
+    return rc;
+}
+
+/*
+ * _guard_roots(fn, skip_hop_modules) -> [(kind, name, holder, value)] or None.
+ *
+ * _reads.roots(fn, _guards._FOLLOW) of a Python function fn: its closure
+ * cells (an empty one with MISSING), the globals its code names (see
+ * global_roots), its defaults and keyword defaults; with skip_hop_modules,
+ * not those that hold hop's own module (or a submodule of it: `hop` in
+ * `hop.wrap(...)`, which _guards._visit leaves alone).  None: not answered
+ * here (globals not a dict or empty, builtins neither a dict nor a module): ask
+ * Python.
+ */
+static PyObject *
+py_guard_roots(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *fn;
+    int skip;
+    if (!PyArg_ParseTuple(args, "Op:_guard_roots", &fn, &skip))
+        return NULL;
+    /* (empty globals: _reads.roots reads `fn.__globals__ or {}`, another dict) */
+    if (!PyFunction_Check(fn) || !PyDict_CheckExact(PyFunction_GET_GLOBALS(fn)) ||
+        PyDict_GET_SIZE(PyFunction_GET_GLOBALS(fn)) == 0)
+        Py_RETURN_NONE;
+    if (scan_helpers() < 0)
+        return NULL;
+    PyObject *code = PyFunction_GET_CODE(fn), *g = PyFunction_GET_GLOBALS(fn);
+    PyObject *closure = PyFunction_GET_CLOSURE(fn), *defaults = PyFunction_GET_DEFAULTS(fn);
+    PyObject *kwdefaults = PyFunction_GET_KW_DEFAULTS(fn);
+    PyObject *freevars = PyCode_GetFreevars((PyCodeObject *)code);
+    PyObject *out = freevars ? PyList_New(0) : NULL, *n = NULL, *index = NULL;
+    if (out == NULL)
+        goto fail;
+    for (Py_ssize_t i = 0; closure && i < PyTuple_GET_SIZE(closure); i++) {
+        if (i >= PyTuple_GET_SIZE(freevars))
+            break;
+        PyObject *cell = PyTuple_GET_ITEM(closure, i), *v = PyCell_GET(cell);
+        if (push4(out, skip, s_cell, PyTuple_GET_ITEM(freevars, i), cell, v ? v : missing) < 0)
+            goto fail;
+    }
+    n = names_for(code);
+    int got = n ? global_roots(g, n, skip, out) : -1;
+    if (got <= 0) {
+        if (got < 0)
+            goto fail;
+        Py_CLEAR(out); /* (returns None) */
+        goto done;
+    }
+    for (Py_ssize_t i = 0; defaults && i < PyTuple_GET_SIZE(defaults); i++) {
+        index = PyLong_FromSsize_t(i);
+        PyObject *v = PyTuple_GET_ITEM(defaults, i);
+        if (index == NULL || push4(out, skip, s_default, index, fn, v) < 0)
+            goto fail;
+        Py_CLEAR(index);
+    }
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (kwdefaults && PyDict_Next(kwdefaults, &pos, &k, &v)) {
+        if (push4(out, skip, s_kwdefault, k, fn, v) < 0)
+            goto fail;
+    }
+done:
+    Py_XDECREF(freevars);
+    Py_XDECREF(n);
+    if (out == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return out;
+fail:
+    Py_CLEAR(out);
+    Py_XDECREF(index);
+    goto done;
+}
+
+/* Appends to out the (globals, builtins, name, value, pinned) of one
+ * builtin fn's code loads that its globals do not define, unless keys
+ * holds (id(globals), name) already (then added); 0, -1 with an exception. */
+static int
+builtin_read(PyObject *g, PyObject *b, PyObject *name, PyObject *keys, PyObject *out)
+{
+    int in = PyDict_Contains(g, name);
+    in = in == 0 ? PySequence_Contains(b, name) : in ? 0 : in;
+    if (in <= 0)
+        return in;
+    PyObject *gid = PyLong_FromVoidPtr(g);
+    PyObject *key = gid ? PyTuple_Pack(2, gid, name) : NULL;
+    Py_XDECREF(gid);
+    in = key ? PySet_Contains(keys, key) : -1;
+    PyObject *v = in == 0 ? PyObject_GetItem(b, name) : NULL;
+    int rc = in < 0 || (in == 0 && (v == NULL || PySet_Add(keys, key) < 0)) ? -1 : 0;
+    if (rc == 0 && v != NULL) {
+        /* (pinned: builtins[name] must stay this object; builtins.print
+         * need not, _guards._builtin_reads) */
+        int print = PyUnicode_CompareWithASCIIString(name, "print") == 0 &&
+                    b == PyModule_GetDict(builtins_mod);
+        PyObject *t = PyTuple_Pack(5, g, b, name, v, print ? Py_False : Py_True);
+        rc = t ? PyList_Append(out, t) : -1;
+        Py_XDECREF(t);
+    }
+    Py_XDECREF(key);
+    Py_XDECREF(v);
+    return rc;
+}
+
+/*
+ * _guard_builtins(fn, keys, out) -> True, or None.
+ *
+ * _guards._builtin_reads of a Python function fn: the builtins its code
+ * loads as globals (in sorted order) that its globals do not define,
+ * appended to out as (globals, builtins, name, value, pinned), each
+ * (id(globals), name) once (keys).  Nothing for a function of hop itself.
+ * None: not answered here (globals not a dict, builtins not a dict or a
+ * module, a module name not a str): ask Python.
+ */
+static PyObject *
+py_guard_builtins(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *fn, *keys, *out;
+    if (!PyArg_ParseTuple(args, "OO!O!:_guard_builtins", &fn, &PySet_Type, &keys, &PyList_Type,
+                          &out))
+        return NULL;
+    if (!PyFunction_Check(fn) || !PyDict_CheckExact(PyFunction_GET_GLOBALS(fn)))
+        Py_RETURN_NONE;
+    if (scan_helpers() < 0)
+        return NULL;
+    PyObject *g = PyFunction_GET_GLOBALS(fn);
+    PyObject *bref = hop_py_attr_or(PyObject_GetAttr(fn, s_builtins), Py_None);
+    if (bref == NULL)
+        return NULL;
+    /* (bref holds the builtins while this runs: a dict, or a module's) */
+    PyObject *b = PyModule_CheckExact(bref) ? PyModule_GetDict(bref) : bref;
+    PyObject *name = PyDict_GetItemWithError(g, s_name);
+    if (name == NULL && PyErr_Occurred()) {
+        Py_DECREF(bref);
+        return NULL;
+    }
+    if (!PyDict_Check(b) || (name && !PyUnicode_CheckExact(name) && PyObject_IsTrue(name) != 0)) {
+        Py_DECREF(bref);
+        Py_RETURN_NONE; /* (a truthy name not a str: Python's test decides, and raises) */
+    }
+    int hop = name && PyUnicode_CheckExact(name) ? hop_py_is_hop_module(name) : 0;
+    if (hop != 0) {
+        Py_DECREF(bref);
+        return hop < 0 ? NULL : Py_NewRef(Py_True);
+    }
+    PyObject *names = names_for(PyFunction_GET_CODE(fn));
+    PyObject *loads = names ? PyObject_GetAttr(names, s_loads) : NULL;
+    if (loads == Py_None)
+        Py_SETREF(loads, PyObject_CallMethodNoArgs(names, s_global_loads));
+    PyObject *sorted = loads ? PySequence_List(loads) : NULL;
+    int rc = sorted ? PyList_Sort(sorted) : -1;
+    for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(sorted); i++)
+        rc = builtin_read(g, b, PyList_GET_ITEM(sorted, i), keys, out);
+    Py_XDECREF(names);
+    Py_XDECREF(loads);
+    Py_XDECREF(sorted);
+    Py_DECREF(bref);
+    return rc < 0 ? NULL : Py_NewRef(Py_True);
+}
+
+static PyMethodDef guard_scan_functions[] = {
+    {"_guard_builtins", py_guard_builtins, METH_VARARGS,
+     "_guard_builtins(fn, keys, out) -> True or None: the builtins a walked function's code "
+     "loads, for the guard scan's names guard (hop._guards)"},
+    {"_guard_walk", py_guard_walk, METH_VARARGS,
+     "_guard_walk(fn, functions, seen, names, limit): the guard scan's breadth-first walk from "
+     "a Python function (hop._guards)"},
+    {"_guard_roots", py_guard_roots, METH_VARARGS,
+     "_guard_roots(fn, skip_hop_modules) -> [(kind, name, holder, value)] or None: what the "
+     "guard scan guards a walked function by (hop._guards)"},
+    {NULL, NULL, 0, NULL},
+};
+
+int
+hop_py_guard_scan_init(PyObject *module)
+{
+    return PyModule_AddFunctions(module, guard_scan_functions);
+}

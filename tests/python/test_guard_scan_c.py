@@ -1,0 +1,190 @@
+"""The guard scan's readings in C (python/_C/guard_scan.c, issue #30): the
+breadth-first walk, each walked function's roots and the builtins its code
+loads give what _reads' and _guards' Python gives, object for object, and a
+compiled function still sees a rebound cell or global of a walked helper."""
+
+import sys
+import types
+
+import pytest
+
+import hop
+from hop import _C, _guards, _reads
+
+SCALE = 2.0
+_lib = types.ModuleType("scanlib_user")  # a user's module: its named functions are walked
+exec("def helper(v):\n    return v * 3.0\n", _lib.__dict__)
+
+
+def helper(v, k=2, *, m=4):
+    return v * SCALE + k + m
+
+
+def uses_lib(v):
+    return _lib.helper(v) + len([v]) + abs(1)
+
+
+def reads_absent(v):
+    return v + not_defined_anywhere  # noqa: F821  (an absent global, guarded as such)
+
+
+def _empty_cell_fn():
+    def fn(v):
+        return v + later
+    later = 1.0
+    del later
+    return fn
+
+
+def _nest(depth):
+    f = lambda v: v + 1.0  # noqa: E731
+    for _ in range(depth):
+        f = (lambda g: lambda v: hop.wrap(g, v))(f)
+    return f
+
+
+def _functions():
+    k = 3.0
+    box = [1.0]
+
+    def closure(v):
+        return helper(v) + k + box[0] + SCALE
+
+    def calls_print(v):
+        print(v)
+        return range(3), float(v)
+
+    wrapped = hop.nested_compile_region(helper)
+
+    def through_hop_wrapper(v):
+        return wrapped(v)
+
+    no_name = types.FunctionType(helper.__code__, {"SCALE": 1.0})
+    return [closure, uses_lib, reads_absent, _empty_cell_fn(), calls_print, helper,
+            through_hop_wrapper, no_name, _nest(3), _nest(100), lambda v, *, z=sys: v]
+
+
+def _python_walk(f):
+    """_reads.Walk.breadth_first with _guards._Follow: the walk before C's."""
+    ns = types.SimpleNamespace(names=set())
+    w = _reads.Walk()
+    w.breadth_first(f, _guards._Follow(ns))
+    return w.functions, w.seen, ns.names
+
+
+@pytest.mark.parametrize("i", range(11))
+def test_the_walk_in_c_meets_the_functions_names_and_ids_of_pythons(i):
+    f = _functions()[i]
+    functions, seen, names = [], set(), set()
+    assert _C._guard_walk(f, functions, seen, names, _guards._MAX_FUNCTIONS) is None
+    py_functions, py_seen, py_names = _python_walk(f)
+    assert [id(g) for g in functions] == [id(g) for g in py_functions]
+    assert seen == py_seen and names == py_names
+    assert len(functions) <= _guards._MAX_FUNCTIONS
+
+
+@pytest.mark.parametrize("i", range(11))
+def test_the_roots_in_c_are_pythons_object_for_object(i):
+    for f in _python_walk(_functions()[i])[0]:
+        got, want = _C._guard_roots(f, False), _reads.roots(f, _guards._FOLLOW)
+        assert got is not None
+        assert [(k, n) for k, n, _, _ in got] == [(k, n) for k, n, _, _ in want]
+        assert all(a[2] is b[2] and a[3] is b[3] for a, b in zip(got, want))
+        # (what the scan takes: the same without the roots holding hop's module)
+        scanned = _C._guard_roots(f, True)
+        assert [r[:2] for r in scanned] == [r[:2] for r in want if r[3] is not hop]
+
+
+@pytest.mark.parametrize("i", range(11))
+def test_the_builtins_in_c_are_pythons(i):
+    for f in _python_walk(_functions()[i])[0]:
+        keys, out = set(), []
+        assert _C._guard_builtins(f, keys, out) is True
+        py = types.SimpleNamespace(builtin_keys=set(), builtins=[])
+        saved = _C._guard_builtins
+        try:
+            _C._guard_builtins = lambda *a: None  # _builtin_reads' own Python
+            _guards._builtin_reads(py, f)
+        finally:
+            _C._guard_builtins = saved
+        assert keys == py.builtin_keys
+        assert [t[2:3] + t[4:] for t in out] == [t[2:3] + t[4:] for t in py.builtins]
+        assert all(a[0] is b[0] and a[1] is b[1] and a[3] is b[3]
+                   for a, b in zip(out, py.builtins))
+
+
+def test_the_walk_follows_a_user_modules_function_and_a_hop_wrappers_function():
+    fns = _functions()
+    for f, reached in ((fns[1], _lib.helper), (fns[6], helper)):
+        functions = []
+        _C._guard_walk(f, functions, set(), set(), _guards._MAX_FUNCTIONS)
+        assert functions[0] is f and any(g is reached for g in functions[1:])
+
+
+def test_the_builtins_of_a_function_name_each_global_dict_once():
+    keys, out = set(), []
+    _C._guard_builtins(uses_lib, keys, out)
+    _C._guard_builtins(uses_lib, keys, out)
+    assert sorted(t[2] for t in out) == ["abs", "len"]
+    assert all(t[4] is True for t in out)
+
+
+def test_c_leaves_what_it_does_not_read_plainly_to_python():
+    weird = types.FunctionType(helper.__code__, {})  # (Python reads `{} or {}`: another dict)
+    assert _C._guard_roots(weird, True) is None
+    assert _C._guard_roots(len, True) is None
+    assert _C._guard_builtins(len, set(), []) is None
+
+
+def test_a_function_whose_module_name_is_none_raises_as_pythons_walk_does():
+    bad = types.FunctionType(helper.__code__, {"__name__": None, "SCALE": 1.0})
+
+    def outer(v):
+        return bad(v)
+    with pytest.raises(AttributeError) as c:
+        _C._guard_walk(outer, [], set(), set(), 64)
+    with pytest.raises(AttributeError) as p:
+        _python_walk(outer)
+    assert str(c.value) == str(p.value)
+
+
+def test_the_scan_of_a_nest_guards_what_pythons_scan_guarded():
+    f = _nest(70)
+    s = _guards.scan(f)
+    assert len(s.functions) == _guards._MAX_FUNCTIONS
+    assert [repr(g.source) for g in s.guards] == ["closure cell 'g'"] * _guards._MAX_FUNCTIONS
+    assert [g.expected for g in s.guards] == s.functions[1:] + [s.functions[-1].__closure__[0]
+                                                                 .cell_contents]
+
+
+# a helper's cell and global, reached through the walk: a rebinding retraces
+
+OFFSET = 1.0
+
+
+def _make_helper():
+    scale = 2.0
+
+    def inner(v):
+        return v * scale + OFFSET
+
+    def rebind(x):
+        nonlocal scale
+        scale = x
+    return inner, rebind
+
+
+def test_a_compiled_function_sees_a_walked_helpers_cell_and_global_change():
+    global OFFSET
+    inner, rebind = _make_helper()
+    cf = hop.compile(lambda v: inner(v) + 0.5)
+    x = hop.tensor([1.0, 2.0])
+    assert cf(x).tolist() == [3.5, 5.5]
+    rebind(10.0)
+    assert cf(x).tolist() == [11.5, 21.5]
+    try:
+        OFFSET = -1.0
+        assert cf(x).tolist() == [9.5, 19.5]
+    finally:
+        OFFSET = 1.0
+    assert cf(x).tolist() == [11.5, 21.5]
