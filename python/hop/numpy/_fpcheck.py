@@ -73,7 +73,7 @@ def checked(np_fn, says=None, post=None, nan=False):
             kind = _kind or (type(a) if isinstance(a, ndarray) else ndarray)
             if isinstance(a, _C.Tensor) or not _numpy_kind(kind):
                 return fn(*args, _kind=_kind, **kwargs)  # (hop.Tensor's own)
-            from ._ufuncs import _traced_any
+            from ._ufuncs import _traced_any, by_numpy
             traced = _core.tracing() or _core._recording() or _traced_any(args) or \
                 _traced_any(kwargs.values())
             said = says(*args, **kwargs) if says is not None else None
@@ -85,7 +85,8 @@ def checked(np_fn, says=None, post=None, nan=False):
                     return r
                 return _data_checked(r, sig, args, kwargs, nan)
             if said is not None or _core.fp_errors_reported() or _out_overlaps(sig, args, kwargs):
-                return _by_numpy(np_fn, sig, args, kwargs, kind)
+                return by_numpy(np_fn, np_fn.__name__, args, kwargs, kind,
+                                _out_of(sig, args, kwargs))
             _STATE.depth = 1
             _C._np_eager_off(1)
             try:
@@ -96,13 +97,17 @@ def checked(np_fn, says=None, post=None, nan=False):
                 _STATE.depth = 0
                 _C._np_eager_off(-1)
             if warned or (post is not None and post(*args, **kwargs) and _nonfinite(r)):
-                return _by_numpy(np_fn, sig, args, kwargs, kind)
+                return by_numpy(np_fn, np_fn.__name__, args, kwargs, kind,
+                                _out_of(sig, args, kwargs))
             return r
         return call
     return deco
 
 
 def _out_of(sig, args, kwargs):
+    """The call's out= argument, however passed (None: none)."""
+    if "out" not in sig.parameters:
+        return None
     try:
         return sig.bind(*args, **kwargs).arguments.get("out")
     except TypeError:
@@ -112,7 +117,7 @@ def _out_of(sig, args, kwargs):
 def _out_overlaps(sig, args, kwargs):
     """Whether an out= array shares memory with an array argument (hop's
     run would change what NumPy's run again reads)."""
-    out = _out_of(sig, args, kwargs) if "out" in sig.parameters else None
+    out = _out_of(sig, args, kwargs)
     if out is None or not hasattr(out, "shape"):
         return False
     from ._ufuncs import _to_numpy
@@ -120,15 +125,6 @@ def _out_overlaps(sig, args, kwargs):
     return any(isinstance(v, (ndarray, _np.ndarray)) and v is not out and
                _np.may_share_memory(o, _to_numpy(v))
                for v in list(args) + list(kwargs.values()))
-
-
-def _by_numpy(np_fn, sig, args, kwargs, kind):
-    """np_fn by NumPy on the arrays' memory: its warnings, errors and
-    answer (out= itself when given, as NumPy returns it)."""
-    from ._ufuncs import fallback
-    r = fallback(np_fn, np_fn.__name__, args, kwargs, kind)
-    out = _out_of(sig, args, kwargs) if "out" in sig.parameters else None
-    return out if out is not None and hasattr(out, "shape") else r
 
 
 # ---------------------------------------------- NumPy's Python-level warnings
