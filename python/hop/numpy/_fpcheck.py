@@ -212,16 +212,34 @@ def _data_checked(r, sig, args, kwargs, nan):
         return r
     x = _t(b.arguments["a"], "reduction")
     axes = list(_axes(b.arguments.get("axis"), x.ndim)) if x.ndim else []
-    keep = _C.logical_not(_C.ne(x, x)) if nan and _core.np_dtype(x).kind in "fc" else \
-        _C.full(tuple(x.shape), True, dtype=_C.bool)
     w = b.arguments.get("where", True)
-    if w is not True:
-        keep = _C.logical_and(keep, _t(w, "where"))
-    cnt = _core.cast(keep, _np.dtype(_np.int64))
-    if axes:
-        cnt = _C.sum(cnt, axes, False)
-    flag = _C.le(cnt, b.arguments.get("ddof", 0) or 0)
-    flag = flag if flag.ndim == 0 else _C.any(flag, None, False)
+    masks = (_t(w, "where"),) if w is not True else ()
+    ddof = b.arguments.get("ddof", 0) or 0
+
+    def counted(x, *masks):
+        keep = _C.logical_not(_C.ne(x, x)) if nan and _core.np_dtype(x).kind in "fc" else \
+            _C.full(tuple(x.shape), True, dtype=_C.bool)
+        for m in masks:
+            keep = _C.logical_and(keep, m)
+        cnt = _core.cast(keep, _np.dtype(_np.int64))
+        if axes:
+            cnt = _C.sum(cnt, axes, False)
+        flag = _C.le(cnt, ddof)
+        return flag if flag.ndim == 0 else _C.any(flag, None, False)
+
+    if _core.np_dtype(r._t).kind not in "fc":
+        flag = counted(x, *masks)
+    else:
+        # Such a slice's result is NaN or inf (0/0, x/0, NumPy's NaN for
+        # it), so the slices are counted only when some result is not
+        # finite (a cond): a call with finite results pays for an abs() and
+        # an all() over its result, not for another pass over x (it had cost
+        # as much again as nanmean itself)
+        from .._hops import cond
+        finite = _C.lt(_C.abs(r._t), _np.inf)
+        finite = finite if finite.ndim == 0 else _C.all(finite, None, False)
+        flag = cond(finite, lambda x, *m: _C.full((), False, dtype=_C.bool), counted,
+                    (x,) + masks)
     return type(r)(_core.unknown_if(flag, r._t, _core.CHECK_WARNS), scalar=r._scalar)
 
 
