@@ -84,12 +84,8 @@ map_body_inputs(hop_call *c)
         return st;
     size_t nxs;
     hop_call_group(c, "xs", &nxs);
-    for (size_t i = 0; i < nxs; i++) { /* the xs come first */
-        hop_meta *m = &c->input_meta[i].meta;
-        for (int d = 1; d < m->rank; d++)
-            m->sizes[d - 1] = m->sizes[d];
-        m->rank--;
-    }
+    for (size_t i = 0; i < nxs; i++) /* the xs come first: a row of each */
+        c->input_meta[i] = hop_value_info_drop_dim(&c->input_meta[i], 0);
     return HOP_OK;
 }
 
