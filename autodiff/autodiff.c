@@ -70,26 +70,42 @@ describe(const hop_value_info *v, char *buf, size_t cap)
     return buf;
 }
 
-typedef hop_status (*transform_fn)(const hop_graph *fwd, const bool *wrt, hop_graph *out);
+typedef hop_status (*transform_fn)(const hop_graph *fwd, const bool *wrt, const hop_ct_kind *cts,
+                                   hop_graph *out);
+
+/* How a call's bodies are transformed: the suffix of their names, the
+ * transformation, and (reverse mode) how each body output is seeded (NULL:
+ * a cotangent input for every float tensor output). */
+typedef struct body_transform {
+    const char *suffix;
+    transform_fn fn;
+    const hop_ct_kind *cts;
+} body_transform;
 
 static hop_status
-vjp_body_transform(const hop_graph *fwd, const bool *wrt, hop_graph *out)
+vjp_body_transform(const hop_graph *fwd, const bool *wrt, const hop_ct_kind *cts, hop_graph *out)
 {
-    return hop_vjp_graph(fwd, wrt, NULL, out);
+    return hop_vjp_graph(fwd, wrt, cts, out);
 }
 
-/* The transformed version of body in x->out, made once per (body, wrt). */
+/* The transformed version of body in x->out, made once per (body, wrt,
+ * cts). */
 static hop_status
-transformed_body(hop_rewrite *x, const hop_graph *body, const bool *wrt, const char *suffix,
-                 transform_fn fn, hop_graph **result)
+transformed_body(hop_rewrite *x, const hop_graph *body, const bool *wrt, const body_transform *t,
+                 hop_graph **result)
 {
-    size_t n = body->nplaceholders;
-    char *mask = hop__calloc(n + 2, 1);
+    size_t n = body->nplaceholders, nouts = t->cts ? body->output->nargs : 0;
+    char *mask = hop__calloc(n + nouts + 3, 1);
     if (mask == NULL)
         return HOP_NOMEM;
-    mask[0] = suffix[1]; /* 'b' or 'j': a vjp and a jvp body differ */
+    mask[0] = t->suffix[1]; /* 'b' or 'j': a vjp and a jvp body differ */
     for (size_t i = 0; i < n; i++)
         mask[i + 1] = wrt[i] ? '1' : '0';
+    if (t->cts != NULL) {
+        mask[n + 1] = '|';
+        for (size_t j = 0; j < nouts; j++)
+            mask[n + 2 + j] = (char)('0' + t->cts[j]);
+    }
     hop_graph *g = hop_rewrite_memo_find(x, body, mask);
     if (g != NULL) {
         hop__free(mask);
@@ -97,10 +113,10 @@ transformed_body(hop_rewrite *x, const hop_graph *body, const bool *wrt, const c
         return HOP_OK;
     }
     char base[256];
-    snprintf(base, sizeof base, "%s%s", body->name, suffix);
+    snprintf(base, sizeof base, "%s%s", body->name, t->suffix);
     hop_status st = (g = hop_graph_new_subgraph(x->out, base)) ? HOP_OK : hop_error_code();
     if (st == HOP_OK)
-        st = fn(body, wrt, g);
+        st = t->fn(body, wrt, t->cts, g);
     if (st == HOP_OK)
         st = hop_graph_add_subgraph(x->out, g);
     if (st != HOP_OK)
@@ -246,7 +262,8 @@ hop_vjp_accumulate(hop_vjp_ctx *cx, const hop_node *v, hop_node *g)
 hop_status
 hop_vjp_body(hop_vjp_ctx *cx, const hop_graph *body, const bool *wrt, hop_graph **bwd)
 {
-    return transformed_body(&cx->rw, body, wrt, "_bwd", vjp_body_transform, bwd);
+    const body_transform t = {"_bwd", vjp_body_transform, NULL};
+    return transformed_body(&cx->rw, body, wrt, &t, bwd);
 }
 
 static hop_status
@@ -411,15 +428,17 @@ hop_jvp_zeros(hop_jvp_ctx *cx, const hop_value_info *meta)
 }
 
 static hop_status
-jvp_body_transform(const hop_graph *fwd, const bool *wrt, hop_graph *out)
+jvp_body_transform(const hop_graph *fwd, const bool *wrt, const hop_ct_kind *cts, hop_graph *out)
 {
+    (void)cts;
     return hop_jvp_graph(fwd, wrt, out);
 }
 
 hop_status
 hop_jvp_body(hop_jvp_ctx *cx, const hop_graph *body, const bool *wrt, hop_graph **jvp)
 {
-    return transformed_body(&cx->rw, body, wrt, "_jvp", jvp_body_transform, jvp);
+    const body_transform t = {"_jvp", jvp_body_transform, NULL};
+    return transformed_body(&cx->rw, body, wrt, &t, jvp);
 }
 
 static hop_status
@@ -545,17 +564,17 @@ outs_and(const hop_node *call, const hop_value_info *more, size_t nmore)
 }
 
 /* Both modes' middle: call again, each of its first nbodies bodies replaced
- * by its transform over wrt (suffix and fn: transformed_body's), extra
- * passed after its values and more output after its own outputs.  The new
- * call node, or NULL with the error set. */
+ * by its transform t over wrt (transformed_body's), extra passed after its
+ * values and more output after its own outputs.  The new call node, or NULL
+ * with the error set. */
 static hop_node *
 call_transformed(hop_rewrite *rw, const hop_node *call, size_t nbodies, const bool *wrt,
-                 const char *suffix, transform_fn fn, hop_node **extra, size_t nextra,
+                 const body_transform *t, hop_node **extra, size_t nextra,
                  const hop_value_info *more, size_t nmore)
 {
     hop_graph *bodies[HOP_MAX_BODIES];
     for (size_t b = 0; b < nbodies; b++)
-        if (transformed_body(rw, body_at(call, b), wrt, suffix, fn, &bodies[b]) != HOP_OK)
+        if (transformed_body(rw, body_at(call, b), wrt, t, &bodies[b]) != HOP_OK)
             return NULL;
     hop_value_info *outs = outs_and(call, more, nmore);
     if (outs == NULL)
@@ -564,6 +583,33 @@ call_transformed(hop_rewrite *rw, const hop_node *call, size_t nbodies, const bo
         hop_rewrite_call(rw, call, bodies, nbodies, extra, nextra, outs, call->nouts + nmore);
     hop__free(outs);
     return r;
+}
+
+/* How call's bodies are seeded in reverse mode (*kinds, one per output;
+ * left NULL when every float output has a cotangent, the bodies' default).
+ * An output nothing differentiates (the value of a grad whose gradient alone
+ * is differentiated again) gets none, a symbolic zero, not zeros: a zero
+ * cotangent times an infinite partial would be NaN in the backward body
+ * where the output contributes nothing, as PyTorch and JAX also skip it. */
+static hop_status
+seeds_of(hop_vjp_ctx *cx, const hop_node *call, size_t nbodies, hop_ct_kind **kinds)
+{
+    *kinds = NULL;
+    bool all = true;
+    for (size_t i = 0; i < call->nouts; i++)
+        all = all && (!is_float_tensor(&call->outs[i]) || hop_vjp_ct(cx, call, i) != NULL);
+    for (size_t b = 0; b < nbodies && !all; b++)
+        if (body_at(call, b)->output->nargs != call->nouts)
+            return HOP_OK; /* (bodies whose outputs are not the call's: zeros) */
+    if (all)
+        return HOP_OK;
+    if ((*kinds = hop__calloc(call->nouts + 1, sizeof **kinds)) == NULL)
+        return HOP_NOMEM;
+    for (size_t i = 0; i < call->nouts; i++)
+        (*kinds)[i] = is_float_tensor(&call->outs[i]) && hop_vjp_ct(cx, call, i) != NULL
+                          ? HOP_CT_INPUT
+                          : HOP_CT_NONE;
+    return HOP_OK;
 }
 
 static hop_status
@@ -587,8 +633,12 @@ vjp_bodies(hop_vjp_ctx *cx, const hop_node *call, bool first_only)
             more[ng++] = *a->u.node->meta;
         }
     }
+    body_transform t = {"_bwd", vjp_body_transform, NULL};
+    hop_ct_kind *kinds = NULL;
+    if (st == HOP_OK && ng > 0 && (st = seeds_of(cx, call, p.nbodies, &kinds)) == HOP_OK)
+        t.cts = kinds;
     for (size_t i = 0; i < call->nouts && st == HOP_OK && ng > 0; i++) {
-        if (!is_float_tensor(&call->outs[i]))
+        if (!is_float_tensor(&call->outs[i]) || (kinds && kinds[i] == HOP_CT_NONE))
             continue;
         hop_node *ct = hop_vjp_ct(cx, call, i);
         if (ct == NULL && (ct = hop_vjp_zeros(cx, &call->outs[i])) == NULL)
@@ -597,8 +647,7 @@ vjp_bodies(hop_vjp_ctx *cx, const hop_node *call, bool first_only)
     }
     hop_node *bwd = NULL;
     if (st == HOP_OK && ng > 0 &&
-        (bwd = call_transformed(&cx->rw, call, p.nbodies, wrt, "_bwd", vjp_body_transform, cts, nct,
-                                more, ng)) == NULL)
+        (bwd = call_transformed(&cx->rw, call, p.nbodies, wrt, &t, cts, nct, more, ng)) == NULL)
         st = hop_error_code();
     for (size_t j = 0, k = 0; j < p.n && st == HOP_OK && bwd; j++) {
         if (!wrt[p.made + j])
@@ -606,6 +655,7 @@ vjp_bodies(hop_vjp_ctx *cx, const hop_node *call, bool first_only)
         hop_node *g = hop_graph_getitem(cx->rw.out, bwd, call->nouts + k++);
         st = g ? hop_vjp_accumulate(cx, p.items[j]->u.node, g) : hop_error_code();
     }
+    hop__free(kinds);
     hop__free(wrt);
     hop__free(cts);
     hop__free(more);
@@ -621,6 +671,7 @@ jvp_bodies(hop_jvp_ctx *cx, const hop_node *call, bool first_only)
     if (st != HOP_OK)
         return st;
     size_t nph = p.made + p.n, nt = 0, nmore = 0;
+    const body_transform jvp_t = {"_jvp", jvp_body_transform, NULL};
     bool *wrt = hop__calloc(nph + 1, sizeof *wrt);
     hop_node **tangents = hop__calloc(p.n + 1, sizeof *tangents);
     hop_value_info *more = hop__calloc(call->nouts + 1, sizeof *more);
@@ -639,8 +690,8 @@ jvp_bodies(hop_jvp_ctx *cx, const hop_node *call, bool first_only)
             more[nmore++] = call->outs[i];
     hop_node *jc = NULL;
     if (st == HOP_OK && nt > 0 &&
-        (jc = call_transformed(&cx->rw, call, p.nbodies, wrt, "_jvp", jvp_body_transform, tangents,
-                               nt, more, nmore)) == NULL)
+        (jc = call_transformed(&cx->rw, call, p.nbodies, wrt, &jvp_t, tangents, nt, more, nmore)) ==
+            NULL)
         st = hop_error_code();
     for (size_t i = 0, k = 0; i < call->nouts && st == HOP_OK && jc; i++) {
         if (call->outs[i].kind != HOP_VALUE_TENSOR)

@@ -429,11 +429,7 @@ hop_batch_operands(hop_batch_ctx *cx, const hop_node *call, hop_node **ops, bool
 hop_value_info
 hop_batch_meta(hop_batch_ctx *cx, const hop_value_info *v)
 {
-    hop_value_info m = *v;
-    memmove(m.meta.sizes + 1, m.meta.sizes, (size_t)m.meta.rank * sizeof *m.meta.sizes);
-    m.meta.sizes[0] = cx->size;
-    m.meta.rank++;
-    return m;
+    return hop_value_info_insert_dim(v, 0, cx->size);
 }
 
 hop_status
@@ -611,9 +607,7 @@ hop_batch_loop(hop_batch_ctx *cx, const hop_node *call)
                            call->name, m->rank);
             break;
         }
-        memmove(&m->sizes[1], &m->sizes[0], (size_t)m->rank * sizeof m->sizes[0]);
-        m->sizes[0] = cx->size;
-        m->rank++;
+        outs[j] = hop_value_info_insert_dim(&outs[j], 0, cx->size);
     }
     hop_node *c = NULL;
     if (st == HOP_OK) {
@@ -694,11 +688,7 @@ batch_input(hop_batch_ctx *cx, const hop_node *p, size_t i, int in_dim, hop_rewr
                          "input of rank %d",
                          in_dim, i, p->name, what, m->rank + 1);
     }
-    hop_value_info v = *p->meta;
-    memmove(&v.meta.sizes[in_dim + 1], &v.meta.sizes[in_dim],
-            (size_t)(m->rank - in_dim) * sizeof v.meta.sizes[0]);
-    v.meta.sizes[in_dim] = cx->size;
-    v.meta.rank++;
+    hop_value_info v = hop_value_info_insert_dim(p->meta, in_dim, cx->size);
     hop_node *c = hop_graph_placeholder(cx->rw.out, p->name, &v);
     if (c != NULL && in_dim != 0)
         c = hop__batch_movedim(cx->rw.out, c, in_dim, 0);

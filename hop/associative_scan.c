@@ -630,10 +630,7 @@ lower_phase3(scan_lowering *s, const hop_node *call)
     for (size_t j = 0; j < s->nx && st == HOP_OK; j++)
         st = hop_lower_select(cx, s->pre[j], c, &s->r1[j]);
     for (size_t j = 0; j < s->nx && st == HOP_OK; j++) {
-        hop_value_info e = call->outs[j];
-        memmove(e.meta.sizes + s->dims[j], e.meta.sizes + s->dims[j] + 1,
-                (size_t)(e.meta.rank - s->dims[j] - 1) * sizeof *e.meta.sizes);
-        e.meta.rank--;
+        hop_value_info e = hop_value_info_drop_dim(&call->outs[j], s->dims[j]);
         st = hop_lower_tensor(cx, &e, true, &s->tmp[j]); /* private to each chunk */
     }
     if (st == HOP_OK && (st = int_op(s, HOP_INT_SUB, end, start, &cnt)) == HOP_OK)

@@ -414,11 +414,7 @@ same_hop(hop_batch_ctx *cx, const hop_node *call, const passed *p)
         outs[j] = call->outs[j];
         if (outs[j].kind != HOP_VALUE_TENSOR)
             continue;
-        hop_meta *m = &outs[j].meta;
-        for (int d = m->rank; d > 0; d--)
-            m->sizes[d] = m->sizes[d - 1];
-        m->sizes[0] = hop_batch_size(cx);
-        m->rank++;
+        outs[j] = hop_value_info_insert_dim(&outs[j], 0, hop_batch_size(cx));
     }
     hop_node *c = NULL;
     if (st == HOP_OK &&

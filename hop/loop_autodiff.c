@@ -43,13 +43,8 @@ tensor_carries(const hop_node *call, size_t nc, const char *mode)
 static hop_value_info
 stacked_at(const hop_value_info *row, const hop_expr *n, int64_t dim)
 {
-    hop_value_info v = *row;
-    int64_t d = dim < 0 ? dim + v.meta.rank + 1 : dim;
-    memmove(v.meta.sizes + d + 1, v.meta.sizes + d,
-            (size_t)(v.meta.rank - d) * sizeof *v.meta.sizes);
-    v.meta.sizes[d] = n;
-    v.meta.rank++;
-    return v;
+    int64_t d = dim < 0 ? dim + row->meta.rank + 1 : dim;
+    return hop_value_info_insert_dim(row, (int)d, n);
 }
 
 /* ------------------------------------------------------------ the loop */

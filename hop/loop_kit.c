@@ -59,13 +59,12 @@ hop_status
 hop_call_slice_inputs(hop_call *c, size_t first, size_t n, int64_t dim)
 {
     for (size_t i = first; i < first + n; i++) {
-        hop_meta *m = &c->input_meta[i].meta;
-        int d = hop_loop_dim(dim, m->rank);
-        if (c->input_meta[i].kind != HOP_VALUE_TENSOR || d < 0)
+        hop_value_info *m = &c->input_meta[i];
+        int d = hop_loop_dim(dim, m->meta.rank);
+        if (m->kind != HOP_VALUE_TENSOR || d < 0)
             return hop_error(HOP_MISUSE, "%s: body input %zu has no dim %lld to slice along",
                              c->cls->name, i, (long long)dim);
-        memmove(m->sizes + d, m->sizes + d + 1, (size_t)(m->rank - d - 1) * sizeof *m->sizes);
-        m->rank--;
+        *m = hop_value_info_drop_dim(m, d);
     }
     return HOP_OK;
 }

@@ -84,12 +84,8 @@ map_body_inputs(hop_call *c)
         return st;
     size_t nxs;
     hop_call_group(c, "xs", &nxs);
-    for (size_t i = 0; i < nxs; i++) { /* the xs come first */
-        hop_meta *m = &c->input_meta[i].meta;
-        for (int d = 1; d < m->rank; d++)
-            m->sizes[d - 1] = m->sizes[d];
-        m->rank--;
-    }
+    for (size_t i = 0; i < nxs; i++) /* the xs come first: a row of each */
+        c->input_meta[i] = hop_value_info_drop_dim(&c->input_meta[i], 0);
     return HOP_OK;
 }
 
@@ -114,10 +110,7 @@ map_output_meta(hop_call *c)
                              "map: output %zu of the body is %s; stacking it would "
                              "exceed rank %d",
                              i, what, HOP_MAX_RANK);
-        for (int d = o->meta.rank; d > 0; d--)
-            o->meta.sizes[d] = o->meta.sizes[d - 1];
-        o->meta.sizes[0] = n;
-        o->meta.rank++;
+        *o = hop_value_info_insert_dim(o, 0, n);
     }
     return HOP_OK;
 }
@@ -570,12 +563,7 @@ map_eval(hop_eval_ctx *ex)
 static hop_value_info
 stacked(const hop_value_info *row, const hop_expr *n)
 {
-    hop_value_info v = *row;
-    for (int d = v.meta.rank; d > 0; d--)
-        v.meta.sizes[d] = v.meta.sizes[d - 1];
-    v.meta.sizes[0] = n;
-    v.meta.rank++;
-    return v;
+    return hop_value_info_insert_dim(row, 0, n);
 }
 
 static bool

@@ -136,11 +136,7 @@ scan_output_meta(hop_call *c)
                              "%" PRId64,
                              j - ninit, what, dim);
         }
-        memmove(y.meta.sizes + d + 1, y.meta.sizes + d,
-                (size_t)(y.meta.rank - d) * sizeof *y.meta.sizes);
-        y.meta.sizes[d] = n;
-        y.meta.rank++;
-        c->outs[c->nouts++] = y;
+        c->outs[c->nouts++] = hop_value_info_insert_dim(&y, d, n);
     }
     return st;
 }
@@ -439,17 +435,6 @@ scan_jvp(hop_jvp_ctx *cx, const hop_node *call)
 
 /* ------------------------------------------------------------------ vmap */
 
-/* m with size s inserted at dim d. */
-static hop_value_info
-insert_dim(hop_value_info m, const hop_expr *s, int d)
-{
-    memmove(m.meta.sizes + d + 1, m.meta.sizes + d,
-            (size_t)(m.meta.rank - d) * sizeof *m.meta.sizes);
-    m.meta.sizes[d] = s;
-    m.meta.rank++;
-    return m;
-}
-
 /* The scan over fb (the body batched) with operands ops, its leads as
  * call's but dim 0 (every xs moved there), outputs outs. */
 static hop_node *
@@ -525,7 +510,7 @@ scan_batch(hop_batch_ctx *cx, const hop_node *call)
                            : hop_sym_const(f->env, hop_node_param(call, "length")->u.i);
     for (size_t j = 0; j < nout && st == HOP_OK; j++) {
         if (j >= c.n)
-            outs[j] = insert_dim(*fb->output->args[j].u.node->meta, n, 0);
+            outs[j] = hop_value_info_insert_dim(fb->output->args[j].u.node->meta, 0, n);
         else
             outs[j] = omask[j] ? hop_batch_meta(cx, &call->outs[j]) : call->outs[j];
     }

@@ -103,10 +103,7 @@ vmap_body_inputs(hop_call *c)
     for (size_t i = 0; i < nargs; i++) { /* the args come first */
         if (!bit(in, i))
             continue;
-        hop_meta *m = &c->input_meta[i].meta;
-        for (int d = 1; d < m->rank; d++)
-            m->sizes[d - 1] = m->sizes[d];
-        m->rank--;
+        c->input_meta[i] = hop_value_info_drop_dim(&c->input_meta[i], 0);
     }
     return HOP_OK;
 }

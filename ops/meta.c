@@ -308,3 +308,16 @@ hop_value_info_drop_dim(const hop_value_info *v, int d)
     out.meta.sizes[out.meta.rank] = NULL;
     return out;
 }
+
+hop_value_info
+hop_value_info_insert_dim(const hop_value_info *v, int d, const hop_expr *size)
+{
+    hop_value_info out = *v;
+    if (v->kind != HOP_VALUE_TENSOR || d < 0 || d > v->meta.rank || v->meta.rank >= HOP_MAX_RANK)
+        return (hop_value_info){.kind = HOP_VALUE_NONE};
+    memmove(out.meta.sizes + d + 1, out.meta.sizes + d,
+            (size_t)(out.meta.rank - d) * sizeof *out.meta.sizes);
+    out.meta.sizes[d] = size;
+    out.meta.rank++;
+    return out;
+}

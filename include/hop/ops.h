@@ -878,6 +878,9 @@ size_t hop_value_info_print(const hop_value_info *v, char *buf, size_t cap);
  * wherever both are constants (symbolic sizes are the runtime's to check).
  * drop_dim: v with dim d removed (a slice's metadata: map's rows, scan's
  * steps); kind NONE when v is not a tensor with a dim d.
+ * insert_dim: v with a dim of the given size inserted at d, 0 <= d <= rank
+ * (rows stacked: map's and scan's outputs, a batch in front); kind NONE when
+ * v is not a tensor, d is out of range or v has rank HOP_MAX_RANK already.
  */
 bool hop_value_info_is_bool_scalar(const hop_value_info *v);
 bool hop_value_info_is_int_scalar(const hop_value_info *v);
@@ -886,6 +889,7 @@ bool hop_value_info_compatible(const hop_value_info *a, const hop_value_info *b)
  * SymInt, or the same dtype and the same (interned) sizes. */
 bool hop_value_info_equal(const hop_value_info *a, const hop_value_info *b);
 hop_value_info hop_value_info_drop_dim(const hop_value_info *v, int d);
+hop_value_info hop_value_info_insert_dim(const hop_value_info *v, int d, const hop_expr *size);
 
 /*
  * Shape inference: checks the operands of op and fills *out.  Symbolic sizes

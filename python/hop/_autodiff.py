@@ -124,18 +124,18 @@ class _Transformed:
     def __call__(self, *args, **kwargs):
         if _C.tracing() is not None:
             return self._traced(self._spec, args, kwargs)
-        if kwargs:  # keyword arguments are constants of the trace
-            return _compiled(self._traced, self._spec, kwargs)(*args)
         if self._compiled is None:
-            self._compiled = _compiled(self._traced, self._spec, {})
-        return self._compiled(*args)
+            self._compiled = _compiled(self._traced, self._spec)
+        # (keyword arguments are the compiled call's own: its cache guards
+        # their names and values as a positional argument's)
+        return self._compiled(*args, **kwargs)
 
 
-def _compiled(traced, spec, kwargs):
+def _compiled(traced, spec):
     from ._compile import compile as _compile
     f, rest = spec[0], spec[1:]
 
-    def run(*args):  # f is a cell of run: the guards walk what it reads
+    def run(*args, **kwargs):  # f is a cell of run: the guards walk what it reads
         return traced((f,) + rest, args, kwargs)
     # What the trace warns about is named by the user's function, not this
     # wrapper's (hop.vmap(f) warned "_compiled.<locals>.run reads ...").

@@ -1499,12 +1499,43 @@ test_view_geometry_gives_the_sizes_shape_inference_gives(void **state)
     assert_true(checked > 300);
 }
 
+/* A value's metadata with a dim inserted or dropped (map's rows and stacked
+ * outputs, a batch in front): the sizes shift around d; a non-tensor, a dim
+ * out of range or a full rank give kind NONE. */
+static void
+test_value_info_insert_and_drop_dim_shift_the_sizes_around_d(void **state)
+{
+    (void)state;
+    char buf[128];
+    const hop_expr *seven = hop_sym_const(env, 7);
+    hop_value_info v = {.kind = HOP_VALUE_TENSOR, .meta = M("f32[2, 3]")};
+    const char *want[] = {"f32[7, 2, 3]", "f32[2, 7, 3]", "f32[2, 3, 7]"};
+    for (int d = 0; d <= 2; d++) {
+        hop_value_info w = hop_value_info_insert_dim(&v, d, seven);
+        assert_int_equal(w.kind, HOP_VALUE_TENSOR);
+        hop_meta_print(&w.meta, buf, sizeof buf);
+        assert_string_equal(buf, want[d]);
+        hop_value_info back = hop_value_info_drop_dim(&w, d);
+        hop_meta_print(&back.meta, buf, sizeof buf);
+        assert_string_equal(buf, "f32[2, 3]");
+        assert_null(back.meta.sizes[2]);
+    }
+    assert_int_equal(hop_value_info_insert_dim(&v, 3, seven).kind, HOP_VALUE_NONE);
+    assert_int_equal(hop_value_info_insert_dim(&v, -1, seven).kind, HOP_VALUE_NONE);
+    assert_int_equal(hop_value_info_drop_dim(&v, 2).kind, HOP_VALUE_NONE);
+    hop_value_info full = {.kind = HOP_VALUE_TENSOR, .meta = M("f32[1, 1, 1, 1, 1, 1, 1, 1]")};
+    assert_int_equal(hop_value_info_insert_dim(&full, 0, seven).kind, HOP_VALUE_NONE);
+    hop_value_info sym = {.kind = HOP_VALUE_SYM, .sym = seven};
+    assert_int_equal(hop_value_info_insert_dim(&sym, 0, seven).kind, HOP_VALUE_NONE);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
         TEST(test_op_table_rows_come_from_the_x_macro),
+        TEST(test_value_info_insert_and_drop_dim_shift_the_sizes_around_d),
         TEST(test_op_from_name_finds_every_op_and_reports_unknown_names),
         TEST(test_wrong_operand_count_or_kind_names_the_op_and_argument),
         TEST(test_dim_out_of_range_names_the_op_and_shape),

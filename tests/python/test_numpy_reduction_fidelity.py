@@ -179,6 +179,10 @@ DATA_CASES = [
     ("np.var(a, where=np.array([True, False]), ddof=1)", np.array([1.0, 2.0])),
     ("a[a > 100].mean()", np.array([1.0, 2.0])),  # (an unbacked size)
     ("np.var(a[a > 1.5], ddof=1)", np.array([1.0, 2.0])),
+    ("np.var(a[a > 0.5], ddof=2)", np.array([1.0, 2.0])),  # (x/0: inf, not NaN)
+    ("np.std(a[a > 0.5], ddof=3, axis=0)", np.array([1.0, 2.0])),
+    ("np.nanvar(a, axis=1, ddof=2)", np.array([[np.nan, 1.0, 3.0], [1.0, 2.0, 4.0]])),
+    ("np.nanmean(a, axis=0)", np.array([[np.inf, np.nan], [-np.inf, 2.0]])),  # (NaN, no warning)
     ("np.nanmean(a)", np.array([np.nan, 1.0])),  # (controls: nothing to warn of)
     ("np.nanmean(a)", np.array([np.inf, 1.0])),
 ]
@@ -188,6 +192,19 @@ DATA_CASES = [
                                                    enumerate(DATA_CASES)])
 def test_warnings_of_the_data_are_numpys(src, a):
     check(src, a)
+
+
+def test_the_plan_counts_the_slices_only_when_a_result_is_not_finite():
+    # the check of the data's warnings (kind NUMPY_WARNS) counts each
+    # slice's elements again, as much work as nanmean's own: a cond on the
+    # result's finiteness runs it only where a warning is possible
+    f = hop.compile(lambda a: np.nanmean(a, axis=0))
+    f(np.array([[1.0, 2.0], [3.0, np.nan]]))
+    code = f.graphs[0].code
+    top = [line for line in code.splitlines() if line.startswith("    ") and
+           not line.startswith("        ") and "def " not in line]
+    assert sum(" = ne(" in line for line in top) == 1, code
+    assert any(" = cond(" in line for line in top) and " = fail_if(" in code, code
 
 
 def test_a_plan_whose_data_warns_runs_eagerly_and_stays():

@@ -73,7 +73,7 @@ def checked(np_fn, says=None, post=None, nan=False):
             kind = _kind or (type(a) if isinstance(a, ndarray) else ndarray)
             if isinstance(a, _C.Tensor) or not _numpy_kind(kind):
                 return fn(*args, _kind=_kind, **kwargs)  # (hop.Tensor's own)
-            from ._ufuncs import _traced_any
+            from ._ufuncs import _traced_any, by_numpy
             traced = _core.tracing() or _core._recording() or _traced_any(args) or \
                 _traced_any(kwargs.values())
             said = says(*args, **kwargs) if says is not None else None
@@ -85,7 +85,8 @@ def checked(np_fn, says=None, post=None, nan=False):
                     return r
                 return _data_checked(r, sig, args, kwargs, nan)
             if said is not None or _core.fp_errors_reported() or _out_overlaps(sig, args, kwargs):
-                return _by_numpy(np_fn, sig, args, kwargs, kind)
+                return by_numpy(np_fn, np_fn.__name__, args, kwargs, kind,
+                                _out_of(sig, args, kwargs))
             _STATE.depth = 1
             _C._np_eager_off(1)
             try:
@@ -96,13 +97,17 @@ def checked(np_fn, says=None, post=None, nan=False):
                 _STATE.depth = 0
                 _C._np_eager_off(-1)
             if warned or (post is not None and post(*args, **kwargs) and _nonfinite(r)):
-                return _by_numpy(np_fn, sig, args, kwargs, kind)
+                return by_numpy(np_fn, np_fn.__name__, args, kwargs, kind,
+                                _out_of(sig, args, kwargs))
             return r
         return call
     return deco
 
 
 def _out_of(sig, args, kwargs):
+    """The call's out= argument, however passed (None: none)."""
+    if "out" not in sig.parameters:
+        return None
     try:
         return sig.bind(*args, **kwargs).arguments.get("out")
     except TypeError:
@@ -112,7 +117,7 @@ def _out_of(sig, args, kwargs):
 def _out_overlaps(sig, args, kwargs):
     """Whether an out= array shares memory with an array argument (hop's
     run would change what NumPy's run again reads)."""
-    out = _out_of(sig, args, kwargs) if "out" in sig.parameters else None
+    out = _out_of(sig, args, kwargs)
     if out is None or not hasattr(out, "shape"):
         return False
     from ._ufuncs import _to_numpy
@@ -120,15 +125,6 @@ def _out_overlaps(sig, args, kwargs):
     return any(isinstance(v, (ndarray, _np.ndarray)) and v is not out and
                _np.may_share_memory(o, _to_numpy(v))
                for v in list(args) + list(kwargs.values()))
-
-
-def _by_numpy(np_fn, sig, args, kwargs, kind):
-    """np_fn by NumPy on the arrays' memory: its warnings, errors and
-    answer (out= itself when given, as NumPy returns it)."""
-    from ._ufuncs import fallback
-    r = fallback(np_fn, np_fn.__name__, args, kwargs, kind)
-    out = _out_of(sig, args, kwargs) if "out" in sig.parameters else None
-    return out if out is not None and hasattr(out, "shape") else r
 
 
 # ---------------------------------------------- NumPy's Python-level warnings
@@ -216,16 +212,34 @@ def _data_checked(r, sig, args, kwargs, nan):
         return r
     x = _t(b.arguments["a"], "reduction")
     axes = list(_axes(b.arguments.get("axis"), x.ndim)) if x.ndim else []
-    keep = _C.logical_not(_C.ne(x, x)) if nan and _core.np_dtype(x).kind in "fc" else \
-        _C.full(tuple(x.shape), True, dtype=_C.bool)
     w = b.arguments.get("where", True)
-    if w is not True:
-        keep = _C.logical_and(keep, _t(w, "where"))
-    cnt = _core.cast(keep, _np.dtype(_np.int64))
-    if axes:
-        cnt = _C.sum(cnt, axes, False)
-    flag = _C.le(cnt, b.arguments.get("ddof", 0) or 0)
-    flag = flag if flag.ndim == 0 else _C.any(flag, None, False)
+    masks = (_t(w, "where"),) if w is not True else ()
+    ddof = b.arguments.get("ddof", 0) or 0
+
+    def counted(x, *masks):
+        keep = _C.logical_not(_C.ne(x, x)) if nan and _core.np_dtype(x).kind in "fc" else \
+            _C.full(tuple(x.shape), True, dtype=_C.bool)
+        for m in masks:
+            keep = _C.logical_and(keep, m)
+        cnt = _core.cast(keep, _np.dtype(_np.int64))
+        if axes:
+            cnt = _C.sum(cnt, axes, False)
+        flag = _C.le(cnt, ddof)
+        return flag if flag.ndim == 0 else _C.any(flag, None, False)
+
+    if _core.np_dtype(r._t).kind not in "fc":
+        flag = counted(x, *masks)
+    else:
+        # Such a slice's result is NaN or inf (0/0, x/0, NumPy's NaN for
+        # it), so the slices are counted only when some result is not
+        # finite (a cond): a call with finite results pays for an abs() and
+        # an all() over its result, not for another pass over x (it had cost
+        # as much again as nanmean itself)
+        from .._hops import cond
+        finite = _C.lt(_C.abs(r._t), _np.inf)
+        finite = finite if finite.ndim == 0 else _C.all(finite, None, False)
+        flag = cond(finite, lambda x, *m: _C.full((), False, dtype=_C.bool), counted,
+                    (x,) + masks)
     return type(r)(_core.unknown_if(flag, r._t, _core.CHECK_WARNS), scalar=r._scalar)
 
 

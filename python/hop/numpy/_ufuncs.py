@@ -344,6 +344,19 @@ def fallback(func, name, args, kwargs, kind):
                        kind)
 
 
+def by_numpy(func, name, args, kwargs, kind, out):
+    """func (a ufunc, a reduction) called by NumPy on the arrays' memory
+    where hop's own run would not warn or raise as NumPy does: NumPy's
+    warnings or errors for floating-point exceptions (and its Python
+    code's), and its answer; out: the call's out= argument however it was
+    passed (None: none), which is what NumPy returns when given (a tuple of
+    several outputs: the tuple; of one: its array), not a new view of it."""
+    r = fallback(func, name, args, kwargs, kind)
+    if out is None:
+        return r
+    return out if not isinstance(out, tuple) or len(out) > 1 else out[0]
+
+
 def _qualified(func, name):
     """numpy.linalg.norm for NumPy's norm (its module), numpy.sin for a
     ufunc, numpy.add.reduce for a ufunc method."""
@@ -554,7 +567,7 @@ def _call_two(name, args, kwargs, kind):
         _C._fp_clear()
     rs = impl(_core.cast(xt, dts[0]))
     if checked and _C._np_fp_warned():
-        return _by_numpy(uf, name, args, kwargs, kind)  # (as call_ufunc's)
+        return by_numpy(uf, name, args, kwargs, kind, kwargs.get("out"))  # (as call_ufunc's)
     res = [None, None]
     for k in (1, 0):  # NumPy's loop writes the second output first (out=(o, o): the first's)
         r = _core.cast(rs[k], dts[k])
@@ -573,16 +586,6 @@ def _fp_checked(args):
     from ._fpcheck import outer  # (a checked reduction checks its ufuncs' flags itself)
     return not _core.tracing() and not _core._recording() and not _traced_any(args) and \
         not outer()
-
-
-def _by_numpy(uf, name, args, kwargs, kind):
-    """ufunc uf called by NumPy on the arrays' memory: its warnings or
-    errors for floating-point exceptions, and its result (out= as NumPy
-    returns it)."""
-    r = fallback(uf, name, args, kwargs, kind)
-    out = kwargs.get("out")
-    return r if out is None else out if isinstance(out, tuple) and len(out) > 1 else \
-        out[0] if isinstance(out, tuple) else out
 
 
 def _check_broadcast(ops, out, where):
@@ -665,7 +668,7 @@ def call_ufunc(name, args, kwargs, kind):
             not (_traced_any(args) or _traced_any(kwargs.values())):
         # numpy.errstate(divide='raise', ...): NumPy's FloatingPointError (or
         # its call, print, log), which hop's kernels do not report
-        return _by_numpy(uf, name, args, kwargs, kind)
+        return by_numpy(uf, name, args, kwargs, kind, kwargs.get("out"))
     nin = UFUNCS[name][0]
     if len(args) != nin:
         raise TypeError(f"{name}() takes from {nin} to {nin + uf.nout} positional arguments "
@@ -735,7 +738,7 @@ def call_ufunc(name, args, kwargs, kind):
         # masked lane, a SIMD tail): NumPy's run warns as it does, and
         # answers; nothing was written yet (docs/ARCHITECTURE.md,
         # "Floating-point warnings")
-        return _by_numpy(uf, name, args, kwargs, kind)
+        return by_numpy(uf, name, args, kwargs, kind, kwargs.get("out"))
     if where is not True:
         if out is not None and out[0] is not None:
             base = _core.tensor_of(out[0])
@@ -892,8 +895,8 @@ def _call_divmod(args, kwargs, kind):
     if _fp_checked(args) and _C._np_fp_warns():
         # NumPy warns once for both results ("... encountered in divmod"),
         # where hop's two ufuncs below would each have NumPy warn for its own
-        return _by_numpy(_np.divmod, "divmod", args, dict(kwargs, out=out) if out else kwargs,
-                         kind)
+        return by_numpy(_np.divmod, "divmod", args, dict(kwargs, out=out) if out else kwargs,
+                        kind, out)
     if out is not None:
         # NumPy checks both outputs' casts before it writes either, reads
         # each element of the inputs before it writes (out=(x, y) with x an
