@@ -101,6 +101,18 @@ def _ones_after(big, n, dtype):
     ("np.sum(a, axis=0)", np.stack([_ones_after(2048, 12, np.float16)] * 2, 1)),
     # np.var sums a float16 array in float16 (np.mean in float32)
     ("np.var(a)", np.array([1.257, -0.1321, 0.6406, 104.9], np.float16)),
+    # compiled, a float16 array's deviations in its memory order too: an
+    # F-ordered column is summed pairwise in float32 and rounded once (hop
+    # compiled the deviations in C order and rounded after each add); the
+    # stress run's draw, whose kept axes are transposed in memory
+    ("np.var(a, axis=0)", np.asfortranarray(np.array(
+        [[1.5, 13.5], [0.8, 2.6], [-0.0, 0.1], [19.6, 18.0]], np.float16))),
+    ("np.var(a, axis=0)", np.ascontiguousarray(np.array(
+        [[[1.258e-04, 6.404e-04], [-1.321e+02, 1.049e-01]],
+         [[-5.355e-04, 1.304e+00], [3.616e-02, 9.473e-02]],
+         [[-7.037e-02, -6.232e-04], [-1.266e-03, 4.131e-05]],
+         [[-2.325e-03, -1.246e+00], [-2.188e+00, -7.324e+00]]],
+        np.float16).transpose(0, 2, 1)).transpose(0, 2, 1)),
     # the deviations of a transposed array summed in its memory order
     ("np.std(a)", (np.arange(20000) % 7 - 3).reshape(100, 200).T),
     ("np.var(a)", (np.arange(64.0) ** 1.5).reshape(8, 8).T),

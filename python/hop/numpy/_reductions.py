@@ -672,9 +672,10 @@ def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root, where=True):
                        lambda x, axes, kd, w: _var_dtype(x, axes, dtype, ddof, kd, root, w),
                        what, where)
     _count_axes(axis, _t(a, what).ndim)
-    if dtype is not None or _core.np_dtype(_t(a, what)) == _np.float16:
-        # (NumPy's _var sums a float16 array in float16, where mean takes
-        # float32: _var_dtype's steps are NumPy's)
+    # (a float16 array without dtype= takes the path below, _var_t's
+    # _var_half: its deviations in the array's memory order compiled too,
+    # where _var_dtype's arrays are in C order under hop.compile)
+    if dtype is not None:
         return ordered(a, axis, keepdims, kind, out,
                        lambda x, axes, kd: _var_dtype(x, axes, dtype, ddof, kd, root), what)
     t = _t(a, what)
