@@ -125,6 +125,40 @@ def test_sums_that_hops_double_lanes_rounded_otherwise(src, a):
     _check(f, a)
 
 
+def _read_only(a):
+    a.flags.writeable = False
+    return a
+
+
+# a Fortran-ordered float32 array whose sums in memory order (and reversed
+# along axis 0, in its memory order) differ from C order's in the last bits
+_RNG = np.random.default_rng(3)
+_F = np.asfortranarray((_RNG.standard_normal((3, 50)) *
+                        10.0 ** _RNG.integers(-3, 4, size=(3, 50))).astype(np.float32))
+_SUMS = ["np.sum(a)", "np.sum(a, axis=1)", "np.mean(a)", "np.var(a, axis=1)"]
+
+
+@pytest.mark.parametrize("src", _SUMS)
+def test_a_read_only_arrays_sums_add_in_its_memory_order(src):
+    # hop copies a read-only array (its tensor never aliases memory that
+    # cannot be written); the copy was in C order, so a Fortran-ordered
+    # array was summed in C order, eagerly and compiled
+    f = eval(f"lambda a: {src}", {"np": np})  # noqa: S307 (the list above)
+    a = _read_only(_F.copy(order="F"))
+    _check(f, a)
+    assert np.asarray(hnp.sin(hnp.asarray(a))).flags.f_contiguous  # (its layout, NumPy's)
+
+
+@pytest.mark.parametrize("src", _SUMS)
+def test_compiled_sums_of_a_negatively_strided_argument_add_in_its_memory_order(src):
+    # hop copies an argument with negative strides: the copy was in C order,
+    # so a reversed Fortran-ordered array was summed in C order
+    f = eval(f"lambda a: {src}", {"np": np})  # noqa: S307 (the list above)
+    a = np.flip(_F, 0)
+    with np.errstate(all="ignore"):
+        _same_bits(hop.compile(f)(a), f(a), "compiled")
+
+
 # ------------------------------------------- products in the array's dtype
 
 @pytest.mark.parametrize("values,dtype", [
