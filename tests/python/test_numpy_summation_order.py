@@ -159,6 +159,19 @@ def test_compiled_sums_of_a_negatively_strided_argument_add_in_its_memory_order(
         _same_bits(hop.compile(f)(a), f(a), "compiled")
 
 
+@pytest.mark.parametrize("src,a", [
+    ("np.sum(a[::-1])", _F), ("np.sum(a[:, ::-1], axis=1)", _F), ("np.mean(a[::-2])", _F),
+    ("np.sum(np.flip(a, 0))", _F), ("np.var(np.flip(a), axis=1)", _F),
+    ("np.sum(a.T[::-1])", np.ascontiguousarray(_F.T)),
+])
+def test_a_reversed_view_of_an_array_not_in_c_order_adds_in_its_memory_order(src, a):
+    # NumPy's view has a negative stride and the array's order; hop takes
+    # the elements in reverse, a C-ordered copy, summed in C order (eagerly
+    # and compiled)
+    f = eval(f"lambda a: {src}", {"np": np})  # noqa: S307 (the list above)
+    _check(f, a)
+
+
 # ------------------------------------------- products in the array's dtype
 
 @pytest.mark.parametrize("values,dtype", [
