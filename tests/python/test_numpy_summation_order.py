@@ -172,6 +172,24 @@ def test_a_reversed_view_of_an_array_not_in_c_order_adds_in_its_memory_order(src
     _check(f, a)
 
 
+_F64 = np.asfortranarray(np.random.default_rng(3).standard_normal((3, 50)) *
+                         10.0 ** np.random.default_rng(4).integers(-3, 4, size=(3, 50)))
+
+
+@pytest.mark.parametrize("src", [
+    "np.sum(a, dtype=np.float32)", "np.sum(a, axis=1, dtype=np.float32)",
+    "np.mean(a, dtype=np.float32)", "np.mean(a, axis=1, dtype=np.float32)",
+    "np.sum(a.astype(np.float16), dtype=np.float32)",
+])
+def test_a_sum_in_another_dtype_adds_the_cast_values_in_the_arrays_memory_order(src):
+    # NumPy casts into its buffer in the array's memory order and adds the
+    # cast values in it; hop's cast was C-ordered, so a Fortran-ordered
+    # array's sum with dtype= added in C order (eagerly and compiled; mean's
+    # compiled through _cast_first)
+    f = eval(f"lambda a: {src}", {"np": np})  # noqa: S307 (the list above)
+    _check(f, _F64)
+
+
 # ------------------------------------------- products in the array's dtype
 
 @pytest.mark.parametrize("values,dtype", [
