@@ -211,6 +211,17 @@ def test_float_products_multiply_in_the_arrays_dtype(values, dtype, axis):
         _check(lambda x: np.prod(np.stack([x, x[::-1]], axis=1), axis=0), a)
 
 
+@pytest.mark.parametrize("src", ["np.prod(a)", "np.prod(a.astype(np.float32))",
+                                 "np.prod(a, dtype=np.float32)",
+                                 "np.prod(a.reshape(3, 2, 4, order='F'), axis=(0, 2))"])
+def test_float_products_multiply_in_the_arrays_memory_order(src):
+    # NumPy's multiply.reduce multiplies one element at a time in its
+    # iterator's order (memory order); runtime/reduce.c multiplied float32
+    # and float64 in C order (only float16 took numpy_order)
+    f = eval(f"lambda a: {src}", {"np": np})  # noqa: S307 (the list above)
+    _check(f, np.asfortranarray(np.random.default_rng(3).uniform(0.5, 2.0, (3, 8))))
+
+
 def test_float16_products_down_an_outer_axis_round_each_step():
     # down an outer axis NumPy's half loop rounds to float16 after each
     # multiply (inf here, where float32 carried 90.06); along a reduced
