@@ -681,13 +681,16 @@ def _var_half(t, axes, ddof, keepdims):
     deviations and their squares, which overflow to inf past 256), where
     mean alone computes in float32."""
     n = _size([t.shape[i] for i in axes])
-    m = _C.div(_core.over(_C.sum, t, axes, True), n)
+    # (each division NumPy's true_divide by the count, cast back: a count
+    # beyond float16's range divides in float64, as NumPy's value-based
+    # casting does, where hop's float16 division made it inf)
+    m = _divided(wrap(ndarray, _core.over(_C.sum, t, axes, True)), n)._t
     d = t - m
     s = _core.over(_C.sum, d * d, axes, keepdims)
     denom = n - ddof
     if not isinstance(denom, _C.SymInt):
         denom = builtins.max(denom, 0)
-    return _C.div(s, denom)
+    return _divided(wrap(ndarray, s), denom)._t
 
 
 def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root, where=True):
