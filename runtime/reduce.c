@@ -141,8 +141,8 @@ hop__reduce_init(hop__reduce *r, const hop__call *c, hop_tensor *out)
     }
     if (((r->op == HOP_OP_sum || r->op == HOP_OP_mean) &&
          (hop_dtype_is_float(r->dtype) || hop_dtype_is_complex(r->dtype))) ||
-        (r->op == HOP_OP_prod && r->dtype == HOP_F16))
-        numpy_order(r, x, mask);
+        (r->op == HOP_OP_prod && hop_dtype_is_float(r->dtype)))
+        numpy_order(r, x, mask); /* (a float product: one element at a time in that order) */
 }
 
 /* The running state of one output element. */

@@ -8,7 +8,8 @@
  * hop.asarray wraps a buffer through hop_tensor_wrap and keeps the
  * Py_buffer until the runtime storage dies, so views made later keep the
  * NumPy memory alive too.  Memory the runtime cannot describe (negative or
- * unaligned strides, misaligned data) and read-only buffers are copied.
+ * unaligned strides, misaligned data) and read-only buffers are copied, in
+ * the memory order NumPy computes on them in (copy_order.c).
  */
 #include "tensor_impl.h"
 
@@ -133,7 +134,8 @@ unsupported_buffer(PyObject *obj, const char *fname, const char *fmt)
 /*
  * A Tensor over obj's buffer: zero-copy when the runtime can describe the
  * memory (strides >= 0 and multiples of the itemsize, aligned data) and it is
- * writable, else a contiguous copy.  An unsupported element type is
+ * writable, else a copy in NumPy's memory order of it (copy_order.c; a
+ * contiguous one when that is C order).  An unsupported element type is
  * DTypeError, unless a dtype is wanted and obj can convert itself (NumPy's
  * astype): then it is converted first.
  */
@@ -234,6 +236,15 @@ wrap_buffer(PyObject *obj, const char *fname, const hop_py_opnd *want)
         PyBuffer_Release(view);
         PyMem_Free(view);
         return NULL;
+    }
+    bool c_order = true;
+    if (numel > 0 && view->strides != NULL) {
+        t = hop_py__copy_in_order(view, dt, sizes, numel, &c_order);
+        if (!c_order) {
+            PyBuffer_Release(view);
+            PyMem_Free(view);
+            return t != NULL ? hop_py_tensor_new(t) : hop_py_raise();
+        }
     }
     t = hop_tensor_empty(dt, rank, sizes);
     if (t != NULL && numel > 0 && PyBuffer_ToContiguous(t->data, view, view->len, 'C') < 0) {
@@ -1315,7 +1326,8 @@ PyMethodDef hop_py__create_functions[] = {
     HOP_PY_F_FAST(asarray, HOP_PY_SIG("asarray(obj, dtype=None)")
         "obj as a tensor, sharing its memory when it can (a Tensor, or a NumPy array of a "
         "supported dtype, writable and aligned: no copy, so later writes to the array are "
-        "seen); otherwise a copy as hop.tensor makes.\n\n"
+        "seen); otherwise a copy, laid out in the array's memory order with positive strides "
+        "(a Fortran-ordered array's copy is Fortran-ordered).\n\n"
         ">>> import numpy as np\n"
         ">>> a = np.zeros(2, np.float32)\n"
         ">>> t = hop.asarray(a)\n"

@@ -37,6 +37,15 @@ hop_py__set_tensor_opnd(hop_py_opnd *out, PyObject *o)
     out->u.t = (TensorObject *)o;
 }
 
+/* ------------------------------------------------------ copy_order.c */
+
+/* A copy of view's numel elements (sizes: its shape) laid out in NumPy's
+ * memory order of them, positive strides; *c_order true and NULL when that
+ * order is C (the caller copies as it does), NULL with an error set on
+ * failure.  The caller owns the result. */
+hop_tensor *hop_py__copy_in_order(const Py_buffer *view, hop_dtype dt, const int64_t *sizes,
+                                  int64_t numel, bool *c_order);
+
 /* ------------------------------------------------------------ args.c */
 
 /* The type name of o, for messages. */

@@ -888,62 +888,77 @@ test_pool_a_late_worker_joins_the_next_job(void **state)
 
 /* The pool times each kind of job (its function, the size of its work)
  * both ways and runs it the faster way, kind by kind: a job whose pieces
- * sleep 8 ms each takes half the wall time on two threads (less a worker's
- * wake-up, some ms on a busy machine) and stays on the pool, while one whose worker pieces are slow
- * (5 ms, 0.2 ms on the caller) runs on the caller alone but for a rare try of the pool.  Sleeps,
- * not work, so that the figures hold on a busy machine.  (One global backoff judged by the caller's
- * CPU time sent both kinds to the caller.) */
-typedef struct nap_job {
-    pthread_t caller;
-    int64_t piece_ns, worker_ns;
-    int pooled; /* jobs that ran split (piece 0 of more than one) */
-} nap_job;
+ * take 8 ms each takes half the wall time on two threads and stays on the
+ * pool, while one whose worker pieces are slow (5 ms, 0.2 ms on the caller)
+ * runs on the caller alone but for a rare try of the pool.  (One global
+ * backoff judged by the caller's CPU time sent both kinds to the caller.)
+ * The decisions are hop__pool_choose's and hop__pool_record's, as
+ * hop__pool_run_pieces calls them, on a simulated clock: with real sleeps
+ * (as before), a machine with a load of 16 on 2 cores ran the caller's and
+ * the worker's sleeps late and the slow kind took the pool 14 times of 40
+ * (18 in the one-fn-two-sizes test below), whatever the pool decided right. */
+typedef struct timed_kind {
+    hop__task_fn fn;
+    int64_t work, alone_ns, split_ns; /* a job's wall time on the caller alone and split */
+    int pooled;
+} timed_kind;
 
 static void
-nap(int64_t ns)
+timed_a(const void *ctx, int ith, int nth)
 {
-    nanosleep(&(struct timespec){ns / 1000000000, ns % 1000000000}, NULL);
+    (void)ctx, (void)ith, (void)nth;
 }
 
 static void
-nap_task(const void *ctx, int ith, int nth)
+timed_b(const void *ctx, int ith, int nth)
 {
-    nap_job *j = (nap_job *)ctx;
-    if (nth > 1 && ith == 0)
-        j->pooled++; /* one piece 0 per job: no race */
-    int64_t ns = nth == 1 ? 2 * j->piece_ns : j->piece_ns;
-    if (!pthread_equal(pthread_self(), j->caller))
-        ns += j->worker_ns;
-    nap(ns);
+    (void)ctx, (void)ith, (void)nth;
+}
+
+/* 40 jobs of each kind, taking turns, on the simulated clock now. */
+static void
+run_kinds(timed_kind *kinds, int n, int64_t now)
+{
+    for (int i = 0; i < 40; i++)
+        for (int k = 0; k < n; k++) {
+            bool pool = hop__pool_choose(kinds[k].fn, kinds[k].work, now);
+            int64_t ns = pool ? kinds[k].split_ns : kinds[k].alone_ns;
+            now += ns;
+            hop__pool_record(kinds[k].fn, kinds[k].work, pool, false, ns, now);
+            kinds[k].pooled += pool;
+        }
 }
 
 static void
-nap_fast(const void *ctx, int ith, int nth)
+count_piece(const void *ctx, int ith, int nth)
 {
-    nap_task(ctx, ith, nth);
-}
-
-static void
-nap_slow(const void *ctx, int ith, int nth)
-{
-    nap_task(ctx, ith, nth);
+    int *seen = (int *)ctx; /* pieces run, the nth they were given */
+    (void)ith;
+    __atomic_fetch_add(&seen[0], 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&seen[1], nth, __ATOMIC_RELAXED);
 }
 
 static void
 test_pool_runs_each_kind_of_job_the_faster_way(void **state)
 {
     (void)state;
-    hop_runtime_set_threads(2);
-    nap_job fast = {pthread_self(), 8000000, 0, 0}, slow = {pthread_self(), 200000, 5000000, 0};
-    for (int i = 0; i < 40; i++) {
-        hop__pool_run(nap_fast, &fast, 2, 1 << 20);
-        hop__pool_run(nap_slow, &slow, 2, 1 << 20);
-    }
-    hop_runtime_set_threads(0);
-    if (fast.pooled < 20 || slow.pooled > 12)
+    timed_kind kinds[] = {{timed_a, 1 << 20, 16000000, 8000000, 0},
+                          {timed_b, 1 << 20, 400000, 5200000, 0}};
+    run_kinds(kinds, 2, 1000000000);
+    if (kinds[0].pooled < 20 || kinds[1].pooled > 12)
         fail_msg("of 40 jobs, the pool ran %d of the fast kind (>= 20 expected) and %d of the "
                  "slow kind (<= 12 expected)",
-                 fast.pooled, slow.pooled);
+                 kinds[0].pooled, kinds[1].pooled);
+    /* and a real job runs each of its pieces once, whichever way it takes
+     * (one piece of one on the caller alone, two of two split) */
+    hop_runtime_set_threads(2);
+    for (int i = 0; i < 8; i++) {
+        int seen[2] = {0, 0};
+        hop__pool_run(count_piece, seen, 2, 1 << 20);
+        assert_true(seen[1] == 1 || seen[1] == 2);
+        assert_int_equal(seen[0], seen[1]);
+    }
+    hop_runtime_set_threads(0);
 }
 
 /* Jobs in bursts between stretches of one-thread work (the bench's 1-vs-2
@@ -1010,23 +1025,22 @@ test_pool_skips_a_waking_workers_slow_jobs(void **state)
                  marked, unmarked);
 }
 
-/* The same through the public hop_runtime_parallel_work, with one fn at
- * two sizes of work: each size is judged on its own. */
+/* One fn at two sizes of work (hop_runtime_parallel_work's work argument,
+ * whose size class hop__pool_run_pieces hands to hop__pool_choose and
+ * hop__pool_record): each size is judged on its own (the times above's,
+ * the large size 16 ms alone and 8 ms split, the small one 0.4 ms alone
+ * and 5.2 ms split). */
 static void
 test_parallel_work_judges_one_fn_per_size(void **state)
 {
     (void)state;
-    hop_runtime_set_threads(2);
-    nap_job fast = {pthread_self(), 8000000, 0, 0}, slow = {pthread_self(), 200000, 5000000, 0};
-    for (int i = 0; i < 40; i++) {
-        hop_runtime_parallel_work(nap_task, &fast, 2, (int64_t)1 << 30);
-        hop_runtime_parallel_work(nap_task, &slow, 2, 1 << 12);
-    }
-    hop_runtime_set_threads(0);
-    if (fast.pooled < 20 || slow.pooled > 12)
+    timed_kind kinds[] = {{timed_a, (int64_t)1 << 30, 16000000, 8000000, 0},
+                          {timed_a, 1 << 12, 400000, 5200000, 0}};
+    run_kinds(kinds, 2, 2000000000);
+    if (kinds[0].pooled < 20 || kinds[1].pooled > 12)
         fail_msg("of 40 jobs, the pool ran %d of the large size (>= 20 expected) and %d of the "
                  "small one (<= 12 expected)",
-                 fast.pooled, slow.pooled);
+                 kinds[0].pooled, kinds[1].pooled);
 }
 
 /* Eager ops on several threads at once: each has its own ShapeEnv, and the

@@ -175,7 +175,11 @@ def test_asarray_copies_arrays_with_negative_strides(make):
     base = np.arange(12, dtype=np.int32).reshape(3, 4)
     a = make(base)
     t = hop.asarray(a)
-    assert t.tolist() == a.tolist() and t.is_contiguous()
+    assert t.tolist() == a.tolist()
+    # laid out as NumPy's copy in its memory order (C order but for the
+    # transpose's, Fortran order), with positive strides
+    assert np.asarray(t).strides == a.copy(order="K").strides
+    assert t.is_contiguous() == a.copy(order="K").flags.c_contiguous
     assert not np.shares_memory(np.asarray(t), base)
     base += 100
     assert t.tolist() != make(base).tolist()

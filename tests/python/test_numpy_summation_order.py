@@ -101,6 +101,24 @@ def _ones_after(big, n, dtype):
     ("np.sum(a, axis=0)", np.stack([_ones_after(2048, 12, np.float16)] * 2, 1)),
     # np.var sums a float16 array in float16 (np.mean in float32)
     ("np.var(a)", np.array([1.257, -0.1321, 0.6406, 104.9], np.float16)),
+    # compiled, a float16 array's deviations in its memory order too: an
+    # F-ordered column is summed pairwise in float32 and rounded once (hop
+    # compiled the deviations in C order and rounded after each add); the
+    # stress run's draw, whose kept axes are transposed in memory
+    ("np.var(a, axis=0)", np.asfortranarray(np.array(
+        [[1.5, 13.5], [0.8, 2.6], [-0.0, 0.1], [19.6, 18.0]], np.float16))),
+    ("np.var(a, axis=0)", np.ascontiguousarray(np.array(
+        [[[1.258e-04, 6.404e-04], [-1.321e+02, 1.049e-01]],
+         [[-5.355e-04, 1.304e+00], [3.616e-02, 9.473e-02]],
+         [[-7.037e-02, -6.232e-04], [-1.266e-03, 4.131e-05]],
+         [[-2.325e-03, -1.246e+00], [-2.188e+00, -7.324e+00]]],
+        np.float16).transpose(0, 2, 1)).transpose(0, 2, 1)),
+    # a float16 var's count beyond float16's range divides in float64 (NumPy's
+    # value-based casting): 0.25 and inf (hop's count as float16 was inf:
+    # 0 and nan); the stress run's draw (seed 31) had 66476 elements
+    ("np.var(a)", (np.arange(70000) % 2).astype(np.float16)),
+    ("np.std(a, axis=0)", (np.arange(70000) % 2).astype(np.float16).reshape(70000, 1)),
+    ("np.var(a)", np.ones(70000, np.float16)),
     # the deviations of a transposed array summed in its memory order
     ("np.std(a)", (np.arange(20000) % 7 - 3).reshape(100, 200).T),
     ("np.var(a)", (np.arange(64.0) ** 1.5).reshape(8, 8).T),
@@ -111,6 +129,71 @@ def _ones_after(big, n, dtype):
 def test_sums_that_hops_double_lanes_rounded_otherwise(src, a):
     f = eval(f"lambda a: {src}", {"np": np})  # noqa: S307 (the list above)
     _check(f, a)
+
+
+def _read_only(a):
+    a.flags.writeable = False
+    return a
+
+
+# a Fortran-ordered float32 array whose sums in memory order (and reversed
+# along axis 0, in its memory order) differ from C order's in the last bits
+_RNG = np.random.default_rng(3)
+_F = np.asfortranarray((_RNG.standard_normal((3, 50)) *
+                        10.0 ** _RNG.integers(-3, 4, size=(3, 50))).astype(np.float32))
+_SUMS = ["np.sum(a)", "np.sum(a, axis=1)", "np.mean(a)", "np.var(a, axis=1)"]
+
+
+@pytest.mark.parametrize("src", _SUMS)
+def test_a_read_only_arrays_sums_add_in_its_memory_order(src):
+    # hop copies a read-only array (its tensor never aliases memory that
+    # cannot be written); the copy was in C order, so a Fortran-ordered
+    # array was summed in C order, eagerly and compiled
+    f = eval(f"lambda a: {src}", {"np": np})  # noqa: S307 (the list above)
+    a = _read_only(_F.copy(order="F"))
+    _check(f, a)
+    assert np.asarray(hnp.sin(hnp.asarray(a))).flags.f_contiguous  # (its layout, NumPy's)
+
+
+@pytest.mark.parametrize("src", _SUMS)
+def test_compiled_sums_of_a_negatively_strided_argument_add_in_its_memory_order(src):
+    # hop copies an argument with negative strides: the copy was in C order,
+    # so a reversed Fortran-ordered array was summed in C order
+    f = eval(f"lambda a: {src}", {"np": np})  # noqa: S307 (the list above)
+    a = np.flip(_F, 0)
+    with np.errstate(all="ignore"):
+        _same_bits(hop.compile(f)(a), f(a), "compiled")
+
+
+@pytest.mark.parametrize("src,a", [
+    ("np.sum(a[::-1])", _F), ("np.sum(a[:, ::-1], axis=1)", _F), ("np.mean(a[::-2])", _F),
+    ("np.sum(np.flip(a, 0))", _F), ("np.var(np.flip(a), axis=1)", _F),
+    ("np.sum(a.T[::-1])", np.ascontiguousarray(_F.T)),
+])
+def test_a_reversed_view_of_an_array_not_in_c_order_adds_in_its_memory_order(src, a):
+    # NumPy's view has a negative stride and the array's order; hop takes
+    # the elements in reverse, a C-ordered copy, summed in C order (eagerly
+    # and compiled)
+    f = eval(f"lambda a: {src}", {"np": np})  # noqa: S307 (the list above)
+    _check(f, a)
+
+
+_F64 = np.asfortranarray(np.random.default_rng(3).standard_normal((3, 50)) *
+                         10.0 ** np.random.default_rng(4).integers(-3, 4, size=(3, 50)))
+
+
+@pytest.mark.parametrize("src", [
+    "np.sum(a, dtype=np.float32)", "np.sum(a, axis=1, dtype=np.float32)",
+    "np.mean(a, dtype=np.float32)", "np.mean(a, axis=1, dtype=np.float32)",
+    "np.sum(a.astype(np.float16), dtype=np.float32)",
+])
+def test_a_sum_in_another_dtype_adds_the_cast_values_in_the_arrays_memory_order(src):
+    # NumPy casts into its buffer in the array's memory order and adds the
+    # cast values in it; hop's cast was C-ordered, so a Fortran-ordered
+    # array's sum with dtype= added in C order (eagerly and compiled; mean's
+    # compiled through _cast_first)
+    f = eval(f"lambda a: {src}", {"np": np})  # noqa: S307 (the list above)
+    _check(f, _F64)
 
 
 # ------------------------------------------- products in the array's dtype
@@ -132,6 +215,17 @@ def test_float_products_multiply_in_the_arrays_dtype(values, dtype, axis):
     _check(lambda x: x.prod(), a)
     if dtype != np.float16:  # (below)
         _check(lambda x: np.prod(np.stack([x, x[::-1]], axis=1), axis=0), a)
+
+
+@pytest.mark.parametrize("src", ["np.prod(a)", "np.prod(a.astype(np.float32))",
+                                 "np.prod(a, dtype=np.float32)",
+                                 "np.prod(a.reshape(3, 2, 4, order='F'), axis=(0, 2))"])
+def test_float_products_multiply_in_the_arrays_memory_order(src):
+    # NumPy's multiply.reduce multiplies one element at a time in its
+    # iterator's order (memory order); runtime/reduce.c multiplied float32
+    # and float64 in C order (only float16 took numpy_order)
+    f = eval(f"lambda a: {src}", {"np": np})  # noqa: S307 (the list above)
+    _check(f, np.asfortranarray(np.random.default_rng(3).uniform(0.5, 2.0, (3, 8))))
 
 
 def test_float16_products_down_an_outer_axis_round_each_step():

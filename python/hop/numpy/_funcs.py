@@ -642,11 +642,21 @@ def flip(m, axis=None, *, _kind=None):
     t = _t(m, "flip")
     axes = _axes(axis, t.ndim)
 
-    def fn(x):
+    from ._indexing import _reversed_in_order, traced_order
+    mem = traced_order(m) if axes else None
+
+    def taken(x, axes):
         for ax in axes:
             n = x.shape[ax]
-            x = _C._op("take", x, ax, (n - 1) - _C.arange(n))
+            x = _reversed_in_order(x, ax, (n - 1) - _C.arange(n))
         return x
+
+    def fn(x):
+        if mem is None:
+            return taken(x, axes)
+        # (in a traced array's memory order, as NumPy's view is laid out)
+        r = taken(x.permute(*mem), [mem.index(ax) for ax in axes])
+        return r.permute(*[mem.index(d) for d in range(x.ndim)])
     return _view(_kind or _kind_of(m), m, fn, lambda x: _np.flip(x, axes), copies=bool(axes))
 
 

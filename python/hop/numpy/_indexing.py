@@ -165,7 +165,24 @@ def _slice(t, dim, s):
     first, _, _ = slice(start, stop, step).indices(n)
     count = len(range(*slice(start, stop, step).indices(n)))
     idx = _C.arange(count) * step + first  # nodes, not a captured constant
-    return _C._op("take", t, dim, idx)
+    return _reversed_in_order(t, dim, idx)
+
+
+def _reversed_in_order(t, dim, idx):
+    """take(t, dim, idx) of a negative step laid out in t's memory order,
+    as NumPy's view (a negative stride, the others t's) is: a sum of it adds
+    in that order.  hop's take is C-ordered, so a concrete t whose order is
+    not C is permuted into it, taken and permuted back (a traced t's
+    strides are not known while tracing: C order, as hop.compile lays out
+    what it computes)."""
+    if t.ndim < 2 or _C._is_proxy(t) or t.is_contiguous():
+        return _C._op("take", t, dim, idx)
+    from ._storage import decide_order
+    mem = decide_order([(tuple(t.shape), tuple(t.stride()))], t.ndim, "iter")
+    if mem is None:
+        return _C._op("take", t, dim, idx)
+    r = _C._op("take", t.permute(*mem), mem.index(dim), idx)
+    return r.permute(*[mem.index(d) for d in range(t.ndim)])
 
 
 def _takes(items):
@@ -295,9 +312,32 @@ def getitem(a, key):
         # caller's memory
         return wrap(type(a), r.clone(), scalar=True)
     nk = _static_key(key)
-    step = Step(fn, (lambda x: x[nk]) if nk is not None else None,
-                copies=_takes(_normalize(key, t.ndim)[0]))
+    items = _normalize(key, t.ndim)[0]
+    takes = _takes(items)
+    mem = traced_order(a) if takes is True and all(k == "slice" for k, _ in items) and \
+        len(items) == t.ndim else None
+    if mem is not None:
+        # (a traced array's slices in its memory order, reversed there)
+        pitems, back = [items[d] for d in mem], [mem.index(d) for d in range(t.ndim)]
+        fn = lambda x: _basic(x.permute(*mem), pitems).permute(*back)  # noqa: E731
+        r = fn(t)
+    step = Step(fn, (lambda x: x[nk]) if nk is not None else None, copies=takes)
     return view(type(a), a, step, t=r)
+
+
+def traced_order(a):
+    """The axes of traced array a outermost in memory first, when hop.compile
+    knows them and they are not C order (memory_order, which records the
+    decision), else None: a view hop makes by taking elements in reverse (a
+    negative step, np.flip), which NumPy makes with a negative stride, is
+    taken in that order, so that it is laid out as NumPy's view (a sum of it
+    adds in that order).  A concrete array's take is laid out by
+    _reversed_in_order."""
+    from ._ufuncs import memory_order
+    t = a._t
+    if t.ndim < 2 or not _C._is_proxy(t):
+        return None
+    return memory_order(type(a), (a,), t.ndim)
 
 
 def _int0(k):

@@ -120,7 +120,7 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         with _np.errstate(all="ignore"):
             initial = _np.array(initial).astype(rdt, casting="unsafe")[()].item()
     if op in ("sum", "prod") and (dtype is not None or _core.np_dtype(t).kind == "f"):
-        x = _core.cast(t, rdt)  # computed in the dtype asked for
+        x = _cast_in_order(a, kind, t, rdt)  # computed in the dtype asked for
     if where is not True:
         w = _t(where, f"{what}: where")
         if initial is None and op in ("amax", "amin"):
@@ -190,6 +190,39 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         r = r.reshape(shape_kd)
     r = _core.cast(r, rdt)
     return _finish(kind, r, order, out, what)
+
+
+def _cast_in_order(a, kind, t, dt):
+    """Tensor t (array a's) cast to dt, laid out in a's memory order: NumPy
+    casts into its buffer in that order and adds the cast values in it, so
+    a reduction of the cast adds as NumPy's (hop's cast of a transposed
+    array is C-ordered)."""
+    if _core.np_dtype(t) == _np.dtype(dt) or t.ndim < 2:
+        return _core.cast(t, dt)
+    from ._ufuncs import memory_order
+    mem = memory_order(kind, (a,), t.ndim)
+    if mem is None:
+        return _core.cast(t, dt)
+    return _core.cast(t.permute(*mem), dt).permute(*[mem.index(d) for d in range(t.ndim)])
+
+
+def _cast_first(a, kind, t, axis, keepdims, dtype, fn):
+    """ordered()'s compute of fn(x, axes, dtype, keepdims) (an ndarray)
+    with x cast to dtype first in array a's memory order (_cast_in_order):
+    x is t, or _reduced's permutation of it, whose memory order hop.compile
+    knows only from a."""
+    from ._ufuncs import memory_order
+    mem = memory_order(kind, (a,), t.ndim)
+    res = _reduce_order(a, True, t.ndim, _axes(axis, t.ndim), keepdims, kind) if t.ndim else None
+
+    def compute(x, axes, kd):
+        if mem is not None and _core.np_dtype(x) != _np.dtype(dtype):
+            xperm = range(t.ndim) if res is None else res[0]
+            xmem = sorted(range(t.ndim), key=lambda i: mem.index(xperm[i]))
+            x = _core.cast(x.permute(*xmem), _np.dtype(dtype)).permute(
+                *[xmem.index(d) for d in range(t.ndim)])
+        return fn(x, axes, dtype, kd)._t
+    return compute
 
 
 def _reduced_inner(a, kind, t, axes):
@@ -523,8 +556,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kin
     if out is not None and hasattr(out, "dtype"):
         return _mean_into(t, axis, dtype, out, keepdims, kind, where)
     if dtype is not None and where is True:
-        return ordered(a, axis, keepdims, kind, out,
-                       lambda x, axes, kd: _mean_dtype(x, axes, dtype, kd)._t, "mean")
+        return ordered(a, axis, keepdims, kind, out, _cast_first(a, kind, t, axis, keepdims, dtype,
+                                                                 _mean_dtype), "mean")
     if where is not True:
         return ordered(a, axis, keepdims, kind, out,
                        lambda x, axes, kd, w: _mean_where(x, axes, dtype, kd, w), "mean", where)
@@ -648,13 +681,16 @@ def _var_half(t, axes, ddof, keepdims):
     deviations and their squares, which overflow to inf past 256), where
     mean alone computes in float32."""
     n = _size([t.shape[i] for i in axes])
-    m = _C.div(_core.over(_C.sum, t, axes, True), n)
+    # (each division NumPy's true_divide by the count, cast back: a count
+    # beyond float16's range divides in float64, as NumPy's value-based
+    # casting does, where hop's float16 division made it inf)
+    m = _divided(wrap(ndarray, _core.over(_C.sum, t, axes, True)), n)._t
     d = t - m
     s = _core.over(_C.sum, d * d, axes, keepdims)
     denom = n - ddof
     if not isinstance(denom, _C.SymInt):
         denom = builtins.max(denom, 0)
-    return _C.div(s, denom)
+    return _divided(wrap(ndarray, s), denom)._t
 
 
 def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root, where=True):
@@ -672,9 +708,10 @@ def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root, where=True):
                        lambda x, axes, kd, w: _var_dtype(x, axes, dtype, ddof, kd, root, w),
                        what, where)
     _count_axes(axis, _t(a, what).ndim)
-    if dtype is not None or _core.np_dtype(_t(a, what)) == _np.float16:
-        # (NumPy's _var sums a float16 array in float16, where mean takes
-        # float32: _var_dtype's steps are NumPy's)
+    # (a float16 array without dtype= takes the path below, _var_t's
+    # _var_half: its deviations in the array's memory order compiled too,
+    # where _var_dtype's arrays are in C order under hop.compile)
+    if dtype is not None:
         return ordered(a, axis, keepdims, kind, out,
                        lambda x, axes, kd: _var_dtype(x, axes, dtype, ddof, kd, root), what)
     t = _t(a, what)
