@@ -33,7 +33,8 @@ struct hop_storage {
     long refcount;
     void *data;
     size_t nbytes;
-    void *block; /* owned allocation holding this struct, or NULL */
+    void *block;  /* owned allocation holding this struct, or NULL */
+    size_t small; /* block came from hop__malloc_small(small); 0: hop__malloc */
     hop_release_fn release;
     void *user_data;
 };
