@@ -180,7 +180,8 @@ embedded(char *block, void *data, size_t nbytes, hop_release_fn release, void *u
                        .nbytes = nbytes,
                        .block = block,
                        .release = release,
-                       .user_data = user_data};
+                       /* without release, user_data is nobody's: 0 as small */
+                       .user_data = release != NULL ? user_data : NULL};
     t->storage = s;
     t->refcount_ = 1;
     t->flags_ = HOP__T_EMBEDDED;
@@ -377,10 +378,11 @@ storage_release(hop_storage *s)
 {
     if (!ref_dec(&s->refcount))
         return;
+    size_t small = s->release != NULL ? 0 : s->small;
     if (s->release != NULL)
         s->release(s->user_data, s->data);
-    if (s->small != 0)
-        hop__free_small(s->block, s->small);
+    if (small != 0)
+        hop__free_small(s->block, small);
     else
         hop__free(s->block);
 }
