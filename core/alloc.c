@@ -4,6 +4,8 @@
  * Every byte hop allocates passes through hop__realloc, so one counter can make
  * the k-th allocation fail (Lua's Memcontrol, SQLite's fault injection) and one
  * counter of live blocks lets a test prove that a failed call leaked nothing.
+ * Each thread's counter block also caches a few freed small blocks
+ * (hop__malloc_small): a malloc/free pair was a third of an eager `a + b`.
  */
 #include "core/core.h"
 
@@ -37,10 +39,20 @@ static atomic_long fail_countdown; /* 0: off; 1: the next allocation fails */
  * threads left in `gone` (folded in by the key's destructor).  A thread
  * whose block cannot be made counts in `gone` with locked adds.
  */
+#define SMALL_MIN 512 /* the smallest class: blocks of SMALL_MIN << c bytes */
+#define SMALL_CLASSES 5
+#define SMALL_DEPTH 4
+_Static_assert((SMALL_MIN << (SMALL_CLASSES - 1)) == HOP__SMALL_MAX, "the largest class");
+
 typedef struct counters {
     atomic_long count, live;
     atomic_llong bytes;
     struct counters *prev, *next;
+    /* freed small blocks, owned by the thread; made by cache_fn/cache_ud */
+    hop_alloc_fn cache_fn;
+    void *cache_ud;
+    int ncached[SMALL_CLASSES];
+    void *cached[SMALL_CLASSES][SMALL_DEPTH];
 } counters;
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -51,10 +63,21 @@ static pthread_once_t reg_once = PTHREAD_ONCE_INIT;
 static bool reg_key_ok;
 static _Thread_local counters *mine;
 
+/* Gives c's cached blocks back to the allocator that made them. */
+static void
+cache_drop(counters *c)
+{
+    for (int k = 0; k < SMALL_CLASSES; k++) {
+        while (c->ncached[k] > 0)
+            c->cache_fn(c->cache_ud, c->cached[k][--c->ncached[k]], 0);
+    }
+}
+
 static void
 counters_fold(void *p)
 {
     counters *c = p;
+    cache_drop(c);
     pthread_mutex_lock(&reg_lock);
     atomic_fetch_add(&gone.count, atomic_load_explicit(&c->count, memory_order_relaxed));
     atomic_fetch_add(&gone.live, atomic_load_explicit(&c->live, memory_order_relaxed));
@@ -149,9 +172,28 @@ bump_bytes(counters *c, long long d)
         return total;                                                                              \
     } while (0)
 
+static __attribute__((noinline, cold)) void
+cache_retag(counters *c)
+{
+    cache_drop(c);
+    c->cache_fn = alloc_fn;
+    c->cache_ud = alloc_ud;
+}
+
+/* c's cache holds blocks of the installed allocator only: after a change it
+ * is emptied into the old one. */
+static inline void
+cache_check(counters *c)
+{
+    if (__builtin_expect(c->cache_fn != alloc_fn || c->cache_ud != alloc_ud, 0))
+        cache_retag(c);
+}
+
 void
 hop_set_allocator(hop_alloc_fn fn, void *ud)
 {
+    if (mine != NULL)
+        cache_drop(mine); /* the calling thread's: back before the switch */
     alloc_fn = fn ? fn : default_alloc;
     alloc_ud = fn ? ud : NULL;
 }
@@ -240,6 +282,60 @@ hop__free(void *p)
     counters *c = my_counters();
     bump(c, &c->live, -1);
     alloc_fn(alloc_ud, p, 0);
+}
+
+/* The class of a block of n bytes, or -1 past the largest. */
+static inline int
+small_class(size_t n)
+{
+    if (n <= SMALL_MIN)
+        return 0;
+    if (n > HOP__SMALL_MAX)
+        return -1;
+    return 64 - __builtin_clzll((unsigned long long)(n - 1)) - 9; /* log2(SMALL_MIN) */
+}
+_Static_assert(SMALL_MIN == 1 << 9, "small_class's shift");
+
+void *
+hop__malloc_small(size_t n)
+{
+    int k = small_class(n);
+    if (k < 0)
+        return hop__malloc(n);
+    /* always the whole class: any block of it fits any n of it */
+    size_t size = (size_t)SMALL_MIN << k;
+    counters *c = my_counters();
+    if (c == &gone)
+        return hop__malloc(size);
+    cache_check(c);
+    if (c->ncached[k] == 0)
+        return hop__malloc(size);
+    if (injected_failure()) {
+        hop_error(HOP_NOMEM, "out of memory (allocating %zu bytes)", size);
+        return NULL;
+    }
+    bump(c, &c->count, 1);
+    bump_bytes(c, (long long)size);
+    bump(c, &c->live, 1);
+    return c->cached[k][--c->ncached[k]];
+}
+
+void
+hop__free_small(void *p, size_t n)
+{
+    if (p == NULL)
+        return;
+    int k = small_class(n);
+    counters *c = my_counters();
+    if (k >= 0 && c != &gone) {
+        cache_check(c);
+        if (c->ncached[k] < SMALL_DEPTH) {
+            bump(c, &c->live, -1);
+            c->cached[k][c->ncached[k]++] = p;
+            return;
+        }
+    }
+    hop__free(p);
 }
 
 void

@@ -17,6 +17,21 @@ void *hop__realloc(void *p, size_t n);
 void hop__free(void *p);
 char *hop__strdup(const char *s);
 
+/*
+ * Small blocks that die young (an eager op's result on a few elements): a
+ * block of at least n bytes, taken from the calling thread's cache of
+ * freed ones when it holds one of n's size class (up to HOP__SMALL_MAX
+ * bytes), else from the allocator.  Either way it counts as an allocation
+ * (hop_alloc_count, hop_alloc_live) and the fault injector can fail it.
+ * Free it with hop__free_small(p, n), the same n: the block goes back to
+ * the cache (counted as freed) or to the allocator.  hop__free works too.
+ * Cached blocks go back to the allocator that made them when the thread
+ * exits or its cache finds another allocator installed.
+ */
+#define HOP__SMALL_MAX 8192
+void *hop__malloc_small(size_t n);
+void hop__free_small(void *p, size_t n);
+
 /* Grows a dynamic array *items of *cap elements of size elem so that it holds
  * at least need elements.  HOP_OK or HOP_NOMEM (the array is unchanged). */
 hop_status hop__grow(void **items, size_t *cap, size_t need, size_t elem);

@@ -440,22 +440,23 @@ float_unary(hop_op op)
  * operands in the dtype the function reads (elementwise.c's direct run) on
  * one task (less work than a piece worth a thread, HOP__GRAIN).
  * Anything else (or an op without a vector function for the dtype) takes
- * the general path, which also reports every operand error.  Returns false
- * when it does not apply; *st is the outcome when it does.
+ * the general path, which also reports every operand error.  b NULL: a
+ * unary op on a.  *done false and NULL when it does not apply; else *done
+ * and the new tensor, NULL with the error set.
  */
-static bool
-eager_fast(hop_status *st, hop_op op, const hop_rt_arg *args, size_t nargs, hop_rt_value *out)
+static inline __attribute__((always_inline)) hop_tensor *
+eager_dense(hop_op op, const hop_tensor *a, const hop_tensor *b, bool *done)
 {
-    if (args == NULL || nargs < 1 || nargs > 2 || args[0].kind != HOP_OPND_TENSOR ||
-        args[nargs - 1].kind != HOP_OPND_TENSOR)
-        return false;
-    const hop_tensor *a = args[0].u.tensor, *b = args[nargs - 1].u.tensor;
-    if (a == NULL || b == NULL || a->dtype != b->dtype || a->rank != b->rank || a->rank < 0 ||
+    *done = false;
+    bool unary = b == NULL;
+    if (unary)
+        b = a;
+    if (a == NULL || a->dtype != b->dtype || a->rank != b->rank || a->rank < 0 ||
         a->rank > HOP_MAX_RANK)
-        return false;
-    if (nargs == 1) {
+        return NULL;
+    if (unary) {
         if (!float_unary(op) || (a->dtype != HOP_F32 && a->dtype != HOP_F64))
-            return false;
+            return NULL;
     } else {
         switch (op) {
         case HOP_OP_add:
@@ -466,11 +467,11 @@ eager_fast(hop_status *st, hop_op op, const hop_rt_arg *args, size_t nargs, hop_
         case HOP_OP_div:
             break;
         default:
-            return false;
+            return NULL;
         }
         if (a->dtype != HOP_F32 && a->dtype != HOP_F64 &&
             (op == HOP_OP_div || (a->dtype != HOP_I32 && a->dtype != HOP_I64)))
-            return false;
+            return NULL;
     }
     /* Non-negative sizes whose product is at most 4096 pass
      * hop__check_shape, so the result is allocated without it; a header
@@ -483,38 +484,51 @@ eager_fast(hop_status *st, hop_op op, const hop_rt_arg *args, size_t nargs, hop_
         if (size != b->sizes[d] || size < 0 ||
             (size != 1 && (a->strides[d] != n || b->strides[d] != n)) ||
             __builtin_mul_overflow(n, size, &n))
-            return false;
+            return NULL;
     }
     if (n > 4096 || n * hop_op_get(op)->cost >= HOP__GRAIN)
-        return false;
-    hop__vfn fn = nargs == 1 ? hop__vfn_unary(op, a->dtype) : hop__vfn_binary(op, a->dtype);
+        return NULL;
+    hop__vfn fn = unary ? hop__vfn_unary(op, a->dtype) : hop__vfn_binary(op, a->dtype);
     if (fn == NULL)
-        return false;
+        return NULL;
+    *done = true;
     hop_tensor *t = hop__tensor_empty_checked(a->dtype, a->rank, a->sizes, n);
+    if (t == NULL)
+        return NULL;
+    const void *in[2] = {a->data, b->data};
+    static const int inc[2] = {1, 1};
+    fn(n, t->data, in, inc);
+    return t;
+}
+
+/* eager_dense on hop_eager's operands: false when it does not apply;
+ * *st is the outcome when it does. */
+static bool
+eager_fast(hop_status *st, hop_op op, const hop_rt_arg *args, size_t nargs, hop_rt_value *out)
+{
+    if (args == NULL || nargs < 1 || nargs > 2 || args[0].kind != HOP_OPND_TENSOR ||
+        args[nargs - 1].kind != HOP_OPND_TENSOR || args[nargs - 1].u.tensor == NULL)
+        return false;
+    bool done;
+    hop_tensor *t = eager_dense(op, args[0].u.tensor, nargs == 1 ? NULL : args[1].u.tensor, &done);
+    if (!done)
+        return false;
     if (t == NULL) {
         *st = hop_error_code();
         return true;
     }
-    const void *in[2] = {a->data, b->data};
-    static const int inc[2] = {1, 1};
-    fn(n, t->data, in, inc);
     out->kind = HOP_VALUE_TENSOR;
     out->tensor = t;
     *st = HOP_OK;
     return true;
 }
 
-hop_status
-hop_eager(hop_op op, const hop_rt_arg *args, size_t nargs, hop_rt_value *out)
+/* hop_eager past the fast path: inference, then the op's family.  Apart,
+ * so that the fast path's caller does not set up this one's frame (a
+ * hop__call and the kernel's state: ~2 KB of stack). */
+static __attribute__((noinline)) hop_status
+eager_general(hop_op op, const hop_rt_arg *args, size_t nargs, hop_rt_value *out)
 {
-    if (out == NULL)
-        return hop_error(HOP_MISUSE, "hop_eager: out is NULL");
-    out->kind = HOP_VALUE_NONE;
-    out->tensor = NULL;
-    out->i = 0;
-    hop_status fast;
-    if (eager_fast(&fast, op, args, nargs, out))
-        return fast;
     hop__call c;
     hop_status st = hop__infer_call(&c, op, args, nargs);
     if (st != HOP_OK)
@@ -535,6 +549,20 @@ hop_eager(hop_op op, const hop_rt_arg *args, size_t nargs, hop_rt_value *out)
     default:
         return eager_new(&c, out);
     }
+}
+
+hop_status
+hop_eager(hop_op op, const hop_rt_arg *args, size_t nargs, hop_rt_value *out)
+{
+    if (out == NULL)
+        return hop_error(HOP_MISUSE, "hop_eager: out is NULL");
+    out->kind = HOP_VALUE_NONE;
+    out->tensor = NULL;
+    out->i = 0;
+    hop_status fast;
+    if (eager_fast(&fast, op, args, nargs, out))
+        return fast;
+    return eager_general(op, args, nargs, out);
 }
 
 hop_tensor *

@@ -35,7 +35,10 @@ struct hop_storage {
     size_t nbytes;
     void *block; /* owned allocation holding this struct, or NULL */
     hop_release_fn release;
-    void *user_data;
+    union {
+        void *user_data; /* release's argument */
+        size_t small; /* release NULL: block came from hop__malloc_small(small); 0: hop__malloc */
+    };
 };
 
 /* Bool elements are bytes; kernels read them as uint8_t and write 0 or 1. */

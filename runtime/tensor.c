@@ -180,7 +180,8 @@ embedded(char *block, void *data, size_t nbytes, hop_release_fn release, void *u
                        .nbytes = nbytes,
                        .block = block,
                        .release = release,
-                       .user_data = user_data};
+                       /* without release, user_data is nobody's: 0 as small */
+                       .user_data = release != NULL ? user_data : NULL};
     t->storage = s;
     t->refcount_ = 1;
     t->flags_ = HOP__T_EMBEDDED;
@@ -201,16 +202,36 @@ hop_tensor *
 hop__tensor_empty_checked(hop_dtype dtype, int rank, const int64_t *sizes, int64_t numel)
 {
     size_t nbytes = (size_t)numel * hop_dtype_size(dtype);
-    size_t head = sizeof(hop_storage) + sizeof(hop_tensor);
-    char *block = hop__malloc(head + ALIGN - 1 + nbytes);
+    size_t head = sizeof(hop_storage) + sizeof(hop_tensor), size = head + ALIGN - 1 + nbytes;
+    /* an eager op's small result: often the block of the last one freed */
+    char *block = hop__malloc_small(size);
     if (block == NULL)
         return NULL;
     uintptr_t p = (uintptr_t)(block + head);
     p = (p + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1);
     advise_huge((void *)p, nbytes);
-    int64_t strides[HOP_MAX_RANK];
-    contiguous_strides(rank, sizes, strides);
-    return embedded(block, (void *)p, nbytes, NULL, NULL, dtype, rank, sizes, strides);
+    hop_storage *s = (hop_storage *)block;
+    hop_tensor *t = (hop_tensor *)(block + sizeof(hop_storage));
+    *s = (hop_storage){
+        .refcount = 1, .data = (void *)p, .nbytes = nbytes, .block = block, .small = size};
+    /* embedded()'s header with set_geometry's contiguous strides, in one
+     * walk (an eager op's every result comes here) */
+    t->storage = s;
+    t->refcount_ = 1;
+    t->flags_ = HOP__T_EMBEDDED;
+    t->dtype = dtype;
+    t->rank = rank;
+    memset(t->sizes, 0, sizeof t->sizes);
+    memset(t->strides, 0, sizeof t->strides);
+    int64_t stride = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        t->sizes[i] = sizes[i];
+        t->strides[i] = stride;
+        stride *= sizes[i] > 0 ? sizes[i] : 1;
+    }
+    t->offset = 0;
+    t->data = (void *)p;
+    return t;
 }
 
 hop_tensor *
@@ -357,9 +378,13 @@ storage_release(hop_storage *s)
 {
     if (!ref_dec(&s->refcount))
         return;
+    size_t small = s->release != NULL ? 0 : s->small;
     if (s->release != NULL)
         s->release(s->user_data, s->data);
-    hop__free(s->block);
+    if (small != 0)
+        hop__free_small(s->block, small);
+    else
+        hop__free(s->block);
 }
 
 hop_tensor *

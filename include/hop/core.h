@@ -81,7 +81,10 @@ hop_status hop_verror(hop_status code, const char *fmt, va_list ap);
 typedef void *(*hop_alloc_fn)(void *ud, void *ptr, size_t nsize);
 
 /* Installs fn (NULL restores the default malloc/realloc/free allocator).  Call
- * it only while no hop object is alive. */
+ * it only while no hop object is alive.  Each thread keeps a few freed small
+ * blocks (up to 8 KiB: small tensors) for reuse; they go back to the
+ * allocator that made them when this is called (the calling thread's at
+ * once, another thread's on its next allocation) and when a thread exits. */
 void hop_set_allocator(hop_alloc_fn fn, void *ud);
 
 /* Allocation through hop's allocator, for code built on hop (a HOP class's
@@ -100,7 +103,9 @@ void hop_free(void *ptr);
  * hop_alloc_count() counts allocations (not frees) since start; hop_alloc_live()
  * counts blocks currently allocated, so a sweep can check that nothing leaked;
  * hop_alloc_bytes() sums the sizes asked for since start (a realloc counts its
- * new size), so a test can bound what an operation allocates.
+ * new size; a small block its size class: 512 B to 8 KiB), so a test can bound
+ * what an operation allocates.  A small block reused from a thread's cache
+ * counts (and can be failed) as an allocation, and one put back as a free.
  */
 void hop_alloc_fail_at(long k);
 long hop_alloc_count(void);

@@ -93,6 +93,68 @@ test_custom_allocator_sees_every_allocation_and_free(void **state)
     hop_set_allocator(NULL, NULL);
 }
 
+/* A freed small block comes back for the next request of its size class:
+ * counted as a free and an allocation, failed by the injector like any
+ * allocation (the block stays cached), and a block of another class or past
+ * HOP__SMALL_MAX never comes from the cache. */
+static void
+test_small_blocks_are_reused_within_their_class_and_counted_as_allocations(void **state)
+{
+    (void)state;
+    char *p = hop__malloc_small(300);
+    assert_non_null(p);
+    memset(p, 1, 512); /* the whole class's size is the caller's */
+    long live = hop_alloc_live(), count = hop_alloc_count();
+    hop__free_small(p, 300);
+    assert_int_equal(hop_alloc_live(), live - 1);
+    hop_alloc_fail_at(1);
+    assert_null(hop__malloc_small(400));
+    assert_int_equal(hop_error_code(), HOP_NOMEM);
+    assert_int_equal(hop_alloc_live(), live - 1);
+    char *q = hop__malloc_small(400); /* the same class: the cached block */
+    assert_ptr_equal(q, p);
+    assert_int_equal(hop_alloc_live(), live);
+    assert_int_equal(hop_alloc_count(), count + 1);
+    char *r = hop__malloc_small(600); /* the next class: a new block */
+    assert_non_null(r);
+    assert_ptr_not_equal(r, q);
+    memset(r, 2, 1024);
+    hop__free_small(q, 400);
+    hop__free_small(r, 600);
+    char *big = hop__malloc_small(HOP__SMALL_MAX + 1);
+    assert_non_null(big);
+    hop__free_small(big, HOP__SMALL_MAX + 1);
+    assert_int_equal(hop_alloc_live(), live - 1);
+    char *again = hop__malloc_small(HOP__SMALL_MAX + 1);
+    assert_ptr_not_equal(again, q);
+    hop__free(again);
+    hop__free(hop__malloc_small(1000)); /* r's block; plain hop__free works too */
+    assert_ptr_equal(hop__malloc_small(10), q);
+    hop__free_small(q, 10);
+}
+
+/* Installing another allocator gives the calling thread's cached blocks
+ * back to the allocator that made them, at once. */
+static void
+test_cached_small_blocks_go_back_to_their_allocator_when_it_is_replaced(void **state)
+{
+    (void)state;
+    hop_set_allocator(counting_alloc, NULL);
+    custom_calls = 0;
+    char *p = hop__malloc_small(100), *q = hop__malloc_small(100);
+    hop__free_small(p, 100);
+    hop__free_small(q, 100);
+    assert_int_equal(custom_calls, 2); /* both cached, none freed */
+    assert_ptr_equal(hop__malloc_small(100), q);
+    hop__free_small(q, 100);
+    hop_set_allocator(NULL, NULL);
+    assert_int_equal(custom_calls, 4); /* both freed by counting_alloc */
+    char *r = hop__malloc_small(100);
+    assert_non_null(r);
+    hop__free_small(r, 100);
+    assert_int_equal(custom_calls, 4);
+}
+
 static void
 test_arena_grows_without_capacity_limit_and_aligns(void **state)
 {
@@ -243,6 +305,9 @@ main(void)
         cmocka_unit_test(test_error_message_longer_than_buffer_is_truncated_not_overflowed),
         cmocka_unit_test(test_fail_at_fails_exactly_the_kth_allocation),
         cmocka_unit_test(test_custom_allocator_sees_every_allocation_and_free),
+        cmocka_unit_test(
+            test_small_blocks_are_reused_within_their_class_and_counted_as_allocations),
+        cmocka_unit_test(test_cached_small_blocks_go_back_to_their_allocator_when_it_is_replaced),
         cmocka_unit_test(test_arena_grows_without_capacity_limit_and_aligns),
         cmocka_unit_test(test_arena_bytes_pack_behind_aligned_blocks_without_overlap),
         cmocka_unit_test(test_arena_failure_is_nomem_and_arena_stays_usable),
