@@ -121,7 +121,10 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
             initial = _np.array(initial).astype(rdt, casting="unsafe")[()].item()
     if op in ("sum", "prod") and (dtype is not None or _core.np_dtype(t).kind == "f"):
         x = _core.cast(t, rdt)  # computed in the dtype asked for
-    if where is not True:
+    # a float or complex sum with where=: NumPy's masked reduction (_masked_sum)
+    wmask = _mask_of(where, t, f"{what}: where") if where is not True and op == "sum" and \
+        axes and _core.np_dtype(x).kind in "fc" else None
+    if where is not True and wmask is None:
         w = _t(where, f"{what}: where")
         if initial is None and op in ("amax", "amin"):
             raise ValueError(f"reduction operation '{_UFUNC_OF[op]}' does not have an identity, "
@@ -137,14 +140,23 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
     _check_out(op, t, axes, keepdims, out, where)
     # a float sum whose innermost axis in memory is reduced: NumPy adds its
     # inner loop's pairwise sum to initial, initial + sum (the add below)
-    plus_initial = initial is not None and op == "sum" and \
+    plus_initial = initial is not None and op == "sum" and wmask is None and \
         _core.np_dtype(x).kind == "f" and _reduced_inner(a, kind, t, axes)
     order = _reduce_order(a, where, t.ndim, axes, keepdims, kind) if out is None else None
+    if wmask is not None:
+        from ._ufuncs import memory_order
+        visit = memory_order(kind, (a, where), t.ndim) or tuple(range(t.ndim))
     if order is not None:
         # NumPy's result is in its iterator's order of a's axes: reduced in
         # that order (the reduced axes last) and returned as NumPy's view
         x = x.permute(*order[0])
+        if wmask is not None:
+            wmask = wmask.permute(*order[0])
+            visit = tuple(order[0].index(d) for d in visit)
         axes, keepdims = tuple(range(t.ndim - len(axes), t.ndim)), False
+    if wmask is not None:
+        r = _masked_sum(x, wmask, axes, keepdims, initial, visit)
+        return _finish(kind, _core.cast(r, rdt), order, out, what)
     if initial is not None and op in ("amax", "amin"):
         x = _with_initial(x, axes, initial)
     shape_kd = None
@@ -190,6 +202,24 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         r = r.reshape(shape_kd)
     r = _core.cast(r, rdt)
     return _finish(kind, r, order, out, what)
+
+
+def _masked_sum(x, w, axes, keepdims, initial, visit):
+    """NumPy's add.reduce of float or complex tensor x over axes where bool
+    tensor w (of x's shape) holds, from initial (None: +0.0, add's
+    identity), bit for bit: the masked_sum op over x and w permuted into
+    visit, the order NumPy's iterator visits x's axes in (outermost
+    first); the result has x's axes (keepdims as asked)."""
+    npd = _core.np_dtype(x)
+    start = _core.complex_scalar(complex(initial or 0), npd) if npd.kind == "c" else \
+        _C.full((), 0.0 if initial is None else initial, dtype=x.dtype)
+    visit = list(visit)
+    r = _C._op("masked_sum", x.permute(*visit), [visit.index(d) for d in axes], True,
+               w.permute(*visit), start)
+    r = r.permute(*[visit.index(d) for d in range(x.ndim)])
+    if not keepdims:
+        r = r.reshape(tuple(n for d, n in enumerate(x.shape) if d not in axes))
+    return r
 
 
 def _reduced_inner(a, kind, t, axes):
@@ -450,6 +480,8 @@ def _divided(r, n):
     """NumPy's `true_divide(r, n, out=r, casting='unsafe')` of mean and var
     (`r.dtype.type(r / n)` of a scalar): the quotient in r's dtype."""
     from ._ufuncs import call_ufunc
+    if r.ndim:  # (in place: the quotient keeps r's layout, as NumPy's out=r)
+        return call_ufunc("true_divide", (r, n), {"out": (r,), "casting": "unsafe"}, ndarray)
     q = call_ufunc("true_divide", (r, n), {}, ndarray)
     return wrap(ndarray, _core.cast(q._t, r.dtype), scalar=r.ndim == 0)
 
@@ -526,8 +558,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kin
         return ordered(a, axis, keepdims, kind, out,
                        lambda x, axes, kd: _mean_dtype(x, axes, dtype, kd)._t, "mean")
     if where is not True:
-        return ordered(a, axis, keepdims, kind, out,
-                       lambda x, axes, kd, w: _mean_where(x, axes, dtype, kd, w), "mean", where)
+        return _mean_where(a, t, axis, dtype, keepdims, where, kind)
     axes = _axes(axis, t.ndim)
     scalar = not keepdims and len(axes) == t.ndim
     (r, rdt), order = _reduced(a, t, axes, keepdims, kind, out,
@@ -558,20 +589,25 @@ def _mean_into(t, axis, dtype, out, keepdims, kind, where):
     return out
 
 
-def _mean_where(t, axes, dtype, keepdims, w):
-    """mean of tensor t over axes of the elements where w (a bool tensor of
-    t's shape) is true."""
+def _mean_where(a, t, axis, dtype, keepdims, where, kind):
+    """mean of array a (tensor t) with where=, as NumPy's _mean computes it:
+    the masked sum of a in dtype (float64 for integers, float32 for
+    float16; sum's masked reduction, in NumPy's order), true_divided by the
+    count of where's elements in each slice, cast back to float16 for a
+    float16 result."""
     rdt = _reduce_dtype(_np.mean, t, dtype, "mean")
     cdt = _np.dtype(_np.float32) if rdt == _np.dtype(_np.float16) else rdt
-    x = _C.where(w, _core.cast(t, cdt), _C.zeros((), dtype=_core.hop_dtype(cdt, "mean")))
-    cnt = _C.where(w, 1, 0) + _C.zeros(tuple(x.shape), dtype=_C.int64)
-    s = _core.over(_C.sum, x, axes, keepdims)
-    if cdt.kind in "iub":
-        # NumPy sums in the dtype asked for (wrapping: uint8's 7 + 255 is 6;
-        # hop's integer sum is int64's), then true_divides in float64
-        s = _core.cast(_core.cast(s, cdt), _np.dtype(_np.float64))
-    r = _C.div(s, _core.over(_C.sum, cnt, axes, keepdims))
-    return _core.cast(r, rdt)
+    axes = _axes(axis, t.ndim) if t.ndim else ()
+    # (NumPy's _count_reduce_items: the sum of where over the axes)
+    n = sum(wrap(ndarray, _mask_of(where, t, "mean: where")), axes, _np.intp,
+            keepdims=keepdims, _kind=ndarray)
+    s = sum(a, axis, cdt, keepdims=keepdims, where=where, _kind=kind)
+    if s.ndim == 0:  # (NumPy's scalar: ret.dtype.type(ret / rcount))
+        r = _divided(wrap(ndarray, _t(s, "mean")), n)
+        return wrap(kind, _core.cast(r._t, rdt), scalar=True)
+    from ._ufuncs import call_ufunc
+    call_ufunc("true_divide", (s, n), {"out": (s,), "casting": "unsafe"}, kind)
+    return s.astype(rdt) if cdt != rdt else s
 
 
 def _reduced(a, t, axes, keepdims, kind, out, compute, where=True, what=None):
