@@ -359,26 +359,40 @@ reduce_dims(const hop_arg *a, int r, int64_t *dims)
     return k;
 }
 
+/* The dims (into items; their count returned) and keepdim of reduction n
+ * (x, dims, keepdim, ...) over batched operands: normalised against the
+ * logical rank and shifted by one; a logical scalar is reduced over a
+ * size-1 dim made for it in each of vs[0..nv) (NULL where that fails). */
+static size_t
+batched_reduce_dims(hop_batch_ctx *cx, const hop_node *n, hop_arg *items, bool *keepdim,
+                    hop_node **vs, int nv)
+{
+    int r = rank_of(n->args[0].u.node);
+    int64_t dims[HOP_MAX_RANK];
+    size_t k = reduce_dims(&n->args[1], r, dims);
+    *keepdim = n->args[2].kind == HOP_ARG_BOOL && n->args[2].u.b;
+    if (r > 0) {
+        for (size_t i = 0; i < k; i++)
+            items[i] = hop_arg_int(dims[i] + 1);
+        return k;
+    }
+    for (int i = 0; i < nv; i++)
+        vs[i] = vs[i] ? hop__batch_unsqueeze(hop_batch_out(cx), vs[i], 1) : NULL;
+    items[0] = hop_arg_int(1);
+    *keepdim = false;
+    return 1;
+}
+
 /* sum mean amax amin prod any all (x, dims, keepdim). */
 static hop_status
 batch_reduce(hop_batch_ctx *cx, const hop_node *n)
 {
     hop_node *x = operand(cx, n, 0, NULL);
-    int r = rank_of(n->args[0].u.node);
-    bool keepdim = n->args[2].kind == HOP_ARG_BOOL && n->args[2].u.b;
-    int64_t dims[HOP_MAX_RANK];
-    size_t k = reduce_dims(&n->args[1], r, dims);
     hop_arg items[HOP_MAX_RANK];
-    if (r == 0) {
-        /* a logical scalar: reduce over a size-1 dim made for it */
-        if ((x = hop__batch_unsqueeze(hop_batch_out(cx), x, 1)) == NULL)
-            return hop_error_code();
-        items[0] = hop_arg_int(1);
-        k = 1;
-        keepdim = false;
-    } else
-        for (size_t i = 0; i < k; i++)
-            items[i] = hop_arg_int(dims[i] + 1);
+    bool keepdim;
+    size_t k = batched_reduce_dims(cx, n, items, &keepdim, &x, 1);
+    if (x == NULL)
+        return hop_error_code();
     hop_arg args[] = {hop_arg_node(x), hop_arg_list(items, k), hop_arg_bool(keepdim)};
     return emit(cx, n, n->op, args, 3, true);
 }
@@ -416,25 +430,14 @@ batch_masked_sum(hop_batch_ctx *cx, const hop_node *n)
     hop_node *init = operand(cx, n, 4, &bi);
     if (bi)
         return hop_error(HOP_UNSUPPORTED, "vmap: masked_sum with a batched initial");
-    hop_node *x = batched_operand(cx, n, 0), *m = batched_operand(cx, n, 3);
-    int r = rank_of(n->args[0].u.node);
-    bool keepdim = n->args[2].kind == HOP_ARG_BOOL && n->args[2].u.b;
-    int64_t dims[HOP_MAX_RANK];
-    size_t k = reduce_dims(&n->args[1], r, dims);
+    hop_node *xm[] = {batched_operand(cx, n, 0), batched_operand(cx, n, 3)};
     hop_arg items[HOP_MAX_RANK];
-    if (r == 0) { /* a logical scalar: over a size-1 dim made for it */
-        x = x ? hop__batch_unsqueeze(hop_batch_out(cx), x, 1) : NULL;
-        m = m ? hop__batch_unsqueeze(hop_batch_out(cx), m, 1) : NULL;
-        items[0] = hop_arg_int(1);
-        k = 1;
-        keepdim = false;
-    } else
-        for (size_t i = 0; i < k; i++)
-            items[i] = hop_arg_int(dims[i] + 1);
-    if (x == NULL || m == NULL || init == NULL)
+    bool keepdim;
+    size_t k = batched_reduce_dims(cx, n, items, &keepdim, xm, 2);
+    if (xm[0] == NULL || xm[1] == NULL || init == NULL)
         return hop_error_code();
-    hop_arg args[] = {hop_arg_node(x), hop_arg_list(items, k), hop_arg_bool(keepdim),
-                      hop_arg_node(m), hop_arg_node(init)};
+    hop_arg args[] = {hop_arg_node(xm[0]), hop_arg_list(items, k), hop_arg_bool(keepdim),
+                      hop_arg_node(xm[1]), hop_arg_node(init)};
     return emit(cx, n, HOP_OP_masked_sum, args, 5, true);
 }
 
