@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import hop
 import hop.numpy as hnp
@@ -28,12 +28,30 @@ _SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow,
 
 def _check(f, a, m):
     """f(a, m) by NumPy, eagerly on hop.numpy's array and compiled: the same
-    type, dtype, shape and bits."""
+    type, dtype, shape, bits and strides, and NumPy's RuntimeWarnings (a
+    where= mask's empty slice: NaN and "Mean of empty slice." or "Degrees of
+    freedom <= 0 for slice", which the compiled call hands to eager for)."""
     with np.errstate(all="ignore"):
-        want = f(a, m)
-        _same_bits(f(hnp.asarray(a), m), want, "eager")
-        _same_bits(hop.compile(f)(a, m), want, "compiled")
+        want, said = _warned(lambda: f(a, m))
+        for what, call in (("eager", lambda: f(hnp.asarray(a), m)),
+                           ("compiled", lambda: hop.compile(f)(a, m))):
+            got, warned = _warned(call)
+            _same_bits(got, want, what)
+            assert warned == said, (what, warned, said)
+            if isinstance(want, np.ndarray):
+                assert got.strides == want.strides, (what, got.strides, want.strides)
+            if what == "compiled":  # (NumPy's own type, not hop.numpy's array)
+                assert type(got) is type(want), (type(got), type(want))
     return want
+
+
+def _warned(call):
+    """call()'s result and the texts of NumPy's RuntimeWarnings it gave."""
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = call()
+    return r, [str(x.message) for x in w if x.category is RuntimeWarning and
+               not str(x.message).startswith("hop")]
 
 
 @st.composite
@@ -81,12 +99,9 @@ def test_masked_sums_have_numpys_bits(case, keepdims, initial):
 @given(masked(), st.sampled_from(["mean", "var", "std"]), st.booleans())
 def test_masked_means_and_variances_have_numpys_bits(case, name, keepdims):
     a, m, axis = case
+    # (a slice without elements is NumPy's NaN and warning: eagerly NumPy
+    # computes the call again, compiled a run-time check hands it to eager)
     fn = getattr(np, name)
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        # (a slice without elements is NumPy's NaN and warning: hop gives
-        # them by running NumPy again, test_numpy_reduction_fidelity.py)
-        assume(not np.isnan(fn(a, axis=axis, where=m)).any())
     _check(lambda x, w: fn(x, axis=axis, keepdims=keepdims, where=w), a, m)
 
 
@@ -121,6 +136,45 @@ _M16 = np.array([0, 1, 0, 0, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1], bool)
      np.array([1, 1, 1, 1, 0, 1, 1, 1], bool)),
 ])
 def test_masked_sums_that_the_zero_filled_sum_rounded_otherwise(src, a, m):
+    f = eval(f"lambda a, m: {src}", {"np": np})  # noqa: S307 (the list above)
+    _check(f, a, m)
+
+
+# Regressions of variances and empty slices: each failed before.
+def _drawn(seed, shape, dt, fortran=False):
+    """An array as masked() draws them (values of many magnitudes)."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4, size=shape)
+    if np.dtype(dt).kind == "c":
+        a = a + 1j * rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4, size=shape)
+    a = a.astype(dt)
+    return np.asfortranarray(a) if fortran else a
+
+
+_F3 = np.asfortranarray(np.arange(1.0, 19.0).reshape(2, 3, 3) ** 1.7)
+
+
+@pytest.mark.parametrize("src,a,m", [
+    # var summed the deviations in the C order of the mask hop had made of
+    # the broadcast one (NumPy: the array's F order): the last bits
+    ("np.var(a, axis=1, where=m)", _F3, np.array([False, True, True])),
+    ("np.std(a, axis=(0, 2), where=m)", _drawn(2, (2, 3, 4), np.float64, True),
+     np.array([True, True, False, True])),
+    # complex64 var over all axes: NumPy divides the mean by its 0-d count
+    # in complex64 (hop in complex128), and adds the squared parts in the
+    # deviations' F order (hop's parts were C-ordered copies)
+    ("np.var(a, where=m)", _drawn(116, (22,), np.complex64), np.arange(22) % 5 > 0),
+    ("np.var(a, where=m)", _drawn(0, (2, 11, 1), np.complex64, True), np.array([True])),
+    # a complex sum from initial=-0.0 over nothing is -0.0 (hop: +0.0)
+    ("np.sum(a, initial=-0.0, where=m)", np.array([1 + 2j], np.complex64), np.array([False])),
+    # an empty slice: NaN and NumPy's warning; eagerly NumPy's strides
+    # (hop's C strides on the size-1 axis), compiled a 2-D result's warning
+    ("np.var(a, axis=0, keepdims=True, where=m)", _F3[..., 0],
+     np.array([True, False, True])),
+    ("np.mean(a, keepdims=True, where=m)", _F3[:1, :1, 0], np.array([False])),
+    ("np.std(a, axis=2, where=m)", _F3, np.array([[[True, False, True]], [[False] * 3]])),
+])
+def test_masked_variances_and_empty_slices_as_numpy(src, a, m):
     f = eval(f"lambda a, m: {src}", {"np": np})  # noqa: S307 (the list above)
     _check(f, a, m)
 

@@ -199,10 +199,13 @@ def _data_checked(r, sig, args, kwargs, nan):
     (0 but for var and std) hands the call to eager (hop.compile), which is
     NumPy's and warns as it does for the data; elements are counted as
     NumPy's Python code counts them (nan: not the NaNs; a where= mask's
-    only).  Only a result of at most one dimension and no out= (a new
-    array in C order) is checked; a wider one is not (docs/ARCHITECTURE.md)."""
-    if not isinstance(r, ndarray) or r.ndim > 1 or not _C._is_proxy(r._t) or \
-            not _core.checking() or (r._st is not None and r._vw):
+    only).  A result in out= is not checked (docs/ARCHITECTURE.md); one
+    in NumPy's layout (a view of the run's new storage: a transposed
+    reduction) is checked through its storage's value, so that it stays
+    that view."""
+    st = r._st if isinstance(r, ndarray) else None
+    if not isinstance(r, ndarray) or not _C._is_proxy(r._t) or not _core.checking() or \
+            (st is not None and (st.root is not None or st.foreign)):
         return r
     from ._funcs import _axes, _t
     try:
@@ -226,6 +229,10 @@ def _data_checked(r, sig, args, kwargs, nan):
         cnt = _C.sum(cnt, axes, False)
     flag = _C.le(cnt, b.arguments.get("ddof", 0) or 0)
     flag = flag if flag.ndim == 0 else _C.any(flag, None, False)
+    if st is not None:  # (as a write of the same values: r and its views see it)
+        st.value = _core.unknown_if(flag, st.value, _core.CHECK_WARNS)
+        st.version += 1
+        return r
     return type(r)(_core.unknown_if(flag, r._t, _core.CHECK_WARNS), scalar=r._scalar)
 
 

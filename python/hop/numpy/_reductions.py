@@ -14,7 +14,7 @@ from .. import _C, _exact
 from . import _core, _corder, _funcs, _reduce_out
 from ._fpcheck import checked, mean_says, var_says, count_may_say
 from ._funcs import _axes, _axis, _kind_of, _out, _size, _t, implements
-from ._ndarray import ndarray, wrap
+from ._ndarray import NumpyArg, ndarray, wrap
 
 
 def _reduce_dtype(np_fn, t, dtype, what):
@@ -211,7 +211,8 @@ def _masked_sum(x, w, axes, keepdims, initial, visit):
     visit, the order NumPy's iterator visits x's axes in (outermost
     first); the result has x's axes (keepdims as asked)."""
     npd = _core.np_dtype(x)
-    start = _core.complex_scalar(complex(initial or 0), npd) if npd.kind == "c" else \
+    start = _core.complex_scalar(complex(0 if initial is None else initial), npd) \
+        if npd.kind == "c" else \
         _C.full((), 0.0 if initial is None else initial, dtype=x.dtype)
     visit = list(visit)
     r = _C._op("masked_sum", x.permute(*visit), [visit.index(d) for d in axes], True,
@@ -476,14 +477,15 @@ def _count_axes(axis, ndim):
             _np.core.multiarray.normalize_axis_index(ax, 0)
 
 
-def _divided(r, n):
+def _divided(r, n, kind=ndarray):
     """NumPy's `true_divide(r, n, out=r, casting='unsafe')` of mean and var
-    (`r.dtype.type(r / n)` of a scalar): the quotient in r's dtype."""
+    (`r.dtype.type(r / n)` of a scalar): the quotient in r's dtype (of
+    kind: ndarray, or NumpyArg for an array NumPy's layout rules follow)."""
     from ._ufuncs import call_ufunc
     if r.ndim:  # (in place: the quotient keeps r's layout, as NumPy's out=r)
-        return call_ufunc("true_divide", (r, n), {"out": (r,), "casting": "unsafe"}, ndarray)
-    q = call_ufunc("true_divide", (r, n), {}, ndarray)
-    return wrap(ndarray, _core.cast(q._t, r.dtype), scalar=r.ndim == 0)
+        return call_ufunc("true_divide", (r, n), {"out": (r,), "casting": "unsafe"}, kind)
+    q = call_ufunc("true_divide", (r, n), {}, kind)
+    return wrap(kind, _core.cast(q._t, r.dtype), scalar=r.ndim == 0)
 
 
 def _mean_dtype(a, axis, dtype, keepdims):
@@ -495,18 +497,24 @@ def _mean_dtype(a, axis, dtype, keepdims):
 
 
 def _var_dtype(a, axis, dtype, ddof, keepdims, root, w=True, into=None, kind=ndarray):
-    """var (std: root) with dtype= or where= (w: a bool tensor of a's
-    shape), NumPy's _var step by step: the mean from the sum in dtype
-    (float64 for an integer array without one) over the count (where=: of
-    w's elements in each slice), the deviations in the type of arr - mean
-    (an integer one wraps), their squares (|d|**2 of a complex one), summed
-    in dtype, divided by max(count - ddof, 0) and cast back; std's square
-    root into that array (NumPy's same_kind error for an integer one) or
-    its scalar's type.  into: out=, which the last sum is cast into and
-    which is divided (casting='unsafe') and square-rooted in place, in its
-    own dtype, as NumPy does; returned."""
+    """var (std: root) with dtype= or where= (w: the where= mask as given,
+    broadcastable to a's shape), NumPy's _var step by step: the mean from
+    the sum in dtype (float64 for an integer array without one) over the
+    count (where=: of w's elements in each slice), the deviations in the
+    type of arr - mean (an integer one wraps), their squares (|d|**2 of a
+    complex one), summed in dtype, divided by max(count - ddof, 0) and cast
+    back; std's square root into that array (NumPy's same_kind error for an
+    integer one) or its scalar's type.  With where= each step's array is of
+    kind (NumpyArg under hop.compile), so that its sums add in NumPy's
+    iterator order of the array and the mask as given (a broadcast mask's
+    axes of stride 0 order nothing) and the result has NumPy's layout; it
+    is returned as an array.  into: out=, which the last sum is cast into
+    and which is divided (casting='unsafe') and square-rooted in place, in
+    its own dtype, as NumPy does; returned."""
     from ._ufuncs import call_ufunc
-    arr = wrap(ndarray, _t(a, "std" if root else "var"))
+    what = "std" if root else "var"
+    ik = kind if w is not True and kind in (ndarray, NumpyArg) else ndarray
+    arr = a if isinstance(a, ndarray) and ik is not ndarray else wrap(ik, _t(a, what))
     t = arr._t
     if dtype is None and arr.dtype.kind in "biu":
         dtype = _np.float64
@@ -515,17 +523,22 @@ def _var_dtype(a, axis, dtype, ddof, keepdims, root, w=True, into=None, kind=nda
         mask = {}
     else:
         # NumPy's _count_reduce_items: the sum of where over the axes
-        mask = {"where": wrap(ndarray, w)}
-        n_kd = sum(mask["where"], axis, _np.intp, keepdims=True, _kind=ndarray)
-        n = sum(mask["where"], axis, _np.intp, keepdims=keepdims, _kind=ndarray)
-    m = _divided(sum(arr, axis, dtype, keepdims=True, _kind=ndarray, **mask), n_kd)
-    d = call_ufunc("subtract", (arr, m), {}, ndarray)
+        cnt = wrap(ndarray, _mask_of(w, t, f"{what}: where"))
+        n = sum(cnt, axis, _np.intp, keepdims=keepdims, _kind=ndarray)
+        # (a 0-d count divides the mean as NumPy's scalar, in the mean's
+        # dtype: a complex64 one divides in complex64, not complex128)
+        n_kd = n if n.ndim == 0 else sum(cnt, axis, _np.intp, keepdims=True, _kind=ndarray)
+        mask = {"where": w}
+    m = _divided(sum(arr, axis, dtype, keepdims=True, _kind=ik, **mask), n_kd, ik)
+    d = call_ufunc("subtract", (arr, m), {}, ik)
     if d.dtype.kind == "c":
-        re, im = _C._op("real", d._t), _C._op("imag", d._t)
-        d2 = wrap(ndarray, re * re + im * im)
+        # (NumPy squares the parts in place and adds them into x.real, a
+        # view in x's layout: the squares are summed in x's memory order)
+        sq = [call_ufunc("multiply", (p, p), {}, ik) for p in (d.real, d.imag)]
+        d2 = call_ufunc("add", tuple(sq), {}, ik)
     else:
-        d2 = call_ufunc("multiply", (d, d), {}, ndarray)
-    ret = sum(d2, axis, dtype, into, keepdims=keepdims, _kind=ndarray if into is None else kind,
+        d2 = call_ufunc("multiply", (d, d), {}, ik)
+    ret = sum(d2, axis, dtype, into, keepdims=keepdims, _kind=ik if into is None else kind,
               **mask)
     denom = n - ddof
     if isinstance(denom, ndarray):
@@ -537,12 +550,12 @@ def _var_dtype(a, axis, dtype, ddof, keepdims, root, w=True, into=None, kind=nda
         if root:
             call_ufunc("sqrt", (into,), {"out": (into,)}, kind)
         return into
-    ret = _divided(ret, denom)
-    if not root:
-        return ret._t
-    if ret.ndim == 0:
-        return _core.cast(call_ufunc("sqrt", (ret,), {}, ndarray)._t, ret.dtype)
-    return call_ufunc("sqrt", (ret,), {"out": (ret,)}, ndarray)._t
+    ret = _divided(ret, denom, ik)
+    if root and ret.ndim == 0:
+        ret = wrap(ik, _core.cast(call_ufunc("sqrt", (ret,), {}, ik)._t, ret.dtype), scalar=True)
+    elif root:
+        ret = call_ufunc("sqrt", (ret,), {"out": (ret,)}, ik)
+    return ret if w is not True else ret._t
 
 
 @implements(_np.mean)
@@ -701,12 +714,11 @@ def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root, where=True):
             _count_axes(axis, t.ndim)
         axes = _axes(axis, t.ndim) if t.ndim else ()
         _check_out(what, t, axes, keepdims, out, where)
-        w = True if where is True else _mask_of(where, t, f"{what}: where")
-        return _var_dtype(t, axes, dtype, ddof, keepdims, root, w, into=out, kind=kind)
+        return _var_dtype(a if where is not True else t, axes, dtype, ddof, keepdims, root,
+                          where, into=out, kind=kind)
     if where is not True:  # (NumPy counts where='s elements by a sum)
-        return ordered(a, axis, keepdims, kind, out,
-                       lambda x, axes, kd, w: _var_dtype(x, axes, dtype, ddof, kd, root, w),
-                       what, where)
+        r = _var_dtype(a, axis, dtype, ddof, keepdims, root, where, kind=kind)
+        return r._t if kind is _C.Tensor else r
     _count_axes(axis, _t(a, what).ndim)
     if dtype is not None or _core.np_dtype(_t(a, what)) == _np.float16:
         # (NumPy's _var sums a float16 array in float16, where mean takes
