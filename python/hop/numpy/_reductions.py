@@ -18,9 +18,8 @@ from ._ndarray import NumpyArg, ndarray, wrap
 
 
 def _reduce_dtype(np_fn, t, dtype, what):
-    with _np.errstate(all="ignore"):
-        d = _np.asarray(np_fn(_np.ones(1, _core.np_dtype(t)),
-                              **({"dtype": dtype} if dtype is not None else {}))).dtype
+    kw = {"dtype": dtype} if dtype is not None else {}
+    d = _core.numpy_probe(lambda: _np.asarray(np_fn(_np.ones(1, _core.np_dtype(t)), **kw))).dtype
     _core.hop_dtype(d, what)
     return d
 
