@@ -337,14 +337,16 @@ hop_py__fp_note_py(PyObject *self, PyObject *arg)
     long flags = PyLong_AsLong(arg);
     if (flags == -1 && PyErr_Occurred())
         return NULL;
-    if (flags < 0 || flags > (HOP_FP_DIVIDE | HOP_FP_OVERFLOW | HOP_FP_UNDERFLOW | HOP_FP_INVALID)) {
-        PyErr_Format(PyExc_ValueError, "_fp_note: flags must be hop_fp_status's bits (0..15), got %ld",
-                     flags);
+    if (flags < 0 ||
+        flags > (HOP_FP_DIVIDE | HOP_FP_OVERFLOW | HOP_FP_UNDERFLOW | HOP_FP_INVALID)) {
+        PyErr_Format(PyExc_ValueError,
+                     "_fp_note: flags must be hop_fp_status's bits (0..15), got %ld", flags);
         return NULL;
     }
     /* (raised as the kernels raise them: the thread's IEEE flags) */
-    int e = (flags & HOP_FP_DIVIDE ? FE_DIVBYZERO : 0) | (flags & HOP_FP_OVERFLOW ? FE_OVERFLOW : 0) |
-            (flags & HOP_FP_UNDERFLOW ? FE_UNDERFLOW : 0) | (flags & HOP_FP_INVALID ? FE_INVALID : 0);
+    int e =
+        (flags & HOP_FP_DIVIDE ? FE_DIVBYZERO : 0) | (flags & HOP_FP_OVERFLOW ? FE_OVERFLOW : 0) |
+        (flags & HOP_FP_UNDERFLOW ? FE_UNDERFLOW : 0) | (flags & HOP_FP_INVALID ? FE_INVALID : 0);
     if (e != 0)
         feraiseexcept(e);
     Py_RETURN_NONE;
