@@ -86,6 +86,44 @@ VJP_ARG0(vjp_sum)
     return accumulate(cx, x, v ? hop__ad_expand(g, v, meta_of(x)) : NULL);
 }
 
+/* masked_sum (x, dims, keepdim, mask, initial): linear in x where mask
+ * holds, and initial adds to every result element. */
+static hop_status
+vjp_masked_sum(hop_vjp_ctx *cx, const hop_node *n)
+{
+    ad a = ad_vjp(cx);
+    hop_node *ct = hop_vjp_ct(cx, n, 0);
+    hop_status st = HOP_OK;
+    if (wants(cx, &n->args[0])) {
+        const hop_node *x = n->args[0].u.node;
+        hop_node *v = unreduce(a.g, n, ct);
+        v = v ? hop__ad_expand(a.g, v, meta_of(x)) : NULL;
+        st = accumulate(cx, x, where_or_zero(a.g, primal(&a, n->args[3].u.node), v));
+    }
+    if (st == HOP_OK && wants(cx, &n->args[4]))
+        st = accumulate(cx, n->args[4].u.node, hop__ad_sum(a.g, ct, NULL, 0, false));
+    return st;
+}
+
+/* Its tangent: the sum of x's tangent where mask holds plus initial's (in
+ * hop's order: a tangent is no NumPy result). */
+static hop_status
+jvp_masked_sum(hop_jvp_ctx *cx, const hop_node *n)
+{
+    hop_node *tx = tangent(cx, &n->args[0]), *ti = tangent(cx, &n->args[4]);
+    if (tx == NULL && ti == NULL)
+        return HOP_OK;
+    ad a = ad_jvp(cx);
+    hop_node *t = NULL;
+    if (tx != NULL) {
+        tx = where_or_zero(a.g, primal(&a, n->args[3].u.node), tx);
+        t = tx ? reduce_like(a.g, n, HOP_OP_sum, tx, keepdim_of(n)) : NULL;
+    }
+    if (ti != NULL)
+        t = t ? op2(a.g, HOP_OP_add, t, ti) : ti;
+    return set_tangent(cx, n, t);
+}
+
 /* amax/amin: the positions equal to the result share the cotangent. */
 static hop_status
 extreme_mask(const ad *a, const hop_node *n, hop_node **mask, hop_node **count, bool keepdim)
@@ -498,6 +536,7 @@ jvp_concat(hop_jvp_ctx *cx, const hop_node *n)
 const hop_op_ad_rule hop__ad_shape_rules[HOP_OP_COUNT] = {
     [HOP_OP_sum] = {.vjp = vjp_sum, .jvp = jvp_linear},
     [HOP_OP_mean] = {.vjp = vjp_sum, .jvp = jvp_linear},
+    [HOP_OP_masked_sum] = {.vjp = vjp_masked_sum, .jvp = jvp_masked_sum},
     [HOP_OP_amax] = {.vjp = vjp_extreme, .jvp = jvp_extreme},
     [HOP_OP_amin] = {.vjp = vjp_extreme, .jvp = jvp_extreme},
     [HOP_OP_prod] = {.vjp = vjp_prod, .jvp = jvp_prod},

@@ -359,28 +359,86 @@ reduce_dims(const hop_arg *a, int r, int64_t *dims)
     return k;
 }
 
+/* The dims (into items; their count returned) and keepdim of reduction n
+ * (x, dims, keepdim, ...) over batched operands: normalised against the
+ * logical rank and shifted by one; a logical scalar is reduced over a
+ * size-1 dim made for it in each of vs[0..nv) (NULL where that fails). */
+static size_t
+batched_reduce_dims(hop_batch_ctx *cx, const hop_node *n, hop_arg *items, bool *keepdim,
+                    hop_node **vs, int nv)
+{
+    int r = rank_of(n->args[0].u.node);
+    int64_t dims[HOP_MAX_RANK];
+    size_t k = reduce_dims(&n->args[1], r, dims);
+    *keepdim = n->args[2].kind == HOP_ARG_BOOL && n->args[2].u.b;
+    if (r > 0) {
+        for (size_t i = 0; i < k; i++)
+            items[i] = hop_arg_int(dims[i] + 1);
+        return k;
+    }
+    for (int i = 0; i < nv; i++)
+        vs[i] = vs[i] ? hop__batch_unsqueeze(hop_batch_out(cx), vs[i], 1) : NULL;
+    items[0] = hop_arg_int(1);
+    *keepdim = false;
+    return 1;
+}
+
 /* sum mean amax amin prod any all (x, dims, keepdim). */
 static hop_status
 batch_reduce(hop_batch_ctx *cx, const hop_node *n)
 {
     hop_node *x = operand(cx, n, 0, NULL);
-    int r = rank_of(n->args[0].u.node);
-    bool keepdim = n->args[2].kind == HOP_ARG_BOOL && n->args[2].u.b;
-    int64_t dims[HOP_MAX_RANK];
-    size_t k = reduce_dims(&n->args[1], r, dims);
     hop_arg items[HOP_MAX_RANK];
-    if (r == 0) {
-        /* a logical scalar: reduce over a size-1 dim made for it */
-        if ((x = hop__batch_unsqueeze(hop_batch_out(cx), x, 1)) == NULL)
-            return hop_error_code();
-        items[0] = hop_arg_int(1);
-        k = 1;
-        keepdim = false;
-    } else
-        for (size_t i = 0; i < k; i++)
-            items[i] = hop_arg_int(dims[i] + 1);
+    bool keepdim;
+    size_t k = batched_reduce_dims(cx, n, items, &keepdim, &x, 1);
+    if (x == NULL)
+        return hop_error_code();
     hop_arg args[] = {hop_arg_node(x), hop_arg_list(items, k), hop_arg_bool(keepdim)};
     return emit(cx, n, n->op, args, 3, true);
+}
+
+/* Operand k of n with its batch dim at 0 whether or not it was batched (an
+ * unbatched one expanded along a new leading dim of the batch size). */
+static hop_node *
+batched_operand(hop_batch_ctx *cx, const hop_node *n, size_t k)
+{
+    bool b = false;
+    hop_node *v = operand(cx, n, k, &b);
+    if (b || v == NULL)
+        return v;
+    const hop_meta *m = &n->args[k].u.node->meta->meta;
+    hop_arg items[HOP_MAX_RANK + 1];
+    if (m->rank + 1 > HOP_MAX_RANK) {
+        hop_error(HOP_UNSUPPORTED, "vmap: %s of rank %d", hop_op_get(n->op)->name, m->rank);
+        return NULL;
+    }
+    items[0] = hop_arg_sym(hop_batch_size(cx));
+    for (int q = 0; q < m->rank; q++)
+        items[q + 1] = hop_arg_sym(m->sizes[q]);
+    v = hop__batch_unsqueeze(hop_batch_out(cx), v, 0);
+    return op_nodes(hop_batch_out(cx), HOP_OP_expand, v,
+                    (hop_arg[]){hop_arg_list(items, (size_t)m->rank + 1)}, 1);
+}
+
+/* masked_sum (x, dims, keepdim, mask, initial): x and mask both batched,
+ * reduced as batch_reduce's dims; a batched initial (one start per
+ * example) is not batched. */
+static hop_status
+batch_masked_sum(hop_batch_ctx *cx, const hop_node *n)
+{
+    bool bi = false;
+    hop_node *init = operand(cx, n, 4, &bi);
+    if (bi)
+        return hop_error(HOP_UNSUPPORTED, "vmap: masked_sum with a batched initial");
+    hop_node *xm[] = {batched_operand(cx, n, 0), batched_operand(cx, n, 3)};
+    hop_arg items[HOP_MAX_RANK];
+    bool keepdim;
+    size_t k = batched_reduce_dims(cx, n, items, &keepdim, xm, 2);
+    if (xm[0] == NULL || xm[1] == NULL || init == NULL)
+        return hop_error_code();
+    hop_arg args[] = {hop_arg_node(xm[0]), hop_arg_list(items, k), hop_arg_bool(keepdim),
+                      hop_arg_node(xm[1]), hop_arg_node(init)};
+    return emit(cx, n, HOP_OP_masked_sum, args, 5, true);
 }
 
 /* argmax argmin (x, dim or NONE = flattened, keepdim). */
@@ -1153,6 +1211,7 @@ static const hop_op_batch_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_where] = ELEM,
     [HOP_OP_sum] = REDUCE,
     [HOP_OP_mean] = REDUCE,
+    [HOP_OP_masked_sum] = {batch_masked_sum, NULL},
     [HOP_OP_amax] = REDUCE,
     [HOP_OP_amin] = REDUCE,
     [HOP_OP_argmax] = {batch_argmax, NULL},

@@ -506,8 +506,9 @@ static hop_status (*const rules[])(hop__infer *c) = {
     [HOP_RULE_FFT] = hop__infer_fft,
     [HOP_RULE_BITCAST] = hop__infer_bitcast,
     [HOP_RULE_FAIL_IF] = hop__infer_fail_if,
+    [HOP_RULE_MASKED_SUM] = hop__infer_masked_sum,
 };
-_Static_assert(sizeof rules / sizeof *rules == HOP_RULE_FAIL_IF + 1,
+_Static_assert(sizeof rules / sizeof *rules == HOP_RULE_MASKED_SUM + 1,
                "one shape rule function per hop_shape_rule");
 
 hop_status

@@ -111,6 +111,7 @@ hop_status hop__infer_compare(hop__infer *c);
 hop_status hop__infer_logical(hop__infer *c);
 hop_status hop__infer_where(hop__infer *c);
 hop_status hop__infer_reduce(hop__infer *c);
+hop_status hop__infer_masked_sum(hop__infer *c);
 hop_status hop__infer_argmax(hop__infer *c);
 hop_status hop__infer_matmul(hop__infer *c);
 hop_status hop__infer_reshape(hop__infer *c);

@@ -379,53 +379,9 @@ EXTREME_INT(uint64_t, u64, uint64_t, ubest, LOAD_PLAIN)
 EXTREME_INT(uint16_t, u16, uint64_t, ubest, LOAD_PLAIN)
 EXTREME_INT(uint32_t, u32, uint64_t, ubest, LOAD_PLAIN)
 
-/* NumPy's complex pairwise sum (loops_utils.h.src, @TYPE@_pairwise_sum) of
- * m complex elements p[2 * i * s] + i p[2 * i * s + 1], in T: below 4
- * elements one accumulator per part from -0.0; up to 64 four per part from
- * the first four, element i into r[i % 4], combined (r0 + r1) + (r2 + r3),
- * the rest added one by one; above 64 the two halves, the first a multiple
- * of 4 elements.  (NumPy counts in floats: n = 2 m, blocks of 8 and 128.) */
+/* complex sums: each run into a (pairwise.h's HOP__CPAIRWISE) */
 #define CPAIRWISE(T, sfx)                                                                          \
-    static void cpw_##sfx(const T *p, int64_t m, int64_t s, T *rr, T *ri)                          \
-    {                                                                                              \
-        if (m < 4) {                                                                               \
-            T re = -0.0, im = -0.0;                                                                \
-            for (int64_t i = 0; i < m; i++) {                                                      \
-                re += p[2 * i * s];                                                                \
-                im += p[2 * i * s + 1];                                                            \
-            }                                                                                      \
-            *rr = re;                                                                              \
-            *ri = im;                                                                              \
-            return;                                                                                \
-        }                                                                                          \
-        if (m <= 64) {                                                                             \
-            T r[8];                                                                                \
-            for (int j = 0; j < 4; j++) {                                                          \
-                r[2 * j] = p[2 * j * s];                                                           \
-                r[2 * j + 1] = p[2 * j * s + 1];                                                   \
-            }                                                                                      \
-            int64_t i = 4;                                                                         \
-            for (; i < m - (m % 4); i += 4)                                                        \
-                for (int j = 0; j < 4; j++) {                                                      \
-                    r[2 * j] += p[2 * (i + j) * s];                                                \
-                    r[2 * j + 1] += p[2 * (i + j) * s + 1];                                        \
-                }                                                                                  \
-            T re = (r[0] + r[2]) + (r[4] + r[6]), im = (r[1] + r[3]) + (r[5] + r[7]);              \
-            for (; i < m; i++) {                                                                   \
-                re += p[2 * i * s];                                                                \
-                im += p[2 * i * s + 1];                                                            \
-            }                                                                                      \
-            *rr = re;                                                                              \
-            *ri = im;                                                                              \
-            return;                                                                                \
-        }                                                                                          \
-        int64_t m1 = (m - m % 8) / 2;                                                              \
-        T r1, i1, r2, i2;                                                                          \
-        cpw_##sfx(p, m1, s, &r1, &i1);                                                             \
-        cpw_##sfx(p + 2 * m1 * s, m - m1, s, &r2, &i2);                                            \
-        *rr = r1 + r2;                                                                             \
-        *ri = i1 + i2;                                                                             \
-    }                                                                                              \
+    HOP__CPAIRWISE(cpw_##sfx, T)                                                                   \
     /* one run into a (its parts in a->f, a->f1, values of T), as NumPy's                          \
      * complex add loop: element by element when a kept dim is innermost,                          \
      * else each inner loop of at most 8192 elements summed pairwise and                           \

@@ -419,6 +419,10 @@ hop_status hop__index_eager(const hop__call *c, hop_rt_value *out);
  * contiguous tensor of the result's dtype and sizes; as hop__index_run. */
 hop_status hop__linalg_run(const hop__call *c, const hop__imem *mem, hop_tensor *out);
 hop_status hop__fft_run(const hop__call *c, const hop__imem *mem, hop_tensor *out);
+/* masked_sum into out, a contiguous tensor of the result's dtype and sizes,
+ * with scratch of hop__masked_sum_scratch(x's dtype) bytes (masked_sum.c). */
+hop_status hop__masked_sum_run(const hop__call *c, void *scratch, hop_tensor *out);
+size_t hop__masked_sum_scratch(hop_dtype dtype);
 /* Gives t - its own header, holding the only reference to its storage
  * (hop_tensor_refcount 1, storage refcount 1) - a contiguous geometry from
  * the storage's start; the storage must hold it.  The frame's kept late

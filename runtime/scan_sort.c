@@ -949,6 +949,13 @@ hop__index_run(const hop__call *c, const hop__imem *mem, hop_tensor **out)
     case HOP_OP_searchsorted:
         st = searchsorted(c, mem, t);
         break;
+    case HOP_OP_masked_sum: {
+        void *scratch = scratch_get(mem, hop__masked_sum_scratch(c->args[0].u.tensor->dtype));
+        st = scratch == NULL ? HOP_NOMEM : hop__masked_sum_run(c, scratch, t);
+        if (scratch != NULL)
+            scratch_put(mem, scratch);
+        break;
+    }
     case HOP_OP_bitcast: /* x's bytes in C order are the result's */
         to_contiguous(c->args[0].u.tensor, c->args[0].u.tensor->dtype, t->data);
         st = HOP_OK;

@@ -425,6 +425,7 @@ typedef enum hop_shape_rule {
     HOP_RULE_FFT,                  /* (x, n, axis, kind flags) */
     HOP_RULE_BITCAST,              /* (x, dtype) -> the bytes read as dtype */
     HOP_RULE_FAIL_IF,              /* (x, flag, kind) -> x */
+    HOP_RULE_MASKED_SUM,           /* (x, dims, keepdim, mask, initial) */
 } hop_shape_rule;
 
 /* Kernel families, for the runtime (closed set). */
@@ -549,6 +550,15 @@ typedef enum hop_sort_kind {
  *                        x.view(dtype) of a C-contiguous x): the last dim scaled by the ratio
  *                        of the item sizes; HOP_SHAPE for a 0-d x and another item size, and
  *                        for a last dim whose bytes do not split into whole new items
+ *   masked_sum           (x: float or complex, dims, keepdim: as sum's, mask: bool TENSOR of
+ *                        x's shape, initial: TENSOR of x's dtype and rank 0) -> x's dtype,
+ *                        sum's shape: NumPy 1.24's add.reduce(x, where=mask, initial=initial)
+ *                        bit for bit, x's dims taken outermost first as NumPy's iterator
+ *                        visits them (the caller permutes x and mask so): from initial, each
+ *                        run of unmasked elements of an inner loop (the innermost reduced
+ *                        dims, gathered, at most 8192 elements) summed pairwise and added;
+ *                        element by element when a kept dim is innermost; float16 rounded
+ *                        to float16 after each add, summed in float
  *   fail_if              (x, flag: bool TENSOR of any shape, kind: INT, a hop_check_kind) ->
  *                        x itself (a view), once the op has checked flag when it runs: any
  *                        element true is HOP_CHECK with kind's message (a plan's run-time
@@ -703,7 +713,8 @@ typedef enum hop_sort_kind {
     X(rfft, 3, FFT, INDEX, C, 1)                                                                   \
     X(irfft, 4, FFT, INDEX, C, 1)                                                                  \
     X(bitcast, 2, BITCAST, INDEX, C, 1)                                                            \
-    X(fail_if, 3, FAIL_IF, VIEW, C, 1)
+    X(fail_if, 3, FAIL_IF, VIEW, C, 1)                                                             \
+    X(masked_sum, 5, MASKED_SUM, INDEX, C, 1)
 
 typedef enum hop_op {
 #define HOP__OP_ENUM(name, nargs, rule, family, complex, cost) HOP_OP_##name,

@@ -9,6 +9,7 @@
 #include "tensor_impl.h"
 #include "trace_impl.h"
 
+#include <fenv.h>
 #include <stddef.h>
 
 static PyObject *numpy_asarray_fn; /* numpy.asarray, imported on first use */
@@ -327,6 +328,30 @@ hop_py__fp_clear_py(PyObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* _fp_note(flags): puts hop_fp_status's bits back after a NumPy call that
+ * cleared them (NumPy clears the thread's flags before its loops). */
+static PyObject *
+hop_py__fp_note_py(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    long flags = PyLong_AsLong(arg);
+    if (flags == -1 && PyErr_Occurred())
+        return NULL;
+    if (flags < 0 ||
+        flags > (HOP_FP_DIVIDE | HOP_FP_OVERFLOW | HOP_FP_UNDERFLOW | HOP_FP_INVALID)) {
+        PyErr_Format(PyExc_ValueError,
+                     "_fp_note: flags must be hop_fp_status's bits (0..15), got %ld", flags);
+        return NULL;
+    }
+    /* (raised as the kernels raise them: the thread's IEEE flags) */
+    int e =
+        (flags & HOP_FP_DIVIDE ? FE_DIVBYZERO : 0) | (flags & HOP_FP_OVERFLOW ? FE_OVERFLOW : 0) |
+        (flags & HOP_FP_UNDERFLOW ? FE_UNDERFLOW : 0) | (flags & HOP_FP_INVALID ? FE_INVALID : 0);
+    if (e != 0)
+        feraiseexcept(e);
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------ the bound call */
 
 /*
@@ -570,6 +595,9 @@ static PyMethodDef numpy_call_functions[] = {
     {"_fp_status", hop_py__fp_status_py, METH_NOARGS,
      "The floating-point exceptions kernels raised on this thread since the last clear: "
      "hop_fp_status's bits (1 divide, 2 overflow, 4 underflow, 8 invalid)."},
+    {"_fp_note", hop_py__fp_note_py, METH_O,
+     "Adds hop_fp_status's bits (1 divide, 2 overflow, 4 underflow, 8 invalid) to this thread's "
+     "record, as a kernel that raised them (what a NumPy call in between cleared)."},
     {"_fp_clear", hop_py__fp_clear_py, METH_NOARGS,
      "Clears this thread's record of floating-point exceptions kernels raised."},
     {NULL, NULL, 0, NULL},

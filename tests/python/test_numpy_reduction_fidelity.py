@@ -81,6 +81,19 @@ CASES = [
     ("np.var(a)", np.array([3e38, -3e38], F32)),
     ("np.std(a, axis=0)", np.array([[1e200, 1.0], [-1e200, 2.0]])),
     ("np.average(a)", np.array([1e308, 1e308])),
+    # average's product overflows: NumPy's multiply warns; eagerly hop's
+    # flag was cleared by the NumPy calls that tell hop the sum's and the
+    # division's dtypes (NumPy clears the flags before its loops)
+    ("np.average(a, weights=np.array([2.0, 2.0], np.float32))", np.array([3e38, 3e38], F32)),
+    ("np.average(a, axis=0, weights=np.array([1.0, 3.0], np.float32))",
+     np.array([[3e38, 1.0], [3e38, 2.0]], F32)),
+    ("np.average(a, weights=np.array([2.0, 2.0]))", np.array([1e308, 1e308])),
+    ("np.average(a, axis=1, weights=np.array([2.0, 2.0]), keepdims=True)",
+     np.array([[1e308, 1e308], [1.0, 2.0]])),
+    ("np.average(a, weights=np.array([2.0, 2.0]), returned=True)", np.array([1e308, 1e308])),
+    # (these two warned before too: the weights' sum, the float16 product)
+    ("np.average(a, weights=np.array([3e38, 3e38], np.float32))", np.array([1.0, 2.0], F32)),
+    ("np.average(a, weights=np.array([2, 2], np.float16))", np.array([60000, 60000], F16)),
     # products and scans
     ("np.prod(a)", np.array([3e38, 3e38], F32)),
     ("np.prod(a)", np.array([1e-30, 1e-30], F32)),
@@ -258,3 +271,14 @@ def test_complex_sums_of_lengths_around_numpys_blocks(n, dt):
         _check(f, v)
         _check(lambda x: f(x.reshape(1, -1), axis=1), v)
         _check(lambda x: f(np.stack([x, x[::-1]], axis=1), axis=0), v)
+
+
+def test_fp_note_puts_flags_back_and_checks_them():
+    from hop import _C
+    _C._fp_clear()
+    _C._fp_note(2 | 8)
+    assert _C._fp_status() == 2 | 8
+    _C._fp_clear()
+    with pytest.raises(ValueError, match=r"_fp_note: flags must be hop_fp_status's bits \(0..15\), got 16"):
+        _C._fp_note(16)
+    assert _C._fp_status() == 0

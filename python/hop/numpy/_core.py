@@ -296,6 +296,21 @@ def _dtypes(res):
     return (_np.asarray(res).dtype,)
 
 
+def numpy_probe(fn, *args, **kwargs):
+    """fn(*args, **kwargs), a NumPy call on stand-ins that tells hop what
+    NumPy's would give (a dtype), under errstate(all='ignore').  NumPy
+    clears the thread's floating-point flags before its loops: those hop's
+    kernels raised before are put back, for the checked call that reads
+    them after (_fpcheck: np.average's product's overflow)."""
+    raised = _C._fp_status()
+    try:
+        with _np.errstate(all="ignore"):
+            return fn(*args, **kwargs)
+    finally:
+        if raised:
+            _C._fp_note(raised)
+
+
 def result_dtypes(fn, ops, what):
     """The dtypes NumPy's fn(*operands) gives (a tuple, one per output),
     computed on stand-ins.  NumPy's own TypeError (an unsupported loop, bool
@@ -323,8 +338,7 @@ def result_dtypes(fn, ops, what):
             fixed.append(o.value)
 
     def run(args):
-        with _np.errstate(all="ignore"):
-            return _dtypes(fn(*args))
+        return _dtypes(numpy_probe(fn, *args))
 
     if not unknown:
         return run(fixed)

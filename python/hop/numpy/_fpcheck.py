@@ -195,10 +195,13 @@ def _data_checked(r, sig, args, kwargs, nan):
     (0 but for var and std) hands the call to eager (hop.compile), which is
     NumPy's and warns as it does for the data; elements are counted as
     NumPy's Python code counts them (nan: not the NaNs; a where= mask's
-    only).  Only a result of at most one dimension and no out= (a new
-    array in C order) is checked; a wider one is not (docs/ARCHITECTURE.md)."""
-    if not isinstance(r, ndarray) or r.ndim > 1 or not _C._is_proxy(r._t) or \
-            not _core.checking() or (r._st is not None and r._vw):
+    only).  A result in out= is not checked (docs/ARCHITECTURE.md); one
+    in NumPy's layout (a view of the run's new storage: a transposed
+    reduction) is checked through its storage's value, so that it stays
+    that view."""
+    st = r._st if isinstance(r, ndarray) else None
+    if not isinstance(r, ndarray) or not _C._is_proxy(r._t) or not _core.checking() or \
+            (st is not None and (st.root is not None or st.foreign)):
         return r
     from ._funcs import _axes, _t
     try:
@@ -240,6 +243,10 @@ def _data_checked(r, sig, args, kwargs, nan):
         finite = finite if finite.ndim == 0 else _C.all(finite, None, False)
         flag = cond(finite, lambda x, *m: _C.full((), False, dtype=_C.bool), counted,
                     (x,) + masks)
+    if st is not None:  # (as a write of the same values: r and its views see it)
+        st.value = _core.unknown_if(flag, st.value, _core.CHECK_WARNS)
+        st.version += 1
+        return r
     return type(r)(_core.unknown_if(flag, r._t, _core.CHECK_WARNS), scalar=r._scalar)
 
 

@@ -288,10 +288,23 @@ def _numpy_strides(a, res, shape, order, kind):
     want = _storage.numpy_reshape_strides(t.shape, t.stride(), shape, order)
     have = r.stride()
     empty = 0 in r.shape
+    if want is not None and empty and r.numpy().strides != tuple(
+            w * r.dtype.itemsize for w in want):
+        # a new empty array's memory (none) shows zero strides, as NumPy's
+        # new empty array; its reshape, a view, fills in C strides again
+        return wrap(kind, _empty_strided(r, want))
     if want is None or want == have or \
             builtins.any(w != h and n != 1 and not empty for w, h, n in zip(want, have, r.shape)):
         return res
     return wrap(kind, _C._restride(r, want))
+
+
+def _empty_strided(r, strides):
+    """A tensor of empty tensor r's shape and dtype with these strides (in
+    elements), shown as they are (over memory of one element: a tensor
+    over none shows zero strides)."""
+    one = _C.zeros((1,), dtype=r.dtype).slice(0, 0, 0, 1)
+    return _C._restride(one.reshape(tuple(r.shape)), tuple(strides))
 
 
 def _order_a(a):
@@ -670,19 +683,34 @@ def _full_t(shape, value, npd):
     return _C.full(_sizes_arg(shape), value, dtype=_core.hop_dtype(npd, "dtype"))
 
 
+def _filled(shape, value, npd, order):
+    """NumPy's new array of shape filled with value, in order 'C' or 'F'
+    (its strides; NumPy's errors for any other order)."""
+    if order is not None and (not isinstance(order, str) or order.upper() not in "CFAK" or
+                              len(order) != 1):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    if order is not None and order.upper() in "AK":
+        raise ValueError("only 'C' or 'F' order is permitted")
+    if order is None or order.upper() == "C":
+        return ndarray(_full_t(shape, value, npd))
+    from ._ufuncs import in_memory_order
+    return in_memory_order(ndarray, (), _sizes_arg(shape),
+                           lambda _, s: _full_t(s, value, npd), "F")
+
+
 @implements(name="zeros")
 def zeros(shape, dtype=float, order="C", *, like=None):
-    return ndarray(_full_t(shape, 0, _creation_dtype(dtype, float)))
+    return _filled(shape, 0, _creation_dtype(dtype, float), order)
 
 
 @implements(name="ones")
 def ones(shape, dtype=None, order="C", *, like=None):
-    return ndarray(_full_t(shape, 1, _creation_dtype(dtype, float)))
+    return _filled(shape, 1, _creation_dtype(dtype, float), order)
 
 
 @implements(name="empty")
 def empty(shape, dtype=float, order="C", *, like=None):
-    return zeros(shape, dtype)
+    return zeros(shape, dtype, order)
 
 
 @implements(_np.full)

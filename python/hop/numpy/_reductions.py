@@ -14,13 +14,12 @@ from .. import _C, _exact
 from . import _core, _corder, _funcs, _reduce_out
 from ._fpcheck import checked, mean_says, var_says, count_may_say
 from ._funcs import _axes, _axis, _kind_of, _out, _size, _t, implements
-from ._ndarray import ndarray, wrap
+from ._ndarray import NumpyArg, ndarray, wrap
 
 
 def _reduce_dtype(np_fn, t, dtype, what):
-    with _np.errstate(all="ignore"):
-        d = _np.asarray(np_fn(_np.ones(1, _core.np_dtype(t)),
-                              **({"dtype": dtype} if dtype is not None else {}))).dtype
+    kw = {"dtype": dtype} if dtype is not None else {}
+    d = _core.numpy_probe(lambda: _np.asarray(np_fn(_np.ones(1, _core.np_dtype(t)), **kw))).dtype
     _core.hop_dtype(d, what)
     return d
 
@@ -121,7 +120,10 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
             initial = _np.array(initial).astype(rdt, casting="unsafe")[()].item()
     if op in ("sum", "prod") and (dtype is not None or _core.np_dtype(t).kind == "f"):
         x = _cast_in_order(a, kind, t, rdt)  # computed in the dtype asked for
-    if where is not True:
+    # a float or complex sum with where=: NumPy's masked reduction (_masked_sum)
+    wmask = _mask_of(where, t, f"{what}: where") if where is not True and op == "sum" and \
+        axes and _core.np_dtype(x).kind in "fc" else None
+    if where is not True and wmask is None:
         w = _t(where, f"{what}: where")
         if initial is None and op in ("amax", "amin"):
             raise ValueError(f"reduction operation '{_UFUNC_OF[op]}' does not have an identity, "
@@ -137,14 +139,23 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
     _check_out(op, t, axes, keepdims, out, where)
     # a float sum whose innermost axis in memory is reduced: NumPy adds its
     # inner loop's pairwise sum to initial, initial + sum (the add below)
-    plus_initial = initial is not None and op == "sum" and \
+    plus_initial = initial is not None and op == "sum" and wmask is None and \
         _core.np_dtype(x).kind == "f" and _reduced_inner(a, kind, t, axes)
     order = _reduce_order(a, where, t.ndim, axes, keepdims, kind) if out is None else None
+    if wmask is not None:
+        from ._ufuncs import memory_order
+        visit = memory_order(kind, (a, where), t.ndim) or tuple(range(t.ndim))
     if order is not None:
         # NumPy's result is in its iterator's order of a's axes: reduced in
         # that order (the reduced axes last) and returned as NumPy's view
         x = x.permute(*order[0])
+        if wmask is not None:
+            wmask = wmask.permute(*order[0])
+            visit = tuple(order[0].index(d) for d in visit)
         axes, keepdims = tuple(range(t.ndim - len(axes), t.ndim)), False
+    if wmask is not None:
+        r = _masked_sum(x, wmask, axes, keepdims, initial, visit)
+        return _finish(kind, _core.cast(r, rdt), order, out, what)
     if initial is not None and op in ("amax", "amin"):
         x = _with_initial(x, axes, initial)
     shape_kd = None
@@ -223,6 +234,25 @@ def _cast_first(a, kind, t, axis, keepdims, dtype, fn):
                 *[xmem.index(d) for d in range(t.ndim)])
         return fn(x, axes, dtype, kd)._t
     return compute
+
+
+def _masked_sum(x, w, axes, keepdims, initial, visit):
+    """NumPy's add.reduce of float or complex tensor x over axes where bool
+    tensor w (of x's shape) holds, from initial (None: +0.0, add's
+    identity), bit for bit: the masked_sum op over x and w permuted into
+    visit, the order NumPy's iterator visits x's axes in (outermost
+    first); the result has x's axes (keepdims as asked)."""
+    npd = _core.np_dtype(x)
+    start = _core.complex_scalar(complex(0 if initial is None else initial), npd) \
+        if npd.kind == "c" else \
+        _C.full((), 0.0 if initial is None else initial, dtype=x.dtype)
+    visit = list(visit)
+    r = _C._op("masked_sum", x.permute(*visit), [visit.index(d) for d in axes], True,
+               w.permute(*visit), start)
+    r = r.permute(*[visit.index(d) for d in range(x.ndim)])
+    if not keepdims:
+        r = r.reshape(tuple(n for d, n in enumerate(x.shape) if d not in axes))
+    return r
 
 
 def _reduced_inner(a, kind, t, axes):
@@ -479,12 +509,15 @@ def _count_axes(axis, ndim):
             _np.core.multiarray.normalize_axis_index(ax, 0)
 
 
-def _divided(r, n):
+def _divided(r, n, kind=ndarray):
     """NumPy's `true_divide(r, n, out=r, casting='unsafe')` of mean and var
-    (`r.dtype.type(r / n)` of a scalar): the quotient in r's dtype."""
+    (`r.dtype.type(r / n)` of a scalar): the quotient in r's dtype (of
+    kind: ndarray, or NumpyArg for an array NumPy's layout rules follow)."""
     from ._ufuncs import call_ufunc
-    q = call_ufunc("true_divide", (r, n), {}, ndarray)
-    return wrap(ndarray, _core.cast(q._t, r.dtype), scalar=r.ndim == 0)
+    if r.ndim:  # (in place: the quotient keeps r's layout, as NumPy's out=r)
+        return call_ufunc("true_divide", (r, n), {"out": (r,), "casting": "unsafe"}, kind)
+    q = call_ufunc("true_divide", (r, n), {}, kind)
+    return wrap(kind, _core.cast(q._t, r.dtype), scalar=r.ndim == 0)
 
 
 def _mean_dtype(a, axis, dtype, keepdims):
@@ -496,18 +529,24 @@ def _mean_dtype(a, axis, dtype, keepdims):
 
 
 def _var_dtype(a, axis, dtype, ddof, keepdims, root, w=True, into=None, kind=ndarray):
-    """var (std: root) with dtype= or where= (w: a bool tensor of a's
-    shape), NumPy's _var step by step: the mean from the sum in dtype
-    (float64 for an integer array without one) over the count (where=: of
-    w's elements in each slice), the deviations in the type of arr - mean
-    (an integer one wraps), their squares (|d|**2 of a complex one), summed
-    in dtype, divided by max(count - ddof, 0) and cast back; std's square
-    root into that array (NumPy's same_kind error for an integer one) or
-    its scalar's type.  into: out=, which the last sum is cast into and
-    which is divided (casting='unsafe') and square-rooted in place, in its
-    own dtype, as NumPy does; returned."""
+    """var (std: root) with dtype= or where= (w: the where= mask as given,
+    broadcastable to a's shape), NumPy's _var step by step: the mean from
+    the sum in dtype (float64 for an integer array without one) over the
+    count (where=: of w's elements in each slice), the deviations in the
+    type of arr - mean (an integer one wraps), their squares (|d|**2 of a
+    complex one), summed in dtype, divided by max(count - ddof, 0) and cast
+    back; std's square root into that array (NumPy's same_kind error for an
+    integer one) or its scalar's type.  With where= each step's array is of
+    kind (NumpyArg under hop.compile), so that its sums add in NumPy's
+    iterator order of the array and the mask as given (a broadcast mask's
+    axes of stride 0 order nothing) and the result has NumPy's layout; it
+    is returned as an array.  into: out=, which the last sum is cast into
+    and which is divided (casting='unsafe') and square-rooted in place, in
+    its own dtype, as NumPy does; returned."""
     from ._ufuncs import call_ufunc
-    arr = wrap(ndarray, _t(a, "std" if root else "var"))
+    what = "std" if root else "var"
+    ik = kind if w is not True and kind in (ndarray, NumpyArg) else ndarray
+    arr = a if isinstance(a, ndarray) and ik is not ndarray else wrap(ik, _t(a, what))
     t = arr._t
     if dtype is None and arr.dtype.kind in "biu":
         dtype = _np.float64
@@ -516,17 +555,22 @@ def _var_dtype(a, axis, dtype, ddof, keepdims, root, w=True, into=None, kind=nda
         mask = {}
     else:
         # NumPy's _count_reduce_items: the sum of where over the axes
-        mask = {"where": wrap(ndarray, w)}
-        n_kd = sum(mask["where"], axis, _np.intp, keepdims=True, _kind=ndarray)
-        n = sum(mask["where"], axis, _np.intp, keepdims=keepdims, _kind=ndarray)
-    m = _divided(sum(arr, axis, dtype, keepdims=True, _kind=ndarray, **mask), n_kd)
-    d = call_ufunc("subtract", (arr, m), {}, ndarray)
+        cnt = wrap(ndarray, _mask_of(w, t, f"{what}: where"))
+        n = sum(cnt, axis, _np.intp, keepdims=keepdims, _kind=ndarray)
+        # (a 0-d count divides the mean as NumPy's scalar, in the mean's
+        # dtype: a complex64 one divides in complex64, not complex128)
+        n_kd = n if n.ndim == 0 else sum(cnt, axis, _np.intp, keepdims=True, _kind=ndarray)
+        mask = {"where": w}
+    m = _divided(sum(arr, axis, dtype, keepdims=True, _kind=ik, **mask), n_kd, ik)
+    d = call_ufunc("subtract", (arr, m), {}, ik)
     if d.dtype.kind == "c":
-        re, im = _C._op("real", d._t), _C._op("imag", d._t)
-        d2 = wrap(ndarray, re * re + im * im)
+        # (NumPy squares the parts in place and adds them into x.real, a
+        # view in x's layout: the squares are summed in x's memory order)
+        sq = [call_ufunc("multiply", (p, p), {}, ik) for p in (d.real, d.imag)]
+        d2 = call_ufunc("add", tuple(sq), {}, ik)
     else:
-        d2 = call_ufunc("multiply", (d, d), {}, ndarray)
-    ret = sum(d2, axis, dtype, into, keepdims=keepdims, _kind=ndarray if into is None else kind,
+        d2 = call_ufunc("multiply", (d, d), {}, ik)
+    ret = sum(d2, axis, dtype, into, keepdims=keepdims, _kind=ik if into is None else kind,
               **mask)
     denom = n - ddof
     if isinstance(denom, ndarray):
@@ -538,12 +582,12 @@ def _var_dtype(a, axis, dtype, ddof, keepdims, root, w=True, into=None, kind=nda
         if root:
             call_ufunc("sqrt", (into,), {"out": (into,)}, kind)
         return into
-    ret = _divided(ret, denom)
-    if not root:
-        return ret._t
-    if ret.ndim == 0:
-        return _core.cast(call_ufunc("sqrt", (ret,), {}, ndarray)._t, ret.dtype)
-    return call_ufunc("sqrt", (ret,), {"out": (ret,)}, ndarray)._t
+    ret = _divided(ret, denom, ik)
+    if root and ret.ndim == 0:
+        ret = wrap(ik, _core.cast(call_ufunc("sqrt", (ret,), {}, ik)._t, ret.dtype), scalar=True)
+    elif root:
+        ret = call_ufunc("sqrt", (ret,), {"out": (ret,)}, ik)
+    return ret if w is not True else ret._t
 
 
 @implements(_np.mean)
@@ -559,8 +603,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kin
         return ordered(a, axis, keepdims, kind, out, _cast_first(a, kind, t, axis, keepdims, dtype,
                                                                  _mean_dtype), "mean")
     if where is not True:
-        return ordered(a, axis, keepdims, kind, out,
-                       lambda x, axes, kd, w: _mean_where(x, axes, dtype, kd, w), "mean", where)
+        return _mean_where(a, t, axis, dtype, keepdims, where, kind)
     axes = _axes(axis, t.ndim)
     scalar = not keepdims and len(axes) == t.ndim
     (r, rdt), order = _reduced(a, t, axes, keepdims, kind, out,
@@ -591,20 +634,25 @@ def _mean_into(t, axis, dtype, out, keepdims, kind, where):
     return out
 
 
-def _mean_where(t, axes, dtype, keepdims, w):
-    """mean of tensor t over axes of the elements where w (a bool tensor of
-    t's shape) is true."""
+def _mean_where(a, t, axis, dtype, keepdims, where, kind):
+    """mean of array a (tensor t) with where=, as NumPy's _mean computes it:
+    the masked sum of a in dtype (float64 for integers, float32 for
+    float16; sum's masked reduction, in NumPy's order), true_divided by the
+    count of where's elements in each slice, cast back to float16 for a
+    float16 result."""
     rdt = _reduce_dtype(_np.mean, t, dtype, "mean")
     cdt = _np.dtype(_np.float32) if rdt == _np.dtype(_np.float16) else rdt
-    x = _C.where(w, _core.cast(t, cdt), _C.zeros((), dtype=_core.hop_dtype(cdt, "mean")))
-    cnt = _C.where(w, 1, 0) + _C.zeros(tuple(x.shape), dtype=_C.int64)
-    s = _core.over(_C.sum, x, axes, keepdims)
-    if cdt.kind in "iub":
-        # NumPy sums in the dtype asked for (wrapping: uint8's 7 + 255 is 6;
-        # hop's integer sum is int64's), then true_divides in float64
-        s = _core.cast(_core.cast(s, cdt), _np.dtype(_np.float64))
-    r = _C.div(s, _core.over(_C.sum, cnt, axes, keepdims))
-    return _core.cast(r, rdt)
+    axes = _axes(axis, t.ndim) if t.ndim else ()
+    # (NumPy's _count_reduce_items: the sum of where over the axes)
+    n = sum(wrap(ndarray, _mask_of(where, t, "mean: where")), axes, _np.intp,
+            keepdims=keepdims, _kind=ndarray)
+    s = sum(a, axis, cdt, keepdims=keepdims, where=where, _kind=kind)
+    if s.ndim == 0:  # (NumPy's scalar: ret.dtype.type(ret / rcount))
+        r = _divided(wrap(ndarray, _t(s, "mean")), n)
+        return wrap(kind, _core.cast(r._t, rdt), scalar=True)
+    from ._ufuncs import call_ufunc
+    call_ufunc("true_divide", (s, n), {"out": (s,), "casting": "unsafe"}, kind)
+    return s.astype(rdt) if cdt != rdt else s
 
 
 def _reduced(a, t, axes, keepdims, kind, out, compute, where=True, what=None):
@@ -701,12 +749,11 @@ def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root, where=True):
             _count_axes(axis, t.ndim)
         axes = _axes(axis, t.ndim) if t.ndim else ()
         _check_out(what, t, axes, keepdims, out, where)
-        w = True if where is True else _mask_of(where, t, f"{what}: where")
-        return _var_dtype(t, axes, dtype, ddof, keepdims, root, w, into=out, kind=kind)
+        return _var_dtype(a if where is not True else t, axes, dtype, ddof, keepdims, root,
+                          where, into=out, kind=kind)
     if where is not True:  # (NumPy counts where='s elements by a sum)
-        return ordered(a, axis, keepdims, kind, out,
-                       lambda x, axes, kd, w: _var_dtype(x, axes, dtype, ddof, kd, root, w),
-                       what, where)
+        r = _var_dtype(a, axis, dtype, ddof, keepdims, root, where, kind=kind)
+        return r._t if kind is _C.Tensor else r
     _count_axes(axis, _t(a, what).ndim)
     # (a float16 array without dtype= takes the path below, _var_t's
     # _var_half: its deviations in the array's memory order compiled too,

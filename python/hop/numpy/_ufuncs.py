@@ -323,8 +323,23 @@ def _from_numpy(r, kind):
         # strides, as NumPy's does; a negative stride hop cannot wrap)
         t = _C.asarray(_np.asarray(r) if not isinstance(r, _np.ndarray) else
                        _np.ascontiguousarray(r) if builtins.any(s < 0 for s in r.strides) else r)
-        return wrap(kind, t, scalar=isinstance(r, _np.generic))
+        return wrap(kind, _numpy_moveless_strides(t, r), scalar=isinstance(r, _np.generic))
     return r
+
+
+def _numpy_moveless_strides(t, r):
+    """Tensor t over NumPy array r's memory with r's strides where they
+    move nothing (dims of size 1, any dim of an empty r), which hop's
+    asarray gives in C order: NumPy's F-ordered var(keepdims=True) is of
+    strides (2, 2), not (4, 2)."""
+    if not isinstance(r, _np.ndarray) or r.ndim == 0 or r.itemsize == 0:
+        return t
+    want = tuple(s // r.itemsize for s in r.strides)
+    have, empty = tuple(t.stride()), r.size == 0
+    if want == have or builtins.any(s < 0 or s % r.itemsize for s in r.strides) or \
+            builtins.any(w != h and n != 1 and not empty for w, h, n in zip(want, have, r.shape)):
+        return t
+    return _C._restride(t, want)
 
 
 def fallback(func, name, args, kwargs, kind):
