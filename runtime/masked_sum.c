@@ -69,18 +69,6 @@ msum_init(msum *r, const hop_tensor *x, const hop_tensor *m, const bool *mask)
         r->block *= r->red_sizes[i];
 }
 
-/* The next index of dims [lo, hi) (the last fastest); false once round. */
-static bool
-next_index(int64_t *idx, const int64_t *sizes, int lo, int hi)
-{
-    for (int d = hi - 1; d >= lo; d--) {
-        if (++idx[d] < sizes[d])
-            return true;
-        idx[d] = 0;
-    }
-    return false;
-}
-
 /* Element e (C order) of the inner loop: its offsets in x and the mask. */
 static void
 inner_offsets(const msum *r, int64_t e, int64_t *xo, int64_t *mo)
@@ -139,7 +127,7 @@ inner_offsets(const msum *r, int64_t e, int64_t *xo, int64_t *mo)
                     i = j;                                                                         \
                 }                                                                                  \
             }                                                                                      \
-        } while (next_index(idx, r->red_sizes, 0, outer));                                         \
+        } while (hop__odometer(idx, r->red_sizes, 0, outer));                                      \
     }
 
 HOP__PAIRWISE(mpw_f16, uint16_t, float, HOP__PW_LOAD_HALF)

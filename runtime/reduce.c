@@ -160,19 +160,6 @@ typedef struct acc {
 #define LOAD_PLAIN(v) (v)
 #define LOAD_HALF(v) hop_f16_to_float(v)
 
-/* The next index of dims [lo, hi) of an odometer over sizes (the last
- * dim fastest); false when it has gone round. */
-static bool
-odometer(int64_t *idx, const int64_t *sizes, int lo, int hi)
-{
-    for (int d = hi - 1; d >= lo; d--) {
-        if (++idx[d] < sizes[d])
-            return true;
-        idx[d] = 0;
-    }
-    return false;
-}
-
 /* An output element's sum in NumPy's order (numpy_order) of its reduced
  * elements from p, as ACC (float16's in float, rounded to float16 after
  * each inner loop and each element's add, as NumPy stores it): from 0,
@@ -199,7 +186,7 @@ odometer(int64_t *idx, const int64_t *sizes, int lo, int hi)
                     len = 0;                                                                       \
                 }                                                                                  \
             }                                                                                      \
-        } while (odometer(idx, r->red_sizes, first, last));                                        \
+        } while (hop__odometer(idx, r->red_sizes, first, last));                                   \
         return len ? ROUND(out + pw_##sfx(buf, len, 1)) : out;                                     \
     }                                                                                              \
     static ACC npsum_##sfx(const hop__reduce *r, const T *p)                                       \
@@ -225,7 +212,7 @@ odometer(int64_t *idx, const int64_t *sizes, int lo, int hi)
             } else {                                                                               \
                 out = gathered_##sfx(r, p + off, out);                                             \
             }                                                                                      \
-        } while (odometer(idx, r->red_sizes, 0, outer));                                           \
+        } while (hop__odometer(idx, r->red_sizes, 0, outer));                                      \
         return out;                                                                                \
     }
 NP_SUM(float, f32, float, HOP__PW_LOAD, HOP__PW_ROUND)

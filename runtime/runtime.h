@@ -503,4 +503,17 @@ void hop__pool_record(hop__task_fn fn, int64_t work, bool pool, bool cold, int64
  * it takes a seat of the job, so a test can make it late. */
 extern void (*hop__pool_seat_hook)(void);
 
+/* The next index of dims [lo, hi) of an odometer over sizes (the last dim
+ * fastest); false when it has gone round (the reductions' walk). */
+static inline bool
+hop__odometer(int64_t *idx, const int64_t *sizes, int lo, int hi)
+{
+    for (int d = hi - 1; d >= lo; d--) {
+        if (++idx[d] < sizes[d])
+            return true;
+        idx[d] = 0;
+    }
+    return false;
+}
+
 #endif /* HOP_RUNTIME_INTERNAL_H */
