@@ -266,6 +266,30 @@ leaves_double(int R, const double *const *p, const int64_t *n, double *res)
 PAIRWISE_FAST(float)
 PAIRWISE_FAST(double)
 
+/* pairwise.h's own recursion, built here with AVX2 (long_rows_T) */
+HOP__PAIRWISE(pwr_float, float, float, HOP__PW_LOAD)
+HOP__PAIRWISE_CHUNKED(pwr_float, float, float, HOP__PW_ROUND)
+HOP__PAIRWISE(pwr_double, double, double, HOP__PW_LOAD)
+HOP__PAIRWISE_CHUNKED(pwr_double, double, double, HOP__PW_ROUND)
+
+/* R rows' sums of n (> 128) elements each, into total: a single row (a
+ * full sum) by pw_T's leaves, several by pairwise.h's recursion (pw_T's
+ * leaf list costs more per row than it saves there: 300-element f64 rows
+ * took 5.8x as long, 1,000-element ones 4.4x) */
+#define LONG_ROWS(T)                                                                               \
+    static __attribute__((noinline)) void long_rows_##T(int R, const T *x, int64_t xs, int64_t n,  \
+                                                        T *total)                                  \
+    {                                                                                              \
+        if (R == 1) {                                                                              \
+            total[0] = pw_##T##_chunked(x, n, 0);                                                  \
+            return;                                                                                \
+        }                                                                                          \
+        for (int r = 0; r < R; r++)                                                                \
+            total[r] = pwr_##T##_chunked(x + r * xs, n, 1, 0);                                     \
+    }
+LONG_ROWS(float)
+LONG_ROWS(double)
+
 /* R rows' sums (or means) of n elements each, each row one inner loop of
  * NumPy's.  Rows of 8 to 128 elements are one leaf each, R at once. */
 #define SUM_ROWS(T)                                                                                \
@@ -273,9 +297,15 @@ PAIRWISE_FAST(double)
         int R, const T *x, int64_t xs, int64_t n, bool mean, T *out, int64_t os)                   \
     {                                                                                              \
         T total[4];                                                                                \
-        if (n < 8 || n > HOP__PW_BLOCK) {                                                          \
-            for (int r = 0; r < R; r++)                                                            \
-                total[r] = pw_##T##_chunked(x + r * xs, n, 0);                                     \
+        if (n < 8) { /* short rows inline (a call per row cost 3.6x, rk41) */                      \
+            for (int r = 0; r < R; r++) {                                                          \
+                T t = -0.0; /* pairwise.h's one accumulator */                                     \
+                for (int64_t k = 0; k < n; k++)                                                    \
+                    t += x[r * xs + k];                                                            \
+                total[r] = 0 + t;                                                                  \
+            }                                                                                      \
+        } else if (n > HOP__PW_BLOCK) {                                                            \
+            long_rows_##T(R, x, xs, n, total);                                                     \
         } else {                                                                                   \
             const T *p[4];                                                                         \
             int64_t len[4];                                                                        \
