@@ -55,7 +55,7 @@ static hop_tensor *
 copy_perm(const Py_buffer *view, hop_dtype dt, const int64_t *sizes, const int *perm, int64_t numel)
 {
     int rank = view->ndim;
-    int64_t psizes[HOP_MAX_RANK], strides[HOP_MAX_RANK], idx[HOP_MAX_RANK] = {0};
+    int64_t psizes[HOP_MAX_RANK] = {0}, strides[HOP_MAX_RANK] = {0}, idx[HOP_MAX_RANK] = {0};
     for (int i = 0; i < rank; i++)
         psizes[i] = sizes[perm[i]];
     hop_tensor *base = hop_tensor_empty(dt, rank, psizes);
