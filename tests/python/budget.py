@@ -51,3 +51,16 @@ def pinned():
     its stress run passes."""
     return _budget != "stress"
 
+
+
+def size_safe_numbers():
+    """Junk ints and floats that cannot make a real array of gigabytes:
+    small (three of them multiply to at most 300^3 elements) or beyond any
+    memory (2^44 and up, NaN, inf), so a junk test's draw costs a MemoryError
+    at once, not a 12.5 GB allocation (zeros(3138415723): 6 s, and two such
+    draws on two xdist workers under ASan can exhaust the machine)."""
+    from hypothesis import strategies as st
+    return st.one_of(st.integers(-300, 300), st.integers(2**44, 2**70),
+                     st.integers(-2**70, -2**44), st.floats(-300, 300),
+                     st.floats(min_value=1e13), st.floats(max_value=-1e13),
+                     st.just(math.nan))
