@@ -116,6 +116,20 @@ def test_hop_api_runs_the_adopted_functions():
 
 
 @needs_adoption
+def test_i0_is_numpys_bits():
+    # NumPy's i0 takes np.exp of |x| (its SVML exp here): hop's kernel takes
+    # the adopted exp from the table (runtime/elementwise.c, i0_f64)
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.uniform(-40, 40, 2000), rng.uniform(-8.5, 8.5, 1001),
+                        [0.0, -0.0, 8.0, -8.0, 700.0, 710.0, np.inf, -np.inf, np.nan]])
+    with np.errstate(all="ignore"):
+        want = np.i0(x)
+        assert np.array_equal(bits(hnp.i0(x)), bits(want))
+        assert np.array_equal(bits(hop.compile(lambda a: np.i0(a * 1.0))(x)), bits(want))
+        assert np.array_equal(bits(hnp.i0(x[::3])), bits(np.i0(x[::3])))
+
+
+@needs_adoption
 def test_special_values_and_warnings_are_numpys():
     # NaN payloads and signs, infinities, zeros, overflow and underflow
     import struct
