@@ -718,7 +718,9 @@ BINARY_FN(ldexp_f64, double, double, y != y ? y : ldexp(x, LDEXP_N(y)))
         return WRAP_MUL(T, g == -1 ? WRAP_NEG(T, ax) : (T)(ax / g), ay);                           \
     }                                                                                              \
     BINARY_FN(ifmod_##sfx, T, T,                                                                   \
-              y == 0 ? (hop__fp_note(HOP_FP_DIVIDE), 0) : y == -1 ? 0 : (T)(x % y))                \
+              y == 0    ? (hop__fp_note(HOP_FP_DIVIDE), 0)                                         \
+              : y == -1 ? 0                                                                        \
+                        : (T)(x % y))                                                              \
     BINARY_FN(gcd_##sfx, T, T, igcd_##sfx(x, y))                                                   \
     BINARY_FN(lcm_##sfx, T, T, ilcm_##sfx(x, y))                                                   \
     BINARY_FN(lshift_##sfx, T, T, (uint64_t)y < 8 * sizeof(T) ? (T)((U_##T)x << y) : 0)            \
@@ -803,12 +805,17 @@ static const double i1_b[] = {
         }                                                                                          \
         return (T)0.5 * (b0 - b2);                                                                 \
     }                                                                                              \
+    /* i0 of z = |x| >= 0 (or NaN), given ez = exp(z) */                                           \
+    static T bessel_i0_ez_##sfx(T z, T ez)                                                         \
+    {                                                                                              \
+        if (z <= 8)                                                                                \
+            return ez * chbevl_##sfx(z / (T)2.0 - (T)2, i0_a, 30);                                 \
+        return ez * chbevl_##sfx((T)32.0 / z - (T)2.0, i0_b, 25) / SQRT(z);                        \
+    }                                                                                              \
     static T bessel_i0_##sfx(T x)                                                                  \
     {                                                                                              \
         T z = x < 0 ? -x : x;                                                                      \
-        if (z <= 8)                                                                                \
-            return EXP(z) * chbevl_##sfx(z / (T)2.0 - (T)2, i0_a, 30);                             \
-        return EXP(z) * chbevl_##sfx((T)32.0 / z - (T)2.0, i0_b, 25) / SQRT(z);                    \
+        return bessel_i0_ez_##sfx(z, EXP(z));                                                      \
     }                                                                                              \
     static T bessel_i1_##sfx(T x)                                                                  \
     {                                                                                              \
@@ -819,10 +826,39 @@ static const double i1_b[] = {
             r = EXP(z) * chbevl_##sfx((T)32.0 / z - (T)2.0, i1_b, 25) / SQRT(z);                   \
         return x < 0 ? -r : r;                                                                     \
     }                                                                                              \
-    UNARY_FN(i0_##sfx, T, T, bessel_i0_##sfx(x))                                                   \
     UNARY_FN(i1_##sfx, T, T, bessel_i1_##sfx(x))
 BESSEL(float, f32, expf, sqrtf)
 BESSEL(double, f64, exp, sqrt)
+UNARY_FN(i0_f32, float, float, bessel_i0_f32(x))
+
+/* NumPy's i0 takes np.exp of the array's |x|: its SVML exp where the CPU
+ * has AVX512_SKX, which the math table runs once `import hop` adopted it
+ * (vmath_adopt.c), and libm's exp elsewhere (NumPy's scalar loop), which
+ * the table's own SLEEF exp is not: so the exponentials come from the
+ * table, a block at a time, only while its exp is adopted. */
+static void
+i0_f64(int64_t n, void *out, const void *const *in, const int *inc)
+{
+    (void)inc;
+    double *o = out;
+    const double *a = in[0];
+    hop__mfn_f64 exp_fn = hop__math_get()->exp_f64;
+    if (exp_fn == hop__math_base()->exp_f64) {
+        for (int64_t i = 0; i < n; i++)
+            o[i] = bessel_i0_f64(a[i]);
+        return;
+    }
+    enum { BLOCK = 256 };
+    double z[BLOCK], ez[BLOCK];
+    for (int64_t i = 0; i < n; i += BLOCK) {
+        int64_t len = n - i < BLOCK ? n - i : BLOCK;
+        for (int64_t k = 0; k < len; k++)
+            z[k] = fabs(a[i + k]);
+        exp_fn(len, ez, z);
+        for (int64_t k = 0; k < len; k++)
+            o[i + k] = bessel_i0_ez_f64(z[k], ez[k]);
+    }
+}
 
 /* where(c, a, b) and copy move elements by their size: c is bool.  The
  * contiguous loop reads both a[i] and b[i] and selects (a blend: the loop

@@ -167,6 +167,30 @@ typedef struct hop__math {
 
 /* The backend chosen at build time and checked against the CPU once. */
 const hop__math *hop__math_get(void);
+/* The math functions by name: X(name, f32 member, f64 member, arity), the
+ * members of a hop__math (hop_runtime_math_adopt and _run). */
+#define HOP__MATH_NAMED(X)                                                                         \
+    X(exp, exp_f32, exp_f64, 1)                                                                    \
+    X(log, log_f32, log_f64, 1)                                                                    \
+    X(sin, sin_f32, sin_f64, 1)                                                                    \
+    X(cos, cos_f32, cos_f64, 1)                                                                    \
+    X(tanh, tanh_f32, tanh_f64, 1)                                                                 \
+    X(sinh, unary_f32[HOP__MU_sinh], unary_f64[HOP__MU_sinh], 1)                                   \
+    X(cosh, unary_f32[HOP__MU_cosh], unary_f64[HOP__MU_cosh], 1)                                   \
+    X(asin, unary_f32[HOP__MU_asin], unary_f64[HOP__MU_asin], 1)                                   \
+    X(acos, unary_f32[HOP__MU_acos], unary_f64[HOP__MU_acos], 1)                                   \
+    X(asinh, unary_f32[HOP__MU_asinh], unary_f64[HOP__MU_asinh], 1)                                \
+    X(acosh, unary_f32[HOP__MU_acosh], unary_f64[HOP__MU_acosh], 1)                                \
+    X(atanh, unary_f32[HOP__MU_atanh], unary_f64[HOP__MU_atanh], 1)                                \
+    X(cbrt, unary_f32[HOP__MU_cbrt], unary_f64[HOP__MU_cbrt], 1)                                   \
+    X(pow, pow_f32, pow_f64, 2)                                                                    \
+    X(atan2, binary_f32[HOP__MB_atan2], binary_f64[HOP__MB_atan2], 2)
+
+/* The backend vmath.c chose (HOP_MATH and the CPU), whatever is adopted. */
+const hop__math *hop__math_base(void);
+/* Makes m the table hop__math_get returns (vmath_adopt.c). */
+void hop__math_use(const hop__math *m);
+
 /* The backend HOP_MATH=setting picks (NULL: unset): "scalar" the libm
  * loops, "avx2" at most AVX2, anything else the widest the CPU runs. */
 const hop__math *hop__math_choose(const char *setting);

@@ -14,12 +14,17 @@
  * -mavx512f, when the compiler and libsleef allow it (build-time choices,
  * HOP_HAVE_SLEEF_AVX2 and HOP_HAVE_SLEEF_AVX512), and the widest the CPU
  * runs is used (a run-time check), so the library still runs on older
- * x86-64 CPUs.  HOP_MATH=avx2 or HOP_MATH=scalar forces a narrower one.
+ * x86-64 CPUs.  HOP_MATH=avx2 or HOP_MATH=scalar forces a narrower one;
+ * HOP_MATH=sleef keeps the widest SLEEF one and tells Python's `import hop`
+ * not to adopt NumPy's own functions in place of some of its members
+ * (vmath_adopt.c, python/hop/_numpy_math.py), which it does when HOP_MATH
+ * is unset.
  */
 #include "runtime/runtime.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define SCALAR_LOOP(name, T, EXPR)                                                                 \
     static void name(int64_t n, T *out, const T *in)                                               \
@@ -114,10 +119,13 @@ hop__math_choose(const char *setting)
     return &hop__math_scalar;
 }
 
+/* The backend chosen once (HOP_MATH and the CPU), and the table in use:
+ * the chosen one, or vmath_adopt.c's with adopted functions. */
+static const hop__math *chosen, *in_use;
+
 const hop__math *
-hop__math_get(void)
+hop__math_base(void)
 {
-    static const hop__math *chosen;
     const hop__math *m = __atomic_load_n(&chosen, __ATOMIC_ACQUIRE);
     if (m == NULL) {
         /* a race only computes the same answer twice */
@@ -127,8 +135,64 @@ hop__math_get(void)
     return m;
 }
 
+void
+hop__math_use(const hop__math *m)
+{
+    __atomic_store_n(&in_use, m, __ATOMIC_RELEASE);
+}
+
+const hop__math *
+hop__math_get(void)
+{
+    const hop__math *m = __atomic_load_n(&in_use, __ATOMIC_ACQUIRE);
+    return m != NULL ? m : hop__math_base();
+}
+
 const char *
 hop_runtime_math_backend(void)
 {
     return hop__math_get()->name;
+}
+
+#ifndef HOP_HAVE_MATH_ADOPT
+int
+hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
+{
+    (void)dtype;
+    if (fn == NULL)
+        return HOP_OK; /* nothing is adopted in this build */
+    return hop_error(HOP_UNSUPPORTED,
+                     "hop_runtime_math_adopt: %s: this build has no AVX-512 math backend",
+                     name ? name : "NULL");
+}
+#endif
+
+/* Runs one member of the table in use, found by name. */
+#define RUN_MEMBER(name, m32, m64, arity)                                                          \
+    if (strcmp(fname, #name) == 0) {                                                               \
+        if (dtype == HOP_F64)                                                                      \
+            RUN_##arity(m->m64, double);                                                           \
+        else                                                                                       \
+            RUN_##arity(m->m32, float);                                                            \
+        return HOP_OK;                                                                             \
+    }
+#define RUN_1(fn, T) (fn)(n, (T *)out, (const T *)a)
+#define RUN_2(fn, T)                                                                               \
+    do {                                                                                           \
+        if (b == NULL)                                                                             \
+            return hop_error(HOP_INVALID, "hop_runtime_math_run: %s takes two arrays", fname);     \
+        (fn)(n, (T *)out, (const T *)a, (const T *)b);                                             \
+    } while (0)
+
+int
+hop_runtime_math_run(const char *fname, hop_dtype dtype, int64_t n, void *out, const void *a,
+                     const void *b)
+{
+    if (fname == NULL || (dtype != HOP_F32 && dtype != HOP_F64) || n < 0 || out == NULL ||
+        a == NULL)
+        return hop_error(HOP_INVALID, "hop_runtime_math_run: needs a function name, f32 or f64, "
+                                      "n >= 0 and arrays");
+    const hop__math *m = hop__math_get();
+    HOP__MATH_NAMED(RUN_MEMBER)
+    return hop_error(HOP_INVALID, "hop_runtime_math_run: no math function '%s'", fname);
 }

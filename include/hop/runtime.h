@@ -398,8 +398,32 @@ void hop_runtime_shutdown(void);
 /* Frees only the calling thread's eager state. */
 void hop_runtime_thread_cleanup(void);
 
-/* "sleef-avx2" or "scalar": how exp/log/sin/cos/tanh/sigmoid/pow run. */
+/* "sleef-avx512", "sleef-avx2" or "scalar": how exp/log/sin/cos/tanh/
+ * sigmoid/pow/... run; "sleef-avx512+adopted" once a function is adopted. */
 const char *hop_runtime_math_backend(void);
+
+/*
+ * Runs another library's AVX-512 vector function for one math function
+ * from now on: name is one of exp log sin cos tanh sinh cosh asin acos
+ * asinh acosh atanh cbrt pow atan2, dtype HOP_F32 or HOP_F64, fn a function
+ * of the x86-64 vector ABI taking and returning one zmm register (16 floats
+ * or 8 doubles; two arguments for pow and atan2), as SVML's __svml_exp8 or
+ * glibc's _ZGVeN8v_exp; NULL returns to hop's own.  For a front end that
+ * must answer another library's bits (Python's `import hop` adopts NumPy's
+ * SVML functions that reproduce NumPy's ufuncs bit for bit: see
+ * docs/ARCHITECTURE.md).  Call it before computing: kernels already running
+ * may use either.  Returns HOP_OK, or HOP_INVALID (unknown name or dtype)
+ * or HOP_UNSUPPORTED (the backend in use is not sleef-avx512, because of
+ * HOP_MATH or the build, or the CPU lacks AVX-512 F/CD/BW/DQ/VL) with the
+ * error set and nothing changed.
+ */
+int hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn);
+
+/* Runs math function name (as hop_runtime_math_adopt's) of the backend in
+ * use over n contiguous elements of dtype HOP_F32 or HOP_F64: out = f(a),
+ * or f(a, b) for pow and atan2.  HOP_OK, or HOP_INVALID with the error set. */
+int hop_runtime_math_run(const char *name, hop_dtype dtype, int64_t n, void *out, const void *a,
+                         const void *b);
 
 #ifdef __cplusplus
 }

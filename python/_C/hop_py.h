@@ -226,6 +226,8 @@ PyObject *hop_py_run_pure(PyObject *run_pure, PyObject *hop_name, PyObject *whic
 /* numpy_call.c: adds _np_fp_reported, _np_fp_warned, _np_fp_warns, _fp_status and
  * _fp_clear (NumPy's floating-point state, the exceptions kernels raised); 0 / -1. */
 int hop_py_numpy_call_init(PyObject *module);
+/* _math_adopt and _math_run (vector_math.c) */
+int hop_py_vector_math_init(PyObject *module);
 /* np_eager.c: adds _np_eager and _np_eager_init (hop.numpy's eager fast path); 0 / -1. */
 int hop_py_np_eager_init(PyObject *module);
 /* tensor.c: readies hop.Tensor and adds it and the tensor functions; 0 / -1. */

@@ -579,7 +579,8 @@ PyInit__C(void)
         hop_py_tensor_init(m) < 0 || hop_py_trace_init(m) < 0 || hop_py_hops_init(m) < 0 ||
         hop_py_purity_init(m) < 0 || hop_py_guard_scan_init(m) < 0 ||
         hop_py_np_eager_init(m) < 0 ||
-        hop_py_numpy_call_init(m) < 0 || hop_py_foreign_init(m) < 0 || hop_py_saved_init(m) < 0) {
+        hop_py_numpy_call_init(m) < 0 || hop_py_foreign_init(m) < 0 || hop_py_saved_init(m) < 0 ||
+        hop_py_vector_math_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

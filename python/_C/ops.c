@@ -94,7 +94,7 @@ binary_named(const char *fname, hop_op op, PyObject *a, PyObject *b)
     X(arctanh, "The inverse hyperbolic tangent, elementwise (an int tensor gives float32).",       \
       "hop.tensor([0.0, 0.5])", "hop.tensor([0.        , 0.54930615])")                                                         \
     X(cbrt, "The cube root, elementwise (an int tensor gives float32).",                           \
-      "hop.tensor([8.0, -27.0])", "hop.tensor([ 2., -3.])")                                                          \
+      "hop.tensor([8.0, -27.0], dtype=hop.float64)", "hop.tensor([ 2., -3.], dtype=hop.float64)")                                                          \
     X(i0, "The modified Bessel function of the first kind of order 0, elementwise (an int "      \
       "tensor gives float32).", "hop.tensor([0.0, 1.0], dtype=hop.float64)",                       \
       "hop.tensor([1.        , 1.26606588], dtype=hop.float64)")                                   \

@@ -32,6 +32,9 @@ from . import _setitem  # noqa: F401  (hop.Tensor's x[key] = value)
 
 _saved._install()
 
+from . import _numpy_math
+_numpy_math.adopt()
+
 
 # Everything public that the extension defines (dtypes, constructors, ops,
 # more exception classes) is part of the package.

@@ -243,6 +243,76 @@ hypot_within_half_an_ulp(void **state)
     }
 }
 
+/* glibc's libmvec AVX-512 exp, a function of the vector ABI that
+ * hop_runtime_math_adopt takes (its type does not matter here: only its
+ * address is passed). */
+#ifdef HOP_TEST_LIBMVEC
+extern void _ZGVeN8v_exp(void);
+#endif
+
+static bool
+cpu_has_skx(void)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512vl");
+#else
+    return false;
+#endif
+}
+
+/* hop_runtime_math_adopt: another library's function in place of SLEEF's,
+ * back to SLEEF's bit for bit; bad arguments change nothing. */
+static void
+adopt_replaces_and_restores(void **state)
+{
+    (void)state;
+#ifndef HOP_TEST_LIBMVEC
+    skip();
+#else
+    enum { N = 2003 };
+    static double x[N], r0[N], r1[N], r2[N];
+    for (int i = 0; i < N; i++)
+        x[i] = -700.0 + 1400.0 * i / (N - 1) + (i % 7) * 1e-3;
+    char before[64];
+    snprintf(before, sizeof before, "%s", hop_runtime_math_backend());
+    void *fn = (void *)_ZGVeN8v_exp;
+    assert_int_equal(hop_runtime_math_adopt("expp", HOP_F64, fn),
+                     hop__math_get() == hop__math_sleef_avx512() && cpu_has_skx()
+                         ? HOP_INVALID
+                         : HOP_UNSUPPORTED);
+    assert_int_equal(hop_runtime_math_adopt("exp", HOP_I32, fn), HOP_INVALID);
+    assert_string_equal(hop_runtime_math_backend(), before);
+    if (hop__math_get() != hop__math_sleef_avx512() || !cpu_has_skx()) {
+        /* valgrind, HOP_MATH, older CPUs: nothing can be adopted */
+        assert_int_equal(hop_runtime_math_adopt("exp", HOP_F64, fn), HOP_UNSUPPORTED);
+        assert_non_null(strstr(hop_error_message(), "AVX-512"));
+        assert_int_equal(hop_runtime_math_adopt("exp", HOP_F64, NULL), HOP_OK);
+        assert_string_equal(hop_runtime_math_backend(), before);
+        return;
+    }
+    assert_int_equal(hop_runtime_math_run("exp", HOP_F64, N, r0, x, NULL), HOP_OK);
+    assert_int_equal(hop_runtime_math_adopt("exp", HOP_F64, fn), HOP_OK);
+    assert_string_equal(hop_runtime_math_backend(), "sleef-avx512+adopted");
+    assert_int_equal(hop_runtime_math_run("exp", HOP_F64, N, r1, x, NULL), HOP_OK);
+    int differ = 0;
+    for (int i = 0; i < N; i++) {
+        differ += r1[i] != r0[i];
+        long double e = ulps(r1[i], expl(x[i]), 52, DBL_MIN_EXP);
+        if (e > 4.0L && precise_reference()) /* libmvec's documented 4 ulp */
+            fail_msg("libmvec exp(%a): %.4Lf ulp", x[i], e);
+    }
+    assert_true(differ > 0); /* libmvec's function ran, not SLEEF's */
+    assert_int_equal(hop_runtime_math_adopt("exp", HOP_F64, NULL), HOP_OK);
+    assert_string_equal(hop_runtime_math_backend(), "sleef-avx512");
+    assert_int_equal(hop_runtime_math_run("exp", HOP_F64, N, r2, x, NULL), HOP_OK);
+    assert_memory_equal(r0, r2, sizeof r0);
+    assert_int_equal(hop_runtime_math_run("pow", HOP_F64, N, r2, x, NULL), HOP_INVALID);
+#endif
+}
+
 int
 main(void)
 {
@@ -250,6 +320,7 @@ main(void)
         cmocka_unit_test(choice_follows_hop_math_and_the_cpu),
         cmocka_unit_test(every_backend_within_its_bound),
         cmocka_unit_test(hypot_within_half_an_ulp),
+        cmocka_unit_test(adopt_replaces_and_restores),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import hop
+from hop import _numpy_math
 import hop.numpy as hnp
 from budget import examples
 
@@ -183,7 +184,12 @@ def test_a_branch_on_float_power_is_decided_on_numpys_bits(dtype):
     x = rng.uniform(0.1, 10, 400).astype(dtype)
     y = rng.uniform(-8, 8, 400).astype(dtype)
     mine = np.asarray(hnp.power(hnp.asarray(x), hnp.asarray(y)))
-    i = int(np.nonzero(mine != np.power(x, y))[0][0])
+    differ = np.nonzero(mine != np.power(x, y))[0]
+    if differ.size == 0:
+        # hop runs NumPy's own SVML power here (python/hop/_numpy_math.py):
+        # the same bits, so any element decides the same way
+        assert ("pow", "f64" if dtype == np.float64 else "f32") in _numpy_math.ADOPTED
+    i = int(differ[0]) if differ.size else 0
     a, b = x[i:i + 1].copy(), y[i:i + 1].copy()
     t = float(max(mine[i], np.power(x, y)[i]))
 

@@ -1,0 +1,106 @@
+"""NumPy's own vector math, adopted at `import hop` (docs/ARCHITECTURE.md,
+"Math functions: NumPy's bits").
+
+NumPy 1.24 runs Intel's SVML (AVX-512) for float64 exp, log, sin, cos, tanh,
+pow, arctan2, the hyperbolic and inverse functions and cbrt, and for float32
+all of those but exp, log, sin and cos, on CPUs with AVX512_SKX; its
+extension module exports them (`__svml_exp8`, `__svml_tanhf16`, ...).
+hop's own kernels (SLEEF) are within 1 ulp but differ from those in the last
+bit for 20-60% of elements.  So that hop.numpy answers with NumPy's bits,
+`import hop` adopts each such function whose results equal the NumPy ufunc's
+bit for bit on a probe of its domain (hop_runtime_math_adopt); one that
+differs is left to hop's own.  Nothing is adopted when HOP_MATH is set
+(HOP_MATH=sleef keeps the widest SLEEF backend), when NumPy does not run
+AVX512_SKX code on this CPU, or when the symbols are absent (other NumPy
+builds).  ADOPTED lists what was.
+"""
+
+import os
+
+import numpy as np
+
+from . import _C
+
+# (hop's name, NumPy ufunc, f64 probe domain, f32 probe domain); a domain
+# is (kind, low, high): "u" uniform, "e" exp of a uniform, "pe" +-exp.
+FUNCTIONS = (
+    ("exp", np.exp, ("u", -700.0, 700.0), ("u", -87.0, 88.0)),
+    ("log", np.log, ("e", -700.0, 700.0), ("e", -85.0, 88.0)),
+    ("sin", np.sin, ("u", -1e4, 1e4), ("u", -1e4, 1e4)),
+    ("cos", np.cos, ("u", -1e4, 1e4), ("u", -1e4, 1e4)),
+    ("tanh", np.tanh, ("u", -25.0, 25.0), ("u", -12.0, 12.0)),
+    ("sinh", np.sinh, ("u", -700.0, 700.0), ("u", -88.0, 88.0)),
+    ("cosh", np.cosh, ("u", -700.0, 700.0), ("u", -88.0, 88.0)),
+    ("asin", np.arcsin, ("u", -1.0, 1.0), ("u", -1.0, 1.0)),
+    ("acos", np.arccos, ("u", -1.0, 1.0), ("u", -1.0, 1.0)),
+    ("asinh", np.arcsinh, ("pe", -30.0, 300.0), ("pe", -30.0, 60.0)),
+    ("acosh", np.arccosh, ("e1", -30.0, 300.0), ("e1", -15.0, 60.0)),
+    ("atanh", np.arctanh, ("u", -0.999999, 0.999999), ("u", -0.9999, 0.9999)),
+    ("cbrt", np.cbrt, ("pe", -600.0, 600.0), ("pe", -80.0, 80.0)),
+    ("pow", np.power, ("e", -5.0, 5.0), ("e", -3.0, 3.0)),
+    ("atan2", np.arctan2, ("pe", -20.0, 20.0), ("pe", -20.0, 20.0)),
+)
+
+ADOPTED = ()
+
+
+def _probe(domain, dtype, rng, n=2048):
+    kind, lo, hi = domain
+    u = rng.uniform(lo, hi, n)
+    if kind == "e":
+        u = np.exp(u)
+    elif kind == "pe":
+        u = np.exp(u) * rng.choice((-1.0, 1.0), n)
+    elif kind == "e1":
+        u = 1.0 + np.exp(u)
+    return u.astype(dtype)
+
+
+def _same_as_numpy(name, ufunc, x, y):
+    want = ufunc(x) if y is None else ufunc(x, y)
+    got = np.empty_like(x)
+    _C._math_run(name, x.dtype.name[0] + str(8 * x.itemsize), got, x, y)
+    return np.array_equal(want.view(np.uint8), got.view(np.uint8))
+
+
+def _symbol(name, dtype):
+    return "__svml_%s8" % name if dtype == np.float64 else "__svml_%sf16" % name
+
+
+def adopt():
+    """Adopts what it can; returns the (name, dtype) pairs adopted."""
+    global ADOPTED
+    umath = np.core._multiarray_umath
+    if os.environ.get("HOP_MATH") is not None or not getattr(
+            umath, "__cpu_features__", {}).get("AVX512_SKX", False):
+        return ADOPTED
+    library = umath.__file__
+    adopted = []
+    rng = np.random.default_rng(20261130)
+    status = _C._fp_status()
+    try:
+        with np.errstate(all="ignore"):
+            for name, ufunc, dom64, dom32 in FUNCTIONS:
+                for dtype, domain in ((np.float64, dom64), (np.float32, dom32)):
+                    dt = "f64" if dtype == np.float64 else "f32"
+                    try:
+                        if not _C._math_adopt(name, dt, library, _symbol(name, dtype)):
+                            continue
+                    except _C.UnsupportedError:
+                        return ADOPTED  # not the AVX-512 backend: nothing can be adopted
+                    x = _probe(domain, dtype, rng)
+                    y = None
+                    if name == "pow":
+                        y = rng.uniform(-40.0, 40.0, x.size).astype(dtype)
+                    elif name == "atan2":
+                        y = _probe(domain, dtype, rng)
+                    if _same_as_numpy(name, ufunc, x, y):
+                        adopted.append((name, dt))
+                    else:
+                        _C._math_adopt(name, dt, None, None)
+    finally:
+        # the probes' floating-point flags are not the caller's
+        _C._fp_clear()
+        _C._fp_note(status)
+    ADOPTED = tuple(adopted)
+    return ADOPTED

@@ -1,0 +1,199 @@
+/*
+ * runtime/vmath_adopt.c - another library's AVX-512 vector functions in
+ * place of hop's own for some math functions (hop_runtime_math_adopt).
+ *
+ * What it is for: NumPy runs Intel's SVML (AVX-512, in its own extension
+ * module) for float64 exp, log, sin, cos, tanh, pow, ... on CPUs with the
+ * AVX512_SKX set.  hop's SLEEF kernels are within 1 ulp but differ from
+ * those in the last bit for 20-60% of elements, and SLEEF's exp and sin are
+ * 1.4-1.7x slower.  Python's `import hop` finds NumPy's functions and adopts
+ * each one whose results are NumPy's bit for bit on a probe
+ * (python/hop/_numpy_math.py), so hop.numpy answers with NumPy's bits at
+ * NumPy's speed.  Everything else, and a process that adopts nothing,
+ * keeps the backend vmath.c chose.
+ *
+ * An adopted function takes and returns one zmm register (8 doubles or 16
+ * floats; two for pow and atan2), the x86-64 vector ABI of SVML's
+ * __svml_exp8 and glibc's _ZGVeN8v_exp.  A loop's tail shorter than a
+ * vector is padded with copies of its last element, so the padding raises
+ * no floating-point flag that the elements do not (flags are what hop.numpy
+ * warns from: runtime/fpstatus.c).  Built with -mavx512f; called only on
+ * CPUs with AVX-512 F, CD, BW, DQ and VL (SKX, NumPy's own condition).
+ */
+#include "hop/runtime.h"
+#include "runtime/runtime.h"
+
+#include <immintrin.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef __m512d (*vfn_d)(__m512d);
+typedef __m512 (*vfn_f)(__m512);
+typedef __m512d (*vfn2_d)(__m512d, __m512d);
+typedef __m512 (*vfn2_f)(__m512, __m512);
+
+static inline void
+loop_d(vfn_d fn, int64_t n, double *out, const double *in)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm512_storeu_pd(out + i, fn(_mm512_loadu_pd(in + i)));
+    if (i < n) {
+        double buf[8];
+        for (int k = 0; k < 8; k++)
+            buf[k] = in[i + k < n ? i + k : n - 1];
+        _mm512_storeu_pd(buf, fn(_mm512_loadu_pd(buf)));
+        memcpy(out + i, buf, (size_t)(n - i) * sizeof(double));
+    }
+}
+
+static inline void
+loop_f(vfn_f fn, int64_t n, float *out, const float *in)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(out + i, fn(_mm512_loadu_ps(in + i)));
+    if (i < n) {
+        float buf[16];
+        for (int k = 0; k < 16; k++)
+            buf[k] = in[i + k < n ? i + k : n - 1];
+        _mm512_storeu_ps(buf, fn(_mm512_loadu_ps(buf)));
+        memcpy(out + i, buf, (size_t)(n - i) * sizeof(float));
+    }
+}
+
+static inline void
+loop2_d(vfn2_d fn, int64_t n, double *out, const double *a, const double *b)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm512_storeu_pd(out + i, fn(_mm512_loadu_pd(a + i), _mm512_loadu_pd(b + i)));
+    if (i < n) {
+        double x[8], y[8];
+        for (int k = 0; k < 8; k++) {
+            x[k] = a[i + k < n ? i + k : n - 1];
+            y[k] = b[i + k < n ? i + k : n - 1];
+        }
+        _mm512_storeu_pd(x, fn(_mm512_loadu_pd(x), _mm512_loadu_pd(y)));
+        memcpy(out + i, x, (size_t)(n - i) * sizeof(double));
+    }
+}
+
+static inline void
+loop2_f(vfn2_f fn, int64_t n, float *out, const float *a, const float *b)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(out + i, fn(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i)));
+    if (i < n) {
+        float x[16], y[16];
+        for (int k = 0; k < 16; k++) {
+            x[k] = a[i + k < n ? i + k : n - 1];
+            y[k] = b[i + k < n ? i + k : n - 1];
+        }
+        _mm512_storeu_ps(x, fn(_mm512_loadu_ps(x), _mm512_loadu_ps(y)));
+        memcpy(out + i, x, (size_t)(n - i) * sizeof(float));
+    }
+}
+
+/* Per function and width: the adopted vector function and the loop over it
+ * that goes into the table while it is adopted. */
+#define LOOPS_1(name)                                                                              \
+    static vfn_f ad_##name##_f;                                                                    \
+    static vfn_d ad_##name##_d;                                                                    \
+    static void run_##name##_f32(int64_t n, float *out, const float *in)                           \
+    {                                                                                              \
+        loop_f(ad_##name##_f, n, out, in);                                                         \
+    }                                                                                              \
+    static void run_##name##_f64(int64_t n, double *out, const double *in)                         \
+    {                                                                                              \
+        loop_d(ad_##name##_d, n, out, in);                                                         \
+    }
+#define LOOPS_2(name)                                                                              \
+    static vfn2_f ad_##name##_f;                                                                   \
+    static vfn2_d ad_##name##_d;                                                                   \
+    static void run_##name##_f32(int64_t n, float *out, const float *a, const float *b)            \
+    {                                                                                              \
+        loop2_f(ad_##name##_f, n, out, a, b);                                                      \
+    }                                                                                              \
+    static void run_##name##_f64(int64_t n, double *out, const double *a, const double *b)         \
+    {                                                                                              \
+        loop2_d(ad_##name##_d, n, out, a, b);                                                      \
+    }
+#define LOOPS(name, m32, m64, arity) LOOPS_##arity(name)
+HOP__MATH_NAMED(LOOPS)
+
+static bool
+cpu_runs_it(void)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512vl");
+#else
+    return false;
+#endif
+}
+
+/* m's member for fname at one width: fn's loop, or base's own when fn is
+ * NULL.  Returns the number of adopted functions it added (-1 removed, 0
+ * unchanged), or 2 for an unknown name. */
+#define SET_MEMBER(name, m32, m64, arity)                                                          \
+    if (strcmp(fname, #name) == 0) {                                                               \
+        int was, now = fn != NULL;                                                                 \
+        if (f64) {                                                                                 \
+            was = m->m64 != base->m64;                                                             \
+            memcpy(&ad_##name##_d, &fn, sizeof fn);                                                \
+            m->m64 = now ? run_##name##_f64 : base->m64;                                           \
+        } else {                                                                                   \
+            was = m->m32 != base->m32;                                                             \
+            memcpy(&ad_##name##_f, &fn, sizeof fn);                                                \
+            m->m32 = now ? run_##name##_f32 : base->m32;                                           \
+        }                                                                                          \
+        return now - was;                                                                          \
+    }
+
+static int
+set_member(hop__math *m, const hop__math *base, const char *fname, bool f64, void *fn)
+{
+    HOP__MATH_NAMED(SET_MEMBER)
+    return 2;
+}
+
+/* The table in use while something is adopted: the chosen backend's with
+ * the adopted members replaced; how many are adopted. */
+static hop__math adopted;
+static char adopted_name[48];
+static int adopted_count;
+
+int
+hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
+{
+    if (name == NULL || (dtype != HOP_F32 && dtype != HOP_F64))
+        return hop_error(HOP_INVALID,
+                         "hop_runtime_math_adopt: needs a function name and f32 or "
+                         "f64, got %s and %s",
+                         name ? name : "NULL", hop_dtype_name(dtype));
+    const hop__math *base = hop__math_base();
+    if (fn != NULL && (base != hop__math_sleef_avx512() || base == NULL || !cpu_runs_it()))
+        return hop_error(HOP_UNSUPPORTED,
+                         "hop_runtime_math_adopt: %s: the math backend in use is %s; AVX-512 "
+                         "functions are adopted only over sleef-avx512 on CPUs with AVX-512 F, "
+                         "CD, BW, DQ and VL",
+                         name, base->name);
+    if (adopted_count == 0)
+        adopted = *base;
+    int change = set_member(&adopted, base, name, dtype == HOP_F64, fn);
+    if (change == 2)
+        return hop_error(HOP_INVALID,
+                         "hop_runtime_math_adopt: no math function '%s' (exp, log, sin, cos, tanh, "
+                         "sinh, cosh, asin, acos, asinh, acosh, atanh, cbrt, pow, atan2)",
+                         name);
+    adopted_count += change;
+    snprintf(adopted_name, sizeof adopted_name, "%s+adopted", base->name);
+    adopted.name = adopted_name;
+    hop__math_use(adopted_count > 0 ? &adopted : base);
+    return HOP_OK;
+}

@@ -1,0 +1,198 @@
+"""NumPy's own vector math adopted at `import hop` (python/hop/_numpy_math.py,
+runtime/vmath_adopt.c): hop's kernels then answer NumPy's bits, eager,
+compiled and in hop's own API; what cannot be adopted is left alone."""
+
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import hop
+import hop.numpy as hnp
+from hop import _numpy_math
+
+UMATH = np.core._multiarray_umath
+SKX = bool(getattr(UMATH, "__cpu_features__", {}).get("AVX512_SKX", False))
+needs_adoption = pytest.mark.skipif(not _numpy_math.ADOPTED,
+                                    reason="nothing adopted (CPU without AVX512_SKX, or HOP_MATH)")
+
+NUMPY_NAME = {"asin": "arcsin", "acos": "arccos", "asinh": "arcsinh", "acosh": "arccosh",
+              "atanh": "arctanh", "pow": "power", "atan2": "arctan2"}
+
+
+def child(code, **env_set):
+    env = dict(os.environ)
+    env.pop("HOP_MATH", None)
+    env.update(env_set)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    return r.stdout.decode().strip()
+
+
+def inputs(name, dtype, n, seed):
+    rng = np.random.default_rng(seed)
+    big = 60.0 if dtype == np.float32 else 600.0
+    if name in ("asin", "acos", "atanh"):
+        x = rng.uniform(-1, 1, n)
+    elif name in ("log", "acosh"):
+        x = 1.0 + np.exp(rng.uniform(-20, 20, n))
+    elif name in ("exp", "sinh", "cosh"):
+        x = rng.uniform(-big / 7 * 1.2, big / 7 * 1.2, n)
+    else:
+        x = rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 3, n)
+    y = rng.uniform(-3, 3, n) if name in ("pow", "atan2") else None
+    if name == "pow":
+        x = np.abs(x)
+    return x.astype(dtype), (None if y is None else y.astype(dtype))
+
+
+def bits(a):
+    a = np.asarray(a)
+    return a.view(np.uint32 if a.dtype == np.float32 else np.uint64)
+
+
+def test_what_is_adopted_is_consistent_with_the_cpu_and_numpy():
+    if os.environ.get("HOP_MATH") is not None or not SKX:
+        assert _numpy_math.ADOPTED == ()
+        return
+    # NumPy 1.24 runs SVML for every float64 function of the list and for
+    # the float32 ones but exp, log, sin and cos (its own AVX-512 code)
+    names64 = {n for n, d in _numpy_math.ADOPTED if d == "f64"}
+    names32 = {n for n, d in _numpy_math.ADOPTED if d == "f32"}
+    if np.__version__.startswith("1.24."):
+        assert names64 == {f[0] for f in _numpy_math.FUNCTIONS}
+        assert names32 == {f[0] for f in _numpy_math.FUNCTIONS} - {"exp", "log", "sin", "cos"}
+
+
+@needs_adoption
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 15, 16, 17, 33, 1000, 4099])
+def test_adopted_functions_give_numpys_bits_eager(n):
+    for name, dt in _numpy_math.ADOPTED:
+        dtype = np.float64 if dt == "f64" else np.float32
+        x, y = inputs(name, dtype, n, seed=n)
+        uf = getattr(np, NUMPY_NAME.get(name, name))
+        hf = getattr(hnp, NUMPY_NAME.get(name, name))
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = uf(x) if y is None else uf(x, y)
+            got = hf(x) if y is None else hf(x, y)
+        assert np.asarray(got).dtype == want.dtype, (name, dt)
+        assert np.array_equal(bits(got), bits(want)), (name, dt, n)
+
+
+@needs_adoption
+def test_adopted_functions_give_numpys_bits_compiled_strided_and_2d():
+    x64 = np.random.default_rng(3).standard_normal((37, 29)) * 4
+    x32 = x64.astype(np.float32)
+
+    def f(a):
+        return np.exp(a) + np.sin(a[:, ::2]).sum(axis=1, keepdims=True) * np.tanh(a.T).T
+
+    def g(a):  # float32: NumPy's own exp, log, sin and cos are not adopted
+        return np.tanh(a) + np.arcsinh(a[:, ::2]).sum(axis=1, keepdims=True) * np.cbrt(a.T).T
+
+    for fn, xs in ((f, (x64, np.asfortranarray(x64), x64[::-1, ::3])), (g, (x32, x32[::2]))):
+        cf = hop.compile(fn)
+        for x in xs:
+            want = fn(x)
+            for got in (cf(x), cf(x)):
+                assert got.dtype == want.dtype
+                assert np.array_equal(bits(got), bits(want))
+
+
+@needs_adoption
+def test_hop_api_runs_the_adopted_functions():
+    x = np.random.default_rng(4).uniform(-30, 30, 1001)
+    t = hop.tensor(x)
+    for name in ("exp", "sin", "cos", "tanh", "log"):
+        arg = np.abs(x) + 0.5 if name == "log" else x
+        got = getattr(hop, name)(hop.tensor(arg)).numpy()
+        assert np.array_equal(bits(got), bits(getattr(np, name)(arg))), name
+    assert np.array_equal(bits((t * 2).exp().numpy()), bits(np.exp(x * 2)))
+
+
+@needs_adoption
+def test_i0_is_numpys_bits():
+    # NumPy's i0 takes np.exp of |x| (its SVML exp here): hop's kernel takes
+    # the adopted exp from the table (runtime/elementwise.c, i0_f64)
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.uniform(-40, 40, 2000), rng.uniform(-8.5, 8.5, 1001),
+                        [0.0, -0.0, 8.0, -8.0, 700.0, 710.0, np.inf, -np.inf, np.nan]])
+    with np.errstate(all="ignore"):
+        want = np.i0(x)
+        assert np.array_equal(bits(hnp.i0(x)), bits(want))
+        assert np.array_equal(bits(hop.compile(lambda a: np.i0(a * 1.0))(x)), bits(want))
+        assert np.array_equal(bits(hnp.i0(x[::3])), bits(np.i0(x[::3])))
+
+
+@needs_adoption
+def test_special_values_and_warnings_are_numpys():
+    # NaN payloads and signs, infinities, zeros, overflow and underflow
+    import struct
+    payload = np.frombuffer(struct.pack("<QQ", 0x7FF0000000000123, 0xFFF4000000000001), np.float64)
+    x = np.concatenate([[np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 5e-324, 710.0, -746.0,
+                         -740.0, 1e-300, 1e300, -1e300], payload])
+    for name in ("exp", "log", "sin", "cos", "tanh", "sinh", "cosh", "asin", "atanh", "cbrt"):
+        uf = getattr(np, NUMPY_NAME.get(name, name))
+        hf = getattr(hnp, NUMPY_NAME.get(name, name))
+        with warnings.catch_warnings(record=True) as wn:
+            warnings.simplefilter("always")
+            want = uf(x)
+        with warnings.catch_warnings(record=True) as wh:
+            warnings.simplefilter("always")
+            got = hf(x)
+        assert np.array_equal(bits(got), bits(want)), name
+        assert sorted(str(w.message) for w in wh) == sorted(str(w.message) for w in wn), name
+
+
+def test_hop_math_set_adopts_nothing():
+    out = child("import hop, hop._numpy_math as m; print(m.ADOPTED)", HOP_MATH="sleef")
+    assert out == "()"
+
+
+def test_adopting_leaves_the_callers_floating_point_flags():
+    # (importing NumPy itself leaves underflow raised: cleared first, then
+    # the probes' flags must not show; a flag raised before stays)
+    code = ("import numpy, hop._C as C; C._fp_clear(); %s import hop, hop._numpy_math as m; "
+            "print(bool(m.ADOPTED) == %s, C._fp_status())")
+    skx = str(SKX)
+    assert child(code % ("", skx)) == "True 0"
+    assert child(code % ("C._fp_note(2);", skx)) == "True 2"
+
+
+def test_adopt_errors_change_nothing():
+    x = np.linspace(-3, 3, 21)
+    before = np.empty_like(x)
+    hop._C._math_run("exp", "f64", before, x)
+    with pytest.raises(ValueError, match="'f32' or 'f64', got 'f16'"):
+        hop._C._math_adopt("exp", "f16", None, None)
+    # an unknown function: hop's error, raised before anything changes
+    with pytest.raises(hop.Error, match="no math function 'expp'"):
+        hop._C._math_run("expp", "f64", np.empty_like(x), x)
+    # a library that is not loaded, a symbol it lacks: False, nothing adopted
+    assert hop._C._math_adopt("exp", "f64", "/nonexistent/libnothing.so", "f") is False
+    assert hop._C._math_adopt("exp", "f64", UMATH.__file__, "no_such_symbol_here") is False
+    with pytest.raises(TypeError, match="needs a symbol"):
+        hop._C._math_adopt("exp", "f64", UMATH.__file__, None)
+    with pytest.raises(ValueError, match="differ in length"):
+        hop._C._math_run("exp", "f64", np.empty(3), x)
+    with pytest.raises(hop.Error, match="takes two arrays"):
+        hop._C._math_run("pow", "f64", np.empty_like(x), x)
+    after = np.empty_like(x)
+    hop._C._math_run("exp", "f64", after, x)
+    assert np.array_equal(bits(before), bits(after))
+
+
+@pytest.mark.skipif(not SKX or os.environ.get("HOP_MATH") is not None,
+                    reason="needs AVX512_SKX and HOP_MATH unset")
+def test_adopt_unknown_name_raises_and_keeps_the_table():
+    with pytest.raises(hop.Error, match="no math function 'sqrtt'"):
+        hop._C._math_adopt("sqrtt", "f64", UMATH.__file__, "__svml_exp8")
+    x = np.linspace(0.1, 3, 11)
+    out = np.empty_like(x)
+    hop._C._math_run("exp", "f64", out, x)
+    assert np.array_equal(bits(out), bits(np.exp(x))) == (("exp", "f64") in _numpy_math.ADOPTED)
