@@ -109,3 +109,75 @@ def test_a_shared_write_decision_needs_the_same_constants(monkeypatch):
         assert cf.eager_calls == 2 and x.tolist() == [2.0, 3.0, 4.0, 5.0]
 
 
+# ------------------------------------------- saving an aliased plan
+
+
+def test_an_aliased_plan_saves_and_loads(tmp_path):
+    # Before: hop.save(cf.graphs[0]) raised TypeError "the constant argument
+    # the same object as argument leaf 0 (_Alias) is not None, a bool, ..."
+    cf = hop.compile(lambda x, y: x * y + x)
+    a = hop.tensor([2.0, 3.0])
+    assert cf(a, a).tolist() == [6.0, 12.0]
+    path = tmp_path / "aliased.hop"
+    hop.save(cf.graphs[0], path)
+    gm = hop.load(path)
+    assert len(gm.graph.placeholders) == 1
+    assert gm(a, a).tolist() == [6.0, 12.0]
+    b = hop.tensor([1.0, 1.0])
+    assert gm(b, b).tolist() == [2.0, 2.0]
+    with pytest.raises(hop.GuardError, match="argument leaf 1 was the same object as "
+                                             "argument leaf 0 when traced"):
+        gm(a, a.clone())
+
+
+def test_an_unpickled_aliased_closure_keeps_its_pattern():
+    import pickle
+    k = 3.0
+    cf = hop.compile(lambda x, y, z: x * y + z * k)
+    a, c = hop.tensor([2.0]), hop.tensor([1.0])
+    assert cf(a, a, c).tolist() == [7.0]
+    frozen = pickle.loads(pickle.dumps(cf))
+    assert frozen(a, a, c).tolist() == [7.0] and frozen(c, c, a).tolist() == [7.0]
+    with pytest.raises(hop.GuardError, match="none fits this call: guard failed: argument "
+                                             "leaf 1 was the same object"):
+        frozen(a, c, c)
+
+
+def test_saved_aliases_that_do_not_fit_are_refused():
+    import json
+
+    import fuzz_saved
+    cf = hop.compile(lambda x, y, z: x * y + z)
+    a, c = hop.tensor([2.0]), hop.tensor([1.0])
+    cf(a, a, c)
+    data = fuzz_saved._dumps(cf.graphs[0])
+    assert json.loads(_section(data))["aliases"] == [[1, 0]]
+
+    def replaced(aliases):
+        def fn(d):
+            info = json.loads(d)
+            info["aliases"] = aliases
+            return json.dumps(info).encode()
+        p = fuzz_saved.unwrap(data)
+        at, secs = fuzz_saved.sections(p)
+        secs = [(n, fn(d) if n == b"hop.python" else d) for n, d in secs]
+        return fuzz_saved.wrap(fuzz_saved.with_sections(p, at, secs), data)
+
+    for bad, why in [([[0, 1]], "argument leaf 0 cannot be an alias of leaf 1"),
+                     ([[1, 2]], "argument leaf 1 cannot be an alias of leaf 2"),
+                     ([[1, 0], [1, 0]], "argument leaf 1 cannot be an alias of leaf 0"),
+                     ([[1, 7]], "an alias is not a pair of argument leaf indices"),
+                     ([[1, True]], "an alias is not a pair of argument leaf indices"),
+                     ({"1": 0}, "aliases is not a list")]:
+        with pytest.raises(hop.Error, match=f"the section hop.python is malformed \\({why}"):
+            fuzz_saved._loads(replaced(bad))
+    # no aliases: leaf 1 would be an input the program does not have
+    with pytest.raises(hop.Error, match="hop.python does not match the program's inputs"):
+        fuzz_saved._loads(replaced([]))
+    assert fuzz_saved._loads(replaced([[1, 0]]))(a, a, c).tolist() == [5.0]
+
+
+def _section(data):
+    import fuzz_saved
+    p = fuzz_saved.unwrap(data)
+    return dict(fuzz_saved.sections(p)[1])[b"hop.python"]
