@@ -25,6 +25,60 @@ def _counting(cf):
     return seen
 
 
+@pytest.mark.parametrize("make", [
+    lambda: (hop.tensor([1.0, 2.0]), hop.tensor([3.0, 5.0])),
+    lambda: (np.array([1.0, 2.0]), np.array([3.0, 5.0])),
+], ids=["tensors", "ndarrays"])
+def test_an_aliased_plan_has_a_bound_call(make):
+    # Before: cf(a, a)'s plan (one input for both) had no bound call, so
+    # every such call took _call_args and the runner's general path
+    cf = hop.compile(lambda x, y: x * y + x)
+    a, b = make()
+    assert cf(a, a).tolist() == [2.0, 6.0]
+    assert type(cf._fast).__name__ == "_ArrayCall"
+    assert len(cf.graphs[0].graph.placeholders) == 1
+    seen = _counting(cf)
+    for _ in range(3):
+        got = cf(a, a)
+        assert got.tolist() == [2.0, 6.0] and type(got) is type(a)
+    assert seen == []
+    # another object where the trace had the same one: not this plan's call
+    assert cf(a, b).tolist() == [4.0, 12.0] and len(seen) == 1
+    assert cf(b, b).tolist() == [12.0, 30.0] and cf(a, a).tolist() == [2.0, 6.0]
+    assert cf.eager_calls == 0 and len(cf.graphs) == 2
+
+
+def test_an_aliased_bound_call_takes_only_its_own_pattern():
+    cf = hop.compile(lambda x, y, z: x + y * z + (10.0 if y is z else 0.0))
+    a, b = hop.tensor([1.0]), hop.tensor([2.0])
+    assert cf(a, a, b).tolist() == [3.0]  # plan: y is x, z its own
+    seen = _counting(cf)
+    assert cf(b, b, a).tolist() == [4.0] and seen == []
+    # z the same object as x and y: y is z now (a constant of the plan)
+    assert cf(a, a, a).tolist() == [12.0] and len(seen) == 1
+    # x and y distinct: another pattern again
+    assert cf(a, b, b).tolist() == [15.0] and len(seen) == 2
+    assert cf(b, a, b).tolist() == [4.0] and len(seen) == 3
+    assert cf.eager_calls == 0
+
+
+def test_bind_rejects_a_bad_alias_pattern():
+    gm = hop.trace(lambda x: x + 1, hop.ones(2))
+    plan = gm.plan
+    with pytest.raises(TypeError, match="alias is None or a tuple of nargs ints"):
+        plan.bind_tensors(2, (), True, (0, -1))  # (an index not earlier)
+    with pytest.raises(TypeError, match="alias is None or a tuple of nargs ints"):
+        plan.bind_tensors(3, (), True, (-1, 0, 1))  # (an alias of an alias)
+    with pytest.raises(TypeError, match="alias is None or a tuple of nargs ints"):
+        plan.bind_arrays(2, (), (False,), None, (-1,))  # (the wrong length)
+    with pytest.raises(TypeError, match="the plan takes 1 tensors"):
+        plan.bind_tensors(2, (), True, (-1, -1))
+    f = plan.bind_tensors(3, (), True, (-1, 0, 0))
+    t = hop.tensor([1.0, 2.0])
+    assert f((t, t, t)).tolist() == [2.0, 3.0]
+    assert f((t, t, t.clone())) is NotImplemented and f((t, t)) is NotImplemented
+
+
 # ------------------------------- arrays that share memory, one written
 
 
