@@ -758,8 +758,11 @@ static PyTypeObject EffectsCallType = {
  * take flat tuples of tensors or arrays, each its own input of the plan).
  * f(t, t) is not the call a plan of two inputs was traced for: `a is b`
  * is True eagerly and a write through one shows through the other, so it
- * takes the general path, which runs it eagerly (hop/_trace.py _aliased).
- * A pointer compare per pair: nothing for one argument, one for two.
+ * takes the general path, whose retrace makes a plan of one input for
+ * both (hop/_trace.py _aliased, _aliases).  That plan's bound call checks
+ * its own pattern (numpy_call.c alias_pattern_holds), so a call that
+ * repeats an object goes to it.  A pointer compare per pair: nothing for
+ * one argument, one for two.
  */
 static int
 distinct_args(PyObject *args)
@@ -779,7 +782,8 @@ compiled_call(CompiledCallObject *self, PyObject *args, PyObject *kwargs)
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0)
         return PyObject_CallMethodObjArgs((PyObject *)self, str_call_kw, args, kwargs, NULL);
     PyObject *fast = self->fast;
-    if (fast != NULL && fast != Py_None && (!self->distinct || distinct_args(args))) {
+    if (fast != NULL && fast != Py_None &&
+        (!self->distinct || distinct_args(args) || hop_py__array_call_aliased(fast))) {
         Py_INCREF(fast); /* the call may replace it */
         int ran = 0;
         PyObject *r = Py_IS_TYPE(fast, &EffectsCallType)

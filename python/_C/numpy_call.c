@@ -373,6 +373,9 @@ typedef struct ArrayCallObject {
     PyObject *c_order;        /* NULL, or per argument whether it must be in C order */
     int single;               /* bind_tensors: return the one result itself */
     PyObject *names;          /* NULL, or the plan's builtin-name guard (a _NameGuard) */
+    Py_ssize_t *alias;        /* NULL, or per argument the earlier one it must be (-1: an
+                               * input of its own, which must be no other own argument) */
+    Py_ssize_t nown;          /* the arguments that are inputs of their own */
     vectorcallfunc vectorcall;
 } ArrayCallObject;
 
@@ -405,18 +408,44 @@ array_call_dealloc(ArrayCallObject *c)
 {
     PyObject_GC_UnTrack(c);
     array_call_clear(c);
+    PyMem_Free(c->alias);
     PyObject_GC_Del(c);
 }
 
-static PyObject *
-array_call_vectorcall(ArrayCallObject *c, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+/*
+ * Whether the arguments a repeat the aliasing pattern of an aliased plan's
+ * trace (hop/_trace.py _aliases): a[j] is a[alias[j]] where the trace had
+ * one object at both places, and each argument of its own is no other
+ * argument of its own (f(a, a) traced so does not take f(a, b), nor a plan
+ * of f(a, a, b) the call f(a, a, a)).  The own arguments are copied to own
+ * in order.  A pointer compare per pair of own arguments, one per alias.
+ */
+static int
+alias_pattern_holds(const ArrayCallObject *c, PyObject *const *a, PyObject **own)
 {
-    if (PyVectorcall_NARGS(nargsf) != 1 || kwnames != NULL || !PyTuple_Check(args[0]))
-        return PyErr_Format(PyExc_TypeError, "the bound call takes one tuple of arguments");
-    PyObject *tup = args[0];
+    Py_ssize_t k = 0;
+    for (Py_ssize_t j = 0; j < c->nargs; j++) {
+        Py_ssize_t i = c->alias[j];
+        if (i >= 0) {
+            if (a[j] != a[i])
+                return 0;
+            continue;
+        }
+        for (Py_ssize_t m = 0; m < k; m++)
+            if (own[m] == a[j])
+                return 0;
+        own[k++] = a[j];
+    }
+    return 1;
+}
+
+/* The bound call's checks of the arguments' types and NumPy's state, and
+ * the plan run on in (the own arguments: c->nown of them); NotImplemented
+ * for a call it does not take. */
+static PyObject *
+array_call_run(ArrayCallObject *c, PyObject *tup, PyObject *const *in)
+{
     Py_ssize_t n = PyTuple_GET_SIZE(tup);
-    if (n != c->nargs)
-        Py_RETURN_NOTIMPLEMENTED;
     if (c->names != NULL) {
         /* a failure takes the general path, which raises the guard's */
         int holds = hop_py__names_hold(c->names);
@@ -454,9 +483,39 @@ array_call_vectorcall(ArrayCallObject *c, PyObject *const *args, size_t nargsf, 
             Py_RETURN_NOTIMPLEMENTED;
     }
     if (c->scalars == NULL)
-        return hop_py__plan_run_tensors(c->plan, &PyTuple_GET_ITEM(tup, 0), n, c->caps,
+        return hop_py__plan_run_tensors(c->plan, in, c->nown, c->caps,
                                         c->single ? HOP_PY_RUN_SINGLE : HOP_PY_RUN_TUPLE);
-    return run_arrays(c->plan, &PyTuple_GET_ITEM(tup, 0), n, c->caps, c->scalars);
+    return run_arrays(c->plan, in, c->nown, c->caps, c->scalars);
+}
+
+static PyObject *
+array_call_vectorcall(ArrayCallObject *c, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (PyVectorcall_NARGS(nargsf) != 1 || kwnames != NULL || !PyTuple_Check(args[0]))
+        return PyErr_Format(PyExc_TypeError, "the bound call takes one tuple of arguments");
+    PyObject *tup = args[0];
+    Py_ssize_t n = PyTuple_GET_SIZE(tup);
+    if (n != c->nargs)
+        Py_RETURN_NOTIMPLEMENTED;
+    /* the plan's inputs: the arguments, or with an alias pattern its own
+     * ones (borrowed from tup) */
+    PyObject *const *in = &PyTuple_GET_ITEM(tup, 0);
+    enum { SMALL = 16 };
+    PyObject *small_own[SMALL], **own = small_own, *r = NULL;
+    if (c->alias != NULL) {
+        if (c->nown > SMALL && (own = PyMem_Malloc((size_t)c->nown * sizeof *own)) == NULL)
+            return PyErr_NoMemory();
+        if (!alias_pattern_holds(c, in, own)) {
+            r = Py_NewRef(Py_NotImplemented);
+            goto done;
+        }
+        in = own;
+    }
+    r = array_call_run(c, tup, in);
+done:
+    if (own != small_own)
+        PyMem_Free(own);
+    return r;
 }
 
 static PyTypeObject ArrayCallType;
@@ -509,54 +568,128 @@ array_call_new(PlanObject *p, Py_ssize_t nargs, PyObject *caps, PyObject *scalar
     c->c_order = NULL;
     c->names = NULL;
     c->single = single;
+    c->alias = NULL;
+    c->nown = nargs;
     c->vectorcall = (vectorcallfunc)array_call_vectorcall;
     PyObject_GC_Track(c);
+    return (PyObject *)c;
+}
+
+/*
+ * The alias pattern of bind_*'s last argument (None: none) into *out (a
+ * PyMem array of n, NULL for None) and the count of own arguments into
+ * *nown: per argument -1 (an input of its own) or an earlier own
+ * argument's index.  -1 with a TypeError naming what, 0 on success.
+ */
+static int
+alias_of(PyObject *tup, Py_ssize_t n, Py_ssize_t **out, Py_ssize_t *nown, const char *what)
+{
+    *out = NULL;
+    *nown = n;
+    if (tup == Py_None)
+        return 0;
+    Py_ssize_t *a = NULL;
+    if (!PyTuple_Check(tup) || PyTuple_GET_SIZE(tup) != n ||
+        (a = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof *a)) == NULL)
+        goto bad;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GET_ITEM(tup, j));
+        if ((i == -1 && PyErr_Occurred()) || i < -1 || i >= j || (i >= 0 && a[i] >= 0))
+            goto bad;
+        a[j] = i;
+        *nown -= i >= 0;
+    }
+    *out = a;
+    return 0;
+bad:
+    PyMem_Free(a);
+    if (PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_MemoryError))
+        return -1;
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError,
+                 "%s: alias is None or a tuple of nargs ints, each -1 or an earlier index whose "
+                 "own is -1", what);
+    return -1;
+}
+
+/* c (new, or NULL) with its alias pattern (alias_of's, which it owns from
+ * then on): c, or NULL with the error (alias freed). */
+static PyObject *
+with_alias(ArrayCallObject *c, Py_ssize_t nown, Py_ssize_t *alias)
+{
+    if (c == NULL) {
+        PyMem_Free(alias);
+        return NULL;
+    }
+    c->alias = alias;
+    c->nown = nown;
     return (PyObject *)c;
 }
 
 PyObject *
 hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
 {
-    Py_ssize_t n;
-    if ((nargs != 3 && nargs != 4) || (n = PyLong_AsSsize_t(args[0])) < 0 ||
+    Py_ssize_t n, nown;
+    Py_ssize_t *alias;
+    if ((nargs < 3 || nargs > 5) || (n = PyLong_AsSsize_t(args[0])) < 0 ||
         !PyTuple_Check(args[1]) || !PyTuple_Check(args[2]) ||
-        (nargs == 4 && args[3] != Py_None &&
+        (nargs >= 4 && args[3] != Py_None &&
          (!PyTuple_Check(args[3]) || PyTuple_GET_SIZE(args[3]) != n))) {
-        return bad_bind_args("bind_arrays(nargs, captures, scalars, c_order=None) takes an int "
-                             ">= 0, two tuples and None or a tuple of nargs bools");
+        return bad_bind_args("bind_arrays(nargs, captures, scalars, c_order=None, alias=None) "
+                             "takes an int >= 0, two tuples, None or a tuple of nargs bools, "
+                             "and None or a tuple of nargs ints");
     }
-    if ((size_t)(n + PyTuple_GET_SIZE(args[1])) != p->ninputs ||
-        (size_t)PyTuple_GET_SIZE(args[2]) != p->noutputs)
+    if (alias_of(nargs == 5 ? args[4] : Py_None, n, &alias, &nown, "bind_arrays") < 0)
+        return NULL;
+    if ((size_t)(nown + PyTuple_GET_SIZE(args[1])) != p->ninputs ||
+        (size_t)PyTuple_GET_SIZE(args[2]) != p->noutputs) {
+        PyMem_Free(alias);
         return PyErr_Format(PyExc_TypeError,
                             "bind_arrays: the plan takes %zu tensors and gives %zu results, "
                             "not %zd + %zd and %zd",
-                            p->ninputs, p->noutputs, n, PyTuple_GET_SIZE(args[1]),
+                            p->ninputs, p->noutputs, nown, PyTuple_GET_SIZE(args[1]),
                             PyTuple_GET_SIZE(args[2]));
-    if (hop_py__import_attr(&numpy_ndarray_type, "numpy", "ndarray") == NULL)
+    }
+    if (hop_py__import_attr(&numpy_ndarray_type, "numpy", "ndarray") == NULL) {
+        PyMem_Free(alias);
         return NULL;
+    }
     ArrayCallObject *c = (ArrayCallObject *)array_call_new(p, n, args[1], args[2], 0);
-    if (c != NULL && nargs == 4 && args[3] != Py_None)
+    if (c != NULL && nargs >= 4 && args[3] != Py_None)
         c->c_order = Py_NewRef(args[3]);
-    return (PyObject *)c;
+    return with_alias(c, nown, alias);
 }
 
 PyObject *
 hop_py__plan_bind_tensors(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
 {
-    Py_ssize_t n;
+    Py_ssize_t n, nown;
+    Py_ssize_t *alias;
     int single;
-    if (nargs != 3 || (n = PyLong_AsSsize_t(args[0])) < 0 || !PyTuple_Check(args[1]) ||
-        (single = PyObject_IsTrue(args[2])) < 0) {
-        return bad_bind_args("bind_tensors(nargs, captures, single) takes an int >= 0, a tuple "
-                             "and a bool");
+    if (nargs < 3 || nargs > 4 || (n = PyLong_AsSsize_t(args[0])) < 0 ||
+        !PyTuple_Check(args[1]) || (single = PyObject_IsTrue(args[2])) < 0) {
+        return bad_bind_args("bind_tensors(nargs, captures, single, alias=None) takes an int "
+                             ">= 0, a tuple, a bool and None or a tuple of nargs ints");
     }
-    if ((size_t)(n + PyTuple_GET_SIZE(args[1])) != p->ninputs || (single && p->noutputs != 1))
+    if (alias_of(nargs == 4 ? args[3] : Py_None, n, &alias, &nown, "bind_tensors") < 0)
+        return NULL;
+    if ((size_t)(nown + PyTuple_GET_SIZE(args[1])) != p->ninputs ||
+        (single && p->noutputs != 1)) {
+        PyMem_Free(alias);
         return PyErr_Format(PyExc_TypeError,
                             "bind_tensors: the plan takes %zu tensors and gives %zu results, "
                             "not %zd + %zd%s",
-                            p->ninputs, p->noutputs, n, PyTuple_GET_SIZE(args[1]),
+                            p->ninputs, p->noutputs, nown, PyTuple_GET_SIZE(args[1]),
                             single ? " and one" : "");
-    return array_call_new(p, n, args[1], NULL, single);
+    }
+    return with_alias((ArrayCallObject *)array_call_new(p, n, args[1], NULL, single), nown,
+                      alias);
+}
+
+int
+hop_py__array_call_aliased(PyObject *o)
+{
+    return Py_IS_TYPE(o, &ArrayCallType) && ((ArrayCallObject *)o)->alias != NULL;
 }
 
 int

@@ -221,13 +221,14 @@ static PyMethodDef plan_methods[] = {
     {"run_arrays", (PyCFunction)(void (*)(void))hop_py__plan_run_arrays, METH_FASTCALL,
      "run_arrays(arrays, captures, scalars) -> ndarray results (the compiled NumPy call)"},
     {"bind_arrays", (PyCFunction)(void (*)(void))hop_py__plan_bind_arrays, METH_FASTCALL,
-     "bind_arrays(nargs, captures, scalars, c_order=None) -> f: f(args) is run_arrays(args, "
-     "captures, scalars) for a tuple of nargs ndarrays (those c_order marks in C order), else "
-     "NotImplemented"},
+     "bind_arrays(nargs, captures, scalars, c_order=None, alias=None) -> f: f(args) is "
+     "run_arrays(args, captures, scalars) for a tuple of nargs ndarrays (those c_order marks in "
+     "C order), else NotImplemented. alias: per argument the earlier one it must be (-1: an "
+     "input of its own, no other own argument); only the own ones are the plan's inputs"},
     {"bind_tensors", (PyCFunction)(void (*)(void))hop_py__plan_bind_tensors, METH_FASTCALL,
-     "bind_tensors(nargs, captures, single) -> f: f(args) runs the plan on a tuple of nargs "
-     "hop.Tensors and the captures (the one result with single, else a tuple), and is "
-     "NotImplemented for any other tuple"},
+     "bind_tensors(nargs, captures, single, alias=None) -> f: f(args) runs the plan on a tuple "
+     "of nargs hop.Tensors and the captures (the one result with single, else a tuple), and is "
+     "NotImplemented for any other tuple (alias: as bind_arrays's)"},
     {"dump", (PyCFunction)plan_dump, METH_NOARGS, "The program, like SQLite's EXPLAIN."},
     {NULL, NULL, 0, NULL},
 };

@@ -115,6 +115,9 @@ PyObject *hop_py__np_fp_warns_py(PyObject *self, PyObject *unused);
 /* numpy_call.c: whether o is Plan.bind_arrays's callable (a call with
  * NumPy's semantics), not bind_tensors's. */
 int hop_py__is_array_call(PyObject *o);
+/* Whether o is a Plan.bind_* call with an alias pattern (it checks the
+ * arguments' aliasing itself). */
+int hop_py__array_call_aliased(PyObject *o);
 
 /* compiled_call.c: readies hop._C._CompiledCall and adds it; 0 / -1. */
 int hop_py__compiled_call_init(PyObject *module);

@@ -142,6 +142,9 @@ def _compiled(traced, spec):
     run.__name__ = getattr(f, "__name__", run.__name__)
     run.__qualname__ = getattr(f, "__qualname__", run.__qualname__)
     run._hop_no_eager = True  # (outside a trace its HOP has no graph: never run eagerly)
+    # (what the guards walk for run: f itself, so a bound method's self and
+    # a callable object are roots as for hop.compile(f), _guards.scan)
+    run._hop_body = f
     return _compile(run, recompile_limit=1 << 30)
 
 

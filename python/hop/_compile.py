@@ -42,7 +42,7 @@ from . import _pytree
 from ._reads import is_hop_function, is_hop_module
 from ._pytree import flatten, nodes, structure_changed, unflatten
 from ._trace import FPWarned, _call_tree, _trace, eager_array
-from ._writeback import SharedWrite
+from ._writeback import SharedWrite, shares_memory
 
 __all__ = ["compile", "CompiledFunction"]
 
@@ -263,6 +263,11 @@ class CompiledFunction(_C._CompiledCall):
         # [calls run eagerly for an argument no plan takes, the last one's
         # reason] (_eager_for_argument), or None
         self._by_argument = None
+        # (argument spec, (written leaf, other leaf), constant leaves, why):
+        # the calls a trace found with two arguments sharing memory, one
+        # written (_shared_write), which run eagerly without a trace
+        # (_shared_again); the newest 8
+        self._shared = []
         # Why every call runs eagerly: the Effects (_effects.Effect: kind,
         # site, reason) hop cannot compile; None while it compiles.
         self._eager_why = None
@@ -425,6 +430,10 @@ class CompiledFunction(_C._CompiledCall):
                 except _C.GuardError as e:
                     failures.append(entry.failure(e))
         reason = "first call" if failures is None else "; ".join(failures)
+        if self._shared:
+            why = self._shared_again(args, kwargs)
+            if why is not None:
+                return self._eager_for_argument(why, args, kwargs)
         if self._entries and self.recompiles >= self.recompile_limit:
             return self._eager(args, kwargs, reason)
         if isinstance(self.fn, _frame_resume.Resume):
@@ -469,7 +478,7 @@ class CompiledFunction(_C._CompiledCall):
             self._dims, self._first = saved[0], saved[1]
             return self._argument_changed(a.what, args, kwargs, reason)
         except SharedWrite as w:  # (this call eagerly, below)
-            shared = self._shared_write(w, saved)
+            shared = self._shared_write(w, saved, args, kwargs)
         except _breaks.GraphBreak as b:
             self._dims, self._first = saved[0], saved[1]
             if self.fullgraph:
@@ -530,16 +539,42 @@ class CompiledFunction(_C._CompiledCall):
                         if w is not None), None)
         return why
 
-    def _shared_write(self, w, saved):
+    def _shared_write(self, w, saved, args, kwargs):
         """The trace met arguments that share memory, one written
         (_writeback.SharedWrite): which, for _eager_for_argument (eager's
         NumPy runs this call; the plans stay for other arguments).  hop's
         own function has no eager call, and two arrays of the function's
-        environment are no call's arguments: w is raised."""
+        environment are no call's arguments: w is raised.  Two arguments
+        are kept as a decision (_shared_again), so the next call that
+        repeats them runs eagerly without a trace."""
         self._dims, self._first = saved[0], saved[1]
         if self._hop_fn or not w.arg:
             raise w
+        if w.pair is not None:
+            leaves, spec = flatten(_call_tree(args, kwargs))
+            consts = tuple(x for x in leaves if not _array_leaf(x))
+            self._shared = [d for d in self._shared if d[:3] != (spec, w.pair, consts)][-7:]
+            self._shared.append((spec, w.pair, consts, w.what))
         return w.what
+
+    def _shared_again(self, args, kwargs):
+        """The decision of an earlier trace (_shared_write) this call
+        repeats: the same argument structure and constants, and the two
+        arguments it found again sharing memory (the one written, the
+        function the same: the trace would find it again).  Its words for
+        _eager_for_argument, or None (then the call traces, as the first
+        one did: a changed aliasing pattern makes a plan, or another
+        decision)."""
+        leaves, spec = flatten(_call_tree(args, kwargs))
+        consts = None
+        for s, pair, want, what in reversed(self._shared):
+            if s != spec:
+                continue
+            if consts is None:
+                consts = tuple(x for x in leaves if not _array_leaf(x))
+            if _same_consts(consts, want) and shares_memory(leaves, pair):
+                return what
+        return None
 
     def _argument_changed(self, what, args, kwargs, reason):
         """A trace changed an argument the effect finder missed
@@ -620,7 +655,7 @@ class CompiledFunction(_C._CompiledCall):
                 raise _frame_base.Unsupported(u.message, str(u.site)) from None
             raise
         except SharedWrite as w:  # (this call eagerly, below)
-            shared = self._shared_write(w, saved)
+            shared = self._shared_write(w, saved, args, kwargs)
         except Exception as e:
             # What the translation raised: the call's own error (eager raises
             # it too) or a case the translator misreads (eager answers):
@@ -1157,6 +1192,23 @@ def _eager_argument(args, kwargs, leaves="arrays"):
             if why is not None:
                 return why
     return None
+
+
+def _array_leaf(x):
+    """Whether an argument leaf is an array (a hop.Tensor, an ndarray): not
+    one of the constants a decision compares (_shared_again)."""
+    np = sys.modules.get("numpy")
+    return isinstance(x, _C.Tensor) or np is not None and isinstance(x, np.ndarray)
+
+
+_PLAIN = (int, float, bool, str, complex, type(None))
+
+
+def _same_consts(xs, ys):
+    """Whether two calls' constant leaves are the same: one object, or
+    equal plain values of one type (as the plans' statics compare them)."""
+    return len(xs) == len(ys) and all(
+        x is y or type(x) is type(y) and type(x) in _PLAIN and x == y for x, y in zip(xs, ys))
 
 
 def _plain_arrays(args, kwargs):

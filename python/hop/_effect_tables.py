@@ -96,3 +96,15 @@ _NP_NEW = frozenset("""
 """.split())
 _RANDOM_MAKERS = frozenset(["default_rng", "RandomState", "Generator", "SeedSequence",
                             "PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64", "Random"])
+
+# Library callables whose result holds none of their arguments: a number, a
+# string, a bool, a copy into bytes (any other library callable may: the
+# general rule of _effects._builds_holder)
+_KEEPS_NOTHING = frozenset([len, sum, any, all, isinstance, issubclass, hash, id, repr, str,
+                            int, float, bool, complex, abs, round, divmod, pow, format, ord, chr,
+                            bin, hex, oct, ascii, callable, hasattr, print, bytes, bytearray,
+                            range])
+# Modules whose functions return numbers, strings or new arrays, never an
+# object holding their arguments (with hop's and NumPy's)
+_KEEPS_NOTHING_MODULES = frozenset("math cmath numbers statistics string struct keyword "
+                                   "unicodedata json _json textwrap time random _random".split())

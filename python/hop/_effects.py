@@ -35,6 +35,7 @@ in-place operators on values it cannot resolve.
 import collections.abc
 import functools
 import inspect
+import operator
 import os
 import random as _random
 import sys
@@ -46,7 +47,7 @@ from ._code_effects import ANY, _effects as _code_effects, _READ_METHODS, op_dun
 from ._effect_tables import (
     _ARG0_WRITERS, _ARRAY_MUTATORS, _BUILTIN_ARGS, _BUILTIN_EFFECTS, _BUILTIN_UNKNOWN,
     _CONSUMERS, _DATETIME_NOW, _EFFECT_MODULES, _FP_QUIET, _HOP_EFFECTS, _IO_FUNCTIONS,
-    _ITERATOR_METHODS, _MUTATORS, _NP_EFFECTS, _NP_NEW, _PART_METHODS, _PURE_MODULES,
+    _ITERATOR_METHODS, _KEEPS_NOTHING, _KEEPS_NOTHING_MODULES, _MUTATORS, _NP_EFFECTS, _NP_NEW, _PART_METHODS, _PURE_MODULES,
     _RANDOM_MAKERS, _TRACED_ARRAY_WRITES)
 from ._purity import _NP_WRITERS
 from ._reads import is_hop_module, root_value
@@ -1068,6 +1069,11 @@ class _Calls:
             if isinstance(call, types.FunctionType) and _is_user(_module_name(call)):
                 f.call_user(call, frame, site, bound=v, bound_pre=True)
                 return ("unknown", None)
+            if cls is operator.methodcaller:
+                # (a pure module's object that calls a method of its argument)
+                self.add("call", "calls an operator.methodcaller object, which calls a method "
+                                 "of its argument")
+                return ("unknown", None)
             if _is_numpy(name) or is_hop_module(name) or name.partition(".")[0] in _PURE_MODULES:
                 return ("args", None)
             self.add("call", f"calls a {cls.__qualname__} object, which hop cannot analyse")
@@ -1297,27 +1303,43 @@ class _Calls:
 
 # What a change through a library-built holder can reach (_Calls.library_holder)
 _HELD = (list, dict, set, bytearray, collections.deque)
-# Methods that store their arguments into their receiver
+# Methods that store their arguments into their receiver (a queue's put, a
+# ContextVar's set among them)
 _HOLDING_METHODS = frozenset("append extend insert add update setdefault __setitem__ "
-                             "__setattr__ appendleft extendleft".split())
+                             "__setattr__ appendleft extendleft put put_nowait set".split())
 # Builtins whose result holds their arguments (or their items)
 _HOLDER_BUILDERS = frozenset([dict, list, tuple, set, frozenset, zip, enumerate, reversed, iter,
                               map, filter, sorted, types.SimpleNamespace, collections.deque,
                               collections.OrderedDict, collections.defaultdict,
                               collections.ChainMap, collections.Counter])
-
-
 def _builds_holder(v):
-    """Whether calling v may store its arguments in an object: a builtin
-    container or iterator maker, or a C method of a builtin type called
-    unbound with a receiver (`list.append(box, G)`, `object.__setattr__`)."""
+    """Whether calling v may store its arguments in an object it returns or
+    is given.  The general rule: any callable of a library (the standard
+    library's, a C extension's, any module not the user's, whose code the
+    finder does not read) may, since what it keeps of its arguments is not
+    known (functools.partial, itertools' iterators, weakref's and queue's
+    containers, types.MappingProxyType, staticmethod, heapq.heappush into a
+    new list...); except the builtins and modules known to return numbers,
+    strings or new arrays (_KEEPS_NOTHING, _KEEPS_NOTHING_MODULES, hop and
+    NumPy), and a C method of a builtin type called unbound, which holds
+    only when it is one of _HOLDING_METHODS (`list.append(box, G)`,
+    `object.__setattr__`).  A user's function or class is not: its code is
+    analysed where it is called."""
     try:
         if v in _HOLDER_BUILDERS:
             return True
+        if v in _KEEPS_NOTHING:
+            return False
     except TypeError:  # (unhashable)
         return False
-    return isinstance(v, (types.MethodDescriptorType, types.WrapperDescriptorType)) and \
-        getattr(v, "__name__", None) in _HOLDING_METHODS
+    if isinstance(v, (types.MethodDescriptorType, types.WrapperDescriptorType)):
+        return getattr(v, "__name__", None) in _HOLDING_METHODS
+    if not callable(v) or _is_hop_object(v):
+        return False
+    name = _module_name(v) if not isinstance(v, type) else v.__module__
+    if not isinstance(name, str) or _is_user(name) or _is_numpy(name) or is_hop_module(name):
+        return False
+    return _top(name) not in _KEEPS_NOTHING_MODULES
 
 
 def _mutates(obj, name):

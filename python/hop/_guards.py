@@ -313,6 +313,12 @@ def scan(fn, arg_leaves=(), arg_names=(), static=()):
         fn = _wrapped(fn)
         if fn is None:
             fn = _NOTHING
+    body = getattr(fn, "_hop_body", None) if type(fn) is types.FunctionType else None
+    if body is not None and not isinstance(body, types.FunctionType):
+        # hop.grad's (hop.vmap's) run of a bound method or a callable
+        # object: what it reads through its self is the user's state (run's
+        # own cells are hop's); a function is walked through run's cell
+        fn = body
     func, self_obj = fn, None
     if isinstance(fn, types.MethodType):
         func, self_obj = fn.__func__, fn.__self__

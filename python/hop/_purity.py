@@ -312,6 +312,14 @@ class _Check(Walk, Policy):
                 self.budget -= len(v)
                 stack.extend((f"{path}[{i}]", x) for i, x in enumerate(v))
                 continue
+            if t is types.FunctionType and v.__dict__:
+                # (a function's own attributes, `f.runs += 1` in f: state
+                # outside the body as an object's)
+                saved = dict(v.__dict__)
+                self.budget -= len(saved)
+                self.objects.append((path, v, saved))
+                stack.extend((f"{path}.{k}", x) for k, x in saved.items())
+                continue
             if isinstance(v, _OPAQUE):
                 bound = getattr(v, "__self__", None)  # a bound method writes its object
                 if bound is not None and not isinstance(bound, (types.ModuleType, type)):
@@ -628,9 +636,38 @@ def _plain_done(hop_name, which, cells, globs):
             f"and must not change state outside itself (return values instead)")
 
 
+def _owner(fn):
+    """(fn, (name, obj)) for a body that is a method of a user's object obj
+    (a bound method, or an object whose class defines __call__ in Python:
+    then its bound __call__), name its first parameter's; else (fn, None).
+    The object is state outside the body like a global (`self.runs += 1`
+    in a method given to hop.grad): a body is traced once, so such a write
+    would happen on the first call only.  A module, a class and hop's own
+    objects (hop.grad(f)'s) are not."""
+    if isinstance(fn, types.MethodType):
+        obj = fn.__self__
+    elif isinstance(fn, (types.FunctionType, types.BuiltinFunctionType, type)):
+        return fn, None
+    else:
+        call = getattr(type(fn), "__call__", None)
+        if not isinstance(call, types.FunctionType):
+            return fn, None
+        obj, fn = fn, types.MethodType(call, fn)
+    if obj is None or isinstance(obj, (types.ModuleType, type) + _ATOMS) or \
+            is_hop_module(getattr(type(obj), "__module__", None)):
+        return fn, None
+    code = getattr(fn.__func__, "__code__", None)
+    name = code.co_varnames[0] if code is not None and code.co_argcount else "self"
+    return fn, (name, obj)
+
+
 def run_pure(hop_name, which, fn, args, kwargs=None):
     """fn(*args, **kwargs), raising hop.TraceError (with outer state restored)
     if the body changes state outside itself."""
+    if type(fn) is not types.FunctionType:
+        fn, owner = _owner(fn)
+        if owner is not None:  # (its object's state: the full check)
+            return _run_checked(hop_name, which, fn, args, kwargs, None, owner)
     code = getattr(fn, "__code__", None)
     if code is None or not code.co_freevars and (not _effects(code).names or
                                                   _reads_no_global(fn, code)):
@@ -669,11 +706,14 @@ def _run_read(hop_name, which, fn, args, kwargs, eff, read):
     return _run_checked(hop_name, which, fn, args, kwargs, known)
 
 
-def _run_checked(hop_name, which, fn, args, kwargs, known):
+def _run_checked(hop_name, which, fn, args, kwargs, known, owner=None):
     """run_pure with the full check (_Check; known: the verdict made for fn
-    already, or None)."""
+    already, or None; owner: (name, the object fn is a method of), _owner's,
+    whose state is checked as a written global's)."""
     check = _Check(known)
     try:
+        if owner is not None:
+            check._snap(owner[0], owner[1], ALL)
         check.scan(fn)
     except BaseException:
         check.unlock()

@@ -120,9 +120,14 @@ def _constant(v, what):
 
 
 def _runner_bytes(tr, runner, kind):
+    from ._trace import _Alias
+    # one object at two places of the traced call (hop.compile's f(a, a)):
+    # one input, the later leaf [j, i] the same object as leaf i
+    alias = {j: s.i for j, s in enumerate(runner.statics) if type(s) is _Alias}
     info = {
         "spec": _spec_to_json(runner.spec, "the argument structure"),
-        "statics": [_constant(s, "the constant argument") for s in runner.statics],
+        "statics": [None if j in alias else _constant(s, "the constant argument")
+                    for j, s in enumerate(runner.statics)],
         "tensor_args": [s is None for s in runner.statics],
         "out_spec": _spec_to_json(runner.out_spec, "the result structure"),
         "template": [_constant(t, "the constant result") for t in runner.template],
@@ -132,6 +137,8 @@ def _runner_bytes(tr, runner, kind):
         "sym_out": [s if s == "float" else bool(s) for s in runner.sym_out],
         "kwargs": bool(runner.kw),
     }
+    if alias:
+        info["aliases"] = [[j, i] for j, i in sorted(alias.items())]
     sections = {_KIND: kind.encode(), _PYTHON: json.dumps(info).encode()}
     return _C._save(tr, list(runner._state[1]), sections)
 
@@ -172,6 +179,26 @@ def _constants(v, what):
     return v
 
 
+def _aliases_from_json(pairs, statics, tensor_args):
+    """The aliases of hop.python ([[j, i], ...]: argument leaf j is the same
+    object as the earlier leaf i, a tensor input) into statics, as the
+    _trace._Alias the runner checks; ValueError for anything else."""
+    from ._trace import _Alias
+    if not isinstance(pairs, list):
+        raise ValueError("aliases is not a list")
+    for p in pairs:
+        if not (isinstance(p, list) and len(p) == 2 and
+                all(type(k) is int and 0 <= k < len(statics) for k in p)):
+            raise ValueError("an alias is not a pair of argument leaf indices")
+        j, i = p
+        if not (i < j and tensor_args[i] and statics[i] is None and not tensor_args[j] and
+                statics[j] is None):
+            raise ValueError(f"argument leaf {j} cannot be an alias of leaf {i} (an alias is "
+                             f"a later leaf of no value of its own, the same object as an "
+                             f"earlier tensor leaf)")
+        statics[j] = _Alias(i)
+
+
 def _python_section(sections):
     """The hop.python section, checked field by field: anything a file can
     say that this reader does not is a hop.Error, whatever its JSON holds
@@ -192,6 +219,7 @@ def _python_section(sections):
                 len(traced_out) == len(template) == out_spec.num_leaves()):
             raise ValueError("the structures and their leaves disagree")
         statics = [None if t else s for t, s in zip(tensor_args, statics)]
+        _aliases_from_json(info.get("aliases", []), statics, tensor_args)
         template = [None if t else v for t, v in zip(traced_out, template)]
         sym_out = info["sym_out"]
         if not isinstance(sym_out, list) or not all(s == "float" or isinstance(s, bool)
@@ -234,6 +262,8 @@ def loads(data):
     if len(sym_out) != plan.noutputs or sum(traced_out) != plan.noutputs or \
             len(captures) != len(tr.captures):
         raise _C.Error("hop.load: the section hop.python does not match the program's outputs")
+    if sum(s is None for s in statics) + len(captures) != len(plan.input_names):
+        raise _C.Error("hop.load: the section hop.python does not match the program's inputs")
     runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out,
                      _NoGuards(), as_array, kw=kw)
     if kind == "tensor":

@@ -1233,8 +1233,12 @@ class _Runner:
         # skips flattening and rebuilding (most of a small plan's call cost).
         spec, out_spec, template, plan = self.spec, self.out_spec, self.template, self.plan
         flat = spec.kind == "tuple" and all(c == LEAF for c in spec.children) and not self.kw
-        # (hop.Tensors only, positional, each its own leaf: whatever the results)
-        flat_in = flat and all(s is None for s in self.statics) and not any(self.as_array)
+        # (hop.Tensors only, positional, each its own leaf or, for the bound
+        # calls, an earlier one's object: _Alias, checked in C by the pattern)
+        alias = tuple(s.i if type(s) is _Alias else -1 for s in self.statics)
+        aliased = any(i >= 0 for i in alias)
+        tensors = all(s is None or type(s) is _Alias for s in self.statics)
+        flat_in = flat and tensors and not any(self.as_array)
         flat = flat and self._results is None
         self._nflat = len(self.statics) if flat_in and flat else -1
         self._one_out = out_spec == LEAF and len(template) == 1 and template[0] is None and \
@@ -1243,8 +1247,7 @@ class _Runner:
         # arrays: (whether a tuple, the 0-d results to return as NumPy
         # scalars), or None.
         hnp = sys.modules.get("hop.numpy")
-        self._ndflat = len(self.statics) if flat and all(s is None for s in self.statics) and \
-            all(self.as_array) else -1
+        self._ndflat = len(self.statics) if flat and tensors and all(self.as_array) else -1
         self._ndout = hnp._simple_out(self.out_spec) if hnp is not None and \
             all(t is None for t in self.template) and not any(self.sym_out) else None
         # That call with no environment guards to check (the captures never
@@ -1263,11 +1266,16 @@ class _Runner:
         self._hnflat = hnp._flat_arrays(self) if hnp is not None else -1
         self._hnarr = hnp and hnp.ndarray
         # Arguments _C._EffectsCall takes as they are (_compile._effects_call)
-        self.flat_in = flat_in and not self._order and self.writeback is None
+        self.flat_in = flat_in and not aliased and not self._order and self.writeback is None
         # (a plan whose only guard is the builtin names' is bound with it:
         # the bound call checks it, _C._bind_names)
         unchecked = self._check_c is None
-        self.fast = plan.bind_arrays(self._ndflat, self._state[1], self._ndout, self._c_order) \
+        # (an aliased plan's bound call takes the arguments with their
+        # pattern, f(a, a): alias[j] is the earlier argument j must be, -1
+        # an input of its own, which must differ from the other own ones)
+        bound_alias = alias if aliased else None
+        self.fast = plan.bind_arrays(self._ndflat, self._state[1], self._ndout, self._c_order,
+                                     bound_alias) \
             if self._ndflat >= 0 and self._ndout is not None and unchecked else None
         # The same for hop.Tensors in and a tensor or a flat tuple of them
         # out: bound in C, no Python frame between the call and the plan.
@@ -1275,9 +1283,11 @@ class _Runner:
             all(t is None for t in template) and not any(self.sym_out)
         if self.fast is None and self._nflat >= 0 and unchecked and \
                 (self._one_out or flat_out):
-            self.fast = plan.bind_tensors(self._nflat, self._state[1], self._one_out)
+            self.fast = plan.bind_tensors(self._nflat, self._state[1], self._one_out, bound_alias)
         if self.fast is not None and self._names is not None:
             _C._bind_names(self.fast, self._names)
+        if aliased:  # (call()'s Python paths pass each argument as its own input)
+            self._nflat = self._ndflat = -1
 
     @property
     def capture_names(self):

@@ -17,12 +17,31 @@ class SharedWrite(_C.UnsupportedError):
     hop.trace raises it (an UnsupportedError); hop.compile runs such a call
     eagerly, as NumPy would run it (fullgraph=True raises), when one of
     the two is an argument (arg); two arrays of its environment (a global
-    and its view) stay its error.  what: which arrays, in words."""
+    and its view) stay its error.  what: which arrays, in words.  pair:
+    (the written argument leaf, the other) when both are arguments, which
+    hop.compile keeps to recognise the next such call without a trace
+    (shares_memory); else None."""
 
-    def __init__(self, message, what, arg):
+    def __init__(self, message, what, arg, pair=None):
         super().__init__(message)
         self.what = what
         self.arg = arg
+        self.pair = pair
+
+
+def shares_memory(leaves, pair):
+    """Whether the argument leaves at pair (SharedWrite.pair) are arrays
+    (ndarrays, hop.Tensors: a hop.numpy array's leaf is its tensor) that
+    share memory."""
+    xs = []
+    for i in pair:
+        x = leaves[i]
+        if isinstance(x, _C.Tensor):
+            x = x.numpy()
+        if _np is None or not isinstance(x, _np.ndarray):
+            return False
+        xs.append(x)
+    return bool(_np.may_share_memory(*xs) and _np.shares_memory(*xs))
 
 
 def _same_array(x, y):
@@ -151,7 +170,8 @@ class _WriteBack:
                                f"place, which shares memory with {self._what(j)}; hop traces " \
                                f"them as separate arrays, so it cannot reproduce NumPy's " \
                                f"aliasing between them (pass copies, or write a copy)"
-                        raise SharedWrite(text, what, "arg" in (j[0], k[0])) \
+                        pair = (k[1], j[1]) if j[0] == k[0] == "arg" else None
+                        raise SharedWrite(text, what, "arg" in (j[0], k[0]), pair) \
                             if error is _C.UnsupportedError else error(text)
         for i, want in self.layout.items():
             if _layout(leaves[i]) != want:
