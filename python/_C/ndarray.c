@@ -233,14 +233,15 @@ hop_py__np_from_tensor(PyObject *tensor)
     hop_tensor *t = HOP_PY_TENSOR(tensor)->t;
     npy_intp dims[HOP_MAX_RANK], strides[HOP_MAX_RANK];
     int64_t esize = (int64_t)hop_dtype_size(t->dtype);
-    /* (a plan's result of two or more dims without elements in C order is a
-     * new array, NumPy's new empty one of zero strides, also where the plan
-     * gave an input's tensor or a C-ordered view of its own memory: NumPy's
-     * views of a result are made in Python, _storage.root_view; one of
-     * other strides is NumPy's view.  Not one dim: NumPy's nonzero,
-     * flatnonzero and where give its columns' views, of C strides) */
+    /* (a plan's result without elements in C order is a new array, NumPy's
+     * new empty one of zero strides, also where the plan gave an input's
+     * tensor or a C-ordered view of its own memory: NumPy's views of a
+     * result are made in Python, _storage.root_view; one of other strides
+     * is NumPy's view.  One dim too (np.sort, np.unique, x[x > 0]); NumPy's
+     * nonzero columns of a 1-d array, C strides, never come here: the
+     * runner makes them, hop._trace's _Results.columns) */
     bool zero = hop_py__np_zero_strides(t);
-    if (!zero && hop_tensor_numel(t) == 0 && t->rank >= 2) {
+    if (!zero && hop_tensor_numel(t) == 0 && t->rank >= 1) {
         int64_t c = 1;
         zero = true;
         for (int i = t->rank - 1; i >= 0 && zero; i--) {

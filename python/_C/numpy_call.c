@@ -123,6 +123,24 @@ hop_py__plan_run_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
                       args[2]);
 }
 
+/* _np_result(t): a plan's result tensor t as the ndarray run_arrays makes
+ * of it (hop_py__np_from_tensor: NumPy's zero strides of a new array
+ * without elements in C order), for hop._trace's general path of a NumPy
+ * call, so that both paths give one array. */
+static PyObject *
+np_result(PyObject *mod, PyObject *t)
+{
+    (void)mod;
+    if (!HOP_PY_IS_TENSOR(t) || HOP_PY_TENSOR(t)->t == NULL)
+        return PyErr_Format(PyExc_TypeError, "_np_result: a concrete hop.Tensor, not %s",
+                            Py_TYPE(t)->tp_name);
+    if (hop_py__np_ready())
+        return hop_py__np_from_tensor(t);
+    if (hop_py__import_attr(&numpy_asarray_fn, "numpy", "asarray") == NULL)
+        return NULL;
+    return PyObject_CallOneArg(numpy_asarray_fn, t);
+}
+
 /* ------------------------------------------------ NumPy's error state */
 
 /*
@@ -733,6 +751,9 @@ static PyMethodDef numpy_call_functions[] = {
      "record, as a kernel that raised them (what a NumPy call in between cleared)."},
     {"_fp_clear", hop_py__fp_clear_py, METH_NOARGS,
      "Clears this thread's record of floating-point exceptions kernels raised."},
+    {"_np_result", np_result, METH_O,
+     "The ndarray of a plan's result tensor as a compiled NumPy call gives it (zero strides "
+     "without elements in C order, as NumPy's new array)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -203,7 +203,10 @@ class Guard:
     def expected(self, v):
         # (held: what the fast check's state holds for this guard)
         self.weak = False
-        if self.kind == "id":
+        # (not an ndarray: NumPy refuses to resize an array with a weak
+        # reference, `G.resize(n, refcheck=False)` raised after a compile
+        # read G; the plan's captured tensor holds it anyway)
+        if self.kind == "id" and not (_np is not None and isinstance(v, _np.ndarray)):
             try:
                 self.held = weakref.ref(v)
                 self.weak = True

@@ -806,7 +806,7 @@ class _Results:
     limits); an object the function returns from deeper is taken as made by
     the call (documented)."""
 
-    __slots__ = ("same", "fresh", "copied", "again")
+    __slots__ = ("same", "fresh", "copied", "again", "columns")
 
     def root_views(self, raw, kept, merged, run, given, as_array, arg_spec, out_spec):
         """The arrays of the result that NumPy gives as views of the caller's
@@ -840,7 +840,13 @@ class _Results:
                  n._st.run is run and n._st.root is None}
         first = {id(n._st): leaf_at[p + (0,)] for p, n, _ in reversed(nodes)
                  if id(n._st) in first and reach[id(n._st)] > 1 and not n._scalar}
+        columns = getattr(run, "columns", ())
         for path, node, how in nodes:
+            if how is None and type(node) is numpy_arg and any(node is c for c in columns):
+                # NumPy's nonzero column of a 1-d array: C strides without
+                # elements too, where a new array's are zero (finish)
+                self.columns.append(leaf_at[path + (0,)])
+                continue
             if merged and node._st is not None and node._st.root is None and \
                     reach[id(node._st)] > 1:
                 how = False  # (`c, c.reshape(-1)`: a cond's outputs share no memory)
@@ -886,6 +892,7 @@ class _Results:
         self.same = {}   # path in the result -> ("arg", path in the arguments) or ("obj", it)
         self.fresh = {}  # index of a constant leaf -> a function making it anew
         self.copied = set()  # indices of traced leaves each call copies (_trace)
+        self.columns = []  # indices of leaves that are NumPy's nonzero columns (root_views)
         # path -> the earlier path of the same object: `return y, [y]` or
         # `log.append(y); return y` (the effects' values are part of the
         # result) is one object at both places, as eagerly
@@ -955,7 +962,7 @@ class _Results:
                 self.fresh[i] = functools.partial(copy.deepcopy, x)
 
     def __bool__(self):
-        return bool(self.same or self.fresh or self.copied or self.again)
+        return bool(self.same or self.fresh or self.copied or self.again or self.columns)
 
 
 def _itself(obj):
@@ -1014,7 +1021,7 @@ def _view_again(tree, arg_spec, how, readonly, cls, leaves, made):
     env = _frame_state.ENV_ARRAYS.get(id(ref)) if kind == "capture" else None
     if kind != "capture" or env is not None:
         v = base = env if env is not None else subtree(tree, arg_spec, ref) if kind == "arg" \
-            else _as_ndarray(leaves[ref]) if kind == "out" else ref._tv.numpy().copy()
+            else _as_ndarray(leaves[ref]) if kind == "out" else ref._tv.numpy().copy(order="K")
         if kind == "out":
             leaves[ref] = base  # one ndarray for all its views (`b, b.real`: b twice)
         from .numpy._storage import numpy_view
@@ -1455,10 +1462,17 @@ class _Runner:
                    for r, sym in zip(results, self.sym_out)]
         it = iter(results)
         leaves = [next(it) if t is None else t for t in self.template]
-        if as_numpy:
-            leaves = [x.numpy() if c and isinstance(x, _C.Tensor) else x
-                      for x, c in zip(leaves, self._to_numpy)]
         r = self._results
+        if as_numpy:
+            leaves = [_C._np_result(x) if c and isinstance(x, _C.Tensor) else x
+                      for x, c in zip(leaves, self._to_numpy)]
+        for i in r.columns if r is not None else ():
+            # (a NumPy nonzero column, _NumpyOut's leaf: NumPy's C stride
+            # without elements too, where a new array's are zero)
+            x = leaves[i]
+            x = _C._np_result(x) if isinstance(x, _C.Tensor) else x
+            leaves[i] = _np.lib.stride_tricks.as_strided(x, strides=(x.itemsize,)) \
+                if x.size == 0 else x
         if r is None:
             return unflatten(leaves, self.out_spec)
         for i, make in r.fresh.items():

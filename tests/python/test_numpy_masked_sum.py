@@ -216,3 +216,85 @@ def test_masked_sum_gradient_tangent_and_batch():
     got = hop.vmap(lambda r: _msum(r, row, None, False, 1.5))(hop.tensor(xn))
     np.testing.assert_array_equal(np.asarray(got),
                                   np.sum(xn, axis=1, where=mn[0], initial=1.5))
+
+
+# Sums with initial= and no where= (issue 29, item 2): NumPy's output element
+# starts at initial and adds each inner loop's pairwise sum in turn; hop
+# added initial to its whole sum, which rounds otherwise when an output gets
+# more than one inner loop (several reduced axes that do not merge, a run
+# longer than NumPy's buffer of 8192).  Compared bit for bit (before: within
+# a tolerance).
+
+def _check_unmasked(f, a):
+    with np.errstate(all="ignore"):
+        want = f(a)
+        for what, call in (("eager", lambda: f(hnp.asarray(a))),
+                           ("compiled", lambda: hop.compile(f)(a)),
+                           ("traced", lambda: hop.trace(f, a)(a))):
+            got = call()
+            _same_bits(got, want, what)
+            if isinstance(want, np.ndarray) and what != "traced":
+                assert got.strides == want.strides, (what, got.strides, want.strides)
+
+
+@settings(max_examples=examples(60), **_SETTINGS)
+@given(masked(), st.booleans(), st.sampled_from([0.0, -0.0, 1.5, -7.25, 1e-3]))
+def test_sums_with_initial_have_numpys_bits(case, keepdims, initial):
+    a, _, axis = case
+    _check_unmasked(lambda x: np.sum(x, axis=axis, keepdims=keepdims, initial=initial), a)
+
+
+def _drawn(shape, dt, layout, seed=29):
+    """Values of many magnitudes (the order of the adds shows in the last
+    bits), of dtype dt, laid out C, F or transposed (T)."""
+    r = np.random.default_rng(seed)
+    a = r.standard_normal(shape) * 10.0 ** r.integers(-3, 4, size=shape)
+    a = a * (1 + 1j) if np.dtype(dt).kind == "c" else a
+    a = a.astype(dt)
+    return np.asfortranarray(a) if layout == "F" else a.T if layout == "T" else a
+
+
+# each gave other bits before
+@pytest.mark.parametrize("shape,dt,layout,axis,initial", [
+    ((2, 3, 4), np.float64, "T", (0, 2), 1e-3),
+    ((3, 5, 7), np.float16, "C", (0, 2), 1.5),
+    ((3, 5, 7), np.float16, "C", None, 1.5),
+    ((2, 9000), np.float64, "F", 1, -7.25),
+    ((20000,), np.complex128, "C", 0, 1.5),
+    ((5, 4, 3), np.complex128, "T", (0, 2), 1e-3),
+])
+def test_sum_with_initial_over_several_inner_loops_regressions(shape, dt, layout, axis, initial):
+    _check_unmasked(lambda x: np.sum(x, axis=axis, initial=initial), _drawn(shape, dt, layout))
+
+
+# Float products with initial= (issue 29, item 2): NumPy's loop multiplies
+# each output from initial by its elements one at a time in its iterator's
+# order, ((initial * x0) * x1) ...; over several axes hop multiplied
+# (x0 * x1 ...) * initial, and over all of them took the elements in C
+# order, not the iterator's (a Fortran-ordered or transposed array).
+@pytest.mark.parametrize("shape,dt,layout,axis", [
+    ((3, 5, 7), np.float64, "C", (0, 2)),
+    ((3, 5, 7), np.float64, "C", (1, 2)),
+    ((4, 6, 2), np.float32, "F", (0, 1)),
+    ((2, 3, 4, 5), np.float64, "T", (0, 2)),
+    ((3, 5, 7), np.float64, "F", None),
+    ((4, 6, 2), np.float32, "T", None),
+])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_products_with_initial_have_numpys_bits(shape, dt, layout, axis, keepdims):
+    r = np.random.default_rng(3)
+    a = (1 + r.standard_normal(shape) * 0.1).astype(dt)
+    a = np.asfortranarray(a) if layout == "F" else a.T if layout == "T" else a
+    _check_unmasked(lambda x: np.prod(x, axis=axis, keepdims=keepdims, initial=1.25), a)
+
+
+@settings(max_examples=examples(40), **_SETTINGS)
+@given(masked(), st.booleans(), st.sampled_from([1.25, -0.5, 3.0]))
+def test_float_products_with_initial_have_numpys_bits(case, keepdims, initial):
+    a, _, axis = case
+    if a.dtype.kind != "f" or a.dtype == np.float16:
+        a = a.real.astype(np.float64)  # (float16's and complex products: not yet NumPy's)
+    b = np.empty_like(a)  # (a's layout: K order)
+    np.add(1, a / (10 * np.abs(a).max() + 1), out=b)  # (no overflow to inf)
+    a = b
+    _check_unmasked(lambda x: np.prod(x, axis=axis, keepdims=keepdims, initial=initial), a)

@@ -146,7 +146,10 @@ def _unflatten_array(cls):
 
 def _unflatten_numpy(children, scalar):
     t = children[0]
-    a = t.numpy() if isinstance(t, _C.Tensor) else _np.asarray(t)
+    # (a plan's result as the fast NumPy call makes it: a new array without
+    # elements in C order has NumPy's zero strides)
+    a = _C._np_result(t) if isinstance(t, _C.Tensor) and not _C._is_proxy(t) else \
+        t.numpy() if isinstance(t, _C.Tensor) else _np.asarray(t)
     if scalar is _READ_ONLY:
         a.flags.writeable = False
     return a[()] if scalar else a

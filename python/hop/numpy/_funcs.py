@@ -285,9 +285,13 @@ def _numpy_strides(a, res, shape, order, kind):
     if kind is _C.Tensor or not isinstance(a, ndarray) or _C._is_proxy(t) or _C._is_proxy(r) \
             or _storage.current() is not None:
         return res
-    want = _storage.numpy_reshape_strides(t.shape, t.stride(), shape, order)
-    have = r.stride()
     empty = 0 in r.shape
+    # (an empty array's strides are those it shows: a new one's are zero,
+    # which a reshape to its own shape keeps, as NumPy's view)
+    strides = tuple(s // t.dtype.itemsize for s in t.numpy().strides) \
+        if empty and t.dtype.itemsize else t.stride()
+    want = _storage.numpy_reshape_strides(t.shape, strides, shape, order)
+    have = r.stride()
     if want is not None and empty and r.numpy().strides != tuple(
             w * r.dtype.itemsize for w in want):
         # a new empty array's memory (none) shows zero strides, as NumPy's
@@ -683,15 +687,26 @@ def _full_t(shape, value, npd):
     return _C.full(_sizes_arg(shape), value, dtype=_core.hop_dtype(npd, "dtype"))
 
 
+def _order_arg(order):
+    """A creation function's order= as NumPy 1.24 reads it: 'C' or 'F'
+    (None, any case, bytes too), NumPy's errors for anything else."""
+    if order is None:
+        return "C"
+    if isinstance(order, bytes):
+        order = order.decode("latin-1")
+    if not isinstance(order, str):
+        raise TypeError(f"order must be str, not {type(order).__name__}")
+    if len(order) != 1 or order.upper() not in "CFAK":
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    if order.upper() in "AK":
+        raise ValueError("only 'C' or 'F' order is permitted")
+    return order.upper()
+
+
 def _filled(shape, value, npd, order):
     """NumPy's new array of shape filled with value, in order 'C' or 'F'
     (its strides; NumPy's errors for any other order)."""
-    if order is not None and (not isinstance(order, str) or order.upper() not in "CFAK" or
-                              len(order) != 1):
-        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
-    if order is not None and order.upper() in "AK":
-        raise ValueError("only 'C' or 'F' order is permitted")
-    if order is None or order.upper() == "C":
+    if _order_arg(order) == "C":
         return ndarray(_full_t(shape, value, npd))
     from ._ufuncs import in_memory_order
     return in_memory_order(ndarray, (), _sizes_arg(shape),
@@ -724,11 +739,19 @@ def full(shape, fill_value, dtype=None, order="C", *, like=None, _kind=None):
     o = _core.operand(fill_value, "full")
     # (as_compute gives a 0-d tensor for a complex dtype, which _C.full takes not)
     v = o.t if o.t is not None else _core.as_compute(o, npd)
-    if not isinstance(v, _C.Tensor):
-        return wrap(_kind or ndarray, _full_t(shape, v, npd))
     shp = _sizes_arg(shape)
-    t = _core.cast(v, npd)
-    return wrap(_kind or ndarray, (t.expand(*shp) if shp else t.reshape(())).clone())
+    if not isinstance(v, _C.Tensor):
+        def make(s):
+            return _full_t(s, v, npd)
+    else:
+        t = _core.cast(v, npd)
+
+        def make(s):
+            return (t.expand(*s) if s else t.reshape(())).clone()
+    if _order_arg(order) == "F":
+        from ._ufuncs import in_memory_order
+        return in_memory_order(_kind or ndarray, (), shp, lambda _, s: make(s), "F")
+    return wrap(_kind or ndarray, make(shp))
 
 
 def _like(a, dtype, shape, order, kind, make, what):
@@ -1242,7 +1265,17 @@ def nonzero(a, *, _kind=None):
         t = t.reshape(1)
     nz = t.nonzero()
     kind = _kind or _kind_of(a)
-    return tuple(wrap(kind, nz.select(1, d)) for d in range(t.ndim))
+    res = tuple(wrap(kind, nz.select(1, d)) for d in range(t.ndim))
+    if kind is _C.Tensor:
+        return res
+    # NumPy's columns are views of its (n, ndim) array of ndim * 8 bytes'
+    # stride, also without elements (a new empty array's are zero)
+    run = _storage.current()
+    if run is not None and t.ndim == 1:
+        run.columns.append(res[0])  # (C strides: the runner tells them from a new array's)
+    elif run is None and not _C._is_proxy(nz) and nz.shape[0] == 0:
+        res = tuple(wrap(kind, _empty_strided(r._t, (t.ndim,))) for r in res)
+    return res
 
 
 @implements(_np.argwhere)

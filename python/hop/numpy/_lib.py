@@ -17,13 +17,14 @@ _storage), the others new arrays.
 """
 
 import builtins
+import functools
 import operator
 
 import numpy as _np
 
 from .. import _C
 from . import _core
-from ._funcs import (_axis, _kind_of, _shape_arg, _sizes_arg, _t, _view, implements, concatenate,
+from ._funcs import (_axis, _kind_of, _same, _shape_arg, _sizes_arg, _t, _view, implements, concatenate,
                      reshape, transpose, flip, expand_dims, where, ravel)
 from ._ndarray import ndarray, result_kind, view, wrap
 from ._storage import Step
@@ -69,9 +70,11 @@ def atleast_3d(*arys, _kind=None):
         if t.ndim == 0:
             r = reshape(a, (1, 1, 1), _kind=_kind)
         elif t.ndim == 1:
-            r = expand_dims(expand_dims(a, 0, _kind=_kind), 2, _kind=_kind)
+            # NumPy's ary[newaxis, :, newaxis]: the new axes have stride 0,
+            # where a reshape's (expand_dims) have C strides (an empty ary)
+            r = _same(a, _kind)[None, :, None]
         elif t.ndim == 2:
-            r = expand_dims(a, 2, _kind=_kind)
+            r = _same(a, _kind)[:, :, None]
         else:
             r = a if isinstance(a, ndarray) and _kind in (None, type(a)) else \
                 wrap(_kind or _kind_of(a), t)
@@ -259,13 +262,40 @@ def tile(A, reps, *, _kind=None):
     tup = (1,) * (t.ndim - d) + tup
     if builtins.all(x == 1 for x in tup):
         return wrap(kind, t.clone())
-    inter, big, out = [], [], []
+    out = [n * k for n, k in zip(t.shape, tup)]
+    if 0 in out and builtins.all(isinstance(n, int) for n in out):
+        return _tile_empty(A, t, tup, out, kind)
+    inter, big = [], []
     for n, k in zip(t.shape, tup):
         inter += [1, n]
         big += [k, n]
-        out.append(n * k)
     r = t.reshape(inter).expand(*big).reshape(out)
     return wrap(kind, r.clone() if r.ndim == 0 else r)
+
+
+def _tile_empty(A, t, tup, out, kind):
+    """np.tile's result without elements, of NumPy 1.24's strides: its last
+    step is `c.reshape(shape_out)` of c, A itself (as array(A, ndmin=d), a
+    view with leading new axes) when A has no elements, else the new array
+    of NumPy's last `c.reshape(-1, n).repeat(nrep, 0)`, whose shape decides
+    whether the reshape keeps its zero strides (the same shape) or gives C
+    strides, a 0 dim counted as 1 (hop.numpy's reshape gives both)."""
+    n = _size(t.shape)
+    if n == 0:
+        c = _same(A, kind) if isinstance(A, ndarray) else wrap(kind, _t(A, "tile"))
+        if c._t.ndim < t.ndim:
+            c = c[(None,) * (t.ndim - c._t.ndim)]
+        return reshape(c, tuple(out), _kind=kind)
+    shape = tuple(t.shape)
+    for dim_in, nrep in zip(t.shape, tup):
+        if nrep != 1:
+            shape = (_size(shape) // n * nrep, n)
+        n //= dim_in
+    return reshape(wrap(kind, _C.zeros(shape, dtype=t.dtype)), tuple(out), _kind=kind)
+
+
+def _size(shape):
+    return functools.reduce(operator.mul, shape, 1)
 
 
 @implements(_np.append)

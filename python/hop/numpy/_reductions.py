@@ -123,6 +123,13 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
     # a float or complex sum with where=: NumPy's masked reduction (_masked_sum)
     wmask = _mask_of(where, t, f"{what}: where") if where is not True and op == "sum" and \
         axes and _core.np_dtype(x).kind in "fc" else None
+    if where is True and initial is not None and op == "sum" and axes and \
+            _core.np_dtype(x).kind in "fc":
+        # and with initial=: NumPy's output element starts at initial and
+        # adds each inner loop's sum in turn, which is the masked loop's
+        # with every element in (initial + sum rounds otherwise when an
+        # output gets more than one inner loop)
+        wmask = _mask_of(True, t, f"{what}: where")
     if where is not True and wmask is None:
         w = _t(where, f"{what}: where")
         if initial is None and op in ("amax", "amin"):
@@ -137,10 +144,6 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
             if isinstance(fill, int) and fill >= 2**63 else _C.full((), fill, dtype=x.dtype)
         x = _C.where(w, x, fill)
     _check_out(op, t, axes, keepdims, out, where)
-    # a float sum whose innermost axis in memory is reduced: NumPy adds its
-    # inner loop's pairwise sum to initial, initial + sum (the add below)
-    plus_initial = initial is not None and op == "sum" and wmask is None and \
-        _core.np_dtype(x).kind == "f" and _reduced_inner(a, kind, t, axes)
     order = _reduce_order(a, where, t.ndim, axes, keepdims, kind) if out is None else None
     if wmask is not None:
         from ._ufuncs import memory_order
@@ -158,15 +161,25 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         return _finish(kind, _core.cast(r, rdt), order, out, what)
     if initial is not None and op in ("amax", "amin"):
         x = _with_initial(x, axes, initial)
-    shape_kd = None
+    shape_kd = back = None
     if initial is not None and op in ("sum", "prod") and _core.np_dtype(x).kind in "fc" and \
-            (len(axes) == 1 or len(axes) == x.ndim) and not plus_initial:
+            (len(axes) == 1 or len(axes) == x.ndim or _core.np_dtype(x).kind == "f"):
         # NumPy's accumulator starts at initial: ((initial * x0) * x1) ...,
         # ((initial + x0) + x1) ... down a kept axis innermost in memory;
         # (x0 * x1 ...) * initial rounds otherwise
-        if len(axes) > 1:  # (all of them: NumPy's loop runs over the flat array)
-            shape_kd = (1,) * x.ndim if keepdims else ()
-            x, axes, keepdims = x.reshape(-1), [0], False
+        if len(axes) > 1:
+            # (NumPy's loop takes each output's elements in its iterator's
+            # order: the reduced axes in that order, flattened, after the
+            # kept ones; `order` put x's axes in it already)
+            from ._ufuncs import memory_order
+            it = range(x.ndim) if order is not None else \
+                memory_order(kind, (a,), t.ndim) or range(x.ndim)
+            kept, red = [d for d in it if d not in axes], [d for d in it if d in axes]
+            shape_kd = tuple(1 if d in axes else x.shape[d] for d in range(x.ndim)) \
+                if keepdims else tuple(x.shape[d] for d in sorted(kept))
+            back = [kept.index(d) for d in sorted(kept)]
+            x = x.permute(*(kept + red)).reshape(tuple(x.shape[d] for d in kept) + (-1,))
+            axes, keepdims = [len(kept)], False
         x, initial = _cat_initial(x, axes[0], initial), None
     cplx_order = op in ("amax", "amin") and _core.np_dtype(x).kind == "c"
     # a float max/min under hop.compile (and hop.trace, hop.grad, hop.vmap:
@@ -198,7 +211,7 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
     if zero_sign:
         r = _zero_sign_checked(x, r, axes, keepdims, initial)
     if shape_kd is not None:
-        r = r.reshape(shape_kd)
+        r = (r.permute(*back) if len(back) > 1 else r).reshape(shape_kd)
     r = _core.cast(r, rdt)
     return _finish(kind, r, order, out, what)
 
@@ -253,17 +266,6 @@ def _masked_sum(x, w, axes, keepdims, initial, visit):
     if not keepdims:
         r = r.reshape(tuple(n for d, n in enumerate(x.shape) if d not in axes))
     return r
-
-
-def _reduced_inner(a, kind, t, axes):
-    """Whether the innermost of t's axes in NumPy's memory order of array a
-    (of more than one element) is one of axes: NumPy's reduction loop then
-    sums along it pairwise (runtime/pairwise.h), else it adds element by
-    element down the kept one."""
-    from ._ufuncs import memory_order
-    perm = memory_order(kind, (a,), t.ndim) or range(t.ndim)
-    inner = [d for d in perm if t.shape[d] != 1]
-    return not inner or inner[-1] in axes
 
 
 # the ufunc whose reduce NumPy's function runs into out= (its name is in

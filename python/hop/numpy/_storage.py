@@ -79,11 +79,13 @@ class Run:
     made: the concrete tensors of arrays the function made with NumPy's
     creation functions over new memory (_creation), which hop.compile
     captures without a guard (nothing outside the call can change them);
-    owned: the storages of arrays the run made (release)."""
+    owned: the storages of arrays the run made (release); columns: the
+    arrays that are NumPy's nonzero columns of a 1-d array, whose strides
+    are C's also without elements (hop._trace's _Results.columns)."""
 
     __slots__ = ("depth", "writeback", "slots", "slot_arrays", "args", "arg_tensors", "marked",
                  "active", "layout", "order", "captured", "arg_strides", "arg_examples", "made",
-                 "owned", "__weakref__")
+                 "owned", "columns", "__weakref__")
 
     def __init__(self, depth, writeback, slots, slot_arrays=None):
         self.depth = depth
@@ -101,6 +103,7 @@ class Run:
         self.arg_examples = {}  # leaf -> the example ndarray's (shape, strides in elements)
         self.made = []
         self.owned = []
+        self.columns = []  # nonzero's columns of a 1-d array (NumPy's C strides when empty)
 
     def root_value(self, key):
         """The current value of root key (its storage's, or its own tensor
@@ -297,6 +300,10 @@ def storage_of(a, run):
         if isinstance(root, int):
             strides = run.arg_strides.get(root)
             root = ("arg", root)
+        elif root is None and not _C._is_proxy(a._tv) and not a._tv.is_contiguous():
+            # NumPy's own array the function made in another layout
+            # (np.zeros(shape, order='F')): the elementwise K order reads it
+            strides = tuple(a._tv.stride())
         st = Storage(a._tv, run, a._dp, root, False, a, strides)
         run.owned.append(st)
     else:
@@ -844,6 +851,12 @@ def root_view(a, run):
     itself); False when a step cannot be made again on an ndarray (the
     call then runs eagerly)."""
     st = a._st
+    if st is None and not a._scalar and a._tv is not None and \
+            any(a._tv is t for t in run.made) and not a._tv.is_contiguous():
+        # NumPy's own array the function made, untouched, in a layout of its
+        # own (np.zeros(shape, order='F')): made anew per call in it, where
+        # the plan's constant result is C-ordered
+        return ("made", a), ()
     if st is None or st.run is not run or not a._vw or a._scalar:
         return None  # (a NumPy scalar is a value, not a view)
     if st.root is None:
@@ -925,6 +938,8 @@ def plan_gives_view(a, shared):
     layout, not NumPy's (`(a + 1)[:, ::-1][:, 1]` of a Fortran-ordered a:
     NumPy's (8,), the plan's (32,))."""
     st = a._st
+    if st is None:
+        return False  # (an untouched array the function made: root_view's "made")
     shape, vshape = tuple(st.value.shape), tuple(a._t.shape)
     if shared or a._ro or st.strides is not None or \
             not all(isinstance(n, int) for n in shape + vshape) or \
