@@ -769,7 +769,7 @@ def _run_traced(tr, call, fn, paths, compiling, slots, spec, env):
         if merged:
             raw, run, given = paths.merged_result(env.seen)
         results = _Results(fn, raw, out_leaves, _TRACED_OUT, given, spec, env.seen,
-                           _memory_owners(g.expected for g in env.guards))
+                           _memory_owners(g.held() if g.weak else g.held for g in env.guards))
         if run is not None:
             whole = results.root_views(raw if merged else raw_out[0], raw is raw_out[0],
                                        merged, run, given, call.as_array, spec, out_spec)
