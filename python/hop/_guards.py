@@ -712,6 +712,7 @@ class Guards:
     revalidate(state, leaves) the full one."""
 
     def __init__(self, s, captures, leaves, views=None, made=None, contents=(), inlined=()):
+        # (made: the ids of the captures the function made itself)
         guards = list(s.guards)
         self.unsourced = []
         self.viewed = []
@@ -725,7 +726,7 @@ class Guards:
                 # (guarded by identity) shares its memory: a change inside
                 # the array is seen, rebinding it fails the guard.
                 # So does hop.tensor(w) of such an array: its base is w.
-                a = (views or {}).get(id(t))
+                a = views.get(id(t)) if views else None
                 if a is None:
                     a = _C._base(t)
                 if held is None and a is not None:
@@ -733,7 +734,7 @@ class Guards:
                 if a is not None and id(a) in held and _shares(a, t):
                     self.viewed.append((i, held[id(a)].source))
                     arrays[id(a)] = (held[id(a)].source, a)
-                elif made is not None and made(t):
+                elif made is not None and id(t) in made:
                     self.made.append(i)
                 else:
                     self.unsourced.append(i)
@@ -1011,11 +1012,11 @@ def made_captures(captures, views, held=None):
     held = held or {}
     for t in captures:
         viewed = id(t) in views
-        owner = views[id(t)] if viewed else _C._base(t)
         # t: the trace's kept dict, captures, the loop's t, getrefcount's
         # argument; and hop.numpy's (array, tensor) entry of the trace
         if sys.getrefcount(t) > 4 + viewed:
             continue
+        owner = views[id(t)] if viewed else _C._base(t)
         # the owner: t's base and buffer, the local, getrefcount's argument;
         # and that entry and the views dict
         if owner is not None and not (_np is not None and isinstance(owner, _np.ndarray) and

@@ -560,7 +560,7 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
         made = _guards.made_captures(captures, views,
                                      frame.made if frame is not None else None) | \
             {id(t) for run in runs for t in run.made}
-        guards = _guards.Guards(env, captures, leaves, views, made=lambda t: id(t) in made,
+        guards = _guards.Guards(env, captures, leaves, views, made=made,
                                 inlined=frame.inlined.values() if frame is not None else (),
                                 contents=tr.scratch.get(_breaks.BODY_ARRAYS, {}).values())
         # A result that is such a capture itself (`return np.zeros(n)`): the plan
