@@ -581,7 +581,7 @@ layout_of(slot_layout *l, PyObject *type, const char *const *names)
         PyErr_SetString(PyExc_TypeError, "_guard_scan_functions: Source and Guard are classes");
         return -1;
     }
-    Py_ssize_t off[5]; /* (l is left as it was when one is not a slot) */
+    Py_ssize_t off[5] = {0}; /* (l is left as it was when one is not a slot) */
     for (int i = 0; i < 5; i++) {
         PyObject *d = hop_py_attr_or(PyObject_GetAttrString(type, names[i]), Py_None);
         if (d == NULL)
