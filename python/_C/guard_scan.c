@@ -18,11 +18,13 @@
  */
 #include "hop_py.h"
 
+#include <structmember.h> /* (T_OBJECT_EX: a __slots__ member) */
+
 /* _reads' side, looked up at the first scan. */
 static PyObject *names_cache, *names_of_fn, *is_user_fn, *is_hop_fn, *missing, *library;
 static PyObject *stdlib_names, *builtins_mod;
 static PyObject *s_code, *s_set, *s_order, *s_sorted, *s_loads, *s_global_loads, *s_name,
-    *s_wrapped, *s_builtins, *s_cell, *s_global, *s_default, *s_kwdefault, *s_empty;
+    *s_wrapped, *s_builtins, *s_cell, *s_global, *s_default, *s_kwdefault, *s_id, *s_empty;
 
 static int
 scan_helpers(void)
@@ -51,7 +53,8 @@ scan_helpers(void)
         (s_cell = PyUnicode_InternFromString("cell")) &&
         (s_global = PyUnicode_InternFromString("global")) &&
         (s_default = PyUnicode_InternFromString("default")) &&
-        (s_kwdefault = PyUnicode_InternFromString("kwdefault")))
+        (s_kwdefault = PyUnicode_InternFromString("kwdefault")) &&
+        (s_id = PyUnicode_InternFromString("id")))
         s_empty = PyUnicode_InternFromString("");
     Py_XDECREF(reads);
     Py_XDECREF(sys);
@@ -385,7 +388,8 @@ done:
 }
 
 /*
- * _guard_roots(fn, skip_hop_modules) -> [(kind, name, holder, value)] or None.
+ * _guard_roots(fn, skip_hop_modules) -> [(kind, name, holder, value)] or None
+ * (roots_of: the same, NULL with an exception).
  *
  * _reads.roots(fn, _guards._FOLLOW) of a Python function fn: its closure
  * cells (an empty one with MISSING), the globals its code names (see
@@ -396,13 +400,8 @@ done:
  * Python.
  */
 static PyObject *
-py_guard_roots(PyObject *self, PyObject *args)
+roots_of(PyObject *fn, int skip)
 {
-    (void)self;
-    PyObject *fn;
-    int skip;
-    if (!PyArg_ParseTuple(args, "Op:_guard_roots", &fn, &skip))
-        return NULL;
     /* (empty globals: _reads.roots reads `fn.__globals__ or {}`, another dict) */
     if (!PyFunction_Check(fn) || !PyDict_CheckExact(PyFunction_GET_GLOBALS(fn)) ||
         PyDict_GET_SIZE(PyFunction_GET_GLOBALS(fn)) == 0)
@@ -456,6 +455,17 @@ fail:
     goto done;
 }
 
+static PyObject *
+py_guard_roots(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *fn;
+    int skip;
+    if (!PyArg_ParseTuple(args, "Op:_guard_roots", &fn, &skip))
+        return NULL;
+    return roots_of(fn, skip);
+}
+
 /* Appends to out the (globals, builtins, name, value, pinned) of one
  * builtin fn's code loads that its globals do not define, unless keys
  * holds (id(globals), name) already (then added); 0, -1 with an exception. */
@@ -487,7 +497,8 @@ builtin_read(PyObject *g, PyObject *b, PyObject *name, PyObject *keys, PyObject 
 }
 
 /*
- * _guard_builtins(fn, keys, out) -> True, or None.
+ * _guard_builtins(fn, keys, out) -> True, or None (builtins_of: 1, 0 for
+ * None, -1 with an exception).
  *
  * _guards._builtin_reads of a Python function fn: the builtins its code
  * loads as globals (in sorted order) that its globals do not define,
@@ -496,37 +507,32 @@ builtin_read(PyObject *g, PyObject *b, PyObject *name, PyObject *keys, PyObject 
  * None: not answered here (globals not a dict, builtins not a dict or a
  * module, a module name not a str): ask Python.
  */
-static PyObject *
-py_guard_builtins(PyObject *self, PyObject *args)
+static int
+builtins_of(PyObject *fn, PyObject *keys, PyObject *out)
 {
-    (void)self;
-    PyObject *fn, *keys, *out;
-    if (!PyArg_ParseTuple(args, "OO!O!:_guard_builtins", &fn, &PySet_Type, &keys, &PyList_Type,
-                          &out))
-        return NULL;
     if (!PyFunction_Check(fn) || !PyDict_CheckExact(PyFunction_GET_GLOBALS(fn)))
-        Py_RETURN_NONE;
+        return 0;
     if (scan_helpers() < 0)
-        return NULL;
+        return -1;
     PyObject *g = PyFunction_GET_GLOBALS(fn);
     PyObject *bref = hop_py_attr_or(PyObject_GetAttr(fn, s_builtins), Py_None);
     if (bref == NULL)
-        return NULL;
+        return -1;
     /* (bref holds the builtins while this runs: a dict, or a module's) */
     PyObject *b = PyModule_CheckExact(bref) ? PyModule_GetDict(bref) : bref;
     PyObject *name = PyDict_GetItemWithError(g, s_name);
     if (name == NULL && PyErr_Occurred()) {
         Py_DECREF(bref);
-        return NULL;
+        return -1;
     }
     if (!PyDict_Check(b) || (name && !PyUnicode_CheckExact(name) && PyObject_IsTrue(name) != 0)) {
         Py_DECREF(bref);
-        Py_RETURN_NONE; /* (a truthy name not a str: Python's test decides, and raises) */
+        return 0; /* (a truthy name not a str: Python's test decides, and raises) */
     }
     int hop = name && PyUnicode_CheckExact(name) ? hop_py_is_hop_module(name) : 0;
     if (hop != 0) {
         Py_DECREF(bref);
-        return hop < 0 ? NULL : Py_NewRef(Py_True);
+        return hop < 0 ? -1 : 1;
     }
     PyObject *names = names_for(PyFunction_GET_CODE(fn));
     PyObject *loads = names ? PyObject_GetAttr(names, s_loads) : NULL;
@@ -540,10 +546,207 @@ py_guard_builtins(PyObject *self, PyObject *args)
     Py_XDECREF(loads);
     Py_XDECREF(sorted);
     Py_DECREF(bref);
-    return rc < 0 ? NULL : Py_NewRef(Py_True);
+    return rc < 0 ? -1 : 1;
+}
+
+static PyObject *
+py_guard_builtins(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *fn, *keys, *out;
+    if (!PyArg_ParseTuple(args, "OO!O!:_guard_builtins", &fn, &PySet_Type, &keys, &PyList_Type,
+                          &out))
+        return NULL;
+    int rc = builtins_of(fn, keys, out);
+    return rc < 0 ? NULL : Py_NewRef(rc ? Py_True : Py_None);
+}
+
+/* The offsets of a __slots__ class's slots (_guards.Source's, Guard's), read
+ * from its member descriptors when the scan first meets the class. */
+typedef struct {
+    PyObject *type; /* (strong) */
+    Py_ssize_t off[5];
+} slot_layout;
+
+static slot_layout source_layout, guard_layout;
+static const char *const source_slots[] = {"kind", "base", "key", "path", "text"};
+static const char *const guard_slots[] = {"source", "kind", "held", "capture", "weak"};
+
+static int
+layout_of(slot_layout *l, PyObject *type, const char *const *names)
+{
+    if (l->type == type)
+        return 0;
+    if (!PyType_Check(type) || ((PyTypeObject *)type)->tp_alloc == NULL) {
+        PyErr_SetString(PyExc_TypeError, "_guard_scan_functions: Source and Guard are classes");
+        return -1;
+    }
+    Py_ssize_t off[5] = {0}; /* (l is left as it was when one is not a slot) */
+    for (int i = 0; i < 5; i++) {
+        PyObject *d = hop_py_attr_or(PyObject_GetAttrString(type, names[i]), Py_None);
+        if (d == NULL)
+            return -1;
+        int ok = Py_IS_TYPE(d, &PyMemberDescr_Type) &&
+                 ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX;
+        if (ok)
+            off[i] = ((PyMemberDescrObject *)d)->d_member->offset;
+        Py_DECREF(d);
+        if (!ok) {
+            PyErr_Format(PyExc_TypeError, "_guard_scan_functions: %R.%s is not a slot", type,
+                         names[i]);
+            return -1;
+        }
+    }
+    memcpy(l->off, off, sizeof off);
+    Py_XSETREF(l->type, Py_NewRef(type));
+    return 0;
+}
+
+/* A new instance of l's class with its five slots set (new references
+ * taken), __init__ not run; NULL with an exception. */
+static PyObject *
+make_slots(slot_layout *l, PyObject *v0, PyObject *v1, PyObject *v2, PyObject *v3, PyObject *v4)
+{
+    PyObject *o = ((PyTypeObject *)l->type)->tp_alloc((PyTypeObject *)l->type, 0);
+    if (o == NULL)
+        return NULL;
+    PyObject *vs[5] = {v0, v1, v2, v3, v4};
+    for (int i = 0; i < 5; i++)
+        *(PyObject **)((char *)o + l->off[i]) = Py_NewRef(vs[i]);
+    return o;
+}
+
+/* What _guards._visit does with a function v found in a closure cell or a
+ * global (kind s_cell or s_global, name, holder): an identity guard on
+ * Source(kind, holder, name, "closure cell 'name'" / "global 'name'"),
+ * holding v weakly (Guard's `expected` setter), and id(v) marked seen;
+ * 0, -1 with an exception. */
+static int
+guard_function(PyObject *guards, PyObject *seen, PyObject *kind, PyObject *name,
+               PyObject *holder, PyObject *v)
+{
+    PyObject *text = PyUnicode_FromFormat(kind == s_cell ? "closure cell %R" : "global %R", name);
+    PyObject *empty = text ? PyTuple_New(0) : NULL;
+    PyObject *src = empty ? make_slots(&source_layout, kind, holder, name, empty, text) : NULL;
+    PyObject *ref = src ? PyWeakref_NewRef(v, NULL) : NULL;
+    PyObject *g = NULL, *key = NULL;
+    int rc = -1;
+    if (ref == NULL && src && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear(); /* (held strongly, weak False: the setter's fallback) */
+        g = make_slots(&guard_layout, src, s_id, v, Py_None, Py_False);
+    } else if (ref) {
+        g = make_slots(&guard_layout, src, s_id, ref, Py_None, Py_True);
+    }
+    key = g ? PyLong_FromVoidPtr(v) : NULL;
+    if (key && PyList_Append(guards, g) == 0 && PySet_Add(seen, key) == 0)
+        rc = 0;
+    Py_XDECREF(text);
+    Py_XDECREF(empty);
+    Py_XDECREF(src);
+    Py_XDECREF(ref);
+    Py_XDECREF(g);
+    Py_XDECREF(key);
+    return rc;
+}
+
+/* One walked function f's roots and builtin reads (the body of
+ * _guards.scan's loop): a function in a cell or a global guarded here,
+ * any other root visited by visit_root(s, f, kind, name, holder, v), a
+ * function C does not read plainly by scan_function(s, f); 0, -1 with an
+ * exception. */
+static int
+scan_one(PyObject *s, PyObject *f, PyObject *guards, PyObject *seen, PyObject *keys,
+         PyObject *builtins, Py_ssize_t max, PyObject *visit_root, PyObject *scan_function)
+{
+    PyObject *roots = PyFunction_Check(f) ? roots_of(f, 1) : Py_NewRef(Py_None);
+    if (roots == NULL)
+        return -1;
+    if (roots == Py_None) {
+        Py_DECREF(roots);
+        PyObject *r = PyObject_CallFunctionObjArgs(scan_function, s, f, NULL);
+        Py_XDECREF(r);
+        return r ? 0 : -1;
+    }
+    int rc = 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(roots); i++) {
+        PyObject *t = PyList_GET_ITEM(roots, i);
+        PyObject *kind = PyTuple_GET_ITEM(t, 0), *name = PyTuple_GET_ITEM(t, 1);
+        PyObject *holder = PyTuple_GET_ITEM(t, 2), *v = PyTuple_GET_ITEM(t, 3);
+        if ((kind == s_cell || kind == s_global) && PyFunction_Check(v)) {
+            if (PyList_GET_SIZE(guards) < max) /* (_visit's first test) */
+                rc = guard_function(guards, seen, kind, name, holder, v);
+            continue;
+        }
+        PyObject *r = PyObject_CallFunctionObjArgs(visit_root, s, f, kind, name, holder, v, NULL);
+        rc = r ? 0 : -1;
+        Py_XDECREF(r);
+    }
+    Py_DECREF(roots);
+    int got = rc < 0 ? -1 : builtins_of(f, keys, builtins);
+    if (got == 0) {
+        PyObject *r = PyObject_CallFunctionObjArgs(scan_function, s, f, Py_True, NULL);
+        got = r ? 1 : -1;
+        Py_XDECREF(r);
+    }
+    return got < 0 ? -1 : 0;
+}
+
+/*
+ * _guard_scan_functions(s, Source, Guard, visit_root, scan_function, max_guards) -> None.
+ *
+ * _guards.scan's loop over the walked functions (s.functions, which
+ * visits may lengthen) while s holds fewer than max_guards guards: each
+ * function's roots (roots_of) visited and its builtin reads (builtins_of)
+ * added.  A nest's every level holds the next level's function in a cell:
+ * its guard is made here, a Source and a Guard whose slots C sets (the
+ * objects Python's _root_source and _visit make), without a Python frame.
+ * Every other root goes to visit_root, every function C does not read
+ * plainly to scan_function (both _guards', in Python).
+ */
+static PyObject *
+py_guard_scan_functions(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *s, *src_type, *guard_type, *visit_root, *scan_function;
+    Py_ssize_t max;
+    if (!PyArg_ParseTuple(args, "OOOOOn:_guard_scan_functions", &s, &src_type, &guard_type,
+                          &visit_root, &scan_function, &max) ||
+        scan_helpers() < 0 || layout_of(&source_layout, src_type, source_slots) < 0 ||
+        layout_of(&guard_layout, guard_type, guard_slots) < 0)
+        return NULL;
+    PyObject *functions = PyObject_GetAttrString(s, "functions");
+    PyObject *guards = functions ? PyObject_GetAttrString(s, "guards") : NULL;
+    PyObject *seen = guards ? PyObject_GetAttrString(s, "seen") : NULL;
+    PyObject *keys = seen ? PyObject_GetAttrString(s, "builtin_keys") : NULL;
+    PyObject *builtins = keys ? PyObject_GetAttrString(s, "builtins") : NULL;
+    int rc = -1;
+    if (builtins == NULL)
+        goto done;
+    if (!PyList_CheckExact(functions) || !PyList_CheckExact(guards) || !PySet_Check(seen) ||
+        !PySet_Check(keys) || !PyList_Check(builtins)) {
+        PyErr_SetString(PyExc_TypeError, "_guard_scan_functions: not a _guards._Scan");
+        goto done;
+    }
+    rc = 0;
+    for (Py_ssize_t done = 0;
+         rc == 0 && done < PyList_GET_SIZE(functions) && PyList_GET_SIZE(guards) < max; done++) {
+        PyObject *f = Py_NewRef(PyList_GET_ITEM(functions, done));
+        rc = scan_one(s, f, guards, seen, keys, builtins, max, visit_root, scan_function);
+        Py_DECREF(f);
+    }
+done:
+    Py_XDECREF(functions);
+    Py_XDECREF(guards);
+    Py_XDECREF(seen);
+    Py_XDECREF(keys);
+    Py_XDECREF(builtins);
+    return rc < 0 ? NULL : Py_NewRef(Py_None);
 }
 
 static PyMethodDef guard_scan_functions[] = {
+    {"_guard_scan_functions", py_guard_scan_functions, METH_VARARGS,
+     "_guard_scan_functions(s, Source, Guard, visit_root, scan_function, max_guards): the guard "
+     "scan's loop over its walked functions (hop._guards)"},
     {"_guard_builtins", py_guard_builtins, METH_VARARGS,
      "_guard_builtins(fn, keys, out) -> True or None: the builtins a walked function's code "
      "loads, for the guard scan's names guard (hop._guards)"},

@@ -529,6 +529,9 @@ def _guard_roots(fn: Callable[..., Any], skip_hop_modules: bool, /) -> \
 def _guard_builtins(fn: Callable[..., Any], keys: set[tuple[int, str]],
                     out: list[tuple[dict[str, Any], dict[str, Any], str, Any, bool]], /) -> \
         bool | None: ...
+def _guard_scan_functions(s: Any, source: type, guard: type,
+                          visit_root: Callable[[Any, Callable[..., Any], str, Any, Any, Any], None],
+                          scan_function: Callable[..., None], max_guards: int, /) -> None: ...
 # the builtin-name guard (python/_C/name_guard.c, hop._guards)
 class _NameGuard:
     reads: tuple[tuple[dict[str, Any], dict[str, Any], str, Any, bool], ...]

@@ -349,15 +349,34 @@ def scan(fn, arg_leaves=(), arg_names=(), static=()):
     for src, value in roots:
         _visit(s, src, value, 0)
     # Visiting finds more code that runs under the trace (the methods of the
-    # objects reached): their cells and globals are read too.
+    # objects reached): their cells and globals are read too.  (In C: the
+    # loop, each function's roots and builtins, and the identity guard of a
+    # function in a cell or a global, a nest's every level; the rest here.)
+    _C._guard_scan_functions(s, Source, Guard, _visit_root, _scan_function, _MAX_GUARDS)
+    return s
+
+
+def _scan_functions(s):
+    """_C._guard_scan_functions in Python: the walked functions' roots
+    visited and builtin reads added, while s is not full."""
     done = 0
     while done < len(s.functions) and len(s.guards) < _MAX_GUARDS:  # (not s.full())
         f = s.functions[done]
         done += 1
+        _scan_function(s, f)
+
+
+def _scan_function(s, f, builtins_only=False):
+    """One walked function's roots visited (not with builtins_only) and its
+    builtin reads added."""
+    if not builtins_only:
         for kind, name, holder, v in _function_roots(f):
-            _visit(s, _root_source(f, kind, name, holder), v, 0)
-        _builtin_reads(s, f)
-    return s
+            _visit_root(s, f, kind, name, holder, v)
+    _builtin_reads(s, f)
+
+
+def _visit_root(s, f, kind, name, holder, v):
+    _visit(s, _root_source(f, kind, name, holder), v, 0)
 
 
 class _Follow(Policy):
@@ -702,11 +721,12 @@ class Guards:
     revalidate(state, leaves) the full one."""
 
     def __init__(self, s, captures, leaves, views=None, made=None, contents=(), inlined=()):
+        # (made: the ids of the captures the function made itself)
         guards = list(s.guards)
         self.unsourced = []
         self.viewed = []
         self.made = []  # captures the function made itself: constants, no guard
-        held = {id(g.expected): g for g in guards if g.kind == "id"}
+        held = None  # id(object) -> its id guard, when a capture has no source
         arrays = {}  # id(ndarray) -> (its source, it): the arrays captures view
         for i, t in enumerate(captures):
             entry = s.tensors.pop(id(t), None)
@@ -715,13 +735,15 @@ class Guards:
                 # (guarded by identity) shares its memory: a change inside
                 # the array is seen, rebinding it fails the guard.
                 # So does hop.tensor(w) of such an array: its base is w.
-                a = (views or {}).get(id(t))
+                a = views.get(id(t)) if views else None
                 if a is None:
                     a = _C._base(t)
+                if held is None and a is not None:
+                    held = {id(g.expected): g for g in guards if g.kind == "id"}
                 if a is not None and id(a) in held and _shares(a, t):
                     self.viewed.append((i, held[id(a)].source))
                     arrays[id(a)] = (held[id(a)].source, a)
-                elif made is not None and made(t):
+                elif made is not None and id(t) in made:
                     self.made.append(i)
                 else:
                     self.unsourced.append(i)
@@ -736,7 +758,21 @@ class Guards:
         # A function that changed its own environment while traced (appended
         # to a list it closes over) is guarded on the state it left.
         for g in guards:
-            if g.kind not in ("tensor", "names"):
+            kind = g.kind
+            if kind == "id" and g.weak and not g.source.path:
+                # (a function in a cell or a global, every level of a nest:
+                # Source.read and the `expected` setter, without their calls;
+                # the same object again keeps its reference)
+                src = g.source
+                try:
+                    v = src.base.cell_contents if src.kind == "cell" else \
+                        src.base[src.key] if src.kind == "global" else src.read(leaves)
+                except Exception:
+                    continue
+                if g.held() is not v:
+                    g.expected = v
+                continue
+            if kind not in ("tensor", "names"):
                 try:
                     v = g.source.read(leaves)
                 except Exception:
@@ -769,14 +805,14 @@ class Guards:
         self.guards = guards
         self.skipped = s.skipped
         self.uses_args = any(g.source.kind == "arg" for g in guards)
-        self.check = _generate(guards) if guards else None
+        shape = _shape(guards)
+        self.check = _bind(*shape) if guards else None
         # The bound C calls (hop._trace: Plan.bind_*, _C._bind_names;
         # _C._EffectsCall) check the builtin names themselves, in C, and
         # then check_c: the generated check without the names' term (None:
         # no other guard).  The Python paths run check, every guard.
-        self.names = next((g.expected for g in guards if g.kind == "names"), None)
-        self.check_c = self.check if self.names is None else \
-            _generate(guards, names_in_c=True)
+        self.names = guards[shape[2][0]].expected if shape[2] else None
+        self.check_c = self.check if self.names is None else _bind(*shape, names_in_c=True)
 
     def state(self, captures):
         """The first state: (the objects the fast check expects, the
@@ -985,11 +1021,11 @@ def made_captures(captures, views, held=None):
     held = held or {}
     for t in captures:
         viewed = id(t) in views
-        owner = views[id(t)] if viewed else _C._base(t)
         # t: the trace's kept dict, captures, the loop's t, getrefcount's
         # argument; and hop.numpy's (array, tensor) entry of the trace
         if sys.getrefcount(t) > 4 + viewed:
             continue
+        owner = views[id(t)] if viewed else _C._base(t)
         # the owner: t's base and buffer, the local, getrefcount's argument;
         # and that entry and the views dict
         if owner is not None and not (_np is not None and isinstance(owner, _np.ndarray) and
@@ -1046,12 +1082,20 @@ def _generate(guards, names_in_c=False):
     each plan binds its own objects (globals dicts, cells, keys).  With
     names_in_c, the names guard has no term (its caller checks it in C):
     None when no guard is left."""
-    shape, objs = [], []
+    return _bind(*_shape(guards), names_in_c)
+
+
+def _shape(guards):
+    """(the guards' shapes, the objects their check binds, the indices of
+    the names guards): _generate's reading of the guards, which _bind turns
+    into a check with or without the names' term."""
+    shape, objs, names = [], [], []
     for g in guards:
         src = g.source
-        if src.kind == "global":
+        kind = src.kind
+        if kind == "global":
             objs += (src.base, src.key)
-        elif src.kind != "arg":
+        elif kind != "arg":
             objs.append(src.base)
         steps = []
         for step, key in src.path:
@@ -1062,11 +1106,23 @@ def _generate(guards, names_in_c=False):
             else:
                 steps.append(step)
                 objs.append(key)
-        kind = "weak" if g.weak else "names_c" if names_in_c and g.kind == "names" else g.kind
-        shape.append((kind, src.kind,
-                      src.key if src.kind == "arg" else None, tuple(steps)))
+        if g.kind == "names":
+            names.append(len(shape))
+        shape.append(("weak" if g.weak else g.kind, kind,
+                      src.key if kind == "arg" else None, tuple(steps)))
+    return shape, objs, names
+
+
+def _bind(shape, objs, names, names_in_c=False):
+    """_generate's check of guards of these shapes, bound to objs."""
+    if names_in_c:
+        if len(names) == len(shape):
+            return None
+        shape = list(shape)
+        for j in names:
+            shape[j] = ("names_c",) + shape[j][1:]
     shape = tuple(shape)
-    if all(k == "names_c" for k, *_ in shape):
+    if not shape:
         return None
     make = _FACTORIES.get(shape)
     if make is None:

@@ -560,7 +560,7 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
         made = _guards.made_captures(captures, views,
                                      frame.made if frame is not None else None) | \
             {id(t) for run in runs for t in run.made}
-        guards = _guards.Guards(env, captures, leaves, views, made=lambda t: id(t) in made,
+        guards = _guards.Guards(env, captures, leaves, views, made=made,
                                 inlined=frame.inlined.values() if frame is not None else (),
                                 contents=tr.scratch.get(_breaks.BODY_ARRAYS, {}).values())
         # A result that is such a capture itself (`return np.zeros(n)`): the plan
@@ -769,7 +769,7 @@ def _run_traced(tr, call, fn, paths, compiling, slots, spec, env):
         if merged:
             raw, run, given = paths.merged_result(env.seen)
         results = _Results(fn, raw, out_leaves, _TRACED_OUT, given, spec, env.seen,
-                           _memory_owners(g.expected for g in env.guards))
+                           _memory_owners(g.held() if g.weak else g.held for g in env.guards))
         if run is not None:
             whole = results.root_views(raw if merged else raw_out[0], raw is raw_out[0],
                                        merged, run, given, call.as_array, spec, out_spec)

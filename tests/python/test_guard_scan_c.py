@@ -188,3 +188,58 @@ def test_a_compiled_function_sees_a_walked_helpers_cell_and_global_change():
     finally:
         OFFSET = 1.0
     assert cf(x).tolist() == [11.5, 21.5]
+
+
+# the scan's loop over the walked functions in C (_C._guard_scan_functions):
+# the guards, sources, seen ids and builtin reads of _guards' Python loop
+
+def _many_globals(n):
+    """A function whose code names n module functions (more guards than the
+    scan keeps: _MAX_GUARDS)."""
+    g = {"__name__": "scan_many_user"}
+    src = "def f(v):\n    return v" + "".join(f" + h{i}(v)" for i in range(n)) + "\n"
+    for i in range(n):
+        exec(f"def h{i}(v):\n    return v\n", g)
+    exec(src, g)
+    return g["f"]
+
+
+def _scan_record(s):
+    guards = [(g.kind, g.source.kind, id(g.source.base), g.source.key, g.source.path,
+               repr(g.source), g.weak, id(g.expected), g.capture) for g in s.guards]
+    return (guards, [id(f) for f in s.functions], s.seen, s.builtin_keys,
+            [(id(a), id(b), n, id(v), p) for a, b, n, v, p in s.builtins], s.skipped)
+
+
+@pytest.mark.parametrize("i", range(13))
+def test_the_scans_loop_in_c_guards_what_pythons_loop_guards(i, monkeypatch):
+    f = (_functions() + [_many_globals(600), _many_globals(3)])[i]
+    got = _scan_record(_guards.scan(f))
+    monkeypatch.setattr(_C, "_guard_scan_functions",
+                        lambda s, *a: _guards._scan_functions(s))
+    want = _scan_record(_guards.scan(f))
+    assert got == want
+    assert len(got[0]) <= _guards._MAX_GUARDS
+
+
+def test_a_guard_made_in_c_is_a_guard_as_pythons():
+    s = _guards.scan(_nest(2))
+    g = s.guards[0]
+    assert type(g) is _guards.Guard and type(g.source) is _guards.Source
+    assert g.kind == "id" and g.weak and g.capture is None and g.source.path == ()
+    assert g.expected is s.functions[1]
+    assert g.describe() == _guards.Guard(g.source, "id", g.expected).describe()
+    assert g.source.read(()) is g.expected and g.source.hint() == "g"
+
+
+def test_the_scans_loop_in_c_rejects_a_class_without_the_slots():
+    class NotSource:
+        __slots__ = ("kind", "base", "key", "path")  # (text: none)
+
+    class Plain:
+        kind = base = key = path = text = None
+    for cls in (NotSource, Plain):
+        with pytest.raises(TypeError, match="text is not a slot|kind is not a slot"):
+            _C._guard_scan_functions(_guards._Scan(), cls, _guards.Guard, None, None, 512)
+    # (the layouts it keeps are still the real classes': a scan works after)
+    assert [repr(g.source) for g in _guards.scan(_nest(2)).guards] == ["closure cell 'g'"] * 2
