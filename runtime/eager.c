@@ -24,6 +24,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #define SMALL 256
@@ -430,6 +431,45 @@ float_unary(hop_op op)
     }
 }
 
+/* A quick-table entry for an (op, dtype) with no vector function: not 0,
+ * which means "not looked up yet". */
+static void
+quick_none(int64_t n, void *out, const void *const *in, const int *inc)
+{
+    (void)n, (void)out, (void)in, (void)inc;
+}
+
+/*
+ * The quick path's vector functions by op and dtype (hop__vfn_binary's or
+ * hop__vfn_unary's; quick_none when there is none) and each op's most
+ * elements (1 + the count below HOP__GRAIN at the op's cost, at most 4096;
+ * 0: not looked up), each looked up on first use: a table load instead of
+ * two calls and a switch.  Relaxed atomics: every thread computes the same
+ * constant.
+ */
+static _Atomic(hop__vfn) quick_fns[HOP_OP_COUNT][HOP_DTYPE_COUNT];
+static _Atomic int32_t quick_max[HOP_OP_COUNT];
+
+static __attribute__((noinline)) hop__vfn
+quick_fn_lookup(hop_op op, hop_dtype dt, bool unary)
+{
+    hop__vfn fn = unary ? hop__vfn_unary(op, dt) : hop__vfn_binary(op, dt);
+    if (fn == NULL)
+        fn = quick_none;
+    atomic_store_explicit(&quick_fns[op][dt], fn, memory_order_relaxed);
+    return fn;
+}
+
+static __attribute__((noinline)) int32_t
+quick_max_lookup(hop_op op)
+{
+    int cost = hop_op_get(op)->cost;
+    int64_t most = cost > 0 ? (HOP__GRAIN - 1) / cost : 4096;
+    int32_t max = 1 + (int32_t)(most < 4096 ? most : 4096);
+    atomic_store_explicit(&quick_max[op], max, memory_order_relaxed);
+    return max;
+}
+
 /*
  * The common eager call from Python - arithmetic on two dense tensors of one
  * dtype and one shape, or a float function of one dense f32 or f64 tensor
@@ -486,10 +526,15 @@ eager_dense(hop_op op, const hop_tensor *a, const hop_tensor *b, bool *done)
             __builtin_mul_overflow(n, size, &n))
             return NULL;
     }
-    if (n > 4096 || n * hop_op_get(op)->cost >= HOP__GRAIN)
+    int32_t max = atomic_load_explicit(&quick_max[op], memory_order_relaxed);
+    if (__builtin_expect(max == 0, 0))
+        max = quick_max_lookup(op);
+    if (n >= max)
         return NULL;
-    hop__vfn fn = unary ? hop__vfn_unary(op, a->dtype) : hop__vfn_binary(op, a->dtype);
-    if (fn == NULL)
+    hop__vfn fn = atomic_load_explicit(&quick_fns[op][a->dtype], memory_order_relaxed);
+    if (__builtin_expect(fn == NULL, 0))
+        fn = quick_fn_lookup(op, a->dtype, unary);
+    if (fn == quick_none)
         return NULL;
     *done = true;
     hop_tensor *t = hop__tensor_empty_checked(a->dtype, a->rank, a->sizes, n);
@@ -499,6 +544,14 @@ eager_dense(hop_op op, const hop_tensor *a, const hop_tensor *b, bool *done)
     static const int inc[2] = {1, 1};
     fn(n, t->data, in, inc);
     return t;
+}
+
+bool
+hop_eager_quick(hop_op op, const hop_tensor *a, const hop_tensor *b, hop_tensor **out)
+{
+    bool done;
+    *out = eager_dense(op, a, b, &done);
+    return done;
 }
 
 /* eager_dense on hop_eager's operands: false when it does not apply;

@@ -248,6 +248,19 @@ hop_status hop_eager(hop_op op, const hop_rt_arg *args, size_t nargs, hop_rt_val
 /* The same for ops that give a tensor: the new tensor, or NULL on error
  * (HOP_INVALID too when the op gives an int). */
 hop_tensor *hop_eager_tensor(hop_op op, const hop_rt_arg *args, size_t nargs);
+/*
+ * hop_eager's quick path alone, for a front end's commonest call: op on two
+ * tensors a and b (b NULL: on a alone) when they are dense (C order from
+ * their first element), of one dtype and one shape and small (at most 4096
+ * elements, less than a piece worth a thread), op is add, sub, mul, div,
+ * maximum or minimum (f32, f64; but div, i32, i64) or a float function of
+ * one f32 or f64 tensor (neg, abs, exp, sin, ...).  Then it returns true
+ * and *out is the new tensor, the one hop_eager would give (the caller owns
+ * it), or NULL on error (HOP_NOMEM).  Else it returns false having done
+ * nothing (*out NULL): call hop_eager.  (What a number protocol's `a + b`
+ * calls first: no operand array, no result union, no inference.)
+ */
+bool hop_eager_quick(hop_op op, const hop_tensor *a, const hop_tensor *b, hop_tensor **out);
 
 /*
  * Runs op into out, which must have exactly the inferred dtype and sizes

@@ -69,6 +69,18 @@ big_work(hop_op op, const hop_rt_arg *args, size_t nargs)
     return total >= NOGIL_NUMEL && hop_op_get(op)->family != HOP_KF_VIEW;
 }
 
+/* The exception of an eager op's failure st (NULL). */
+static __attribute__((noinline)) PyObject *
+eager_failed(hop_op op, hop_status st)
+{
+    if (st == HOP_NOMEM && strncmp(hop_error_message(), "out of memory", 13) == 0) {
+        /* The allocator's message does not say who asked. */
+        PyErr_Format(PyExc_MemoryError, "%s: %s", hop_op_get(op)->name, hop_error_message());
+        return NULL;
+    }
+    return hop_py_raise();
+}
+
 /* Runs op eagerly on runtime operands: a Tensor or an int. */
 static PyObject *
 run_eager(hop_op op, const hop_rt_arg *args, size_t nargs)
@@ -81,16 +93,24 @@ run_eager(hop_op op, const hop_rt_arg *args, size_t nargs)
     } else {
         st = hop_eager(op, args, nargs, &out);
     }
-    if (st == HOP_NOMEM && strncmp(hop_error_message(), "out of memory", 13) == 0) {
-        /* The allocator's message does not say who asked. */
-        PyErr_Format(PyExc_MemoryError, "%s: %s", hop_op_get(op)->name, hop_error_message());
-        return NULL;
-    }
     if (st != HOP_OK)
-        return hop_py_raise();
+        return eager_failed(op, st);
     if (out.kind == HOP_VALUE_TENSOR)
         return hop_py_tensor_new(out.tensor);
     return PyLong_FromLongLong(out.i);
+}
+
+/* op on concrete tensors a and b (b NULL: on a alone) outside a trace:
+ * hop_eager_quick (small, dense, one dtype and shape: never worth
+ * releasing the GIL), else run_eager. */
+static inline PyObject *
+run_concrete(hop_op op, hop_tensor *a, hop_tensor *b)
+{
+    hop_tensor *t;
+    if (hop_eager_quick(op, a, b, &t))
+        return t != NULL ? hop_py_tensor_new(t) : eager_failed(op, hop_error_code());
+    hop_rt_arg args[2] = {hop_rt_tensor(a), hop_rt_tensor(b)};
+    return run_eager(op, args, b != NULL ? 2 : 1);
 }
 
 /* The runtime operand of a concrete Python operand (lists excluded). */
@@ -231,13 +251,20 @@ hop_py__run_and_drop(hop_op op, const hop_py_opnd *args, size_t nargs, PyObject 
 }
 
 /* One-tensor ops: neg, sin, clone, ... */
+static __attribute__((noinline)) PyObject *unary_general(hop_op op, PyObject *x);
+
 PyObject *
 hop_py__unary(hop_op op, PyObject *x)
 {
-    if (HOP_PY_TENSOR(x)->t != NULL && !hop_py_tracing_active()) {
-        hop_rt_arg a = hop_rt_tensor(HOP_PY_TENSOR(x)->t);
-        return run_eager(op, &a, 1);
-    }
+    if (HOP_PY_TENSOR(x)->t != NULL && !hop_py_tracing_active())
+        return run_concrete(op, HOP_PY_TENSOR(x)->t, NULL);
+    return unary_general(op, x);
+}
+
+/* hop_py__unary on a proxy, or while this thread traces. */
+static PyObject *
+unary_general(hop_op op, PyObject *x)
+{
     PyObject *traced;
     if (hop_py__ntracing != 0 && hop_py__trace_unary(op, x, &traced))
         return traced;
@@ -251,15 +278,23 @@ hop_py__unary(hop_op op, PyObject *x)
  * NotImplemented when the other side is no operand (Python then raises its
  * "unsupported operand type(s)" TypeError).
  */
+static __attribute__((noinline)) PyObject *binary_general(hop_op op, PyObject *a, PyObject *b);
+
 PyObject *
 hop_py__binary(hop_op op, PyObject *a, PyObject *b)
 {
     if (HOP_PY_IS_TENSOR(a) && HOP_PY_IS_TENSOR(b) && HOP_PY_TENSOR(a)->t != NULL &&
-        HOP_PY_TENSOR(b)->t != NULL && !hop_py_tracing_active()) {
-        hop_rt_arg args[2] = {hop_rt_tensor(HOP_PY_TENSOR(a)->t),
-                              hop_rt_tensor(HOP_PY_TENSOR(b)->t)};
-        return run_eager(op, args, 2);
-    }
+        HOP_PY_TENSOR(b)->t != NULL && !hop_py_tracing_active())
+        return run_concrete(op, HOP_PY_TENSOR(a)->t, HOP_PY_TENSOR(b)->t);
+    return binary_general(op, a, b);
+}
+
+/* hop_py__binary with a proxy, a number or another object, or while this
+ * thread traces: apart, so that two concrete tensors' call sets up none of
+ * its frame. */
+static PyObject *
+binary_general(hop_op op, PyObject *a, PyObject *b)
+{
     PyObject *traced;
     if (hop_py__ntracing != 0 && hop_py__trace_binary(op, a, b, &traced))
         return traced;

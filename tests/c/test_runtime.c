@@ -132,6 +132,65 @@ test_eager_arithmetic_shortcut_matches_the_general_path(void **state)
         hop_tensor_release(ts[i]);
 }
 
+/* hop_eager_quick: hop_eager's result where the shortcut applies (the
+ * bits, dtype and sizes), false and nothing done elsewhere, and the
+ * boundary of a costly op's size limit exactly the shortcut's. */
+static void
+test_eager_quick_gives_hop_eagers_result_or_declines(void **state)
+{
+    (void)state;
+    double v[12];
+    for (int i = 0; i < 12; i++)
+        v[i] = i * 1.25 - 6;
+    hop_tensor *a = make(HOP_F32, 2, SIZES(3, 4), v), *at = OP(transpose, TA(a), IA(0), IA(1));
+    hop_tensor *row = make(HOP_F32, 1, SIZES(4), v), *d = make(HOP_F64, 2, SIZES(3, 4), v);
+    hop_tensor *ia = make(HOP_I32, 2, SIZES(3, 4), v), *t;
+    const struct {
+        hop_op op;
+        hop_tensor *a, *b;
+    } yes[] = {{HOP_OP_add, a, a}, {HOP_OP_div, d, d},   {HOP_OP_maximum, ia, ia},
+               {HOP_OP_neg, a, NULL}, {HOP_OP_sin, d, NULL}},
+      no[] = {{HOP_OP_add, at, at}, {HOP_OP_add, a, row},  {HOP_OP_add, a, d},
+              {HOP_OP_div, ia, ia}, {HOP_OP_pow, a, a},    {HOP_OP_neg, ia, NULL},
+              {HOP_OP_relu, a, NULL}, {HOP_OP_sum, a, NULL}, {HOP_OP_add, NULL, NULL}};
+    for (size_t k = 0; k < N_(yes); k++) {
+        hop_rt_arg args[] = {TA(yes[k].a), TA(yes[k].b)};
+        hop_tensor *want = run_op(yes[k].op, args, yes[k].b != NULL ? 2 : 1);
+        assert_true(hop_eager_quick(yes[k].op, yes[k].a, yes[k].b, &t));
+        assert_non_null(t);
+        check_meta(t, want->dtype, want->rank, want->sizes);
+        assert_memory_equal(t->data, want->data, 12 * hop_dtype_size(want->dtype));
+        hop_tensor_release(t);
+        hop_tensor_release(want);
+    }
+    for (size_t k = 0; k < N_(no); k++) {
+        t = a;
+        assert_false(hop_eager_quick(no[k].op, no[k].a, no[k].b, &t));
+        assert_null(t);
+    }
+    /* exp costs 8: 4095 elements are one piece's work (< HOP__GRAIN), 4096 not */
+    hop_tensor *e1 = hop_tensor_zeros(HOP_F32, 1, SIZES(4095));
+    hop_tensor *e2 = hop_tensor_zeros(HOP_F32, 1, SIZES(4096));
+    assert_true(hop_eager_quick(HOP_OP_exp, e1, NULL, &t));
+    assert_int_equal(t->sizes[0], 4095);
+    assert_true(((float *)t->data)[4094] == 1.0f);
+    hop_tensor_release(t);
+    assert_false(hop_eager_quick(HOP_OP_exp, e2, NULL, &t));
+    assert_true(hop_eager_quick(HOP_OP_add, e2, e2, &t));
+    hop_tensor_release(t);
+    /* a failed allocation: taken, NULL, HOP_NOMEM, nothing left allocated */
+    long live = hop_alloc_live();
+    hop_alloc_fail_at(1);
+    assert_true(hop_eager_quick(HOP_OP_mul, a, a, &t));
+    hop_alloc_fail_at(0);
+    assert_null(t);
+    assert_int_equal(hop_error_code(), HOP_NOMEM);
+    assert_int_equal(hop_alloc_live(), live);
+    hop_tensor *ts[] = {a, at, row, d, ia, e1, e2};
+    for (size_t k = 0; k < N_(ts); k++)
+        hop_tensor_release(ts[k]);
+}
+
 static void
 test_new_tensor_is_contiguous_aligned_and_owned_once(void **state)
 {
@@ -1452,6 +1511,7 @@ main(void)
         cmocka_unit_test(test_allocation_counters_add_up_over_threads),
         cmocka_unit_test(test_eager_arithmetic_shortcut_matches_the_general_path),
         cmocka_unit_test(test_eager_unary_shortcut_matches_the_general_path),
+        cmocka_unit_test(test_eager_quick_gives_hop_eagers_result_or_declines),
         cmocka_unit_test(test_new_tensor_is_contiguous_aligned_and_owned_once),
         cmocka_unit_test(test_zeros_from_data_and_zero_dim_tensors),
         cmocka_unit_test(test_tensor_creation_rejects_bad_shapes),
