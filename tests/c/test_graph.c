@@ -1056,6 +1056,75 @@ test_verifying_a_subgraph_alone_clears_the_enclosing_stamp(void **state)
     hop_graph_free(c.g);
 }
 
+/* A graph changed only by the checked appends (placeholders, op calls, the
+ * output, guards) is well formed by construction: once it has its output,
+ * hop_graph_verify_changed trusts it without a walk (a field broken behind
+ * the API's back shows whether the check ran) and hop_graph_verify checks
+ * it; every other change, and a check that fails, ends the trust. */
+static void
+test_verify_changed_trusts_a_graph_of_checked_appends_only(void **state)
+{
+    (void)state;
+    hop_graph *open = hop_graph_new(env, "open"); /* no output yet: checked */
+    op1(open, HOP_OP_sin, ph(open, "x", T(HOP_F32, 1, s0, NULL)));
+    assert_int_equal(hop_graph_verify_changed(open), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: open: no output node");
+    hop_graph_free(open);
+    for (int k = 0; k < 9; k++) {
+        hop_graph *g = hop_graph_new(env, "chain");
+        hop_node *x = ph(g, "x", T(HOP_F32, 1, s0, NULL));
+        hop_node *spare = op1(g, HOP_OP_cos, x);
+        hop_node *add = op2(g, HOP_OP_add, op1(g, HOP_OP_sin, x), x);
+        hop_node *out = ret(g, add);
+        /* Checked appends after the output: still trusted. */
+        hop_node *y = ph(g, "y", T(HOP_F32, 1, s0, NULL));
+        op2(g, HOP_OP_mul, add, y);
+        assert_int_equal(hop_graph_add_guard(g, hop_sym_ge(env, s0, K(2))), HOP_OK);
+        assert_int_equal(g->nguards, 1);
+        add->args[1].u.node = add; /* broken behind the API's back */
+        if (k == 0) {
+            assert_int_equal(hop_graph_verify_changed(g), HOP_OK);
+            assert_int_equal(hop_graph_verify(g), HOP_VERIFY); /* always checks */
+        } else {
+            hop_value_info o = T(HOP_F32, 1, s0, NULL);
+            hop_arg xa = hop_arg_node(x);
+            hop_node *call = NULL;
+            if (k == 1)
+                assert_int_equal(hop_graph_erase_node(g, spare), HOP_OK);
+            else if (k == 2)
+                assert_int_equal(hop_graph_rename_node(g, spare, "other"), HOP_OK);
+            else if (k == 3)
+                assert_int_equal(hop_graph_move_placeholder(g, y, 0), HOP_OK);
+            else if (k == 4)
+                hop_graph_touch(g);
+            else if (k == 5)
+                assert_non_null(call = hop_graph_call_foreign(g, "kern", &xa, 1, &o, 1, 0));
+            else if (k == 6) {
+                hop_graph *body = hop_graph_new_subgraph(g, "body");
+                ret(body, ph(body, "a", o));
+                assert_int_equal(hop_graph_add_subgraph(g, body), HOP_OK);
+            }
+            else if (k == 7)
+                assert_int_equal(hop_graph_verify(g), HOP_VERIFY); /* a failed check */
+            else
+                assert_int_equal(hop_graph_erase_node(g, out), HOP_OK);
+            if (k == 5)
+                assert_non_null(hop_graph_getitem(g, call, 0));
+            if (k == 8) { /* no output node again: nothing to trust */
+                assert_int_equal(hop_graph_verify_changed(g), HOP_VERIFY);
+                assert_error(HOP_VERIFY, "verify: chain: no output node");
+                ret(g, add);
+            }
+            assert_int_equal(hop_graph_verify_changed(g), HOP_VERIFY);
+        }
+        assert_error(HOP_VERIFY, "verify: chain: node add uses itself");
+        add->args[1].u.node = x;
+        assert_int_equal(hop_graph_verify_changed(g), HOP_OK);
+        assert_int_equal(hop_graph_verify(g), HOP_OK);
+        hop_graph_free(g);
+    }
+}
+
 static void
 test_verify_checks_call_hop_signatures_against_subgraphs(void **state)
 {
@@ -1573,6 +1642,7 @@ main(void)
         T_(test_verify_rejects_a_value_from_another_graph),
         T_(test_verify_rejects_a_subgraph_argument_the_graph_does_not_own),
         T_(test_verify_changed_skips_a_graph_verified_and_unchanged),
+        T_(test_verify_changed_trusts_a_graph_of_checked_appends_only),
         T_(test_a_change_after_verification_is_verified_again),
         T_(test_verifying_a_subgraph_alone_clears_the_enclosing_stamp),
         T_(test_verify_checks_call_hop_signatures_against_subgraphs),
