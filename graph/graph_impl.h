@@ -22,12 +22,18 @@
  * `<name>_<k>` with 1 <= k < next is taken, so uniquifying `add` for the
  * 100,000th time does not rescan the taken suffixes.  Made on a base's first
  * clash only, so most names (lifted placeholders, unique ops) have none.
+ * text holds the base's len bytes, then `_<text_k>` (text_len bytes in all,
+ * no NUL; room for len + 22): the last candidate, whose successor is its
+ * digits counted up in place.  bare_taken: the base itself was taken when a
+ * name was last reserved from it and has not been released since (names.c,
+ * lower_base_start), so it need not be looked up again.
  */
 typedef struct hop__base {
-    const char *name; /* in the arena, len bytes and a NUL */
-    uint64_t next;
+    char *text; /* in the arena */
+    uint64_t next, text_k;
     struct hop__base *chain; /* the bucket's next base */
-    uint32_t hash, len;
+    uint32_t hash, len, text_len;
+    bool bare_taken;
 } hop__base;
 
 /* One distinct value info of the graph, shared by every node that has it.

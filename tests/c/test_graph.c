@@ -268,6 +268,46 @@ test_names_are_uniquified_with_the_smallest_free_suffix(void **state)
     hop_graph_free(g);
 }
 
+/* A base's own name, once seen taken, is not looked up again (names.c,
+ * bare_taken) until it is free: the node holding it erased or renamed, or
+ * the subgraph of that name removed; then it is the next name again. */
+static void
+test_a_base_name_freed_is_the_next_name_again(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_F32, 1, K(4), NULL));
+    hop_node *a = op1(g, HOP_OP_neg, x);
+    assert_string_equal(op1(g, HOP_OP_neg, x)->name, "neg_1");
+    assert_int_equal(hop_graph_erase_node(g, a), HOP_OK);
+    hop_node *b = op1(g, HOP_OP_neg, x);
+    assert_string_equal(b->name, "neg");
+    assert_string_equal(op1(g, HOP_OP_neg, x)->name, "neg_2");
+    assert_int_equal(hop_graph_rename_node(g, b, "other"), HOP_OK);
+    assert_string_equal(op1(g, HOP_OP_neg, x)->name, "neg");
+    assert_string_equal(op1(g, HOP_OP_neg, x)->name, "neg_3");
+    /* placeholders (the sanitising path) */
+    hop_node *p = ph(g, "p", T(HOP_F32, 1, K(4), NULL));
+    assert_string_equal(ph(g, "p", T(HOP_F32, 1, K(4), NULL))->name, "p_1");
+    assert_int_equal(hop_graph_erase_node(g, p), HOP_OK);
+    assert_string_equal(ph(g, "p", T(HOP_F32, 1, K(4), NULL))->name, "p");
+    assert_string_equal(ph(g, "p", T(HOP_F32, 1, K(4), NULL))->name, "p_2");
+    /* a subgraph's name */
+    hop_graph *s = hop_graph_new_subgraph(g, "sin");
+    hop_value_info v = T(HOP_F32, 1, K(4), NULL);
+    ret(s, ph(s, "a", v));
+    assert_int_equal(hop_graph_add_subgraph(g, s), HOP_OK);
+    assert_string_equal(op1(g, HOP_OP_sin, x)->name, "sin_1");
+    assert_string_equal(op1(g, HOP_OP_sin, x)->name, "sin_2");
+    assert_int_equal(hop_graph_remove_subgraph(g, s), HOP_OK);
+    hop_graph_free(s);
+    assert_string_equal(op1(g, HOP_OP_sin, x)->name, "sin");
+    assert_string_equal(op1(g, HOP_OP_sin, x)->name, "sin_3");
+    ret(g, x);
+    assert_int_equal(hop_graph_verify(g), HOP_OK);
+    hop_graph_free(g);
+}
+
 /* Many uniquified bases (the table of bases outgrows its inline buckets):
  * each keeps its own smallest free suffix, also after erasures, and graphs
  * sharing memory name their nodes independently. */
@@ -1620,6 +1660,7 @@ main(void)
         T_(test_new_graph_is_empty_and_named_as_an_identifier),
         T_(test_placeholders_stay_first_and_insert_at_their_position),
         T_(test_names_are_uniquified_with_the_smallest_free_suffix),
+        T_(test_a_base_name_freed_is_the_next_name_again),
         T_(test_many_uniquified_bases_each_keep_the_smallest_free_suffix),
         T_(test_a_sharing_graph_outlives_the_graph_it_shares_with),
         T_(test_names_that_are_not_identifiers_are_sanitised),
