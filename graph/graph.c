@@ -466,13 +466,17 @@ link_before(hop_graph *g, hop_node *n, hop_node *next)
 }
 
 /* Phase two: links the node in front of next (NULL: at the end), names it and
- * records its uses.  Cannot fail. */
+ * records its uses.  Cannot fail.  checked: the node is a checked append
+ * (HOP__BUILT_CHECKED). */
 static hop_node *
-commit(hop_graph *g, pending *p, hop_node *next)
+commit(hop_graph *g, pending *p, hop_node *next, bool checked)
 {
     hop_node *n = p->node;
     n->graph = g;
-    hop__graph_touch(g);
+    if (checked)
+        hop__graph_touch_checked(g);
+    else
+        hop__graph_touch(g);
     hop__name_commit(g, &p->claim, n);
     link_before(g, n, next);
     g->nnodes++;
@@ -548,6 +552,7 @@ new_graph(hop_shape_env *env, hop__graph_store *store, const char *name)
     }
     impl->store = store;
     impl->version = 1;
+    impl->verified = HOP__BUILT_CHECKED;
     store->refs++;
     return g;
 }
@@ -663,7 +668,7 @@ hop_graph_insert_placeholder(hop_graph *g, size_t pos, const char *name, const h
         next = g->last_placeholder->next; /* appending: the common case is O(1) */
     else
         next = g->first;
-    hop_node *n = commit(g, &p, next);
+    hop_node *n = commit(g, &p, next, true);
     g->nplaceholders++;
     if (pos == g->nplaceholders - 1)
         g->last_placeholder = n;
@@ -863,7 +868,8 @@ commit_op(hop_graph *g, pending *p, hop_op op, const hop_op_info *info, const ho
 {
     p->node->op = op;
     p->node->meta = meta;
-    return commit(g, p, body_end(g));
+    /* (no op infers "no value": were one to, the verifier would see it) */
+    return commit(g, p, body_end(g), meta->kind != HOP_VALUE_NONE);
 }
 
 hop_node *
@@ -1070,7 +1076,7 @@ hop_graph_call_hop(hop_graph *g, const hop_class *cls, const hop_arg *args, size
     if (prepare_call(g, who, HOP_NODE_CALL_HOP, cls->name, args, nargs, outs, nouts, &p) != HOP_OK)
         return NULL;
     p.node->cls = cls;
-    return commit(g, &p, body_end(g));
+    return commit(g, &p, body_end(g), false);
 }
 
 const char *
@@ -1167,7 +1173,7 @@ hop_graph_call_foreign(hop_graph *g, const char *target, const hop_arg *args, si
     if (prepare_call(g, who, HOP_NODE_CALL_FOREIGN, target, args, nargs, outs, nouts, &p) != HOP_OK)
         return NULL;
     p.node->flags = flags & HOP_NODE_SIDE_EFFECTS;
-    return commit(g, &p, body_end(g));
+    return commit(g, &p, body_end(g), false);
 }
 
 hop_node *
@@ -1197,7 +1203,7 @@ hop_graph_getitem(hop_graph *g, hop_node *call, size_t index)
     if (prepare(g, "getitem", HOP_NODE_GETITEM, "getitem", args, 2, false, &p) != HOP_OK)
         return NULL;
     p.node->meta = &call->outs[index];
-    return commit(g, &p, body_end(g));
+    return commit(g, &p, body_end(g), false);
 }
 
 hop_node *
@@ -1222,7 +1228,7 @@ hop_graph_output(hop_graph *g, const hop_arg *values, size_t n)
             return NULL;
         }
     }
-    hop_node *out = commit(g, &p, NULL);
+    hop_node *out = commit(g, &p, NULL, true);
     g->output = out;
     return out;
 }
@@ -1263,7 +1269,7 @@ hop_graph_add_guard(hop_graph *g, const hop_expr *cond)
         impl->guard_cap = cap;
     }
     g->guards[g->nguards++] = cond;
-    hop__graph_touch(g);
+    hop__graph_touch_checked(g); /* the verifier reads no guard */
     return HOP_OK;
 }
 

@@ -22,12 +22,18 @@
  * `<name>_<k>` with 1 <= k < next is taken, so uniquifying `add` for the
  * 100,000th time does not rescan the taken suffixes.  Made on a base's first
  * clash only, so most names (lifted placeholders, unique ops) have none.
+ * text holds the base's len bytes, then `_<text_k>` (text_len bytes in all,
+ * no NUL; room for len + 22): the last candidate, whose successor is its
+ * digits counted up in place.  bare_taken: the base itself was taken when a
+ * name was last reserved from it and has not been released since (names.c,
+ * lower_base_start), so it need not be looked up again.
  */
 typedef struct hop__base {
-    const char *name; /* in the arena, len bytes and a NUL */
-    uint64_t next;
+    char *text; /* in the arena */
+    uint64_t next, text_k;
     struct hop__base *chain; /* the bucket's next base */
-    uint32_t hash, len;
+    uint32_t hash, len, text_len;
+    bool bare_taken;
 } hop__base;
 
 /* One distinct value info of the graph, shared by every node that has it.
@@ -96,12 +102,26 @@ typedef struct graph_impl {
     struct hop__sub_slot *sub_slots;
     size_t sub_cap; /* a power of two, or 0 */
     /* The graph's version, bumped by every change made through the graph
-     * API (hop__graph_touch), and the version the last successful
-     * hop_graph_verify that covered it saw (0: none since), so a graph
-     * checked once is not checked again unchanged (hop_graph_verify_changed).
-     * Versions skip 0 when they wrap. */
+     * API (hop__graph_touch, hop__graph_touch_checked), and the version the
+     * last successful hop_graph_verify that covered it saw (0: none since),
+     * so a graph checked once is not checked again unchanged
+     * (hop_graph_verify_changed); or HOP__BUILT_CHECKED.  Versions skip 0
+     * and HOP__BUILT_CHECKED when they wrap. */
     uint32_t version, verified;
 } graph_impl;
+
+/*
+ * `verified` of a graph that changed only by the builders' checked appends
+ * since it was made (placeholders, op calls, the output node, guards:
+ * hop__graph_touch_checked): each of them checks what the verifier would
+ * check of the node it adds (its arguments nodes of the graph, none the
+ * output node, all before it; a unique name; placeholders first, the output
+ * last; a known op with a value), so the graph holds by construction what
+ * the verifier checks, but for having an output node.  A traced graph
+ * without HOPs is one: verifying it was ~0.37 K instructions of each op of
+ * trace_node's chain (issue #30).  Any other change ends it.
+ */
+#define HOP__BUILT_CHECKED UINT32_MAX
 
 static inline graph_impl *
 hop__graph_impl(const hop_graph *g)
@@ -109,13 +129,24 @@ hop__graph_impl(const hop_graph *g)
     return (graph_impl *)g;
 }
 
-/* Records a change to g: its verification stamp no longer holds. */
+/* Records a change made by a checked append (see HOP__BUILT_CHECKED): a
+ * verification stamp no longer holds, HOP__BUILT_CHECKED still does. */
+static inline void
+hop__graph_touch_checked(hop_graph *g)
+{
+    graph_impl *impl = hop__graph_impl(g);
+    if (++impl->version == 0 || impl->version == HOP__BUILT_CHECKED)
+        impl->version = 1;
+}
+
+/* Records any other change to g: its verification stamp no longer holds,
+ * nor does HOP__BUILT_CHECKED. */
 static inline void
 hop__graph_touch(hop_graph *g)
 {
-    graph_impl *impl = hop__graph_impl(g);
-    if (++impl->version == 0)
-        impl->version = 1;
+    hop__graph_touch_checked(g);
+    if (hop__graph_impl(g)->verified == HOP__BUILT_CHECKED)
+        hop__graph_impl(g)->verified = 0;
 }
 
 static inline hop__arena *

@@ -230,6 +230,16 @@ same_name(const char *a, const char *b, size_t len)
     return a[len] == '\0';
 }
 
+/* True when the len bytes at a and at b agree (a loop: short names). */
+static bool
+same_bytes(const char *a, const char *b, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
 static hop_node *
 find_node(const graph_impl *impl, const char *name, size_t len, uint32_t hash)
 {
@@ -259,7 +269,7 @@ find_base(const graph_impl *impl, const char *name, size_t len, uint32_t hash)
     if (impl->nbase_buckets == 0)
         return NULL;
     for (hop__base *b = impl->bases[hash & (impl->nbase_buckets - 1)]; b; b = b->chain)
-        if (b->hash == hash && b->len == len && same_name(b->name, name, len))
+        if (b->hash == hash && b->len == len && same_bytes(b->text, name, len))
             return b;
     return NULL;
 }
@@ -374,72 +384,97 @@ suffix_into(char *out, uint64_t k)
     return 1 + nd;
 }
 
+/* The entry of base (blen bytes hashing to bhash), which has none yet, or
+ * NULL (HOP_NOMEM; a failed name leaves its bytes in the arena). */
+static hop__base *
+new_base(graph_impl *impl, const char *base, size_t blen, uint32_t bhash)
+{
+    if (reserve_base(impl) != HOP_OK)
+        return NULL;
+    hop__base *b = hop__arena_alloc(&impl->store->arena, sizeof *b);
+    char *text = b ? hop__arena_bytes(&impl->store->arena, blen + 22) : NULL;
+    if (text == NULL)
+        return NULL;
+    memcpy(text, base, blen);
+    *b = (hop__base){.text = text, .next = 1, .hash = bhash, .len = (uint32_t)blen};
+    hop__base **bucket = &impl->bases[b->hash & (impl->nbase_buckets - 1)];
+    b->chain = *bucket;
+    *bucket = b;
+    impl->nbases++;
+    return b;
+}
+
+/* Writes the candidate `<base>_<k>` in b->text; returns its length.  The
+ * successor of the last candidate (most: a chain's next `add`) is its
+ * digits counted up in place, with no division (suffix_into's ~70
+ * instructions were an eighth of naming a node, issue #30). */
+static size_t
+base_text(hop__base *b, uint64_t k)
+{
+    char *d = b->text + b->len + 1; /* the digits */
+    if (b->text_k != 0 && k == b->text_k + 1) {
+        size_t nd = b->text_len - b->len - 1;
+        char *p = d + nd;
+        while (p > d && p[-1] == '9')
+            *--p = '0';
+        if (p > d) {
+            p[-1]++;
+        } else { /* 9..9 + 1: 10..0, one digit more */
+            d[0] = '1';
+            d[nd] = '0';
+            b->text_len++;
+        }
+    } else {
+        b->text_len = (uint32_t)(b->len + suffix_into(b->text + b->len, k));
+    }
+    b->text_k = k;
+    return b->text_len;
+}
+
 /* Reserves a name from the identifier base of blen bytes, which hashes to
- * bhash: base itself when free, else base_<k>, written at room (base itself,
- * writable, with blen + 24 bytes) or, when room is NULL, in a buffer of its
- * own. */
+ * bhash: base itself when free, else base_<k>, built in its base entry's
+ * text. */
 static hop_status
-reserve_hashed(hop_graph *g, const char *base, size_t blen, uint32_t bhash, char *room,
+reserve_hashed(hop_graph *g, const char *base, size_t blen, uint32_t bhash,
                hop__name_claim *claim)
 {
     graph_impl *impl = hop__graph_impl(g);
     const char *name = base;
     size_t len = blen;
-    char small[128], *buf = NULL;
     claim->base = NULL;
     claim->suffix = 0;
     claim->hash = bhash;
-    if (is_taken(g, base, blen, bhash)) {
-        hop__base *b = find_base(impl, base, blen, bhash);
-        if (b == NULL) {
-            if (reserve_base(impl) != HOP_OK)
-                return HOP_NOMEM;
-            b = hop__arena_alloc(&impl->store->arena, sizeof *b);
-            const char *packed = b ? pack_string(impl, base, blen) : NULL;
-            if (packed == NULL)
-                return HOP_NOMEM;
-            *b = (hop__base){.name = packed, .next = 1, .hash = bhash, .len = (uint32_t)blen};
-            hop__base **bucket = &impl->bases[b->hash & (impl->nbase_buckets - 1)];
-            b->chain = *bucket;
-            *bucket = b;
-            impl->nbases++;
-        }
-        size_t cap = blen + 24; /* "_<uint64>" and a NUL */
-        if (room != NULL)
-            buf = room;
-        else if ((buf = cap <= sizeof small ? small : hop__malloc(cap)) == NULL)
+    hop__base *b = find_base(impl, base, blen, bhash);
+    if ((b != NULL && b->bare_taken) || is_taken(g, base, blen, bhash)) {
+        if (b == NULL && (b = new_base(impl, base, blen, bhash)) == NULL)
             return HOP_NOMEM;
-        else
-            memcpy(buf, base, blen);
+        b->bare_taken = true;
         uint64_t k = b->next;
         for (;; k++) {
-            len = blen + suffix_into(buf + blen, k);
-            claim->hash = name_hash(buf, len);
-            if (!is_taken(g, buf, len, claim->hash))
+            len = base_text(b, k);
+            claim->hash = name_hash(b->text, len);
+            if (!is_taken(g, b->text, len, claim->hash))
                 break;
         }
         claim->base = b;
         claim->suffix = k;
-        name = buf;
+        name = b->text;
     }
-    hop_status st = HOP_NOMEM;
-    if (reserve_room(impl) == HOP_OK && (claim->name = pack_string(impl, name, len)) != NULL)
-        st = HOP_OK;
-    if (buf != NULL && buf != small && buf != room)
-        hop__free(buf);
-    return st;
+    if (reserve_room(impl) != HOP_OK || (claim->name = pack_string(impl, name, len)) == NULL)
+        return HOP_NOMEM;
+    return HOP_OK;
 }
 
 hop_status
 hop__name_reserve(hop_graph *g, const char *base, hop__name_claim *claim)
 {
-    size_t cap = strlen(base) + 3 + 24; /* sanitising, then "_<uint64>" */
+    size_t cap = strlen(base) + 3; /* sanitising */
     char small[128];
     char *buf = cap <= sizeof small ? small : hop__malloc(cap);
     if (buf == NULL)
         return HOP_NOMEM;
     size_t blen = sanitize_into(base, buf);
-    hop_status st = reserve_hashed(g, buf, blen, name_hash(buf, blen), buf, claim);
+    hop_status st = reserve_hashed(g, buf, blen, name_hash(buf, blen), claim);
     if (buf != small)
         hop__free(buf);
     return st;
@@ -464,7 +499,7 @@ hop__name_reserve_op(hop_graph *g, hop_op op, const char *op_name, hop__name_cla
         key = (uint64_t)len << 32 | name_hash(op_name, len);
         atomic_store_explicit(&op_base_keys[op], key, memory_order_relaxed);
     }
-    return reserve_hashed(g, op_name, (size_t)(key >> 32), (uint32_t)key, NULL, claim);
+    return reserve_hashed(g, op_name, (size_t)(key >> 32), (uint32_t)key, claim);
 }
 
 /* Links n, whose name is set and hashes to hash, into the table (room was
@@ -494,11 +529,16 @@ hop__name_retake(hop_graph *g, hop_node *n)
     link_name(hop__graph_impl(g), n, node_hash(n));
 }
 
-/* name stopped being taken: if it is `<base>_<k>`, base's search must start
- * at k again for the next name to be the smallest free one. */
+/* name stopped being taken: if it is a base, it is free again; if it is
+ * `<base>_<k>`, base's search must start at k again for the next name to be
+ * the smallest free one. */
 static void
 lower_base_start(hop_graph *g, const char *name)
 {
+    size_t whole = strlen(name);
+    hop__base *bare = find_base(hop__graph_impl(g), name, whole, name_hash(name, whole));
+    if (bare)
+        bare->bare_taken = false;
     const char *us = strrchr(name, '_');
     if (us == NULL || us == name || us[1] < '1' || us[1] > '9')
         return;

@@ -414,14 +414,20 @@ hop_status hop_graph_verify(const hop_graph *g);
  * every graph under it passed a hop_graph_verify and none changed since:
  * what hop_lower and hop_output_graph_save call, so a graph verified when
  * it was made (autodiff, vmap, load) is not walked again when it is lowered.
+ * Skipped too for a graph that has an output node and has changed, since
+ * it was made, only by hop_graph_placeholder,
+ * hop_graph_insert_placeholder, hop_graph_call_op, hop_graph_call_op_meta,
+ * hop_graph_emit, hop_graph_output and hop_graph_add_guard: each checks what
+ * the verifier would check of what it adds, so such a graph (a traced
+ * function without HOPs) is well formed by construction.
  *
  * A change is one made through this API (adding, erasing, renaming or
  * moving a node, an output, a guard, adding or removing a subgraph), which
- * bumps the graph's version (hop_graph_version, never 0; it wraps past 0
- * after 2^32 - 1 changes).  Code that writes a graph's or a node's fields
- * directly must call hop_graph_touch on the graph afterwards, or the next
- * hop_graph_verify_changed may trust the old stamp; hop_graph_verify itself
- * always checks.  hop_graph_version(NULL) is 0; hop_graph_touch(NULL) does
+ * bumps the graph's version (hop_graph_version, never 0 or UINT32_MAX; it
+ * wraps past them after 2^32 - 2 changes).  Code that writes a graph's or a
+ * node's fields directly must call hop_graph_touch on the graph afterwards,
+ * or the next hop_graph_verify_changed may trust the old stamp or the
+ * graph's construction; hop_graph_verify itself always checks.  hop_graph_version(NULL) is 0; hop_graph_touch(NULL) does
  * nothing.  A graph and its stamp belong to one thread at a time.
  */
 hop_status hop_graph_verify_changed(const hop_graph *g);

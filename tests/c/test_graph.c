@@ -268,6 +268,46 @@ test_names_are_uniquified_with_the_smallest_free_suffix(void **state)
     hop_graph_free(g);
 }
 
+/* A base's own name, once seen taken, is not looked up again (names.c,
+ * bare_taken) until it is free: the node holding it erased or renamed, or
+ * the subgraph of that name removed; then it is the next name again. */
+static void
+test_a_base_name_freed_is_the_next_name_again(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_F32, 1, K(4), NULL));
+    hop_node *a = op1(g, HOP_OP_neg, x);
+    assert_string_equal(op1(g, HOP_OP_neg, x)->name, "neg_1");
+    assert_int_equal(hop_graph_erase_node(g, a), HOP_OK);
+    hop_node *b = op1(g, HOP_OP_neg, x);
+    assert_string_equal(b->name, "neg");
+    assert_string_equal(op1(g, HOP_OP_neg, x)->name, "neg_2");
+    assert_int_equal(hop_graph_rename_node(g, b, "other"), HOP_OK);
+    assert_string_equal(op1(g, HOP_OP_neg, x)->name, "neg");
+    assert_string_equal(op1(g, HOP_OP_neg, x)->name, "neg_3");
+    /* placeholders (the sanitising path) */
+    hop_node *p = ph(g, "p", T(HOP_F32, 1, K(4), NULL));
+    assert_string_equal(ph(g, "p", T(HOP_F32, 1, K(4), NULL))->name, "p_1");
+    assert_int_equal(hop_graph_erase_node(g, p), HOP_OK);
+    assert_string_equal(ph(g, "p", T(HOP_F32, 1, K(4), NULL))->name, "p");
+    assert_string_equal(ph(g, "p", T(HOP_F32, 1, K(4), NULL))->name, "p_2");
+    /* a subgraph's name */
+    hop_graph *s = hop_graph_new_subgraph(g, "sin");
+    hop_value_info v = T(HOP_F32, 1, K(4), NULL);
+    ret(s, ph(s, "a", v));
+    assert_int_equal(hop_graph_add_subgraph(g, s), HOP_OK);
+    assert_string_equal(op1(g, HOP_OP_sin, x)->name, "sin_1");
+    assert_string_equal(op1(g, HOP_OP_sin, x)->name, "sin_2");
+    assert_int_equal(hop_graph_remove_subgraph(g, s), HOP_OK);
+    hop_graph_free(s);
+    assert_string_equal(op1(g, HOP_OP_sin, x)->name, "sin");
+    assert_string_equal(op1(g, HOP_OP_sin, x)->name, "sin_3");
+    ret(g, x);
+    assert_int_equal(hop_graph_verify(g), HOP_OK);
+    hop_graph_free(g);
+}
+
 /* Many uniquified bases (the table of bases outgrows its inline buckets):
  * each keeps its own smallest free suffix, also after erasures, and graphs
  * sharing memory name their nodes independently. */
@@ -1056,6 +1096,75 @@ test_verifying_a_subgraph_alone_clears_the_enclosing_stamp(void **state)
     hop_graph_free(c.g);
 }
 
+/* A graph changed only by the checked appends (placeholders, op calls, the
+ * output, guards) is well formed by construction: once it has its output,
+ * hop_graph_verify_changed trusts it without a walk (a field broken behind
+ * the API's back shows whether the check ran) and hop_graph_verify checks
+ * it; every other change, and a check that fails, ends the trust. */
+static void
+test_verify_changed_trusts_a_graph_of_checked_appends_only(void **state)
+{
+    (void)state;
+    hop_graph *open = hop_graph_new(env, "open"); /* no output yet: checked */
+    op1(open, HOP_OP_sin, ph(open, "x", T(HOP_F32, 1, s0, NULL)));
+    assert_int_equal(hop_graph_verify_changed(open), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: open: no output node");
+    hop_graph_free(open);
+    for (int k = 0; k < 9; k++) {
+        hop_graph *g = hop_graph_new(env, "chain");
+        hop_node *x = ph(g, "x", T(HOP_F32, 1, s0, NULL));
+        hop_node *spare = op1(g, HOP_OP_cos, x);
+        hop_node *add = op2(g, HOP_OP_add, op1(g, HOP_OP_sin, x), x);
+        hop_node *out = ret(g, add);
+        /* Checked appends after the output: still trusted. */
+        hop_node *y = ph(g, "y", T(HOP_F32, 1, s0, NULL));
+        op2(g, HOP_OP_mul, add, y);
+        assert_int_equal(hop_graph_add_guard(g, hop_sym_ge(env, s0, K(2))), HOP_OK);
+        assert_int_equal(g->nguards, 1);
+        add->args[1].u.node = add; /* broken behind the API's back */
+        if (k == 0) {
+            assert_int_equal(hop_graph_verify_changed(g), HOP_OK);
+            assert_int_equal(hop_graph_verify(g), HOP_VERIFY); /* always checks */
+        } else {
+            hop_value_info o = T(HOP_F32, 1, s0, NULL);
+            hop_arg xa = hop_arg_node(x);
+            hop_node *call = NULL;
+            if (k == 1)
+                assert_int_equal(hop_graph_erase_node(g, spare), HOP_OK);
+            else if (k == 2)
+                assert_int_equal(hop_graph_rename_node(g, spare, "other"), HOP_OK);
+            else if (k == 3)
+                assert_int_equal(hop_graph_move_placeholder(g, y, 0), HOP_OK);
+            else if (k == 4)
+                hop_graph_touch(g);
+            else if (k == 5)
+                assert_non_null(call = hop_graph_call_foreign(g, "kern", &xa, 1, &o, 1, 0));
+            else if (k == 6) {
+                hop_graph *body = hop_graph_new_subgraph(g, "body");
+                ret(body, ph(body, "a", o));
+                assert_int_equal(hop_graph_add_subgraph(g, body), HOP_OK);
+            }
+            else if (k == 7)
+                assert_int_equal(hop_graph_verify(g), HOP_VERIFY); /* a failed check */
+            else
+                assert_int_equal(hop_graph_erase_node(g, out), HOP_OK);
+            if (k == 5)
+                assert_non_null(hop_graph_getitem(g, call, 0));
+            if (k == 8) { /* no output node again: nothing to trust */
+                assert_int_equal(hop_graph_verify_changed(g), HOP_VERIFY);
+                assert_error(HOP_VERIFY, "verify: chain: no output node");
+                ret(g, add);
+            }
+            assert_int_equal(hop_graph_verify_changed(g), HOP_VERIFY);
+        }
+        assert_error(HOP_VERIFY, "verify: chain: node add uses itself");
+        add->args[1].u.node = x;
+        assert_int_equal(hop_graph_verify_changed(g), HOP_OK);
+        assert_int_equal(hop_graph_verify(g), HOP_OK);
+        hop_graph_free(g);
+    }
+}
+
 static void
 test_verify_checks_call_hop_signatures_against_subgraphs(void **state)
 {
@@ -1551,6 +1660,7 @@ main(void)
         T_(test_new_graph_is_empty_and_named_as_an_identifier),
         T_(test_placeholders_stay_first_and_insert_at_their_position),
         T_(test_names_are_uniquified_with_the_smallest_free_suffix),
+        T_(test_a_base_name_freed_is_the_next_name_again),
         T_(test_many_uniquified_bases_each_keep_the_smallest_free_suffix),
         T_(test_a_sharing_graph_outlives_the_graph_it_shares_with),
         T_(test_names_that_are_not_identifiers_are_sanitised),
@@ -1573,6 +1683,7 @@ main(void)
         T_(test_verify_rejects_a_value_from_another_graph),
         T_(test_verify_rejects_a_subgraph_argument_the_graph_does_not_own),
         T_(test_verify_changed_skips_a_graph_verified_and_unchanged),
+        T_(test_verify_changed_trusts_a_graph_of_checked_appends_only),
         T_(test_a_change_after_verification_is_verified_again),
         T_(test_verifying_a_subgraph_alone_clears_the_enclosing_stamp),
         T_(test_verify_checks_call_hop_signatures_against_subgraphs),
