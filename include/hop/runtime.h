@@ -398,8 +398,18 @@ void hop_runtime_shutdown(void);
 /* Frees only the calling thread's eager state. */
 void hop_runtime_thread_cleanup(void);
 
-/* "sleef-avx2" or "scalar": how exp/log/sin/cos/tanh/sigmoid/pow run. */
+/* "sleef-avx512", "sleef-avx2" or "scalar": how exp/log/sin/cos/tanh/
+ * sigmoid/pow run. */
 const char *hop_runtime_math_backend(void);
+
+/* Chooses the math backend now, from the environment variable HOP_MATH:
+ * unset or empty, the widest the CPU runs; "avx2", at most AVX2; "scalar",
+ * the libm loops.  Any other value is HOP_INVALID naming the variable, the
+ * value and the valid values (`HOP_MATH="avx51" is not a math backend:
+ * valid values are ...`); call it before the first kernel (importing hop's
+ * Python package does, and raises the error).  A process that never calls
+ * it and runs a kernel with an unknown HOP_MATH gets the libm loops. */
+hop_status hop_runtime_math_init(void);
 
 #ifdef __cplusplus
 }
