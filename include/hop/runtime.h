@@ -141,6 +141,13 @@ int64_t hop_tensor_numel(const hop_tensor *t);
  * (column-major: the first dim's stride is 1); dims of size 1 are ignored. */
 bool hop_tensor_is_contiguous(const hop_tensor *t);
 bool hop_tensor_is_f_contiguous(const hop_tensor *t);
+/* NumPy's memory order of an array's dims (its iterator's
+ * npyiter_find_best_axis_ordering), the order NumPy computes in (a sum adds
+ * in it, a new result of the array is laid out in it): perm[0] outermost,
+ * perm[rank - 1] innermost, the dims sorted by |stride| (any unit, the
+ * larger outer) by a stable insertion sort from C order in which a dim of
+ * stride 0 or of size 1 compares with none.  True when that is C order. */
+bool hop_memory_order(int rank, const int64_t *sizes, const int64_t *strides, int *perm);
 /* True when a and b use the same storage. */
 bool hop_tensor_shares_storage(const hop_tensor *a, const hop_tensor *b);
 /* Bytes of the storage and its start. */
