@@ -697,7 +697,7 @@ hop_loop_vjp(hop_vjp_ctx *cx, const hop_loop *lp)
         return pass_through(cx, lp->call, lp->carries);
     loop_ad la;
     hop_graph *bwd[HOP_LOOP_PEEL_MAX + 1] = {NULL};
-    bwd_phase ph[HOP_LOOP_PEEL_MAX + 1];
+    bwd_phase ph[HOP_LOOP_PEEL_MAX + 1] = {{0}};
     hop_node *aug = NULL;
     hop_ct_kind *cts = NULL;
     size_t np = 0;
