@@ -17,7 +17,9 @@
  */
 #include "hop/loop_kit.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static bool
@@ -226,12 +228,12 @@ step_xs(const loop_ad *la, hop_build *b, hop_node **ph)
 
 /* The scan's leads. */
 static hop_status
-scan_leads(const loop_ad *la, hop_build *b, bool reverse)
+scan_leads(const loop_ad *la, hop_build *b, bool reverse, int64_t length)
 {
     hop_status st = hop_build_lead(b, "reverse", hop_arg_bool(reverse));
     if (st == HOP_OK)
         st = hop_build_lead(b, "dim", hop_arg_int(la->dim));
-    return st == HOP_OK ? hop_build_lead(b, "length", hop_arg_int(la->length)) : st;
+    return st == HOP_OK ? hop_build_lead(b, "length", hop_arg_int(length)) : st;
 }
 
 /* ------------------------------------------------------------ reverse */
@@ -249,7 +251,7 @@ augmented_forward(const loop_ad *la)
     hop_value_info *outs = hop_calloc(nouts + 1, sizeof *outs);
     hop_build *b = ph && outs ? hop_build_new(la->g, &hop_scan_class) : NULL;
     hop_graph *fa = b ? hop_build_body(b, "f", base) : NULL;
-    hop_status st = fa ? scan_leads(la, b, la->reverse) : hop_error_code();
+    hop_status st = fa ? scan_leads(la, b, la->reverse, la->length) : hop_error_code();
     if (st == HOP_OK)
         st = inputs_like_f(la, b, "init", la->c, ph);
     if (st == HOP_OK)
@@ -283,13 +285,45 @@ ct_or_zeros(const loop_ad *la, size_t j, const hop_value_info *meta)
     return ct ? ct : hop_vjp_zeros(la->cx, meta);
 }
 
+/*
+ * One backward scan: the steps it runs and what seeds them.  An output of
+ * f whose cotangent is zero (nothing differentiates it) is not an input of
+ * the step's backward (HOP_CT_NONE: a symbolic zero, as PyTorch's None), so
+ * its partials are never multiplied by a zero: 0 * inf (a partial that
+ * overflowed) would be NaN where the answer is finite.  A y's is zero at
+ * every step; a carry's at the first backward steps until a cotangent
+ * reaches it, so those steps run alone (peeled), each with its own seeds
+ * (backward_seeds), and one scan runs the rest.
+ */
+typedef struct bwd_phase {
+    const hop_graph *bwd;    /* one step's backward, over the cts below */
+    const hop_ct_kind *cts;  /* per output of f: whether bwd takes its cotangent */
+    hop_node *const *init;   /* the scan's carries (NULL: the call's cts, zeros) */
+    const hop_expr *lo, *hi; /* the steps [lo, hi) it runs (NULL: every step) */
+    const char *suffix;      /* its body's name after f's */
+} bwd_phase;
+
+/* v's steps [lo, hi) along the loop's dim; v itself when ph runs all. */
+static hop_node *
+phase_steps(const loop_ad *la, const bwd_phase *ph, hop_node *v)
+{
+    if (v == NULL || ph->lo == NULL)
+        return v;
+    hop_arg a[] = {hop_arg_node(v), hop_arg_int(la->dim), hop_arg_sym(ph->lo),
+                   hop_arg_sym(ph->hi), hop_arg_int(1)};
+    return hop_graph_call_op(la->g, HOP_OP_slice, a, 5);
+}
+
 /* The backward scan's carries: the float carries' cotangents (`<c>_ct`,
  * entering as the call's), then the running sums of the float rest values'
- * gradients (`<r>_grad`, entering as zeros); their metadata into outs. */
+ * gradients (`<r>_grad`, entering as zeros), or ph's init; their metadata
+ * into outs. */
 static hop_status
-backward_carries(const loop_ad *la, hop_build *b, hop_node **acc, hop_value_info *outs, size_t *no)
+backward_carries(const loop_ad *la, const bwd_phase *ph, hop_build *b, hop_node **acc,
+                 hop_value_info *outs, size_t *no)
 {
     char name[256];
+    size_t k = 0;
     for (size_t j = la->c.at; j < la->nph; j++) {
         bool carry = j < la->c.at + la->c.n;
         if (!la->wrt[j] || (!carry && j < la->r.at))
@@ -297,7 +331,9 @@ backward_carries(const loop_ad *la, hop_build *b, hop_node **acc, hop_value_info
         const hop_node *p = hop_graph_placeholder_at(la->f, j);
         snprintf(name, sizeof name, "%s%s", p->name, carry ? "_ct" : "_grad");
         const hop_value_info *m = carry && !la->counted ? &la->call->outs[j - la->c.at] : p->meta;
-        hop_node *v = carry ? ct_or_zeros(la, j - la->c.at, m) : hop_vjp_zeros(la->cx, m);
+        hop_node *v = ph->init  ? ph->init[k++]
+                      : carry ? ct_or_zeros(la, j - la->c.at, m)
+                              : hop_vjp_zeros(la->cx, m);
         if (v == NULL || (acc[j] = hop_build_input(b, "init", v, name, p->meta)) == NULL)
             return hop_error_code();
         outs[(*no)++] = *v->meta;
@@ -305,26 +341,35 @@ backward_carries(const loop_ad *la, hop_build *b, hop_node **acc, hop_value_info
     return HOP_OK;
 }
 
-/* The backward scan's xs: f's xs, the stacked carries (c, as f names
- * them), the float ys' cotangents (`<y>_ct`); their values into x, c, cty. */
+/* The backward scan's xs, each cut to ph's steps: f's xs (their values
+ * into xv), the stacked carries (c, as f names them), the cotangents of the
+ * ys ph's step takes (`<y>_ct`); their placeholders into x, c, cty. */
 static hop_status
-backward_xs(const loop_ad *la, hop_build *b, hop_node *aug, hop_node **x, hop_node **c,
-            hop_node **cty, size_t *ncty)
+backward_xs(const loop_ad *la, const bwd_phase *ph, hop_build *b, hop_node *aug, hop_node **x,
+            hop_node **xv, hop_node **c, hop_node **cty, size_t *ncty)
 {
-    hop_status st = step_xs(la, b, x);
+    hop_status st = HOP_OK;
+    size_t nx = la->counted ? 1 : la->x.n;
+    for (size_t j = 0; j < nx && st == HOP_OK; j++) {
+        const hop_node *p = la->counted ? NULL : hop_graph_placeholder_at(la->f, la->x.at + j);
+        xv[j] = phase_steps(la, ph, la->counted ? la->steps : la->prim[la->x.at + j]);
+        if (xv[j] == NULL || (x[j] = hop_build_input(b, "xs", xv[j], p ? p->name : "i",
+                                                     p ? p->meta : &la->ixm)) == NULL)
+            st = hop_error_code();
+    }
     for (size_t j = 0; j < la->c.n && st == HOP_OK; j++) {
         const hop_node *p = hop_graph_placeholder_at(la->f, la->c.at + j);
-        hop_node *s = hop_graph_getitem(la->g, aug, la->nout + j);
+        hop_node *s = phase_steps(la, ph, hop_graph_getitem(la->g, aug, la->nout + j));
         if (s == NULL || (c[j] = hop_build_input(b, "xs", s, p->name, p->meta)) == NULL)
             st = hop_error_code();
     }
     char name[256];
     for (size_t j = la->c.n; j < la->nout && st == HOP_OK; j++) {
-        if (!float_value(&la->call->outs[j]))
+        if (ph->cts[j] != HOP_CT_INPUT)
             continue;
         const hop_arg *o = &la->f->output->args[j];
         snprintf(name, sizeof name, "%s_ct", o->kind == HOP_ARG_NODE ? o->u.node->name : "y");
-        hop_node *v = ct_or_zeros(la, j, &la->call->outs[j]);
+        hop_node *v = phase_steps(la, ph, hop_vjp_ct(la->cx, la->call, j));
         if (v == NULL ||
             (cty[(*ncty)++] = hop_build_input(b, "xs", v, name, o->u.node->meta)) == NULL)
             st = hop_error_code();
@@ -366,50 +411,52 @@ backward_outputs(const loop_ad *la, hop_build *b, hop_graph *gb, hop_node *const
     return st;
 }
 
-/* 2. The backward: scan(f_bwd) the other way, f_bwd one step's vjp graph
- * of f (bwd) inlined; its carries the cotangents and gradient sums, its ys
- * the float xs' gradients. */
+/* 2. A backward: scan(f_bwd) the other way over ph's steps, f_bwd one
+ * step's vjp graph of f (ph->bwd) inlined; its carries the cotangents and
+ * gradient sums, its ys the float xs' gradients. */
 static hop_node *
-backward_scan(const loop_ad *la, const hop_graph *bwd, hop_node *aug, hop_graph **gbp)
+backward_scan(const loop_ad *la, const bwd_phase *ph, hop_node *aug)
 {
     char base[256];
-    snprintf(base, sizeof base, "%s_bwd", la->f->name);
+    snprintf(base, sizeof base, "%s_bwd%s", la->f->name, ph->suffix);
     size_t nx = la->counted ? 1 : la->x.n, nph = la->nph;
-    hop_node **v = hop_calloc(3 * nph + nx + 3 * la->nout + 4, sizeof *v);
-    hop_node **acc = v, **x = acc + nph, **c = x + nx, **cty = c + la->c.n, **rp = cty + la->nout;
-    hop_node **cts = rp + la->r.n, **bo = cts + la->nout;
+    hop_node **v = hop_calloc(3 * nph + 2 * nx + 3 * la->nout + 4, sizeof *v);
+    hop_node **acc = v, **x = acc + nph, **xv = x + nx, **c = xv + nx, **cty = c + la->c.n;
+    hop_node **rp = cty + la->nout, **cts = rp + la->r.n, **bo = cts + la->nout;
     hop_value_info *outs = hop_calloc(nph + 1, sizeof *outs);
     hop_build *b = v && outs ? hop_build_new(la->g, &hop_scan_class) : NULL;
     hop_graph *gb = b ? hop_build_body(b, "f", base) : NULL;
-    hop_status st = gb ? scan_leads(la, b, !la->reverse) : hop_error_code();
+    hop_status st =
+        gb ? scan_leads(la, b, !la->reverse, ph->lo ? -1 : la->length) : hop_error_code();
     size_t no = 0, ncty = 0, nct = 0;
     if (st == HOP_OK)
-        st = backward_carries(la, b, acc, outs, &no);
+        st = backward_carries(la, ph, b, acc, outs, &no);
     if (st == HOP_OK)
-        st = backward_xs(la, b, aug, x, c, cty, &ncty);
+        st = backward_xs(la, ph, b, aug, x, xv, c, cty, &ncty);
     for (size_t j = 0; j < la->r.n && st == HOP_OK; j++) {
         const hop_node *p = hop_graph_placeholder_at(la->f, la->r.at + j);
         if ((rp[j] = hop_build_input(b, "lifted", la->prim[la->r.at + j], p->name, p->meta)) ==
             NULL)
             st = hop_error_code();
     }
-    /* bwd's inputs after f's: the cotangents of f's float outputs */
-    for (size_t j = la->c.at; j < la->c.at + la->c.n; j++)
-        if (la->wrt[j])
-            cts[nct++] = acc[j];
+    /* bwd's inputs after f's: the cotangents of f's outputs it takes */
+    for (size_t j = 0; j < la->c.n; j++)
+        if (ph->cts[j] == HOP_CT_INPUT)
+            cts[nct++] = acc[la->c.at + j];
     memcpy(cts + nct, cty, ncty * sizeof *cts);
     if (st == HOP_OK)
-        st = run_step(la, gb, bwd, c, x, rp, cts, nct + ncty, bo);
+        st = run_step(la, gb, ph->bwd, c, x, rp, cts, nct + ncty, bo);
     if (st == HOP_OK)
         st = backward_outputs(la, b, gb, acc, bo);
     for (size_t j = la->x.at; j < la->r.at && st == HOP_OK; j++)
         if (la->wrt[j])
-            outs[no++] = *hop_node_passed_to(la->call, j)->u.node->meta;
+            outs[no++] = *xv[j - la->x.at]->meta;
     hop_node *back = NULL;
     if (st == HOP_OK) {
         back = hop_build_emit(b, outs, no);
         b = NULL;
-        *gbp = gb;
+        if (la->counted)
+            hop_graph_dce(gb); /* the step's forward values nothing reads */
     }
     hop_build_free(b);
     hop_free(v);
@@ -417,22 +464,197 @@ backward_scan(const loop_ad *la, const hop_graph *bwd, hop_node *aug, hop_graph 
     return back;
 }
 
-/* 3. The gradients: the carries' and the rest's (the backward's final
- * carries), then the xs' (its ys). */
+/* 3. The gradients: the carries' and the rest's (the last phase's final
+ * carries), then the xs' (the phases' ys, in the xs' order: the phases run
+ * the steps the other way from the forward). */
 static hop_status
-accumulate(const loop_ad *la, hop_node *back)
+accumulate(const loop_ad *la, hop_node *const *backs, size_t nb)
 {
     hop_status st = HOP_OK;
+    hop_arg *parts = hop_calloc(nb + 1, sizeof *parts);
     size_t q = 0;
-    for (int xs = 0; xs < 2; xs++)
+    for (int xs = 0; xs < 2 && parts; xs++)
         for (size_t j = la->c.at; j < la->nph && st == HOP_OK; j++) {
             bool is_x = j >= la->x.at && j < la->r.at;
             if (!la->wrt[j] || is_x != (xs == 1))
                 continue;
-            hop_node *d = hop_graph_getitem(la->g, back, q++);
+            hop_node *d = hop_graph_getitem(la->g, backs[nb - 1], q);
+            for (size_t k = 0; k < nb && d && is_x && nb > 1; k++) {
+                hop_node *e = hop_graph_getitem(la->g, backs[la->reverse ? k : nb - 1 - k], q);
+                parts[k] = hop_arg_node(e);
+                if (e == NULL)
+                    d = NULL;
+            }
+            if (d && is_x && nb > 1) {
+                hop_arg a[] = {hop_arg_list(parts, nb), hop_arg_int(la->dim)};
+                d = hop_graph_call_op(la->g, HOP_OP_cat, a, 2);
+            }
+            q++;
             st = d ? hop_vjp_accumulate(la->cx, hop_node_passed_to(la->call, j)->u.node, d)
                    : hop_error_code();
         }
+    hop_free(parts);
+    return parts ? st : HOP_NOMEM;
+}
+
+/* f's nodes sorted by address, for a visited mark per node. */
+typedef struct node_marks {
+    const hop_node **nodes;
+    bool *seen;
+    const hop_node **stack;
+    size_t n;
+} node_marks;
+
+static int
+cmp_node(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(const hop_node *const *)a, y = (uintptr_t)*(const hop_node *const *)b;
+    return (x > y) - (x < y);
+}
+
+static bool *
+mark_of(node_marks *m, const hop_node *v)
+{
+    const hop_node **at = bsearch(&v, m->nodes, m->n, sizeof *m->nodes, cmp_node);
+    return at ? &m->seen[at - m->nodes] : NULL;
+}
+
+/* Whether f's input j reaches, through the uses of the values it feeds
+ * (every output of a HOP call counts as depending on every operand: an
+ * over-approximation, the safe side), an output k of f with cts[k]. */
+static bool
+input_reaches(const loop_ad *la, node_marks *m, size_t j, const hop_ct_kind *cts)
+{
+    memset(m->seen, 0, m->n * sizeof *m->seen);
+    size_t top = 0;
+    const hop_node *ph = hop_graph_placeholder_at(la->f, j);
+    bool *s0 = mark_of(m, ph);
+    if (s0 == NULL)
+        return true;
+    *s0 = true;
+    m->stack[top++] = ph;
+    while (top > 0) {
+        const hop_node *v = m->stack[--top];
+        for (const hop_use *u = v->uses; u; u = u->next) {
+            bool *seen = mark_of(m, u->user);
+            if (seen && !*seen) {
+                *seen = true;
+                m->stack[top++] = u->user;
+            }
+        }
+    }
+    const hop_arg *o = la->f->output->args;
+    for (size_t k = 0; k < la->nout; k++) {
+        bool *seen = o[k].kind == HOP_ARG_NODE ? mark_of(m, o[k].u.node) : NULL;
+        if (cts[k] == HOP_CT_INPUT && seen && *seen)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * The seeds of the backward's phases, nout per phase in cts (room for
+ * HOP_LOOP_PEEL_MAX + 2 phases): HOP_CT_INPUT for an output of f whose
+ * cotangent the step's backward takes.  A y takes one at every step where
+ * the call's has one; a carry at the first backward step where the call's
+ * has one, and at the next where its input reaches an output whose
+ * cotangent this step took.  Returns the number of steps peeled (run alone,
+ * each with its own seeds) before the seeds settle; the phase after them
+ * runs the other steps.  Unsettled after HOP_LOOP_PEEL_MAX steps (seeds
+ * that cycle), the last phase takes every float carry's cotangent (zeros
+ * where it has none).
+ */
+#define HOP_LOOP_PEEL_MAX 4
+static size_t
+backward_seeds(const loop_ad *la, hop_ct_kind *cts, hop_status *st)
+{
+    size_t nout = la->nout, np = 0;
+    node_marks m = {.n = la->f->nnodes};
+    m.nodes = hop_calloc(m.n + 1, sizeof *m.nodes);
+    m.stack = hop_calloc(m.n + 1, sizeof *m.stack);
+    m.seen = hop_calloc(m.n + 1, sizeof *m.seen);
+    *st = m.nodes && m.stack && m.seen ? HOP_OK : HOP_NOMEM;
+    size_t k = 0;
+    for (const hop_node *v = la->f->first; v && k < m.n && *st == HOP_OK; v = v->next)
+        m.nodes[k++] = v;
+    m.n = k;
+    if (*st == HOP_OK)
+        qsort(m.nodes, m.n, sizeof *m.nodes, cmp_node);
+    for (size_t j = 0; j < nout; j++)
+        cts[j] = float_value(&la->call->outs[j]) && hop_vjp_ct(la->cx, la->call, j)
+                     ? HOP_CT_INPUT
+                     : HOP_CT_NONE;
+    for (; *st == HOP_OK; np++) {
+        hop_ct_kind *cur = cts + np * nout, *next = cur + nout;
+        memcpy(next, cur, nout * sizeof *cts);
+        for (size_t j = 0; j < la->c.n; j++)
+            if (float_value(&la->call->outs[j]))
+                next[j] = np == HOP_LOOP_PEEL_MAX || input_reaches(la, &m, la->c.at + j, cur)
+                              ? HOP_CT_INPUT
+                              : HOP_CT_NONE;
+        if (np == HOP_LOOP_PEEL_MAX || memcmp(next, cur, nout * sizeof *cts) == 0)
+            break;
+    }
+    if (np == HOP_LOOP_PEEL_MAX) /* the unsettled phase's seeds */
+        memcpy(cts + np * nout, cts + (np + 1) * nout, nout * sizeof *cts);
+    hop_free(m.nodes);
+    hop_free(m.stack);
+    hop_free(m.seen);
+    return np;
+}
+
+/* The steps of phase p of np + 1 along the xs: the backward runs them from
+ * the forward's last (first when the forward runs reverse), so peeled step
+ * p is [Max(n - 1 - p, 0), Max(n - p, 0)) ([Min(n, p), Min(n, p + 1))) and
+ * the last phase the rest; an empty range runs no step (n = 0 passes the
+ * cotangents through). */
+static hop_status
+phase_range(const loop_ad *la, bwd_phase *ph, size_t p, size_t np)
+{
+    hop_shape_env *env = la->g->env;
+    const hop_expr *zero = hop_sym_const(env, 0), *n = la->n;
+    const hop_expr *e[2];
+    for (int k = 0; k < 2; k++) {
+        int64_t at = (int64_t)p + k; /* an end, counted from the backward's start */
+        if (la->reverse)
+            e[k] = k == 1 && p == np ? n : hop_sym_min(env, n, hop_sym_const(env, at));
+        else
+            e[1 - k] =
+                k == 1 && p == np ? zero : hop_sym_max(env, hop_sym_add_int(env, n, -at), zero);
+    }
+    if (e[0] == NULL || e[1] == NULL)
+        return hop_error_code();
+    ph->lo = e[0];
+    ph->hi = e[1];
+    return HOP_OK;
+}
+
+/* 2 and 3: the backward scans of the phases, each from the last's carries. */
+static hop_status
+backward_phases(const loop_ad *la, bwd_phase *ph, size_t np, hop_node *aug)
+{
+    size_t ncar = 0;
+    for (size_t j = la->c.at; j < la->nph; j++)
+        ncar += la->wrt[j] && (j < la->x.at || j >= la->r.at);
+    hop_node **init = hop_calloc((np + 1) * ncar + 1, sizeof *init);
+    hop_node **backs = hop_calloc(np + 2, sizeof *backs);
+    hop_status st = init && backs ? HOP_OK : HOP_NOMEM;
+    for (size_t p = 0; p <= np && st == HOP_OK; p++) {
+        if (np > 0)
+            st = phase_range(la, &ph[p], p, np);
+        if (p > 0) {
+            ph[p].init = init + p * ncar;
+            for (size_t q = 0; q < ncar && st == HOP_OK; q++)
+                if ((init[p * ncar + q] = hop_graph_getitem(la->g, backs[p - 1], q)) == NULL)
+                    st = hop_error_code();
+        }
+        if (st == HOP_OK && (backs[p] = backward_scan(la, &ph[p], aug)) == NULL)
+            st = hop_error_code();
+    }
+    if (st == HOP_OK)
+        st = accumulate(la, backs, np + 1);
+    hop_free(init);
+    hop_free(backs);
     return st;
 }
 
@@ -474,32 +696,44 @@ hop_loop_vjp(hop_vjp_ctx *cx, const hop_loop *lp)
         lp->upper.u.i <= lp->lower.u.i)
         return pass_through(cx, lp->call, lp->carries);
     loop_ad la;
-    hop_graph *bwd = NULL, *gb = NULL;
-    hop_node *aug = NULL, *back = NULL;
+    hop_graph *bwd[HOP_LOOP_PEEL_MAX + 1] = {NULL};
+    bwd_phase ph[HOP_LOOP_PEEL_MAX + 1] = {{0}};
+    hop_node *aug = NULL;
+    hop_ct_kind *cts = NULL;
+    size_t np = 0;
     char base[256];
     st = loop_ad_of(cx, lp, &la);
+    if (st == HOP_OK &&
+        (cts = hop_calloc((HOP_LOOP_PEEL_MAX + 2) * la.nout + 1, sizeof *cts)) == NULL)
+        st = HOP_NOMEM;
+    if (st == HOP_OK)
+        np = backward_seeds(&la, cts, &st);
     if (st == HOP_OK)
         st = loop_steps(&la);
     snprintf(base, sizeof base, "%s_step_bwd", la.f ? la.f->name : "f");
-    /* one step's backward: (f's inputs, cts of its float outputs) -> (its
-     * outputs, the gradients); made before the forward for a scan, after it
-     * for a counted loop (the order their symbols are made in) */
+    /* one step's backward per phase: (f's inputs, cts of the outputs it
+     * takes) -> (its outputs, the gradients); made before the forward for
+     * a scan, after it for a counted loop (the order their symbols are made
+     * in) */
     for (int pass = 0; pass < 2 && st == HOP_OK; pass++) {
-        if (pass == (la.counted ? 1 : 0)) {
-            if ((bwd = hop_graph_new(la.g->env, base)) == NULL)
+        if (pass != (la.counted ? 1 : 0)) {
+            if ((aug = augmented_forward(&la)) == NULL)
                 st = hop_error_code();
-            else
-                st = hop_vjp_graph(la.f, la.wrt, NULL, bwd);
-        } else if ((aug = augmented_forward(&la)) == NULL)
-            st = hop_error_code();
+            continue;
+        }
+        for (size_t p = 0; p <= np && st == HOP_OK; p++) {
+            ph[p] = (bwd_phase){.cts = cts + p * la.nout, .suffix = p < np ? "_peel" : ""};
+            st = (bwd[p] = hop_graph_new(la.g->env, base)) == NULL
+                     ? hop_error_code()
+                     : hop_vjp_graph(la.f, la.wrt, ph[p].cts, bwd[p]);
+            ph[p].bwd = bwd[p];
+        }
     }
-    if (st == HOP_OK && (back = backward_scan(&la, bwd, aug, &gb)) == NULL)
-        st = hop_error_code();
-    if (st == HOP_OK && la.counted)
-        hop_graph_dce(gb); /* the step's forward values nothing reads */
     if (st == HOP_OK)
-        st = accumulate(&la, back);
-    hop_graph_free(bwd);
+        st = backward_phases(&la, ph, np, aug);
+    for (size_t p = 0; p <= HOP_LOOP_PEEL_MAX; p++)
+        hop_graph_free(bwd[p]);
+    hop_free(cts);
     loop_ad_free(&la);
     return st;
 }

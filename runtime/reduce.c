@@ -39,10 +39,9 @@ reduce_mask(const hop_rt_arg *dims, int rank, bool *mask)
     }
 }
 
-/* NumPy's order of a float sum: its reduction iterator visits x's dims
- * sorted by |stride|, the smallest innermost (a stable insertion sort from
- * C order in which a dim of stride 0 compares with none; dims of size 1
- * take no part), and its inner loop sums pairwise the innermost reduced
+/* NumPy's order of a float sum: its reduction iterator visits x's dims in
+ * their memory order (hop_memory_order; dims of size 1 take no part), and
+ * its inner loop sums pairwise the innermost reduced
  * dims that no kept dim separates, NumPy's buffer size at a time, adding
  * each such sum to the output element; when a kept dim is innermost, the
  * loop adds element by element.  So the reduced dims are re-listed in that
@@ -51,24 +50,11 @@ reduce_mask(const hop_rt_arg *dims, int rank, bool *mask)
 static void
 numpy_order(hop__reduce *r, const hop_tensor *x, const bool *mask)
 {
-    int perm[HOP_MAX_RANK], n = 0; /* innermost first */
-    for (int d = x->rank - 1; d >= 0; d--)
-        if (x->sizes[d] != 1)
-            perm[n++] = d;
-    for (int i0 = 1; i0 < n; i0++) {
-        int j0 = perm[i0], ipos = i0;
-        int64_t s0 = llabs(x->strides[j0]);
-        for (int i1 = i0 - 1; i1 >= 0 && s0 != 0; i1--) {
-            int64_t s1 = llabs(x->strides[perm[i1]]);
-            if (s1 == 0)
-                continue; /* no order between these two: look further */
-            if (s1 <= s0)
-                break;
-            ipos = i1;
-        }
-        memmove(&perm[ipos + 1], &perm[ipos], (size_t)(i0 - ipos) * sizeof *perm);
-        perm[ipos] = j0;
-    }
+    int order[HOP_MAX_RANK], perm[HOP_MAX_RANK], n = 0; /* perm: innermost first */
+    hop_memory_order(x->rank, x->sizes, x->strides, order);
+    for (int i = x->rank - 1; i >= 0; i--)
+        if (x->sizes[order[i]] != 1)
+            perm[n++] = order[i];
     int inner = 0; /* how many innermost dims are reduced */
     while (inner < n && mask[perm[inner]])
         inner++;

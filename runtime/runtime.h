@@ -165,7 +165,8 @@ typedef struct hop__math {
         .binary_f64 = {HOP__MATH_BINARY(HOP__MATH_ROW_B64)},                                       \
     }
 
-/* The backend chosen at build time and checked against the CPU once. */
+/* The backend chosen once (HOP_MATH and the CPU; the libm loops for an
+ * unknown HOP_MATH, which hop_runtime_math_init reports). */
 const hop__math *hop__math_get(void);
 /* The math functions by name: X(name, f32 member, f64 member, arity), the
  * members of a hop__math (hop_runtime_math_adopt and _run). */
@@ -191,8 +192,9 @@ const hop__math *hop__math_base(void);
 /* Makes m the table hop__math_get returns (vmath_adopt.c). */
 void hop__math_use(const hop__math *m);
 
-/* The backend HOP_MATH=setting picks (NULL: unset): "scalar" the libm
- * loops, "avx2" at most AVX2, anything else the widest the CPU runs. */
+/* The backend HOP_MATH=setting picks (NULL or "": unset, the widest the
+ * CPU runs): "scalar" the libm loops, "avx2" at most AVX2, "sleef" as unset; anything else
+ * NULL with HOP_INVALID naming the variable, the value and the valid ones. */
 const hop__math *hop__math_choose(const char *setting);
 /* The scalar libm backend (always available) and the SLEEF AVX2 and
  * AVX-512 ones (NULL when not built). */

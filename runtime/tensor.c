@@ -19,6 +19,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #ifdef __linux__
 #include <sys/mman.h>
 #endif
@@ -451,6 +452,35 @@ bool
 hop_tensor_is_f_contiguous(const hop_tensor *t)
 {
     return dense_in_order(t, 0, 1);
+}
+
+bool
+hop_memory_order(int rank, const int64_t *sizes, const int64_t *strides, int *perm)
+{
+    int n = 0, inner[HOP_MAX_RANK]; /* innermost first */
+    for (int d = rank - 1; d >= 0; d--)
+        inner[n++] = d;
+    for (int i0 = 1; i0 < n; i0++) {
+        int j0 = inner[i0], ipos = i0;
+        int64_t s0 = sizes[j0] > 1 ? llabs((long long)strides[j0]) : 0;
+        for (int i1 = i0 - 1; i1 >= 0 && s0 != 0; i1--) {
+            int j1 = inner[i1];
+            int64_t s1 = sizes[j1] > 1 ? llabs((long long)strides[j1]) : 0;
+            if (s1 == 0)
+                continue; /* no order between these two: look further */
+            if (s1 <= s0)
+                break;
+            ipos = i1;
+        }
+        memmove(&inner[ipos + 1], &inner[ipos], (size_t)(i0 - ipos) * sizeof *inner);
+        inner[ipos] = j0;
+    }
+    bool c_order = true;
+    for (int i = 0; i < n; i++) {
+        perm[i] = inner[n - 1 - i];
+        c_order &= perm[i] == i;
+    }
+    return c_order;
 }
 
 bool

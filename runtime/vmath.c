@@ -98,19 +98,34 @@ hop__math_sleef_avx512(void)
 }
 #endif
 
+/* HOP_MATH's values, for the error that names them. */
+#define HOP_MATH_VALUES                                                                            \
+    "\"avx2\", \"scalar\", \"sleef\" (the widest SLEEF backend, with nothing adopted), or "        \
+    "unset (or empty) for the widest the CPU runs"
+
 const hop__math *
 hop__math_choose(const char *setting)
 {
     /* HOP_MATH=scalar forces the libm loops, HOP_MATH=avx2 the AVX2
-     * vectors (for measuring and debugging). */
+     * vectors (for measuring and debugging); an empty value is unset. */
+    if (setting != NULL && setting[0] == '\0')
+        setting = NULL;
+    /* sleef: what unset picks here; Python's `import hop` adopts nothing
+     * when HOP_MATH is set (python/hop/_numpy_math.py) */
+    if (setting != NULL && strcmp(setting, "sleef") == 0)
+        setting = NULL;
     if (setting != NULL && strcmp(setting, "scalar") == 0)
         return &hop__math_scalar;
+    if (setting != NULL && strcmp(setting, "avx2") != 0) {
+        hop_error(HOP_INVALID, "HOP_MATH=\"%.64s\" is not a math backend: valid values are %s",
+                  setting, HOP_MATH_VALUES);
+        return NULL;
+    }
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     /* cpuid: under valgrind, which runs no AVX-512, it reports none, so
      * the AVX2 backend runs there */
     __builtin_cpu_init();
-    if ((setting == NULL || strcmp(setting, "avx2") != 0) && __builtin_cpu_supports("avx512f") &&
-        hop__math_sleef_avx512() != NULL)
+    if (setting == NULL && __builtin_cpu_supports("avx512f") && hop__math_sleef_avx512() != NULL)
         return hop__math_sleef_avx512();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
         hop__math_sleef_avx2() != NULL)
@@ -119,20 +134,47 @@ hop__math_choose(const char *setting)
     return &hop__math_scalar;
 }
 
-/* The backend chosen once (HOP_MATH and the CPU), and the table in use:
- * the chosen one, or vmath_adopt.c's with adopted functions. */
-static const hop__math *chosen, *in_use;
+/* The table in use once vmath_adopt.c adopted functions (NULL: the chosen
+ * backend's). */
+static const hop__math *in_use;
 
-const hop__math *
-hop__math_base(void)
+/* The backend HOP_MATH picks, chosen once: with an unknown value the libm
+ * loops (a kernel cannot fail, and never runs a backend the user did not
+ * ask for), and *bad set. */
+static const hop__math *
+math_chosen(bool *bad)
 {
+    static const hop__math *chosen;
+    static int unknown;
     const hop__math *m = __atomic_load_n(&chosen, __ATOMIC_ACQUIRE);
     if (m == NULL) {
         /* a race only computes the same answer twice */
-        m = hop__math_choose(getenv("HOP_MATH"));
+        if ((m = hop__math_choose(getenv("HOP_MATH"))) == NULL) {
+            __atomic_store_n(&unknown, 1, __ATOMIC_RELAXED);
+            m = &hop__math_scalar;
+        }
         __atomic_store_n(&chosen, m, __ATOMIC_RELEASE);
     }
+    *bad = __atomic_load_n(&unknown, __ATOMIC_RELAXED) != 0;
     return m;
+}
+
+hop_status
+hop_runtime_math_init(void)
+{
+    bool bad;
+    math_chosen(&bad);
+    if (bad && hop__math_choose(getenv("HOP_MATH")) == NULL) /* the error again */
+        return hop_error_code();
+    return HOP_OK;
+}
+
+/* The backend vmath.c chose (HOP_MATH and the CPU), whatever is adopted. */
+const hop__math *
+hop__math_base(void)
+{
+    bool bad;
+    return math_chosen(&bad);
 }
 
 void

@@ -141,6 +141,13 @@ int64_t hop_tensor_numel(const hop_tensor *t);
  * (column-major: the first dim's stride is 1); dims of size 1 are ignored. */
 bool hop_tensor_is_contiguous(const hop_tensor *t);
 bool hop_tensor_is_f_contiguous(const hop_tensor *t);
+/* NumPy's memory order of an array's dims (its iterator's
+ * npyiter_find_best_axis_ordering), the order NumPy computes in (a sum adds
+ * in it, a new result of the array is laid out in it): perm[0] outermost,
+ * perm[rank - 1] innermost, the dims sorted by |stride| (any unit, the
+ * larger outer) by a stable insertion sort from C order in which a dim of
+ * stride 0 or of size 1 compares with none.  True when that is C order. */
+bool hop_memory_order(int rank, const int64_t *sizes, const int64_t *strides, int *perm);
 /* True when a and b use the same storage. */
 bool hop_tensor_shares_storage(const hop_tensor *a, const hop_tensor *b);
 /* Bytes of the storage and its start. */
@@ -437,6 +444,16 @@ int hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn);
  * or f(a, b) for pow and atan2.  HOP_OK, or HOP_INVALID with the error set. */
 int hop_runtime_math_run(const char *name, hop_dtype dtype, int64_t n, void *out, const void *a,
                          const void *b);
+
+/* Chooses the math backend now, from the environment variable HOP_MATH:
+ * unset or empty, the widest the CPU runs; "avx2", at most AVX2; "scalar",
+ * the libm loops; "sleef", as unset (Python's `import hop` then adopts
+ * nothing).  Any other value is HOP_INVALID naming the variable, the
+ * value and the valid values (`HOP_MATH="avx51" is not a math backend:
+ * valid values are ...`); call it before the first kernel (importing hop's
+ * Python package does, and raises the error).  A process that never calls
+ * it and runs a kernel with an unknown HOP_MATH gets the libm loops. */
+hop_status hop_runtime_math_init(void);
 
 #ifdef __cplusplus
 }

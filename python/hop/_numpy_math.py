@@ -9,8 +9,8 @@ hop's own kernels (SLEEF) are within 1 ulp but differ from those in the last
 bit for 20-60% of elements.  So that hop.numpy answers with NumPy's bits,
 `import hop` adopts each such function whose results equal the NumPy ufunc's
 bit for bit on a probe of its domain (hop_runtime_math_adopt); one that
-differs is left to hop's own.  Nothing is adopted when HOP_MATH is set
-(HOP_MATH=sleef keeps the widest SLEEF backend), when NumPy does not run
+differs is left to hop's own.  Nothing is adopted when HOP_MATH is set and
+not empty (HOP_MATH=sleef keeps the widest SLEEF backend), when NumPy does not run
 AVX512_SKX code on this CPU, or when the symbols are absent (other NumPy
 builds).  ADOPTED lists what was.
 """
@@ -71,7 +71,7 @@ def adopt():
     """Adopts what it can; returns the (name, dtype) pairs adopted."""
     global ADOPTED
     umath = np.core._multiarray_umath
-    if os.environ.get("HOP_MATH") is not None or not getattr(
+    if os.environ.get("HOP_MATH") or not getattr(
             umath, "__cpu_features__", {}).get("AVX512_SKX", False):
         return ADOPTED
     library = umath.__file__

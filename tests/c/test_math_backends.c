@@ -51,11 +51,24 @@ choice_follows_hop_math_and_the_cpu(void **state)
     assert_ptr_equal(hop__math_choose("scalar"), &hop__math_scalar);
     assert_ptr_equal(hop__math_choose("avx2"), avx2);
     assert_ptr_equal(hop__math_choose(NULL), widest);
-    assert_ptr_equal(hop__math_choose("anything else"), widest);
+    assert_ptr_equal(hop__math_choose(""), widest);
+    assert_ptr_equal(hop__math_choose("sleef"), widest); /* (Python adopts nothing then) */
+    /* a typo is an error naming the variable, the value and the valid ones */
+    hop_error_clear();
+    assert_null(hop__math_choose("avx512"));
+    assert_int_equal(hop_error_code(), HOP_INVALID);
+    assert_string_equal(hop_error_message(),
+                        "HOP_MATH=\"avx512\" is not a math backend: valid values are \"avx2\", "
+                        "\"scalar\", \"sleef\" (the widest SLEEF backend, with nothing adopted), "
+                        "or unset (or empty) for the widest the CPU runs");
+    hop_error_clear();
+    assert_null(hop__math_choose("Scalar"));
+    assert_int_equal(hop_error_code(), HOP_INVALID);
     /* the process's own choice (HOP_MATH as the test runs) is one of them,
      * and never one the CPU cannot run (valgrind: no AVX-512) */
     const char *env = getenv("HOP_MATH");
     assert_ptr_equal(hop__math_get(), hop__math_choose(env));
+    assert_int_equal(hop_runtime_math_init(), HOP_OK);
     if (!cpu_has("avx512f"))
         assert_true(hop__math_get() != hop__math_sleef_avx512() ||
                     hop__math_sleef_avx512() == NULL);

@@ -1502,6 +1502,31 @@ test_allocation_counters_add_up_over_threads(void **state)
     assert_int_equal(hop_alloc_live(), live);
 }
 
+/* NumPy's memory order (hop_memory_order, the one owner: reductions sum
+ * in it, hop.asarray's copies are laid out in it) */
+static void
+test_memory_order_is_numpys(void **state)
+{
+    (void)state;
+    int perm[4];
+    /* C order, Fortran order (by strides in any unit) */
+    assert_true(hop_memory_order(3, (int64_t[]){2, 3, 4}, (int64_t[]){12, 4, 1}, perm));
+    assert_true(perm[0] == 0 && perm[1] == 1 && perm[2] == 2);
+    assert_false(hop_memory_order(3, (int64_t[]){2, 3, 4}, (int64_t[]){8, 16, 48}, perm));
+    assert_true(perm[0] == 2 && perm[1] == 1 && perm[2] == 0);
+    /* |stride|: a negative stride sorts by its size */
+    assert_false(hop_memory_order(2, (int64_t[]){3, 4}, (int64_t[]){-1, 3}, perm));
+    assert_true(perm[0] == 1 && perm[1] == 0);
+    /* a dim of size 1 or of stride 0 compares with none: a dim inserted
+     * past it moves it along (dim 0, innermost, passes dim 1 to go inside
+     * dim 2), the others keep C order around it */
+    assert_false(hop_memory_order(3, (int64_t[]){3, 1, 4}, (int64_t[]){1, 100, 3}, perm));
+    assert_true(perm[0] == 1 && perm[1] == 2 && perm[2] == 0);
+    assert_true(hop_memory_order(3, (int64_t[]){3, 5, 4}, (int64_t[]){4, 0, 1}, perm));
+    assert_true(perm[0] == 0 && perm[1] == 1 && perm[2] == 2);
+    assert_true(hop_memory_order(0, NULL, NULL, perm));
+}
+
 int
 main(void)
 {
@@ -1541,6 +1566,7 @@ main(void)
         cmocka_unit_test(test_foreign_kernel_checks_operands_known_only_by_metadata),
         cmocka_unit_test(test_allocation_failure_sweep_over_eager_ops),
         cmocka_unit_test(test_fp_status_of_a_pool_job_includes_its_workers_flags),
+        cmocka_unit_test(test_memory_order_is_numpys),
         cmocka_unit_test(test_nothing_leaks_after_shutdown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

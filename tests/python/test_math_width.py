@@ -201,3 +201,42 @@ def test_every_math_backend_within_its_bound(env_math):
     if env_math != "scalar" and "avx2" in cpu_flags():
         # the SLEEF backends are not libm: the forced setting did change it
         assert not all(is_libm for _, is_libm in res.values())
+
+
+TYPO_CHILD = r"""
+import sys
+try:
+    import hop
+except Exception as e:
+    print(type(e).__name__, isinstance(e, ValueError), str(e))
+    sys.exit(3)
+print("imported")
+"""
+
+
+def import_under(env_math):
+    env = dict(os.environ)
+    env.pop("HOP_MATH", None)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    env["HOP_MATH"] = env_math
+    return subprocess.run([sys.executable, "-c", TYPO_CHILD], env=env, capture_output=True,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("typo", ["avx512", "AVX2", "scalar ", "sse"])
+def test_an_unknown_hop_math_fails_the_import(typo):
+    # a typo used to run the widest backend silently: importing hop raises
+    # (no crash: the child catches it) naming the variable, the value and
+    # the valid values
+    r = import_under(typo)
+    assert r.returncode == 3, (r.returncode, r.stdout, r.stderr)
+    assert r.stdout.decode() == (
+        'InvalidError True HOP_MATH="%s" is not a math backend: valid values are "avx2", '
+        '"scalar", "sleef" (the widest SLEEF backend, with nothing adopted), or unset (or '
+        'empty) for the widest the CPU runs\n' % typo)
+
+
+def test_an_empty_hop_math_is_unset():
+    r = import_under("")
+    assert r.returncode == 0, r.stderr.decode()
+    assert r.stdout.decode().startswith("imported")

@@ -357,9 +357,10 @@ def test_random_compositions_agree_with_functorch(prog, comp, seed, compiled):
     if compiled:
         h = hop.compile(h)
     want = tr(T(X), T(y))
-    # (repeated squaring overflows: through a loop hop's first backward step
-    # multiplies a zero cotangent by inf, nan where torch has inf; see
-    # test_grad_of_grad_through_a_loop_whose_forward_overflows_is_nan)
+    # (repeated squaring overflows: a loop's forward mode instantiates a
+    # carry's zero tangent, and its first step multiplies it by inf, nan
+    # where torch has inf; reverse mode skips zero cotangents, see
+    # test_loop_second_order.py)
     assume(np.isfinite(want.detach().numpy()).all())
     got = h(t(X), t(y))
     close(got, want, rtol=1e-9, atol=1e-10)
@@ -403,23 +404,3 @@ def test_grad_of_grad_skips_an_output_nothing_differentiates(name):
                           argnums=1)(T(a), T(b))
     assert want.tolist() == [1e200, 3.0]
     assert got.tolist() == traced.tolist() == [1e200, 3.0]
-
-
-@pytest.mark.parametrize("loop", ["while_loop", "fori_loop", "scan"])
-def test_grad_of_grad_through_a_loop_whose_forward_overflows_is_nan(loop):
-    # Pinned, not PyTorch's answer: a loop's backward is one body run for
-    # every step, so the cotangent of a carry nothing differentiates enters
-    # it as zeros (JAX's scan transpose instantiates the same zeros), and
-    # the first backward step multiplies them by the overflowed partial:
-    # 0 * inf = NaN.  PyTorch unrolls the Python loop and gets a (1e200);
-    # hop would need to peel that first step with a symbolic zero.
-    body = lambda v, b: v * v * 0.5 * b  # noqa: E731
-    f = {"while_loop": lambda a, b: hop.while_loop(lambda i, v: i < 1,
-                                                   lambda i, v: (i + 1, body(v, b)), (0, a))[1],
-         "fori_loop": lambda a, b: hop.fori_loop(0, 1, lambda i, v: body(v, b), a),
-         "scan": lambda a, b: hop.scan(lambda c, r: (body(c, b), c), a,
-                                       hop.zeros((1, 2), dtype=F64))[0]}[loop]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        got = _grad_grad(lambda a, b: f(a, b).sum())(t([1e200, 3.0]), t([2.0, -1.0]))
-    assert np.isnan(got.numpy()[0]) and got.numpy()[1] == 3.0
