@@ -212,8 +212,14 @@ static int plain_helpers(void);
 static PyObject *cached_effects(PyObject *code);
 static PyObject *s_unknown, *s_plain;
 
-static int roots_into(PyFunctionObject *fn, PyObject *plan, int check, PyObject *cells,
-                      PyObject *globs, PyObject *seen, int depth);
+/* What one reading of roots fills: the (name, holder, value) lists of
+ * cells and globals, and the ids of the functions walked (seen, made at
+ * the first walked callee: most bodies hold none; top, the body's). */
+typedef struct {
+    PyObject *cells, *globs, *seen, *top;
+} roots_out;
+
+static int roots_into(PyFunctionObject *fn, PyObject *plan, int check, roots_out *o, int depth);
 
 /*
  * The roots of v, a function the full check walks where fn's root holds
@@ -228,15 +234,23 @@ static int roots_into(PyFunctionObject *fn, PyObject *plan, int check, PyObject 
  * __code__ or callee is never stale.
  */
 static int
-walk_callee(PyObject *v, PyObject *cells, PyObject *globs, PyObject *seen, int depth)
+walk_callee(PyObject *v, roots_out *o, int depth)
 {
+    if (o->seen == NULL) {
+        PyObject *top = PyLong_FromVoidPtr(o->top);
+        o->seen = top ? PySet_New(NULL) : NULL;
+        int added = o->seen ? PySet_Add(o->seen, top) : -1;
+        Py_XDECREF(top);
+        if (added < 0)
+            return -1;
+    }
     PyObject *id = PyLong_FromVoidPtr(v);
-    int in = id ? PySet_Contains(seen, id) : -1;
+    int in = id ? PySet_Contains(o->seen, id) : -1;
     if (in != 0) {
         Py_XDECREF(id);
         return in < 0 ? -1 : ROOTS_READ;
     }
-    int rc = PySet_Add(seen, id);
+    int rc = PySet_Add(o->seen, id);
     Py_DECREF(id);
     if (rc < 0 || plain_helpers() < 0)
         return -1;
@@ -253,7 +267,7 @@ walk_callee(PyObject *v, PyObject *cells, PyObject *globs, PyObject *seen, int d
     else if (t || !PyTuple_Check(plan))
         rc = ROOTS_WALK;
     else
-        rc = roots_into((PyFunctionObject *)v, plan, 1, cells, globs, seen, depth + 1);
+        rc = roots_into((PyFunctionObject *)v, plan, 1, o, depth + 1);
     Py_XDECREF(unknown);
     Py_XDECREF(plan);
     Py_DECREF(eff);
@@ -264,8 +278,7 @@ walk_callee(PyObject *v, PyObject *cells, PyObject *globs, PyObject *seen, int d
  * appended to cells and globs: ROOTS_READ, ROOTS_WALK, ROOTS_ASK or -1
  * (pure_roots). */
 static int
-roots_into(PyFunctionObject *fn, PyObject *plan, int check, PyObject *cells, PyObject *globs,
-           PyObject *seen, int depth)
+roots_into(PyFunctionObject *fn, PyObject *plan, int check, roots_out *o, int depth)
 {
     if (PyTuple_GET_SIZE(plan) != 9)
         return ROOTS_ASK;
@@ -292,10 +305,10 @@ roots_into(PyFunctionObject *fn, PyObject *plan, int check, PyObject *cells, PyO
         PyObject *cell = PyTuple_GET_ITEM(closure, i), *v = PyCell_GET(cell);
         if (v == NULL)
             v = missing;
-        if (push_root(cells, PyTuple_GET_ITEM(freevars, i), cell, v) < 0)
+        if (push_root(o->cells, PyTuple_GET_ITEM(freevars, i), cell, v) < 0)
             return -1;
         if (PyFunction_Check(v) && PyTuple_GET_ITEM(cell_body, i) != Py_True &&
-            (rc = walk_callee(v, cells, globs, seen, depth)) != ROOTS_READ)
+            (rc = walk_callee(v, o, depth)) != ROOTS_READ)
             return rc;
     }
     /* _reads.roots: no globals for a function of hop itself (its name
@@ -319,13 +332,13 @@ roots_into(PyFunctionObject *fn, PyObject *plan, int check, PyObject *cells, PyO
             continue;
         }
         Py_INCREF(v); /* (the walk below runs code that may rebind it) */
-        rc = push_root(globs, name, g, v) < 0 ? -1 : ROOTS_READ;
+        rc = push_root(o->globs, name, g, v) < 0 ? -1 : ROOTS_READ;
         if (rc == ROOTS_READ && PyFunction_Check(v) && PyTuple_GET_ITEM(global_body, j) != Py_True) {
             int in_cells = PySequence_Contains(freevars, name);
             if (in_cells < 0)
                 rc = -1;
             else if (((PyFunctionObject *)v)->func_globals == g || in_cells)
-                rc = walk_callee(v, cells, globs, seen, depth);
+                rc = walk_callee(v, o, depth);
         }
         Py_DECREF(v);
         if (rc != ROOTS_READ)
@@ -352,19 +365,16 @@ pure_roots(PyObject *fno, PyObject *plan, int check)
 {
     if (!PyFunction_Check(fno))
         Py_RETURN_NONE;
-    PyObject *cells = PyList_New(0), *globs = PyList_New(0), *seen = PySet_New(NULL);
-    PyObject *id = seen ? PyLong_FromVoidPtr(fno) : NULL, *result = NULL;
-    int rc = id && cells && globs && PySet_Add(seen, id) == 0
-                 ? roots_into((PyFunctionObject *)fno, plan, check, cells, globs, seen, 0)
-                 : -1;
+    roots_out o = {PyList_New(0), PyList_New(0), NULL, fno};
+    PyObject *result = NULL;
+    int rc = o.cells && o.globs ? roots_into((PyFunctionObject *)fno, plan, check, &o, 0) : -1;
     if (rc == ROOTS_READ)
-        result = PyTuple_Pack(2, cells, globs);
+        result = PyTuple_Pack(2, o.cells, o.globs);
     else if (rc >= 0)
         result = Py_NewRef(rc == ROOTS_WALK ? Py_False : Py_None);
-    Py_XDECREF(id);
-    Py_XDECREF(seen);
-    Py_XDECREF(cells);
-    Py_XDECREF(globs);
+    Py_XDECREF(o.seen);
+    Py_XDECREF(o.cells);
+    Py_XDECREF(o.globs);
     return result;
 }
 
