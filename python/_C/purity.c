@@ -201,24 +201,87 @@ push_root(PyObject *list, PyObject *name, PyObject *holder, PyObject *value)
     return rc;
 }
 
+/* What roots_into answers besides -1 (an exception). */
+enum { ROOTS_READ = 1, ROOTS_WALK = 0, ROOTS_ASK = 2 };
+
+/* A walked callee's plain check is read this many calls deep at most;
+ * deeper, the full check walks it. */
+#define WALK_DEPTH 32
+
+static int plain_helpers(void);
+static PyObject *cached_effects(PyObject *code);
+static PyObject *s_unknown, *s_plain;
+
+/* What one reading of roots fills: the (name, holder, value) lists of
+ * cells and globals, and the ids of the functions walked (seen, made at
+ * the first walked callee: most bodies hold none; top, the body's). */
+typedef struct {
+    PyObject *cells, *globs, *seen, *top;
+} roots_out;
+
+static int roots_into(PyFunctionObject *fn, PyObject *plan, int check, roots_out *o, int depth);
+
 /*
- * _pure_roots(fn, plan, check) -> (cells, globals), False or None.
- *
- * plan (made by _purity._verdict for a plain verdict): (names, freevars,
- * cell_body, global_body, calls, held, builtins, missing, a_method), of
- * fn's code.  check: resolve the calls and compare them with held first.
- * (cells, globals): the (name, cell, value) and (name, globals, value)
- * _Check would record; False: a root holds a function the check walks
- * (the full check); None: not answered here (fn is not a plain function,
- * its globals are not a dict, a callee differs from the verdict's): ask
- * Python.
+ * The roots of v, a function the full check walks where fn's root holds
+ * it (_Check.visit's scan), appended to cells and globs as the walk would:
+ * ROOTS_READ when v was walked already (seen: the walk's functions) or its
+ * code's cached verdict is plain, its callees are still the verdict's and
+ * so on for each function it holds in turn; ROOTS_WALK otherwise (the full
+ * check then makes the verdicts again: issue #30, cond's branch
+ * `lambda a, y: block(a, y)` took the full check on every call).  The
+ * verdict is per code object and its callees are resolved here on every
+ * call, the roots read anew: a rebound cell or global, a replaced
+ * __code__ or callee is never stale.
  */
-static PyObject *
-pure_roots(PyObject *fno, PyObject *plan, int check)
+static int
+walk_callee(PyObject *v, roots_out *o, int depth)
 {
-    if (!PyFunction_Check(fno) || PyTuple_GET_SIZE(plan) != 9)
-        Py_RETURN_NONE;
-    PyFunctionObject *fn = (PyFunctionObject *)fno;
+    if (o->seen == NULL) {
+        PyObject *top = PyLong_FromVoidPtr(o->top);
+        o->seen = top ? PySet_New(NULL) : NULL;
+        int added = o->seen ? PySet_Add(o->seen, top) : -1;
+        Py_XDECREF(top);
+        if (added < 0)
+            return -1;
+    }
+    PyObject *id = PyLong_FromVoidPtr(v);
+    int in = id ? PySet_Contains(o->seen, id) : -1;
+    if (in != 0) {
+        Py_XDECREF(id);
+        return in < 0 ? -1 : ROOTS_READ;
+    }
+    int rc = PySet_Add(o->seen, id);
+    Py_DECREF(id);
+    if (rc < 0 || plain_helpers() < 0)
+        return -1;
+    if (depth >= WALK_DEPTH)
+        return ROOTS_WALK;
+    PyObject *eff = cached_effects(PyFunction_GET_CODE(v));
+    if (eff == NULL)
+        return PyErr_Occurred() ? -1 : ROOTS_WALK;
+    PyObject *unknown = PyObject_GetAttr(eff, s_unknown);
+    PyObject *plan = unknown ? PyObject_GetAttr(eff, s_plain) : NULL;
+    int t = plan ? PyObject_IsTrue(unknown) : -1;
+    if (t < 0)
+        rc = -1;
+    else if (t || !PyTuple_Check(plan))
+        rc = ROOTS_WALK;
+    else
+        rc = roots_into((PyFunctionObject *)v, plan, 1, o, depth + 1);
+    Py_XDECREF(unknown);
+    Py_XDECREF(plan);
+    Py_DECREF(eff);
+    return rc == ROOTS_ASK ? ROOTS_WALK : rc;
+}
+
+/* fn's roots (and those of the functions it holds that the check walks)
+ * appended to cells and globs: ROOTS_READ, ROOTS_WALK, ROOTS_ASK or -1
+ * (pure_roots). */
+static int
+roots_into(PyFunctionObject *fn, PyObject *plan, int check, roots_out *o, int depth)
+{
+    if (PyTuple_GET_SIZE(plan) != 9)
+        return ROOTS_ASK;
     PyObject *names = PyTuple_GET_ITEM(plan, 0), *freevars = PyTuple_GET_ITEM(plan, 1),
              *cell_body = PyTuple_GET_ITEM(plan, 2), *global_body = PyTuple_GET_ITEM(plan, 3),
              *calls = PyTuple_GET_ITEM(plan, 4), *held = PyTuple_GET_ITEM(plan, 5),
@@ -227,71 +290,91 @@ pure_roots(PyObject *fno, PyObject *plan, int check)
     PyObject *g = fn->func_globals;
     if (!PyDict_CheckExact(g) || !PyTuple_Check(freevars) ||
         PyTuple_GET_SIZE(freevars) != PyTuple_GET_SIZE(cell_body))
-        Py_RETURN_NONE;
+        return ROOTS_ASK;
     if (check) {
         /* (the plan is of fn's code: its free variables are the code's) */
         const reader r = {g, freevars, fn->func_closure ? fn->func_closure : Py_None};
         int same = same_callees(&r, calls, held, builtins, missing, a_method);
-        if (same < 0)
-            return NULL;
-        if (!same)
-            Py_RETURN_NONE;
+        if (same <= 0)
+            return same < 0 ? -1 : ROOTS_ASK;
     }
-    PyObject *cells = PyList_New(0), *globs = PyList_New(0), *result = NULL;
-    if (cells == NULL || globs == NULL)
-        goto done;
+    int rc = ROOTS_READ;
     PyObject *closure = fn->func_closure;
     Py_ssize_t ncell = closure ? PyTuple_GET_SIZE(closure) : 0;
     for (Py_ssize_t i = 0; i < ncell && i < PyTuple_GET_SIZE(freevars); i++) {
         PyObject *cell = PyTuple_GET_ITEM(closure, i), *v = PyCell_GET(cell);
         if (v == NULL)
             v = missing;
-        if (PyFunction_Check(v) && PyTuple_GET_ITEM(cell_body, i) != Py_True) {
-            result = Py_NewRef(Py_False);
-            goto done;
-        }
-        if (push_root(cells, PyTuple_GET_ITEM(freevars, i), cell, v) < 0)
-            goto done;
+        if (push_root(o->cells, PyTuple_GET_ITEM(freevars, i), cell, v) < 0)
+            return -1;
+        if (PyFunction_Check(v) && PyTuple_GET_ITEM(cell_body, i) != Py_True &&
+            (rc = walk_callee(v, o, depth)) != ROOTS_READ)
+            return rc;
     }
     /* _reads.roots: no globals for a function of hop itself (its name
      * read as `g.get("__name__") or ""`) */
     PyObject *modname = PyDict_GetItemWithError(g, dunder_name);
     if (modname == NULL && PyErr_Occurred())
-        goto done;
+        return -1;
     int hop_own = 0;
     if (modname != NULL && PyUnicode_Check(modname)) {
         if ((hop_own = hop_py_is_hop_module(modname)) < 0)
-            goto done;
+            return -1;
     } else if (modname != NULL && PyObject_IsTrue(modname) != 0) {
-        result = Py_NewRef(Py_None); /* not a str: Python's test decides (and raises) */
-        goto done;
+        return ROOTS_ASK; /* not a str: Python's test decides (and raises) */
     }
-    if (!hop_own) {
-        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(names); j++) {
-            PyObject *name = PyTuple_GET_ITEM(names, j);
-            PyObject *v = PyDict_GetItemWithError(g, name);
-            if (v == NULL) {
-                if (PyErr_Occurred())
-                    goto done;
-                continue;
-            }
-            if (PyFunction_Check(v) && PyTuple_GET_ITEM(global_body, j) != Py_True) {
-                int in_cells = PySequence_Contains(freevars, name);
-                if (in_cells < 0)
-                    goto done;
-                if (((PyFunctionObject *)v)->func_globals == g || in_cells) {
-                    result = Py_NewRef(Py_False);
-                    goto done;
-                }
-            }
-            if (push_root(globs, name, g, v) < 0)
-                goto done;
+    for (Py_ssize_t j = 0; !hop_own && j < PyTuple_GET_SIZE(names); j++) {
+        PyObject *name = PyTuple_GET_ITEM(names, j);
+        PyObject *v = PyDict_GetItemWithError(g, name);
+        if (v == NULL) {
+            if (PyErr_Occurred())
+                return -1;
+            continue;
         }
+        Py_INCREF(v); /* (the walk below runs code that may rebind it) */
+        rc = push_root(o->globs, name, g, v) < 0 ? -1 : ROOTS_READ;
+        if (rc == ROOTS_READ && PyFunction_Check(v) && PyTuple_GET_ITEM(global_body, j) != Py_True) {
+            int in_cells = PySequence_Contains(freevars, name);
+            if (in_cells < 0)
+                rc = -1;
+            else if (((PyFunctionObject *)v)->func_globals == g || in_cells)
+                rc = walk_callee(v, o, depth);
+        }
+        Py_DECREF(v);
+        if (rc != ROOTS_READ)
+            return rc;
     }
-    result = PyTuple_Pack(2, cells, globs);
-done:
-    Py_XDECREF(cells);
-    Py_XDECREF(globs);
+    return ROOTS_READ;
+}
+
+/*
+ * _pure_roots(fn, plan, check) -> (cells, globals), False or None.
+ *
+ * plan (made by _purity._verdict for a plain verdict): (names, freevars,
+ * cell_body, global_body, calls, held, builtins, missing, a_method), of
+ * fn's code.  check: resolve the calls and compare them with held first.
+ * (cells, globals): the (name, cell, value) and (name, globals, value)
+ * _Check would record, those of the functions its roots hold that the
+ * check walks included (walk_callee); False: the full check (a root holds
+ * a function the check walks whose own check is not plain or not known
+ * yet); None: not answered here (fn is not a plain function, its globals
+ * are not a dict, a callee differs from the verdict's): ask Python.
+ */
+static PyObject *
+pure_roots(PyObject *fno, PyObject *plan, int check)
+{
+    if (!PyFunction_Check(fno))
+        Py_RETURN_NONE;
+    roots_out o = {PyList_New(0), PyList_New(0), NULL, fno};
+    PyObject *result = NULL;
+    int rc = o.cells && o.globs ? roots_into((PyFunctionObject *)fno, plan, check, &o, 0) : -1;
+    if (rc == ROOTS_READ)
+        result = PyTuple_Pack(2, o.cells, o.globs);
+    else if (rc >= 0)
+        result = Py_NewRef(rc == ROOTS_WALK ? Py_False : Py_None);
+    Py_XDECREF(o.seen);
+    Py_XDECREF(o.cells);
+    Py_XDECREF(o.globs);
     return result;
 }
 
@@ -315,7 +398,7 @@ py_pure_roots(PyObject *self, PyObject *args)
  * it checks gets Python's path. */
 static PyObject *names_cache, *run_read_fn, *plain_undo_fn, *plain_done_fn;
 static PyObject *purity_dict, *run_plain_fn;
-static PyObject *s_code, *s_effects, *s_unknown, *s_plain, *s_run_plain;
+static PyObject *s_code, *s_effects, *s_run_plain;
 
 static int
 plain_helpers(void)

@@ -26,7 +26,7 @@ from ._breaks import _COMPILE
 from ._paths import _in_body
 from ._purity import body_env_arrays, body_prints, run_pure
 from ._reads import Policy, is_hop_function, names_of, roots
-from ._pytree import _REGISTERED, LEAF, flat_spec, flatten, unflatten
+from ._pytree import _REGISTERED, LEAF, Spec, flat_spec, flatten, unflatten
 
 try:
     import numpy as _np
@@ -74,7 +74,8 @@ class _Group:
     """One operand group of a HOP call: its structure (spec), its traced
     leaves (tensors and SymInts, in order) and its template (every leaf, a
     _HOLE where a traced one goes).  direct: the group is a tuple of traced
-    leaves alone, so the body's inputs for it are a slice of its inputs."""
+    leaves alone, so the body's inputs for it are a slice of its inputs.
+    _apply also takes a _Group its caller made already (_call_group)."""
 
     __slots__ = ("spec", "leaves", "traced", "template", "direct")
 
@@ -88,10 +89,28 @@ class _Group:
             self.leaves = self.traced = group
             self.direct = True
             return
+        if type(group) is _Tensor and _Tensor not in _REGISTERED:
+            # One hop.Tensor (map's xs): what flatten and _holes give it,
+            # without the walk (issue #30: per HOP call).
+            self.leaves, self.spec = [group], LEAF
+            self.traced, self.template = [group], [_HOLE]
+            self.direct = False
+            return
         self.leaves, self.spec = flatten(group)
         self.traced, self.template = _holes(self.leaves)
         n = len(self.template)
         self.direct = len(self.traced) == n and self.spec is flat_spec(n)
+
+
+def _call_group(args, spec):
+    """The _Group of a call (args, {}) whose args are n hop.Tensors
+    themselves and whose structure is spec (_call_spec(n)): what _Group
+    gives it, without the walk."""
+    g = _Group.__new__(_Group)
+    g.leaves, g.spec = list(args), spec
+    g.traced, g.template = g.leaves, [_HOLE] * len(args)
+    g.direct = False
+    return g
 
 
 def _check_callable(hop, what, fn):
@@ -114,8 +133,8 @@ def _structs(ins, pos, groups):
     structs = []
     for g in groups:
         n = len(g.traced)
-        structs.append(ins[pos:pos + n] if g.direct else _fill(ins[pos:pos + n], g.template,
-                                                                 g.spec))
+        structs.append(ins[pos:pos + n] if g.direct else ins[pos] if g.spec is LEAF and n == 1
+                       else _fill(ins[pos:pos + n], g.template, g.spec))
         pos += n
     return structs
 
@@ -240,7 +259,7 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
     as the first positional arguments; result: the structure of the HOP's
     outputs when it is not its bodies' (a loop's carry), a _Result."""
     hop = hop or name
-    parts = list(builtins.map(_Group, groups))
+    parts = [g if type(g) is _Group else _Group(g) for g in groups]
     tr = _C.tracing()
     if tr is None:
         _tracing(hop, [x for g in parts for x in g.leaves] + list(leads))
@@ -674,6 +693,8 @@ def _numpy_result(out):
 def _numpy_group(tree):
     """A HOP's group of operands with each ndarray in it a hop.numpy array
     (_numpy_arg): (the group, its leaves, whether there was an ndarray)."""
+    if type(tree) is _Tensor and _Tensor not in _REGISTERED:
+        return tree, [tree], False  # one hop.Tensor: flatten's answer, without the walk
     leaves, spec = flatten(tree)
     if _np is None or not builtins.any(isinstance(x, _np.ndarray) for x in leaves):
         return tree, leaves, False
@@ -893,10 +914,21 @@ def _subgraph_key(tr, fn, spec, template):
     try:
         consts = tuple(_value_key(t, budget, seen) for t in template if t is not _HOLE)
         k = ("invoke_subgraph", _value_key(fn, budget, seen), spec, consts)
-        new = k not in tr.scratch
-        return tr.scratch.setdefault(k, k), new
+        got = tr.scratch.setdefault(k, k)  # (one lookup: k is a new tuple)
+        return got, got is k
     except (_OverBudget, TypeError):  # too much to compare, or unhashable: never share
         return object(), False
+
+
+# n -> the spec of a call (args, {}) with n tensors in args: one object per
+# n, equal to what flatten gives (a spec is never changed; the key of
+# _subgraph_key holds it, and one object compares by identity).
+_CALL_SPECS = {}
+
+
+def _call_spec(n):
+    s = _CALL_SPECS[n] = Spec("tuple", None, [flat_spec(n), Spec("dict", (), [])])
+    return s
 
 
 def invoke_subgraph(fn, /, *args, **kwargs):
@@ -913,12 +945,19 @@ def invoke_subgraph(fn, /, *args, **kwargs):
     tr = _C.tracing()
     if tr is None:
         return _apply("invoke_subgraph", [], [call], [body])
-    leaves, spec = flatten(call)
-    _, template = _holes(leaves)
-    key, new = _subgraph_key(tr, fn, spec, tuple(template))
+    if not kwargs and _JUST_TENSOR.issuperset(builtins.map(type, args)) and \
+            _Tensor not in _REGISTERED:
+        # hop.Tensors alone, the common call: flatten's spec and template
+        # without the walk, and its _Group for _apply (issue #30: per call)
+        spec = _CALL_SPECS.get(len(args)) or _call_spec(len(args))
+        template, group = (_HOLE,) * len(args), _call_group(args, spec)
+    else:
+        leaves, spec = flatten(call)
+        template, group = tuple(_holes(leaves)[1]), call
+    key, new = _subgraph_key(tr, fn, spec, template)
     record = []
     try:
-        out = _apply("invoke_subgraph", [], [call], [body], keys=(key,), record=record,
+        out = _apply("invoke_subgraph", [], [group], [body], keys=(key,), record=record,
                      cached=tr.scratch.get(("result", key)))
     except BaseException:
         if new:  # a failed call leaves the cache as it was
