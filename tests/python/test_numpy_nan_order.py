@@ -135,3 +135,48 @@ def test_complex128_products_of_a_broadcast_operand_are_numpys():
     x = _complex(12, np.complex128, seed=3)
     _check(np.prod, x)
     _check(lambda v: v * v[5], x)
+
+
+@pytest.mark.parametrize("dt", [np.float16, np.float64, np.complex64])
+def test_masked_products_multiply_in_numpys_iterator_order(dt):
+    # prod(where=) of a Fortran array: NumPy's iterator of the array and
+    # the broadcast mask (stride 0 down axis 0: it orders nothing) visits
+    # axis 0 innermost; hop's where(mask, x, 1) was C-ordered, so its
+    # product multiplied across the rows (2.3737985177537544e+16, NumPy's
+    # ...548e+16)
+    x = np.asfortranarray(np.array([[-89.98471043, 112.27745532, 60.307244, 76.09068234],
+                                    [69.84923388, -93.9721777, 204.95185218, -77.93891715],
+                                    [31.84286952, 67.60847745, 29.27044522, 15.51009087]]))
+    if dt == np.complex64:
+        x = x + 1j * x[::-1]
+    x = np.asfortranarray(x.astype(dt) / (8 if dt == np.float16 else 1))
+    w = np.array([False, True, True, True])
+    _check(lambda v: np.prod(v, where=w), x)
+    _check(lambda v: np.prod(v, where=w, keepdims=True), x)
+    _check(lambda v: np.prod(v, axis=1, where=w), x)
+
+
+def _fortran_f32(seed):
+    rng = np.random.default_rng(seed)
+    return np.asfortranarray((rng.standard_normal((5, 4)) *
+                              10.0 ** rng.integers(-3, 4, (5, 4))).astype(np.float32))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "nansum/nanprod with where= of an array not in C order: the masked reduction of the "
+    "NaN-replaced copy visits it in C order (its order comes from the arrays it is given, and "
+    "the copy is a bare tensor), NumPy in the array's and mask's iterator order"))
+def test_nan_sums_with_where_of_a_fortran_array_add_in_numpys_order():
+    w = np.array([True, False, True, True])
+    _check(lambda v: np.nansum(v, where=w), _fortran_f32(0))  # -488.725, hop -488.72498
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "nanvar/nanstd of an array not in C order: the NaN-replaced copy, the deviations and their "
+    "squares are C-ordered temporaries, NumPy's are in the array's K order, so the sums add "
+    "in another order"))
+def test_nanvar_of_a_fortran_array_adds_in_numpys_order():
+    rng = np.random.default_rng(0)
+    x = np.asfortranarray((rng.standard_normal((5, 4)) * 10).astype(np.float32))
+    x[1, 2] = np.nan
+    _check(np.nanvar, x)  # 63.956234, hop 63.956226

@@ -135,7 +135,8 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         fill = _core.complex_scalar(complex(fill), _core.np_dtype(x)) if \
             _core.np_dtype(x).kind == "c" else _initial_operand(fill, _core.np_dtype(x)) \
             if isinstance(fill, int) and fill >= 2**63 else _C.full((), fill, dtype=x.dtype)
-        x = _C.where(w, x, fill)
+        x = _masked_in_order(a, where, kind, x, w, fill) if op == "prod" and \
+            _core.np_dtype(x).kind in "fc" else _C.where(w, x, fill)
     _check_out(op, t, axes, keepdims, out, where)
     # a float sum whose innermost axis in memory is reduced: NumPy adds its
     # inner loop's pairwise sum to initial, initial + sum (the add below)
@@ -215,6 +216,20 @@ def _cast_in_order(a, kind, t, dt):
     if mem is None:
         return _core.cast(t, dt)
     return _core.cast(t.permute(*mem), dt).permute(*[mem.index(d) for d in range(t.ndim)])
+
+
+def _masked_in_order(a, where, kind, x, w, fill):
+    """where(w, x, fill) laid out in NumPy's iterator order of array a and
+    its where= mask (a mask's axes of stride 0 order nothing), the order in
+    which a float product of it multiplies, as NumPy's masked reduction
+    visits a (hop's where is C-ordered)."""
+    from ._ufuncs import memory_order
+    vis = memory_order(kind, (a, where), x.ndim)
+    if vis is None:
+        return _C.where(w, x, fill)
+    wb = _C.logical_or(w, _C.zeros(tuple(x.shape), dtype=_C.bool))  # (w broadcast)
+    return _C.where(wb.permute(*vis), x.permute(*vis), fill).permute(
+        *[vis.index(d) for d in range(x.ndim)])
 
 
 def x_memory_order(a, kind, t, axis, keepdims, where=True, out=None):
