@@ -171,12 +171,26 @@ def test_nan_sums_with_where_of_a_fortran_array_add_in_numpys_order():
     _check(lambda v: np.nansum(v, where=w), _fortran_f32(0))  # -488.725, hop -488.72498
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "nanvar/nanstd of an array not in C order: the NaN-replaced copy, the deviations and their "
-    "squares are C-ordered temporaries, NumPy's are in the array's K order, so the sums add "
-    "in another order"))
-def test_nanvar_of_a_fortran_array_adds_in_numpys_order():
+@pytest.mark.parametrize("name", ["nanvar", "nanstd"])
+@pytest.mark.parametrize("kw", [{}, {"axis": 0}, {"axis": 1, "keepdims": True},
+                                {"axis": 1, "where": np.array([True, False, True, True])}])
+def test_nanvar_of_a_fortran_array_adds_in_numpys_order(name, kw):
+    # NumPy's nanvar computes the NaN-replaced copy, the deviations and
+    # their squares in place, in the array's K order, and sums them in it;
+    # hop's temporaries were C-ordered (np.nanvar 63.956234, hop 63.956226)
     rng = np.random.default_rng(0)
     x = np.asfortranarray((rng.standard_normal((5, 4)) * 10).astype(np.float32))
     x[1, 2] = np.nan
-    _check(np.nanvar, x)  # 63.956234, hop 63.956226
+    fn = getattr(np, name)
+    _check(lambda v: fn(v, **kw), x)
+    _check(lambda v: fn(v, **kw), np.asfortranarray(x.astype(np.float16)))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "nanvar of complex64 differs from NumPy's in the last bit even in C order (np.var of the "
+    "same array agrees); not found yet"))
+def test_nanvar_of_complex64_is_numpys():
+    rng = np.random.default_rng(5)
+    x = ((rng.standard_normal((4, 5)) + 1j * rng.standard_normal((4, 5))) *
+         10.0 ** rng.integers(-1, 3)).astype(np.complex64)
+    _check(np.nanvar, x)

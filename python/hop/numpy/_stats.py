@@ -644,12 +644,36 @@ def _inexact_dtype(t, dtype, out=None):
         raise TypeError("If a is inexact, then out must be inexact")
 
 
-def _nanvar_t(a, axis, dtype, ddof, keepdims, what, where=True, into=None, kind=ndarray):
+def _nanvar_in(t, mem, axis, dtype, ddof, keepdims, what, where):
+    """_nanvar_t of tensor t computed on t permuted to memory order mem (its
+    axes outermost first), so that the copies it makes (the NaN-replaced
+    array, the deviations, their squares) lie as NumPy's, in the array's K
+    order, and their sums add in NumPy's order; the result in t's axes."""
+    nd = t.ndim
+    inv = [mem.index(d) for d in range(nd)]
+    axes = _axes(axis, nd)
+    w = where
+    if where is not True:
+        w = _C.logical_or(_t(where, f"{what}: where"),
+                          _C.zeros(tuple(t.shape), dtype=_C.bool)).permute(*mem)
+    v = _nanvar_t(t.permute(*mem), tuple(sorted(inv[d] for d in axes)), dtype, ddof, keepdims,
+                  what, w)
+    if v is None or keepdims:
+        return v if v is None else v.permute(*inv)
+    kept = [mem[i] for i in range(nd) if mem[i] not in axes]  # (t's axes, in v's order)
+    return v.permute(*sorted(range(len(kept)), key=kept.__getitem__)) if kept else v
+
+
+def _nanvar_t(a, axis, dtype, ddof, keepdims, what, where=True, into=None, kind=ndarray,
+              mem=None):
     """NumPy's nanvar step by step.  into: out=, which the last sum goes
     into (its loop out's dtype and the squares' promoted), divided there
     by the degrees of freedom (casting='unsafe'), NaN where they are not
-    positive; returned."""
+    positive; returned.  mem: the array's memory order in a's axes
+    (_reductions.x_memory_order), which NumPy's copies keep (_nanvar_in)."""
     t = _t(a, what)
+    if mem is not None and into is None:
+        return _nanvar_in(t, mem, axis, dtype, ddof, keepdims, what, where)
     _inexact_dtype(t, dtype)
     arr, mask = _replace_nan(t, 0)
     if mask is None and where is True:
@@ -706,8 +730,10 @@ def _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, what, plain, root, w
             call_ufunc("sqrt", (out,), {"out": (out,)}, kind)
         return out
 
+    mem = x_memory_order(a, kind, t, axis, keepdims, where)
+
     def compute(x, axes, kd, w=True):
-        v = _nanvar_t(x, axes, dtype, ddof, kd, what, w)
+        v = _nanvar_t(x, axes, dtype, ddof, kd, what, w, mem=mem)
         return _C.sqrt(v) if root else v
     # NumPy's sums of a copy of a (K order): in a's order (_reductions.ordered)
     return _ordered(a, axis, keepdims, kind, out, compute, what, where)
