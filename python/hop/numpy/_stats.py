@@ -690,7 +690,11 @@ def _nanvar_t(a, axis, dtype, ddof, keepdims, what, where=True, into=None, kind=
     dims = None if axis is None else _axes(axis, t.ndim)
     cnt = _core.over(_C.sum, _C.logical_not(mask).to(_C.int64), dims, True)
     avg = _t(_sum(ndarray(arr), axis, dtype=dtype, keepdims=True, _kind=ndarray))
-    avg = avg / cnt
+    # (NumPy's _divide_by_count: divide(avg, cnt, out=avg, casting='unsafe'),
+    # the quotient in the promoted dtype, complex128 for complex64, rounded
+    # back into avg's)
+    from ._reductions import _divided
+    avg = _t(_divided(ndarray(avg), ndarray(cnt)), "nanvar")
     # (NumPy's subtract(arr, avg, out=arr, casting='unsafe'): the deviations
     # in arr's dtype, and so their squares; a complex arr keeps its
     # imaginary part though a real dtype= dropped the mean's)
