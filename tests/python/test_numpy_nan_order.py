@@ -210,3 +210,18 @@ def test_nanvar_of_complex128_is_numpys():
     rng = np.random.default_rng(1)
     x = ((rng.standard_normal((4, 5)) + 1j * rng.standard_normal((4, 5))) * 10)
     _check(lambda v: np.nanvar(v, axis=1), x)
+
+
+@pytest.mark.parametrize("name", ["prod", "nanprod", "sum", "nansum"])
+@pytest.mark.parametrize("src, kw", [
+    ("np.array(3.0)", {"initial": 2.5}),
+    ("np.array(3, np.int8)", {"dtype": np.float32, "initial": -3}),
+    ("np.array(3.0)", {"keepdims": True, "initial": 0, "where": False}),
+    ("np.array(np.nan)", {"initial": 2.5}),
+    ("np.array(1.5, np.float16)", {"initial": 2.5, "keepdims": True})])
+def test_a_float_reduction_of_a_0d_array_with_initial_is_numpys(name, src, kw):
+    # a 0-d array reduces over no axis: NumPy's initial combined with the
+    # one element (np.prod(np.array(3.0), initial=2.5) is 7.5); hop put
+    # initial in front of axis 0 of the 0-d array: IndexError
+    fn = getattr(np, name)
+    _check(lambda v: fn(v, **kw), eval(src))  # noqa: S307 (the sources above)

@@ -161,7 +161,7 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         x = _with_initial(x, axes, initial)
     shape_kd = None
     if initial is not None and op in ("sum", "prod") and _core.np_dtype(x).kind in "fc" and \
-            (len(axes) == 1 or len(axes) == x.ndim) and not plus_initial:
+            axes and (len(axes) == 1 or len(axes) == x.ndim) and not plus_initial:
         # NumPy's accumulator starts at initial: ((initial * x0) * x1) ...,
         # ((initial + x0) + x1) ... down a kept axis innermost in memory;
         # (x0 * x1 ...) * initial rounds otherwise
