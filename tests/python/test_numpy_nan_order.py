@@ -225,3 +225,18 @@ def test_a_float_reduction_of_a_0d_array_with_initial_is_numpys(name, src, kw):
     # initial in front of axis 0 of the 0-d array: IndexError
     fn = getattr(np, name)
     _check(lambda v: fn(v, **kw), eval(src))  # noqa: S307 (the sources above)
+
+
+@pytest.mark.parametrize("name", ["prod", "sum"])
+@pytest.mark.parametrize("dt", [None, np.float16])
+def test_initial_of_a_fortran_array_starts_numpys_accumulator_in_its_order(name, dt):
+    # NumPy's accumulator starts at initial and, a kept axis innermost in
+    # memory, multiplies element by element rounding to float16 each time;
+    # hop concatenated initial C-ordered, so its reduced axis was innermost
+    # and float16 carried float32 (np.prod 308.5, hop 308.8)
+    rng = np.random.default_rng(0)
+    a = np.asfortranarray(rng.standard_normal((4, 2, 2)) * 10)
+    fn = getattr(np, name)
+    for axis in (1, 2):
+        _check(lambda v: fn(v, axis=axis, dtype=dt, initial=2.5), a)
+        _check(lambda v: fn(v, axis=axis, dtype=dt, initial=2.5, keepdims=True), a)

@@ -165,10 +165,14 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         # NumPy's accumulator starts at initial: ((initial * x0) * x1) ...,
         # ((initial + x0) + x1) ... down a kept axis innermost in memory;
         # (x0 * x1 ...) * initial rounds otherwise
+        # (the concatenation in a's memory order, which NumPy's loop runs in)
+        mem = _x_mem(a, kind, x.ndim, order[0] if order else range(x.ndim)) \
+            if len(axes) == 1 else None
         if len(axes) > 1:  # (all of them: NumPy's loop runs over the flat array)
             shape_kd = (1,) * x.ndim if keepdims else ()
             x, axes, keepdims = x.reshape(-1), [0], False
-        x, initial = _cat_initial(x, axes[0], initial), None
+        x, initial = in_order(x, mem, lambda y: _cat_initial(
+            y, mem.index(axes[0]) if mem else axes[0], initial)), None
     cplx_order = op in ("amax", "amin") and _core.np_dtype(x).kind == "c"
     # a float max/min under hop.compile (and hop.trace, hop.grad, hop.vmap:
     # _core.checking): NumPy's zero sign is checked at run time
@@ -238,14 +242,16 @@ def x_memory_order(a, kind, t, axis, keepdims, where=True, out=None):
     permutation of it; None for C order.  A copy of x laid out in it
     (in_order) is NumPy's copy of a in K order, which a sum of it adds in
     (hop.compile knows the order only from a)."""
-    from ._ufuncs import memory_order
-    mem = memory_order(kind, (a,), t.ndim)
-    if mem is None:
-        return None
     res = _reduce_order(a, where, t.ndim, _axes(axis, t.ndim), keepdims, kind) \
         if out is None else None
-    xperm = range(t.ndim) if res is None else res[0]
-    return tuple(sorted(range(t.ndim), key=lambda i: mem.index(xperm[i])))
+    return _x_mem(a, kind, t.ndim, range(t.ndim) if res is None else res[0])
+
+
+def _x_mem(a, kind, nd, xperm):
+    """x_memory_order of the x whose axis i is axis xperm[i] of array a."""
+    from ._ufuncs import memory_order
+    mem = memory_order(kind, (a,), nd)
+    return None if mem is None else tuple(sorted(range(nd), key=lambda i: mem.index(xperm[i])))
 
 
 def in_order(x, mem, make):
