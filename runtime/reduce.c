@@ -127,7 +127,8 @@ hop__reduce_init(hop__reduce *r, const hop__call *c, hop_tensor *out)
     }
     if (((r->op == HOP_OP_sum || r->op == HOP_OP_mean) &&
          (hop_dtype_is_float(r->dtype) || hop_dtype_is_complex(r->dtype))) ||
-        (r->op == HOP_OP_prod && hop_dtype_is_float(r->dtype)))
+        (r->op == HOP_OP_prod &&
+         (hop_dtype_is_float(r->dtype) || hop_dtype_is_complex(r->dtype))))
         numpy_order(r, x, mask); /* (a float product: one element at a time in that order) */
 }
 
@@ -384,7 +385,9 @@ CPAIRWISE(double, c128)
 
 /* One run of the reduced space into a. */
 /* Complex sums (and means) add in the dtype's parts in NumPy's order
- * (csum_*), products multiply in double complex, any/all count the nonzero
+ * (csum_*), products multiply one element at a time in that order by
+ * NumPy's textbook product in the dtype's parts (complex64 in float, each
+ * part rounded as NumPy's loop stores it), any/all count the nonzero
  * elements (a->u). */
 static void
 fold_complex(const hop__reduce *r, acc *a, const char *p, int64_t n, int64_t s)
@@ -406,7 +409,12 @@ fold_complex(const hop__reduce *r, acc *a, const char *p, int64_t n, int64_t s)
             re = ((const float *)p)[2 * i * s];
             im = ((const float *)p)[2 * i * s + 1];
         }
-        if (r->op == HOP_OP_prod) {
+        if (r->op == HOP_OP_prod && !dbl) {
+            float ar = (float)a->f, ai = (float)a->f1, br = (float)re, bi = (float)im;
+            float pr = ar * br - ai * bi, pi = ar * bi + ai * br;
+            a->f = pr;
+            a->f1 = pi;
+        } else if (r->op == HOP_OP_prod) {
             double pr = a->f * re - a->f1 * im, pi = a->f * im + a->f1 * re;
             a->f = pr;
             a->f1 = pi;

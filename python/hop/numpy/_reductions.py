@@ -142,7 +142,8 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         fill = _core.complex_scalar(complex(fill), _core.np_dtype(x)) if \
             _core.np_dtype(x).kind == "c" else _initial_operand(fill, _core.np_dtype(x)) \
             if isinstance(fill, int) and fill >= 2**63 else _C.full((), fill, dtype=x.dtype)
-        x = _C.where(w, x, fill)
+        x = _masked_in_order(a, where, kind, x, w, fill) if op == "prod" and \
+            _core.np_dtype(x).kind in "fc" else _C.where(w, x, fill)
     _check_out(op, t, axes, keepdims, out, where)
     order = _reduce_order(a, where, t.ndim, axes, keepdims, kind) if out is None else None
     if wmask is not None:
@@ -163,10 +164,14 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         x = _with_initial(x, axes, initial)
     shape_kd = back = None
     if initial is not None and op in ("sum", "prod") and _core.np_dtype(x).kind in "fc" and \
-            (len(axes) == 1 or len(axes) == x.ndim or _core.np_dtype(x).kind == "f"):
+            axes and (len(axes) == 1 or len(axes) == x.ndim or _core.np_dtype(x).kind == "f"):
         # NumPy's accumulator starts at initial: ((initial * x0) * x1) ...,
         # ((initial + x0) + x1) ... down a kept axis innermost in memory;
         # (x0 * x1 ...) * initial rounds otherwise
+        # (one axis: the concatenation in a's memory order, which NumPy's
+        # loop runs in)
+        mem = _x_mem(a, kind, x.ndim, order[0] if order else range(x.ndim)) \
+            if len(axes) == 1 else None
         if len(axes) > 1:
             # (NumPy's loop takes each output's elements in its iterator's
             # order: the reduced axes in that order, flattened, after the
@@ -180,7 +185,8 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
             back = [kept.index(d) for d in sorted(kept)]
             x = x.permute(*(kept + red)).reshape(tuple(x.shape[d] for d in kept) + (-1,))
             axes, keepdims = [len(kept)], False
-        x, initial = _cat_initial(x, axes[0], initial), None
+        x, initial = in_order(x, mem, lambda y: _cat_initial(
+            y, mem.index(axes[0]) if mem else axes[0], initial)), None
     cplx_order = op in ("amax", "amin") and _core.np_dtype(x).kind == "c"
     # a float max/min under hop.compile (and hop.trace, hop.grad, hop.vmap:
     # _core.checking): NumPy's zero sign is checked at run time
@@ -230,21 +236,54 @@ def _cast_in_order(a, kind, t, dt):
     return _core.cast(t.permute(*mem), dt).permute(*[mem.index(d) for d in range(t.ndim)])
 
 
+def _masked_in_order(a, where, kind, x, w, fill):
+    """where(w, x, fill) laid out in NumPy's iterator order of array a and
+    its where= mask (a mask's axes of stride 0 order nothing), the order in
+    which a float product of it multiplies, as NumPy's masked reduction
+    visits a (hop's where is C-ordered)."""
+    from ._ufuncs import memory_order
+    vis = memory_order(kind, (a, where), x.ndim)
+    if vis is None:
+        return _C.where(w, x, fill)
+    wb = _C.logical_or(w, _C.zeros(tuple(x.shape), dtype=_C.bool))  # (w broadcast)
+    return _C.where(wb.permute(*vis), x.permute(*vis), fill).permute(
+        *[vis.index(d) for d in range(x.ndim)])
+
+
+def x_memory_order(a, kind, t, axis, keepdims, where=True, out=None):
+    """Array a's memory order (its axes outermost first) in the axes of the
+    x that ordered() hands its compute: t (tensor of a), or _reduced's
+    permutation of it; None for C order.  A copy of x laid out in it
+    (in_order) is NumPy's copy of a in K order, which a sum of it adds in
+    (hop.compile knows the order only from a)."""
+    res = _reduce_order(a, where, t.ndim, _axes(axis, t.ndim), keepdims, kind) \
+        if out is None else None
+    return _x_mem(a, kind, t.ndim, range(t.ndim) if res is None else res[0])
+
+
+def _x_mem(a, kind, nd, xperm):
+    """x_memory_order of the x whose axis i is axis xperm[i] of array a."""
+    from ._ufuncs import memory_order
+    mem = memory_order(kind, (a,), nd)
+    return None if mem is None else tuple(sorted(range(nd), key=lambda i: mem.index(xperm[i])))
+
+
+def in_order(x, mem, make):
+    """make(x), a new tensor of x's shape made elementwise (hop's are in C
+    order), laid out in memory order mem (x_memory_order's; None: C)."""
+    if mem is None:
+        return make(x)
+    return make(x.permute(*mem)).permute(*[mem.index(d) for d in range(x.ndim)])
+
+
 def _cast_first(a, kind, t, axis, keepdims, dtype, fn):
     """ordered()'s compute of fn(x, axes, dtype, keepdims) (an ndarray)
-    with x cast to dtype first in array a's memory order (_cast_in_order):
-    x is t, or _reduced's permutation of it, whose memory order hop.compile
-    knows only from a."""
-    from ._ufuncs import memory_order
-    mem = memory_order(kind, (a,), t.ndim)
-    res = _reduce_order(a, True, t.ndim, _axes(axis, t.ndim), keepdims, kind) if t.ndim else None
+    with x cast to dtype first in array a's memory order (_cast_in_order)."""
+    mem = x_memory_order(a, kind, t, axis, keepdims) if t.ndim else None
 
     def compute(x, axes, kd):
-        if mem is not None and _core.np_dtype(x) != _np.dtype(dtype):
-            xperm = range(t.ndim) if res is None else res[0]
-            xmem = sorted(range(t.ndim), key=lambda i: mem.index(xperm[i]))
-            x = _core.cast(x.permute(*xmem), _np.dtype(dtype)).permute(
-                *[xmem.index(d) for d in range(t.ndim)])
+        if _core.np_dtype(x) != _np.dtype(dtype):
+            x = in_order(x, mem, lambda y: _core.cast(y, _np.dtype(dtype)))
         return fn(x, axes, dtype, kd)._t
     return compute
 
@@ -530,7 +569,8 @@ def _mean_dtype(a, axis, dtype, keepdims):
     return _divided(sum(wrap(ndarray, t), axis, dtype, keepdims=keepdims, _kind=ndarray), n)
 
 
-def _var_dtype(a, axis, dtype, ddof, keepdims, root, w=True, into=None, kind=ndarray):
+def _var_dtype(a, axis, dtype, ddof, keepdims, root, w=True, into=None, kind=ndarray,
+               scalar=None):
     """var (std: root) with dtype= or where= (w: the where= mask as given,
     broadcastable to a's shape), NumPy's _var step by step: the mean from
     the sum in dtype (float64 for an integer array without one) over the
@@ -544,7 +584,10 @@ def _var_dtype(a, axis, dtype, ddof, keepdims, root, w=True, into=None, kind=nda
     axes of stride 0 order nothing) and the result has NumPy's layout; it
     is returned as an array.  into: out=, which the last sum is cast into
     and which is divided (casting='unsafe') and square-rooted in place, in
-    its own dtype, as NumPy does; returned."""
+    its own dtype, as NumPy does; returned.  scalar: whether NumPy's result
+    is 0-d (its scalar's type takes the root, no error), when the result
+    here is not the result's shape (ordered's permuted reduction, without
+    keepdims); by default when ret is 0-d."""
     from ._ufuncs import call_ufunc
     what = "std" if root else "var"
     ik = kind if w is not True and kind in (ndarray, NumpyArg) else ndarray
@@ -585,9 +628,10 @@ def _var_dtype(a, axis, dtype, ddof, keepdims, root, w=True, into=None, kind=nda
             call_ufunc("sqrt", (into,), {"out": (into,)}, kind)
         return into
     ret = _divided(ret, denom, ik)
-    if root and ret.ndim == 0:
+    if root and (ret.ndim == 0 if scalar is None else scalar):
         ret = wrap(ik, _core.cast(call_ufunc("sqrt", (ret,), {}, ik)._t, ret.dtype), scalar=True)
-    elif root:
+    elif root:  # (a 0-d one here: an array, ordered's reduction of NumPy's keepdims one)
+        ret = wrap(ik, _t(ret, what)) if ret.ndim == 0 else ret
         ret = call_ufunc("sqrt", (ret,), {"out": (ret,)}, ik)
     return ret if w is not True else ret._t
 
@@ -761,8 +805,12 @@ def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root, where=True):
     # _var_half: its deviations in the array's memory order compiled too,
     # where _var_dtype's arrays are in C order under hop.compile)
     if dtype is not None:
-        return ordered(a, axis, keepdims, kind, out,
-                       lambda x, axes, kd: _var_dtype(x, axes, dtype, ddof, kd, root), what)
+        # (NumPy's result is a scalar when it is 0-d: a keepdims=True one
+        # is an array even where ordered reduces without keepdims)
+        nd = _t(a, what).ndim
+        scalar = nd == 0 or not keepdims and (axis is None or len(_axes(axis, nd)) == nd)
+        return ordered(a, axis, keepdims, kind, out, lambda x, axes, kd: _var_dtype(
+            x, axes, dtype, ddof, kd, root, scalar=scalar), what)
     t = _t(a, what)
     from ._ufuncs import memory_order
     mem = memory_order(kind, (a,), t.ndim)
@@ -811,14 +859,17 @@ def ptp(a, axis=None, out=None, keepdims=False, *, _kind=None):
 
 @implements(_np.nansum)
 @checked(_np.nansum)
-def nansum(a, axis=None, dtype=None, out=None, keepdims=False, *, _kind=None):
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True, *,
+           _kind=None):
     kind = _kind or _kind_of(a)
     if _core.np_dtype(_t(a, "nansum")).kind not in "fc":
-        return sum(a, axis, dtype, out, keepdims, _kind=kind)
+        return sum(a, axis, dtype, out, keepdims, initial, where, _kind=kind)
     from ._stats import _replace_nan  # (a complex NaN: either part)
     # NumPy's sum of a copy of a (K order): in a's order
-    return ordered(a, axis, keepdims, kind, out, lambda x, axes, kd: _t(sum(
-        _replace_nan(x, 0)[0], axes, dtype, None, kd, _kind=ndarray)), "nansum")
+    mem = x_memory_order(a, kind, _t(a, "nansum"), axis, keepdims, where, out)
+    return ordered(a, axis, keepdims, kind, out, lambda x, axes, kd, w=True: _t(sum(
+        _replace_nan(x, 0, mem)[0], axes, dtype, None, kd, initial, w, _kind=ndarray)),
+        "nansum", where)
 
 
 def _scan(op, np_fn, a, axis, dtype, out, kind, nan=None):

@@ -24,7 +24,7 @@ from . import _funcs as F
 from ._funcs import (_axes, _axis, _kind_of, _size, _t, implements, sum as _sum)
 from ._index_routines import _take_along
 from ._lib import _arr
-from ._reductions import _scan, ordered as _ordered
+from ._reductions import _scan, in_order, ordered as _ordered, x_memory_order
 from ._fpcheck import checked, nan_may_say
 from ._ndarray import ndarray, result_kind, wrap
 
@@ -469,16 +469,23 @@ def _nan_mask(t):
     return _C.ne(t, t) if _core.np_dtype(t).kind == "f" else None
 
 
-def _replace_nan(t, v):
+def _replace_nan(t, v, mem=None):
+    """NumPy's _replace_nan: (a copy of t with v for its NaNs, laid out in
+    memory order mem as NumPy's copy of the array in K order, so that its
+    sums add in NumPy's order (_reductions.x_memory_order; None: C order);
+    the NaN mask, None for a dtype without NaN)."""
     if _core.np_dtype(t).kind == "c":
         # NumPy's isnan of a complex: either part NaN (nanmean, nanvar, ...
         # of a complex array skip it as of a float one)
         m = _corder.either_nan(t)
-        return _C.where(m, _core.complex_scalar(complex(v), _core.np_dtype(t)), t), m
+        fill = _core.complex_scalar(complex(v), _core.np_dtype(t))
+        return in_order(t, mem, lambda x: _C.where(m if x is t else _corder.either_nan(x), fill,
+                                                   x)), m
     m = _nan_mask(t)
     if m is None:
         return t, None
-    return _C.where(m, _C.full((), v, dtype=t.dtype), t), m
+    fill = _C.full((), v, dtype=t.dtype)
+    return in_order(t, mem, lambda x: _C.where(m if x is t else _nan_mask(x), fill, x)), m
 
 
 @implements(_np.nanmean)
@@ -493,15 +500,17 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _
         # NumPy's: the sum into out (its loop out's dtype and a's promoted),
         # divided there by the count (_divide_by_count(tot, cnt, out=out))
         from ._ufuncs import call_ufunc
-        arr, mask = _replace_nan(t, 0)
+        arr, mask = _replace_nan(t, 0, x_memory_order(a, kind, t, axis, keepdims, where, out))
         cnt = _sum(ndarray(_C.logical_not(mask)), axis, dtype=_np.intp, keepdims=keepdims,
                    where=where, _kind=ndarray)
         _sum(ndarray(arr), axis, dtype, out, keepdims, where=where, _kind=kind)
         call_ufunc("divide", (out, cnt), {"out": (out,), "casting": "unsafe"}, kind)
         return out
 
+    mem = x_memory_order(a, kind, t, axis, keepdims, where)
+
     def compute(x, axes, kd, w=True):
-        arr, mask = _replace_nan(x, 0)
+        arr, mask = _replace_nan(x, 0, mem)
         cnt = _sum(ndarray(_C.logical_not(mask)), axes, dtype=_np.intp, keepdims=kd, where=w,
                    _kind=ndarray)
         tot = _sum(ndarray(arr), axes, dtype=dtype, keepdims=kd, where=w, _kind=ndarray)
@@ -517,9 +526,10 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
     kind = _kind or _kind_of(a)
     if _core.np_dtype(_t(a, "nanprod")).kind not in "fc":
         return F.prod(a, axis, dtype, out, keepdims, initial, where, _kind=kind)
+    mem = x_memory_order(a, kind, _t(a, "nanprod"), axis, keepdims, where, out)
     return _ordered(a, axis, keepdims, kind, out, lambda x, axes, kd, w=True: _t(F.prod(
-        _replace_nan(x, 1)[0], axes, dtype, None, kd, initial, w, _kind=ndarray)), "nanprod",
-        where)
+        _replace_nan(x, 1, mem)[0], axes, dtype, None, kd, initial, w, _kind=ndarray)),
+        "nanprod", where)
 
 
 @implements(_np.nancumsum)
@@ -634,12 +644,36 @@ def _inexact_dtype(t, dtype, out=None):
         raise TypeError("If a is inexact, then out must be inexact")
 
 
-def _nanvar_t(a, axis, dtype, ddof, keepdims, what, where=True, into=None, kind=ndarray):
+def _nanvar_in(t, mem, axis, dtype, ddof, keepdims, what, where):
+    """_nanvar_t of tensor t computed on t permuted to memory order mem (its
+    axes outermost first), so that the copies it makes (the NaN-replaced
+    array, the deviations, their squares) lie as NumPy's, in the array's K
+    order, and their sums add in NumPy's order; the result in t's axes."""
+    nd = t.ndim
+    inv = [mem.index(d) for d in range(nd)]
+    axes = _axes(axis, nd)
+    w = where
+    if where is not True:
+        w = _C.logical_or(_t(where, f"{what}: where"),
+                          _C.zeros(tuple(t.shape), dtype=_C.bool)).permute(*mem)
+    v = _nanvar_t(t.permute(*mem), tuple(sorted(inv[d] for d in axes)), dtype, ddof, keepdims,
+                  what, w)
+    if v is None or keepdims:
+        return v if v is None else v.permute(*inv)
+    kept = [mem[i] for i in range(nd) if mem[i] not in axes]  # (t's axes, in v's order)
+    return v.permute(*sorted(range(len(kept)), key=kept.__getitem__)) if kept else v
+
+
+def _nanvar_t(a, axis, dtype, ddof, keepdims, what, where=True, into=None, kind=ndarray,
+              mem=None):
     """NumPy's nanvar step by step.  into: out=, which the last sum goes
     into (its loop out's dtype and the squares' promoted), divided there
     by the degrees of freedom (casting='unsafe'), NaN where they are not
-    positive; returned."""
+    positive; returned.  mem: the array's memory order in a's axes
+    (_reductions.x_memory_order), which NumPy's copies keep (_nanvar_in)."""
     t = _t(a, what)
+    if mem is not None and into is None:
+        return _nanvar_in(t, mem, axis, dtype, ddof, keepdims, what, where)
     _inexact_dtype(t, dtype)
     arr, mask = _replace_nan(t, 0)
     if mask is None and where is True:
@@ -656,7 +690,11 @@ def _nanvar_t(a, axis, dtype, ddof, keepdims, what, where=True, into=None, kind=
     dims = None if axis is None else _axes(axis, t.ndim)
     cnt = _core.over(_C.sum, _C.logical_not(mask).to(_C.int64), dims, True)
     avg = _t(_sum(ndarray(arr), axis, dtype=dtype, keepdims=True, _kind=ndarray))
-    avg = avg / cnt
+    # (NumPy's _divide_by_count: divide(avg, cnt, out=avg, casting='unsafe'),
+    # the quotient in the promoted dtype, complex128 for complex64, rounded
+    # back into avg's)
+    from ._reductions import _divided
+    avg = _t(_divided(ndarray(avg), ndarray(cnt)), "nanvar")
     # (NumPy's subtract(arr, avg, out=arr, casting='unsafe'): the deviations
     # in arr's dtype, and so their squares; a complex arr keeps its
     # imaginary part though a real dtype= dropped the mean's)
@@ -696,8 +734,10 @@ def _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, what, plain, root, w
             call_ufunc("sqrt", (out,), {"out": (out,)}, kind)
         return out
 
+    mem = x_memory_order(a, kind, t, axis, keepdims, where)
+
     def compute(x, axes, kd, w=True):
-        v = _nanvar_t(x, axes, dtype, ddof, kd, what, w)
+        v = _nanvar_t(x, axes, dtype, ddof, kd, what, w, mem=mem)
         return _C.sqrt(v) if root else v
     # NumPy's sums of a copy of a (K order): in a's order (_reductions.ordered)
     return _ordered(a, axis, keepdims, kind, out, compute, what, where)
