@@ -1301,6 +1301,7 @@ static const hop_op_batch_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_linalg_qr] = ELEM,
     [HOP_OP_linalg_svd] = ELEM,
     [HOP_OP_linalg_svdvals] = ELEM,
+    [HOP_OP_linalg_lstsq] = ELEM,
     [HOP_OP_linalg_eigh] = ELEM,
     [HOP_OP_linalg_eigvalsh] = ELEM,
     [HOP_OP_linalg_eig] = ELEM,

@@ -14,6 +14,10 @@
  *            when full; S is real (its imag 0 for complex inputs)
  *   eigh     [..., n + 1, n]: w = [0, :], V = [1:, :]; w real (imag 0)
  *   eig      the same (or [..., n]: w alone), always complex (f32 gives c64)
+ *   lstsq    [..., n + 2, max(k, min(m, n) + 1)] for a [..., m, n], b [..., m, k]:
+ *            x = [:n, :k], the residuals = [n, :k] (zeros unless rank == n < m),
+ *            s = [n + 1, :min(m, n)], rank = [n + 1, min(m, n)]; all real parts
+ *            (imag 0) but x's
  * Messages:
  *   HOP_SHAPE "linalg_inv: needs square matrices in the last two dims, got f32[3, 4]"
  *             "linalg_solve: cannot solve with f32[3, 3] for f32[4, 2]"
@@ -106,34 +110,72 @@ set_batched(hop__infer *c, const hop_meta *x, hop_dtype dtype, int keep,
     return hop__set_tensor(c, dtype, rank, sizes);
 }
 
+/* a's and b's common part for solve and lstsq: one dtype, a's dim
+ * `adim` (from the end) b's rows, else `mismatch` (a format taking both
+ * texts) as HOP_SHAPE; the broadcast batch dims into sizes[*rank]. */
 static hop_status
-infer_solve(hop__infer *c)
+paired(hop__infer *c, const hop_meta *a, const hop_meta *b, int adim, const char *mismatch,
+       const hop_expr **sizes, int *rank)
 {
-    const hop_meta *a, *b;
-    hop_status st;
-    if ((st = matrices(c, 0, true, &a)) != HOP_OK || (st = matrices(c, 1, false, &b)) != HOP_OK)
-        return st;
     hop__text ta, tb;
     if (a->dtype != b->dtype)
         return hop_error(HOP_DTYPE, "%s: dtypes differ, got %s and %s", c->name,
                          hop__meta_text(&ta, a), hop__meta_text(&tb, b));
-    bool eq;
-    if ((st = hop__decide_eq(c, a->sizes[a->rank - 1], b->sizes[b->rank - 2], &eq)) != HOP_OK)
+    bool eq, bad;
+    hop_status st = hop__decide_eq(c, a->sizes[a->rank - adim], b->sizes[b->rank - 2], &eq);
+    if (st != HOP_OK)
         return st;
     if (!eq)
-        return hop_error(HOP_SHAPE, "%s: cannot solve with %s for %s", c->name,
-                         hop__meta_text(&ta, a), hop__meta_text(&tb, b));
-    const hop_expr *sizes[HOP_MAX_RANK];
-    int rank;
-    bool mismatch;
-    if ((st = hop__broadcast_sizes(c, a->sizes, a->rank - 2, b->sizes, b->rank - 2, sizes, &rank,
-                                   &mismatch)) != HOP_OK)
+        return hop_error(HOP_SHAPE, mismatch, c->name, hop__meta_text(&ta, a),
+                         hop__meta_text(&tb, b));
+    if ((st = hop__broadcast_sizes(c, a->sizes, a->rank - 2, b->sizes, b->rank - 2, sizes, rank,
+                                   &bad)) != HOP_OK)
         return st;
-    if (mismatch)
+    if (bad)
         return hop_error(HOP_SHAPE, "%s: cannot broadcast the batch dims of %s and %s", c->name,
                          hop__meta_text(&ta, a), hop__meta_text(&tb, b));
+    return HOP_OK;
+}
+
+static hop_status
+infer_solve(hop__infer *c)
+{
+    const hop_meta *a, *b;
+    const hop_expr *sizes[HOP_MAX_RANK];
+    int rank;
+    hop_status st;
+    if ((st = matrices(c, 0, true, &a)) != HOP_OK || (st = matrices(c, 1, false, &b)) != HOP_OK ||
+        (st = paired(c, a, b, 1, "%s: cannot solve with %s for %s", sizes, &rank)) != HOP_OK)
+        return st;
     sizes[rank++] = b->sizes[b->rank - 2];
     sizes[rank++] = b->sizes[b->rank - 1];
+    return hop__set_tensor(c, a->dtype, rank, sizes);
+}
+
+/* lstsq(a, b, rcond): b's rows a's, batch dims broadcast as solve's. */
+static hop_status
+infer_lstsq(hop__infer *c)
+{
+    const hop_meta *a, *b;
+    const hop_expr *sizes[HOP_MAX_RANK];
+    int rank;
+    hop_status st;
+    if ((st = matrices(c, 0, false, &a)) != HOP_OK || (st = matrices(c, 1, false, &b)) != HOP_OK)
+        return st;
+    if (c->args[2].kind != HOP_OPND_FLOAT)
+        return hop__kind_error(c, 2, "a float");
+    if ((st = paired(c, a, b, 2, "%s: the rows of %s and %s differ", sizes, &rank)) != HOP_OK)
+        return st;
+    const hop_expr *m = a->sizes[a->rank - 2], *n = a->sizes[a->rank - 1];
+    const hop_expr *k = sym_min(c, m, n), *rows = sym_add(c, n, 2, NULL);
+    const hop_expr *cols = sym_max(c, b->sizes[b->rank - 1], sym_add(c, k, 1, NULL));
+    if (rows == NULL || cols == NULL)
+        return hop_error_code();
+    if (rank + 2 > HOP_MAX_RANK)
+        return hop_error(HOP_SHAPE, "%s: the result would have more than %d dims", c->name,
+                         HOP_MAX_RANK);
+    sizes[rank++] = rows;
+    sizes[rank++] = cols;
     return hop__set_tensor(c, a->dtype, rank, sizes);
 }
 
@@ -142,6 +184,8 @@ hop__infer_linalg(hop__infer *c)
 {
     if (c->op == HOP_OP_linalg_solve)
         return infer_solve(c);
+    if (c->op == HOP_OP_linalg_lstsq)
+        return infer_lstsq(c);
     bool square =
         c->op != HOP_OP_linalg_qr && c->op != HOP_OP_linalg_svd && c->op != HOP_OP_linalg_svdvals;
     const hop_meta *x;

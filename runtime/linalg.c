@@ -12,7 +12,7 @@
  * umath_linalg calls: gesv (solve, inv: a solve against the identity),
  * getrf (det, slogdet), potrf (cholesky, the lower triangle), geqrf with
  * orgqr/ungqr (qr), gesdd (svd), syevd/heevd (eigh; the lower triangle
- * unless `upper`), geev (eig: right eigenvectors only).  Errors are NumPy's LinAlgError messages as
+ * unless `upper`), geev (eig: right eigenvectors only), gelsd (lstsq).  Errors are NumPy's LinAlgError messages as
  * HOP_LINALG: "Singular matrix", "Matrix is not positive definite", "SVD did not converge",
  * "Eigenvalues did not converge".
  */
@@ -294,6 +294,34 @@ geev(hop_dtype dt, char jobvr, lapack_int n, void *a, void *w, void *wi, void *v
     default:
         LAPACK_zgeev(&jobvl, &jobvr, &n, a, &lda, w, NULL, &one, vr, &ldvr, work, &lwork, rwork,
                      &info);
+        break;
+    }
+    return info;
+}
+
+/* gelsd: the minimum-norm least-squares solution through the SVD
+ * (divide and conquer), as NumPy's lstsq calls it; rwork only complex. */
+static lapack_int
+gelsd(hop_dtype dt, lapack_int m, lapack_int n, lapack_int k, void *a, void *b, lapack_int ldb,
+      void *s, double rcond, lapack_int *rank, void *work, lapack_int lwork, void *rwork,
+      lapack_int *iwork)
+{
+    lapack_int info = 0, lda = m > 1 ? m : 1;
+    float rcf = (float)rcond;
+    switch (dt) {
+    case HOP_F32:
+        LAPACK_sgelsd(&m, &n, &k, a, &lda, b, &ldb, s, &rcf, rank, work, &lwork, iwork, &info);
+        break;
+    case HOP_F64:
+        LAPACK_dgelsd(&m, &n, &k, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, iwork, &info);
+        break;
+    case HOP_C64:
+        LAPACK_cgelsd(&m, &n, &k, a, &lda, b, &ldb, s, &rcf, rank, work, &lwork, rwork, iwork,
+                      &info);
+        break;
+    default:
+        LAPACK_zgelsd(&m, &n, &k, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, rwork, iwork,
+                      &info);
         break;
     }
     return info;
@@ -741,6 +769,97 @@ run_eig(const lcall *l, hop_tensor *out)
     return st;
 }
 
+/* The squares of column j's rows n..m-1 of gelsd's b (ld rows), summed
+ * one element at a time from 0 as NumPy's abs2 does, into real *dst. */
+#define HOP_RESIDUAL(real_t, cplx)                                                                 \
+    do {                                                                                           \
+        const real_t *p = (const real_t *)b;                                                       \
+        real_t r = 0;                                                                              \
+        for (int64_t i = n; i < m; i++) {                                                          \
+            if (cplx) {                                                                            \
+                real_t re = p[2 * (j * ld + i)], im = p[2 * (j * ld + i) + 1];                     \
+                r += re * re + im * im;                                                            \
+            } else {                                                                               \
+                real_t v = p[j * ld + i];                                                          \
+                r += v * v;                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+        memcpy(dst, &r, sizeof r);                                                                 \
+    } while (0)
+
+static void
+residual(hop_dtype dt, const char *b, int64_t ld, int64_t j, int64_t n, int64_t m, void *dst)
+{
+    bool cplx = hop_dtype_is_complex(dt);
+    if (dt == HOP_F32 || dt == HOP_C64)
+        HOP_RESIDUAL(float, cplx);
+    else
+        HOP_RESIDUAL(double, cplx);
+}
+#undef HOP_RESIDUAL
+
+/* lstsq: gelsd on a copy of a and of b (ldb = max(m, n) rows, k = 0
+ * padded to one zero column as NumPy pads it), the workspace sizes asked
+ * of gelsd as NumPy asks them (a smaller lwork takes other code paths:
+ * other bits), packed as ops/infer_linalg.c says. */
+static hop_status
+run_lstsq(const lcall *l, hop_tensor *out)
+{
+    const hop_tensor *a = l->c->args[0].u.tensor, *b = l->c->args[1].u.tensor;
+    double rcond = l->c->args[2].u.f;
+    int64_t m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1], k = b->sizes[b->rank - 1];
+    int64_t mn = m < n ? m : n, ldb = m > n ? m : n, nrhs = k > 0 ? k : 1;
+    int64_t cols = out->sizes[out->rank - 1];
+    ldb = ldb > 1 ? ldb : 1;
+    if (m > INT_MAX || n > INT_MAX || m * n > INT_MAX || ldb * nrhs > INT_MAX)
+        return hop_error(HOP_UNSUPPORTED, "%s: matrices this large are not supported",
+                         l->c->info->name);
+    hop_dtype rt = hop_dtype_real(l->dt);
+    size_t rs = hop_dtype_size(rt);
+    _Alignas(16) double query[4] = {0}, rquery[2] = {0};
+    lapack_int iq[2] = {0}, rank = 0;
+    gelsd(l->dt, (lapack_int)m, (lapack_int)n, (lapack_int)nrhs, NULL, NULL, (lapack_int)ldb,
+          NULL, rcond, &rank, query, -1, rquery, iq);
+    lapack_int lw = work_size(l->dt, query), lrw = work_size(rt, rquery);
+    lapack_int liw = iq[0] > 1 ? iq[0] : 1;
+    size_t sa = align16((size_t)(m * n) * l->es), sb = align16((size_t)(ldb * nrhs) * l->es);
+    size_t ss = align16((size_t)mn * rs), sw = align16((size_t)lw * l->es);
+    size_t srw = align16((size_t)lrw * rs), si = align16((size_t)liw * sizeof(lapack_int));
+    char *w = scratch(l, sa + sb + ss + sw + srw + si);
+    if (w == NULL)
+        return hop_error_code();
+    char *bb = w + sa, *sv = bb + sb, *work = sv + ss, *rwork = work + sw, *iwork = rwork + srw;
+    hop_status st = HOP_OK;
+    for (int64_t bi = 0; bi < l->batch; bi++) {
+        char *o = (char *)out->data + bi * (n + 2) * cols * (int64_t)l->es;
+        memset(o, 0, (size_t)((n + 2) * cols) * l->es);
+        memset(bb, 0, (size_t)(ldb * nrhs) * l->es);
+        load(l, a, bi, w);
+        int64_t off = batch_offset(b, l->nb, l->bsizes, bi);
+        load_cm((const char *)b->data + off * (int64_t)l->es, l->dt, m, k,
+                b->strides[b->rank - 2], b->strides[b->rank - 1], bb, ldb);
+        rank = 0;
+        if (gelsd(l->dt, (lapack_int)m, (lapack_int)n, (lapack_int)nrhs, w, bb, (lapack_int)ldb,
+                  sv, rcond, &rank, work, lw, rwork, (lapack_int *)iwork) != 0) {
+            st = linalg_error("SVD did not converge in Linear Least Squares");
+            break;
+        }
+        if (m > 0)
+            store_rm(bb, ldb, l->dt, n, k, o, cols);
+        char *ro = o + (size_t)(n * cols) * l->es, *so = ro + (size_t)cols * l->es;
+        for (int64_t j = 0; rank == n && m > n && j < k; j++) {
+            _Alignas(16) double r[1];
+            residual(l->dt, bb, ldb, j, n, m, r);
+            store_real_vec(r, l->dt, 1, ro + (size_t)j * l->es);
+        }
+        store_real_vec(sv, l->dt, mn, so);
+        double rk = (double)rank;
+        hop__convert(1, so + (size_t)mn * l->es, l->dt, &rk, HOP_F64, 1);
+    }
+    scratch_done(l, w);
+    return st;
+}
+
 hop_status
 hop__linalg_run(const hop__call *c, const hop__imem *mem, hop_tensor *out)
 {
@@ -786,6 +905,9 @@ hop__linalg_run(const hop__call *c, const hop__imem *mem, hop_tensor *out)
         break;
     case HOP_OP_linalg_eig:
         st = run_eig(&l, out);
+        break;
+    case HOP_OP_linalg_lstsq:
+        st = run_lstsq(&l, out);
         break;
     default:
         st = hop_error(HOP_UNSUPPORTED, "%s: not a linalg op", c->info->name);

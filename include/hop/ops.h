@@ -542,6 +542,11 @@ typedef enum hop_sort_kind {
  *                        f64 -> c128): w, V packed as eigh's, or w alone ([..., n]) without
  *                        vectors; the vectors are LAPACK's (unit 2-norm, the largest
  *                        component real); HOP_LINALG when geev does not converge
+ *   linalg_lstsq         (a: [..., m, n], b: [..., m, k] of a's dtype, rcond: FLOAT) -> x,
+ *                        residuals, s and rank packed (gelsd, as NumPy 1.24's lstsq calls
+ *                        it: rcond as given, k = 0 padded to one zero column; ops/
+ *                        infer_linalg.c); no gradient of its own (hop.numpy's lstsq adds
+ *                        the SVD solution's); HOP_LINALG when gelsd does not converge
  *   fft                  (x: complex, dim: INT, inverse: BOOL, norm: INT) along dim (FFTW);
  *                        norm 0, 1, 2 scale by 1, 1/sqrt(n), 1/n
  *   rfft                 (x: f32/f64, dim, norm) -> complex, dim's size n // 2 + 1
@@ -709,6 +714,7 @@ typedef enum hop_sort_kind {
     X(linalg_eigh, 2, LINALG, INDEX, C, 1)                                                         \
     X(linalg_eigvalsh, 2, LINALG, INDEX, C, 1)                                                     \
     X(linalg_eig, 2, LINALG, INDEX, C, 1)                                                          \
+    X(linalg_lstsq, 3, LINALG, INDEX, C, 1)                                                        \
     X(fft, 4, FFT, INDEX, C, 1)                                                                    \
     X(rfft, 3, FFT, INDEX, C, 1)                                                                   \
     X(irfft, 4, FFT, INDEX, C, 1)                                                                  \

@@ -437,8 +437,9 @@ def relative_error(t, tr=None):
     the relative difference unbounded; absolute_error bounds it).  The
     lineage may hold elementwise math functions (x ** 3) of exact values,
     then ops that keep relative differences (data movement, sign changes,
-    products, quotients, square roots, casts).  hop.numpy.linalg.lstsq uses
-    it to bound how far hop's singular values may be from NumPy's."""
+    products, quotients, square roots, casts).  hop.numpy.linalg's rank
+    decisions use it to bound how far hop's singular values may be from
+    NumPy's (lstsq's, gelsd's own, need none when it is 0)."""
     got = _lineage(t, tr)
     if got is None:
         return None

@@ -9,8 +9,8 @@ errors (LinAlgError, a numpy.linalg.LinAlgError, for singular matrices and
 the like, raised when the data is known: eagerly at once, in a compiled
 function when its plan runs).  The decompositions are
 ops with several results packed in one tensor (ops/infer_linalg.c) viewed
-apart here; norm, lstsq, pinv, matrix_power and matrix_rank follow NumPy's
-own algorithms over them.  Everything batches over leading dims and is
+apart here; lstsq is NumPy's own LAPACK call (gelsd); norm, pinv,
+matrix_power and matrix_rank follow NumPy's own algorithms over the ops.  Everything batches over leading dims and is
 differentiable where docs/AUTODIFF.md says (hop.grad of a compiled NumPy
 function).
 """
@@ -304,16 +304,20 @@ _CAST_ULPS = 4
 
 @_implements(_np.linalg.lstsq)
 def lstsq(a, b, rcond="warn", *, _kind=None):
-    """NumPy's lstsq (LAPACK's gelsd there) through the SVD: the same
-    minimum-norm solution, rank and singular values.  Like NumPy 1.24 it
-    computes in double (float32 data too) and casts the results."""
+    """NumPy's lstsq: LAPACK's gelsd as NumPy 1.24 calls it (the op
+    linalg_lstsq), so x, the residuals, the rank and s are NumPy's bits.
+    Like NumPy it computes in double (float32 data too) and casts the
+    results.  gelsd has no derivative of its own: while tracing (hop.grad,
+    hop.trace, hop.vmap) the results carry the derivatives of the same
+    minimum-norm solution through the SVD (_lstsq_svd, _with_grad_of)."""
     kind = _kind or result_kind((a, b), ndarray)
     ta, tb = _tensor(a, "lstsq"), _tensor(b, "lstsq")
     is_1d = tb.ndim == 1
     if is_1d:
         tb = tb.unsqueeze(-1)
     if ta.ndim != 2 or tb.ndim != 2:
-        raise LinAlgError(f"{builtins.max(ta.ndim, tb.ndim) if ta.ndim != 2 else tb.ndim}"
+        # NumPy's _assert_2d(a, b): the first that is not 2-d
+        raise LinAlgError(f"{ta.ndim if ta.ndim != 2 else tb.ndim}"
                           f"-dimensional array given. Array must be two-dimensional")
     m, n = ta.shape
     m2, n_rhs = tb.shape
@@ -332,40 +336,23 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
     if rcond is None:
         rcond = float(_np.finfo(ct).eps) * builtins.max(n, m)
     rcond = float(rcond)
-    if not 0 < rcond < 1:  # gelsd (dlalsd): its machine precision, half NumPy's eps
-        rcond = float(_np.finfo(ct).eps) / 2
+    # gelsd (dlalsd) takes rcond outside (0, 1) as its machine precision,
+    # half NumPy's eps: the cutoff the rank check below compares with
+    ratio = rcond if 0 < rcond < 1 else float(_np.finfo(ct).eps) / 2
     a_in = ta
     ta, tb = _core.cast(ta, ct), _core.cast(tb, ct)
     k = builtins.min(m, n)
-    if k == 0:
-        x = _C.zeros((n, n_rhs), dtype=_core.hop_dtype(ct, "lstsq"))
-        s = _C.zeros((0,), dtype=_core.hop_dtype(_real_dt(ct), "lstsq"))
-        rank = _np.int32(0)
-    else:
-        if m >= 2 * n:
-            # tall: a = QR, the SVD of the n x n R, and Q^H b, as gelsd does
-            # for such matrices (gesdd on a itself also forms U = Q U_R, an
-            # m x n product, and a's max norm: twice the work)
-            pq = _C._op("linalg_qr", ta, False)
-            c = _C.matmul(_h(pq.slice(0, 0, m).slice(1, 0, n)), tb)
-            f, rows = pq.slice(0, m, m + n).slice(1, 0, n), n
-        else:
-            f, c, rows = ta, tb, m
-        p = _C._op("linalg_svd", f, False)
-        u = p.slice(0, 0, rows).slice(1, 0, k)
-        s = p.select(0, rows).slice(0, 0, k)
-        vh = p.slice(0, rows + 1, rows + 1 + k).slice(1, 0, n)
-        if ct.kind == "c":
-            s = _C._op("real", s)
+    p = _C._op("linalg_lstsq", ta, tb, rcond)
+    x = p.slice(0, 0, n).slice(1, 0, n_rhs)
+    last = p.select(0, n + 1)
+    resids, s, rank = p.select(0, n).slice(0, 0, n_rhs), last.slice(0, 0, k), last.select(0, k)
+    if ct.kind == "c":
+        resids, s, rank = (_C._op("real", t) for t in (resids, s, rank))
+    rank = rank.to(_C.int32)
+    if k > 0:
         smax = _C.amax(s)
-        cutoff = smax * rcond
-        large = _C.gt(s, cutoff)
-        sinv = _C.where(large, _C.div(1.0, _C.where(large, s, 1.0)), 0.0)
-        sinv = _core.cast(sinv, ct)
-        x = _C.matmul(_h(vh), _C.matmul(_h(u), c) * sinv.unsqueeze(-1))
-        rank = _C.sum(large.to(_C.int32)).to(_C.int32)
-        rank = _cutoff_checked(a_in, s, smax, cutoff, rank, ratio=rcond, count=True,
-                               what="lstsq's rank")
+        rank = _cutoff_checked(a_in, s, smax, smax * ratio, rank, ratio=ratio, count=True,
+                               what="lstsq's rank", same_solver=True)
     # NumPy's residuals: only for a full-rank tall system (a data-dependent
     # decision: hop.compile specialises on it)
     if k == 0:
@@ -374,24 +361,63 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
         full_rank = _core.decide(_C.eq(rank, n), "lstsq: whether the residuals are computed")
     else:
         full_rank = False
-    if full_rank:
-        r = _C.matmul(ta, x) - tb
-        r2 = _C._op("real", r) * _C._op("real", r) + _C._op("imag", r) * _C._op("imag", r) \
-            if ct.kind == "c" else r * r
-        resids = _core.cast(_C.sum(r2, 0), rdt)
-        if is_1d:
-            resids = resids.reshape((1,)) if resids.ndim == 0 else resids
-    else:
+    if _core.tracing() and not _core.compiling():
+        x_svd, s_svd = _lstsq_svd(ta, tb, m, n, ct, ratio)
+        x, s = _with_grad_of(x, x_svd), _with_grad_of(s, s_svd)
+        if full_rank:
+            r = _C.matmul(ta, x_svd) - tb
+            r2 = _C._op("real", r) * _C._op("real", r) + _C._op("imag", r) * _C._op("imag", r) \
+                if ct.kind == "c" else r * r
+            resids = _with_grad_of(resids, _C.sum(r2, 0))
+    if not full_rank:
         resids = _C.zeros((0,), dtype=_core.hop_dtype(rdt, "lstsq"))
     if is_1d:
         x = x.squeeze(-1)
     x = _core.cast(x, dt)
-    rank_out = rank if isinstance(rank, _np.integer) else wrap(kind, rank, scalar=True)
-    return wrap(kind, x), wrap(kind, resids), rank_out, wrap(kind, _core.cast(s, rdt))
+    return (wrap(kind, x), wrap(kind, _core.cast(resids, rdt)), wrap(kind, rank, scalar=True),
+            wrap(kind, _core.cast(s, rdt)))
+
+
+def _lstsq_svd(ta, tb, m, n, ct, ratio):
+    """The minimum-norm solution and the singular values of lstsq through
+    the SVD (the same values as gelsd's up to rounding), whose derivatives
+    lstsq's results carry."""
+    k = builtins.min(m, n)
+    if k == 0:
+        return _C.zeros((n, tb.shape[1]), dtype=_core.hop_dtype(ct, "lstsq")), \
+            _C.zeros((0,), dtype=_core.hop_dtype(_real_dt(ct), "lstsq"))
+    if m >= 2 * n:
+        # tall: a = QR and the SVD of the n x n R, as gelsd does
+        pq = _C._op("linalg_qr", ta, False)
+        c = _C.matmul(_h(pq.slice(0, 0, m).slice(1, 0, n)), tb)
+        f, rows = pq.slice(0, m, m + n).slice(1, 0, n), n
+    else:
+        f, c, rows = ta, tb, m
+    p = _C._op("linalg_svd", f, False)
+    u = p.slice(0, 0, rows).slice(1, 0, k)
+    s = p.select(0, rows).slice(0, 0, k)
+    vh = p.slice(0, rows + 1, rows + 1 + k).slice(1, 0, n)
+    if ct.kind == "c":
+        s = _C._op("real", s)
+    large = _C.gt(s, _C.amax(s) * ratio)
+    sinv = _C.where(large, _C.div(1.0, _C.where(large, s, 1.0)), 0.0)
+    sinv = _core.cast(sinv, ct)
+    return _C.matmul(_h(vh), _C.matmul(_h(u), c) * sinv.unsqueeze(-1)), s
+
+
+def _with_grad_of(v, w):
+    """v's values (bits, signs of zero, NaNs) with w's derivatives: v - d
+    for d = (w without its derivative) - w, which is +0 (x - x in round to
+    nearest; where it is not, a non-finite w, a +0 without derivative), so
+    v - d is v for every v and d's derivative is -w's."""
+    no = _C.zeros((), dtype=_C.bool)
+    d = _C._op("mask_gradient", w, no) - w
+    d = _C.where(_C.eq(d, 0), d, 0.0)
+    return v - _core.cast(d, _core.np_dtype(v))
 
 
 def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitian=False,
-                    count=False, what="the rank"):
+                    count=False, what="the rank", same_solver=False):
     """r, decided by which of hop's singular values s (..., k) of a lie above
     cutoff (a count for lstsq's and matrix_rank's rank; which 1/s pinv
     uses), made NumPy's under hop.compile: NumPy compares its own singular
@@ -430,7 +456,9 @@ def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitia
     (hop.grad's and hop.vmap's body of the user's function reads its
     lineage: _exact.own_body), and a failed one raises hop.CheckError when
     the plan runs: they have no eager call to hand it to.  Eagerly (no
-    trace) r is hop's own count."""
+    trace) r is hop's own count.  same_solver: s and r come from NumPy's
+    own routine (lstsq's gelsd), so on a with NumPy's exact bits they are
+    NumPy's and nothing is checked."""
     if _C._trace_depth() > 1 and _C._proxy_at_root(r):
         # a side of a branch that replayed this call's ops from before it:
         # checked there
@@ -441,6 +469,10 @@ def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitia
     # failure raises hop.CheckError when the plan runs; hop.compile then
     # runs the whole call eagerly)
     rel = _exact.relative_error(a)
+    if same_solver and rel == 0:
+        # r came from NumPy's own routine (lstsq's gelsd) run on NumPy's
+        # own bits: it is NumPy's, whatever the singular values
+        return _exact.checked(r) if count else r
     d = None if rel is not None else _exact.frobenius_error(a)
     if rel is None and d is None and not _core.compiling() and _C._trace_depth() > 1 and \
             not _exact.own_body():
