@@ -613,7 +613,7 @@ phase_range(const loop_ad *la, bwd_phase *ph, size_t p, size_t np)
 {
     hop_shape_env *env = la->g->env;
     const hop_expr *zero = hop_sym_const(env, 0), *n = la->n;
-    const hop_expr *e[2];
+    const hop_expr *e[2] = {NULL, NULL};
     for (int k = 0; k < 2; k++) {
         int64_t at = (int64_t)p + k; /* an end, counted from the backward's start */
         if (la->reverse)
