@@ -243,3 +243,97 @@ def test_the_scans_loop_in_c_rejects_a_class_without_the_slots():
             _C._guard_scan_functions(_guards._Scan(), cls, _guards.Guard, None, None, 512)
     # (the layouts it keeps are still the real classes': a scan works after)
     assert [repr(g.source) for g in _guards.scan(_nest(2)).guards] == ["closure cell 'g'"] * 2
+
+
+def _python_shape(guards):
+    """_guards._shape's reading in Python (before C's, python/_C/guard_scan.c)."""
+    import keyword
+    shape, objs, names = [], [], []
+    for g in guards:
+        src = g.source
+        kind = src.kind
+        if kind == "global":
+            objs += (src.base, src.key)
+        elif kind != "arg":
+            objs.append(src.base)
+        steps = []
+        for step, key in src.path:
+            if step == "array":
+                steps.append("array_scalar" if key else "array")
+            elif step == "attr" and key.isidentifier() and not keyword.iskeyword(key):
+                steps.append(key)
+            else:
+                steps.append(step)
+                objs.append(key)
+        if g.kind == "names":
+            names.append(len(shape))
+        shape.append(("weak" if g.weak else g.kind, kind,
+                      src.key if kind == "arg" else None, tuple(steps)))
+    return shape, objs, names
+
+
+class _DuckGuard:
+    """Not a Guard: _guard_shape reads its attributes as Python does."""
+
+    def __init__(self, source, kind, weak):
+        self.source, self.kind, self.weak = source, kind, weak
+
+
+def _shape_guards():
+    S, G = _guards.Source, _guards.Guard
+    box = types.SimpleNamespace(w=1.0)
+    g = {"x": box}
+    cell = types.CellType(box)
+    names = _guards.BuiltinNames(((g, vars(__builtins__) if isinstance(__builtins__, types.ModuleType)
+                                   else __builtins__, "len", len, True),), ())
+    return [
+        G(S("global", g, "x", "global 'x'"), "id", box),
+        G(S("cell", cell, "c", "closure cell 'c'"), "value", 1.0),
+        G(S("arg", None, 1, "y", (("attr", "w"),)), "value", 1.0),
+        G(S("obj", box, None, "the callable object", (("attr", "class"), ("item", 3),
+                                                      ("attr", "not an identifier"),
+                                                      ("array", True), ("array", False),
+                                                      ("attr", "__self__"))), "len", 2),
+        G(S("obj", names, None, repr(names)), "names", names),
+        G(S("global", g, "x", "global 'x'", (("item", "k"),)), "eq", (1, 2)),
+        _DuckGuard(S("cell", cell, "c", "closure cell 'c'"), "id", 1),
+        _DuckGuard(types.SimpleNamespace(kind="global", base=g, key="x", path=[("item", 0)]),
+                   "names", 0),
+    ]
+
+
+@pytest.mark.parametrize("i", range(13))
+def test_the_shape_in_c_is_pythons_object_for_object(i):
+    f = (_functions() + [_many_globals(600), _many_globals(3)])[i]
+    guards = _guards.Guards(_guards.scan(f), [], []).guards
+    got, want = _guards._shape(guards), _python_shape(guards)
+    assert got[0] == want[0] and got[2] == want[2]
+    assert [id(o) for o in got[1]] == [id(o) for o in want[1]]
+
+
+def test_the_shape_in_c_of_every_kind_of_source_and_path_is_pythons():
+    guards = _shape_guards()
+    got, want = _guards._shape(guards), _python_shape(guards)
+    assert got[0] == want[0] and got[2] == want[2] == [4, 7]
+    assert [id(o) for o in got[1]] == [id(o) for o in want[1]]
+    assert got[0][3][3] == ("attr", "item", "attr", "array_scalar", "array", "__self__")
+    assert got[0][6][0] == "weak" and got[0][7] == ("names", "global", None, ("item",))
+
+
+def test_the_shape_in_c_raises_what_python_raises_on_a_guard_without_its_attributes():
+    with pytest.raises(AttributeError, match="weak"):
+        _guards._shape([types.SimpleNamespace(source=None, kind="id")])
+    with pytest.raises(AttributeError, match="kind"):
+        _guards._shape([_DuckGuard(types.SimpleNamespace(), "id", False)])
+
+
+def test_a_sources_text_made_in_c_is_the_same_for_every_name_and_level():
+    ns = {"hop": hop}
+    exec("def mk(inner):\n    def f(v):\n        return hop.wrap(\u00e9t\u00e9, v)\n"
+         "    \u00e9t\u00e9 = inner\n    return f\n", ns)
+    f = lambda v: v + 1.0  # noqa: E731
+    for _ in range(3):
+        f = ns["mk"](f)
+    texts = [repr(g.source) for g in _guards.scan(f).guards]
+    assert texts == ["closure cell '\u00e9t\u00e9'"] * 3
+    assert [repr(g.source) for g in _guards.scan(_nest(3)).guards] == ["closure cell 'g'"] * 3
