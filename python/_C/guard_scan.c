@@ -873,6 +873,72 @@ py_guard_shape(PyObject *self, PyObject *args)
     return out;
 }
 
+/* What Guards.__init__ reads again of guard g when C can read it plainly:
+ * a weak identity guard (a Guard, held a weak reference) of a Source with no
+ * path on a cell or an exact dict's global, every level of a nest.  1 when
+ * done (its object read and, when another one, set as `expected`, or left
+ * as Python's loop leaves an unreadable one), 0 when Python's loop must read
+ * it, -1 with an exception. */
+static int
+reread_one(PyObject *g)
+{
+    if (guard_layout.type == NULL || Py_TYPE(g) != (PyTypeObject *)guard_layout.type)
+        return 0;
+    /* Guard's slots: 0 source, 1 kind, 2 held, 4 weak; Source's: 0 kind, 1 base, 2 key, 3 path */
+    PyObject *src = *(PyObject **)((char *)g + guard_layout.off[0]);
+    PyObject *kind = *(PyObject **)((char *)g + guard_layout.off[1]);
+    PyObject *held = *(PyObject **)((char *)g + guard_layout.off[2]);
+    PyObject *weak = *(PyObject **)((char *)g + guard_layout.off[4]);
+    if (!src || kind != s_id || weak != Py_True || !held || !PyWeakref_CheckRef(held) ||
+        Py_TYPE(src) != (PyTypeObject *)source_layout.type)
+        return 0;
+    PyObject *skind = *(PyObject **)((char *)src + source_layout.off[0]);
+    PyObject *base = *(PyObject **)((char *)src + source_layout.off[1]);
+    PyObject *key = *(PyObject **)((char *)src + source_layout.off[2]);
+    PyObject *path = *(PyObject **)((char *)src + source_layout.off[3]);
+    if (!path || !PyTuple_CheckExact(path) || PyTuple_GET_SIZE(path) != 0 || !base)
+        return 0;
+    PyObject *v; /* (borrowed) */
+    if (skind == s_cell && PyCell_Check(base)) {
+        v = PyCell_GET(base); /* (empty: Python's read raises, its loop goes on) */
+    } else if (skind == s_global && PyDict_CheckExact(base) && key && PyUnicode_CheckExact(key)) {
+        v = PyDict_GetItemWithError(base, key); /* (absent: a KeyError, the same) */
+        if (v == NULL && PyErr_Occurred())
+            return -1;
+    } else {
+        return 0;
+    }
+    if (v == NULL || PyWeakref_GetObject(held) == v)
+        return 1;
+    Py_INCREF(v);
+    int rc = PyObject_SetAttrString(g, "expected", v); /* (the setter: another object) */
+    Py_DECREF(v);
+    return rc < 0 ? -1 : 1;
+}
+
+/*
+ * _guard_reread(guards) -> list: Guards.__init__'s reading again of each
+ * weak identity guard of a cell or a global (a nest's every level) done in
+ * C; the guards it left (any other), in order, for Python's loop.
+ */
+static PyObject *
+py_guard_reread(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *guards;
+    if (!PyArg_ParseTuple(args, "O!:_guard_reread", &PyList_Type, &guards) || scan_helpers() < 0)
+        return NULL;
+    PyObject *rest = PyList_New(0);
+    for (Py_ssize_t i = 0; rest && i < PyList_GET_SIZE(guards); i++) {
+        PyObject *g = Py_NewRef(PyList_GET_ITEM(guards, i));
+        int done = reread_one(g);
+        if (done < 0 || (done == 0 && PyList_Append(rest, g) < 0))
+            Py_CLEAR(rest);
+        Py_DECREF(g);
+    }
+    return rest;
+}
+
 static PyMethodDef guard_scan_functions[] = {
     {"_guard_scan_functions", py_guard_scan_functions, METH_VARARGS,
      "_guard_scan_functions(s, Source, Guard, visit_root, scan_function, max_guards): the guard "
@@ -880,6 +946,9 @@ static PyMethodDef guard_scan_functions[] = {
     {"_guard_shape", py_guard_shape, METH_VARARGS,
      "_guard_shape(guards, path_steps) -> (shape, objs, names): the shapes of a plan's guards "
      "and the objects their check binds (hop._guards._shape)"},
+    {"_guard_reread", py_guard_reread, METH_VARARGS,
+     "_guard_reread(guards) -> list: the weak identity guards of cells and globals read again "
+     "(hop._guards.Guards); the others, for Python"},
     {"_guard_builtins", py_guard_builtins, METH_VARARGS,
      "_guard_builtins(fn, keys, out) -> True or None: the builtins a walked function's code "
      "loads, for the guard scan's names guard (hop._guards)"},

@@ -756,13 +756,15 @@ class Guards:
             for src in sources:
                 guards.append(Guard(src, "id", t))
         # A function that changed its own environment while traced (appended
-        # to a list it closes over) is guarded on the state it left.
-        for g in guards:
+        # to a list it closes over) is guarded on the state it left.  (C
+        # reads again the weak identity guards of cells and exact dicts'
+        # globals, every level of a nest: _C._guard_reread; the rest here.)
+        for g in _C._guard_reread(guards):
             kind = g.kind
             if kind == "id" and g.weak and not g.source.path:
-                # (a function in a cell or a global, every level of a nest:
-                # Source.read and the `expected` setter, without their calls;
-                # the same object again keeps its reference)
+                # (a function in a cell or a global: Source.read and the
+                # `expected` setter, without their calls; the same object
+                # again keeps its reference)
                 src = g.source
                 try:
                     v = src.base.cell_contents if src.kind == "cell" else \

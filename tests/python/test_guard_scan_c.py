@@ -337,3 +337,44 @@ def test_a_sources_text_made_in_c_is_the_same_for_every_name_and_level():
     texts = [repr(g.source) for g in _guards.scan(f).guards]
     assert texts == ["closure cell '\u00e9t\u00e9'"] * 3
     assert [repr(g.source) for g in _guards.scan(_nest(3)).guards] == ["closure cell 'g'"] * 3
+
+
+def _reread_guards():
+    """Weak identity guards whose source now holds another object, nothing
+    (an emptied cell, a deleted global) or the same; one of a dict
+    subclass's global (Python reads it)."""
+    class Globals(dict):
+        pass
+
+    def a():
+        pass
+
+    def b():
+        pass
+    S, G = _guards.Source, _guards.Guard
+    cells = [types.CellType(a) for _ in range(3)]
+    g, sub = {"f": a, "h": a, "k": a}, Globals(f=a)
+    guards = [G(S("cell", c, "c", "closure cell 'c'"), "id", a) for c in cells] + \
+        [G(S("global", d, n, f"global {n!r}"), "id", a) for d, n in
+         ((g, "f"), (g, "h"), (g, "k"), (sub, "f"))] + \
+        [G(S("obj", a, None, "the callable object"), "id", a), G(S("cell", cells[2], "c", "x"),
+                                                                   "value", 1.0)]
+    cells[0].cell_contents, g["f"], sub["f"] = b, b, b
+    del cells[1].cell_contents, g["h"]
+    return guards, a, b
+
+
+@pytest.mark.parametrize("in_c", [True, False])
+def test_the_weak_guards_read_again_in_c_hold_what_pythons_loop_holds(in_c, monkeypatch):
+    _guards.scan(_nest(1))  # (C knows Guard's and Source's slots from a scan)
+    reread = _C._guard_reread
+    if not in_c:
+        monkeypatch.setattr(_C, "_guard_reread", list)
+    guards, a, b = _reread_guards()
+    s = types.SimpleNamespace(guards=guards, tensors={}, functions=[], builtins=[], skipped=[])
+    got = _guards.Guards(s, [], []).guards
+    assert [g.expected for g in got] == [b, a, a, b, a, a, b, a, a]
+    assert [g.weak for g in got] == [True] * 8 + [False]
+    # (C reads the cells' and the exact dict's; the dict subclass's global,
+    # the object's and the value guard are Python's)
+    assert reread(guards) == guards[6:]
