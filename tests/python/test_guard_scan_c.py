@@ -246,8 +246,8 @@ def test_the_scans_loop_in_c_rejects_a_class_without_the_slots():
 
 
 def _python_shape(guards):
-    """_guards._shape's reading in Python (before C's, python/_C/guard_scan.c)."""
-    import keyword
+    """_guards._shape's reading in Python (before C's, python/_C/guard_scan.c;
+    a path's steps are _guards._path_steps', Python's in both)."""
     shape, objs, names = [], [], []
     for g in guards:
         src = g.source
@@ -256,19 +256,11 @@ def _python_shape(guards):
             objs += (src.base, src.key)
         elif kind != "arg":
             objs.append(src.base)
-        steps = []
-        for step, key in src.path:
-            if step == "array":
-                steps.append("array_scalar" if key else "array")
-            elif step == "attr" and key.isidentifier() and not keyword.iskeyword(key):
-                steps.append(key)
-            else:
-                steps.append(step)
-                objs.append(key)
+        steps = _guards._path_steps(src.path, objs) if len(src.path) else ()
         if g.kind == "names":
             names.append(len(shape))
         shape.append(("weak" if g.weak else g.kind, kind,
-                      src.key if kind == "arg" else None, tuple(steps)))
+                      src.key if kind == "arg" else None, steps))
     return shape, objs, names
 
 
@@ -284,8 +276,8 @@ def _shape_guards():
     box = types.SimpleNamespace(w=1.0)
     g = {"x": box}
     cell = types.CellType(box)
-    names = _guards.BuiltinNames(((g, vars(__builtins__) if isinstance(__builtins__, types.ModuleType)
-                                   else __builtins__, "len", len, True),), ())
+    import builtins
+    names = _guards.BuiltinNames(((g, vars(builtins), "len", len, True),), ())
     return [
         G(S("global", g, "x", "global 'x'"), "id", box),
         G(S("cell", cell, "c", "closure cell 'c'"), "value", 1.0),
