@@ -24,7 +24,8 @@
 static PyObject *names_cache, *names_of_fn, *is_user_fn, *is_hop_fn, *missing, *library;
 static PyObject *stdlib_names, *builtins_mod;
 static PyObject *s_code, *s_set, *s_order, *s_sorted, *s_loads, *s_global_loads, *s_name,
-    *s_wrapped, *s_builtins, *s_cell, *s_global, *s_default, *s_kwdefault, *s_id, *s_empty;
+    *s_wrapped, *s_builtins, *s_cell, *s_global, *s_default, *s_kwdefault, *s_id, *s_empty,
+    *s_arg, *s_names, *s_weak;
 
 static int
 scan_helpers(void)
@@ -54,7 +55,10 @@ scan_helpers(void)
         (s_global = PyUnicode_InternFromString("global")) &&
         (s_default = PyUnicode_InternFromString("default")) &&
         (s_kwdefault = PyUnicode_InternFromString("kwdefault")) &&
-        (s_id = PyUnicode_InternFromString("id")))
+        (s_id = PyUnicode_InternFromString("id")) &&
+        (s_arg = PyUnicode_InternFromString("arg")) &&
+        (s_names = PyUnicode_InternFromString("names")) &&
+        (s_weak = PyUnicode_InternFromString("weak")))
         s_empty = PyUnicode_InternFromString("");
     Py_XDECREF(reads);
     Py_XDECREF(sys);
@@ -616,6 +620,33 @@ make_slots(slot_layout *l, PyObject *v0, PyObject *v1, PyObject *v2, PyObject *v
     return o;
 }
 
+/* The text of a cell's or a global's Source, "closure cell 'name'" /
+ * "global 'name'" (_guards._root_source's), made once per kind and name: a
+ * nest's levels name the same few variables again and again (the text is a
+ * str, immutable, so the Sources share it); a new reference, NULL with an
+ * exception. */
+static PyObject *
+source_text(PyObject *kind, PyObject *name)
+{
+    static PyObject *cache[2]; /* (name -> text, per kind; emptied past 4,096 names) */
+    PyObject **d = &cache[kind == s_cell ? 0 : 1];
+    if (!PyUnicode_CheckExact(name))
+        return PyUnicode_FromFormat(kind == s_cell ? "closure cell %R" : "global %R", name);
+    if (*d == NULL && (*d = PyDict_New()) == NULL)
+        return NULL;
+    PyObject *text = PyDict_GetItemWithError(*d, name);
+    if (text)
+        return Py_NewRef(text);
+    if (PyErr_Occurred())
+        return NULL;
+    text = PyUnicode_FromFormat(kind == s_cell ? "closure cell %R" : "global %R", name);
+    if (text && PyDict_GET_SIZE(*d) >= 4096)
+        PyDict_Clear(*d);
+    if (text && PyDict_SetItem(*d, name, text) < 0)
+        Py_CLEAR(text);
+    return text;
+}
+
 /* What _guards._visit does with a function v found in a closure cell or a
  * global (kind s_cell or s_global, name, holder): an identity guard on
  * Source(kind, holder, name, "closure cell 'name'" / "global 'name'"),
@@ -625,7 +656,7 @@ static int
 guard_function(PyObject *guards, PyObject *seen, PyObject *kind, PyObject *name,
                PyObject *holder, PyObject *v)
 {
-    PyObject *text = PyUnicode_FromFormat(kind == s_cell ? "closure cell %R" : "global %R", name);
+    PyObject *text = source_text(kind, name);
     PyObject *empty = text ? PyTuple_New(0) : NULL;
     PyObject *src = empty ? make_slots(&source_layout, kind, holder, name, empty, text) : NULL;
     PyObject *ref = src ? PyWeakref_NewRef(v, NULL) : NULL;
@@ -743,10 +774,181 @@ done:
     return rc < 0 ? NULL : Py_NewRef(Py_None);
 }
 
+/* Slot i (names[i]) of o, an instance of l's class read at its offset,
+ * else (another class, the slot unset) getattr's; a new reference, NULL
+ * with an exception. */
+static PyObject *
+slot_of(const slot_layout *l, const char *const *names, PyObject *o, int i)
+{
+    if (l->type && Py_TYPE(o) == (PyTypeObject *)l->type) {
+        PyObject *v = *(PyObject **)((char *)o + l->off[i]);
+        if (v)
+            return Py_NewRef(v);
+    }
+    return PyObject_GetAttrString(o, names[i]);
+}
+
+/* One guard's entry of _guards._shape: (kind or "weak", the source's kind,
+ * its key for an argument else None, its path's steps) appended to shape,
+ * the objects its check binds to objs (path_steps(path, objs) for a
+ * non-empty path: the steps, Python's reading); 0, -1 with an exception. */
+static int
+shape_one(PyObject *g, PyObject *shape, PyObject *objs, PyObject *names, PyObject *path_steps)
+{
+    /* Guard's slots: 0 source, 1 kind, 4 weak; Source's: 0 kind, 1 base, 2 key, 3 path */
+    PyObject *src = slot_of(&guard_layout, guard_slots, g, 0);
+    PyObject *gkind = src ? slot_of(&guard_layout, guard_slots, g, 1) : NULL;
+    PyObject *weak = gkind ? slot_of(&guard_layout, guard_slots, g, 4) : NULL;
+    PyObject *kind = weak ? slot_of(&source_layout, source_slots, src, 0) : NULL;
+    PyObject *path = kind ? slot_of(&source_layout, source_slots, src, 3) : NULL;
+    PyObject *base = NULL, *key = NULL, *steps = NULL, *entry = NULL;
+    int rc = -1, w = path ? PyObject_IsTrue(weak) : -1, names_kind = 0;
+    int global = w < 0 ? -1 : PyObject_RichCompareBool(kind, s_global, Py_EQ);
+    int arg = global < 0 ? -1 : PyObject_RichCompareBool(kind, s_arg, Py_EQ);
+    if (arg < 0)
+        goto done;
+    if (global || arg) {
+        key = slot_of(&source_layout, source_slots, src, 2);
+        if (key == NULL)
+            goto done;
+    }
+    if (!arg && ((base = slot_of(&source_layout, source_slots, src, 1)) == NULL ||
+                 PyList_Append(objs, base) < 0 || (global && PyList_Append(objs, key) < 0)))
+        goto done;
+    if (PyTuple_CheckExact(path) && PyTuple_GET_SIZE(path) == 0)
+        steps = Py_NewRef(path); /* (no steps: a cell or a global itself) */
+    else
+        steps = PyObject_CallFunctionObjArgs(path_steps, path, objs, NULL);
+    if (steps == NULL || (names_kind = PyObject_RichCompareBool(gkind, s_names, Py_EQ)) < 0)
+        goto done;
+    if (names_kind) {
+        PyObject *at = PyLong_FromSsize_t(PyList_GET_SIZE(shape));
+        int bad = at == NULL || PyList_Append(names, at) < 0;
+        Py_XDECREF(at);
+        if (bad)
+            goto done;
+    }
+    entry = PyTuple_Pack(4, w ? s_weak : gkind, kind, arg ? key : Py_None, steps);
+    rc = entry ? PyList_Append(shape, entry) : -1;
+done:
+    Py_XDECREF(src);
+    Py_XDECREF(gkind);
+    Py_XDECREF(weak);
+    Py_XDECREF(kind);
+    Py_XDECREF(path);
+    Py_XDECREF(base);
+    Py_XDECREF(key);
+    Py_XDECREF(steps);
+    Py_XDECREF(entry);
+    return rc;
+}
+
+/*
+ * _guard_shape(guards, path_steps) -> (shape, objs, names): _guards._shape's
+ * loop over a plan's guards, in C (a nest's every level is a guard): per
+ * guard its shape (kind, or "weak" for a weak one; the source's kind; an
+ * argument's key, else None; the path's steps), the objects its check binds
+ * (a global's dict and name, another non-argument root's base, then what
+ * path_steps adds for the path) and the indices of the "names" guards.
+ */
+static PyObject *
+py_guard_shape(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *guards, *path_steps;
+    if (!PyArg_ParseTuple(args, "O!O:_guard_shape", &PyList_Type, &guards, &path_steps) ||
+        scan_helpers() < 0)
+        return NULL;
+    PyObject *shape = PyList_New(0), *objs = PyList_New(0), *names = PyList_New(0);
+    int rc = shape && objs && names ? 0 : -1;
+    for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(guards); i++) {
+        PyObject *g = Py_NewRef(PyList_GET_ITEM(guards, i));
+        rc = shape_one(g, shape, objs, names, path_steps);
+        Py_DECREF(g);
+    }
+    PyObject *out = rc == 0 ? PyTuple_Pack(3, shape, objs, names) : NULL;
+    Py_XDECREF(shape);
+    Py_XDECREF(objs);
+    Py_XDECREF(names);
+    return out;
+}
+
+/* What Guards.__init__ reads again of guard g when C can read it plainly:
+ * a weak identity guard (a Guard, held a weak reference) of a Source with no
+ * path on a cell or an exact dict's global, every level of a nest.  1 when
+ * done (its object read and, when another one, set as `expected`, or left
+ * as Python's loop leaves an unreadable one), 0 when Python's loop must read
+ * it, -1 with an exception. */
+static int
+reread_one(PyObject *g)
+{
+    if (guard_layout.type == NULL || Py_TYPE(g) != (PyTypeObject *)guard_layout.type)
+        return 0;
+    /* Guard's slots: 0 source, 1 kind, 2 held, 4 weak; Source's: 0 kind, 1 base, 2 key, 3 path */
+    PyObject *src = *(PyObject **)((char *)g + guard_layout.off[0]);
+    PyObject *kind = *(PyObject **)((char *)g + guard_layout.off[1]);
+    PyObject *held = *(PyObject **)((char *)g + guard_layout.off[2]);
+    PyObject *weak = *(PyObject **)((char *)g + guard_layout.off[4]);
+    if (!src || kind != s_id || weak != Py_True || !held || !PyWeakref_CheckRef(held) ||
+        Py_TYPE(src) != (PyTypeObject *)source_layout.type)
+        return 0;
+    PyObject *skind = *(PyObject **)((char *)src + source_layout.off[0]);
+    PyObject *base = *(PyObject **)((char *)src + source_layout.off[1]);
+    PyObject *key = *(PyObject **)((char *)src + source_layout.off[2]);
+    PyObject *path = *(PyObject **)((char *)src + source_layout.off[3]);
+    if (!path || !PyTuple_CheckExact(path) || PyTuple_GET_SIZE(path) != 0 || !base)
+        return 0;
+    PyObject *v; /* (borrowed) */
+    if (skind == s_cell && PyCell_Check(base)) {
+        v = PyCell_GET(base); /* (empty: Python's read raises, its loop goes on) */
+    } else if (skind == s_global && PyDict_CheckExact(base) && key && PyUnicode_CheckExact(key)) {
+        v = PyDict_GetItemWithError(base, key); /* (absent: a KeyError, the same) */
+        if (v == NULL && PyErr_Occurred())
+            return -1;
+    } else {
+        return 0;
+    }
+    if (v == NULL || PyWeakref_GetObject(held) == v)
+        return 1;
+    Py_INCREF(v);
+    int rc = PyObject_SetAttrString(g, "expected", v); /* (the setter: another object) */
+    Py_DECREF(v);
+    return rc < 0 ? -1 : 1;
+}
+
+/*
+ * _guard_reread(guards) -> list: Guards.__init__'s reading again of each
+ * weak identity guard of a cell or a global (a nest's every level) done in
+ * C; the guards it left (any other), in order, for Python's loop.
+ */
+static PyObject *
+py_guard_reread(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *guards;
+    if (!PyArg_ParseTuple(args, "O!:_guard_reread", &PyList_Type, &guards) || scan_helpers() < 0)
+        return NULL;
+    PyObject *rest = PyList_New(0);
+    for (Py_ssize_t i = 0; rest && i < PyList_GET_SIZE(guards); i++) {
+        PyObject *g = Py_NewRef(PyList_GET_ITEM(guards, i));
+        int done = reread_one(g);
+        if (done < 0 || (done == 0 && PyList_Append(rest, g) < 0))
+            Py_CLEAR(rest);
+        Py_DECREF(g);
+    }
+    return rest;
+}
+
 static PyMethodDef guard_scan_functions[] = {
     {"_guard_scan_functions", py_guard_scan_functions, METH_VARARGS,
      "_guard_scan_functions(s, Source, Guard, visit_root, scan_function, max_guards): the guard "
      "scan's loop over its walked functions (hop._guards)"},
+    {"_guard_shape", py_guard_shape, METH_VARARGS,
+     "_guard_shape(guards, path_steps) -> (shape, objs, names): the shapes of a plan's guards "
+     "and the objects their check binds (hop._guards._shape)"},
+    {"_guard_reread", py_guard_reread, METH_VARARGS,
+     "_guard_reread(guards) -> list: the weak identity guards of cells and globals read again "
+     "(hop._guards.Guards); the others, for Python"},
     {"_guard_builtins", py_guard_builtins, METH_VARARGS,
      "_guard_builtins(fn, keys, out) -> True or None: the builtins a walked function's code "
      "loads, for the guard scan's names guard (hop._guards)"},

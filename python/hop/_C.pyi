@@ -532,6 +532,10 @@ def _guard_builtins(fn: Callable[..., Any], keys: set[tuple[int, str]],
 def _guard_scan_functions(s: Any, source: type, guard: type,
                           visit_root: Callable[[Any, Callable[..., Any], str, Any, Any, Any], None],
                           scan_function: Callable[..., None], max_guards: int, /) -> None: ...
+def _guard_reread(guards: list[Any], /) -> list[Any]: ...
+def _guard_shape(guards: list[Any],
+                 path_steps: Callable[[tuple[tuple[str, Any], ...], list[Any]], tuple[Any, ...]],
+                 /) -> tuple[list[tuple[str, str, Any, tuple[Any, ...]]], list[Any], list[int]]: ...
 # the builtin-name guard (python/_C/name_guard.c, hop._guards)
 class _NameGuard:
     reads: tuple[tuple[dict[str, Any], dict[str, Any], str, Any, bool], ...]

@@ -756,13 +756,15 @@ class Guards:
             for src in sources:
                 guards.append(Guard(src, "id", t))
         # A function that changed its own environment while traced (appended
-        # to a list it closes over) is guarded on the state it left.
-        for g in guards:
+        # to a list it closes over) is guarded on the state it left.  (C
+        # reads again the weak identity guards of cells and exact dicts'
+        # globals, every level of a nest: _C._guard_reread; the rest here.)
+        for g in _C._guard_reread(guards):
             kind = g.kind
             if kind == "id" and g.weak and not g.source.path:
-                # (a function in a cell or a global, every level of a nest:
-                # Source.read and the `expected` setter, without their calls;
-                # the same object again keeps its reference)
+                # (a function in a cell or a global: Source.read and the
+                # `expected` setter, without their calls; the same object
+                # again keeps its reference)
                 src = g.source
                 try:
                     v = src.base.cell_contents if src.kind == "cell" else \
@@ -1088,29 +1090,29 @@ def _generate(guards, names_in_c=False):
 def _shape(guards):
     """(the guards' shapes, the objects their check binds, the indices of
     the names guards): _generate's reading of the guards, which _bind turns
-    into a check with or without the names' term."""
-    shape, objs, names = [], [], []
-    for g in guards:
-        src = g.source
-        kind = src.kind
-        if kind == "global":
-            objs += (src.base, src.key)
-        elif kind != "arg":
-            objs.append(src.base)
-        steps = []
-        for step, key in src.path:
-            if step == "array":
-                steps.append("array_scalar" if key else "array")
-            elif step == "attr" and key.isidentifier() and not keyword.iskeyword(key):
-                steps.append(key)
-            else:
-                steps.append(step)
-                objs.append(key)
-        if g.kind == "names":
-            names.append(len(shape))
-        shape.append(("weak" if g.weak else g.kind, kind,
-                      src.key if kind == "arg" else None, tuple(steps)))
-    return shape, objs, names
+    into a check with or without the names' term.  Per guard (in C,
+    python/_C/guard_scan.c): ("weak" or its kind, its source's kind, an
+    argument's key else None, its path's steps); the objects: a global's
+    dict and name, another non-argument root's base, then the path's
+    (_path_steps)."""
+    return _C._guard_shape(guards if type(guards) is list else list(guards), _path_steps)
+
+
+def _path_steps(path, objs):
+    """The steps of a non-empty source path in a check's shape (an
+    attribute named by an identifier is its name, a hop.numpy array's
+    tensor "array" or "array_scalar", any other step its kind, its key
+    appended to objs)."""
+    steps = []
+    for step, key in path:
+        if step == "array":
+            steps.append("array_scalar" if key else "array")
+        elif step == "attr" and key.isidentifier() and not keyword.iskeyword(key):
+            steps.append(key)
+        else:
+            steps.append(step)
+            objs.append(key)
+    return tuple(steps)
 
 
 def _bind(shape, objs, names, names_in_c=False):

@@ -243,3 +243,130 @@ def test_the_scans_loop_in_c_rejects_a_class_without_the_slots():
             _C._guard_scan_functions(_guards._Scan(), cls, _guards.Guard, None, None, 512)
     # (the layouts it keeps are still the real classes': a scan works after)
     assert [repr(g.source) for g in _guards.scan(_nest(2)).guards] == ["closure cell 'g'"] * 2
+
+
+def _python_shape(guards):
+    """_guards._shape's reading in Python (before C's, python/_C/guard_scan.c;
+    a path's steps are _guards._path_steps', Python's in both)."""
+    shape, objs, names = [], [], []
+    for g in guards:
+        src = g.source
+        kind = src.kind
+        if kind == "global":
+            objs += (src.base, src.key)
+        elif kind != "arg":
+            objs.append(src.base)
+        steps = _guards._path_steps(src.path, objs) if len(src.path) else ()
+        if g.kind == "names":
+            names.append(len(shape))
+        shape.append(("weak" if g.weak else g.kind, kind,
+                      src.key if kind == "arg" else None, steps))
+    return shape, objs, names
+
+
+class _DuckGuard:
+    """Not a Guard: _guard_shape reads its attributes as Python does."""
+
+    def __init__(self, source, kind, weak):
+        self.source, self.kind, self.weak = source, kind, weak
+
+
+def _shape_guards():
+    S, G = _guards.Source, _guards.Guard
+    box = types.SimpleNamespace(w=1.0)
+    g = {"x": box}
+    cell = types.CellType(box)
+    import builtins
+    names = _guards.BuiltinNames(((g, vars(builtins), "len", len, True),), ())
+    return [
+        G(S("global", g, "x", "global 'x'"), "id", box),
+        G(S("cell", cell, "c", "closure cell 'c'"), "value", 1.0),
+        G(S("arg", None, 1, "y", (("attr", "w"),)), "value", 1.0),
+        G(S("obj", box, None, "the callable object", (("attr", "class"), ("item", 3),
+                                                      ("attr", "not an identifier"),
+                                                      ("array", True), ("array", False),
+                                                      ("attr", "__self__"))), "len", 2),
+        G(S("obj", names, None, repr(names)), "names", names),
+        G(S("global", g, "x", "global 'x'", (("item", "k"),)), "eq", (1, 2)),
+        _DuckGuard(S("cell", cell, "c", "closure cell 'c'"), "id", 1),
+        _DuckGuard(types.SimpleNamespace(kind="global", base=g, key="x", path=[("item", 0)]),
+                   "names", 0),
+    ]
+
+
+@pytest.mark.parametrize("i", range(13))
+def test_the_shape_in_c_is_pythons_object_for_object(i):
+    f = (_functions() + [_many_globals(600), _many_globals(3)])[i]
+    guards = _guards.Guards(_guards.scan(f), [], []).guards
+    got, want = _guards._shape(guards), _python_shape(guards)
+    assert got[0] == want[0] and got[2] == want[2]
+    assert [id(o) for o in got[1]] == [id(o) for o in want[1]]
+
+
+def test_the_shape_in_c_of_every_kind_of_source_and_path_is_pythons():
+    guards = _shape_guards()
+    got, want = _guards._shape(guards), _python_shape(guards)
+    assert got[0] == want[0] and got[2] == want[2] == [4, 7]
+    assert [id(o) for o in got[1]] == [id(o) for o in want[1]]
+    assert got[0][3][3] == ("attr", "item", "attr", "array_scalar", "array", "__self__")
+    assert got[0][6][0] == "weak" and got[0][7] == ("names", "global", None, ("item",))
+
+
+def test_the_shape_in_c_raises_what_python_raises_on_a_guard_without_its_attributes():
+    with pytest.raises(AttributeError, match="weak"):
+        _guards._shape([types.SimpleNamespace(source=None, kind="id")])
+    with pytest.raises(AttributeError, match="kind"):
+        _guards._shape([_DuckGuard(types.SimpleNamespace(), "id", False)])
+
+
+def test_a_sources_text_made_in_c_is_the_same_for_every_name_and_level():
+    ns = {"hop": hop}
+    exec("def mk(inner):\n    def f(v):\n        return hop.wrap(\u00e9t\u00e9, v)\n"
+         "    \u00e9t\u00e9 = inner\n    return f\n", ns)
+    f = lambda v: v + 1.0  # noqa: E731
+    for _ in range(3):
+        f = ns["mk"](f)
+    texts = [repr(g.source) for g in _guards.scan(f).guards]
+    assert texts == ["closure cell '\u00e9t\u00e9'"] * 3
+    assert [repr(g.source) for g in _guards.scan(_nest(3)).guards] == ["closure cell 'g'"] * 3
+
+
+def _reread_guards():
+    """Weak identity guards whose source now holds another object, nothing
+    (an emptied cell, a deleted global) or the same; one of a dict
+    subclass's global (Python reads it)."""
+    class Globals(dict):
+        pass
+
+    def a():
+        pass
+
+    def b():
+        pass
+    S, G = _guards.Source, _guards.Guard
+    cells = [types.CellType(a) for _ in range(3)]
+    g, sub = {"f": a, "h": a, "k": a}, Globals(f=a)
+    guards = [G(S("cell", c, "c", "closure cell 'c'"), "id", a) for c in cells] + \
+        [G(S("global", d, n, f"global {n!r}"), "id", a) for d, n in
+         ((g, "f"), (g, "h"), (g, "k"), (sub, "f"))] + \
+        [G(S("obj", a, None, "the callable object"), "id", a), G(S("cell", cells[2], "c", "x"),
+                                                                   "value", 1.0)]
+    cells[0].cell_contents, g["f"], sub["f"] = b, b, b
+    del cells[1].cell_contents, g["h"]
+    return guards, a, b
+
+
+@pytest.mark.parametrize("in_c", [True, False])
+def test_the_weak_guards_read_again_in_c_hold_what_pythons_loop_holds(in_c, monkeypatch):
+    _guards.scan(_nest(1))  # (C knows Guard's and Source's slots from a scan)
+    reread = _C._guard_reread
+    if not in_c:
+        monkeypatch.setattr(_C, "_guard_reread", list)
+    guards, a, b = _reread_guards()
+    s = types.SimpleNamespace(guards=guards, tensors={}, functions=[], builtins=[], skipped=[])
+    got = _guards.Guards(s, [], []).guards
+    assert [g.expected for g in got] == [b, a, a, b, a, a, b, a, a]
+    assert [g.weak for g in got] == [True] * 8 + [False]
+    # (C reads the cells' and the exact dict's; the dict subclass's global,
+    # the object's and the value guard are Python's)
+    assert reread(guards) == guards[6:]
