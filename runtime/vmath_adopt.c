@@ -17,8 +17,11 @@
  * __svml_exp8 and glibc's _ZGVeN8v_exp.  A loop's tail shorter than a
  * vector is padded with copies of its last element, so the padding raises
  * no floating-point flag that the elements do not (flags are what hop.numpy
- * warns from: runtime/fpstatus.c).  Built with -mavx512f; called only on
- * CPUs with AVX-512 F, CD, BW, DQ and VL (SKX, NumPy's own condition).
+ * warns from: runtime/fpstatus.c).  Only the loops are built for AVX-512
+ * (a target pragma), and they run only on CPUs with AVX-512 F, CD, BW, DQ
+ * and VL (SKX, NumPy's own condition); the rest, hop_runtime_math_adopt's
+ * checks included, is baseline x86-64 code that any CPU (and valgrind,
+ * which has no AVX-512) runs.
  */
 #include "hop/runtime.h"
 #include "runtime/runtime.h"
@@ -27,6 +30,9 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
 
 typedef __m512d (*vfn_d)(__m512d);
 typedef __m512 (*vfn_f)(__m512);
@@ -123,6 +129,8 @@ loop2_f(vfn2_f fn, int64_t n, float *out, const float *a, const float *b)
     }
 #define LOOPS(name, m32, m64, arity) LOOPS_##arity(name)
 HOP__MATH_NAMED(LOOPS)
+
+#pragma GCC pop_options
 
 static bool
 cpu_runs_it(void)
