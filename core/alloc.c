@@ -216,6 +216,13 @@ hop_alloc_live(void)
     SUM_COUNTER(live, long);
 }
 
+long
+hop_alloc_thread_live(void)
+{
+    counters *c = my_counters();
+    return c == &gone ? hop_alloc_live() : atomic_load_explicit(&c->live, memory_order_relaxed);
+}
+
 long long
 hop_alloc_bytes(void)
 {

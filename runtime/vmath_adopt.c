@@ -185,7 +185,7 @@ hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
                          "f64, got %s and %s",
                          name ? name : "NULL", hop_dtype_name(dtype));
     const hop__math *base = hop__math_base();
-    if (fn != NULL && (base != hop__math_sleef_avx512() || base == NULL || !cpu_runs_it()))
+    if (fn != NULL && (base != hop__math_sleef_avx512() || !cpu_runs_it()))
         return hop_error(HOP_UNSUPPORTED,
                          "hop_runtime_math_adopt: %s: the math backend in use is %s; AVX-512 "
                          "functions are adopted only over sleef-avx512 on CPUs with AVX-512 F, "

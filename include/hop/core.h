@@ -102,6 +102,9 @@ void hop_free(void *ptr);
  * allocation from now fails (and only that one); k == 0 disables it.
  * hop_alloc_count() counts allocations (not frees) since start; hop_alloc_live()
  * counts blocks currently allocated, so a sweep can check that nothing leaked;
+ * hop_alloc_thread_live() counts the calling thread's allocations less its
+ * frees (a block freed by another thread counts there), so a check of what one
+ * call on this thread leaves allocated ignores what other threads do meanwhile;
  * hop_alloc_bytes() sums the sizes asked for since start (a realloc counts its
  * new size; a small block its size class: 512 B to 8 KiB), so a test can bound
  * what an operation allocates.  A small block reused from a thread's cache
@@ -110,6 +113,7 @@ void hop_free(void *ptr);
 void hop_alloc_fail_at(long k);
 long hop_alloc_count(void);
 long hop_alloc_live(void);
+long hop_alloc_thread_live(void);
 long long hop_alloc_bytes(void);
 
 #ifdef __cplusplus

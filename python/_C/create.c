@@ -1272,6 +1272,12 @@ f_alloc_live(PyObject *mod, PyObject *unused)
 }
 
 static PyObject *
+f_alloc_thread_live(PyObject *mod, PyObject *unused)
+{
+    return PyLong_FromLong(hop_alloc_thread_live());
+}
+
+static PyObject *
 f_alloc_count(PyObject *mod, PyObject *unused)
 {
     return PyLong_FromLong(hop_alloc_count());
@@ -1396,6 +1402,9 @@ PyMethodDef hop_py__create_functions[] = {
      "ran ('caller_pieces', 'worker_pieces')."},
     {"_alloc_live", (PyCFunction)f_alloc_live, METH_NOARGS,
      "Blocks the C library has allocated and not freed (for leak tests)."},
+    {"_alloc_thread_live", (PyCFunction)f_alloc_thread_live, METH_NOARGS,
+     "The calling thread's allocations of the C library less its frees (for leak tests of "
+     "one call on this thread, which other threads' frees must not disturb)."},
     {"_alloc_count", (PyCFunction)f_alloc_count, METH_NOARGS,
      "Allocations the C library has made since start (for per-run allocation tests)."},
     {"_alloc_bytes", (PyCFunction)f_alloc_bytes, METH_NOARGS,

@@ -9,6 +9,7 @@
 
 #include "core/hash.h"
 
+#include <pthread.h>
 #include <stdio.h>
 
 static void
@@ -65,6 +66,46 @@ test_fail_at_fails_exactly_the_kth_allocation(void **state)
     hop__free(b);
     hop__free(d);
     assert_int_equal(hop_alloc_live(), live);
+}
+
+/* What allocate_elsewhere saw on a thread of its own. */
+typedef struct {
+    long before, after;
+    void *block;
+} elsewhere;
+
+static void *
+allocate_elsewhere(void *out)
+{
+    elsewhere *e = out;
+    e->before = hop_alloc_thread_live();
+    e->block = hop__malloc(8);
+    e->after = hop_alloc_thread_live();
+    return NULL;
+}
+
+static void
+test_thread_live_counts_only_the_calling_threads_allocations_and_frees(void **state)
+{
+    (void)state;
+    long mine = hop_alloc_thread_live(), all = hop_alloc_live();
+    void *a = hop__malloc(8);
+    assert_int_equal(hop_alloc_thread_live(), mine + 1);
+    elsewhere e = {0};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, allocate_elsewhere, &e), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_non_null(e.block);
+    /* the other thread counted its block, this one did not; the sum (the
+     * exited thread's count folded into it) sees both */
+    assert_int_equal(e.after, e.before + 1);
+    assert_int_equal(hop_alloc_thread_live(), mine + 1);
+    assert_int_equal(hop_alloc_live(), all + 2);
+    hop__free(e.block); /* freed here: counted here */
+    assert_int_equal(hop_alloc_thread_live(), mine);
+    hop__free(a);
+    assert_int_equal(hop_alloc_thread_live(), mine - 1);
+    assert_int_equal(hop_alloc_live(), all);
 }
 
 static long custom_calls;
@@ -304,6 +345,7 @@ main(void)
         cmocka_unit_test(test_error_context_holds_last_code_and_formatted_message),
         cmocka_unit_test(test_error_message_longer_than_buffer_is_truncated_not_overflowed),
         cmocka_unit_test(test_fail_at_fails_exactly_the_kth_allocation),
+        cmocka_unit_test(test_thread_live_counts_only_the_calling_threads_allocations_and_frees),
         cmocka_unit_test(test_custom_allocator_sees_every_allocation_and_free),
         cmocka_unit_test(
             test_small_blocks_are_reused_within_their_class_and_counted_as_allocations),
