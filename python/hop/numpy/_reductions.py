@@ -733,9 +733,19 @@ def ordered(a, axis, keepdims, kind, out, compute, what, where=True):
 
 
 def _finish(kind, r, order, out, what):
-    """A reduction's result r (_reduced's) as NumPy's array, or in out."""
+    """A reduction's result r (_reduced's) as NumPy's array, or in out.
+    With an order (_reduce_order), r's elements in C order are NumPy's in
+    memory: NumPy's iterator gives each axis of its new result, a kept
+    size-1 axis too, the product of the sizes inside it as its stride.  A
+    view r (a permutation of the compute's result back into place) may hold
+    its size-1 axes at other strides, which a reshape keeps (a size-1 dim
+    takes the stride of the run it joins): r is read as a flat vector
+    first where NumPy's shape has a size-1 axis, so the reshape gives
+    those strides."""
     if order is not None:
-        return _funcs.transpose(wrap(kind, r.reshape(order[1])), order[2], _kind=kind)
+        flat = r.reshape(-1) if builtins.any(type(n) is int and n == 1 for n in order[1]) \
+            else r
+        return _funcs.transpose(wrap(kind, flat.reshape(order[1])), order[2], _kind=kind)
     return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=what)
 
 
