@@ -655,6 +655,11 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kin
     (r, rdt), order = _reduced(a, t, axes, keepdims, kind, out,
                                lambda x, axes, kd: _mean_t(x, axes, dtype, kd, "mean", scalar),
                                what="mean")
+    if _core.np_dtype(r) != rdt and out is None and not scalar and kind in (ndarray, NumpyArg):
+        # a float16 array's: NumPy's float32 quotient (in the reduction's
+        # layout) cast by np.float16(ret), a copy in its K order (C for one
+        # C-contiguous, size-1 axes aside; F for one F-contiguous)
+        return _finish(kind, r, order, None, "mean").astype(rdt)
     return _finish(kind, _core.cast(r, rdt), order, out, "mean")
 
 
