@@ -100,10 +100,10 @@ def _zero_sign_unknown(x, r, axes, keepdims, initial):
     return cond(nonzero, known, searched, (x, r))
 
 
+# np_fn (op) of array a as NumPy computes it.  visit: NumPy's iterator order
+# of a where= reduction (a's axes, outermost first) when it is not that of a
+# and where as given (masked_visit: a NaN-replaced copy's).
 def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what, visit=None):
-    """np_fn (op) of array a as NumPy computes it.  visit: NumPy's iterator
-    order of a where= reduction (a's axes, outermost first) when it is not
-    that of a and where as given (masked_visit: a NaN-replaced copy's)."""
     t = _t(a, what)
     axes = _axes(axis, t.ndim)
     if t.ndim == 0:
