@@ -100,7 +100,10 @@ def _zero_sign_unknown(x, r, axes, keepdims, initial):
     return cond(nonzero, known, searched, (x, r))
 
 
-def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what):
+# np_fn (op) of array a as NumPy computes it.  visit: NumPy's iterator order
+# of a where= reduction (a's axes, outermost first) when it is not that of a
+# and where as given (masked_visit: a NaN-replaced copy's).
+def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what, visit=None):
     t = _t(a, what)
     axes = _axes(axis, t.ndim)
     if t.ndim == 0:
@@ -142,13 +145,13 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         fill = _core.complex_scalar(complex(fill), _core.np_dtype(x)) if \
             _core.np_dtype(x).kind == "c" else _initial_operand(fill, _core.np_dtype(x)) \
             if isinstance(fill, int) and fill >= 2**63 else _C.full((), fill, dtype=x.dtype)
-        x = _masked_in_order(a, where, kind, x, w, fill) if op == "prod" and \
+        x = _masked_in_order(a, where, kind, x, w, fill, visit) if op == "prod" and \
             _core.np_dtype(x).kind in "fc" else _C.where(w, x, fill)
     _check_out(op, t, axes, keepdims, out, where)
     order = _reduce_order(a, where, t.ndim, axes, keepdims, kind) if out is None else None
     if wmask is not None:
         from ._ufuncs import memory_order
-        visit = memory_order(kind, (a, where), t.ndim) or tuple(range(t.ndim))
+        visit = visit or memory_order(kind, (a, where), t.ndim) or tuple(range(t.ndim))
     if order is not None:
         # NumPy's result is in its iterator's order of a's axes: reduced in
         # that order (the reduced axes last) and returned as NumPy's view
@@ -236,13 +239,14 @@ def _cast_in_order(a, kind, t, dt):
     return _core.cast(t.permute(*mem), dt).permute(*[mem.index(d) for d in range(t.ndim)])
 
 
-def _masked_in_order(a, where, kind, x, w, fill):
+def _masked_in_order(a, where, kind, x, w, fill, vis=None):
     """where(w, x, fill) laid out in NumPy's iterator order of array a and
-    its where= mask (a mask's axes of stride 0 order nothing), the order in
-    which a float product of it multiplies, as NumPy's masked reduction
-    visits a (hop's where is C-ordered)."""
+    its where= mask (a mask's axes of stride 0 order nothing; vis: that
+    order when given), the order in which a float product of it
+    multiplies, as NumPy's masked reduction visits a (hop's where is
+    C-ordered)."""
     from ._ufuncs import memory_order
-    vis = memory_order(kind, (a, where), x.ndim)
+    vis = vis or memory_order(kind, (a, where), x.ndim)
     if vis is None:
         return _C.where(w, x, fill)
     wb = _C.logical_or(w, _C.zeros(tuple(x.shape), dtype=_C.bool))  # (w broadcast)
@@ -259,6 +263,24 @@ def x_memory_order(a, kind, t, axis, keepdims, where=True, out=None):
     res = _reduce_order(a, where, t.ndim, _axes(axis, t.ndim), keepdims, kind) \
         if out is None else None
     return _x_mem(a, kind, t.ndim, range(t.ndim) if res is None else res[0])
+
+
+def masked_visit(a, kind, t, axis, keepdims, where, out=None):
+    """NumPy's iterator order (outermost first) of a where= reduction of a
+    copy of array a in its K order (the nan functions' NaN-replaced one)
+    with the mask where as given, in the axes of the x that ordered()
+    hands its compute (None without a mask): the reduction of the copy, a
+    tensor with the mask broadcast to its shape, would read the order from
+    that full mask's C strides, where a broadcast mask's axes of stride 0
+    order nothing.  (The copy's layout is taken as a's own, as
+    x_memory_order's.)"""
+    if where is True or t.ndim < 2:
+        return None
+    from ._ufuncs import memory_order
+    vis = memory_order(kind, (a, where), t.ndim) or tuple(range(t.ndim))
+    res = _reduce_order(a, where, t.ndim, _axes(axis, t.ndim), keepdims, kind) \
+        if out is None else None
+    return vis if res is None else tuple(res[0].index(d) for d in vis)
 
 
 def _x_mem(a, kind, nd, xperm):
@@ -382,17 +404,17 @@ def _reduce_order(a, where, ndim, axes, keepdims, kind):
 @implements(_np.sum)
 @checked(_np.sum)
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True, *,
-        _kind=None):
+        _kind=None, _visit=None):
     return _reduce("sum", _np.sum, a, axis, dtype, out, keepdims, initial, where,
-                   _kind or _kind_of(a), "sum")
+                   _kind or _kind_of(a), "sum", _visit)
 
 
 @implements(_np.prod)
 @checked(_np.prod)
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True, *,
-         _kind=None):
+         _kind=None, _visit=None):
     return _reduce("prod", _np.prod, a, axis, dtype, out, keepdims, initial, where,
-                   _kind or _kind_of(a), "prod")
+                   _kind or _kind_of(a), "prod", _visit)
 
 
 @implements(_np.max, _np.amax)
@@ -655,6 +677,11 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kin
     (r, rdt), order = _reduced(a, t, axes, keepdims, kind, out,
                                lambda x, axes, kd: _mean_t(x, axes, dtype, kd, "mean", scalar),
                                what="mean")
+    if _core.np_dtype(r) != rdt and out is None and not scalar and kind in (ndarray, NumpyArg):
+        # a float16 array's: NumPy's float32 quotient (in the reduction's
+        # layout) cast by np.float16(ret), a copy in its K order (C for one
+        # C-contiguous, size-1 axes aside; F for one F-contiguous)
+        return _finish(kind, r, order, None, "mean").astype(rdt)
     return _finish(kind, _core.cast(r, rdt), order, out, "mean")
 
 
@@ -733,9 +760,19 @@ def ordered(a, axis, keepdims, kind, out, compute, what, where=True):
 
 
 def _finish(kind, r, order, out, what):
-    """A reduction's result r (_reduced's) as NumPy's array, or in out."""
+    """A reduction's result r (_reduced's) as NumPy's array, or in out.
+    With an order (_reduce_order), r's elements in C order are NumPy's in
+    memory: NumPy's iterator gives each axis of its new result, a kept
+    size-1 axis too, the product of the sizes inside it as its stride.  A
+    view r (a permutation of the compute's result back into place) may hold
+    its size-1 axes at other strides, which a reshape keeps (a size-1 dim
+    takes the stride of the run it joins): r is read as a flat vector
+    first where NumPy's shape has a size-1 axis, so the reshape gives
+    those strides."""
     if order is not None:
-        return _funcs.transpose(wrap(kind, r.reshape(order[1])), order[2], _kind=kind)
+        flat = r.reshape(-1) if builtins.any(type(n) is int and n == 1 for n in order[1]) \
+            else r
+        return _funcs.transpose(wrap(kind, flat.reshape(order[1])), order[2], _kind=kind)
     return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=what)
 
 
@@ -867,9 +904,10 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
     from ._stats import _replace_nan  # (a complex NaN: either part)
     # NumPy's sum of a copy of a (K order): in a's order
     mem = x_memory_order(a, kind, _t(a, "nansum"), axis, keepdims, where, out)
+    vis = masked_visit(a, kind, _t(a, "nansum"), axis, keepdims, where, out)
     return ordered(a, axis, keepdims, kind, out, lambda x, axes, kd, w=True: _t(sum(
-        _replace_nan(x, 0, mem)[0], axes, dtype, None, kd, initial, w, _kind=ndarray)),
-        "nansum", where)
+        _replace_nan(x, 0, mem)[0], axes, dtype, None, kd, initial, w, _kind=ndarray,
+        _visit=vis)), "nansum", where)
 
 
 def _scan(op, np_fn, a, axis, dtype, out, kind, nan=None):

@@ -24,7 +24,8 @@ from . import _funcs as F
 from ._funcs import (_axes, _axis, _kind_of, _size, _t, implements, sum as _sum)
 from ._index_routines import _take_along
 from ._lib import _arr
-from ._reductions import _scan, in_order, ordered as _ordered, x_memory_order
+from ._reductions import _scan, in_order, masked_visit, ordered as _ordered, \
+    x_memory_order
 from ._fpcheck import checked, nan_may_say
 from ._ndarray import ndarray, result_kind, wrap
 
@@ -508,12 +509,14 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _
         return out
 
     mem = x_memory_order(a, kind, t, axis, keepdims, where)
+    vis = masked_visit(a, kind, t, axis, keepdims, where)
 
     def compute(x, axes, kd, w=True):
         arr, mask = _replace_nan(x, 0, mem)
         cnt = _sum(ndarray(_C.logical_not(mask)), axes, dtype=_np.intp, keepdims=kd, where=w,
                    _kind=ndarray)
-        tot = _sum(ndarray(arr), axes, dtype=dtype, keepdims=kd, where=w, _kind=ndarray)
+        tot = _sum(ndarray(arr), axes, dtype=dtype, keepdims=kd, where=w, _kind=ndarray,
+                   _visit=vis)
         return _core.cast(_t(tot / cnt), _core.np_dtype(_t(tot)))
     # NumPy's sums of a copy of a (K order): in a's order (_reductions.ordered)
     return _ordered(a, axis, keepdims, kind, out, compute, "nanmean", where)
@@ -527,9 +530,10 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
     if _core.np_dtype(_t(a, "nanprod")).kind not in "fc":
         return F.prod(a, axis, dtype, out, keepdims, initial, where, _kind=kind)
     mem = x_memory_order(a, kind, _t(a, "nanprod"), axis, keepdims, where, out)
+    vis = masked_visit(a, kind, _t(a, "nanprod"), axis, keepdims, where, out)
     return _ordered(a, axis, keepdims, kind, out, lambda x, axes, kd, w=True: _t(F.prod(
-        _replace_nan(x, 1, mem)[0], axes, dtype, None, kd, initial, w, _kind=ndarray)),
-        "nanprod", where)
+        _replace_nan(x, 1, mem)[0], axes, dtype, None, kd, initial, w, _kind=ndarray,
+        _visit=vis)), "nanprod", where)
 
 
 @implements(_np.nancumsum)
