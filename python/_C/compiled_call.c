@@ -470,6 +470,24 @@ as_numbers(PyObject *outs, PyObject *sym)
     return 0;
 }
 
+/* Whether self takes the tuple args (all hop.Tensors, as many as it was
+ * made for) with the builtin names as traced: 1, 0 (NotImplemented), or -1
+ * with an error. */
+static int
+effects_takes(const EffectsCallObject *self, PyObject *args)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (n != self->nargs)
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!Py_IS_TYPE(PyTuple_GET_ITEM(args, i), &hop_py_TensorType))
+            return 0;
+    /* the builtin names in C, whatever the other guards (no Python call
+     * per call); a failure takes the general path, which raises the
+     * guard's error or retraces, as numpy_call.c's bound call */
+    return self->names != NULL ? hop_py__names_hold(self->names) : 1;
+}
+
 /* Whether the arguments a repeat self's aliasing pattern (as numpy_call.c's
  * alias_pattern_holds): a[j] is a[alias[j]] where the trace had one object
  * at both places, each argument of its own no other of its own; the own
@@ -504,21 +522,11 @@ effects_run(EffectsCallObject *self, PyObject *args, int *ran)
 {
     *ran = 0;
     Py_ssize_t n = PyTuple_GET_SIZE(args);
-    if (n != self->nargs)
+    int takes = effects_takes(self, args);
+    if (takes <= 0) {
+        if (takes < 0)
+            return NULL;
         Py_RETURN_NOTIMPLEMENTED;
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (!Py_IS_TYPE(PyTuple_GET_ITEM(args, i), &hop_py_TensorType))
-            Py_RETURN_NOTIMPLEMENTED;
-    if (self->names != NULL) {
-        /* the builtin names in C, whatever the other guards (no Python
-         * call per call); a failure takes the general path, which raises
-         * the guard's error or retraces, as numpy_call.c's bound call */
-        int holds = hop_py__names_hold(self->names);
-        if (holds <= 0) {
-            if (holds < 0)
-                return NULL;
-            Py_RETURN_NOTIMPLEMENTED;
-        }
     }
     PyObject *state = PyObject_GetAttr(self->runner, str_state);
     if (state == NULL)

@@ -263,6 +263,10 @@ class _Library:
                                    f"library object holding it (it would read the "
                                    f"{t.__name__} as it was before the change)")
                     out.append(v)
+                    # (what library code reaches it may read: its items stay
+                    # guarded, as for a load of it by the function)
+                    i = id(self.real.get(id(v), v))
+                    self.loads[i] = self.loads.get(i, 0) + 1
                 if len(v) <= _MAX_REACH:
                     todo.extend(v.values() if isinstance(v, dict) else v)
             elif (t is tuple or t is frozenset) and len(v) <= _MAX_REACH:

@@ -164,6 +164,9 @@ READS = {
     "partial_len": ("x + functools.partial(len, G)()", "G.append(i)"),
     "iter_callable": ("x + next(iter(lambda: G[0], None))", "G[0] = i"),
     "map_getitem": ("x + sum(map(operator.getitem, [G], [0]))", "G[0] = i"),
+    # (read for real by sorted(): G, held by the partial, stays guarded)
+    "sorted_key_partial": ("x + sorted([0, 1], key=functools.partial(operator.getitem, G))[0]",
+                           "G[:] = [i % 2, 1 - i % 2]"),
 }
 
 
