@@ -67,6 +67,8 @@ typedef struct {
                         * passed after the arguments as 0-d int64 tensors */
     PyObject *sym;     /* bytes: per plan output, 0 (a tensor), 1 (int(x.item())) or
                         * 2 (float(x.item())), or NULL (all tensors) */
+    Py_ssize_t *alias; /* an aliased plan's pattern (hop/_trace.py _aliases): per argument the
+                        * earlier one it must be, -1 an input of its own; or NULL */
     Py_ssize_t nargs;
 } EffectsCallObject;
 
@@ -468,28 +470,63 @@ as_numbers(PyObject *outs, PyObject *sym)
     return 0;
 }
 
+/* Whether self takes the tuple args (all hop.Tensors, as many as it was
+ * made for) with the builtin names as traced: 1, 0 (NotImplemented), or -1
+ * with an error. */
+static int
+effects_takes(const EffectsCallObject *self, PyObject *args)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (n != self->nargs)
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!Py_IS_TYPE(PyTuple_GET_ITEM(args, i), &hop_py_TensorType))
+            return 0;
+    /* the builtin names in C, whatever the other guards (no Python call
+     * per call); a failure takes the general path, which raises the
+     * guard's error or retraces, as numpy_call.c's bound call */
+    return self->names != NULL ? hop_py__names_hold(self->names) : 1;
+}
+
+/* Whether the arguments a repeat self's aliasing pattern (as numpy_call.c's
+ * alias_pattern_holds): a[j] is a[alias[j]] where the trace had one object
+ * at both places, each argument of its own no other of its own; the own
+ * ones are copied to own in order, their count to *nown. */
+static int
+effects_pattern_holds(const EffectsCallObject *self, PyObject *const *a, PyObject **own,
+                      Py_ssize_t *nown)
+{
+    Py_ssize_t k = 0;
+    for (Py_ssize_t j = 0; j < self->nargs; j++) {
+        Py_ssize_t i = self->alias[j];
+        if (i >= 0) {
+            if (a[j] != a[i])
+                return 0;
+            continue;
+        }
+        for (Py_ssize_t m = 0; m < k; m++)
+            if (own[m] == a[j])
+                return 0;
+        own[k++] = a[j];
+    }
+    *nown = k;
+    return 1;
+}
+
 /* The call on the tuple args: NotImplemented (nothing ran) unless it takes
- * them; *ran is set once the plan ran (an error after that is the call's). */
+ * them; *ran is set once the plan ran (an error after that is the call's).
+ * An aliased plan's call takes only arguments with its pattern, and passes
+ * the plan its own ones. */
 static PyObject *
 effects_run(EffectsCallObject *self, PyObject *args, int *ran)
 {
     *ran = 0;
     Py_ssize_t n = PyTuple_GET_SIZE(args);
-    if (n != self->nargs)
+    int takes = effects_takes(self, args);
+    if (takes <= 0) {
+        if (takes < 0)
+            return NULL;
         Py_RETURN_NOTIMPLEMENTED;
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (!Py_IS_TYPE(PyTuple_GET_ITEM(args, i), &hop_py_TensorType))
-            Py_RETURN_NOTIMPLEMENTED;
-    if (self->names != NULL) {
-        /* the builtin names in C, whatever the other guards (no Python
-         * call per call); a failure takes the general path, which raises
-         * the guard's error or retraces, as numpy_call.c's bound call */
-        int holds = hop_py__names_hold(self->names);
-        if (holds <= 0) {
-            if (holds < 0)
-                return NULL;
-            Py_RETURN_NOTIMPLEMENTED;
-        }
     }
     PyObject *state = PyObject_GetAttr(self->runner, str_state);
     if (state == NULL)
@@ -537,8 +574,19 @@ effects_run(EffectsCallObject *self, PyObject *args, int *ran)
         Py_DECREF(state);
         return PyErr_NoMemory();
     }
-    for (Py_ssize_t i = 0; i < n; i++)
-        in[i] = PyTuple_GET_ITEM(args, i);
+    if (self->alias != NULL) {
+        /* (checked after the guards, which read no argument: nothing ran) */
+        if (!effects_pattern_holds(self, ((PyTupleObject *)args)->ob_item, in, &nin)) {
+            if (in != small_in)
+                PyMem_Free(in);
+            Py_DECREF(state);
+            Py_RETURN_NOTIMPLEMENTED;
+        }
+        n = nin;
+    } else {
+        for (Py_ssize_t i = 0; i < n; i++)
+            in[i] = PyTuple_GET_ITEM(args, i);
+    }
     int took = lifted_now(self->lifted, in + n);
     if (took > 0) {
         nin = n + nl;
@@ -616,22 +664,57 @@ lifted_ok(PyObject *lifted)
     return 0;
 }
 
+/* The pattern alias (None, or a tuple of nargs ints: per argument the earlier
+ * argument it must be, or -1) as an array in *out (NULL for None): 0, or -1
+ * with a TypeError. */
+static int
+alias_of(PyObject *alias, Py_ssize_t nargs, Py_ssize_t **out)
+{
+    *out = NULL;
+    if (alias == Py_None)
+        return 0;
+    if (!PyTuple_Check(alias) || PyTuple_GET_SIZE(alias) != nargs) {
+        PyErr_SetString(PyExc_TypeError, "_EffectsCall: alias is None or a tuple of an int per "
+                                         "argument");
+        return -1;
+    }
+    Py_ssize_t *a = PyMem_Malloc((size_t)(nargs > 0 ? nargs : 1) * sizeof *a);
+    if (a == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t j = 0; j < nargs; j++) {
+        a[j] = PyLong_AsSsize_t(PyTuple_GET_ITEM(alias, j));
+        if (a[j] < -1 || a[j] >= j || (a[j] >= 0 && a[a[j]] >= 0)) {
+            /* (an earlier argument of its own: the pattern _aliases makes) */
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_TypeError, "_EffectsCall: alias %zd is not -1 or an earlier "
+                                              "argument of its own", j);
+            PyMem_Free(a);
+            return -1;
+        }
+    }
+    *out = a;
+    return 0;
+}
+
 /* _EffectsCall(plan, runner, nargs, check, consts, traced, tree, effects[, lifted, sym,
- * names]): checked here once (the call trusts the shapes: hop/_compile.py makes them
- * from the runner's templates). */
+ * names, alias]): checked here once (the call trusts the shapes: hop/_compile.py makes
+ * them from the runner's templates). */
 static PyObject *
 effects_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *plan, *runner, *check, *consts, *traced, *tree, *effects,
-        *lifted = NULL, *sym = Py_None, *names = Py_None;
-    Py_ssize_t nargs;
+        *lifted = NULL, *sym = Py_None, *names = Py_None, *alias = Py_None;
+    Py_ssize_t nargs, *pattern;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
         PyErr_SetString(PyExc_TypeError, "_EffectsCall takes no keyword arguments");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOnOO!O!O!O!|O!OO:_EffectsCall", &plan, &runner, &nargs, &check,
-                          &PyTuple_Type, &consts, &PyBytes_Type, &traced, &PyTuple_Type, &tree,
-                          &PyTuple_Type, &effects, &PyTuple_Type, &lifted, &sym, &names))
+    if (!PyArg_ParseTuple(args, "OOnOO!O!O!O!|O!OOO:_EffectsCall", &plan, &runner, &nargs,
+                          &check, &PyTuple_Type, &consts, &PyBytes_Type, &traced, &PyTuple_Type,
+                          &tree, &PyTuple_Type, &effects, &PyTuple_Type, &lifted, &sym, &names,
+                          &alias))
         return NULL;
     if (names != Py_None && !hop_py__is_name_guard(names)) {
         PyErr_Format(PyExc_TypeError, "_EffectsCall: names is None or a _NameGuard, not %.100s",
@@ -675,9 +758,17 @@ effects_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
             return NULL;
         }
     }
-    EffectsCallObject *self = (EffectsCallObject *)type->tp_alloc(type, 0);
-    if (self == NULL)
+    if (nargs < 0 || alias_of(alias, nargs, &pattern) < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "_EffectsCall: inconsistent arguments");
         return NULL;
+    }
+    EffectsCallObject *self = (EffectsCallObject *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        PyMem_Free(pattern);
+        return NULL;
+    }
+    self->alias = pattern;
     Py_INCREF(plan);
     self->plan = (PlanObject *)plan;
     self->runner = Py_NewRef(runner);
@@ -732,6 +823,7 @@ effects_dealloc(EffectsCallObject *self)
 {
     PyObject_GC_UnTrack(self);
     effects_clear(self);
+    PyMem_Free(self->alias);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -745,10 +837,11 @@ static PyTypeObject EffectsCallType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_new = effects_new,
     .tp_doc = "_EffectsCall(plan, runner, nargs, check, consts, traced, tree, effects[, lifted, "
-              "sym, names]): the bound call of a translated function's plan with its "
+              "sym, names, alias]): the bound call of a translated function's plan with its "
               "side-effect table (hop/_compile.py); f(args) is the result, or NotImplemented "
               "before anything ran for arguments or guards it does not take (names, a "
-              "_NameGuard, checked in C first, then check).",
+              "_NameGuard, checked in C first, then check; alias, an aliased plan's pattern: "
+              "per argument the earlier one it must be, -1 an input of its own).",
 };
 
 /* ------------------------------------------------------- _CompiledCall */
@@ -760,8 +853,9 @@ static PyTypeObject EffectsCallType = {
  * is True eagerly and a write through one shows through the other, so it
  * takes the general path, whose retrace makes a plan of one input for
  * both (hop/_trace.py _aliased, _aliases).  That plan's bound call checks
- * its own pattern (numpy_call.c alias_pattern_holds), so a call that
- * repeats an object goes to it.  A pointer compare per pair: nothing for
+ * its own pattern (numpy_call.c alias_pattern_holds; an _EffectsCall's,
+ * with guards or effects: effects_pattern_holds), so a call that repeats
+ * an object goes to it.  A pointer compare per pair: nothing for
  * one argument, one for two.
  */
 static int
@@ -783,7 +877,8 @@ compiled_call(CompiledCallObject *self, PyObject *args, PyObject *kwargs)
         return PyObject_CallMethodObjArgs((PyObject *)self, str_call_kw, args, kwargs, NULL);
     PyObject *fast = self->fast;
     if (fast != NULL && fast != Py_None &&
-        (!self->distinct || distinct_args(args) || hop_py__array_call_aliased(fast))) {
+        (!self->distinct || distinct_args(args) || hop_py__array_call_aliased(fast) ||
+         (Py_IS_TYPE(fast, &EffectsCallType) && ((EffectsCallObject *)fast)->alias != NULL))) {
         Py_INCREF(fast); /* the call may replace it */
         int ran = 0;
         PyObject *r = Py_IS_TYPE(fast, &EffectsCallType)

@@ -320,13 +320,15 @@ class _EffectsCall:
     """The bound call of a translated plan with its side-effect table
     (hop/_compile.py's _effects_call): f(args) is the result, or
     NotImplemented before anything ran (names: the builtin-name guard,
-    checked in C before check)."""
+    checked in C before check; alias: an aliased plan's pattern, per
+    argument the earlier one it must be, -1 an input of its own)."""
 
     def __init__(self, plan: Plan, runner: Any, nargs: int, check: Callable[..., Any] | None,
                  consts: tuple[Any, ...], traced: bytes, tree: tuple[Any, Any],
                  effects: tuple[tuple[int, Any, Any], ...],
                  lifted: tuple[tuple[Any, ...], ...] = ..., sym: bytes | None = ...,
-                 names: _NameGuard | None = ..., /) -> None: ...
+                 names: _NameGuard | None = ..., alias: tuple[int, ...] | None = ...,
+                 /) -> None: ...
     def __call__(self, args: tuple[Any, ...], /) -> Any: ...
 
 class Plan:

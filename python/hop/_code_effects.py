@@ -153,7 +153,8 @@ class _Effects:
     _effects.py."""
 
     __slots__ = ("flags", "calls", "call_list", "unknown", "names", "events", "sites",
-                 "version", "verdict", "plain", "worst", "call_paths", "__weakref__")
+                 "returns", "version", "verdict", "plain", "worst", "call_paths",
+                 "__weakref__")
 
     def __init__(self):
         self.names = ()  # code_names of the code object, sorted
@@ -167,6 +168,9 @@ class _Effects:
         self.unknown = False
         self.events = {}  # (code, offset) -> Event
         self.sites = {}   # (code, offset) -> Site
+        # code -> _V: what a nested code object may return (a function made
+        # here and handed to a library that calls it: iter(lambda: G, None))
+        self.returns = {}
         self.version = 0  # grows with events and sites (the fixpoint's test)
         self.call_list = ()  # calls, in a fixed order (set once read)
         self.call_paths = ()  # (is a method call, callee path) of each, for _C._pure_callees
@@ -880,7 +884,10 @@ class _Interp:
     # - control flow
     @_handles("RETURN_VALUE", "RERAISE")
     def _return_value(self, x, s, i):
-        _pop(s)
+        (v,) = _pop(s)
+        if x.opname == "RETURN_VALUE":
+            old = self.eff.returns.get(self.code)
+            self.eff.returns[self.code] = v if old is None else old.merge(v)
         return []
 
     @_handles("RAISE_VARARGS")

@@ -1048,7 +1048,7 @@ def _effects_call(entry):
             # first: a None in the result adds its constant leaf)
             whole = (_leaf_tree(spec, leaf, consts, traced), ())
             return _C._EffectsCall(r.plan, r, len(r.statics), r._check_c, tuple(consts),
-                                   bytes(traced), whole, (), (), None, r._names)
+                                   bytes(traced), whole, (), (), None, r._names, r.alias)
         if spec.kind != "tuple" or len(spec.children) != 2:
             return None
         whole = _leaf_tree(spec, leaf, consts, traced)
@@ -1070,8 +1070,9 @@ def _effects_call(entry):
                                  all(isinstance(kv, tuple) and len(kv) == 2 for kv in v[1])):
             return None  # print and calls: (positional, keyword items)
         table.append((code[0], e.target, e.key))
+    alias = r.alias[:nargs] if r.alias is not None else None
     return _C._EffectsCall(r.plan, r, nargs, r._check_c, tuple(consts),
-                           bytes(traced), whole, tuple(table), lifted, sym, r._names)
+                           bytes(traced), whole, tuple(table), lifted, sym, r._names, alias)
 
 
 def _compile_resume(resume):

@@ -47,8 +47,11 @@ from ._code_effects import ANY, _effects as _code_effects, _READ_METHODS, op_dun
 from ._effect_tables import (
     _ARG0_WRITERS, _ARRAY_MUTATORS, _BUILTIN_ARGS, _BUILTIN_EFFECTS, _BUILTIN_UNKNOWN,
     _CONSUMERS, _DATETIME_NOW, _EFFECT_MODULES, _FP_QUIET, _HOP_EFFECTS, _IO_FUNCTIONS,
-    _ITERATOR_METHODS, _KEEPS_NOTHING, _KEEPS_NOTHING_MODULES, _MUTATORS, _NP_EFFECTS, _NP_NEW, _PART_METHODS, _PURE_MODULES,
+    _ITERATOR_METHODS, _MUTATORS, _NP_EFFECTS, _NP_NEW, _PART_METHODS, _PURE_MODULES,
     _RANDOM_MAKERS, _TRACED_ARRAY_WRITES)
+from ._effect_holders import (
+    _Holders, _is_hop_object, _is_numpy, _is_stdlib, _is_user, _module_name, _TEST_PACKAGES,
+    _top)
 from ._purity import _NP_WRITERS
 from ._reads import is_hop_module, root_value
 
@@ -89,7 +92,8 @@ KINDS = {
     # not an effect: a container of the caller's stored into an object the
     # call made, which the analysis cannot follow changes through (the
     # frame translator can: it compiles such a call)
-    "holds": "stores a list, dict or set it did not make into an object it made",
+    "holds": "stores a list, dict or set it did not make into an object it made, or hands "
+             "state it did not make to library code that may keep, change or read it",
     # not from the bytecode: met while tracing (hop/_breaks.py)
     "conversion": "needs the value of a traced value (its text, a number, a NumPy array)",
     "fperror": "has NumPy raise or report floating-point errors, which hop's kernels do not",
@@ -120,44 +124,6 @@ def _fp_errors_reported(site):
         return True
     return any(k == "call" or getattr(v, "const", None) not in _FP_QUIET
                for k, v in zip(site.kwnames, site.kwargs))
-
-
-def _module_name(v):
-    if isinstance(v, types.FunctionType):
-        return v.__globals__.get("__name__") or ""
-    m = getattr(v, "__module__", None)
-    if isinstance(m, str):
-        return m
-    s = getattr(v, "__self__", None)
-    if isinstance(s, types.ModuleType):
-        return s.__name__
-    return ""
-
-
-def _top(name):
-    return name.partition(".")[0]
-
-
-def _is_numpy(name):
-    return name == "numpy" or name.startswith("numpy.")
-
-
-def _is_stdlib(name):
-    top = _top(name)
-    return top in sys.stdlib_module_names or top == "builtins"
-
-
-# Test frameworks' helpers (pytest's rewritten asserts): not analysed.
-_TEST_PACKAGES = frozenset(["hypothesis", "pytest", "_pytest"])
-
-
-def _is_user(name):
-    return not (is_hop_module(name) or _is_numpy(name) or _is_stdlib(name) or
-                _top(name) in _TEST_PACKAGES or _top(name) == "torch")
-
-
-def _is_hop_object(v):
-    return is_hop_module(getattr(type(v), "__module__", "") or "")
 
 
 def _unwrap(v):
@@ -455,7 +421,25 @@ class _Finder:
                     for v in vals:
                         if self.is_pre(frame, v.prov | v.reach, seen):
                             return True
+                        code = getattr(v, "code", None)
+                        if code is not None and self.returns_pre(frame, code, seen):
+                            return True
         return False
+
+    def returns_pre(self, frame, code, seen=None):
+        """Whether the function made here with code may return an object
+        that existed before the call (`lambda: G`, handed to a library that
+        calls it: iter(f, sentinel), a key function).  What it returns of
+        its own arguments ("?": the library passes them) is what the
+        library's other arguments are, looked at by the caller."""
+        ret = _code_effects(frame.code).returns.get(code)
+        if ret is None:
+            return False
+        return self.is_pre(frame, {r for r in ret.prov | ret.reach if r[0] != "?"}, seen)
+
+    def code_site(self, frame, r):
+        """The call site whose result root r is, or None."""
+        return _code_effects(frame.code).sites.get((r[1], r[2])) if r[0] == "r" else None
 
     def result(self, frame, r):
         """What call site r returns: ("new" | "args" | "unknown", class)."""
@@ -746,7 +730,7 @@ class _Finder:
         return out.run()
 
 
-class _Calls:
+class _Calls(_Holders):
     """The classification of one call site in one frame."""
 
     def __init__(self, finder, frame, site, effects):
@@ -768,6 +752,8 @@ class _Calls:
         if self.effects:
             self.callbacks()
             self.library_holder()
+            self.mutator_callbacks()
+            self.death_callbacks()
         if callee.code is not None:
             # a function made here, called in place: analysed with this code
             name = callee.code.co_name
@@ -808,45 +794,6 @@ class _Calls:
                     if isinstance(fn, types.FunctionType) and _is_user(_module_name(fn)):
                         f.call_user(fn, frame, None, unknown_args=True)
 
-    def library_holder(self):
-        """A library call that builds an object holding its arguments or
-        stores them into one (`dict(k=G)`, `list((G,))`, `zip([G], ...)`,
-        `list.append(box, G)`, `object.__setattr__(box, n, G)`,
-        `b.__dict__.update(l=G)`) given a list, dict or set of the caller's:
-        a change through what it built (`inner['k'].append(1)`) is one the
-        analysis cannot follow back to G, so the frame translator, which
-        follows real objects, compiles the call ("holds", as a store into
-        an object the call made).  Before, the plain trace changed G once,
-        while tracing (campaign 41)."""
-        f, frame, site = self.f, self.frame, self.site
-        callee = site.callee
-        if callee.method is not None:
-            if callee.method not in _HOLDING_METHODS:
-                return
-            # (list.append(box, G): the method of a class, its receiver an
-            # argument; else a change of a receiver of the caller's is a
-            # mutation, found as one)
-            cls = f.candidates(frame, site.receiver.src)
-            if not (cls and all(isinstance(c, type) for c in cls)) and self.pre(site.receiver):
-                return
-        elif not any(_builds_holder(v) for v in f.candidates(frame, callee.src)):
-            return
-        for v in list(site.args) + list(site.kwargs):
-            if f.is_pre(frame, v.prov | v.reach) and self.holds_container(v):
-                self.add("holds", "passes a list, dict or set it did not make to a call that "
-                                  "stores it in an object (a change through that object is "
-                                  "followed by the frame translator)")
-                return
-
-    def holds_container(self, v):
-        """Whether v may be, or be a new object holding (`(G,)`, `[G]`), a
-        list, dict, set or bytearray of the caller's that hop can name."""
-        f, frame = self.f, self.frame
-        vals = f.candidates(frame, v.src) if v.src is not None else \
-            [x for r in v.prov | v.reach if r[0] in ("g", "c", "p")
-             for x in f.candidates(frame, r)]
-        return any(type(x) in _HELD for x in vals)
-
     def consumed_iterators(self, what):
         """An iterator argument of a library call is advanced by it."""
         f, frame, site = self.f, self.frame, self.site
@@ -864,7 +811,9 @@ class _Calls:
         callee = site.callee
         if not callee.prov:
             # made by this code (a lambda, one of a dict of them): its code
-            # is one of the nested ones, analysed with this one
+            # is one of the nested ones, analysed with this one; or taken
+            # out of an object it made, which may hold the caller's state
+            self.held_callee(callee)
             return ("unknown", None)
         got = self.resolved_getattr(callee)
         if got is not None:
@@ -877,6 +826,7 @@ class _Calls:
             # a callable a library call made (hop.vmap(f), functools.partial,
             # np.vectorize): the functions it was given are analysed as
             # callbacks; an object of a user class runs its __call__
+            self.made_callable(callee)
             classes = {c for _, c in results}
             for cls in classes:
                 if isinstance(cls, type) and _is_user(getattr(cls, "__module__", "") or ""):
@@ -1022,6 +972,8 @@ class _Calls:
                 recv_pre = True  # a bound method found through a name
         if isinstance(v, functools.partial):
             self.callbacks_of([v.func])
+            if not (isinstance(v.func, types.FunctionType) and _is_user(_module_name(v.func))):
+                self.library_callable(v)
             return ("args", None)
         if isinstance(v, type):
             return self.class_call(v)
@@ -1069,11 +1021,11 @@ class _Calls:
             if isinstance(call, types.FunctionType) and _is_user(_module_name(call)):
                 f.call_user(call, frame, site, bound=v, bound_pre=True)
                 return ("unknown", None)
-            if cls is operator.methodcaller:
-                # (a pure module's object that calls a method of its argument)
-                self.add("call", "calls an operator.methodcaller object, which calls a method "
-                                 "of its argument")
-                return ("unknown", None)
+            if cls in (operator.methodcaller, operator.attrgetter, operator.itemgetter):
+                # (a pure module's object that calls a method of its argument
+                # or reads it)
+                self.library_callable(v)
+                return ("unknown", None) if cls is operator.methodcaller else ("args", None)
             if _is_numpy(name) or is_hop_module(name) or name.partition(".")[0] in _PURE_MODULES:
                 return ("args", None)
             self.add("call", f"calls a {cls.__qualname__} object, which hop cannot analyse")
@@ -1266,7 +1218,7 @@ class _Calls:
             self.add(hit[0], hit[1])
             return ("unknown", None)
         if name == "next":
-            if site.args and self.pre(site.args[0]):
+            if site.args and self.pre(site.args[0]) and not self.own_iterator(site.args[0]):
                 self.add("iterator", f"calls next() on {f.describe(frame, site.args[0])}")
             return ("args", None)
         if name in ("setattr", "delattr"):
@@ -1299,47 +1251,6 @@ class _Calls:
         if name in _BUILTIN_ARGS:
             return ("args", None)
         return ("new", None)
-
-
-# What a change through a library-built holder can reach (_Calls.library_holder)
-_HELD = (list, dict, set, bytearray, collections.deque)
-# Methods that store their arguments into their receiver (a queue's put, a
-# ContextVar's set among them)
-_HOLDING_METHODS = frozenset("append extend insert add update setdefault __setitem__ "
-                             "__setattr__ appendleft extendleft put put_nowait set".split())
-# Builtins whose result holds their arguments (or their items)
-_HOLDER_BUILDERS = frozenset([dict, list, tuple, set, frozenset, zip, enumerate, reversed, iter,
-                              map, filter, sorted, types.SimpleNamespace, collections.deque,
-                              collections.OrderedDict, collections.defaultdict,
-                              collections.ChainMap, collections.Counter])
-def _builds_holder(v):
-    """Whether calling v may store its arguments in an object it returns or
-    is given.  The general rule: any callable of a library (the standard
-    library's, a C extension's, any module not the user's, whose code the
-    finder does not read) may, since what it keeps of its arguments is not
-    known (functools.partial, itertools' iterators, weakref's and queue's
-    containers, types.MappingProxyType, staticmethod, heapq.heappush into a
-    new list...); except the builtins and modules known to return numbers,
-    strings or new arrays (_KEEPS_NOTHING, _KEEPS_NOTHING_MODULES, hop and
-    NumPy), and a C method of a builtin type called unbound, which holds
-    only when it is one of _HOLDING_METHODS (`list.append(box, G)`,
-    `object.__setattr__`).  A user's function or class is not: its code is
-    analysed where it is called."""
-    try:
-        if v in _HOLDER_BUILDERS:
-            return True
-        if v in _KEEPS_NOTHING:
-            return False
-    except TypeError:  # (unhashable)
-        return False
-    if isinstance(v, (types.MethodDescriptorType, types.WrapperDescriptorType)):
-        return getattr(v, "__name__", None) in _HOLDING_METHODS
-    if not callable(v) or _is_hop_object(v):
-        return False
-    name = _module_name(v) if not isinstance(v, type) else v.__module__
-    if not isinstance(name, str) or _is_user(name) or _is_numpy(name) or is_hop_module(name):
-        return False
-    return _top(name) not in _KEEPS_NOTHING_MODULES
 
 
 def _mutates(obj, name):

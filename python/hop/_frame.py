@@ -51,19 +51,22 @@ hop.compile runs the call (and later calls) eagerly as for any effect it
 cannot compile: never a different answer.  docs/ARCHITECTURE.md, "The frame
 translator", lists what that covers.
 
-The translator is five modules, one owner each: _frame (this one: the
+The translator is six modules, one owner each: _frame (this one: the
 Translator, its interpreter loop and its calls), _frame_base (its vocabulary:
 exceptions, sentinels, the frame record, a code object's instruction table,
 which code is the user's), _frame_state (the state outside the frame: the
 overlay of cells, globals and attributes, shadow containers, the side-effect
 table and its replay, lifted ints and the guards a translation drops),
-_frame_merge (a data-dependent `if` traced as one cond) and _frame_resume
-(graph breaks: the frame handed to Python, Break and Resume).
+_frame_library (library objects that hold the caller's state: the calls of
+a partial, a methodcaller, a getter translated, other library calls
+watched), _frame_merge (a data-dependent `if` traced as one cond) and
+_frame_resume (graph breaks: the frame handed to Python, Break and Resume).
 """
 
 import builtins
 import contextlib
 import dis
+import functools
 import inspect
 import operator
 import os
@@ -80,6 +83,7 @@ from ._frame_base import (
     _NoMerge, _NULL, _numpy_written_back, _PAUSED, _rows_known_at_run_time, _site, _SKIP,
     _static_rows, _steps_table, _Stop, _STORE, _symfloat, _traced, _TransGen, _TransMap,
     _UNBOUND, _user_function, _userish, _YIELDED, is_user_code, Unsupported)
+from ._frame_library import _Library, _NOT_MODELLED, modelled
 from ._frame_merge import _Merging, _touches
 from ._frame_resume import _Breaking, Resume
 from ._frame_state import _MUTATORS, _ndarray_type, _Recorded, _State
@@ -176,7 +180,7 @@ def _arg_place(path):
     return f"{where} {path[1]}" + (f" at {list(path[2:])}" if len(path) > 2 else "")
 
 
-class Translator(_State, _Merging, _Breaking):
+class Translator(_State, _Library, _Merging, _Breaking):
     """One translation of fn for one trace: run(args, kwargs, state) returns
     (result, values of the side-effect table); effects is that table."""
 
@@ -441,14 +445,10 @@ class Translator(_State, _Merging, _Breaking):
             # the order met)
             self._set_order_free(args[0])
         if f is builtins.print:
-            for a in list(args) + list(kwargs.values()):
-                if not _printable(a):
-                    raise _BreakHere(f"print() of a {type(a).__name__}: hop replays print() "
-                                     f"of numbers, strings and traced values", self.depth)
-            if set(kwargs) - {"sep", "end"}:
-                raise _BreakHere("print() with file= or flush=", self.depth)
-            self._record("print", None, None, (args, tuple(kwargs.items())), "print()")
-            return None
+            return self._print(args, kwargs)
+        got = self._library_call(f, args, kwargs)
+        if got is not _NOT_MODELLED:
+            return got
         call = getattr(type(f), "__call__", None)
         if not isinstance(f, type) and _user_function(call):
             return self._inline(call, (f,) + args, kwargs)  # a callable object of the user's
@@ -484,7 +484,7 @@ class Translator(_State, _Merging, _Breaking):
         if f is isinstance and len(args) == 2 and not kwargs:
             return self._isinstance(*args)
         if (f is map and len(args) >= 2 or f is filter and len(args) == 2) and not kwargs and \
-                not self.concrete and _userish(args[:1]) and \
+                not self.concrete and (_userish(args[:1]) or modelled(args[0])) and \
                 not _userish([a for a in args[1:] if type(a) not in (_TransGen, _TransMap)]):
             # (the user's function translated at each next(), as a generator's frame)
             return self._make(_TransMap(self, args[0], args[1:], f is filter))
@@ -506,7 +506,7 @@ class Translator(_State, _Merging, _Breaking):
                     not isinstance(f, (types.BuiltinFunctionType, types.BuiltinMethodType, type)):
                 out = self._materialized(f, args, kwargs)
             else:
-                out = f(*args, **kwargs)
+                out = self._native(f, args, kwargs)
             if self.gen_break is not None:
                 self._fail(f"{getattr(f, '__qualname__', type(f).__name__)}() caught a graph "
                            f"break of a generator it consumed ({self.gen_break.message})")
@@ -522,6 +522,15 @@ class Translator(_State, _Merging, _Breaking):
             self._make(out)
         self.made_arrays(out)
         return self._sub(out)
+
+    def _print(self, args, kwargs):
+        for a in list(args) + list(kwargs.values()):
+            if not _printable(a):
+                raise _BreakHere(f"print() of a {type(a).__name__}: hop replays print() "
+                                 f"of numbers, strings and traced values", self.depth)
+        if set(kwargs) - {"sep", "end"}:
+            raise _BreakHere("print() with file= or flush=", self.depth)
+        self._record("print", None, None, (args, tuple(kwargs.items())), "print()")
 
     def _isinstance(self, obj, cls):
         """isinstance as the user's code sees it while hop traces: a
@@ -552,8 +561,10 @@ class Translator(_State, _Merging, _Breaking):
                 return f.__name__ not in every or id(owner) in self.made
             return id(owner) in self.made or isinstance(owner, (str, bytes, int, float, tuple))
         if isinstance(f, type):
+            # (and the library objects _library_call translates the calls of)
             return f in (list, tuple, dict, set, frozenset, int, float, bool, str, complex,
-                         range, slice, zip, enumerate, reversed, map, filter)
+                         range, slice, zip, enumerate, reversed, map, filter, functools.partial,
+                         operator.methodcaller, operator.attrgetter, operator.itemgetter)
         mod = getattr(f, "__module__", None) or ""
         return mod.startswith("hop") and not mod.startswith("hop.numpy")
 

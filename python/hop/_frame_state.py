@@ -871,6 +871,14 @@ class _State:
                 raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
             if v is not _UNBOUND:
                 return v
+        t = type(obj)
+        if name in _WRITE_ONLY and t in _MUTATORS and name in _MUTATORS[t] and \
+                self._kind(obj) == "pre":
+            # G.append taken (for map(), a partial, a later call): the load of
+            # G it consumed reads nothing of G (as a write-only method's
+            # receiver, _load_method)
+            i = id(self.real.get(id(obj), obj))
+            self.loads[i] = self.loads.get(i, 1) - 1
         key = ("attr", id(obj), name)
         if key not in self.written:
             self.read.add(key)  # its value before the call: read (unguard keeps its guard)

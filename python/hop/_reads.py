@@ -47,11 +47,19 @@ _ref = weakref.ref
 
 def code_names(code, out):
     """Adds to out every global or attribute name code (and the code of the
-    functions defined inside it) uses; returns out."""
+    functions defined inside it) uses; returns out.  A string constant that
+    is a name, or dotted names, counts too: the code may read the attribute
+    it names at run time (`getattr(o, "n")`, `operator.attrgetter("a.b")`,
+    `operator.methodcaller("count", 1)`), which the guards must check as
+    they check `o.n`."""
     out.update(code.co_names)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             code_names(const, out)
+        elif type(const) is str or type(const) in (tuple, frozenset):
+            for c in (const,) if type(const) is str else const:
+                if type(c) is str and len(c) <= 64:
+                    out.update(p for p in c.split(".") if p.isidentifier())
     return out
 
 

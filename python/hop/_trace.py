@@ -1272,8 +1272,10 @@ class _Runner:
         # hop.numpy arrays in, one out (hop.compile(hop.grad(f))): call()'s fast hop.numpy call
         self._hnflat = hnp._flat_arrays(self) if hnp is not None else -1
         self._hnarr = hnp and hnp.ndarray
-        # Arguments _C._EffectsCall takes as they are (_compile._effects_call)
-        self.flat_in = flat_in and not aliased and not self._order and self.writeback is None
+        # Arguments _C._EffectsCall takes as they are (_compile._effects_call),
+        # an aliased plan's with its pattern (alias)
+        self.flat_in = flat_in and not self._order and self.writeback is None
+        self.alias = alias if aliased else None
         # (a plan whose only guard is the builtin names' is bound with it:
         # the bound call checks it, _C._bind_names)
         unchecked = self._check_c is None

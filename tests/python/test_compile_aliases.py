@@ -60,6 +60,48 @@ def test_an_aliased_bound_call_takes_only_its_own_pattern():
     assert cf.eager_calls == 0
 
 
+S = 2.0
+LOG = []
+
+
+def _guarded(x, y):
+    return x * y * S  # (a guard on the global S: the plan is bound by _EffectsCall)
+
+
+def _logging(x, y):
+    LOG.append(1)  # (an effect the translated plan replays)
+    return x * y + x
+
+
+@pytest.mark.parametrize("fn", [_guarded, _logging], ids=["guards", "effects"])
+def test_an_aliased_plan_with_guards_or_effects_has_a_bound_call(fn):
+    # Before: cf(a, a)'s plan had a bound call only without guards to check
+    # and without a side-effect table; _EffectsCall now takes the pattern
+    global S
+    LOG.clear()
+    cf = hop.compile(fn)
+    a, b = hop.tensor([1.0, 2.0]), hop.tensor([3.0, 5.0])
+    first = [2.0, 8.0] if fn is _guarded else [2.0, 6.0]
+    assert cf(a, a).tolist() == first
+    assert type(cf._fast).__name__ == "_EffectsCall"
+    assert len(cf.graphs[0].graph.placeholders) == 1
+    seen = _counting(cf)
+    for _ in range(3):
+        assert cf(a, a).tolist() == first
+    assert seen == [] and (fn is _guarded or LOG == [1, 1, 1, 1])
+    # another object where the trace had the same one: not this plan's call
+    assert cf(a, b).tolist() == ([6.0, 20.0] if fn is _guarded else [4.0, 12.0])
+    assert len(seen) == 1
+    assert cf(b, b).tolist() == ([18.0, 50.0] if fn is _guarded else [12.0, 30.0])
+    if fn is _guarded:
+        S = 3.0  # the guard fails: a retrace, never the old value
+        try:
+            assert cf(a, a).tolist() == [3.0, 12.0]
+        finally:
+            S = 2.0
+    assert cf.eager_calls == 0
+
+
 def test_bind_rejects_a_bad_alias_pattern():
     gm = hop.trace(lambda x: x + 1, hop.ones(2))
     plan = gm.plan

@@ -610,12 +610,34 @@ def test_values_the_function_makes_need_no_guard_and_warn_nothing():
 def test_a_tensor_the_user_holds_out_of_sight_is_still_warned_about():
     holder = types.SimpleNamespace(t=hop.tensor(0.5), a=np.arange(3.0))
     where = {"h": holder}
+    t, a = chr(116), chr(97)  # (names made at run time: no guard scan sees them)
 
     def f(x):
-        return x + getattr(where["h"], "t") + getattr(where["h"], "a")
+        return x + getattr(where["h"], t) + getattr(where["h"], a)
 
     with pytest.warns(RuntimeWarning, match=r"source not found, guarded by identity only"):
         hop.compile(f)(np.ones(3))
+
+
+def test_an_attribute_named_by_a_string_constant_is_guarded():
+    # getattr(o, "t") reads o.t as o.t does: the guard scan takes the
+    # constant as a name (session 18; before, the attributes were out of
+    # sight: captured by identity with a warning, and a number rebound
+    # between calls kept its old value)
+    holder = types.SimpleNamespace(t=hop.tensor(0.5), a=np.arange(3.0), n=1.0)
+    where = {"h": holder}
+
+    def f(x):
+        return x + getattr(where["h"], "t") + getattr(where["h"], "a") + \
+            getattr(where["h"], "n")
+
+    cf = hop.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(cf(np.ones(3)), [2.5, 3.5, 4.5])
+    holder.n = 2.0
+    holder.t = hop.tensor(1.5)
+    np.testing.assert_array_equal(cf(np.ones(3)), [4.5, 5.5, 6.5])
 
 
 # ------------------------------------------------- dynamic recompiles
