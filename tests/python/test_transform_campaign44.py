@@ -140,7 +140,7 @@ def _torch_layer(layer, h, y):
         return h + (torch.stack(ys).sum(0) if ys else torch.zeros_like(h))
     if kind == "ascan":
         out = [h[0]]
-        for i in range(1, 3):
+        for i in range(1, h.shape[0]):
             out.append(_COMBINE[layer[1]](out[-1], h[i]))
         return torch.stack(out)
     raise AssertionError(kind)
