@@ -11,6 +11,8 @@
  * f's vjp graph inlined.  A counted loop (fori_loop, while_loop once its
  * steps are counted, repeat) is a scan over its indices whose step reads
  * i = item(index).  Forward mode is the HOP again over f's tangent twin.
+ * Both peel the first steps where a carry starts without a (co)tangent: a
+ * symbolic zero is never multiplied by a partial that may be infinite.
  * Both read f's inputs by name (hop/layout.h) and build their bodies with
  * the builder, so the bodies and the operands passed to them agree by
  * construction.
@@ -502,6 +504,7 @@ typedef struct node_marks {
     const hop_node **nodes;
     bool *seen;
     const hop_node **stack;
+    bool *from; /* per input of f */
     size_t n;
 } node_marks;
 
@@ -519,20 +522,53 @@ mark_of(node_marks *m, const hop_node *v)
     return at ? &m->seen[at - m->nodes] : NULL;
 }
 
-/* Whether f's input j reaches, through the uses of the values it feeds
- * (every output of a HOP call counts as depending on every operand: an
- * over-approximation, the safe side), an output k of f with cts[k]. */
+static hop_status
+marks_of(const hop_graph *f, node_marks *m)
+{
+    *m = (node_marks){.n = f->nnodes};
+    m->nodes = hop_calloc(m->n + 1, sizeof *m->nodes);
+    m->stack = hop_calloc(m->n + 1, sizeof *m->stack);
+    m->seen = hop_calloc(m->n + 1, sizeof *m->seen);
+    m->from = hop_calloc(f->nplaceholders + 1, sizeof *m->from);
+    if (m->nodes == NULL || m->stack == NULL || m->seen == NULL || m->from == NULL)
+        return HOP_NOMEM;
+    size_t k = 0;
+    for (const hop_node *v = f->first; v && k < m->n; v = v->next)
+        m->nodes[k++] = v;
+    m->n = k;
+    qsort(m->nodes, m->n, sizeof *m->nodes, cmp_node);
+    return HOP_OK;
+}
+
+static void
+marks_free(node_marks *m)
+{
+    hop_free(m->nodes);
+    hop_free(m->stack);
+    hop_free(m->seen);
+    hop_free(m->from);
+}
+
+/* Marks every node of f that f's inputs j with from[j] reach through the
+ * uses of the values they feed (m->seen); false when a placeholder is not
+ * among m's nodes (the caller takes every output as reached). */
 static bool
-input_reaches(const loop_ad *la, node_marks *m, size_t j, const hop_ct_kind *cts)
+mark_reached(const hop_graph *f, node_marks *m, const bool *from)
 {
     memset(m->seen, 0, m->n * sizeof *m->seen);
     size_t top = 0;
-    const hop_node *ph = hop_graph_placeholder_at(la->f, j);
-    bool *s0 = mark_of(m, ph);
-    if (s0 == NULL)
-        return true;
-    *s0 = true;
-    m->stack[top++] = ph;
+    for (size_t j = 0; j < f->nplaceholders; j++) {
+        if (!from[j])
+            continue;
+        const hop_node *ph = hop_graph_placeholder_at(f, j);
+        bool *s0 = mark_of(m, ph);
+        if (s0 == NULL)
+            return false;
+        if (!*s0) {
+            *s0 = true;
+            m->stack[top++] = ph;
+        }
+    }
     while (top > 0) {
         const hop_node *v = m->stack[--top];
         for (const hop_use *u = v->uses; u; u = u->next) {
@@ -543,6 +579,19 @@ input_reaches(const loop_ad *la, node_marks *m, size_t j, const hop_ct_kind *cts
             }
         }
     }
+    return true;
+}
+
+/* Whether f's input j reaches, through the uses of the values it feeds
+ * (every output of a HOP call counts as depending on every operand: an
+ * over-approximation, the safe side), an output k of f with cts[k]. */
+static bool
+input_reaches(const loop_ad *la, node_marks *m, size_t j, const hop_ct_kind *cts)
+{
+    memset(m->from, 0, la->nph * sizeof *m->from);
+    m->from[j] = true;
+    if (!mark_reached(la->f, m, m->from))
+        return true;
     const hop_arg *o = la->f->output->args;
     for (size_t k = 0; k < la->nout; k++) {
         bool *seen = o[k].kind == HOP_ARG_NODE ? mark_of(m, o[k].u.node) : NULL;
@@ -569,17 +618,8 @@ static size_t
 backward_seeds(const loop_ad *la, hop_ct_kind *cts, hop_status *st)
 {
     size_t nout = la->nout, np = 0;
-    node_marks m = {.n = la->f->nnodes};
-    m.nodes = hop_calloc(m.n + 1, sizeof *m.nodes);
-    m.stack = hop_calloc(m.n + 1, sizeof *m.stack);
-    m.seen = hop_calloc(m.n + 1, sizeof *m.seen);
-    *st = m.nodes && m.stack && m.seen ? HOP_OK : HOP_NOMEM;
-    size_t k = 0;
-    for (const hop_node *v = la->f->first; v && k < m.n && *st == HOP_OK; v = v->next)
-        m.nodes[k++] = v;
-    m.n = k;
-    if (*st == HOP_OK)
-        qsort(m.nodes, m.n, sizeof *m.nodes, cmp_node);
+    node_marks m;
+    *st = marks_of(la->f, &m);
     for (size_t j = 0; j < nout; j++)
         cts[j] = float_value(&la->call->outs[j]) && hop_vjp_ct(la->cx, la->call, j)
                      ? HOP_CT_INPUT
@@ -597,9 +637,7 @@ backward_seeds(const loop_ad *la, hop_ct_kind *cts, hop_status *st)
     }
     if (np == HOP_LOOP_PEEL_MAX) /* the unsettled phase's seeds */
         memcpy(cts + np * nout, cts + (np + 1) * nout, nout * sizeof *cts);
-    hop_free(m.nodes);
-    hop_free(m.stack);
-    hop_free(m.seen);
+    marks_free(&m);
     return np;
 }
 
@@ -741,10 +779,11 @@ hop_loop_vjp(hop_vjp_ctx *cx, const hop_loop *lp)
 /* ------------------------------------------------------------ forward */
 
 /* A loop as the forward rule sees it. */
-/* Output j of the call, or its tangent. */
+/* Output j of the call, or its tangent; or the step counter of a loop
+ * with peeled phases. */
 typedef struct jvp_out {
     size_t j;
-    bool tangent;
+    bool tangent, counter;
 } jvp_out;
 
 typedef struct loop_jvp {
@@ -754,7 +793,11 @@ typedef struct loop_jvp {
     hop_graph *g;
     hop_layout l;
     size_t nc, nout; /* carries, f's outputs */
+    hop_span c;      /* f's carries */
     bool *wrt;       /* per input of f: it has a tangent */
+    bool *seed;      /* per input of f: the call passes it a tangent */
+    bool *phase;     /* per phase, per input of f: the step reads its tangent */
+    size_t np;       /* peeled phases (the last phase, np, runs the rest) */
     hop_node **prim, **tan;
     jvp_out *order; /* the new call's outputs (norder) */
     size_t norder;
@@ -769,14 +812,16 @@ jvp_order(loop_jvp *lj)
 {
     const hop_node *call = lj->call;
     size_t groups[3] = {0, lj->nc, call->nouts};
-    if ((lj->order = hop_calloc(2 * call->nouts + 1, sizeof *lj->order)) == NULL)
+    if ((lj->order = hop_calloc(2 * call->nouts + 2, sizeof *lj->order)) == NULL)
         return HOP_NOMEM;
     for (int k = 0; k < 2; k++) {
         for (size_t j = groups[k]; j < groups[k + 1]; j++)
-            lj->order[lj->norder++] = (jvp_out){j, false};
+            lj->order[lj->norder++] = (jvp_out){j, false, false};
         for (size_t j = groups[k]; j < groups[k + 1]; j++)
             if (float_value(&call->outs[j]))
-                lj->order[lj->norder++] = (jvp_out){j, true};
+                lj->order[lj->norder++] = (jvp_out){j, true, false};
+        if (k == 0 && lj->np > 0)
+            lj->order[lj->norder++] = (jvp_out){0, false, true};
     }
     return HOP_OK;
 }
@@ -789,10 +834,11 @@ jvp_inputs(loop_jvp *lj)
 {
     hop_span made = hop_layout_span(&lj->l, HOP_SPAN_MADE);
     size_t n = lj->l.n, carries = made.n + lj->nc;
-    lj->wrt = hop_calloc(n + 1, sizeof *lj->wrt);
+    lj->wrt = hop_calloc(2 * n + 1, sizeof *lj->wrt);
     lj->prim = hop_calloc(2 * n + 1, sizeof *lj->prim);
     if (lj->wrt == NULL || lj->prim == NULL)
         return HOP_NOMEM;
+    lj->seed = lj->wrt + n;
     lj->tan = lj->prim + n;
     for (size_t j = made.n; j < n; j++) {
         const hop_node *v = hop_node_passed_to(lj->call, j)->u.node;
@@ -800,6 +846,7 @@ jvp_inputs(loop_jvp *lj)
         bool fl = float_value(m);
         lj->prim[j] = hop_jvp_primal(lj->cx, v);
         lj->tan[j] = fl ? hop_jvp_tangent(lj->cx, v) : NULL;
+        lj->seed[j] = lj->tan[j] != NULL;
         if (j < carries && fl && lj->tan[j] == NULL &&
             (lj->tan[j] = hop_jvp_zeros(lj->cx, m)) == NULL)
             return hop_error_code();
@@ -808,6 +855,50 @@ jvp_inputs(loop_jvp *lj)
             return hop_error_code();
     }
     return HOP_OK;
+}
+
+/*
+ * The phases of the step's tangent twin, as the reverse rule's
+ * (backward_seeds): a carry whose init has no tangent has a symbolic zero
+ * one, as PyTorch's and JAX's None, until a value with a tangent reaches it,
+ * so the first steps read only the tangents they have (their twins never
+ * multiply a partial by a zero: an overflowed partial gives no 0 * inf =
+ * nan).  Phase 0 reads the carries' tangents the call passes (seed), phase
+ * p + 1 those of the carries whose output phase p's tangents reach (a HOP
+ * call in f counts every output as reaching from every operand), until the
+ * set settles: phase np runs every other step.  Unsettled after
+ * HOP_LOOP_PEEL_MAX steps, it reads every float carry's (zeros where the
+ * carry has none).  The other inputs' tangents are read at every step.
+ */
+static hop_status
+jvp_phases(loop_jvp *lj)
+{
+    size_t n = lj->l.n;
+    node_marks m;
+    hop_status st = marks_of(lj->f, &m);
+    if (st == HOP_OK && (lj->phase = hop_calloc((HOP_LOOP_PEEL_MAX + 2) * n + 1, 1)) == NULL)
+        st = HOP_NOMEM;
+    for (size_t j = 0; st == HOP_OK && j < n; j++)
+        lj->phase[j] = j >= lj->c.at && j < lj->c.at + lj->c.n ? lj->seed[j] : lj->wrt[j];
+    for (lj->np = 0; st == HOP_OK; lj->np++) {
+        bool *cur = lj->phase + lj->np * n, *next = cur + n;
+        bool all = !mark_reached(lj->f, &m, cur);
+        memcpy(next, cur, n);
+        const hop_arg *o = lj->f->output->args;
+        for (size_t k = 0; k < lj->c.n; k++) {
+            size_t j = lj->c.at + k;
+            bool *r = o[k].kind == HOP_ARG_NODE ? mark_of(&m, o[k].u.node) : NULL;
+            next[j] = lj->wrt[j] && (all || lj->np == HOP_LOOP_PEEL_MAX || r == NULL || *r);
+        }
+        if (memcmp(next, cur, n) == 0)
+            break;
+        if (lj->np == HOP_LOOP_PEEL_MAX) {
+            memcpy(cur, next, n); /* the unsettled phase reads every float carry's */
+            break;
+        }
+    }
+    marks_free(&m);
+    return st;
 }
 
 /* A placeholder of every twin like made input p: a fresh unbacked symbol of
@@ -826,8 +917,25 @@ made_like(loop_jvp *lj, hop_build *b, const hop_node *p)
     return hop_build_made(b, p->name, &m) ? HOP_OK : hop_error_code();
 }
 
+/* The step counter of a loop with peeled phases: an i64 carry `k` from 0,
+ * after the carries' tangents. */
+static hop_status
+counter_input(loop_jvp *lj, hop_build *b, const char *group)
+{
+    hop_value_info km = {.kind = HOP_VALUE_TENSOR};
+    hop_status st = hop_meta_init(&km.meta, lj->g->env, HOP_I64, 0, NULL);
+    hop_node *k0 =
+        st == HOP_OK
+            ? hop_graph_call_op(
+                  lj->g, HOP_OP_full,
+                  (hop_arg[]){hop_arg_list(NULL, 0), hop_arg_int(0), hop_arg_dtype(HOP_I64)}, 3)
+            : NULL;
+    return k0 && hop_build_input(b, group, k0, "k", &km) ? HOP_OK : hop_error_code();
+}
+
 /* The twins' inputs: the made ones, then each group's primals followed by
- * its tangents (`<x>_dot`). */
+ * its tangents (`<x>_dot`), the carries' by the step counter when the loop
+ * has peeled phases. */
 static hop_status
 twin_inputs(loop_jvp *lj, hop_build *b)
 {
@@ -851,14 +959,19 @@ twin_inputs(loop_jvp *lj, hop_build *b)
             if (hop_build_input(b, group, lj->tan[j], name, p->meta) == NULL)
                 st = hop_error_code();
         }
+        if (st == HOP_OK && lj->np > 0 && sp.at == lj->c.at && s > 0)
+            st = counter_input(lj, b, group);
     }
     return st;
 }
 
 /* t's placeholders by f's input index: primals into ph, tangents into dot
- * (the twins' layout: each span's primals, then its tangents). */
+ * (the twins' layout: each span's primals, then its tangents), the step
+ * counter after the carries' (a twin's when `counted` and the loop has one;
+ * a phase's switch branch has none) into *k when k is not NULL. */
 static void
-twin_placeholders(const loop_jvp *lj, const hop_graph *t, hop_node **ph, hop_node **dot)
+twin_placeholders(const loop_jvp *lj, const hop_graph *t, hop_node **ph, hop_node **dot,
+                  bool counted, hop_node **k)
 {
     const hop_node *q = t->first;
     for (size_t s = 0; s < lj->l.nspans; s++) {
@@ -870,24 +983,103 @@ twin_placeholders(const loop_jvp *lj, const hop_graph *t, hop_node **ph, hop_nod
                 dot[j] = (hop_node *)q;
                 q = q->next;
             }
+        if (counted && lj->np > 0 && sp.at == lj->c.at && s > 0) {
+            if (k)
+                *k = (hop_node *)q;
+            q = q->next;
+        }
     }
 }
 
-/* f's twin: its tangent graph inlined; returns the carries, their tangents
- * (float ones), the ys, theirs. */
+/* Phase p's step inlined into t (a twin, or a branch of its switch) from
+ * t's placeholders: the outputs in jvp_order's order into outs (the
+ * counter's slot left NULL). */
 static hop_status
-step_twin(loop_jvp *lj, hop_build *b, hop_graph *t)
+phase_step(loop_jvp *lj, hop_graph *t, size_t p, hop_node **outs)
 {
     size_t n = lj->l.n, nout = lj->nout;
     hop_node **v = hop_calloc(2 * n + 2 * nout + 1, sizeof *v);
     if (v == NULL)
         return HOP_NOMEM;
     hop_node **ph = v, **dot = v + n, **jo = dot + n;
-    twin_placeholders(lj, t, ph, dot);
-    hop_status st = hop_jvp_inline(t, lj->f, lj->wrt, ph, dot, jo);
+    twin_placeholders(lj, t, ph, dot, false, NULL);
+    hop_status st = hop_jvp_inline(t, lj->f, lj->phase + p * n, ph, dot, jo);
     for (size_t k = 0; k < lj->norder && st == HOP_OK; k++)
-        st = hop_build_output_of(b, t, jo[lj->order[k].tangent * nout + lj->order[k].j]);
+        outs[k] = lj->order[k].counter ? NULL : jo[lj->order[k].tangent * nout + lj->order[k].j];
     hop_free(v);
+    return st;
+}
+
+/* The steps of a loop with peeled phases: switch(k, phase 0, ..., phase
+ * np) over t's inputs but the counter k (the switch clamps: phase np runs
+ * from step np on), its results and k + 1 into outs. */
+static hop_status
+phase_switch(loop_jvp *lj, hop_graph *t, hop_node **outs)
+{
+    size_t n = lj->l.n;
+    hop_node **v = hop_calloc(2 * n + lj->norder + 1, sizeof *v), *k = NULL;
+    hop_value_info *meta = hop_calloc(lj->norder + 1, sizeof *meta);
+    hop_build *b = v && meta ? hop_build_new(t, &hop_switch_class) : NULL;
+    hop_status st = b ? HOP_OK : hop_error_code();
+    hop_graph *br[HOP_LOOP_PEEL_MAX + 1] = {NULL};
+    char name[256];
+    twin_placeholders(lj, t, v, v + n, true, &k);
+    for (size_t p = 0; p <= lj->np && st == HOP_OK; p++) {
+        snprintf(name, sizeof name, "%s_jvp_%s", lj->f->name, p < lj->np ? "peel" : "steps");
+        st = (br[p] = hop_build_body(b, "branches", name)) ? HOP_OK : hop_error_code();
+    }
+    hop_node *ki =
+        st == HOP_OK ? hop_graph_call_op(t, HOP_OP_item, (hop_arg[]){hop_arg_node(k)}, 1) : NULL;
+    if (st == HOP_OK)
+        st = ki ? hop_build_lead(b, "index", hop_arg_node(ki)) : hop_error_code();
+    for (size_t j = 0; j < t->nplaceholders && st == HOP_OK; j++) {
+        hop_node *q = hop_graph_placeholder_at(t, j);
+        if (q != k && hop_build_input(b, "operands", q, q->name, q->meta) == NULL)
+            st = hop_error_code();
+    }
+    size_t nr = 0;
+    for (size_t p = 0; p <= lj->np && st == HOP_OK; p++) {
+        hop_node **o = v + 2 * n;
+        st = phase_step(lj, br[p], p, o);
+        for (size_t j = 0; j < lj->norder && st == HOP_OK; j++) {
+            if (o[j] == NULL)
+                continue;
+            if (p == lj->np)
+                meta[nr++] = *o[j]->meta;
+            st = hop_build_output_of(b, br[p], o[j]);
+        }
+    }
+    hop_node *r = NULL;
+    if (st == HOP_OK) {
+        r = hop_build_emit(b, meta, nr);
+        b = NULL;
+        st = r ? HOP_OK : hop_error_code();
+    }
+    hop_arg k1[2] = {hop_arg_node(k), hop_arg_int(1)};
+    for (size_t j = 0, at = 0; j < lj->norder && st == HOP_OK; j++) {
+        outs[j] = lj->order[j].counter ? hop_graph_call_op(t, HOP_OP_add, k1, 2)
+                                       : hop_graph_getitem(t, r, at++);
+        st = outs[j] ? HOP_OK : hop_error_code();
+    }
+    hop_build_free(b);
+    hop_free(meta);
+    hop_free(v);
+    return st;
+}
+
+/* f's twin: its tangent graph inlined (under a switch over the phases when
+ * the loop peels some); returns the carries, their tangents (float ones),
+ * the step counter, the ys, theirs. */
+static hop_status
+step_twin(loop_jvp *lj, hop_build *b, hop_graph *t)
+{
+    hop_node **outs = hop_calloc(lj->norder + 1, sizeof *outs);
+    if (outs == NULL)
+        return HOP_NOMEM;
+    hop_status st = lj->np > 0 ? phase_switch(lj, t, outs) : phase_step(lj, t, 0, outs);
+    for (size_t k = 0; k < lj->norder && st == HOP_OK; k++)
+        st = hop_build_output_of(b, t, outs[k]);
+    hop_free(outs);
     return st;
 }
 
@@ -899,7 +1091,7 @@ other_twin(loop_jvp *lj, hop_build *b, hop_graph *t, const hop_graph *g)
     hop_node **v = hop_calloc(2 * n + no + 1, sizeof *v);
     if (v == NULL)
         return HOP_NOMEM;
-    twin_placeholders(lj, t, v, v + n);
+    twin_placeholders(lj, t, v, v + n, true, NULL);
     hop_status st = hop_graph_inline(t, g, v, v + 2 * n);
     for (size_t j = 0; j < no && st == HOP_OK; j++)
         st = hop_build_output_of(b, t, v[2 * n + j]);
@@ -962,8 +1154,15 @@ static hop_value_info *
 jvp_outs(const loop_jvp *lj)
 {
     hop_value_info *outs = hop_calloc(lj->norder + 1, sizeof *outs);
-    for (size_t k = 0; outs && k < lj->norder; k++)
-        outs[k] = lj->call->outs[lj->order[k].j];
+    for (size_t k = 0; outs && k < lj->norder; k++) {
+        if (!lj->order[k].counter) {
+            outs[k] = lj->call->outs[lj->order[k].j];
+        } else if (outs[k] = (hop_value_info){.kind = HOP_VALUE_TENSOR},
+                   hop_meta_init(&outs[k].meta, lj->g->env, HOP_I64, 0, NULL) != HOP_OK) {
+            hop_free(outs);
+            return NULL;
+        }
+    }
     return outs;
 }
 
@@ -999,7 +1198,11 @@ hop_loop_jvp(hop_jvp_ctx *cx, const hop_node *call, const char *body, const char
     lj.g = hop_jvp_out(cx);
     lj.nout = lj.f->output ? lj.f->output->nargs : 0;
     if (st == HOP_OK)
+        lj.c = hop_layout_span(&lj.l, carries);
+    if (st == HOP_OK)
         st = jvp_inputs(&lj);
+    if (st == HOP_OK)
+        st = jvp_phases(&lj);
     if (st == HOP_OK)
         st = jvp_order(&lj);
     hop_build *b = st == HOP_OK ? hop_build_new(lj.g, call->cls) : NULL;
@@ -1031,6 +1234,7 @@ hop_loop_jvp(hop_jvp_ctx *cx, const hop_node *call, const char *body, const char
     hop_build_free(b);
     hop_free(outs);
     hop_free(lj.wrt);
+    hop_free(lj.phase);
     hop_free(lj.prim);
     hop_free(lj.order);
     return st;

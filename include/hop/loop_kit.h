@@ -243,7 +243,11 @@ hop_status hop_loop_vjp_counted(hop_vjp_ctx *cx, const hop_node *call, const cha
  * node lead mapped to its primal), each group followed by the tangents of
  * its float values (every float carry has one: zeros where the carry's init
  * has none), over f's tangent twin (`<f>_jvp`: f's tangent graph inlined,
- * returning the carries, their tangents, the ys, theirs) and the twins of
+ * returning the carries, their tangents, the ys, theirs; a step reads a
+ * carry's tangent only once a value with a tangent has reached it, so when
+ * some init has none the carries group also carries an i64 step counter
+ * after the tangents and the twin is a switch over the first steps'
+ * phases, docs/AUTODIFF.md) and the twins of
  * the call's other bodies (`<g>_jvp`: g run on the primal inputs, as a
  * while_loop's cond_fn).  A made input keeps a fresh symbol of its range
  * (the new loop binds its own index).  The tangents of the call's float

@@ -12,6 +12,7 @@ nothing differentiates at every step.  Each case is checked against
 functorch (torch.func) over the same loop unrolled in Python, and against finite
 differences where the answer is finite and smooth.
 """
+import math
 import warnings
 
 import numpy as np
@@ -201,3 +202,103 @@ def test_second_derivatives_through_loops_under_vmap(loop):
         got = hop.vmap(hop_gg(f), in_axes=(0, None))(t(a), t(b))
         want = tf.vmap(torch_gg(torch_loop(BODIES[body], 3)), in_dims=(0, None))(T(a), T(b))
         same(got, want)
+
+
+# ---------------------------------------- forward mode: peeled phases too
+#
+# jvp through a loop instantiated a zero tangent for a carry whose init has
+# none (jvp of grad: the backward's cotangent carry starts at the seed 1,
+# which has no tangent), and its first step multiplied that zero by the
+# step's partial: 0 * inf = nan where the partial overflowed (or divided by
+# zero), where PyTorch, whose unrolled loop has no tangent there, gives inf
+# or a finite value.  The first steps now run alone, each reading the
+# tangents it has, until the set settles, as the reverse rule's seeds do.
+
+def hop_hvp(f, ta):
+    """The jvp along a of d/da sum(f(a, b)): a Hessian-vector product."""
+    return lambda a, b: hop.jvp(lambda p: hop.grad(lambda q, r: f(q, r).sum())(p, b), (a,),
+                                (ta,))[1]
+
+
+def torch_hvp(f, ta):
+    return lambda a, b: tf.jvp(lambda p: tf.grad(lambda q, r: f(q, r).sum())(p, b), (a,),
+                               (ta,))[1]
+
+
+PARTIAL_INF = {
+    # (body, a, b, n, the Hessian-vector product along [1, 2], as torch gives it)
+    "overflow": (lambda v, b: v * v * b, [1e200, 0.5], [0.5, 2.0], 2, [math.inf, 48.0]),
+    "overflow3": (lambda v, b: v * v * 0.5 * b, [1e100, 3.0], [2.0, -1.0], 3,
+                  [math.inf, -637.875]),
+    "divide_by_zero": (lambda v, b: v / (b * b), [0.0, 1.0], [1.0, 0.0], 2, [0.0, 0.0]),
+}
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+@pytest.mark.parametrize("case", sorted(PARTIAL_INF))
+def test_hessian_vector_product_through_a_loop_whose_partial_is_infinite(loop, case):
+    body, a, b, n, want = PARTIAL_INF[case]
+    ta = [1.0, 2.0]
+    f = hop_loop(loop, body, n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        torch_got = torch_hvp(torch_loop(body, n), T(ta))(T(a), T(b))
+        got = hop_hvp(f, t(ta))(t(a), t(b))
+        compiled = hop.compile(hop_hvp(f, t(ta)))(t(a), t(b))
+    assert torch_got.tolist() == want
+    assert got.tolist() == want
+    assert compiled.tolist() == want
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_hessian_vector_product_through_a_loop_under_vmap(loop):
+    body, _, b, n, _ = PARTIAL_INF["overflow"]
+    a = np.array([[1e200, 0.5], [0.25, -0.5], [3.0, 1e300]])
+    ta = t([1.0, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        got = hop.vmap(hop_hvp(hop_loop(loop, body, n), ta), in_axes=(0, None))(t(a), t(b))
+        want = [torch_hvp(torch_loop(body, n), T([1.0, 2.0]))(T(r), T(b)).tolist() for r in a]
+    assert got.tolist() == want
+    assert not np.isnan(got.numpy()).any()
+
+
+def test_peeled_forward_steps_read_the_fori_loop_index():
+    # the step is a switch over the phases: the index i is one of its operands
+    def hf(a, b):
+        return hop.fori_loop(0, 3, lambda i, v: v * v * b * (i + 1.0), a)
+
+    def tf_(a, b):
+        for i in range(3):
+            a = a * a * b * (i + 1.0)
+        return a
+    r = np.random.RandomState(3)
+    a, b, ta = r.uniform(-0.9, 0.9, 2), r.uniform(-0.9, 0.9, 2), r.uniform(-1, 1, 2)
+    same(hop_hvp(hf, t(ta))(t(a), t(b)), torch_hvp(tf_, T(ta))(T(a), T(b)))
+    same(hop.compile(hop_hvp(hf, t(ta)))(t(a), t(b)), torch_hvp(tf_, T(ta))(T(a), T(b)))
+
+
+def test_a_loop_whose_carries_all_have_tangents_peels_nothing():
+    # the switch over phases is made only where a carry starts without a
+    # tangent: a jvp along the init has none, a Hessian-vector product has one
+    f = hop_loop("fori_loop", BODIES["poly"], 3)
+    a, b = t([0.5, -0.25]), t([2.0, -1.0])
+    plain = hop.trace(lambda a, b: hop.jvp(lambda p: f(p, b), (a,), (a,))[1], a, b)
+    assert "_jvp_peel" not in plain.code and "switch" not in plain.code
+    hvp = hop.trace(hop_hvp(f, a), a, b)
+    assert "_bwd_jvp_peel" in hvp.code
+
+
+@pytest.mark.xfail(strict=True, reason="jvp along a value a loop closes over, of a gradient "
+                   "through it: the reverse rule's stacked carries have a zero tangent in the "
+                   "row of the first step (the init has none) and the backward's last step "
+                   "multiplies it by an infinite cotangent: nan where torch has inf")
+def test_jvp_along_a_closed_over_value_of_a_gradient_through_a_loop_whose_forward_overflows():
+    f = hop_loop("fori_loop", lambda v, b: v * v * b, 2)
+    a, b, tb = [1e200, 0.5], [0.5, 2.0], [1.0, 2.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = torch_jg(torch_loop(lambda v, b: v * v * b, 2), T(tb))(T(a), T(b))
+        got = hop_jg(f, t(tb))(t(a), t(b))
+    assert want.tolist() == [math.inf, 12.0]
+    assert got.tolist() == [math.inf, 12.0]

@@ -1,0 +1,265 @@
+"""Campaign 44: rare compositions of the transformations over programs with
+the HOPs campaign 41 leaves out (switch, associative_scan, a data-dependent
+while_loop) and with ops whose derivative is infinite or undefined somewhere
+(relu, a where over sqrt, a division, exp that overflows), checked against
+PyTorch's functorch on the same program written with Python control flow
+(an `if` for cond and switch, loops unrolled) and vmap checked against a
+loop over the examples, so the reference has no double-where artefact of
+its own.  Compositions: Hessian-vector products (jvp of grad), jvp of vmap,
+vmap of jvp, vmap of grad with both arguments batched, vmap of vmap with
+in_axes (1, 0), grad of jvp; each plainly, under hop.compile, and as a
+traced graph saved and loaded again.  Values are compared bit for bit in
+their nan and inf positions and to 1e-9 elsewhere.
+
+Findings:
+
+1. (fixed, test_loop_second_order.py) jvp of grad through fori_loop,
+   while_loop and scan gave nan where torch gives inf or a finite value:
+   the loops' forward mode now peels its first steps.
+2. (not fixed: strict xfail below, found by HOP_TEST_BUDGET=stress) the
+   Hessian-vector product of exp(associative_scan(mul, x)) where the
+   product overflows is nan where torch's unrolled loop gives inf: the
+   associative_scan rule's shifted coefficients are padded with constants
+   whose tangent is an instantiated zero, multiplied by an infinite
+   cotangent under jvp of grad.  So the random test draws a pinned set
+   (budget.pinned) in the plain and sanitizer passes until it is fixed.
+"""
+
+import os
+import tempfile
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import hop
+from budget import examples, pinned
+
+torch = pytest.importorskip("torch")
+functorch = pytest.importorskip("functorch")
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+F64 = hop.float64
+
+
+def t(a):
+    return hop.tensor(np.asarray(a, dtype=np.float64), dtype=F64)
+
+
+def T(a):
+    return torch.tensor(np.asarray(a, dtype=np.float64))
+
+
+# the same methods on hop and torch tensors; `w` is hop.where or torch.where
+_OPS = {
+    "sin": lambda h, y, w: h.sin(),
+    "muly": lambda h, y, w: h * y,
+    "sq": lambda h, y, w: h * h * 0.5,
+    "relu": lambda h, y, w: h.relu() + h * 0.25,
+    "sqrtw": lambda h, y, w: w(h > 0, h.sqrt(), h * 0.5),
+    "div": lambda h, y, w: h / (y * y + 0.25),
+    "exp": lambda h, y, w: (h * 2.0).exp() - 1.0,
+    "maxy": lambda h, y, w: h.maximum(y * 0.5),
+}
+
+_COMBINE = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b,
+            "max": lambda a, b: a.maximum(b)}
+
+
+def _hop_layer(layer, h, y):
+    kind = layer[0]
+    sub = lambda p, v: _hop_prog(p, v, y)  # noqa: E731
+    if kind == "op":
+        return _OPS[layer[1]](h, y, hop.where)
+    if kind == "cond":
+        return hop.cond((h * y).sum() > 0, lambda: sub(layer[1], h), lambda: sub(layer[2], h), ())
+    if kind == "switch":
+        k = (h.sum() > 0).to(hop.int64) + (y.sum() > 0).to(hop.int64)
+        return hop.switch(k, [lambda v: sub(layer[1], v), lambda v: sub(layer[2], v),
+                              lambda v: sub(layer[3], v)], h)
+    if kind == "wrap":
+        return hop.wrap(lambda v: sub(layer[1], v), h)
+    if kind == "invoke":
+        return hop.invoke_subgraph(lambda v: sub(layer[1], v), h)
+    if kind == "map":
+        return hop.map(lambda r: _hop_prog(layer[1], r[0:1], r[1:2]),
+                       hop.stack([h, y], 1)).reshape(3)
+    if kind == "fori":
+        return hop.fori_loop(0, layer[1], lambda i, v: sub(layer[2], v) * 0.5 + i * 0.1, h)
+    if kind == "dwhile":
+        # (at most 8 steps: a step can have a fixed point below the bound)
+        return hop.while_loop(lambda i, v: (i < 8).logical_and(v.abs().sum() < 2.0),
+                              lambda i, v: (i + 1, sub(layer[1], v) * 0.25 + v * 1.5 + 0.1),
+                              (0, h))[1]
+    if kind == "scan":
+        c, ys = hop.scan(lambda c, r: (sub(layer[2], c) * r.cos(), c * r), h,
+                         hop.stack([y] * layer[1]) if layer[1] else hop.zeros((0, 3), dtype=F64))
+        return c + ys.sum(0)
+    if kind == "ascan":
+        return hop.associative_scan(_COMBINE[layer[1]], h)
+    raise AssertionError(kind)
+
+
+def _hop_prog(prog, h, y):
+    for layer in prog:
+        h = _hop_layer(layer, h, y)
+    return h
+
+
+def _torch_layer(layer, h, y):
+    kind = layer[0]
+    sub = lambda p, v: _torch_prog(p, v, y)  # noqa: E731
+    if kind == "op":
+        return _OPS[layer[1]](h, y, torch.where)
+    if kind == "cond":
+        return sub(layer[1], h) if bool((h * y).sum() > 0) else sub(layer[2], h)
+    if kind == "switch":
+        return sub(layer[1 + int(bool(h.sum() > 0)) + int(bool(y.sum() > 0))], h)
+    if kind in ("wrap", "invoke"):
+        return sub(layer[1], h)
+    if kind == "map":
+        return torch.stack([_torch_prog(layer[1], h[i:i + 1], y[i:i + 1])
+                            for i in range(3)]).reshape(3)
+    if kind == "fori":
+        for i in range(layer[1]):
+            h = sub(layer[2], h) * 0.5 + i * 0.1
+        return h
+    if kind == "dwhile":
+        n = 0
+        while n < 8 and bool(h.abs().sum() < 2.0):
+            h = sub(layer[1], h) * 0.25 + h * 1.5 + 0.1
+            n += 1
+        return h
+    if kind == "scan":
+        ys = []
+        for _ in range(layer[1]):
+            ys.append(h * y)
+            h = sub(layer[2], h) * y.cos()
+        return h + (torch.stack(ys).sum(0) if ys else torch.zeros_like(h))
+    if kind == "ascan":
+        out = [h[0]]
+        for i in range(1, h.shape[0]):
+            out.append(_COMBINE[layer[1]](out[-1], h[i]))
+        return torch.stack(out)
+    raise AssertionError(kind)
+
+
+def _torch_prog(prog, h, y):
+    for layer in prog:
+        h = _torch_layer(layer, h, y)
+    return h
+
+
+@st.composite
+def _programs(draw, depth=0, mapped=False):
+    kinds = ["op", "op", "op"] + (["cond", "switch", "wrap", "invoke", "fori", "dwhile", "scan",
+                                   "ascan"] + ([] if mapped else ["map"]) if depth < 2 else [])
+    out = []
+    for _ in range(draw(st.integers(1, 2))):
+        k = draw(st.sampled_from(kinds))
+        sub = lambda: draw(_programs(depth + 1, mapped or k == "map"))  # noqa: E731
+        if k == "op":
+            out.append(["op", draw(st.sampled_from(sorted(_OPS)))])
+        elif k == "cond":
+            out.append(["cond", sub(), sub()])
+        elif k == "switch":
+            out.append(["switch", sub(), sub(), sub()])
+        elif k in ("wrap", "invoke", "map", "dwhile"):
+            out.append([k, sub()])
+        elif k == "ascan":
+            out.append(["ascan", draw(st.sampled_from(sorted(_COMBINE)))])
+        else:
+            out.append([k, draw(st.integers(0, 3)), sub()])
+    return out
+
+
+# Each composition: hop's function of (X: f64[B, 3], Y: f64[B, 3]) and the
+# reference, torch's per example (x, y) -> value, stacked over the batch.
+def _compositions(hf, tf):
+    g, tg = hop.grad(hf), functorch.grad(tf)
+    return {
+        "hvp": (hop.vmap(lambda x, y: hop.jvp(lambda v: hop.grad(hf)(v, y), (x,), (y,))[1]),
+                lambda x, y: functorch.jvp(lambda v: tg(v, y), (x,), (y,))[1]),
+        "jvp(vmap)": (lambda X, Y: hop.jvp(lambda A: hop.vmap(hf)(A, Y), (X,), (Y * 0.5,))[1],
+                      lambda x, y: functorch.jvp(lambda a: tf(a, y), (x,), (y * 0.5,))[1]),
+        "vmap(jvp)": (hop.vmap(lambda x, y: hop.jvp(lambda b: hf(x, b), (y,), (x,))[1]),
+                      lambda x, y: functorch.jvp(lambda b: tf(x, b), (y,), (x,))[1]),
+        "vmap(grad) both batched": (lambda X, Y: hop.cat(hop.vmap(hop.grad(hf, argnums=(0, 1)))(X, Y), 1),
+                                    lambda x, y: torch.cat(functorch.grad(tf, argnums=(0, 1))(x, y))),
+        "vmap(vmap) in_axes (1, 0)": (
+            lambda X, Y: hop.vmap(hop.vmap(g, in_axes=(0, None)), in_axes=(1, 0))(
+                hop.stack([X, X * 0.5], 1), Y),
+            # (out[j, i] = grad(X_j[i], Y[j]), X_0 = X, X_1 = X * 0.5: a whole-batch reference)
+            None),
+        "grad(jvp) wrt y": (
+            hop.vmap(hop.grad(lambda x, y: hop.jvp(lambda a: hf(a, y), (x,), (x,))[1], argnums=1)),
+            functorch.grad(lambda x, y: functorch.jvp(lambda a: tf(a, y), (x,), (x,))[1],
+                           argnums=1)),
+    }
+
+
+COMPS = sorted(_compositions(lambda h, y: h, lambda h, y: h))
+
+
+def _saved(fn, X, Y):
+    gm = hop.trace(fn, X, Y)
+    path = os.path.join(tempfile.mkdtemp(), "f.hop")
+    hop.save(gm, path)
+    return hop.load(path)
+
+
+def _same(got, want):
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert (np.isnan(got) == np.isnan(want)).all(), (got, want)
+    assert (np.isinf(got) == np.isinf(want)).all(), (got, want)
+    fin = np.isfinite(want)
+    np.testing.assert_allclose(got[fin], want[fin], rtol=1e-9, atol=1e-10)
+    assert (got[np.isinf(want)] == want[np.isinf(want)]).all()
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck),
+          derandomize=pinned())
+@given(prog=_programs(), comp=st.sampled_from(COMPS), seed=st.integers(0, 2 ** 16),
+       mode=st.sampled_from(["plain", "compiled", "saved"]), scale=st.sampled_from([1.0, 40.0]))
+def test_random_compositions_agree_with_functorch(prog, comp, seed, mode, scale):
+    check(prog, comp, seed, mode, scale)
+
+
+def check(prog, comp, seed, mode, scale):
+    r = np.random.RandomState(seed)
+    X, Y = r.uniform(-scale, scale, (2, 3)), r.uniform(-1.0, 1.0, (2, 3))
+    hf = lambda h, y: _hop_prog(prog, h, y).sum()  # noqa: E731
+    tf = lambda h, y: _torch_prog(prog, h, y).sum()  # noqa: E731
+    h, ref = _compositions(hf, tf)[comp]
+    tg = functorch.grad(tf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if ref is None:
+            want = np.array([[tg(T(X[i] * s), T(Y[j])).detach().numpy() for i in range(2)]
+                             for j, s in enumerate((1.0, 0.5))])
+        else:
+            want = torch.stack([ref(T(x), T(y)) for x, y in zip(X, Y)]).detach().numpy()
+        if mode == "compiled":
+            h = hop.compile(h)
+        elif mode == "saved":
+            h = _saved(h, t(X), t(Y))
+        got = h(t(X), t(Y)).numpy()
+    _same(got, want)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="finding 2: associative_scan(mul)'s rule under jvp of grad multiplies "
+                          "an instantiated zero tangent by an infinite cotangent: nan where "
+                          "torch has inf")
+def test_hvp_of_exp_of_an_overflowing_associative_scan_product():
+    check([["ascan", "mul"], ["op", "exp"]], "hvp", 0, "plain", 40.0)
+
+
+def test_hvp_of_an_associative_scan_product_agrees_with_functorch():
+    # the same program where nothing overflows agrees
+    check([["ascan", "mul"], ["op", "exp"]], "hvp", 0, "plain", 1.0)
+    check([["ascan", "max"], ["fori", 2, [["op", "sq"]]]], "hvp", 3, "compiled", 40.0)
