@@ -19,6 +19,7 @@
 #include "runtime/runtime.h"
 
 #include <lapack.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #undef complex
@@ -801,7 +802,9 @@ residual(hop_dtype dt, const char *b, int64_t ld, int64_t j, int64_t n, int64_t 
 /* lstsq: gelsd on a copy of a and of b (ldb = max(m, n) rows, k = 0
  * padded to one zero column as NumPy pads it), the workspace sizes asked
  * of gelsd as NumPy asks them (a smaller lwork takes other code paths:
- * other bits), packed as ops/infer_linalg.c says. */
+ * other bits), packed as ops/infer_linalg.c says.  rcond -inf is NumPy's
+ * rcond=None, eps * max(m, n) (the dtype's eps), computed here because
+ * under dynamic=True the sizes are known only now. */
 static hop_status
 run_lstsq(const lcall *l, hop_tensor *out)
 {
@@ -811,6 +814,9 @@ run_lstsq(const lcall *l, hop_tensor *out)
     int64_t mn = m < n ? m : n, ldb = m > n ? m : n, nrhs = k > 0 ? k : 1;
     int64_t cols = out->sizes[out->rank - 1];
     ldb = ldb > 1 ? ldb : 1;
+    if (rcond == -INFINITY) /* NumPy's rcond=None, for sizes known only now */
+        rcond = (l->dt == HOP_F32 || l->dt == HOP_C64 ? FLT_EPSILON : DBL_EPSILON) *
+                (double)(m > n ? m : n);
     if (m > INT_MAX || n > INT_MAX || m * n > INT_MAX || ldb * nrhs > INT_MAX)
         return hop_error(HOP_UNSUPPORTED, "%s: matrices this large are not supported",
                          l->c->info->name);

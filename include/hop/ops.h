@@ -544,9 +544,9 @@ typedef enum hop_sort_kind {
  *                        component real); HOP_LINALG when geev does not converge
  *   linalg_lstsq         (a: [..., m, n], b: [..., m, k] of a's dtype, rcond: FLOAT) -> x,
  *                        residuals, s and rank packed (gelsd, as NumPy 1.24's lstsq calls
- *                        it: rcond as given, k = 0 padded to one zero column; ops/
- *                        infer_linalg.c); no gradient of its own (hop.numpy's lstsq adds
- *                        the SVD solution's); HOP_LINALG when gelsd does not converge
+ *                        it: rcond as given, -inf for eps * max(m, n), k = 0 as one zero
+ *                        column; ops/infer_linalg.c); no gradient of its own (hop.numpy's
+ *                        lstsq adds the SVD solution's); HOP_LINALG when gelsd fails
  *   fft                  (x: complex, dim: INT, inverse: BOOL, norm: INT) along dim (FFTW);
  *                        norm 0, 1, 2 scale by 1, 1/sqrt(n), 1/n
  *   rfft                 (x: f32/f64, dim, norm) -> complex, dim's size n // 2 + 1

@@ -333,16 +333,28 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
                           "`rcond=None`, to keep using the old, explicitly pass `rcond=-1`.",
                           FutureWarning)
         rcond = -1
+    eps = float(_np.finfo(ct).eps)
     if rcond is None:
-        rcond = float(_np.finfo(ct).eps) * builtins.max(n, m)
-    rcond = float(rcond)
-    # gelsd (dlalsd) takes rcond outside (0, 1) as its machine precision,
-    # half NumPy's eps: the cutoff the rank check below compares with
-    ratio = rcond if 0 < rcond < 1 else float(_np.finfo(ct).eps) / 2
+        # NumPy's eps * max(m, n), which the op computes itself (-inf asks
+        # for it): under dynamic=True the sizes are symbols.  Sizes 0 and 1
+        # are constants, so a symbolic max(m, n) is >= 2 and the cutoff
+        # ratio is in (0, 1).
+        ratio = eps * builtins.max(n, m)
+        if isinstance(ratio, float) and not 0 < ratio < 1:
+            ratio = eps / 2
+        op_rcond = -math.inf
+    else:
+        rcond = float(rcond)
+        # gelsd (dlalsd) takes rcond outside (0, 1) as its machine
+        # precision, half NumPy's eps: the cutoff the rank check below
+        # compares with.  -inf is the op's rcond=None: a given -inf means
+        # what any rcond <= 0 means to gelsd
+        ratio = rcond if 0 < rcond < 1 else eps / 2
+        op_rcond = -1.0 if rcond == -math.inf else rcond
     a_in = ta
     ta, tb = _core.cast(ta, ct), _core.cast(tb, ct)
     k = builtins.min(m, n)
-    p = _C._op("linalg_lstsq", ta, tb, rcond)
+    p = _C._op("linalg_lstsq", ta, tb, op_rcond)
     x = p.slice(0, 0, n).slice(1, 0, n_rhs)
     last = p.select(0, n + 1)
     resids, s, rank = p.select(0, n).slice(0, 0, n_rhs), last.slice(0, 0, k), last.select(0, k)
@@ -353,29 +365,40 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
         smax = _C.amax(s)
         rank = _cutoff_checked(a_in, s, smax, smax * ratio, rank, ratio=ratio, count=True,
                                what="lstsq's rank", same_solver=True)
-    # NumPy's residuals: only for a full-rank tall system (a data-dependent
-    # decision: hop.compile specialises on it)
-    if k == 0:
-        full_rank = n == 0 and m > n
-    elif m > n:
-        full_rank = _core.decide(_C.eq(rank, n), "lstsq: whether the residuals are computed")
-    else:
-        full_rank = False
-    if _core.tracing() and not _core.compiling():
+    traced = _core.tracing() and not _core.compiling()
+    if traced:
         x_svd, s_svd = _lstsq_svd(ta, tb, m, n, ct, ratio)
         x, s = _with_grad_of(x, x_svd), _with_grad_of(s, s_svd)
-        if full_rank:
-            r = _C.matmul(ta, x_svd) - tb
-            r2 = _C._op("real", r) * _C._op("real", r) + _C._op("imag", r) * _C._op("imag", r) \
-                if ct.kind == "c" else r * r
-            resids = _with_grad_of(resids, _C.sum(r2, 0))
-    if not full_rank:
+    # NumPy's residuals: only for a full-rank tall system, a data-dependent
+    # decision: hop.compile specialises on it; hop.trace, hop.grad and
+    # hop.vmap have no path to specialise, so there it is a cond whose
+    # branches give n_rhs and 0 values (an unbacked size, as NumPy's)
+    if k == 0 or m <= n:
+        full_rank = k == 0 and m > n
+    elif traced:
+        full_rank = None
+        from .._hops import cond
+        resids = cond(_C.eq(rank, n), lambda v: v, lambda v: v.slice(0, 0, 0),
+                      (_resids_with_grad(resids, ta, tb, x_svd, ct),))
+    else:
+        full_rank = _core.decide(_C.eq(rank, n), "lstsq: whether the residuals are computed")
+    if full_rank is False:
         resids = _C.zeros((0,), dtype=_core.hop_dtype(rdt, "lstsq"))
+    elif full_rank and traced:
+        resids = _resids_with_grad(resids, ta, tb, x_svd, ct)
     if is_1d:
         x = x.squeeze(-1)
     x = _core.cast(x, dt)
     return (wrap(kind, x), wrap(kind, _core.cast(resids, rdt)), wrap(kind, rank, scalar=True),
             wrap(kind, _core.cast(s, rdt)))
+
+
+def _resids_with_grad(resids, ta, tb, x_svd, ct):
+    """gelsd's residuals with the derivatives of the SVD solution's."""
+    r = _C.matmul(ta, x_svd) - tb
+    r2 = _C._op("real", r) * _C._op("real", r) + _C._op("imag", r) * _C._op("imag", r) \
+        if ct.kind == "c" else r * r
+    return _with_grad_of(resids, _C.sum(r2, 0))
 
 
 def _lstsq_svd(ta, tb, m, n, ct, ratio):
