@@ -939,6 +939,104 @@ py_guard_reread(PyObject *self, PyObject *args)
     return rest;
 }
 
+/* Whether capture t is one Guards.__init__'s loop sorts without reading
+ * more (issue #30: ~2 K instructions a capture in Python's loop): found
+ * through no source (its id not in tensors), viewing no array (not in
+ * views, no base): 1 with *made set (its id in made, None: never), 0 when
+ * Python's loop must sort it, -1 with an exception. */
+static int
+plain_capture(PyObject *t, PyObject *tensors, PyObject *views, PyObject *made, int *is_made)
+{
+    if (!Py_IS_TYPE(t, &hop_py_TensorType) || ((TensorObject *)t)->base != NULL)
+        return 0; /* (another object: Python's _base raises) */
+    PyObject *id = PyLong_FromVoidPtr(t);
+    if (id == NULL)
+        return -1;
+    int r = PyDict_Contains(tensors, id);
+    if (r == 0 && views != Py_None && PyDict_GET_SIZE(views))
+        r = PyDict_Contains(views, id);
+    *is_made = 0;
+    if (r == 0 && made != Py_None)
+        *is_made = PySet_Contains(made, id);
+    Py_DECREF(id);
+    return r < 0 || *is_made < 0 ? -1 : !r;
+}
+
+/*
+ * _guard_captures(captures, tensors, views, made) -> (made, unsourced, rest):
+ * the indices (ascending) of the captures Guards.__init__ sorts as made by
+ * the function (their id in the set made) and as found through no source,
+ * where C can tell plainly (plain_capture); rest, the indices of the
+ * others, in order, for Python's loop.  tensors and views are dicts keyed
+ * by id (views may be None or empty), made a set or None.
+ */
+static PyObject *
+py_guard_captures(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *caps, *tensors, *views, *made;
+    if (!PyArg_ParseTuple(args, "O!O!OO:_guard_captures", &PyList_Type, &caps, &PyDict_Type,
+                          &tensors, &views, &made))
+        return NULL;
+    if ((views != Py_None && !PyDict_Check(views)) || (made != Py_None && !PyAnySet_Check(made))) {
+        PyErr_SetString(PyExc_TypeError, "_guard_captures: views must be a dict or None and "
+                                         "made a set or None");
+        return NULL;
+    }
+    PyObject *lists[3] = {PyList_New(0), PyList_New(0), PyList_New(0)}; /* made, unsourced, rest */
+    PyObject *out = lists[0] && lists[1] && lists[2] ? PyTuple_New(3) : NULL;
+    for (Py_ssize_t i = 0; out && i < PyList_GET_SIZE(caps); i++) {
+        PyObject *t = Py_NewRef(PyList_GET_ITEM(caps, i));
+        int is_made = 0, r = plain_capture(t, tensors, views, made, &is_made);
+        Py_DECREF(t);
+        PyObject *k = r < 0 ? NULL : PyLong_FromSsize_t(i);
+        if (k == NULL || PyList_Append(lists[r == 0 ? 2 : is_made ? 0 : 1], k) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(k);
+    }
+    for (int j = 0; j < 3; j++) {
+        if (out)
+            PyTuple_SET_ITEM(out, j, lists[j]);
+        else
+            Py_XDECREF(lists[j]);
+    }
+    return out;
+}
+
+/*
+ * _few_refs(captures, views) -> list: the indices, in order, of the captured
+ * tensors made_captures must look at: those sys.getrefcount counts at most
+ * 4 references to (one more when their id is in views) inside its loop,
+ * where the loop's variable and getrefcount's argument hold two of them
+ * (issue #30: the count of every capture, ~1 K instructions each in
+ * Python; a capture the user holds has more, and is skipped).
+ */
+static PyObject *
+py_few_refs(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *caps, *views;
+    if (!PyArg_ParseTuple(args, "O!O!:_few_refs", &PyList_Type, &caps, &PyDict_Type, &views))
+        return NULL;
+    PyObject *out = PyList_New(0);
+    for (Py_ssize_t i = 0; out && i < PyList_GET_SIZE(caps); i++) {
+        PyObject *t = PyList_GET_ITEM(caps, i);
+        Py_ssize_t refs = Py_REFCNT(t); /* (borrowed: the loop's two are not here) */
+        int viewed = 0;
+        if (PyDict_GET_SIZE(views)) {
+            PyObject *id = PyLong_FromVoidPtr(t);
+            viewed = id ? PyDict_Contains(views, id) : -1;
+            Py_XDECREF(id);
+        }
+        PyObject *k = viewed < 0 ? NULL : refs > 2 + viewed ? Py_NewRef(Py_None)
+                                                            : PyLong_FromSsize_t(i);
+        if (k == NULL || (k != Py_None && PyList_Append(out, k) < 0))
+            Py_CLEAR(out);
+        Py_XDECREF(k);
+    }
+    return out;
+}
+
 static PyMethodDef guard_scan_functions[] = {
     {"_guard_scan_functions", py_guard_scan_functions, METH_VARARGS,
      "_guard_scan_functions(s, Source, Guard, visit_root, scan_function, max_guards): the guard "
@@ -946,6 +1044,12 @@ static PyMethodDef guard_scan_functions[] = {
     {"_guard_shape", py_guard_shape, METH_VARARGS,
      "_guard_shape(guards, path_steps) -> (shape, objs, names): the shapes of a plan's guards "
      "and the objects their check binds (hop._guards._shape)"},
+    {"_guard_captures", py_guard_captures, METH_VARARGS,
+     "_guard_captures(captures, tensors, views, made) -> (made, unsourced, rest): the captures "
+     "Guards sorts plainly, by index; the rest for Python (hop._guards)"},
+    {"_few_refs", py_few_refs, METH_VARARGS,
+     "_few_refs(captures, views) -> list: the indices of the captures made_captures counts "
+     "few enough references to (hop._guards)"},
     {"_guard_reread", py_guard_reread, METH_VARARGS,
      "_guard_reread(guards) -> list: the weak identity guards of cells and globals read again "
      "(hop._guards.Guards); the others, for Python"},

@@ -728,7 +728,14 @@ class Guards:
         self.made = []  # captures the function made itself: constants, no guard
         held = None  # id(object) -> its id guard, when a capture has no source
         arrays = {}  # id(ndarray) -> (its source, it): the arrays captures view
-        for i, t in enumerate(captures):
+        # (the captures found through no source and viewing no array, in C;
+        # the rest, by index, here)
+        rest = range(len(captures))
+        if type(captures) is list and type(s.tensors) is dict and \
+                (views is None or type(views) is dict) and (made is None or type(made) is set):
+            self.made, self.unsourced, rest = _C._guard_captures(captures, s.tensors, views, made)
+        for i in rest:
+            t = captures[i]
             entry = s.tensors.pop(id(t), None)
             if entry is None:
                 # A tensor hop.numpy made over an ndarray the code reads
@@ -750,6 +757,9 @@ class Guards:
                 continue
             for src in entry[1]:
                 guards.append(Guard(src, "tensor", t, i))
+        if rest:  # (C's and the loop's of one kind, in order)
+            self.made.sort()
+            self.unsourced.sort()
         # Tensors the code can reach but the trace did not capture: the
         # trace may have read their shape or dtype, so they must stay.
         for t, sources in s.tensors.values():
@@ -922,11 +932,19 @@ class Guards:
         for i, src in self.viewed:
             lines.append(f"captured input {i} ({capture_names[i]}) is the memory of the array "
                          f"{src!r} (read every call)")
-        for i in self.unsourced:
-            lines.append(f"captured input {i} ({capture_names[i]}): source not found, guarded by "
-                         f"identity only (the tensor object of the trace is used every call)")
         made = [f"captured input {i} ({capture_names[i]}): {MADE}" for i in self.made]
-        return lines + self.skipped + made
+        return lines + self._unsourced(capture_names) + self.skipped + made
+
+    def unguarded(self, capture_names):
+        """describe's lines of what the guards cannot see (the unsourced
+        captures' and what was skipped), without the others (hop.trace's
+        warning: issue #30, one line a capture of thousands)."""
+        return self._unsourced(capture_names) + [u for u in self.skipped if not u.endswith(MADE)]
+
+    def _unsourced(self, capture_names):
+        return [f"captured input {i} ({capture_names[i]}): source not found, guarded by "
+                f"identity only (the tensor object of the trace is used every call)"
+                for i in self.unsourced]
 
 
 # How explain() describes a capture the function made: the last words of its
@@ -1021,7 +1039,12 @@ def made_captures(captures, views, held=None):
     each of them."""
     out = set()
     held = held or {}
-    for t in captures:
+    # (the captures whose count is low enough, in C: the rest are held by
+    # someone else; a list and a dict, as hop.trace gives them)
+    few = _C._few_refs(captures, views) if type(captures) is list and type(views) is dict \
+        else range(len(captures))
+    for i in few:
+        t = captures[i]
         viewed = id(t) in views
         # t: the trace's kept dict, captures, the loop's t, getrefcount's
         # argument; and hop.numpy's (array, tensor) entry of the trace

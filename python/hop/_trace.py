@@ -583,12 +583,11 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
             writeback.environment(guards, leaves, captures)
         runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
                          as_array, writeback, kw=kw, results=results, order=order)
-        # The lines after the guards' and the viewed arrays' (describing them
+        # explain()'s lines of what the guards cannot see (describing them
         # needs the placeholder names: a walk of the whole graph, skipped when
         # there is nothing to say).
-        unguarded = guards.describe(runner.capture_names)[len(guards.guards) + len(guards.viewed):] \
+        unguarded = guards.unguarded(runner.capture_names) \
             if guards.unsourced or guards.skipped else []
-        unguarded = [u for u in unguarded if not u.endswith(_guards.MADE)]
         if unguarded:
             # Never silent: what the guards cannot see is said once per trace.
             warnings.warn(f"hop: {getattr(fn, '__qualname__', 'the traced function')} reads values "
