@@ -58,6 +58,12 @@ hop__fgroup_copy(hop__fgroup *g, hop_dtype dst, hop_dtype src)
 void
 hop__fgroup_seal(hop__fgroup *g)
 {
+    /* the register kernel's arrays, zeroed as the struct's were */
+    unsigned char *regs = (unsigned char *)&g->steps[g->nsteps];
+    memset(regs, 0, hop__freg_bytes(g->nsteps));
+    g->reg_splat = (float *)(void *)regs;
+    g->reg_arg = (int8_t *)(regs + (size_t)(g->nsteps + 1) * sizeof(float));
+    g->reg_code = (uint8_t *)(g->reg_arg + g->nsteps + 1);
     g->has_sym = false;
     g->same_dtypes = true;
     for (int s = 0; s < g->nsteps; s++) {

@@ -169,7 +169,7 @@ hop__freg_plan(hop__fgroup *g)
         inline_steps += code != RK_NONE;
         /* the other operand; step 0's first is where the chain starts */
         if (s == 0)
-            plan_arg(g, HOP__F_MAXSTEPS, &st->in[0]);
+            plan_arg(g, g->nsteps, &st->in[0]);
         int i = s == 0 ? 1 : st->in[0].src == HOP__F_REG;
         if (i < st->nin)
             plan_arg(g, s, &st->in[i]);
@@ -214,7 +214,7 @@ rk_operand_at(const rk_ctx *c, int k, int64_t j)
     return a >= 0 ? c->ip[a] + (j & c->im[a]) : &c->g->reg_splat[k];
 }
 
-/* Step k's other operand (k = HOP__F_MAXSTEPS: where the chain starts) at
+/* Step k's other operand (k = the group's nsteps: where the chain starts) at
  * element j of c's run: its pointer into *p, its mask into *m. */
 static inline void
 rk_operand(const rk_ctx *c, int k, int64_t j, const float **p, int64_t *m)
@@ -477,7 +477,7 @@ rk_operand(const rk_ctx *c, int k, int64_t j, const float **p, int64_t *m)
         const float *a0 = src;                                                                     \
         int64_t am = -1;                                                                           \
         if (src == NULL)                                                                           \
-            rk_operand(c, HOP__F_MAXSTEPS, j, &a0, &am);                                           \
+            rk_operand(c, c->g->nsteps, j, &a0, &am);                                              \
         int64_t i = 0;                                                                             \
         if (m >= 2 * U * L) {                                                                      \
             const float *op[HOP__F_MAXSTEPS];                                                      \

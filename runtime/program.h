@@ -473,10 +473,14 @@ typedef struct hop__fstep {
 } hop__fstep;
 
 /* A group's steps come last: a plan keeps a group of n steps in
- * hop__fgroup_size(g) bytes (its steps past n never read), ~700 bytes for
+ * hop__fgroup_size(g) bytes (its steps past n never read), ~300 bytes for
  * one step where the whole struct is ~10 KB (issue #30: a traced one-op HOP
  * body's group was 3 KB of fresh plan memory, page faults included, when
- * the struct was). */
+ * the struct was).  The register kernel's arrays follow the n steps, sized
+ * by n (hop__fgroup_seal points reg_code, reg_arg and reg_splat there): at
+ * their worst-case size in the struct they were ~390 of a one-step group's
+ * ~680 bytes, ~1.2 KB of every traced cond call (issue #30).  So a group is
+ * built where it stays (in the plan) and never copied. */
 typedef struct hop__fgroup {
     int nsteps;
     int ninputs;
@@ -501,15 +505,15 @@ typedef struct hop__fgroup {
     bool scalar_i64;
     /* The steps are one chain of f32 arithmetic the register kernel runs
      * (runtime/fused_reg.c), each step's code in reg_code.  Set by
-     * hop__fgroup_seal. */
+     * hop__fgroup_seal, as the three arrays below (after the steps). */
     bool reg;
-    bool reg_inline; /* and every step runs inline (no RK_CALL) */
-    uint8_t reg_code[HOP__F_MAXSTEPS];
-    /* Step s's operand other than the chain's value (index HOP__F_MAXSTEPS:
-     * step 0's first, where the chain starts): an input k >= 0, -1 the
-     * constant in reg_splat[s], -2 none (a unary step). */
-    int8_t reg_arg[HOP__F_MAXSTEPS + 1];
-    float reg_splat[HOP__F_MAXSTEPS + 1]; /* the kernel spreads each per pass */
+    bool reg_inline;   /* and every step runs inline (no RK_CALL) */
+    uint8_t *reg_code; /* nsteps of them */
+    /* Step s's operand other than the chain's value (index nsteps: step
+     * 0's first, where the chain starts): an input k >= 0, -1 the constant
+     * in reg_splat[s], -2 none (a unary step).  nsteps + 1 of them. */
+    int8_t *reg_arg;
+    float *reg_splat; /* nsteps + 1; the kernel spreads each per pass */
     /* What the group computes (`mul(add(x, 1), y)`), for EXPLAIN and
      * messages, through hop__fgroup_text: a fixed text, or else made when
      * asked by describe(desc, b), the code generator's (which keeps in desc
@@ -529,11 +533,20 @@ typedef struct hop__fgroup {
     hop__fstep steps[HOP__F_MAXSTEPS];
 } hop__fgroup;
 
-/* The bytes of a group of n steps (see above): what a plan keeps. */
+/* The bytes of the register kernel's arrays of a group of n steps:
+ * reg_splat, reg_arg (n + 1 each), then reg_code (n). */
+static inline size_t
+hop__freg_bytes(int n)
+{
+    return (size_t)(n + 1) * (sizeof(float) + sizeof(int8_t)) + (size_t)n * sizeof(uint8_t);
+}
+
+/* The bytes of a group of n steps (see above): what a plan keeps; a group
+ * of at most n steps may be sealed in them. */
 static inline size_t
 hop__fgroup_bytes(int n)
 {
-    return offsetof(hop__fgroup, steps) + (size_t)n * sizeof(hop__fstep);
+    return offsetof(hop__fgroup, steps) + (size_t)n * sizeof(hop__fstep) + hop__freg_bytes(n);
 }
 
 static inline size_t
@@ -718,7 +731,9 @@ void hop__fgroup_copy(hop__fgroup *g, hop_dtype dst, hop_dtype src);
 /* Appends what g computes to b (hop__fgroup.text or .describe; "fused"
  * when it has neither). */
 void hop__fgroup_text(const hop__fgroup *g, hop__buf *b);
-/* Sets the flags a group's runner reads (has_sym, same_dtypes) from its steps. */
+/* Sets the flags a group's runner reads (has_sym, same_dtypes) and its
+ * register kernel's arrays from its g->nsteps steps; g has
+ * hop__fgroup_bytes(g->nsteps) bytes. */
 void hop__fgroup_seal(hop__fgroup *g);
 
 #endif /* HOP_RUNTIME_PROGRAM_H */

@@ -599,7 +599,7 @@ rloop_group(rloop *rl, const sgroup *sg)
     const hop__fgroup *g = sg[0].g;
     if (g == NULL || sg[1].g != g)
         return false;
-    int a = g->reg_arg[HOP__F_MAXSTEPS];
+    int a = g->reg_arg[g->nsteps];
     if (a < 0 || !g->small_inc[a])
         return false;
     /* the carry: each parity reads what the other wrote */
@@ -774,7 +774,7 @@ rloop_block(hop__frame *f, const hop__insn *back, int64_t cost, const rloop *rl,
     if (k < 1)
         return HOP_OK;
     const hop__fgroup *g = rl->g;
-    int a = g->reg_arg[HOP__F_MAXSTEPS];
+    int a = g->reg_arg[g->nsteps];
     /* after an odd number the result is where the even iteration writes */
     hop__freg_loop(g, g->small_n, k, sg[0].in, rl->inc, sg[0].in[a],
                    (float *)(k & 1 ? sg[0].out : (void *)(uintptr_t)sg[0].in[a]));
