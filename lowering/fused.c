@@ -121,7 +121,7 @@ step_fn(const hop_node *n, hop_dtype *need, hop_dtype *fdtype)
     switch (info->rule) {
     case HOP_RULE_UNARY:
         need[0] = *fdtype = compute;
-        return hop__vfn_unary(n->op, compute);
+        return out == HOP_F16 ? hop__vfn_unary_f16(n->op) : hop__vfn_unary(n->op, compute);
     case HOP_RULE_BINARY:
         need[0] = need[1] = *fdtype = compute;
         return hop__vfn_binary(n->op, out); /* f16: the f32 function it rounds from */
@@ -534,8 +534,8 @@ fit_steps(hop_lower_ctx *cx, const hop_node *const *members, int nm, int skip, i
                 o->src = HOP__F_INPUT;
                 o->idx = (uint8_t)k;
             } else {
-                o->src = a->kind == HOP_ARG_NODE || a->kind == HOP_ARG_SYM ? HOP__F_SYM
-                                                                            : HOP__F_SCALAR;
+                o->src =
+                    a->kind == HOP_ARG_NODE || a->kind == HOP_ARG_SYM ? HOP__F_SYM : HOP__F_SCALAR;
             }
         }
         if (s == nm - 1) {

@@ -515,6 +515,17 @@ MATH_FN(exp)
 MATH_FN(log)
 MATH_FN(sin)
 MATH_FN(cos)
+/* The backend's own, whatever is adopted: what float16 rounds from. */
+#define BASE_MATH_FN(name)                                                                         \
+    static void name##_base_f32(int64_t n, void *out, const void *const *in, const int *inc)       \
+    {                                                                                              \
+        (void)inc;                                                                                 \
+        hop__math_base()->name##_f32(n, out, in[0]);                                               \
+    }
+BASE_MATH_FN(exp)
+BASE_MATH_FN(log)
+BASE_MATH_FN(sin)
+BASE_MATH_FN(cos)
 MATH_FN(tanh)
 MATH_FN(sigmoid)
 MATH_FN(sqrt)
@@ -829,36 +840,37 @@ static const double i1_b[] = {
     UNARY_FN(i1_##sfx, T, T, bessel_i1_##sfx(x))
 BESSEL(float, f32, expf, sqrtf)
 BESSEL(double, f64, exp, sqrt)
-UNARY_FN(i0_f32, float, float, bessel_i0_f32(x))
-
-/* NumPy's i0 takes np.exp of the array's |x|: its SVML exp where the CPU
- * has AVX512_SKX, which the math table runs once `import hop` adopted it
- * (vmath_adopt.c), and libm's exp elsewhere (NumPy's scalar loop), which
+/* NumPy's i0 takes np.exp of the array's |x|: for float64 its SVML exp
+ * where the CPU has AVX512_SKX, for float32 its own AVX2/AVX-512 loop,
+ * which the math table runs once `import hop` adopted them (vmath_adopt.c,
+ * vmath_numpy.c), and libm's exp elsewhere (NumPy's scalar loop), which
  * the table's own SLEEF exp is not: so the exponentials come from the
  * table, a block at a time, only while its exp is adopted. */
-static void
-i0_f64(int64_t n, void *out, const void *const *in, const int *inc)
-{
-    (void)inc;
-    double *o = out;
-    const double *a = in[0];
-    hop__mfn_f64 exp_fn = hop__math_get()->exp_f64;
-    if (exp_fn == hop__math_base()->exp_f64) {
-        for (int64_t i = 0; i < n; i++)
-            o[i] = bessel_i0_f64(a[i]);
-        return;
+#define I0_FN(T, sfx, ABS)                                                                         \
+    static void i0_##sfx(int64_t n, void *out, const void *const *in, const int *inc)              \
+    {                                                                                              \
+        (void)inc;                                                                                 \
+        T *o = out;                                                                                \
+        const T *a = in[0];                                                                        \
+        hop__mfn_##sfx exp_fn = hop__math_get()->exp_##sfx;                                        \
+        if (exp_fn == hop__math_base()->exp_##sfx) {                                               \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                o[i] = bessel_i0_##sfx(a[i]);                                                      \
+            return;                                                                                \
+        }                                                                                          \
+        enum { BLOCK = 256 };                                                                      \
+        T z[BLOCK], ez[BLOCK];                                                                     \
+        for (int64_t i = 0; i < n; i += BLOCK) {                                                   \
+            int64_t len = n - i < BLOCK ? n - i : BLOCK;                                           \
+            for (int64_t k = 0; k < len; k++)                                                      \
+                z[k] = ABS(a[i + k]);                                                              \
+            exp_fn(len, ez, z);                                                                    \
+            for (int64_t k = 0; k < len; k++)                                                      \
+                o[i + k] = bessel_i0_ez_##sfx(z[k], ez[k]);                                        \
+        }                                                                                          \
     }
-    enum { BLOCK = 256 };
-    double z[BLOCK], ez[BLOCK];
-    for (int64_t i = 0; i < n; i += BLOCK) {
-        int64_t len = n - i < BLOCK ? n - i : BLOCK;
-        for (int64_t k = 0; k < len; k++)
-            z[k] = fabs(a[i + k]);
-        exp_fn(len, ez, z);
-        for (int64_t k = 0; k < len; k++)
-            o[i + k] = bessel_i0_ez_f64(z[k], ez[k]);
-    }
-}
+I0_FN(float, f32, fabsf)
+I0_FN(double, f64, fabs)
 
 /* where(c, a, b) and copy move elements by their size: c is bool.  The
  * contiguous loop reads both a[i] and b[i] and selects (a blend: the loop
@@ -917,6 +929,23 @@ UNARY_FN(copy_b, hop__bool, hop__bool, x != 0)
     [HOP_I64] = name##_8, [HOP_U64] = name##_8, [HOP_F16] = name##_2, [HOP_F32] = name##_4,        \
     [HOP_F64] = name##_8, [HOP_C64] = name##_8, [HOP_C128] = name##_16, [HOP_U16] = name##_2,      \
     [HOP_U32] = name##_4
+
+hop__vfn
+hop__vfn_unary_f16(hop_op op)
+{
+    switch (op) {
+    case HOP_OP_exp:
+        return exp_base_f32;
+    case HOP_OP_log:
+        return log_base_f32;
+    case HOP_OP_sin:
+        return sin_base_f32;
+    case HOP_OP_cos:
+        return cos_base_f32;
+    default:
+        return hop__vfn_unary(op, HOP_F32);
+    }
+}
 
 hop__vfn
 hop__vfn_unary(hop_op op, hop_dtype dt)

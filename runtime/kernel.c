@@ -488,7 +488,8 @@ prepare_plan(hop__kernel *k, const hop__call *c, hop_tensor *out)
         }
         /* f16 computes in f32 and rounds each result back */
         need[0] = c->op == HOP_OP_logical_not ? HOP_BOOL : hop__compute_dtype(out->dtype);
-        ew_plan(k, out, c->args, 1, need, hop__vfn_unary(c->op, need[0]),
+        ew_plan(k, out, c->args, 1, need,
+                out->dtype == HOP_F16 ? hop__vfn_unary_f16(c->op) : hop__vfn_unary(c->op, need[0]),
                 c->op == HOP_OP_logical_not ? HOP_BOOL : need[0], info->cost, out->dtype);
         return HOP_OK;
     case HOP_KF_BINARY: {

@@ -394,9 +394,9 @@ typedef struct hop__opdesc {
     hop_op op;
     int nargs;
     const hop__oparg *args;
-    int32_t nrt;      /* hop_rt_arg entries it needs, list items included */
-    int32_t cache;    /* Op: index of its kernel cache in a frame */
-    int32_t rtbase;   /* first of its hop_rt_arg entries in a frame */
+    int32_t nrt;            /* hop_rt_arg entries it needs, list items included */
+    int32_t cache;          /* Op: index of its kernel cache in a frame */
+    int32_t rtbase;         /* first of its hop_rt_arg entries in a frame */
     const hop__ntext *text; /* `sum = sum(x, [1], False)` for the dump and messages */
     /* Op: every operand and the output are fixed - tensors in slots whose
      * headers the plan makes the same on every run (a buffer or an output
@@ -575,7 +575,7 @@ typedef struct hop__calldesc {
  * The plan holds one reference to kernel (released with the plan). */
 #define HOP__EXTERN_MAXOUT 16
 typedef struct hop__extern {
-    const char *name; /* the kernel's */
+    const char *name;       /* the kernel's */
     const hop__ntext *text; /* `saxpy = saxpy(s0, 2, x, y)` for the dump */
     const hop_foreign *kernel;
     int32_t nargs;
@@ -712,6 +712,11 @@ hop__compute_dtype(hop_dtype dt)
  * NULL for f16 (use hop__compute_dtype).  Their cost per element in
  * abstract units (1 = an add) decides threading. */
 hop__vfn hop__vfn_unary(hop_op op, hop_dtype dt);
+/* The f32 function an f16 result of unary op rounds from: hop__vfn_unary's
+ * f32 one, but for exp, log, sin and cos the math backend's own (not hop's
+ * copies of NumPy's float32 loops, which NumPy runs for float32 only: its
+ * float16 ones are glibc's or SVML's; vmath_numpy.c). */
+hop__vfn hop__vfn_unary_f16(hop_op op);
 hop__vfn hop__vfn_binary(hop_op op, hop_dtype dt); /* arith, compare, logical */
 hop__vfn hop__vfn_where(hop_dtype dt);
 hop__vfn hop__vfn_copy(hop_dtype dt);

@@ -189,6 +189,10 @@ const hop__math *hop__math_get(void);
 
 /* The backend vmath.c chose (HOP_MATH and the CPU), whatever is adopted. */
 const hop__math *hop__math_base(void);
+/* vmath_numpy.c: NumPy 1.24's own float32 loop for name (exp, log, sin,
+ * cos) at AVX-512 (avx512) or AVX2 width, NULL for another name; the
+ * caller checks that the CPU runs it. */
+hop__mfn_f32 hop__math_numpy_f32(const char *name, bool avx512);
 /* Makes m the table hop__math_get returns (vmath_adopt.c). */
 void hop__math_use(const hop__math *m);
 

@@ -207,6 +207,17 @@ hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
                      "hop_runtime_math_adopt: %s: this build has no AVX-512 math backend",
                      name ? name : "NULL");
 }
+
+int
+hop_runtime_math_adopt_numpy(const char *name, hop_dtype dtype, bool on)
+{
+    (void)dtype;
+    if (!on)
+        return HOP_OK; /* nothing is adopted in this build */
+    return hop_error(HOP_UNSUPPORTED,
+                     "hop_runtime_math_adopt_numpy: %s: this build has no SLEEF math backend",
+                     name ? name : "NULL");
+}
 #endif
 
 /* Runs one member of the table in use, found by name. */

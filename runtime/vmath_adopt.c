@@ -22,6 +22,12 @@
  * and VL (SKX, NumPy's own condition); the rest, hop_runtime_math_adopt's
  * checks included, is baseline x86-64 code that any CPU (and valgrind,
  * which has no AVX-512) runs.
+ *
+ * It also installs hop's copies of NumPy's own float32 exp, log, sin and
+ * cos loops (vmath_numpy.c; hop_runtime_math_adopt_numpy), which NumPy
+ * runs on CPUs with AVX2 and FMA: those need only the AVX2 backend, at
+ * whose width (or the AVX-512 one's) they run.  Both kinds share the one
+ * adopted table.
  */
 #include "hop/runtime.h"
 #include "runtime/runtime.h"
@@ -31,6 +37,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#ifdef HOP_HAVE_SLEEF_AVX512
 #pragma GCC push_options
 #pragma GCC target("avx512f")
 
@@ -131,7 +138,9 @@ loop2_f(vfn2_f fn, int64_t n, float *out, const float *a, const float *b)
 HOP__MATH_NAMED(LOOPS)
 
 #pragma GCC pop_options
+#endif
 
+#ifdef HOP_HAVE_SLEEF_AVX512
 static bool
 cpu_runs_it(void)
 {
@@ -170,12 +179,26 @@ set_member(hop__math *m, const hop__math *base, const char *fname, bool f64, voi
     return 2;
 }
 
+#endif
+
 /* The table in use while something is adopted: the chosen backend's with
  * the adopted members replaced; how many are adopted. */
 static hop__math adopted;
 static char adopted_name[48];
 static int adopted_count;
 
+/* Makes the adopted table (or the base, when nothing is adopted) the one
+ * in use after a member changed by change (+1 adopted, -1 returned). */
+static void
+use_adopted(const hop__math *base, int change)
+{
+    adopted_count += change;
+    snprintf(adopted_name, sizeof adopted_name, "%s+adopted", base->name);
+    adopted.name = adopted_name;
+    hop__math_use(adopted_count > 0 ? &adopted : base);
+}
+
+#ifdef HOP_HAVE_SLEEF_AVX512
 int
 hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
 {
@@ -199,9 +222,61 @@ hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
                          "hop_runtime_math_adopt: no math function '%s' (exp, log, sin, cos, tanh, "
                          "sinh, cosh, asin, acos, asinh, acosh, atanh, cbrt, pow, atan2)",
                          name);
-    adopted_count += change;
-    snprintf(adopted_name, sizeof adopted_name, "%s+adopted", base->name);
-    adopted.name = adopted_name;
-    hop__math_use(adopted_count > 0 ? &adopted : base);
+    use_adopted(base, change);
+    return HOP_OK;
+}
+#else
+int
+hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
+{
+    (void)dtype;
+    if (fn == NULL)
+        return HOP_OK; /* nothing is adopted in this build */
+    return hop_error(HOP_UNSUPPORTED,
+                     "hop_runtime_math_adopt: %s: this build has no AVX-512 math backend",
+                     name ? name : "NULL");
+}
+#endif
+
+/* The float32 member of m for name (exp, log, sin, cos), or NULL. */
+static hop__mfn_f32 *
+numpy_member(hop__math *m, const char *name)
+{
+    if (strcmp(name, "exp") == 0)
+        return &m->exp_f32;
+    if (strcmp(name, "log") == 0)
+        return &m->log_f32;
+    if (strcmp(name, "sin") == 0)
+        return &m->sin_f32;
+    if (strcmp(name, "cos") == 0)
+        return &m->cos_f32;
+    return NULL;
+}
+
+int
+hop_runtime_math_adopt_numpy(const char *name, hop_dtype dtype, bool on)
+{
+    hop__math probe;
+    if (name == NULL || dtype != HOP_F32 || numpy_member(&probe, name) == NULL)
+        return hop_error(HOP_INVALID,
+                         "hop_runtime_math_adopt_numpy: NumPy's own loops are float32 exp, log, "
+                         "sin and cos, got %s and %s",
+                         name ? name : "NULL", hop_dtype_name(dtype));
+    const hop__math *base = hop__math_base();
+    bool avx512 = base == hop__math_sleef_avx512();
+    if (on && base != hop__math_sleef_avx2() && !avx512)
+        return hop_error(HOP_UNSUPPORTED,
+                         "hop_runtime_math_adopt_numpy: %s: the math backend in use is %s; "
+                         "NumPy's loops are adopted only over sleef-avx2 or sleef-avx512 (CPUs "
+                         "with AVX2 and FMA)",
+                         name, base->name);
+    if (adopted_count == 0)
+        adopted = *base;
+    hop__mfn_f32 *member = numpy_member(&adopted, name);
+    hop__math own_table = *base;
+    hop__mfn_f32 own = *numpy_member(&own_table, name);
+    int was = *member != own;
+    *member = on ? hop__math_numpy_f32(name, avx512) : own;
+    use_adopted(base, (int)on - was);
     return HOP_OK;
 }

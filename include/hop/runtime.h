@@ -439,6 +439,24 @@ const char *hop_runtime_math_backend(void);
  */
 int hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn);
 
+/*
+ * Runs hop's reproduction of NumPy 1.24's own float32 loop for math
+ * function name (exp, log, sin or cos) from now on (on), or the backend's
+ * own again (!on).  NumPy computes these four with loops of its own (not
+ * SVML, and not exported) on CPUs with AVX2 and FMA3 or AVX512F; hop's copy
+ * does the same operations in the same order, so each element's bits and
+ * floating-point flags are NumPy's (docs/ARCHITECTURE.md, "Math functions
+ * with NumPy's bits"); accuracy is NumPy's (up to 2.5 ulp for exp, 3.8 for
+ * log, 1.5 for sin and cos; SLEEF's are within 1).  Call it before
+ * computing, as hop_runtime_math_adopt.  Returns HOP_OK, HOP_INVALID (not
+ * one of the four, or dtype not HOP_F32) or HOP_UNSUPPORTED (the backend
+ * in use is not sleef-avx2 or sleef-avx512: HOP_MATH=scalar, a build
+ * without SLEEF, or a CPU without AVX2 and FMA, where NumPy runs libm's
+ * functions as hop's scalar backend does) with the error set and nothing
+ * changed.  The backend's name gets "+adopted" while one is on.
+ */
+int hop_runtime_math_adopt_numpy(const char *name, hop_dtype dtype, bool on);
+
 /* Runs math function name (as hop_runtime_math_adopt's) of the backend in
  * use over n contiguous elements of dtype HOP_F32 or HOP_F64: out = f(a),
  * or f(a, b) for pow and atan2.  HOP_OK, or HOP_INVALID with the error set. */

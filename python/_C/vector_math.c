@@ -58,6 +58,22 @@ math_adopt(PyObject *self, PyObject *args)
     Py_RETURN_TRUE;
 }
 
+/* _math_adopt_numpy(name, on): hop's copy of NumPy's own float32 loop for
+ * name (exp, log, sin, cos) on or off (hop_runtime_math_adopt_numpy; its
+ * errors are raised). */
+static PyObject *
+math_adopt_numpy(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *name;
+    int on;
+    if (!PyArg_ParseTuple(args, "sp:_math_adopt_numpy", &name, &on))
+        return NULL;
+    if (hop_runtime_math_adopt_numpy(name, HOP_F32, on != 0) != HOP_OK)
+        return hop_py_raise();
+    Py_RETURN_NONE;
+}
+
 /* _math_run(name, dtype, out, a, b=None): math function name of the
  * backend in use over buffers of that dtype (C-contiguous, writable out,
  * the same length). */
@@ -96,6 +112,7 @@ done:
 
 static PyMethodDef vector_math_functions[] = {
     {"_math_adopt", math_adopt, METH_VARARGS, NULL},
+    {"_math_adopt_numpy", math_adopt_numpy, METH_VARARGS, NULL},
     {"_math_run", math_run, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };

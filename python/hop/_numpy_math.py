@@ -12,7 +12,14 @@ bit for bit on a probe of its domain (hop_runtime_math_adopt); one that
 differs is left to hop's own.  Nothing is adopted when HOP_MATH is set and
 not empty (HOP_MATH=sleef keeps the widest SLEEF backend), when NumPy does not run
 AVX512_SKX code on this CPU, or when the symbols are absent (other NumPy
-builds).  ADOPTED lists what was.
+builds).
+
+NumPy's float32 exp, log, sin and cos are its own AVX2/AVX512F loops, not
+SVML's and not exported: hop has copies of them (runtime/vmath_numpy.c),
+which `import hop` turns on (hop_runtime_math_adopt_numpy) on CPUs where
+NumPy runs those loops (AVX512F, or AVX2 and FMA3) and keeps where they give
+the ufunc's bits on a probe (special values included).  ADOPTED lists what
+was adopted, both kinds.
 """
 
 import os
@@ -67,37 +74,77 @@ def _symbol(name, dtype):
     return "__svml_%s8" % name if dtype == np.float64 else "__svml_%sf16" % name
 
 
+# NumPy's own float32 loops (hop's copies): the probe's special values, and
+# where each function's uniform draws come from (sin and cos beyond the
+# Cody-Waite range take libm in NumPy: the probe covers both)
+OWN_LOOPS = (("exp", np.exp, ("u", -110.0, 95.0)), ("log", np.log, ("pe", -104.0, 89.0)),
+             ("sin", np.sin, ("pe", -20.0, 40.0)), ("cos", np.cos, ("pe", -20.0, 40.0)))
+OWN_SPECIALS = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, -np.nan, 1e-45, -1e-45,
+                         1e-40, 1.2e-38, 88.72283935546875, -103.97208404541015625, 71476.0625,
+                         71476.07, 117435.992, 117436.0, 3e38, -3e38], np.float32)
+
+
+def _own_loops(features):
+    """Turns hop's copies of NumPy's float32 loops on where NumPy runs them
+    and they give its bits on a probe; returns the pairs kept."""
+    if not (features.get("AVX512F") or (features.get("AVX2") and features.get("FMA3"))):
+        return []
+    rng = np.random.default_rng(20261201)
+    kept = []
+    for name, ufunc, domain in OWN_LOOPS:
+        try:
+            _C._math_adopt_numpy(name, True)
+        except _C.UnsupportedError:
+            return kept  # the scalar backend: NumPy's loops cannot run here
+        x = np.concatenate([OWN_SPECIALS, _probe(domain, np.float32, rng)])
+        if _same_as_numpy(name, ufunc, x, None):
+            kept.append((name, "f32"))
+        else:
+            _C._math_adopt_numpy(name, False)
+    return kept
+
+
+def _svml(umath, rng):
+    """Adopts NumPy's SVML functions that give its bits on a probe; returns
+    the pairs adopted."""
+    library = umath.__file__
+    adopted = []
+    for name, ufunc, dom64, dom32 in FUNCTIONS:
+        for dtype, domain in ((np.float64, dom64), (np.float32, dom32)):
+            dt = "f64" if dtype == np.float64 else "f32"
+            try:
+                if not _C._math_adopt(name, dt, library, _symbol(name, dtype)):
+                    continue
+            except _C.UnsupportedError:
+                return adopted  # not the AVX-512 backend: nothing can be adopted
+            x = _probe(domain, dtype, rng)
+            y = None
+            if name == "pow":
+                y = rng.uniform(-40.0, 40.0, x.size).astype(dtype)
+            elif name == "atan2":
+                y = _probe(domain, dtype, rng)
+            if _same_as_numpy(name, ufunc, x, y):
+                adopted.append((name, dt))
+            else:
+                _C._math_adopt(name, dt, None, None)
+    return adopted
+
+
 def adopt():
     """Adopts what it can; returns the (name, dtype) pairs adopted."""
     global ADOPTED
     umath = np.core._multiarray_umath
-    if os.environ.get("HOP_MATH") or not getattr(
-            umath, "__cpu_features__", {}).get("AVX512_SKX", False):
+    features = getattr(umath, "__cpu_features__", {})
+    if os.environ.get("HOP_MATH"):
         return ADOPTED
-    library = umath.__file__
     adopted = []
-    rng = np.random.default_rng(20261130)
     status = _C._fp_status()
     try:
         with np.errstate(all="ignore"):
-            for name, ufunc, dom64, dom32 in FUNCTIONS:
-                for dtype, domain in ((np.float64, dom64), (np.float32, dom32)):
-                    dt = "f64" if dtype == np.float64 else "f32"
-                    try:
-                        if not _C._math_adopt(name, dt, library, _symbol(name, dtype)):
-                            continue
-                    except _C.UnsupportedError:
-                        return ADOPTED  # not the AVX-512 backend: nothing can be adopted
-                    x = _probe(domain, dtype, rng)
-                    y = None
-                    if name == "pow":
-                        y = rng.uniform(-40.0, 40.0, x.size).astype(dtype)
-                    elif name == "atan2":
-                        y = _probe(domain, dtype, rng)
-                    if _same_as_numpy(name, ufunc, x, y):
-                        adopted.append((name, dt))
-                    else:
-                        _C._math_adopt(name, dt, None, None)
+            if features.get("AVX512_SKX", False):
+                adopted += _svml(umath, np.random.default_rng(20261130))
+            # after SVML's: NumPy's float32 exp, log, sin and cos are not SVML
+            adopted += _own_loops(features)
     finally:
         # the probes' floating-point flags are not the caller's
         _C._fp_clear()

@@ -326,6 +326,91 @@ adopt_replaces_and_restores(void **state)
 #endif
 }
 
+/* hop_runtime_math_adopt_numpy: hop's copies of NumPy 1.24's float32
+ * exp, log, sin and cos loops give NumPy's bits (measured with NumPy 1.24.2
+ * on an AVX2 machine: exp(1) is 0x402df855, the correctly rounded value
+ * 0x402df854) and flags; off, SLEEF's again; bad arguments change nothing. */
+static const uint32_t np_x[] = {0x3f800000, 0xbf800000, 0x41280000, 0xc2b40000, 0x42b10000,
+                                0x0da24260, 0x40400000, 0x47c35000, 0x48435000, 0x00000000,
+                                0x80000000, 0x3f400000, 0x000116c2, 0x42c80000};
+static const uint32_t np_want[4][14] = {
+    {0x402df855, 0x3ebc5ab1, 0x470ddb81, 0x0008ec28, 0x7f4cdcc3, 0x3f800000, 0x41a0af2e, 0x7f800000,
+     0x7f800000, 0x3f800000, 0x3f800000, 0x40077cee, 0x3f800000, 0x7f800000},
+    {0x00000000, 0xffc00000, 0x40167cef, 0xffc00000, 0x408f74c2, 0xc28a27b5, 0x3f8c9f54, 0x413834f1,
+     0x41434c13, 0xff800000, 0xff800000, 0xbe934b11, 0xc2b834f2, 0x40935d8e},
+    {0x3f576aa5, 0xbf576aa5, 0xbf6133be, 0xbf64dcf7, 0x3f029bd0, 0x0da24260, 0x3e1081c3, 0x3d126d55,
+     0xbd92555f, 0x00000000, 0x80000000, 0x3f2e7fe1, 0x000116c2, 0xbf01a12e},
+    {0x3f0a5140, 0x3f0a5140, 0xbef37994, 0xbee569e8, 0x3f5c2d01, 0x3f800000, 0xbf7d7026, 0xbf7fd61c,
+     0x3f7f587e, 0x3f800000, 0x3f800000, 0x3f3b4ff6, 0x3f800000, 0x3f5cc0ee},
+};
+/* NumPy's flags for those inputs: exp overflows (1e5, 2e5, 100) and
+ * underflows (-90); log divides by zero (+-0) and is invalid (-1, -90);
+ * sin and cos underflow (1e-30, 1e-40: the square of the reduced argument) */
+static const int np_flags[4] = {HOP_FP_OVERFLOW | HOP_FP_UNDERFLOW, HOP_FP_DIVIDE | HOP_FP_INVALID,
+                                HOP_FP_UNDERFLOW, HOP_FP_UNDERFLOW};
+
+/* Whether vector arithmetic raises the IEEE flags here: not under
+ * valgrind, which does not model them (then only the flags the loops note
+ * show, a part of NumPy's). */
+static bool
+hardware_flags(void)
+{
+    hop_fp_clear();
+    volatile float a = 1e-30f;
+    volatile float b = a * a;
+    (void)b;
+    bool raised = (hop_fp_status() & HOP_FP_UNDERFLOW) != 0;
+    hop_fp_clear();
+    return raised;
+}
+
+static void
+adopt_numpy_gives_numpys_bits(void **state)
+{
+    (void)state;
+    enum { N = sizeof np_x / sizeof np_x[0] };
+    static const char *names[4] = {"exp", "log", "sin", "cos"};
+    float x[N], r0[N], r1[N], r2[N];
+    memcpy(x, np_x, sizeof x);
+    char before[64];
+    snprintf(before, sizeof before, "%s", hop_runtime_math_backend());
+    assert_int_equal(hop_runtime_math_adopt_numpy("tanh", HOP_F32, true), HOP_INVALID);
+    assert_non_null(strstr(hop_error_message(), "float32 exp, log, sin and cos"));
+    assert_int_equal(hop_runtime_math_adopt_numpy("exp", HOP_F64, true), HOP_INVALID);
+    assert_int_equal(hop_runtime_math_adopt_numpy(NULL, HOP_F32, true), HOP_INVALID);
+    assert_string_equal(hop_runtime_math_backend(), before);
+    const hop__math *base = hop__math_get();
+    if (base != hop__math_sleef_avx2() && base != hop__math_sleef_avx512()) {
+        /* HOP_MATH=scalar, a CPU without AVX2: NumPy runs libm there too */
+        assert_int_equal(hop_runtime_math_adopt_numpy("exp", HOP_F32, true), HOP_UNSUPPORTED);
+        assert_int_equal(hop_runtime_math_adopt_numpy("exp", HOP_F32, false), HOP_OK);
+        assert_string_equal(hop_runtime_math_backend(), before);
+        return;
+    }
+    bool hardware_flags_here = hardware_flags();
+    for (int f = 0; f < 4; f++) {
+        assert_int_equal(hop_runtime_math_run(names[f], HOP_F32, N, r0, x, NULL), HOP_OK);
+        assert_int_equal(hop_runtime_math_adopt_numpy(names[f], HOP_F32, true), HOP_OK);
+        assert_non_null(strstr(hop_runtime_math_backend(), "+adopted"));
+        hop_fp_clear();
+        /* every length: the tail's padding changes no element and no flag */
+        for (int n = 1; n <= N; n++) {
+            memset(r1, 0, sizeof r1);
+            assert_int_equal(hop_runtime_math_run(names[f], HOP_F32, n, r1, x, NULL), HOP_OK);
+            assert_memory_equal(r1, np_want[f], (size_t)n * sizeof(float));
+        }
+        if (hardware_flags_here)
+            assert_int_equal(hop_fp_status(), np_flags[f]);
+        else
+            assert_int_equal(hop_fp_status() & ~np_flags[f], 0);
+        hop_fp_clear();
+        assert_int_equal(hop_runtime_math_adopt_numpy(names[f], HOP_F32, false), HOP_OK);
+        assert_string_equal(hop_runtime_math_backend(), before);
+        assert_int_equal(hop_runtime_math_run(names[f], HOP_F32, N, r2, x, NULL), HOP_OK);
+        assert_memory_equal(r0, r2, sizeof r0);
+    }
+}
+
 int
 main(void)
 {
@@ -334,6 +419,7 @@ main(void)
         cmocka_unit_test(every_backend_within_its_bound),
         cmocka_unit_test(hypot_within_half_an_ulp),
         cmocka_unit_test(adopt_replaces_and_restores),
+        cmocka_unit_test(adopt_numpy_gives_numpys_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

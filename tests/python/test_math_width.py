@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import hop
+from hop import _numpy_math
 
 UNARY = ["exp", "log", "sin", "cos", "tanh", "sigmoid", "sqrt", "sinh", "cosh", "arcsin",
          "arccos", "arcsinh", "arccosh", "arctanh", "cbrt"]
@@ -136,6 +137,8 @@ def test_nan_results_are_x86s_default_nan_or_the_nan_operand(dt):
     pos, neg = np.array(np.nan, dt), -np.array(np.nan, dt)
     for name in ["exp", "log", "sin", "tanh", "sinh", "arcsinh", "cbrt", "sqrt"]:
         for v, want in ((pos, positive), (neg, default)):
+            if dt == np.float32 and (name, "f32") in _numpy_math.ADOPTED and name != "sin":
+                want = positive  # NumPy's own float32 exp/log: any NaN gives NPY_NANF
             r = getattr(hop, name)(hop.asarray(np.full(19, v, dt))).numpy()
             assert set(r.view(u).tolist()) == {want}, (name, hex(want), hex(r.view(u)[0]))
     for name in ["pow", "arctan2", "hypot"]:
