@@ -327,6 +327,21 @@ hop__malloc_small(size_t n)
     return c->cached[k][--c->ncached[k]];
 }
 
+bool
+hop__count_reuse(size_t n)
+{
+    int k = small_class(n);
+    size_t size = k >= 0 ? (size_t)SMALL_MIN << k : n; /* as hop__malloc_small counts it */
+    if (injected_failure()) {
+        hop_error(HOP_NOMEM, "out of memory (allocating %zu bytes)", size);
+        return false;
+    }
+    counters *c = my_counters();
+    bump(c, &c->count, 1);
+    bump_bytes(c, (long long)size);
+    return true;
+}
+
 void
 hop__free_small(void *p, size_t n)
 {

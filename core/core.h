@@ -31,6 +31,12 @@ char *hop__strdup(const char *s);
 #define HOP__SMALL_MAX 8192
 void *hop__malloc_small(size_t n);
 void hop__free_small(void *p, size_t n);
+/* A block that stays allocated but is handed to a new user (a dead tensor's
+ * block recycled as a new result, hop_eager_quick_spare) counts as an
+ * allocation of n bytes (its size class when small: hop_alloc_count, hop_alloc_bytes; hop_alloc_live
+ * unchanged, the block was never freed) that the fault injector can fail:
+ * false then, with HOP_NOMEM set, and the caller frees the block. */
+bool hop__count_reuse(size_t n);
 
 /* Grows a dynamic array *items of *cap elements of size elem so that it holds
  * at least need elements.  HOP_OK or HOP_NOMEM (the array is unchanged). */

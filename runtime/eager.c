@@ -440,34 +440,63 @@ quick_none(int64_t n, void *out, const void *const *in, const int *inc)
 }
 
 /*
- * The quick path's vector functions by op and dtype (hop__vfn_binary's or
- * hop__vfn_unary's; quick_none when there is none) and each op's most
- * elements (1 + the count below HOP__GRAIN at the op's cost, at most 4096;
- * 0: not looked up), each looked up on first use: a table load instead of
- * two calls and a switch.  Relaxed atomics: every thread computes the same
- * constant.
+ * The quick path's table, by arity (0 binary, 1 unary), op and dtype: the
+ * vector function (hop__vfn_binary's or hop__vfn_unary's; quick_none where
+ * the quick path does not apply; NULL: not looked up yet), the most
+ * elements (1 + the count below HOP__GRAIN at the op's cost, at most 4096)
+ * and the element size, each looked up on first use: one entry's load
+ * instead of a switch over the ops, the dtype tests, two calls and a
+ * switch.  fn is stored last (release) and read first (acquire, a plain
+ * load on x86): a thread that sees it sees the rest; every thread computes
+ * the same constants.
  */
-static _Atomic(hop__vfn) quick_fns[HOP_OP_COUNT][HOP_DTYPE_COUNT];
-static _Atomic int32_t quick_max[HOP_OP_COUNT];
+typedef struct quick_entry {
+    _Atomic(hop__vfn) fn;
+    _Atomic int32_t max;
+    _Atomic int32_t esize;
+} quick_entry;
 
-static __attribute__((noinline)) hop__vfn
-quick_fn_lookup(hop_op op, hop_dtype dt, bool unary)
+static quick_entry quick[2][HOP_OP_COUNT][HOP_DTYPE_COUNT];
+
+/* Whether the quick path takes op on dtype dt: arithmetic (add, sub, mul,
+ * maximum, minimum: f32, f64, i32, i64; div: f32, f64) or float_unary on
+ * f32 and f64, whose results have the operands' dtype and sizes
+ * (hop_op_infer says so for these). */
+static bool
+quick_takes(hop_op op, hop_dtype dt, bool unary)
 {
-    hop__vfn fn = unary ? hop__vfn_unary(op, dt) : hop__vfn_binary(op, dt);
-    if (fn == NULL)
-        fn = quick_none;
-    atomic_store_explicit(&quick_fns[op][dt], fn, memory_order_relaxed);
-    return fn;
+    bool fl = dt == HOP_F32 || dt == HOP_F64;
+    if (unary)
+        return fl && float_unary(op);
+    switch (op) {
+    case HOP_OP_add:
+    case HOP_OP_sub:
+    case HOP_OP_mul:
+    case HOP_OP_maximum:
+    case HOP_OP_minimum:
+        return fl || dt == HOP_I32 || dt == HOP_I64;
+    case HOP_OP_div:
+        return fl;
+    default:
+        return false;
+    }
 }
 
-static __attribute__((noinline)) int32_t
-quick_max_lookup(hop_op op)
+static __attribute__((noinline)) hop__vfn
+quick_lookup(quick_entry *e, hop_op op, hop_dtype dt, bool unary)
 {
+    hop__vfn fn = NULL;
+    if (quick_takes(op, dt, unary))
+        fn = unary ? hop__vfn_unary(op, dt) : hop__vfn_binary(op, dt);
+    if (fn == NULL)
+        fn = quick_none;
     int cost = hop_op_get(op)->cost;
     int64_t most = cost > 0 ? (HOP__GRAIN - 1) / cost : 4096;
-    int32_t max = 1 + (int32_t)(most < 4096 ? most : 4096);
-    atomic_store_explicit(&quick_max[op], max, memory_order_relaxed);
-    return max;
+    atomic_store_explicit(&e->max, 1 + (int32_t)(most < 4096 ? most : 4096),
+                          memory_order_relaxed);
+    atomic_store_explicit(&e->esize, (int32_t)hop_dtype_size(dt), memory_order_relaxed);
+    atomic_store_explicit(&e->fn, fn, memory_order_release);
+    return fn;
 }
 
 /*
@@ -475,44 +504,33 @@ quick_max_lookup(hop_op op)
  * dtype and one shape, or a float function of one dense f32 or f64 tensor
  * (np.sin(a)), small enough not to go to the pool - skips shape inference
  * and the engine's setup: its result has the operands' dtype and sizes
- * (hop_op_infer says so for these ops and dtypes), and one call of the
- * vector function computes it, as the engine does for one flat run of
- * operands in the dtype the function reads (elementwise.c's direct run) on
- * one task (less work than a piece worth a thread, HOP__GRAIN).
- * Anything else (or an op without a vector function for the dtype) takes
- * the general path, which also reports every operand error.  b NULL: a
- * unary op on a.  *done false and NULL when it does not apply; else *done
- * and the new tensor, NULL with the error set.
+ * (quick_takes), and one call of the vector function computes it, as the
+ * engine does for one flat run of operands in the dtype the function reads
+ * (elementwise.c's direct run) on one task (less work than a piece worth a
+ * thread, HOP__GRAIN).  Anything else (or an op without a vector function
+ * for the dtype) takes the general path, which also reports every operand
+ * error.  b NULL: a unary op on a.  The result is new, or spare's block
+ * (spare not NULL: hop__tensor_recycle).  *done false and NULL when it does
+ * not apply (spare untouched); else *done and the result, NULL with the
+ * error set.
  */
 static inline __attribute__((always_inline)) hop_tensor *
-eager_dense(hop_op op, const hop_tensor *a, const hop_tensor *b, bool *done)
+eager_dense(hop_op op, const hop_tensor *a, const hop_tensor *b, hop_tensor *spare, bool *done)
 {
     *done = false;
     bool unary = b == NULL;
     if (unary)
         b = a;
     if (a == NULL || a->dtype != b->dtype || a->rank != b->rank || a->rank < 0 ||
-        a->rank > HOP_MAX_RANK)
+        a->rank > HOP_MAX_RANK || (unsigned)op >= HOP_OP_COUNT ||
+        (unsigned)a->dtype >= HOP_DTYPE_COUNT)
         return NULL;
-    if (unary) {
-        if (!float_unary(op) || (a->dtype != HOP_F32 && a->dtype != HOP_F64))
-            return NULL;
-    } else {
-        switch (op) {
-        case HOP_OP_add:
-        case HOP_OP_sub:
-        case HOP_OP_mul:
-        case HOP_OP_maximum:
-        case HOP_OP_minimum:
-        case HOP_OP_div:
-            break;
-        default:
-            return NULL;
-        }
-        if (a->dtype != HOP_F32 && a->dtype != HOP_F64 &&
-            (op == HOP_OP_div || (a->dtype != HOP_I32 && a->dtype != HOP_I64)))
-            return NULL;
-    }
+    quick_entry *e = &quick[unary][op][a->dtype];
+    hop__vfn fn = atomic_load_explicit(&e->fn, memory_order_acquire);
+    if (__builtin_expect(fn == NULL, 0))
+        fn = quick_lookup(e, op, a->dtype, unary);
+    if (fn == quick_none)
+        return NULL;
     /* Non-negative sizes whose product is at most 4096 pass
      * hop__check_shape, so the result is allocated without it; a header
      * the general path would call invalid goes there for its error.  Both
@@ -526,18 +544,16 @@ eager_dense(hop_op op, const hop_tensor *a, const hop_tensor *b, bool *done)
             __builtin_mul_overflow(n, size, &n))
             return NULL;
     }
-    int32_t max = atomic_load_explicit(&quick_max[op], memory_order_relaxed);
-    if (__builtin_expect(max == 0, 0))
-        max = quick_max_lookup(op);
-    if (n >= max)
-        return NULL;
-    hop__vfn fn = atomic_load_explicit(&quick_fns[op][a->dtype], memory_order_relaxed);
-    if (__builtin_expect(fn == NULL, 0))
-        fn = quick_fn_lookup(op, a->dtype, unary);
-    if (fn == quick_none)
+    if (n >= atomic_load_explicit(&e->max, memory_order_relaxed))
         return NULL;
     *done = true;
-    hop_tensor *t = hop__tensor_empty_checked(a->dtype, a->rank, a->sizes, n);
+    hop_tensor *t;
+    if (spare != NULL) {
+        size_t esize = (size_t)atomic_load_explicit(&e->esize, memory_order_relaxed);
+        t = hop__tensor_recycle(spare, a->dtype, a->rank, a->sizes, n, esize);
+    } else {
+        t = hop__tensor_empty_checked(a->dtype, a->rank, a->sizes, n);
+    }
     if (t == NULL)
         return NULL;
     const void *in[2] = {a->data, b->data};
@@ -550,7 +566,16 @@ bool
 hop_eager_quick(hop_op op, const hop_tensor *a, const hop_tensor *b, hop_tensor **out)
 {
     bool done;
-    *out = eager_dense(op, a, b, &done);
+    *out = eager_dense(op, a, b, NULL, &done);
+    return done;
+}
+
+bool
+hop_eager_quick_spare(hop_op op, const hop_tensor *a, const hop_tensor *b, hop_tensor *spare,
+                      hop_tensor **out)
+{
+    bool done;
+    *out = eager_dense(op, a, b, spare, &done);
     return done;
 }
 
@@ -563,7 +588,8 @@ eager_fast(hop_status *st, hop_op op, const hop_rt_arg *args, size_t nargs, hop_
         args[nargs - 1].kind != HOP_OPND_TENSOR || args[nargs - 1].u.tensor == NULL)
         return false;
     bool done;
-    hop_tensor *t = eager_dense(op, args[0].u.tensor, nargs == 1 ? NULL : args[1].u.tensor, &done);
+    hop_tensor *t =
+        eager_dense(op, args[0].u.tensor, nargs == 1 ? NULL : args[1].u.tensor, NULL, &done);
     if (!done)
         return false;
     if (t == NULL) {

@@ -482,6 +482,72 @@ hop_status hop__check_shape(const char *fn, hop_dtype dtype, int rank, const int
 hop_tensor *hop__tensor_empty_checked(hop_dtype dtype, int rank, const int64_t *sizes,
                                       int64_t numel);
 
+/* t's geometry as a new dense tensor of its storage (sizes not in t): the
+ * dims past rank zero, as whole arrays unless t already has this rank
+ * (old_rank; -1: unknown), whose dims past it are zeros already; the
+ * strides contiguous in one walk (an eager op's every result comes here). */
+static inline __attribute__((always_inline)) void
+hop__tensor_set_dense(hop_tensor *t, hop_dtype dtype, int rank, const int64_t *sizes, int old_rank)
+{
+    t->dtype = dtype;
+    if (old_rank != rank) {
+        memset(t->sizes, 0, sizeof t->sizes);
+        memset(t->strides, 0, sizeof t->strides);
+    }
+    t->rank = rank;
+    int64_t stride = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        t->sizes[i] = sizes[i];
+        t->strides[i] = stride;
+        stride *= sizes[i] > 0 ? sizes[i] : 1;
+    }
+    t->offset = 0;
+    t->data = t->storage->data;
+}
+
+/* hop_tensor_recyclable, inline. */
+static inline bool
+hop__tensor_recyclable(const hop_tensor *t)
+{
+    if (t == NULL || t->flags_ != HOP__T_EMBEDDED ||
+        __atomic_load_n(&t->refcount_, __ATOMIC_ACQUIRE) != 1)
+        return false;
+    const hop_storage *s = t->storage;
+    return s->release == NULL && s->small != 0 && s->small <= HOP__SMALL_MAX &&
+           __atomic_load_n(&s->refcount, __ATOMIC_ACQUIRE) == 1;
+}
+
+/* hop__tensor_recycle's other cases: spare released, a new tensor. */
+hop_tensor *hop__tensor_recycle_slow(hop_tensor *spare, hop_dtype dtype, int rank,
+                                     const int64_t *sizes, int64_t numel);
+
+/*
+ * hop__tensor_empty_checked in spare's block (esize: dtype's element size)
+ * when spare is recyclable (hop__tensor_recyclable) and its block holds
+ * numel elements: spare itself, its geometry rewritten, counted as an
+ * allocation (hop__count_reuse); else spare is released and a new tensor
+ * made.  The caller hands over its reference to spare.  NULL with
+ * HOP_NOMEM (spare released).
+ */
+static inline __attribute__((always_inline)) hop_tensor *
+hop__tensor_recycle(hop_tensor *spare, hop_dtype dtype, int rank, const int64_t *sizes,
+                    int64_t numel, size_t esize)
+{
+    if (!hop__tensor_recyclable(spare))
+        return hop__tensor_recycle_slow(spare, dtype, rank, sizes, numel);
+    hop_storage *s = spare->storage;
+    size_t nbytes = (size_t)numel * esize;
+    if (nbytes > s->small - (size_t)((char *)s->data - (char *)s->block))
+        return hop__tensor_recycle_slow(spare, dtype, rank, sizes, numel);
+    if (!hop__count_reuse(s->small)) {
+        hop_tensor_release(spare);
+        return NULL;
+    }
+    s->nbytes = nbytes;
+    hop__tensor_set_dense(spare, dtype, rank, sizes, spare->rank);
+    return spare;
+}
+
 /* ------------------------------------------------------------- FP status */
 
 /* A kernel's report of an exception no IEEE operation raised (HOP_FP_*: an

@@ -215,24 +215,25 @@ hop__tensor_empty_checked(hop_dtype dtype, int rank, const int64_t *sizes, int64
     hop_tensor *t = (hop_tensor *)(block + sizeof(hop_storage));
     *s = (hop_storage){
         .refcount = 1, .data = (void *)p, .nbytes = nbytes, .block = block, .small = size};
-    /* embedded()'s header with set_geometry's contiguous strides, in one
-     * walk (an eager op's every result comes here) */
     t->storage = s;
     t->refcount_ = 1;
     t->flags_ = HOP__T_EMBEDDED;
-    t->dtype = dtype;
-    t->rank = rank;
-    memset(t->sizes, 0, sizeof t->sizes);
-    memset(t->strides, 0, sizeof t->strides);
-    int64_t stride = 1;
-    for (int i = rank - 1; i >= 0; i--) {
-        t->sizes[i] = sizes[i];
-        t->strides[i] = stride;
-        stride *= sizes[i] > 0 ? sizes[i] : 1;
-    }
-    t->offset = 0;
-    t->data = (void *)p;
+    hop__tensor_set_dense(t, dtype, rank, sizes, -1);
     return t;
+}
+
+bool
+hop_tensor_recyclable(const hop_tensor *t)
+{
+    return hop__tensor_recyclable(t);
+}
+
+hop_tensor *
+hop__tensor_recycle_slow(hop_tensor *spare, hop_dtype dtype, int rank, const int64_t *sizes,
+                         int64_t numel)
+{
+    hop_tensor_release(spare);
+    return hop__tensor_empty_checked(dtype, rank, sizes, numel);
 }
 
 hop_tensor *

@@ -134,6 +134,12 @@ hop_tensor *hop_tensor_retain(hop_tensor *t);
 void hop_tensor_release(hop_tensor *t);
 /* The tensor's reference count (for tests and debugging). */
 long hop_tensor_refcount(const hop_tensor *t);
+/* True when t can be recycled as a new result (hop_eager_quick_spare): the
+ * caller holds its only reference, no view shares its storage, and it was
+ * made in one small block (hop_tensor_empty and the ops' results up to 8
+ * KiB, not hop_tensor_wrap or a view).  Thread-safe for the holder of that
+ * reference; false for NULL. */
+bool hop_tensor_recyclable(const hop_tensor *t);
 
 /* Number of elements (1 for rank 0). */
 int64_t hop_tensor_numel(const hop_tensor *t);
@@ -268,6 +274,20 @@ hop_tensor *hop_eager_tensor(hop_op op, const hop_rt_arg *args, size_t nargs);
  * calls first: no operand array, no result union, no inference.)
  */
 bool hop_eager_quick(hop_op op, const hop_tensor *a, const hop_tensor *b, hop_tensor **out);
+/*
+ * hop_eager_quick that may compute into a dead tensor's memory: spare (NULL:
+ * none; neither a nor b) is a tensor whose last reference the caller hands
+ * over when the call applies.  Then (true) *out is spare itself, its geometry rewritten,
+ * when spare is recyclable (hop_tensor_recyclable) and its block holds the
+ * result, else a new tensor (spare released); NULL on error (HOP_NOMEM,
+ * spare released).  A reuse counts as an allocation (hop_alloc_count,
+ * hop_alloc_bytes; the fault injector can fail it) but not in
+ * hop_alloc_live, which counted spare's block all along.  When it does not
+ * apply (false, *out NULL) spare is untouched and still the caller's.  For a
+ * front end that keeps its dead results' tensors (hop.Tensor's `a + b`).
+ */
+bool hop_eager_quick_spare(hop_op op, const hop_tensor *a, const hop_tensor *b, hop_tensor *spare,
+                           hop_tensor **out);
 
 /*
  * Runs op into out, which must have exactly the inferred dtype and sizes

@@ -1268,12 +1268,14 @@ f_pool_counts(PyObject *mod, PyObject *unused)
 static PyObject *
 f_alloc_live(PyObject *mod, PyObject *unused)
 {
+    hop_py__warm_drop(); /* dead Tensors' blocks kept for reuse: free them */
     return PyLong_FromLong(hop_alloc_live());
 }
 
 static PyObject *
 f_alloc_thread_live(PyObject *mod, PyObject *unused)
 {
+    hop_py__warm_drop(); /* as _alloc_live: kept blocks are not live */
     return PyLong_FromLong(hop_alloc_thread_live());
 }
 
@@ -1401,10 +1403,12 @@ PyMethodDef hop_py__create_functions[] = {
      "kind ran faster so ('whole'), and the pieces of split jobs the caller and the workers "
      "ran ('caller_pieces', 'worker_pieces')."},
     {"_alloc_live", (PyCFunction)f_alloc_live, METH_NOARGS,
-     "Blocks the C library has allocated and not freed (for leak tests)."},
+     "Blocks the C library has allocated and not freed (for leak tests); first frees the "
+     "blocks of dead Tensors kept for the next small result."},
     {"_alloc_thread_live", (PyCFunction)f_alloc_thread_live, METH_NOARGS,
      "The calling thread's allocations of the C library less its frees (for leak tests of "
-     "one call on this thread, which other threads' frees must not disturb)."},
+     "one call on this thread, which other threads' frees must not disturb); first frees "
+     "the kept blocks, as _alloc_live."},
     {"_alloc_count", (PyCFunction)f_alloc_count, METH_NOARGS,
      "Allocations the C library has made since start (for per-run allocation tests)."},
     {"_alloc_bytes", (PyCFunction)f_alloc_bytes, METH_NOARGS,

@@ -159,6 +159,14 @@ concrete_conversion(TensorObject *self, const char *what)
 static TensorObject *freelist[FREELIST_MAX];
 static int nfree;
 
+/* Beside them, the last few whose runtime tensor can hold a new result
+ * (hop_tensor_recyclable: its only reference, one small block, no view):
+ * `a + b` then computes into the block of the last result that died, and
+ * takes neither an object nor a block from a free list (tensor_dispatch.c
+ * run_concrete).  At most HOP_PY_WARM_MAX blocks of 8 KiB are kept. */
+TensorObject *hop_py__warm[HOP_PY_WARM_MAX];
+int hop_py__nwarm;
+
 /* A new Tensor object with every field empty, from the free list when it
  * can: the one place a Tensor, concrete or proxy, is made.  NULL with
  * MemoryError. */
@@ -207,11 +215,38 @@ hop_py_proxy_new(PyObject *owner, hop_node *node)
     return (PyObject *)o;
 }
 
+void
+hop_py__tensor_free(TensorObject *o)
+{
+    if (nfree < FREELIST_MAX)
+        freelist[nfree++] = o;
+    else
+        PyObject_Free(o);
+}
+
+void
+hop_py__warm_drop(void)
+{
+    while (hop_py__nwarm > 0) {
+        TensorObject *o = hop_py__warm[--hop_py__nwarm];
+        hop_tensor_release(o->t);
+        o->t = NULL;
+        hop_py__tensor_free(o);
+    }
+}
+
 static void
 tensor_dealloc(TensorObject *self)
 {
-    if (self->weakreflist != NULL)
+    if (self->weakreflist != NULL) {
         PyObject_ClearWeakRefs((PyObject *)self);
+        self->weakreflist = NULL;
+    }
+    if (hop_py__nwarm < HOP_PY_WARM_MAX && self->owner == NULL && self->base == NULL &&
+        self->viewof == NULL && hop_tensor_recyclable(self->t)) {
+        hop_py__warm[hop_py__nwarm++] = self;
+        return;
+    }
     hop_tensor_release(self->t);
     self->t = NULL;
     Py_CLEAR(self->owner);
@@ -219,10 +254,7 @@ tensor_dealloc(TensorObject *self)
     if (self->viewof != NULL)
         HOP_PY_TENSOR(self->viewof)->nviews--;
     Py_CLEAR(self->viewof);
-    if (nfree < FREELIST_MAX)
-        freelist[nfree++] = self;
-    else
-        PyObject_Free(self);
+    hop_py__tensor_free(self);
 }
 
 /* ------------------------------------------------------ number protocol */

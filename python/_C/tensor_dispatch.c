@@ -9,9 +9,10 @@
  * order (hop/ops.h), built on the stack: concrete operands run at once
  * through hop_eager, a proxy or a SymInt among them sends the call to the
  * tracer (trace.c).  The binary operators of two concrete tensors skip even
- * that and call hop_eager directly: `a + b` is one type check per operand,
- * one test that no thread traces, one hop_eager and one object taken from a
- * free list.  While a thread traces, a two-value op on a proxy and another
+ * that and call hop_eager_quick directly: `a + b` is one type check per
+ * operand, one test that no thread traces and one hop_eager_quick_spare
+ * into the object and block of the last result that died (tensor.c's
+ * hop_py__warm), or a new block and an object from a free list.  While a thread traces, a two-value op on a proxy and another
  * or a Python number, and a one-tensor op on a proxy, are recorded by
  * trace_op.c without the conversions to hop_py_opnd and back.
  *
@@ -100,17 +101,38 @@ run_eager(hop_op op, const hop_rt_arg *args, size_t nargs)
     return PyLong_FromLongLong(out.i);
 }
 
+/* run_eager on tensors a and b (b NULL: on a alone); apart, so that
+ * run_concrete's quick path sets up none of its frame. */
+static __attribute__((noinline)) PyObject *
+run_pair(hop_op op, hop_tensor *a, hop_tensor *b)
+{
+    hop_rt_arg args[2] = {hop_rt_tensor(a), hop_rt_tensor(b)};
+    return run_eager(op, args, b != NULL ? 2 : 1);
+}
+
 /* op on concrete tensors a and b (b NULL: on a alone) outside a trace:
  * hop_eager_quick (small, dense, one dtype and shape: never worth
- * releasing the GIL), else run_eager. */
+ * releasing the GIL), into the last dead result (hop_py__warm) when there
+ * is one, else run_eager. */
 static inline PyObject *
 run_concrete(hop_op op, hop_tensor *a, hop_tensor *b)
 {
     hop_tensor *t;
-    if (hop_eager_quick(op, a, b, &t))
+    if (hop_py__nwarm > 0) {
+        /* the last dead result's object and block, when the op takes it */
+        TensorObject *o = hop_py__warm[hop_py__nwarm - 1];
+        if (hop_eager_quick_spare(op, a, b, o->t, &t)) {
+            hop_py__nwarm--;
+            o->t = t;
+            if (t != NULL)
+                return hop_py__warm_revive(o);
+            hop_py__tensor_free(o);
+            return eager_failed(op, hop_error_code());
+        }
+    } else if (hop_eager_quick(op, a, b, &t)) {
         return t != NULL ? hop_py_tensor_new(t) : eager_failed(op, hop_error_code());
-    hop_rt_arg args[2] = {hop_rt_tensor(a), hop_rt_tensor(b)};
-    return run_eager(op, args, b != NULL ? 2 : 1);
+    }
+    return run_pair(op, a, b);
 }
 
 /* The runtime operand of a concrete Python operand (lists excluded). */

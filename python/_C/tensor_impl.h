@@ -107,6 +107,23 @@ double hop_py__element_double(const void *p, hop_dtype d);
 int hop_py__tensor_rank(TensorObject *o);
 /* Whether this thread has a bool() hook set (_C._set_bool_hook). */
 int hop_py__bool_hook_set(void);
+/* Dead Tensors that keep their runtime tensor (hop_tensor_recyclable) for
+ * a next result to be computed into (hop_eager_quick_spare): the newest
+ * last.  Only touched with the GIL held.  Their blocks still count in
+ * hop_alloc_live: hop_py__warm_drop releases them (_C._alloc_live does). */
+#define HOP_PY_WARM_MAX 8
+extern TensorObject *hop_py__warm[HOP_PY_WARM_MAX];
+extern int hop_py__nwarm;
+void hop_py__warm_drop(void);
+/* A Tensor object of hop_py__warm taken back (o->t its runtime tensor) as
+ * a new reference. */
+static inline PyObject *
+hop_py__warm_revive(TensorObject *o)
+{
+    return PyObject_Init((PyObject *)o, &hop_py_TensorType);
+}
+/* Frees a Tensor object whose fields are all empty (a dead one). */
+void hop_py__tensor_free(TensorObject *o);
 
 /* -------------------------------------------------- tensor_dispatch.c */
 

@@ -191,6 +191,92 @@ test_eager_quick_gives_hop_eagers_result_or_declines(void **state)
         hop_tensor_release(ts[k]);
 }
 
+/* hop_eager_quick_spare: the result in spare's block when spare is
+ * recyclable and the block holds it (spare itself, its geometry rewritten,
+ * counted as an allocation, hop_alloc_live unchanged); else spare released
+ * (a view's base, a second reference, wrapped memory: never written) and a
+ * new result; spare untouched and still the caller's where the quick path
+ * declines; a failed reuse releases it. */
+static void
+test_eager_quick_spare_reuses_a_recyclable_tensor_or_releases_it(void **state)
+{
+    (void)state;
+    double v[12];
+    for (int i = 0; i < 12; i++)
+        v[i] = i * 1.25 - 6;
+    hop_tensor *a = make(HOP_F32, 2, SIZES(3, 4), v), *d = make(HOP_F64, 1, SIZES(12), v), *t;
+    hop_rt_arg aa[] = {TA(a), TA(a)}, dd[] = {TA(d), TA(d)};
+    hop_tensor *want = run_op(HOP_OP_add, aa, 2), *want_d = run_op(HOP_OP_add, dd, 2);
+    /* a dead f64[2, 6] (96 bytes) holds the f32[3, 4] sum */
+    hop_tensor *spare = hop_tensor_empty(HOP_F64, 2, SIZES(2, 6));
+    assert_true(hop_tensor_recyclable(spare));
+    long live = hop_alloc_live(), count = hop_alloc_count();
+    assert_true(hop_eager_quick_spare(HOP_OP_add, a, a, spare, &t));
+    assert_ptr_equal(t, spare);
+    check_meta(t, HOP_F32, 2, SIZES(3, 4));
+    assert_true(t->strides[0] == 4 && t->strides[1] == 1 && t->offset == 0);
+    assert_true(t->storage->nbytes == 48 && t->data == t->storage->data);
+    assert_memory_equal(t->data, want->data, 48);
+    assert_int_equal(hop_alloc_live(), live);
+    assert_int_equal(hop_alloc_count(), count + 1);
+    /* and again at another rank (the dims past it zero) */
+    assert_true(hop_eager_quick_spare(HOP_OP_add, d, d, t, &t));
+    check_meta(t, HOP_F64, 1, SIZES(12));
+    assert_true(t->sizes[1] == 0 && t->strides[1] == 0 && t->storage->nbytes == 96);
+    assert_memory_equal(t->data, want_d->data, 96);
+    /* declined (pow): spare untouched, still the caller's */
+    hop_tensor *u;
+    assert_false(hop_eager_quick_spare(HOP_OP_pow, a, a, t, &u));
+    assert_null(u);
+    assert_int_equal(hop_tensor_refcount(t), 1);
+    /* too small a block: released, a new result (maybe in the same block,
+     * back from the thread's cache) */
+    live = hop_alloc_live();
+    hop_tensor *tiny = hop_tensor_empty(HOP_F32, 1, SIZES(1));
+    assert_true(hop_eager_quick_spare(HOP_OP_add, d, d, tiny, &u));
+    assert_int_equal(hop_alloc_live(), live + 1);
+    check_meta(u, HOP_F64, 1, SIZES(12));
+    assert_memory_equal(u->data, want_d->data, 96);
+    hop_tensor_release(u);
+    /* not recyclable: released, never written */
+    hop_tensor *base = hop_tensor_zeros(HOP_F32, 1, SIZES(12));
+    hop_tensor *view = hop_tensor_view(base, 1, SIZES(12), SIZES(1), 0);
+    hop_tensor *twice = hop_tensor_retain(hop_tensor_zeros(HOP_F32, 1, SIZES(12)));
+    static float ext[12];
+    hop_tensor *wrapped = hop_tensor_wrap(HOP_F32, 1, SIZES(12), NULL, ext, sizeof ext, NULL, NULL);
+    hop_tensor *big = hop_tensor_zeros(HOP_F32, 1, SIZES(4096)); /* 16 KiB: not a small block */
+    hop_tensor *nots[] = {base, twice, wrapped, big};
+    for (size_t k = 0; k < N_(nots); k++) {
+        assert_false(hop_tensor_recyclable(nots[k]));
+        hop_tensor *keep = hop_tensor_retain(nots[k]);
+        if (nots[k] == twice)
+            hop_tensor_release(keep); /* (the second reference is the one handed over) */
+        assert_true(hop_eager_quick_spare(HOP_OP_add, a, a, nots[k], &u));
+        assert_ptr_not_equal(u, nots[k]);
+        assert_memory_equal(u->data, want->data, 48);
+        hop_tensor_release(u);
+        assert_int_equal(hop_tensor_refcount(nots[k]), 1);
+        assert_true(((float *)nots[k]->data)[11] == 0.0f && nots[k]->sizes[0] != 3);
+        if (nots[k] != twice)
+            hop_tensor_release(keep);
+    }
+    assert_true(((float *)view->data)[0] == 0.0f);
+    hop_tensor_release(view);
+    hop_tensor_release(twice);
+    assert_false(hop_tensor_recyclable(NULL));
+    /* a failed reuse: taken, NULL, HOP_NOMEM, spare freed */
+    live = hop_alloc_live();
+    hop_alloc_fail_at(1);
+    assert_true(hop_eager_quick_spare(HOP_OP_mul, a, a, t, &u));
+    hop_alloc_fail_at(0);
+    assert_null(u);
+    assert_int_equal(hop_error_code(), HOP_NOMEM);
+    assert_int_equal(hop_alloc_live(), live - 1);
+    hop_tensor *ts[] = {a, d, want, want_d};
+    for (size_t k = 0; k < N_(ts); k++)
+        hop_tensor_release(ts[k]);
+}
+
 static void
 test_new_tensor_is_contiguous_aligned_and_owned_once(void **state)
 {
@@ -1537,6 +1623,7 @@ main(void)
         cmocka_unit_test(test_eager_arithmetic_shortcut_matches_the_general_path),
         cmocka_unit_test(test_eager_unary_shortcut_matches_the_general_path),
         cmocka_unit_test(test_eager_quick_gives_hop_eagers_result_or_declines),
+        cmocka_unit_test(test_eager_quick_spare_reuses_a_recyclable_tensor_or_releases_it),
         cmocka_unit_test(test_new_tensor_is_contiguous_aligned_and_owned_once),
         cmocka_unit_test(test_zeros_from_data_and_zero_dim_tensors),
         cmocka_unit_test(test_tensor_creation_rejects_bad_shapes),

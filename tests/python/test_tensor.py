@@ -1066,6 +1066,114 @@ def test_dropping_tensors_frees_their_c_memory(heap_frozen):
     assert _c_live() == live
 
 
+# A small op's result is computed into the object and block of the last
+# small result that died (tensor.c's hop_py__warm): never into a live one.
+
+def _f32(v):
+    return hop.asarray(np.asarray(v, dtype=np.float32))
+
+
+def test_a_small_result_reuses_only_a_dead_results_block():
+    an = np.arange(16, dtype=np.float32) - 5
+    bn = np.linspace(0.5, 3, 16, dtype=np.float32)
+    a, b = _f32(an), _f32(bn)
+    d = hop.asarray(an.astype(np.float64))
+    kept = a + b
+    exported = np.asarray(a - b)  # the buffer keeps its Tensor alive
+    view = (a * b)[3:7]  # the view keeps the storage
+    listed = (-a).numpy()
+    for _ in range(50):
+        r = a + b
+        del r
+        a * b
+        a / b
+        m = a.reshape(4, 4) - b.reshape(4, 4)  # another rank into a dead block
+        check(m, (an - bn).reshape(4, 4), hop.float32)
+        check(d + d, an.astype(np.float64) * 2, hop.float64)  # 128 bytes, f64
+        check(a + b, an + bn, hop.float32)
+    check(kept, an + bn, hop.float32)
+    np.testing.assert_array_equal(exported, an - bn)
+    check(view, (an * bn)[3:7], hop.float32)
+    np.testing.assert_array_equal(listed, -an)
+
+
+def test_a_weakref_to_a_dead_result_stays_dead_when_its_object_is_reused():
+    a = _f32(np.ones(16))
+    r = a + a
+    w = weakref.ref(r)
+    del r
+    assert w() is None
+    s = a + a
+    assert w() is None and s is not None
+    check(s, np.full(16, 2.0), hop.float32)
+
+
+def test_a_dead_small_results_block_is_not_counted_live(heap_frozen):
+    a = _f32(np.ones(16))
+    live = _c_live()
+    r = a + a
+    assert hop._C._alloc_live() == live + 1
+    del r
+    assert hop._C._alloc_live() == live
+    for _ in range(20):
+        a + a
+        -a
+    assert _c_live() == live
+
+
+def test_a_failed_allocation_fails_a_small_op_though_a_dead_result_waits(heap_frozen):
+    a = _f32(np.arange(16))
+    r = a + a
+    del r  # its object and block wait for the next small result
+    _C = hop._C
+    _C._alloc_fail_at(1)
+    try:
+        with pytest.raises(MemoryError) as e:
+            a * a
+    finally:
+        _C._alloc_fail_at(0)
+    assert str(e.value) == "mul: out of memory (allocating 512 bytes)"
+    check(a * a, np.arange(16.0) ** 2, hop.float32)
+    live = _c_live()
+    _C._alloc_fail_at(1)
+    try:
+        for op in (lambda: a + a, lambda: a - a):
+            with pytest.raises(MemoryError):
+                op()
+            _C._alloc_fail_at(1)
+    finally:
+        _C._alloc_fail_at(0)
+    assert _c_live() == live
+
+
+def test_threads_doing_small_ops_each_get_their_own_results():
+    import threading
+
+    errors = []
+
+    def run(k):
+        x = _f32(np.full(16, float(k)))
+        y = _f32(np.arange(16))
+        want = np.full(16, float(k)) + np.arange(16)
+        try:
+            for _ in range(300):
+                r = x + y
+                s = x * 2.0
+                if not np.array_equal(np.asarray(r), want):
+                    errors.append((k, np.asarray(r).tolist()))
+                if not np.array_equal(np.asarray(s), np.full(16, 2.0 * k)):
+                    errors.append((k, np.asarray(s).tolist()))
+        finally:
+            hop._C._runtime_cleanup()
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == []
+
+
 def test_large_ops_release_the_gil_and_give_the_right_values():
     import threading
 
