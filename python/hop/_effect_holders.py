@@ -232,8 +232,13 @@ class _Holders:
     def mutator_callbacks(self):
         """A method that changes the caller's state (`G.append`, a partial
         holding one) passed to a call, which may call it (`map(G.append,
-        xs)`, `sorted(xs, key=G.append)`, `weakref.finalize(o, G.append)`)."""
-        f, frame = self.f, self.frame
+        xs)`, `sorted(xs, key=G.append)`, `weakref.finalize(o, G.append)`).
+        A callee that is the user's own function is analysed with what it
+        is given (`_LAYERS[k](self, ...)`): what it calls is seen there."""
+        f, frame, callee = self.f, self.frame, self.site.callee
+        if callee.code is not None or (callee.method is None and _user_functions(
+                f.candidates(frame, callee.src))):
+            return
         for v in list(self.site.args) + list(self.site.kwargs):
             if v.code is not None or not f.is_pre(frame, v.prov | v.reach):
                 continue
@@ -300,6 +305,13 @@ def death_callback(c, nargs):
 _ARG_CHANGERS = frozenset([setattr, delattr, operator.setitem, operator.delitem,
                            operator.iadd, operator.iconcat, operator.isub, operator.imul,
                            operator.ior, operator.iand, operator.ixor])
+
+
+def _user_functions(vals):
+    """Whether vals (a callee's candidates) are all Python functions of the
+    user's, which the effect finder follows."""
+    return bool(vals) and all(isinstance(v, types.FunctionType) and _is_user(_module_name(v))
+                              for v in vals)
 
 
 def _stateful(x, depth=0):

@@ -22,6 +22,7 @@ eagerly, explain() says why) when that code changed it."""
 
 import warnings
 
+import numpy as np
 import pytest
 
 import hop
@@ -230,3 +231,38 @@ def test_a_native_change_is_put_back_before_the_eager_call():
         cf = hop.compile(ns["f"])
         cf(hop.tensor([1.0]))
     assert ns["G"] == [1, 1]
+
+
+def test_a_callable_object_passed_to_the_users_own_function_from_a_table_compiles_whole():
+    # the user's function is analysed with what it is given: passing a
+    # callable object of the user's to it (fuzz_transforms' `_LAYERS[k](self,
+    # ...)`) is no library call that may call it (the holder rule refused
+    # it under fullgraph=True)
+    ns = program('''
+import hop
+
+def _double(p, x):
+    return p.scale(x) * 2.0
+
+TABLE = {"double": _double}
+
+class P:
+    def __init__(self):
+        self.k = 1.0
+
+    def __call__(self, x):
+        return TABLE["double"](self, x)
+
+    def scale(self, x):
+        return x + self.k
+
+PP = P()
+
+def f(x):
+    return PP(x)
+''', name="table_call")
+    cf = hop.compile(ns["PP"], fullgraph=True)
+    for n in (1, 2, 3):
+        x = hop.ones(n)
+        np.testing.assert_array_equal(np.asarray(cf(x)), np.asarray(ns["PP"](x)))
+    assert cf.eager_calls == 0
