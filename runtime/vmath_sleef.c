@@ -80,9 +80,11 @@ typedef __m256d vd;
  * itself (the first one of two); a NaN made from numbers (log(-1),
  * sin(inf), pow(-1, 0.5)) is the default NaN (negative, no payload).
  * SLEEF's functions return all-ones, positive or payload NaNs instead,
- * which also differ between its widths.  A vector with no NaN result
- * costs one compare.  exp, sigmoid and sqrt need none: their only NaN is
- * a NaN operand, which they return as x86 does. */
+ * which also differ between its widths.  A NaN made from numbers is an
+ * invalid operation, noted as one (hop__fp_note), as NumPy's libm raises
+ * it: SLEEF's sin(inf) raised nothing.  A vector with no NaN result costs
+ * one compare.  exp, sigmoid and sqrt need none: their only NaN is a NaN
+ * operand, which they return as x86 does. */
 #ifdef HOP_SLEEF_AVX512
 #define NANF(v) _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q)
 #define NAND(v) _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q)
@@ -104,6 +106,9 @@ canon2f(vf x, vf y, vf r)
 {
     if (!ANY_NANF(r))
         return r; /* the common case: one compare */
+    vf zero = SET1F(0);
+    if (ANY_NANF(PICKF(NANF(x), PICKF(NANF(y), r, zero), zero)))
+        hop__fp_note(HOP_FP_INVALID); /* a NaN made from numbers */
     vf nan = PICKF(NANF(x), PICKF(NANF(y), SET1F(-NAN), ADDF(y, y)), ADDF(x, x));
     return PICKF(NANF(r), r, nan);
 }
@@ -113,6 +118,9 @@ canon2d(vd x, vd y, vd r)
 {
     if (!ANY_NAND(r))
         return r; /* the common case: one compare */
+    vd zero = SET1D(0);
+    if (ANY_NAND(PICKD(NAND(x), PICKD(NAND(y), r, zero), zero)))
+        hop__fp_note(HOP_FP_INVALID); /* a NaN made from numbers */
     vd nan = PICKD(NAND(x), PICKD(NAND(y), SET1D(-NAN), ADDD(y, y)), ADDD(x, x));
     return PICKD(NAND(r), r, nan);
 }
