@@ -238,15 +238,28 @@ cexpm1_c128(c128 z)
     return CMPLX(expm1(a) * cos(b) - 2 * s * s, exp(a) * sin(b));
 }
 
-/* NumPy 1.24's complex absolute: its SIMD loop (simd_cabsolute of
- * loops_arithm_fp, which x86-64 with FMA takes for every stride NumPy's
- * loop is given), not npy_hypot: the larger part times sqrt(r * r + 1), r
- * the smaller over the larger, with one fused multiply-add; an infinite
- * part gives inf, else a nan part nan.  glibc's cabs (hypot, correctly
- * rounded) differs from it in the last bit (|3.3 + 0.001j|). */
-#define CABS(T, R, sfx, CREAL, CIMAG, FABS, FMA, SQRT)                                             \
+/* NumPy 1.24's complex absolute.  On a CPU with AVX512F its SIMD loop
+ * (simd_cabsolute of loops_arithm_fp, for every stride NumPy's loop is
+ * given): the larger part times sqrt(r * r + 1), r the smaller over the
+ * larger, with one fused multiply-add; an infinite part gives inf, else a
+ * nan part nan.  Elsewhere (AVX2 and FMA3 alone: an AMD EPYC) npy_hypot,
+ * glibc's hypot, which differs from the loop in the last bit (|3.3 +
+ * 0.001j|) and is what NumPy gives there. */
+static bool
+cabs_by_loop(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_cpu_supports("avx512f");
+#else
+    return false;
+#endif
+}
+
+#define CABS(T, R, sfx, CREAL, CIMAG, FABS, FMA, SQRT, HYPOT)                                      \
     static R cabs_##sfx(T z)                                                                       \
     {                                                                                              \
+        if (!cabs_by_loop())                                                                       \
+            return HYPOT(CREAL(z), CIMAG(z));                                                      \
         R re = FABS(CREAL(z)), im = FABS(CIMAG(z));                                                \
         if (isinf(re) || isinf(im))                                                                \
             return (R)INFINITY;                                                                    \
@@ -258,8 +271,8 @@ cexpm1_c128(c128 z)
         R r = small / big;                                                                         \
         return SQRT(FMA(r, r, (R)1)) * big;                                                        \
     }
-CABS(c64, float, c64, crealf, cimagf, fabsf, fmaf, sqrtf)
-CABS(c128, double, c128, creal, cimag, fabs, fma, sqrt)
+CABS(c64, float, c64, crealf, cimagf, fabsf, fmaf, sqrtf, hypotf)
+CABS(c128, double, c128, creal, cimag, fabs, fma, sqrt, hypot)
 
 #define F32FN(fn) fn##f
 #define F64FN(fn) fn
