@@ -15,6 +15,7 @@
  */
 #include "runtime/runtime.h"
 
+#include <float.h>
 #include <immintrin.h>
 #include <math.h>
 #include <sleef.h>
@@ -230,8 +231,55 @@ UNARY_F64(sqrt, SQRTD(x))
             memcpy(out + i, x, (size_t)(n - i) * sizeof(double));                                  \
         }                                                                                          \
     }
-BINARY_F32(pow, SF(pow, u10))
-BINARY_F64(pow, SD(pow, u10))
+/* pow(±0, y < 0) is a division by zero, noted as NumPy's libm pow raises
+ * it (SLEEF's raised nothing); an infinite result is rare, so the lanes
+ * are looked at only then. */
+static void
+pow_zero_notef(vf x, vf y)
+{
+    float a[NF], b[NF];
+    STF(a, x);
+    STF(b, y);
+    for (int k = 0; k < NF; k++)
+        if (a[k] == 0 && b[k] < 0) {
+            hop__fp_note(HOP_FP_DIVIDE);
+            return;
+        }
+}
+
+static void
+pow_zero_noted(vd x, vd y)
+{
+    double a[ND], b[ND];
+    STD(a, x);
+    STD(b, y);
+    for (int k = 0; k < ND; k++)
+        if (a[k] == 0 && b[k] < 0) {
+            hop__fp_note(HOP_FP_DIVIDE);
+            return;
+        }
+}
+
+static inline vf
+powf_noted(vf x, vf y)
+{
+    vf r = SF(pow, u10)(x, y);
+    if (ANY_ABOVE_F(r, FLT_MAX))
+        pow_zero_notef(x, y);
+    return r;
+}
+
+static inline vd
+powd_noted(vd x, vd y)
+{
+    vd r = SD(pow, u10)(x, y);
+    if (ANY_ABOVE_D(r, DBL_MAX))
+        pow_zero_noted(x, y);
+    return r;
+}
+
+BINARY_F32(pow, powf_noted)
+BINARY_F64(pow, powd_noted)
 
 /*
  * The further functions.  SLEEF documents a domain for some (sinh and cosh
