@@ -930,10 +930,31 @@ UNARY_FN(copy_b, hop__bool, hop__bool, x != 0)
     [HOP_F64] = name##_8, [HOP_C64] = name##_8, [HOP_C128] = name##_16, [HOP_U16] = name##_2,      \
     [HOP_U32] = name##_4
 
+/* float16 arcsin and arcsinh: NumPy 1.24's float16 loops are glibc's
+ * asinf/asinhf rounded on a CPU without AVX512F (an AMD EPYC), where the
+ * backend's float32 functions rounded differ at a few inputs; on one with
+ * AVX512F they are SVML's, which the backend's rounded agree with. */
+UNARY_FN(asin_libm_f32, float, float, asinf(x))
+UNARY_FN(asinh_libm_f32, float, float, asinhf(x))
+
+static bool
+f16_asin_by_libm(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return !__builtin_cpu_supports("avx512f");
+#else
+    return true;
+#endif
+}
+
 hop__vfn
 hop__vfn_unary_f16(hop_op op)
 {
     switch (op) {
+    case HOP_OP_arcsin:
+        return f16_asin_by_libm() ? asin_libm_f32 : hop__vfn_unary(op, HOP_F32);
+    case HOP_OP_arcsinh:
+        return f16_asin_by_libm() ? asinh_libm_f32 : hop__vfn_unary(op, HOP_F32);
     case HOP_OP_exp:
         return exp_base_f32;
     case HOP_OP_log:
