@@ -488,30 +488,6 @@ effects_takes(const EffectsCallObject *self, PyObject *args)
     return self->names != NULL ? hop_py__names_hold(self->names) : 1;
 }
 
-/* Whether the arguments a repeat self's aliasing pattern (as numpy_call.c's
- * alias_pattern_holds): a[j] is a[alias[j]] where the trace had one object
- * at both places, each argument of its own no other of its own; the own
- * ones are copied to own in order, their count to *nown. */
-static int
-effects_pattern_holds(const EffectsCallObject *self, PyObject *const *a, PyObject **own,
-                      Py_ssize_t *nown)
-{
-    Py_ssize_t k = 0;
-    for (Py_ssize_t j = 0; j < self->nargs; j++) {
-        Py_ssize_t i = self->alias[j];
-        if (i >= 0) {
-            if (a[j] != a[i])
-                return 0;
-            continue;
-        }
-        for (Py_ssize_t m = 0; m < k; m++)
-            if (own[m] == a[j])
-                return 0;
-        own[k++] = a[j];
-    }
-    *nown = k;
-    return 1;
-}
 
 /* The call on the tuple args: NotImplemented (nothing ran) unless it takes
  * them; *ran is set once the plan ran (an error after that is the call's).
@@ -576,7 +552,8 @@ effects_run(EffectsCallObject *self, PyObject *args, int *ran)
     }
     if (self->alias != NULL) {
         /* (checked after the guards, which read no argument: nothing ran) */
-        if (!effects_pattern_holds(self, ((PyTupleObject *)args)->ob_item, in, &nin)) {
+        if (!hop_py__alias_pattern_holds(self->alias, self->nargs,
+                                         ((PyTupleObject *)args)->ob_item, in, &nin)) {
             if (in != small_in)
                 PyMem_Free(in);
             Py_DECREF(state);
@@ -853,8 +830,8 @@ static PyTypeObject EffectsCallType = {
  * is True eagerly and a write through one shows through the other, so it
  * takes the general path, whose retrace makes a plan of one input for
  * both (hop/_trace.py _aliased, _aliases).  That plan's bound call checks
- * its own pattern (numpy_call.c alias_pattern_holds; an _EffectsCall's,
- * with guards or effects: effects_pattern_holds), so a call that repeats
+ * its own pattern (hop_py__alias_pattern_holds, numpy_call.c: an
+ * ArrayCall's, or an _EffectsCall's with guards or effects), so a call that repeats
  * an object goes to it.  A pointer compare per pair: nothing for
  * one argument, one for two.
  */

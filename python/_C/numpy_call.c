@@ -431,19 +431,22 @@ array_call_dealloc(ArrayCallObject *c)
 }
 
 /*
- * Whether the arguments a repeat the aliasing pattern of an aliased plan's
+ * Whether the n arguments a repeat the aliasing pattern of an aliased plan's
  * trace (hop/_trace.py _aliases): a[j] is a[alias[j]] where the trace had
- * one object at both places, and each argument of its own is no other
- * argument of its own (f(a, a) traced so does not take f(a, b), nor a plan
- * of f(a, a, b) the call f(a, a, a)).  The own arguments are copied to own
- * in order.  A pointer compare per pair of own arguments, one per alias.
+ * one object at both places (alias[j] < 0 where not), and each argument of
+ * its own is no other argument of its own (f(a, a) traced so does not take
+ * f(a, b), nor a plan of f(a, a, b) the call f(a, a, a)).  The own arguments
+ * are copied to own in order, their count to *nown.  A pointer compare per
+ * pair of own arguments, one per alias.  The ArrayCall's and an
+ * _EffectsCall's (compiled_call.c) one owner.
  */
-static int
-alias_pattern_holds(const ArrayCallObject *c, PyObject *const *a, PyObject **own)
+int
+hop_py__alias_pattern_holds(const Py_ssize_t *alias, Py_ssize_t n, PyObject *const *a,
+                            PyObject **own, Py_ssize_t *nown)
 {
     Py_ssize_t k = 0;
-    for (Py_ssize_t j = 0; j < c->nargs; j++) {
-        Py_ssize_t i = c->alias[j];
+    for (Py_ssize_t j = 0; j < n; j++) {
+        Py_ssize_t i = alias[j];
         if (i >= 0) {
             if (a[j] != a[i])
                 return 0;
@@ -454,6 +457,7 @@ alias_pattern_holds(const ArrayCallObject *c, PyObject *const *a, PyObject **own
                 return 0;
         own[k++] = a[j];
     }
+    *nown = k;
     return 1;
 }
 
@@ -523,7 +527,8 @@ array_call_vectorcall(ArrayCallObject *c, PyObject *const *args, size_t nargsf, 
     if (c->alias != NULL) {
         if (c->nown > SMALL && (own = PyMem_Malloc((size_t)c->nown * sizeof *own)) == NULL)
             return PyErr_NoMemory();
-        if (!alias_pattern_holds(c, in, own)) {
+        Py_ssize_t nown;
+        if (!hop_py__alias_pattern_holds(c->alias, c->nargs, in, own, &nown)) {
             r = Py_NewRef(Py_NotImplemented);
             goto done;
         }

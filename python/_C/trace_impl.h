@@ -55,6 +55,9 @@ PyObject *hop_py__symint_new(PyObject *owner, const hop_expr *expr, hop_node *no
 /* symint.c: -1 with TraceError when o is a SymInt that the calling thread
  * may not use (its trace ended, or another thread traces it); else 0. */
 int hop_py__symint_usable(PyObject *o);
+/* Whether call arguments repeat an aliased plan's pattern (numpy_call.c). */
+int hop_py__alias_pattern_holds(const Py_ssize_t *alias, Py_ssize_t n, PyObject *const *a,
+                                PyObject **own, Py_ssize_t *nown);
 /* symint.c: readies hop.SymInt and adds it and _sym_truth; 0 / -1. */
 int hop_py__symint_init(PyObject *module);
 
