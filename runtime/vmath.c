@@ -196,7 +196,9 @@ hop_runtime_math_backend(void)
     return hop__math_get()->name;
 }
 
-#ifndef HOP_HAVE_MATH_ADOPT
+/* A build that cannot adopt AVX-512 functions (no vmath_adopt.c, or no
+ * AVX-512 SLEEF backend for it to adopt over): the one stub. */
+#if !defined(HOP_HAVE_MATH_ADOPT) || !defined(HOP_HAVE_SLEEF_AVX512)
 int
 hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
 {
@@ -207,7 +209,9 @@ hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
                      "hop_runtime_math_adopt: %s: this build has no AVX-512 math backend",
                      name ? name : "NULL");
 }
+#endif
 
+#ifndef HOP_HAVE_MATH_ADOPT
 int
 hop_runtime_math_adopt_numpy(const char *name, hop_dtype dtype, bool on)
 {

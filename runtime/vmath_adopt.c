@@ -225,18 +225,7 @@ hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
     use_adopted(base, change);
     return HOP_OK;
 }
-#else
-int
-hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
-{
-    (void)dtype;
-    if (fn == NULL)
-        return HOP_OK; /* nothing is adopted in this build */
-    return hop_error(HOP_UNSUPPORTED,
-                     "hop_runtime_math_adopt: %s: this build has no AVX-512 math backend",
-                     name ? name : "NULL");
-}
-#endif
+#endif /* (without it: vmath.c's stub) */
 
 /* The float32 member of m for name (exp, log, sin, cos), or NULL. */
 static hop__mfn_f32 *
