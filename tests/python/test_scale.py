@@ -6,7 +6,8 @@ test counts; elsewhere it compares the time per unit of work at two sizes
 ten or more times apart, in CPU time, in a serial test, with a bound between
 the flat figure and the superlinear one (each bound's comment gives both),
 and the best of a few runs, the two sizes taking turns, to ride out a busy
-machine.
+machine.  The sanitizer pass runs those sizes once and asserts no time
+(assert_flat_per_unit says why); the plain pass asserts the bounds.
 """
 import os
 import sys
@@ -17,6 +18,7 @@ import pytest
 
 import hop
 from hop import _purity
+from budget import full
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
 from workloads import best_cpu_ns, nested, repeated  # noqa: E402
@@ -37,6 +39,27 @@ def per_unit_ns(run_small, small, run_large, large, rounds=3):
     return t_small, t_large
 
 
+def assert_flat_per_unit(run_small, small, run_large, large, bound):
+    """Asserts that a unit of work at the large size costs at most `bound`
+    times what it costs at the small size (per_unit_ns).
+
+    In the sanitizer pass (budget.full() is false) each size runs once, for
+    ASan and UBSan to watch its paths, and nothing about time is asserted:
+    there every block carries redzones and every freed block waits in ASan's
+    quarantine, so the large size's working set is several times larger and
+    its time per unit rises with the caches, by a factor that depends on the
+    machine's caches, not on hop (the lifting test, flat in callgrind's count,
+    measured 1.1-1.6x under ASan on one machine and 2.11x and 2.23x on the
+    CI's, which failed two stops).  The plain pass of the same CI run asserts
+    every bound."""
+    if not full():
+        run_small()
+        run_large()
+        return
+    t_small, t_large = per_unit_ns(run_small, small, run_large, large)
+    assert t_large <= bound * t_small, (t_small, t_large)
+
+
 def wrap_call(x):
     return hop.wrap(lambda v: v + 1.0, x)
 
@@ -53,9 +76,9 @@ def test_tracing_hop_calls_costs_the_same_per_call_at_ten_times_the_calls(make):
     # them all, O(n^2) in all.
     x = hop.randn(16, seed=1)
     small, large = 300, 3000
-    t_small, t_large = per_unit_ns(lambda: hop.trace(repeated(make, small), x), small,
-                                   lambda: hop.trace(repeated(make, large), x), large)
-    assert t_large <= 2.0 * t_small, (t_small, t_large)  # 1.1-1.4x; 3.1x (wrap), 6.5x before
+    # 1.1-1.4x; 3.1x (wrap), 6.5x before
+    assert_flat_per_unit(lambda: hop.trace(repeated(make, small), x), small,
+                         lambda: hop.trace(repeated(make, large), x), large, 2.0)
 
 
 def _count_scans(monkeypatch):
@@ -251,8 +274,9 @@ def test_lifting_captured_tensors_costs_the_same_per_capture_at_sixteen_times_as
     # A wrap body lifting k captured tensors: the signature merge searched
     # all earlier lifts for each one, O(k^2).  Today the work per capture is
     # flat (callgrind: 36.5 K instructions at k = 2,000, 36.3 K at 16,000);
-    # the time's rise with k is the caches, and a stop's CI failed (2.11x
-    # under ASan) when a busy spell fell on both runs of the large size.
+    # the time's rise with k is the caches (and under ASan its allocator's
+    # footprint: two stops' CI failed there, at 2.11x and 2.23x, which is
+    # why the sanitizer pass asserts no time; assert_flat_per_unit).
     def program(k):
         caps = [hop.full((4,), float(i)) for i in range(k)]
 
@@ -265,11 +289,11 @@ def test_lifting_captured_tensors_costs_the_same_per_capture_at_sixteen_times_as
     f_small, f_large = program(small), program(large)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # "guarded by identity only"
-        t_small, t_large = per_unit_ns(lambda: hop.trace(f_small, hop.ones(4)), small,
-                                       lambda: hop.trace(f_large, hop.ones(4)), large)
         gm = hop.trace(program(50), hop.ones(4))
-    assert gm(hop.ones(4)).tolist() == [1.0 + sum(range(50))] * 4
-    assert t_large <= 2.1 * t_small, (t_small, t_large)  # 1.55x; 2.7x before
+        assert gm(hop.ones(4)).tolist() == [1.0 + sum(range(50))] * 4
+        # 1.55x; 2.7x before
+        assert_flat_per_unit(lambda: hop.trace(f_small, hop.ones(4)), small,
+                             lambda: hop.trace(f_large, hop.ones(4)), large, 2.1)
 
 
 @pytest.mark.serial
