@@ -43,6 +43,18 @@ def pytest_configure(config):
                             r"ignore:hop. Program.function.<locals>:RuntimeWarning")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    # scripts/dev.sh's serial run collects only the modules whose text says
+    # pytest.mark.serial, and the parallel run deselects every serial test:
+    # a test marked serial some other way would run in neither.  (tryfirst:
+    # before -m deselects, so the parallel run, which collects all, checks.)
+    for path in {item.path for item in items if item.get_closest_marker("serial")}:
+        if "pytest.mark.serial" not in path.read_text():
+            raise pytest.UsageError(f"{path.name} marks a test serial without the text "
+                                    "pytest.mark.serial, which scripts/dev.sh looks for")
+
+
 @pytest.fixture
 def heap_frozen():
     """The case runs with what the process held before it out of the
