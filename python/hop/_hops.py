@@ -927,8 +927,8 @@ _CALL_SPECS = {}
 
 
 def _call_spec(n):
-    s = _CALL_SPECS[n] = Spec("tuple", None, [flat_spec(n), Spec("dict", (), [])])
-    return s
+    # (setdefault: of two threads making it at once, both get the one kept)
+    return _CALL_SPECS.setdefault(n, Spec("tuple", None, [flat_spec(n), Spec("dict", (), [])]))
 
 
 def invoke_subgraph(fn, /, *args, **kwargs):

@@ -12,6 +12,7 @@ Which node kind a type is gets decided once per type and cached, so a leaf
 import dataclasses
 import functools
 import inspect
+import threading
 import types
 
 __all__ = ["flatten", "unflatten", "Spec", "register_pytree_node"]
@@ -194,12 +195,20 @@ def flatten(obj):
 # tuple() (issue #30: a HOP call flattened and rebuilt its groups through the
 # general walk, ~2 us each).
 _FLAT = []
+# Held while _FLAT grows: two threads growing it at once each made the spec
+# for the same length, and the second append put a spec of k leaves at
+# index k + 1, so a call of k + 1 arguments was rebuilt with k (a trace
+# called its function with too few arguments; CI met it).  Readers need no
+# lock: an entry is complete before it is appended.
+_FLAT_LOCK = threading.Lock()
 
 
 def flat_spec(n):
     """The spec of a tuple of n leaves (one shared object per n)."""
-    while len(_FLAT) <= n:
-        _FLAT.append(Spec("tuple", None, [LEAF] * len(_FLAT)))
+    if n >= len(_FLAT):
+        with _FLAT_LOCK:
+            while len(_FLAT) <= n:
+                _FLAT.append(Spec("tuple", None, [LEAF] * len(_FLAT)))
     return _FLAT[n]
 
 

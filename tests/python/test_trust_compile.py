@@ -12,6 +12,7 @@ fits).
 import collections
 import dataclasses
 import math
+import threading
 import time
 import warnings
 
@@ -859,3 +860,50 @@ def test_what_the_guards_cannot_walk_is_said_never_silent():
     with pytest.warns(RuntimeWarning, match=r"global 'DEEP'\['a'\]\['b'\]\['c'\]\['d'\]: deeper "
                       r"than 4 steps"):
         hop.trace(deep, x)
+
+
+def test_tuple_specs_made_by_threads_at_once_each_have_their_own_length(monkeypatch):
+    # flat_spec grew its shared list of tuple specs without a lock: two
+    # threads making the spec of the same length each appended one, and the
+    # second went in one index too high, so a call of k + 1 arguments was
+    # rebuilt with k (CI: a trace in one thread called its function with
+    # none of its two arguments while three others computed and compiled).
+    # Spec is slowed here so every thread switches between reading the
+    # list's length and appending.
+    from hop import _pytree
+    real = _pytree.Spec
+
+    def slow_spec(*a, **k):
+        time.sleep(0.0005)
+        return real(*a, **k)
+    start = len(_pytree._FLAT)
+    top = start + 30
+    barrier = threading.Barrier(4)
+    errors = []
+
+    def grow():
+        try:
+            barrier.wait()
+            for n in range(start, top):
+                _pytree.flat_spec(n)
+        except BaseException as e:
+            errors.append(e)
+    monkeypatch.setattr(_pytree, "Spec", slow_spec)
+    threads = [threading.Thread(target=grow) for _ in range(4)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        lengths = [len(s.children) for s in _pytree._FLAT[start:top]]
+    finally:
+        del _pytree._FLAT[start:]  # (made again, one by one, when next needed)
+    assert errors == []
+    assert lengths == list(range(start, top))
+    monkeypatch.undo()
+
+    def f(*xs):
+        return len(xs)
+    args = [hop.ones(1)] * (start + 3)
+    assert flatten(tuple(args))[1] is _pytree.flat_spec(start + 3)
+    assert hop.compile(f)(*args) == f(*args) == start + 3
