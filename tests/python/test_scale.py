@@ -273,10 +273,16 @@ def test_a_body_passed_to_a_hop_is_checked_by_that_hop():
 def test_lifting_captured_tensors_costs_the_same_per_capture_at_sixteen_times_as_many():
     # A wrap body lifting k captured tensors: the signature merge searched
     # all earlier lifts for each one, O(k^2).  Today the work per capture is
-    # flat (callgrind: 36.5 K instructions at k = 2,000, 36.3 K at 16,000);
-    # the time's rise with k is the caches (and under ASan its allocator's
-    # footprint: two stops' CI failed there, at 2.11x and 2.23x, which is
-    # why the sanitizer pass asserts no time; assert_flat_per_unit).
+    # flat (callgrind: 36.5 K instructions at k = 2,000, 36.3 K at 16,000),
+    # but the time per capture still rises with k through the caches: 1.55x
+    # on the Xeon, 1.5-2.55x on a 2-core EPYC, where the bound of 2.1 failed
+    # CI (2.11x, 2.23x, 2.17x) with the merge linear.  The merge's 2.7x
+    # before was too near that for a time ratio here to tell them apart, so
+    # tests/c/test_scale.c owns it now (lifting 100,000 values into one body:
+    # 1.25-2.07x against 10,000, 10.1x with the search put back, bound 4).
+    # This test keeps a bound for what the Python side of a capture adds
+    # (naming, guards, the lift's bookkeeping): a quadratic there at 16,000
+    # captures would be tens of times the linear work.
     def program(k):
         caps = [hop.full((4,), float(i)) for i in range(k)]
 
@@ -291,9 +297,9 @@ def test_lifting_captured_tensors_costs_the_same_per_capture_at_sixteen_times_as
         warnings.simplefilter("ignore", RuntimeWarning)  # "guarded by identity only"
         gm = hop.trace(program(50), hop.ones(4))
         assert gm(hop.ones(4)).tolist() == [1.0 + sum(range(50))] * 4
-        # 1.55x; 2.7x before
+        # 1.5-2.55x (above)
         assert_flat_per_unit(lambda: hop.trace(f_small, hop.ones(4)), small,
-                             lambda: hop.trace(f_large, hop.ones(4)), large, 2.1)
+                             lambda: hop.trace(f_large, hop.ones(4)), large, 3.5)
 
 
 @pytest.mark.serial
