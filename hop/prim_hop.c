@@ -194,6 +194,40 @@ compare_by_source_name(const void *a, const void *b)
     return strcmp(x->source->name, y->source->name);
 }
 
+/* An earlier body's entry by its source, for a later body's search. */
+typedef struct source_index {
+    uintptr_t source;
+    size_t entry;
+} source_index;
+
+static int
+compare_by_source(const void *a, const void *b)
+{
+    const source_index *x = a, *y = b;
+    return (x->source > y->source) - (x->source < y->source);
+}
+
+/* The entry of entries[0..earlier) whose source is src, or earlier: a scan
+ * of a few, else a binary search of index (entries[0..earlier) sorted by
+ * source, made once per body: a cond whose branches share k lifted values
+ * searched k entries for each, O(k^2)). */
+static size_t
+find_entry(const sig_entry *entries, size_t earlier, const source_index *index, const hop_node *src)
+{
+    if (index == NULL) {
+        size_t k = 0;
+        while (k < earlier && entries[k].source != src)
+            k++;
+        return k;
+    }
+    source_index key = {(uintptr_t)src, 0};
+    const source_index *hit = bsearch(&key, index, earlier, sizeof *index, compare_by_source);
+    return hit ? hit->entry : earlier;
+}
+
+/* Past this many earlier entries a body's search sorts an index. */
+#define SCAN_ENTRIES 16
+
 /* The prefix's tail after the HOP's name: "cond_true" -> "true_branch"; a
  * body of a BODIES parameter: its index, "_branch2". */
 static void
@@ -209,6 +243,22 @@ unique_suffix(const hop_call *c, int body, char *buf, size_t cap)
     if (strncmp(p, c->cls->name, n) == 0 && p[n] == '_')
         p += n + 1;
     snprintf(buf, cap, "_%s_branch", p);
+}
+
+/* Moves body b's placeholders of entries[0..n) to follow its nexplicit
+ * explicit ones, in entry order.  When those are all of its placeholders,
+ * each goes to the end in turn (O(1) each); hop_graph_move_placeholder to a
+ * position walks the list to it, and a cond's branches, whose shared values
+ * are sorted by name, had every one moved so: O(k^2) in k lifted values. */
+static hop_status
+put_in_signature_order(hop_graph *g, const sig_entry *entries, size_t n, size_t b, size_t nexplicit)
+{
+    hop_status st = HOP_OK;
+    bool all = g->nplaceholders == nexplicit + n;
+    for (size_t k = 0; k < n && st == HOP_OK; k++)
+        st = hop_graph_move_placeholder(g, entries[k].ph[b],
+                                        all ? nexplicit + n - 1 : nexplicit + k);
+    return st;
 }
 
 /*
@@ -230,18 +280,28 @@ hop__signature_merge(hop_call *c)
     if (entries == NULL)
         return HOP_NOMEM;
     size_t n = 0;
+    source_index *index = NULL;
     for (size_t b = 0; b < nb; b++) {
         const hop_tracer *t = c->tracers[b];
         /* A tracer lifts each source once: only earlier bodies' entries can
          * hold it (the first body's search is skipped, so a wrap with k
          * lifted values is O(k), not O(k^2)). */
         size_t earlier = n;
+        hop__free(index);
+        index = NULL;
+        if (earlier > SCAN_ENTRIES && hop_tracer_nlifted(t) > 0) {
+            if ((index = hop__calloc(earlier, sizeof *index)) == NULL) {
+                hop__free(entries);
+                return HOP_NOMEM;
+            }
+            for (size_t k = 0; k < earlier; k++)
+                index[k] = (source_index){(uintptr_t)entries[k].source, k};
+            qsort(index, earlier, sizeof *index, compare_by_source);
+        }
         for (size_t i = 0; i < hop_tracer_nlifted(t); i++) {
             hop_node *ph = hop_tracer_lifted_placeholder(t, i);
             hop_node *src = hop_tracer_lifted_source_at(t, i);
-            size_t k = 0;
-            while (k < earlier && entries[k].source != src)
-                k++;
+            size_t k = find_entry(entries, earlier, index, src);
             if (k == earlier)
                 k = n;
             if (k == n) {
@@ -254,6 +314,7 @@ hop__signature_merge(hop_call *c)
             entries[k].ph[b] = ph;
         }
     }
+    hop__free(index);
     if (nb > 1) {
         /* Shared first (sorted by name), then unique ones by body, each in
          * order of first use (a stable partition). */
@@ -283,6 +344,8 @@ hop__signature_merge(hop_call *c)
         hop_node *local = hop_tracer_lift(c->parent, v);
         st = local ? hop_values_push(&c->passed, local) : hop_error_code();
     }
+    unsigned reorder = 0; /* the bodies whose placeholders are out of order */
+    _Static_assert(HOP_MAX_BODIES <= 32, "a bit per body");
     for (size_t k = 0; k < n && st == HOP_OK; k++) {
         sig_entry *e = &entries[k];
         char suffix[64] = "";
@@ -311,13 +374,15 @@ hop__signature_merge(hop_call *c)
             hop_node *prev = k > 0           ? entries[k - 1].ph[b]
                              : nexplicit > 0 ? hop_graph_placeholder_at(g, nexplicit - 1)
                                              : NULL;
-            bool in_place = e->ph[b] && (prev ? prev->next == e->ph[b] : g->first == e->ph[b]);
-            if (st == HOP_OK && !in_place)
-                st = hop_graph_move_placeholder(g, e->ph[b], nexplicit + k);
+            if (st == HOP_OK && (prev ? prev->next : g->first) != e->ph[b])
+                reorder |= 1u << b;
         }
         if (st == HOP_OK)
             st = hop_values_push(&c->passed, e->source);
     }
+    for (size_t b = 0; b < nb && st == HOP_OK; b++)
+        if (reorder & (1u << b))
+            st = put_in_signature_order(c->graphs[b], entries, n, b, nexplicit);
     hop__free(entries);
     return st;
 }
