@@ -278,8 +278,9 @@ def test_lifting_captured_tensors_costs_the_same_per_capture_at_sixteen_times_as
     # on the Xeon, 1.5-2.55x on a 2-core EPYC, where the bound of 2.1 failed
     # CI (2.11x, 2.23x, 2.17x) with the merge linear.  The merge's 2.7x
     # before was too near that for a time ratio here to tell them apart, so
-    # tests/c/test_scale.c owns it now (lifting 100,000 values into one body:
-    # 1.25-2.07x against 10,000, 10.1x with the search put back, bound 4).
+    # tests/c/test_scale.c owns it now (lifting 100,000 values into one body
+    # against 10,000, each over the time of making the values: 0.62-1.51x on
+    # a loaded machine, 5.5x with the search put back, bound 4).
     # This test keeps a bound for what the Python side of a capture adds
     # (naming, guards, the lift's bookkeeping): a quadratic there at 16,000
     # captures would be tens of times the linear work.
