@@ -66,12 +66,20 @@ counting_alloc(void *ud, void *ptr, size_t n)
     return p + 16;
 }
 
+/* Seconds on a clock: CLOCK_MONOTONIC (now) or the thread's CPU time
+ * (cpu_now, what the lifting tests compare). */
+static double
+seconds(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static double
 now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return seconds(CLOCK_MONOTONIC);
 }
 
 static long scale_div = 1;
@@ -594,13 +602,10 @@ test_10000_distinct_values_lifted_through_three_levels(void **state)
             n / 2, half, n, full, full / half);
 }
 
-/* CPU seconds of the thread: what the timing tests below compare. */
 static double
 cpu_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return seconds(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* The CPU time of tracing one wrap body that sums n values of the root
