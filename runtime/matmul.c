@@ -4,8 +4,9 @@
  * matrices by matmul_small.c's AVX2 tiles where the CPU has them), integers
  * by a plain loop with wrapping arithmetic, f16 by one accumulating in f32.
  *
- * Pieces split the rows of all batch matrices together (batch * n rows), so
- * one large matrix and many small ones both spread over the threads; BLAS
+ * Pieces take units: whole batch matrices, or blocks of one fixed by its
+ * shape (hop__matmul_plan_units), so one large matrix and many small ones
+ * both spread over the threads and no result depends on the split; BLAS
  * itself stays single-threaded so that hop's pool is the only source of
  * parallelism.  OpenBLAS has no per-call thread count (0.3.21), only a
  * process-wide one, which NumPy's OpenBLAS shares when hop calls the same
@@ -26,6 +27,7 @@
 
 #include <cblas.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 
 #if defined(HOP_PRIVATE_OPENBLAS)
@@ -254,12 +256,51 @@ naive_f16(const hop__matmul *mm, const char *ap, const char *bp, char *cp, int64
 }
 
 /*
- * A matrix-vector product through BLAS's gemv: y (ny elements, stride incy)
- * = M x for M the rows x cols operand with strides (rs, cs) and x (cols
- * elements, stride incx).  gemm with one column packs the whole matrix
- * first, which cost more than the product (a 1000 x 1000 f64 X @ w took
- * 4.5x NumPy's gemv).  False when BLAS cannot describe the operands (a
- * broadcast vector has stride 0, which BLAS does not take).
+ * y (len elements, stride incy) = x (k, stride incx) @ M (k x len, row
+ * stride ld, unit column stride), each y[j] one chain of FMAs over k in
+ * order from +0: the same bits for any split of the columns.  OpenBLAS's
+ * gemv reading its matrix this way (w @ X, X.T @ w) gave f32 bits that
+ * depended on the columns per call, so on the thread count; this loop
+ * streams M's rows as fast (matmul_small.c has its AVX2 form, which this
+ * one matches bit for bit where the CPU lacks it).
+ */
+#define GEMV_T(T, FMA)                                                                             \
+    static void gemv_t_##T(int64_t len, int64_t k, const T *x, int64_t incx, const T *m,           \
+                           int64_t ld, T *y, int64_t incy)                                         \
+    {                                                                                              \
+        for (int64_t j = 0; j < len; j++)                                                          \
+            y[j * incy] = 0;                                                                       \
+        for (int64_t p = 0; p < k; p++)                                                            \
+            for (int64_t j = 0; j < len; j++)                                                      \
+                y[j * incy] = FMA(x[p * incx], m[p * ld + j], y[j * incy]);                        \
+    }
+GEMV_T(float, fmaf)
+GEMV_T(double, fma)
+
+static void
+gemv_t(hop_dtype dt, int64_t len, int64_t k, const char *x, int64_t incx, const char *m, int64_t ld,
+       char *y, int64_t incy)
+{
+#ifndef HOP_NO_SMALL_MATMUL
+    if (hop__sgemm_small() != NULL) {
+        hop__gemv_t_avx2(dt, len, k, x, incx, m, ld, y, incy);
+        return;
+    }
+#endif
+    if (dt == HOP_F32)
+        gemv_t_float(len, k, (const float *)x, incx, (const float *)m, ld, (float *)y, incy);
+    else
+        gemv_t_double(len, k, (const double *)x, incx, (const double *)m, ld, (double *)y, incy);
+}
+
+/*
+ * A matrix-vector product: y (ny elements, stride incy) = M x for M the
+ * rows x cols operand with strides (rs, cs) and x (cols elements, stride
+ * incx), through BLAS's gemv, or gemv_t when M is read transposed.  gemm
+ * with one column packs the whole matrix first, which cost more than the
+ * product (a 1000 x 1000 f64 X @ w took 4.5x NumPy's gemv).  False when
+ * neither can describe the operands (a broadcast vector has stride 0,
+ * which BLAS does not take).
  */
 static bool
 blas_gemv(hop_dtype dt, int64_t rows, int64_t cols, const char *m, int64_t rs, int64_t cs,
@@ -270,15 +311,16 @@ blas_gemv(hop_dtype dt, int64_t rows, int64_t cols, const char *m, int64_t rs, i
     if (rows > INT_MAX || cols > INT_MAX || incx <= 0 || incx > INT_MAX || incy <= 0 ||
         incy > INT_MAX || !blas_layout(rows, cols, rs, cs, true, &trans, &ld))
         return false;
-    /* Row-major M is gemv(NoTrans); a transposed view is M^T row-major. */
-    enum CBLAS_TRANSPOSE T = trans ? CblasTrans : CblasNoTrans;
-    int r = trans ? (int)cols : (int)rows, c = trans ? (int)rows : (int)cols;
+    if (trans) {
+        gemv_t(dt, rows, cols, x, incx, m, ld, y, incy);
+        return true;
+    }
     if (dt == HOP_F32)
-        cblas_sgemv(CblasRowMajor, T, r, c, 1.0f, (const float *)m, ld, (const float *)x, (int)incx,
-                    0.0f, (float *)y, (int)incy);
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)rows, (int)cols, 1.0f, (const float *)m, ld,
+                    (const float *)x, (int)incx, 0.0f, (float *)y, (int)incy);
     else
-        cblas_dgemv(CblasRowMajor, T, r, c, 1.0, (const double *)m, ld, (const double *)x,
-                    (int)incx, 0.0, (double *)y, (int)incy);
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)rows, (int)cols, 1.0, (const double *)m, ld,
+                    (const double *)x, (int)incx, 0.0, (double *)y, (int)incy);
     return true;
 }
 
@@ -387,20 +429,91 @@ block(const hop__matmul *mm, const char *a, const char *b, char *c, int64_t rows
 }
 
 /*
- * Units of work (runtime.h: hop__matmul.units).  A matrix product's rows
- * are independent gemm calls whatever the split.  A gemv's pieces are
- * blocks of 64 rows (columns for one row times a matrix), one call per
- * piece and matrix: fixed chunks would give thread-independent bits but
- * cost up to 1.8x (a 1000 x 1000 gemv in chunks of 128 columns), and
- * OpenBLAS's gemv gives the same bits for any split at a multiple of 4
- * except sgemv reading its matrix transposed (w @ X, X.T @ w in f32), whose
- * bits depend on the rows per call, as NumPy's do on its thread count.  A
- * dot product's units are fixed chunks of k (cheap there), summed in
- * order: the same bits on every thread count.
+ * Units of work (runtime.h: hop__matmul.units).  A piece of a matmul takes
+ * whole units, and every BLAS call covers a block fixed by the shape alone,
+ * never by the thread count or the split: OpenBLAS's gemm gives a row
+ * bits that depend on the rows in its call (f32 on Zen: almost any change
+ * of M; f64: an odd M), so calls sized by the pieces gave an eager map's
+ * equal rows different bits on two threads (0.0015%), and one matmul
+ * different bits on one thread and two.
+ *
+ * A gemm's blocks: the whole matrix up to GEMM_WHOLE multiply-adds;
+ * beyond, up to GEMM_WANT (fewer when there is less work than GEMM_UNIT a
+ * block, or a batch to share instead) of rows (at least GEMM_RMIN, or two
+ * halves of at least half that), then columns (at least GEMM_CMIN).  Each
+ * call packs its operands again: on one thread 0-9% over one call per
+ * matrix (256^3 the most), against 1.6-2x on two.  A gemv's blocks are
+ * rows (columns for one row times a matrix), the whole product up to
+ * GEMV_WHOLE, else GEMV_WANT (fewer of at least GEMV_MIN), so two threads
+ * get even shares.  A gemv reading
+ * its matrix transposed runs gemv_t, whose bits do not depend on its
+ * columns, so a piece joins its units (of GEMV_BLOCK) into one call: blocks
+ * of columns read the matrix in strips, 1.2-1.4x one sweep.  A dot
+ * product's units are fixed chunks of k, summed in order.
  */
+#define GEMM_WHOLE (1 << 20)
+#define GEMM_UNIT (1 << 20)
+#define GEMM_WANT 4
+#define GEMM_RMIN 128
+#define GEMM_CMIN 512
+#define GEMV_WHOLE (1 << 18)
+#define GEMV_WANT 4
+#define GEMV_MIN 128
 #define GEMV_BLOCK 64
 #define DOT_UNIT 32768 /* elements per dot unit, at least */
 #define DOT_MAX_UNITS 64
+
+static int64_t
+round_up(int64_t x, int64_t to)
+{
+    return (x + to - 1) / to * to;
+}
+
+static void
+gemm_blocks(hop__matmul *mm)
+{
+    double work = (double)mm->n * (double)mm->k * (double)mm->m;
+    mm->chunk = mm->n > 0 ? mm->n : 1;
+    mm->cchunk = mm->m > 0 ? mm->m : 1;
+    if (work <= GEMM_WHOLE)
+        return;
+    int64_t want = (GEMM_WANT + mm->batch - 1) / mm->batch;
+    if (work / GEMM_UNIT < (double)want)
+        want = work < 2.0 * GEMM_UNIT ? 1 : (int64_t)(work / GEMM_UNIT);
+    int64_t rb = mm->n / GEMM_RMIN < want ? mm->n / GEMM_RMIN : want;
+    if (rb < 2 && want >= 2 && mm->n / (GEMM_RMIN / 2) >= 2)
+        rb = 2;
+    if (rb > 1) {
+        mm->chunk = round_up((mm->n + rb - 1) / rb, 16);
+        rb = (mm->n + mm->chunk - 1) / mm->chunk;
+    } else {
+        rb = 1;
+    }
+    int64_t cb = (want + rb - 1) / rb;
+    if (mm->m / GEMM_CMIN < cb)
+        cb = mm->m / GEMM_CMIN;
+    if (cb > 1)
+        mm->cchunk = round_up((mm->m + cb - 1) / cb, 16);
+}
+
+/* Whether blas_gemv reads a rows x cols operand with strides (rs, cs)
+ * transposed, so through gemv_t. */
+static bool
+read_transposed(int64_t rows, int64_t cols, int64_t rs, int64_t cs)
+{
+    return !(cs == 1 || cols == 1) && (rs == 1 || rows == 1);
+}
+
+static int64_t
+gemv_block(int64_t len, int64_t k)
+{
+    if (len < 1)
+        return 1;
+    if ((double)len * (double)k <= GEMV_WHOLE)
+        return len;
+    int64_t blocks = len / GEMV_MIN < GEMV_WANT ? len / GEMV_MIN : GEMV_WANT;
+    return blocks < 2 ? len : round_up((len + blocks - 1) / blocks, 16);
+}
 
 void
 hop__matmul_plan_units(hop__matmul *mm)
@@ -415,16 +528,19 @@ hop__matmul_plan_units(hop__matmul *mm)
         mm->units = (mm->k + mm->chunk - 1) / mm->chunk;
     } else if (is_float && mm->batch == 1 && mm->n == 1) {
         mm->mode = HOP__MM_COLS;
-        mm->chunk = GEMV_BLOCK;
-        mm->units = (mm->m + GEMV_BLOCK - 1) / GEMV_BLOCK;
+        mm->merge = real && read_transposed(mm->m, mm->k, mm->bcs, mm->brs);
+        mm->chunk = mm->merge ? GEMV_BLOCK : gemv_block(mm->m, mm->k);
+        mm->units = (mm->m + mm->chunk - 1) / mm->chunk;
     } else if (is_float && mm->m == 1 && mm->n > 0) {
         mm->mode = HOP__MM_GEMV;
-        mm->chunk = GEMV_BLOCK;
-        mm->units = mm->batch * ((mm->n + GEMV_BLOCK - 1) / GEMV_BLOCK);
+        mm->merge = real && read_transposed(mm->n, mm->k, mm->ars, mm->acs);
+        mm->chunk = mm->merge ? GEMV_BLOCK : gemv_block(mm->n, mm->k);
+        mm->units = mm->batch * ((mm->n + mm->chunk - 1) / mm->chunk);
     } else {
         mm->mode = HOP__MM_ROWS;
-        mm->chunk = 1;
-        mm->units = mm->batch * mm->n;
+        gemm_blocks(mm);
+        mm->units = mm->batch * ((mm->n + mm->chunk - 1) / mm->chunk) *
+                    ((mm->m + mm->cchunk - 1) / mm->cchunk);
     }
 }
 
@@ -482,40 +598,46 @@ hop__matmul_compute(const hop__matmul *mm, int ith, int nth)
             *(double *)mm->c = acc;
         return;
     }
-    case HOP__MM_COLS: { /* one gemv over the piece's columns */
-        int64_t j0 = begin * mm->chunk, j1 = end * mm->chunk < mm->m ? end * mm->chunk : mm->m;
-        if (j1 > j0)
+    case HOP__MM_COLS: /* one gemv per unit of columns, or per piece */
+        for (int64_t u = begin; u < end;) {
+            int64_t last = mm->merge ? end : u + 1, j0 = u * mm->chunk;
+            int64_t j1 = last * mm->chunk < mm->m ? last * mm->chunk : mm->m;
             block(mm, mm->a, mm->b + j0 * mm->bcs * esz, mm->c + j0 * mm->ccs * esz, 1, j1 - j0);
+            u = last;
+        }
         return;
-    }
-    case HOP__MM_GEMV: { /* one gemv per matrix over the piece's rows of it */
+    case HOP__MM_GEMV: { /* one gemv per unit of rows of one matrix, or per piece */
         int64_t per = (mm->n + mm->chunk - 1) / mm->chunk;
         for (int64_t u = begin; u < end;) {
-            int64_t bi = u / per, first = u % per;
-            int64_t last = end - bi * per < per ? end - bi * per : per;
-            int64_t r0 = first * mm->chunk,
-                    r1 = last * mm->chunk < mm->n ? last * mm->chunk : mm->n;
+            int64_t bi = u / per, last = mm->merge ? (bi + 1) * per : u + 1;
+            last = last < end ? last : end;
+            int64_t r0 = u % per * mm->chunk, r1 = (last - bi * per) * mm->chunk;
+            r1 = r1 < mm->n ? r1 : mm->n;
             int64_t ao, bo, co;
             batch_offsets(mm, bi, &ao, &bo, &co);
             ao += r0 * mm->ars;
             co += r0 * mm->crs;
             block(mm, mm->a + ao * esz, mm->b + bo * esz, mm->c + co * esz, r1 - r0, 1);
-            u = bi * per + last;
+            u = last;
         }
         return;
     }
     case HOP__MM_ROWS:
         break;
     }
-    for (int64_t g = begin; g < end;) {
-        int64_t bi = g / mm->n, r0 = g % mm->n;
-        int64_t rows = mm->n - r0 < end - g ? mm->n - r0 : end - g;
+    int64_t rblocks = (mm->n + mm->chunk - 1) / mm->chunk;
+    int64_t cblocks = (mm->m + mm->cchunk - 1) / mm->cchunk;
+    for (int64_t u = begin; u < end; u++) {
+        int64_t bi = u / (rblocks * cblocks), rest = u % (rblocks * cblocks);
+        int64_t r0 = rest / cblocks * mm->chunk, j0 = rest % cblocks * mm->cchunk;
+        int64_t rows = mm->n - r0 < mm->chunk ? mm->n - r0 : mm->chunk;
+        int64_t cols = mm->m - j0 < mm->cchunk ? mm->m - j0 : mm->cchunk;
         int64_t ao, bo, co;
         batch_offsets(mm, bi, &ao, &bo, &co);
         ao += r0 * mm->ars;
-        co += r0 * mm->crs;
-        block(mm, mm->a + ao * esz, mm->b + bo * esz, mm->c + co * esz, rows, mm->m);
-        g += rows;
+        bo += j0 * mm->bcs;
+        co += r0 * mm->crs + j0 * mm->ccs;
+        block(mm, mm->a + ao * esz, mm->b + bo * esz, mm->c + co * esz, rows, cols);
     }
 }
 

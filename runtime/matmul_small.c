@@ -88,6 +88,69 @@ sgemm_small(int64_t rows, int64_t m, int64_t k, const float *a, int64_t ars, int
     }
 }
 
+/*
+ * y (len elements, stride incy) = x (k elements, stride incx) @ M (k x len,
+ * row stride ld, unit column stride): each y[j] one chain of FMAs over p in
+ * order from 0, starting at +0, so any split of the columns gives the same
+ * bits (matmul.c: gemv_t; OpenBLAS's sgemv reading its matrix this way gave
+ * bits that depended on the columns per call).  Rows are swept four at a
+ * time over a strip of columns held in y (or a buffer when incy != 1).
+ */
+#define GEMV_T(NAME, T, V, S, LANES, STRIP)                                                        \
+    static void NAME(int64_t len, int64_t k, const T *x, int64_t incx, const T *m, int64_t ld,     \
+                     T *y, int64_t incy)                                                           \
+    {                                                                                              \
+        T buf[STRIP];                                                                              \
+        for (int64_t j0 = 0; j0 < len; j0 += STRIP) {                                              \
+            int64_t w = len - j0 < STRIP ? len - j0 : STRIP, wv = w / LANES * LANES;               \
+            T *out = incy == 1 ? y + j0 : buf;                                                     \
+            const T *mj = m + j0;                                                                  \
+            __m256i tail =                                                                         \
+                _mm256_loadu_si256((const __m256i *)(lane_masks + 8 - (w - wv) * (8 / LANES)));    \
+            for (int64_t j = 0; j < w; j++)                                                        \
+                out[j] = 0;                                                                        \
+            int64_t p = 0;                                                                         \
+            for (; p + 4 <= k; p += 4) {                                                           \
+                const T *m0 = mj + p * ld, *m1 = m0 + ld, *m2 = m1 + ld, *m3 = m2 + ld;            \
+                V x0 = _mm256_set1_##S(x[p * incx]), x1 = _mm256_set1_##S(x[(p + 1) * incx]);      \
+                V x2 = _mm256_set1_##S(x[(p + 2) * incx]),                                         \
+                  x3 = _mm256_set1_##S(x[(p + 3) * incx]);                                         \
+                for (int64_t j = 0; j < wv; j += LANES) {                                          \
+                    V acc = _mm256_loadu_##S(out + j);                                             \
+                    acc = _mm256_fmadd_##S(x0, _mm256_loadu_##S(m0 + j), acc);                     \
+                    acc = _mm256_fmadd_##S(x1, _mm256_loadu_##S(m1 + j), acc);                     \
+                    acc = _mm256_fmadd_##S(x2, _mm256_loadu_##S(m2 + j), acc);                     \
+                    acc = _mm256_fmadd_##S(x3, _mm256_loadu_##S(m3 + j), acc);                     \
+                    _mm256_storeu_##S(out + j, acc);                                               \
+                }                                                                                  \
+                if (wv < w) {                                                                      \
+                    V acc = _mm256_maskload_##S(out + wv, tail);                                   \
+                    acc = _mm256_fmadd_##S(x0, _mm256_maskload_##S(m0 + wv, tail), acc);           \
+                    acc = _mm256_fmadd_##S(x1, _mm256_maskload_##S(m1 + wv, tail), acc);           \
+                    acc = _mm256_fmadd_##S(x2, _mm256_maskload_##S(m2 + wv, tail), acc);           \
+                    acc = _mm256_fmadd_##S(x3, _mm256_maskload_##S(m3 + wv, tail), acc);           \
+                    _mm256_maskstore_##S(out + wv, tail, acc);                                     \
+                }                                                                                  \
+            }                                                                                      \
+            for (; p < k; p++) {                                                                   \
+                const T *m0 = mj + p * ld;                                                         \
+                V x0 = _mm256_set1_##S(x[p * incx]);                                               \
+                for (int64_t j = 0; j < wv; j += LANES)                                            \
+                    _mm256_storeu_##S(out + j, _mm256_fmadd_##S(x0, _mm256_loadu_##S(m0 + j),      \
+                                                                _mm256_loadu_##S(out + j)));       \
+                if (wv < w)                                                                        \
+                    _mm256_maskstore_##S(out + wv, tail,                                           \
+                                         _mm256_fmadd_##S(x0, _mm256_maskload_##S(m0 + wv, tail),  \
+                                                          _mm256_maskload_##S(out + wv, tail)));   \
+            }                                                                                      \
+            if (incy != 1)                                                                         \
+                for (int64_t j = 0; j < w; j++)                                                    \
+                    y[(j0 + j) * incy] = buf[j];                                                   \
+        }                                                                                          \
+    }
+GEMV_T(sgemv_t, float, __m256, ps, 8, 4096)
+GEMV_T(dgemv_t, double, __m256d, pd, 4, 2048)
+
 hop__sgemm_small_fn
 hop__sgemm_small(void)
 {
@@ -99,4 +162,14 @@ hop__sgemm_small(void)
         __atomic_store_n(&ok, v, __ATOMIC_RELAXED);
     }
     return v > 0 ? sgemm_small : NULL;
+}
+
+void
+hop__gemv_t_avx2(hop_dtype dt, int64_t len, int64_t k, const void *x, int64_t incx, const void *m,
+                 int64_t ld, void *y, int64_t incy)
+{
+    if (dt == HOP_F32)
+        sgemv_t(len, k, (const float *)x, incx, (const float *)m, ld, (float *)y, incy);
+    else
+        dgemv_t(len, k, (const double *)x, incx, (const double *)m, ld, (double *)y, incy);
 }

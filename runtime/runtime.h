@@ -226,9 +226,9 @@ typedef struct hop__reduce {
 
 /* How a matmul's work splits (matmul.c: hop__matmul_plan_units). */
 typedef enum hop__mm_mode {
-    HOP__MM_ROWS, /* units are rows of all batch matrices: gemm per piece */
-    HOP__MM_GEMV, /* one column: units are chunks of rows, one gemv each */
-    HOP__MM_COLS, /* one row, no batch: units are chunks of columns, gemv */
+    HOP__MM_ROWS, /* units are blocks of rows x columns of one matrix: gemm each */
+    HOP__MM_GEMV, /* one column: units are blocks of rows of one matrix */
+    HOP__MM_COLS, /* one row, no batch: units are blocks of columns */
     HOP__MM_DOT,  /* a dot product: units are chunks of k, summed in order */
 } hop__mm_mode;
 
@@ -243,8 +243,10 @@ typedef struct hop__matmul {
     int64_t abst[HOP_MAX_RANK], bbst[HOP_MAX_RANK], cbst[HOP_MAX_RANK];
     int64_t batch; /* product of bsizes */
     hop__mm_mode mode;
-    int64_t chunk; /* rows, columns or elements of k per unit */
-    int64_t units; /* pieces take whole units; the thread count never changes a result */
+    int64_t chunk;  /* rows, columns or elements of k per unit */
+    int64_t cchunk; /* HOP__MM_ROWS: columns per unit (chunk: rows) */
+    bool merge;     /* GEMV/COLS read transposed: a piece's units are one call */
+    int64_t units;  /* pieces take whole units; the thread count never changes a result */
 } hop__matmul;
 
 typedef struct hop__cat {
@@ -396,6 +398,11 @@ typedef void (*hop__sgemm_small_fn)(int64_t rows, int64_t m, int64_t k, const fl
                                     int64_t acs, const float *b, int64_t brs, float *c,
                                     int64_t crs);
 hop__sgemm_small_fn hop__sgemm_small(void);
+/* matmul_small.c: y (len, stride incy) = x (k, stride incx) @ M (k x len, row
+ * stride ld, unit column stride), f32 or f64, each y[j] one chain of FMAs
+ * over k in order; only where hop__sgemm_small is not NULL. */
+void hop__gemv_t_avx2(hop_dtype dt, int64_t len, int64_t k, const void *x, int64_t incx,
+                      const void *m, int64_t ld, void *y, int64_t incy);
 #define HOP__SMALL_MATMUL 65536
 #define HOP__SMALL_MATMUL_MIN_M 4
 /* reduce_avx2.c: sum (mean: divided by n) and amax (sign 1) / amin (sign

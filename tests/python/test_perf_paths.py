@@ -216,6 +216,80 @@ def test_small_f32_matmuls_agree_with_float64_and_do_not_depend_on_the_thread_co
         hop.set_num_threads(before)
 
 
+def matmul_forms(dtype):
+    """(name, lhs, rhs) over every way runtime/matmul.c splits a product:
+    whole matrices, gemm blocks of rows and of columns, batches, gemv blocks,
+    gemv read transposed (gemv_t), a row of a batch, complex gemm."""
+    rng = np.random.default_rng(41)
+
+    def r(*shape):
+        return rng.standard_normal(shape).astype(dtype)
+
+    x, w, v = r(1000, 1000), r(1000), r(1000)
+    yield "64x64 @ 64x64", r(64, 64), r(64, 64)
+    yield "128 cube", r(128, 128), r(128, 128)
+    yield "300x200 @ 200x300", r(300, 200), r(200, 300)
+    yield "tall 5000x64 @ 64x64", r(5000, 64), r(64, 64)
+    yield "wide 64x1024 @ 1024x2048", r(64, 1024), r(1024, 2048)
+    yield "batch 3x200x100 @ 100x200", r(3, 200, 100), r(100, 200)
+    yield "transposed lhs", r(400, 300).T, r(400, 300)
+    yield "X @ w", x, w
+    yield "w @ X", w, x
+    yield "X.T @ v", x.T, v
+    yield "w @ X.T", w, x.T
+    yield "rows of a batch", r(3, 1, 1000), x.T
+    yield "600x600 @ 600", r(600, 600), r(600)
+    yield "complex", (r(300, 200) + 1j * r(300, 200)), (r(200, 300) - 1j * r(200, 300))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_every_matmul_form_gives_one_threads_bits_on_two_and_three_threads(dtype):
+    # OpenBLAS's gemm gives a row bits that depend on the rows of its call
+    # (f32 on Zen: almost any change of M), and its sgemv reading a matrix
+    # transposed bits that depend on the columns of its call: matmul.c once
+    # sized its calls by the pieces, so a 64 x 64 product gave 770 of its
+    # 4,096 elements other bits on two threads, and w @ X 11 of 1,000.
+    before = hop.get_num_threads()
+    try:
+        for name, a, b in matmul_forms(dtype):
+            outs = []
+            for threads in (1, 2, 3):
+                hop.set_num_threads(threads)
+                outs.append((hop.asarray(a) @ hop.asarray(b)).numpy())
+            rtol = 1e-4 if dtype == np.float32 else 1e-10
+            want = np.asarray(a, dtype=np.complex128 if np.iscomplexobj(a) else np.float64) @ b
+            np.testing.assert_allclose(outs[0], want, rtol=rtol, atol=rtol * 30, err_msg=name)
+            for o in outs[1:]:
+                assert o.dtype == outs[0].dtype and np.array_equal(o, outs[0]), name
+    finally:
+        hop.set_num_threads(before)
+
+
+def test_an_eager_map_gives_equal_rows_one_threads_bits_and_the_compiled_maps():
+    # An eager map's rows ran their matmul on a pool thread whole, or on the
+    # caller split in pieces: equal rows came out 5.9265747 or 5.9266663.
+    xs = hop.randn(1, 64, 64, seed=2).expand(4, 64, 64)
+    w = hop.randn(64, 64, seed=3)
+
+    def body(r):
+        return ((r @ w).tanh() @ w).sum()
+
+    before = hop.get_num_threads()
+    try:
+        hop.set_num_threads(1)
+        one = body(xs[0]).item()
+        for threads in (1, 2):
+            hop.set_num_threads(threads)
+            rows = hop.map(body, xs).numpy()
+            assert rows.tolist() == [one] * 4, (threads, rows.tolist())
+            compiled = hop.compile(lambda xs: hop.map(body, xs))(xs).numpy()
+            assert compiled.tolist() == [one] * 4, (threads, compiled.tolist())
+            mm = hop.map(lambda r: r @ w, xs).numpy()
+            assert all(np.array_equal(m, mm[0]) for m in mm), threads
+    finally:
+        hop.set_num_threads(before)
+
+
 def test_dot_and_gemv_pieces_give_the_same_bits_on_every_thread_count():
     # a dot product's units and a gemv's blocks of 64 rows (columns) are the
     # pool's pieces at more than one thread: the bits are the one-thread ones
