@@ -1268,9 +1268,9 @@ def r_scale_nested():
                   {"per_level_ns": {str(d): t for d, t in per.items()}})
 
 
-@row("scale_lift", "lifted captured tensors, one wrap body adding k closed-over tensors, per "
-     "capture, k = 1k / 4k / 16k", "<= 2 us, flat")
-def r_scale_lift():
+def _lift_per_capture(hop_call):
+    """ns per capture of hop.trace(lambda x: hop_call(body, x)), body adding
+    k closed-over tensors, for each k (QUICK: fewer)."""
     ks = (1000, 4000) if QUICK else (1000, 4000, 16000)
     per = {}
     for k in ks:
@@ -1280,13 +1280,31 @@ def r_scale_lift():
             for c in caps:
                 v = v + c
             return v
-        per[k] = _trace_once_ns(lambda x: hop.wrap(body, x), hop.ones(16),
+        per[k] = _trace_once_ns(lambda x: hop_call(body, x), hop.ones(16),
                                 repeat=3 if k < 16000 else 1) / k
+    return ks, per
+
+
+def _lift_result(ks, per, what):
     return result("ns", {"median": max(per.values())}, None, None, _flat(list(per.values()), 2000),
-                  "", "hop.trace, per capture (the worst shown): " +
+                  "", f"hop.trace, {what}, per capture (the worst shown): " +
                   " / ".join(f"{per[k] / 1e3:.1f}" for k in ks) + " us; the trace warns that "
                   "the list's tensors are guarded by identity only",
                   {"per_capture_ns": {str(k): t for k, t in per.items()}})
+
+
+@row("scale_lift", "lifted captured tensors, one wrap body adding k closed-over tensors, per "
+     "capture, k = 1k / 4k / 16k", "<= 2 us, flat")
+def r_scale_lift():
+    return _lift_result(*_lift_per_capture(hop.wrap), "one wrap body")
+
+
+@row("scale_cond_lift", "lifted captured tensors, both branches of a cond adding the same k "
+     "closed-over tensors, per capture, k = 1k / 4k / 16k", "<= 2 us, flat")
+def r_scale_cond_lift():
+    def cond(body, x):
+        return hop.cond(x.sum() > 0, body, lambda v: body(v) * 2.0, (x,))
+    return _lift_result(*_lift_per_capture(cond), "a cond whose branches share every capture")
 
 
 @row("scale_trace_lower", "trace + lower per node, 1k vs 100k ops", "100k within 1.3x of 1k")
