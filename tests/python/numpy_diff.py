@@ -28,6 +28,21 @@ def ported(source, test):
     return deco
 
 
+def assert_numpys_bits_and_warnings(np_fn, hop_fn, x, name):
+    """hop_fn(x) has np_fn(x)'s bits (every NaN payload and sign) and raises
+    the same floating-point warnings, once each."""
+    with warnings.catch_warnings(record=True) as wn:
+        warnings.simplefilter("always")
+        want = np.asarray(np_fn(x))
+    with warnings.catch_warnings(record=True) as wh:
+        warnings.simplefilter("always")
+        got = np.asarray(hop_fn(x))
+    assert got.dtype == want.dtype, (name, got.dtype, want.dtype)
+    as_int = "u%d" % want.dtype.itemsize
+    assert np.array_equal(got.view(as_int), want.view(as_int)), name
+    assert sorted(str(w.message) for w in wh) == sorted(str(w.message) for w in wn), name
+
+
 def ported_counts():
     out = {}
     for source, _ in _PORTED:

@@ -19,6 +19,7 @@ import pytest
 import hop
 import hop.numpy as hnp
 from hop import _C, _numpy_math
+from numpy_diff import assert_numpys_bits_and_warnings
 
 NAMES = ("exp", "log", "sin", "cos")
 FEATURES = getattr(np.core._multiarray_umath, "__cpu_features__", {})
@@ -157,14 +158,7 @@ def test_the_block_flags_are_the_union_of_the_elements():
     x = np.array([200.0, -200.0, 0.0, -1.0, 1e-40, np.nan], np.float32)
     for name in NAMES:
         uf, hf = getattr(np, name), getattr(hnp, name)
-        with warnings.catch_warnings(record=True) as wn:
-            warnings.simplefilter("always")
-            want = uf(x)
-        with warnings.catch_warnings(record=True) as wh:
-            warnings.simplefilter("always")
-            got = hf(x)
-        assert np.array_equal(bits(got), bits(want)), name
-        assert sorted(str(w.message) for w in wh) == sorted(str(w.message) for w in wn), name
+        assert_numpys_bits_and_warnings(uf, hf, x, name)
 
 
 def test_float16_keeps_the_backends_own_functions():

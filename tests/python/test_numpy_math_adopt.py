@@ -13,6 +13,7 @@ import pytest
 import hop
 import hop.numpy as hnp
 from hop import _numpy_math
+from numpy_diff import assert_numpys_bits_and_warnings
 
 UMATH = np.core._multiarray_umath
 FEATURES = getattr(UMATH, "__cpu_features__", {})
@@ -146,14 +147,7 @@ def test_special_values_and_warnings_are_numpys():
     for name in ("exp", "log", "sin", "cos", "tanh", "sinh", "cosh", "asin", "atanh", "cbrt"):
         uf = getattr(np, NUMPY_NAME.get(name, name))
         hf = getattr(hnp, NUMPY_NAME.get(name, name))
-        with warnings.catch_warnings(record=True) as wn:
-            warnings.simplefilter("always")
-            want = uf(x)
-        with warnings.catch_warnings(record=True) as wh:
-            warnings.simplefilter("always")
-            got = hf(x)
-        assert np.array_equal(bits(got), bits(want)), name
-        assert sorted(str(w.message) for w in wh) == sorted(str(w.message) for w in wn), name
+        assert_numpys_bits_and_warnings(uf, hf, x, name)
 
 
 def test_hop_math_set_adopts_nothing():
