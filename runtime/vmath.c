@@ -209,6 +209,16 @@ hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
                      "hop_runtime_math_adopt: %s: this build has no AVX-512 math backend",
                      name ? name : "NULL");
 }
+
+int
+hop_runtime_math_adopt_default_nan(const char *name, hop_dtype dtype, bool on)
+{
+    (void)on;
+    return hop_error(HOP_INVALID,
+                     "hop_runtime_math_adopt_default_nan: %s %s is not adopted (this build "
+                     "adopts nothing)",
+                     name ? name : "NULL", hop_dtype_name(dtype));
+}
 #endif
 
 #ifndef HOP_HAVE_MATH_ADOPT

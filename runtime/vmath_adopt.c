@@ -46,32 +46,55 @@ typedef __m512 (*vfn_f)(__m512);
 typedef __m512d (*vfn2_d)(__m512d, __m512d);
 typedef __m512 (*vfn2_f)(__m512, __m512);
 
+/* fn(v), or with default_nan the positive default NaN in every lane where
+ * v is a NaN (hop_runtime_math_adopt_default_nan; a masked move raises no
+ * flag). */
+static inline __m512d
+call_d(vfn_d fn, bool default_nan, __m512d v)
+{
+    __m512d r = fn(v);
+    if (default_nan)
+        r = _mm512_mask_mov_pd(r, _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q),
+                               _mm512_castsi512_pd(_mm512_set1_epi64(0x7ff8000000000000)));
+    return r;
+}
+
+static inline __m512
+call_f(vfn_f fn, bool default_nan, __m512 v)
+{
+    __m512 r = fn(v);
+    if (default_nan)
+        r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q),
+                               _mm512_castsi512_ps(_mm512_set1_epi32(0x7fc00000)));
+    return r;
+}
+
 static inline void
-loop_d(vfn_d fn, int64_t n, double *out, const double *in)
+loop_d(vfn_d fn, bool default_nan, int64_t n, double *out, const double *in)
 {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
-        _mm512_storeu_pd(out + i, fn(_mm512_loadu_pd(in + i)));
+        _mm512_storeu_pd(out + i, call_d(fn, default_nan, _mm512_loadu_pd(in + i)));
     if (i < n) {
         double buf[8];
         for (int k = 0; k < 8; k++)
             buf[k] = in[i + k < n ? i + k : n - 1];
-        _mm512_storeu_pd(buf, fn(_mm512_loadu_pd(buf)));
+        _mm512_storeu_pd(buf, call_d(fn, default_nan, _mm512_loadu_pd(buf)));
         memcpy(out + i, buf, (size_t)(n - i) * sizeof(double));
     }
 }
 
 static inline void
-loop_f(vfn_f fn, int64_t n, float *out, const float *in)
+loop_f(vfn_f fn, bool default_nan, int64_t n, float *out, const float *in)
 {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(out + i, fn(_mm512_loadu_ps(in + i)));
+        _mm512_storeu_ps(out + i, call_f(fn, default_nan, _mm512_loadu_ps(in + i)));
     if (i < n) {
         float buf[16];
         for (int k = 0; k < 16; k++)
             buf[k] = in[i + k < n ? i + k : n - 1];
-        _mm512_storeu_ps(buf, fn(_mm512_loadu_ps(buf)));
+        _mm512_storeu_ps(buf, call_f(fn, default_nan, _mm512_loadu_ps(buf)));
         memcpy(out + i, buf, (size_t)(n - i) * sizeof(float));
     }
 }
@@ -110,18 +133,20 @@ loop2_f(vfn2_f fn, int64_t n, float *out, const float *a, const float *b)
     }
 }
 
-/* Per function and width: the adopted vector function and the loop over it
- * that goes into the table while it is adopted. */
+/* Per function and width: the adopted vector function, whether NaN lanes
+ * answer the default NaN (one argument), and the loop over it that goes
+ * into the table while it is adopted. */
 #define LOOPS_1(name)                                                                              \
     static vfn_f ad_##name##_f;                                                                    \
     static vfn_d ad_##name##_d;                                                                    \
+    static bool dn_##name##_f, dn_##name##_d;                                                      \
     static void run_##name##_f32(int64_t n, float *out, const float *in)                           \
     {                                                                                              \
-        loop_f(ad_##name##_f, n, out, in);                                                         \
+        loop_f(ad_##name##_f, dn_##name##_f, n, out, in);                                          \
     }                                                                                              \
     static void run_##name##_f64(int64_t n, double *out, const double *in)                         \
     {                                                                                              \
-        loop_d(ad_##name##_d, n, out, in);                                                         \
+        loop_d(ad_##name##_d, dn_##name##_d, n, out, in);                                          \
     }
 #define LOOPS_2(name)                                                                              \
     static vfn2_f ad_##name##_f;                                                                   \
@@ -179,6 +204,21 @@ set_member(hop__math *m, const hop__math *base, const char *fname, bool f64, voi
     return 2;
 }
 
+/* The default-NaN flag of fname at one width (a one-argument function), or
+ * NULL. */
+#define DN_FLAG_1(name)                                                                            \
+    if (strcmp(fname, #name) == 0)                                                                 \
+        return f64 ? &dn_##name##_d : &dn_##name##_f;
+#define DN_FLAG_2(name)
+#define DN_FLAG(name, m32, m64, arity) DN_FLAG_##arity(name)
+
+static bool *
+default_nan_flag(const char *fname, bool f64)
+{
+    HOP__MATH_NAMED(DN_FLAG)
+    return NULL;
+}
+
 #endif
 
 /* The table in use while something is adopted: the chosen backend's with
@@ -222,10 +262,47 @@ hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
                          "hop_runtime_math_adopt: no math function '%s' (exp, log, sin, cos, tanh, "
                          "sinh, cosh, asin, acos, asinh, acosh, atanh, cbrt, pow, atan2)",
                          name);
+    bool *dn = default_nan_flag(name, dtype == HOP_F64);
+    if (dn != NULL && fn == NULL)
+        *dn = false;
     use_adopted(base, change);
     return HOP_OK;
 }
-#endif /* (without it: vmath.c's stub) */
+
+/* Whether the table in use runs fname's adopted function at one width. */
+#define RUNS_ADOPTED(name, m32, m64, arity)                                                        \
+    if (strcmp(fname, #name) == 0)                                                                 \
+        return adopted_count > 0 &&                                                                \
+               (f64 ? adopted.m64 == run_##name##_f64 : adopted.m32 == run_##name##_f32);
+
+static bool
+runs_adopted(const char *fname, bool f64)
+{
+    HOP__MATH_NAMED(RUNS_ADOPTED)
+    return false;
+}
+
+int
+hop_runtime_math_adopt_default_nan(const char *name, hop_dtype dtype, bool on)
+{
+    bool *dn = name != NULL && (dtype == HOP_F32 || dtype == HOP_F64)
+                   ? default_nan_flag(name, dtype == HOP_F64)
+                   : NULL;
+    if (dn == NULL)
+        return hop_error(HOP_INVALID,
+                         "hop_runtime_math_adopt_default_nan: needs a one-argument math function "
+                         "(exp, log, sin, cos, tanh, sinh, cosh, asin, acos, asinh, acosh, atanh, "
+                         "cbrt) and f32 or f64, got %s and %s",
+                         name ? name : "NULL", hop_dtype_name(dtype));
+    if (!runs_adopted(name, dtype == HOP_F64))
+        return hop_error(HOP_INVALID,
+                         "hop_runtime_math_adopt_default_nan: %s %s is not adopted "
+                         "(hop_runtime_math_adopt first)",
+                         name, hop_dtype_name(dtype));
+    *dn = on;
+    return HOP_OK;
+}
+#endif /* (without it: vmath.c's stubs) */
 
 /* The float32 member of m for name (exp, log, sin, cos), or NULL. */
 static hop__mfn_f32 *

@@ -460,6 +460,20 @@ const char *hop_runtime_math_backend(void);
 int hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn);
 
 /*
+ * Makes the adopted function name at dtype (one of the one-argument ones)
+ * answer the positive default NaN (0x7fc00000 in float32,
+ * 0x7ff8000000000000 in float64) wherever its argument is a NaN (on), or
+ * whatever the function answers there (!on, the default; adopting name
+ * again or returning to hop's own turns it off).  NumPy 1.24's tanh is a
+ * loop of its own whose values SVML's tanh reproduces bit for bit except
+ * there: NumPy answers that NaN for any NaN, SVML the NaN it was given.
+ * Returns HOP_OK, or HOP_INVALID (a two-argument or unknown name, dtype
+ * not HOP_F32 or HOP_F64, or name not adopted at dtype) with the error set
+ * and nothing changed.
+ */
+int hop_runtime_math_adopt_default_nan(const char *name, hop_dtype dtype, bool on);
+
+/*
  * Runs hop's reproduction of NumPy 1.24's own float32 loop for math
  * function name (exp, log, sin or cos) from now on (on), or the backend's
  * own again (!on).  NumPy computes these four with loops of its own (not

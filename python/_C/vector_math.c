@@ -74,6 +74,24 @@ math_adopt_numpy(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* _math_default_nan(name, dtype, on): the adopted function name at dtype
+ * answers the positive default NaN for a NaN argument, or not
+ * (hop_runtime_math_adopt_default_nan; its errors are raised). */
+static PyObject *
+math_default_nan(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *name, *dts;
+    int on;
+    hop_dtype dtype;
+    if (!PyArg_ParseTuple(args, "ssp:_math_default_nan", &name, &dts, &on) ||
+        dtype_arg(dts, &dtype) < 0)
+        return NULL;
+    if (hop_runtime_math_adopt_default_nan(name, dtype, on != 0) != HOP_OK)
+        return hop_py_raise();
+    Py_RETURN_NONE;
+}
+
 /* _math_run(name, dtype, out, a, b=None): math function name of the
  * backend in use over buffers of that dtype (C-contiguous, writable out,
  * the same length). */
@@ -113,6 +131,7 @@ done:
 static PyMethodDef vector_math_functions[] = {
     {"_math_adopt", math_adopt, METH_VARARGS, NULL},
     {"_math_adopt_numpy", math_adopt_numpy, METH_VARARGS, NULL},
+    {"_math_default_nan", math_default_nan, METH_VARARGS, NULL},
     {"_math_run", math_run, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };

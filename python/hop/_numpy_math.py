@@ -123,11 +123,41 @@ def _svml(umath, rng):
                 y = rng.uniform(-40.0, 40.0, x.size).astype(dtype)
             elif name == "atan2":
                 y = _probe(domain, dtype, rng)
+            else:
+                x = np.concatenate([_specials(dtype), x])
             if _same_as_numpy(name, ufunc, x, y):
+                adopted.append((name, dt))
+            elif y is None and _same_with_default_nan(name, ufunc, x):
                 adopted.append((name, dt))
             else:
                 _C._math_adopt(name, dt, None, None)
     return adopted
+
+
+def _specials(dtype):
+    """Zeros, infinities, NaNs of both signs and with payloads (quiet and
+    signalling), the smallest subnormals and normals, for a probe."""
+    u = np.uint32 if dtype == np.float32 else np.uint64
+    nans = ((0x7fc00000, 0xffc00000, 0x7fc00001, 0xffc12345, 0x7f800001, 0xffbfffff)
+            if dtype == np.float32 else
+            (0x7ff8000000000000, 0xfff8000000000000, 0x7ff8000000000001, 0xfff8000000012345,
+             0x7ff0000000000001, 0xfff7ffffffffffff))
+    info = np.finfo(dtype)
+    values = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, info.tiny, -info.tiny,
+                       info.smallest_subnormal, -info.smallest_subnormal, info.max, -info.max],
+                      dtype)
+    return np.concatenate([values, np.array(nans, u).view(dtype)])
+
+
+def _same_with_default_nan(name, ufunc, x):
+    """Whether NumPy's ufunc gives the adopted function's bits once its NaN
+    arguments answer the positive default NaN (NumPy's own tanh loop does,
+    SVML's tanh returns the NaN it was given); leaves that on if so."""
+    _C._math_default_nan(name, x.dtype.name[0] + str(8 * x.itemsize), True)
+    if _same_as_numpy(name, ufunc, x, None):
+        return True
+    _C._math_default_nan(name, x.dtype.name[0] + str(8 * x.itemsize), False)
+    return False
 
 
 def adopt():

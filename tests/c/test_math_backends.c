@@ -297,6 +297,9 @@ adopt_replaces_and_restores(void **state)
                          ? HOP_INVALID
                          : HOP_UNSUPPORTED);
     assert_int_equal(hop_runtime_math_adopt("exp", HOP_I32, fn), HOP_INVALID);
+    /* nothing adopted yet: no default NaN to turn on */
+    assert_int_equal(hop_runtime_math_adopt_default_nan("exp", HOP_F64, true), HOP_INVALID);
+    assert_non_null(strstr(hop_error_message(), "not adopted"));
     assert_string_equal(hop_runtime_math_backend(), before);
     if (hop__math_get() != hop__math_sleef_avx512() || !cpu_has_skx()) {
         /* valgrind, HOP_MATH, older CPUs: nothing can be adopted */
@@ -318,6 +321,28 @@ adopt_replaces_and_restores(void **state)
             fail_msg("libmvec exp(%a): %.4Lf ulp", x[i], e);
     }
     assert_true(differ > 0); /* libmvec's function ran, not SLEEF's */
+    /* the default NaN for NaN arguments, on and off; two-argument
+     * functions and other widths refuse it */
+    double nx[19], ny[19];
+    uint64_t neg = 0xfff8000000000123ull, bits;
+    for (int i = 0; i < 19; i++)
+        memcpy(&nx[i], &neg, sizeof neg);
+    assert_int_equal(hop_runtime_math_adopt_default_nan("pow", HOP_F64, true), HOP_INVALID);
+    assert_int_equal(hop_runtime_math_adopt_default_nan("exp", HOP_F32, true), HOP_INVALID);
+    assert_int_equal(hop_runtime_math_adopt_default_nan("exp", HOP_F64, true), HOP_OK);
+    assert_int_equal(hop_runtime_math_run("exp", HOP_F64, 19, ny, nx, NULL), HOP_OK);
+    for (int i = 0; i < 19; i++) {
+        memcpy(&bits, &ny[i], sizeof bits);
+        assert_int_equal(bits, 0x7ff8000000000000ull);
+    }
+    assert_int_equal(hop_runtime_math_run("exp", HOP_F64, N, r2, x, NULL), HOP_OK);
+    assert_memory_equal(r1, r2, sizeof r1); /* numbers as before */
+    /* returning to hop's own and adopting again: off */
+    assert_int_equal(hop_runtime_math_adopt("exp", HOP_F64, NULL), HOP_OK);
+    assert_int_equal(hop_runtime_math_adopt("exp", HOP_F64, fn), HOP_OK);
+    assert_int_equal(hop_runtime_math_run("exp", HOP_F64, 19, ny, nx, NULL), HOP_OK);
+    memcpy(&bits, &ny[18], sizeof bits);
+    assert_true(bits != 0x7ff8000000000000ull); /* libmvec's own NaN */
     assert_int_equal(hop_runtime_math_adopt("exp", HOP_F64, NULL), HOP_OK);
     assert_string_equal(hop_runtime_math_backend(), "sleef-avx512");
     assert_int_equal(hop_runtime_math_run("exp", HOP_F64, N, r2, x, NULL), HOP_OK);
