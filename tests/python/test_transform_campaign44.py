@@ -23,6 +23,13 @@ Findings:
    whose tangent is an instantiated zero, multiplied by an infinite
    cotangent under jvp of grad.  So the random test draws a pinned set
    (budget.pinned) in the plain and sanitizer passes until it is fixed.
+3. (not fixed: strict xfail below, found by HOP_TEST_BUDGET=stress on
+   2026-12-02) the Hessian-vector product and grad of jvp of
+   exp(map(exp(row / (y * y + 0.25)))) where the inner exp overflows are
+   nan where torch's loop over the rows gives +-inf; the same body under
+   wrap, or map without the inner exp, agrees.  (The stress run first
+   stopped on the test's own zero-length scan over a map's [1] rows,
+   fixed.)
 """
 
 import os
@@ -55,7 +62,12 @@ def T(a):
 
 # the same methods on hop and torch tensors; `w` is hop.where or torch.where
 _OPS = {
-    "sin": lambda h, y, w: h.sin(),
+    # (sin of a bounded argument: the sine of a value near 1e26, as exp(60)
+    # makes, is any number between -1 and 1 after a last-bit difference in
+    # that value, and hop's exp gives NumPy's bits, torch's glibc's: on an
+    # AVX-512 machine, where hop adopts NumPy's SVML exp, h.sin() failed
+    # here at 1e-9 on differences no transform made)
+    "sin": lambda h, y, w: (h.tanh() * 3.0).sin(),
     "muly": lambda h, y, w: h * y,
     "sq": lambda h, y, w: h * h * 0.5,
     "relu": lambda h, y, w: h.relu() + h * 0.25,
@@ -95,8 +107,9 @@ def _hop_layer(layer, h, y):
                               lambda i, v: (i + 1, sub(layer[1], v) * 0.25 + v * 1.5 + 0.1),
                               (0, h))[1]
     if kind == "scan":
-        c, ys = hop.scan(lambda c, r: (sub(layer[2], c) * r.cos(), c * r), h,
-                         hop.stack([y] * layer[1]) if layer[1] else hop.zeros((0, 3), dtype=F64))
+        xs = (hop.stack([y] * layer[1]) if layer[1]
+              else hop.zeros((0,) + tuple(y.shape), dtype=F64))  # (y is [1] in a map's row)
+        c, ys = hop.scan(lambda c, r: (sub(layer[2], c) * r.cos(), c * r), h, xs)
         return c + ys.sum(0)
     if kind == "ascan":
         return hop.associative_scan(_COMBINE[layer[1]], h)
@@ -263,3 +276,11 @@ def test_hvp_of_an_associative_scan_product_agrees_with_functorch():
     # the same program where nothing overflows agrees
     check([["ascan", "mul"], ["op", "exp"]], "hvp", 0, "plain", 1.0)
     check([["ascan", "max"], ["fori", 2, [["op", "sq"]]]], "hvp", 3, "compiled", 40.0)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="finding 3: second order through map of an overflowing exp: nan "
+                          "where torch has +-inf")
+@pytest.mark.parametrize("comp", ["hvp", "grad(jvp) wrt y"])
+def test_second_order_through_a_map_of_an_overflowing_exp(comp):
+    check([["op", "exp"], ["map", [["op", "div"], ["op", "exp"]]]], comp, 0, "plain", 40.0)
