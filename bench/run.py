@@ -585,6 +585,23 @@ def fused_fn():
     return xn, x, cf
 
 
+def same_as_c_exp(co, got):
+    """Whether the C reference's exp(relu(2x+1)) is hop's: the same bits
+    while hop runs SLEEF's expf, as C does; within 3 ulp once `import hop`
+    adopted NumPy's own float32 exp loop (hop then answers NumPy's bits, up
+    to 2.5 ulp from exp; SLEEF's within 1), as on CPUs with AVX2 and FMA."""
+    if ("exp", "f32") not in hop._numpy_math.ADOPTED:
+        return np.array_equal(co, got)
+    ulps = np.abs(co.view(np.int32).astype(np.int64) - got.view(np.int32))
+    return bool(ulps.max() <= 3)
+
+
+def c_exp_note():
+    return ("hop runs NumPy's own float32 exp loop (adopted at import: NumPy's bits), C "
+            "SLEEF's; up to 3 ulp apart" if ("exp", "f32") in hop._numpy_math.ADOPTED
+            else "the same bits")
+
+
 @row("fused_bw", "fused exp(relu(x*2+1)) on 16M float32, 1 thread", ">= 5 GB/s, >= 0.8x C")
 def r_fused_bw():
     one_thread()
@@ -600,7 +617,7 @@ def r_fused_bw():
     if lib:
         co = np.empty_like(xn)
         lib.cref_fused_exp(addr(xn), addr(co), n)
-        assert np.array_equal(co, cf(x).numpy()), "the C reference gives other bits than hop"
+        assert same_as_c_exp(co, cf(x).numpy()), "the C reference computes another function"
         fns["c"] = lambda: lib.cref_fused_exp(addr(xn), addr(co), n)
     r = rates(measure_all(fns, **big_rep()), 2 * 4 * n / 1e9)
     h, nn, t, c = r["hop"], r["np"], r.get("torch"), r.get("c")
@@ -611,7 +628,8 @@ def r_fused_bw():
                   f"bytes of x and the result per second; hop: hop.compile'd (one fused "
                   f"kernel; the plan reuses its released output buffer); memcpy (np.copyto) "
                   f"{r['memcpy']['median']:.1f} GB/s; {c_note()}: one loop, SLEEF's 1-ulp "
-                  f"expf at its widest vectors", {"memcpy": r["memcpy"]}, c_v=c, hop_c=hc)
+                  f"expf at its widest vectors ({c_exp_note()})", {"memcpy": r["memcpy"]},
+                  c_v=c, hop_c=hc)
 
 
 @row("fused_threads", "fused exp(relu(x*2+1)) on 16M float32, 2 threads vs 1", ">= 1.6x")
@@ -623,7 +641,7 @@ def r_fused_threads():
     co = np.empty_like(xn)
     c = c_threads_1_vs_2(
         "cref_fused_exp_mt", lambda f, nt: f(addr(xn), addr(co), BIG, nt),
-        lambda: np.array_equal(co, cf(x).numpy()), 1, **big_rep())
+        lambda: same_as_c_exp(co, cf(x).numpy()), 1, **big_rep())
     return result("x", {"median": ratio}, None, None, ratio >= 1.6, c_ratio_text(c),
                   f"{gbs[1]:.1f} GB/s on 1 thread, {gbs[2]:.1f} on 2",
                   {"gb_per_s": gbs, "load_average": os.getloadavg(), "c_2_vs_1": c})
