@@ -3,22 +3,47 @@ the timing tests (tests/python/test_scale.py, test_perf_paths.py) share: one
 copy of each, so a row of the table and the test that guards it time the same
 program the same way.
 """
+import ctypes
+import ctypes.util
 import gc
 import time
 
 import hop
 
 
-def best_cpu_ns(fn, repeat=3, gc_off=False):
+def _malloc_trim():
+    """glibc's malloc_trim(0): the heap's free pages go back to the system
+    (None where there is no glibc)."""
+    if not _TRIM:
+        try:
+            _TRIM.append(ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim)
+        except (OSError, AttributeError, TypeError):
+            _TRIM.append(None)
+    if _TRIM[0] is not None:
+        _TRIM[0](0)
+
+
+_TRIM = []
+
+
+def best_cpu_ns(fn, repeat=3, gc_off=False, fresh_memory=False):
     """The least of repeat runs of fn(), in ns of this thread's CPU time (a
     trace lasts up to seconds, long enough for a busy machine to take the
     core away: wall time then measures the neighbours).  Garbage is
     collected before each run; the collector's passes during fn count (a
     test bounds everything a call costs) unless gc_off keeps it off (a bench
-    figure of hop alone)."""
+    figure of hop alone).  fresh_memory returns the heap's free pages to the
+    system before each run, so that every run pays for the memory it
+    touches: otherwise a run that fits in what an earlier one left in the
+    heap touches no new page, and one that does not pays a page fault per
+    4 KiB (~10 us each on a VM seen in 2026-12, where 3,000 traced conds
+    then cost 2.3-3.4x per call what 300 did, at the same instructions per
+    call, and 1.2-1.4x with this)."""
     best = None
     for _ in range(repeat):
         gc.collect()
+        if fresh_memory:
+            _malloc_trim()
         if gc_off:
             gc.disable()
         try:
