@@ -442,7 +442,7 @@ place_one(part *pt, int32_t i)
         }
         if (!walking)
             w.c = pt->root, walking = true;
-        if ((pt->walked = walk_on(pt, &w, 4 * cap)))
+        if ((pt->walked = walk_on(pt, &w, cap > INT32_MAX / 4 ? INT32_MAX : 4 * cap)))
             return place_at(pt, i, w.s.best < 0 ? w.s.top : w.s.best);
     }
     search s = {x, 0, -1, INT64_MAX};
