@@ -27,10 +27,12 @@ Findings:
    2026-12-02) the Hessian-vector product and grad of jvp of
    exp(map(exp(row / (y * y + 0.25)))) where the inner exp overflows are
    nan where torch's loop over the rows gives +-inf; the same body under
-   wrap, or map without the inner exp, agrees.  Presumably finding 2's
-   kind: the map's rows are stack([h, y], 1), whose tangent has y's column
-   as instantiated zeros (y has none), and the body's second-order terms
-   multiply that column by an infinite value (not yet traced to the node).  (The stress run first
+   wrap, or map without the inner exp, agrees.  Finding 2's kind: the
+   map's rows are stack([h, y], 1), whose tangent has y's column as
+   instantiated zeros (y has none; torch's loop slices y itself and keeps
+   its tangent a symbolic zero), and the body's second-order terms multiply
+   that column by an infinite value: with a tangent for y too (y / 2) hop
+   and torch give nan at the same places and agree elsewhere.  (The stress run first
    stopped on the test's own zero-length scan over a map's [1] rows,
    fixed.)
 """
