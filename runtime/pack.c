@@ -453,14 +453,22 @@ place_one(part *pt, int32_t i)
     return place_at(pt, i, s.best < 0 ? s.top : s.best);
 }
 
+/* The leaves of a tree over m items: the least power of two >= m. */
+static int32_t
+leaves_for(int32_t m)
+{
+    int32_t leaves = 1;
+    while (leaves < m)
+        leaves *= 2;
+    return leaves;
+}
+
 /* Packs it[0..m) (one routine's buffers, in order of first use) from
  * offset 0; *top: the end of the highest. */
 static hop_status
 pack_part(part *pt, item *bysize, int64_t *top)
 {
-    pt->leaves = 1;
-    while (pt->leaves < pt->m)
-        pt->leaves *= 2;
+    pt->leaves = leaves_for(pt->m);
     for (int32_t n = 0; n < 2 * pt->leaves; n++)
         pt->tree[n] = -1;
     /* bysize[k].id: the item's position in it[] */
@@ -487,15 +495,6 @@ static size_t
 al(size_t n)
 {
     return (n + 63) & ~(size_t)63;
-}
-
-static int32_t
-leaves_for(int32_t m)
-{
-    int32_t leaves = 1;
-    while (leaves < m)
-        leaves *= 2;
-    return leaves;
 }
 
 size_t
