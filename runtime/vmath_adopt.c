@@ -263,7 +263,7 @@ hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
                          "sinh, cosh, asin, acos, asinh, acosh, atanh, cbrt, pow, atan2)",
                          name);
     bool *dn = default_nan_flag(name, dtype == HOP_F64);
-    if (dn != NULL && fn == NULL)
+    if (dn != NULL) /* a function adopted again, or hop's own: its own NaNs */
         *dn = false;
     use_adopted(base, change);
     return HOP_OK;

@@ -127,7 +127,7 @@ def _svml(umath, rng):
                 x = np.concatenate([_specials(dtype), x])
             if _same_as_numpy(name, ufunc, x, y):
                 adopted.append((name, dt))
-            elif y is None and _same_with_default_nan(name, ufunc, x):
+            elif y is None and _same_with_default_nan(name, dt, ufunc, x):
                 adopted.append((name, dt))
             else:
                 _C._math_adopt(name, dt, None, None)
@@ -149,14 +149,14 @@ def _specials(dtype):
     return np.concatenate([values, np.array(nans, u).view(dtype)])
 
 
-def _same_with_default_nan(name, ufunc, x):
+def _same_with_default_nan(name, dt, ufunc, x):
     """Whether NumPy's ufunc gives the adopted function's bits once its NaN
     arguments answer the positive default NaN (NumPy's own tanh loop does,
     SVML's tanh returns the NaN it was given); leaves that on if so."""
-    _C._math_default_nan(name, x.dtype.name[0] + str(8 * x.itemsize), True)
+    _C._math_default_nan(name, dt, True)
     if _same_as_numpy(name, ufunc, x, None):
         return True
-    _C._math_default_nan(name, x.dtype.name[0] + str(8 * x.itemsize), False)
+    _C._math_default_nan(name, dt, False)
     return False
 
 

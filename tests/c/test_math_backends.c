@@ -337,6 +337,12 @@ adopt_replaces_and_restores(void **state)
     }
     assert_int_equal(hop_runtime_math_run("exp", HOP_F64, N, r2, x, NULL), HOP_OK);
     assert_memory_equal(r1, r2, sizeof r1); /* numbers as before */
+    /* adopting the function again: its own NaNs */
+    assert_int_equal(hop_runtime_math_adopt("exp", HOP_F64, fn), HOP_OK);
+    assert_int_equal(hop_runtime_math_run("exp", HOP_F64, 19, ny, nx, NULL), HOP_OK);
+    memcpy(&bits, &ny[0], sizeof bits);
+    assert_true(bits != 0x7ff8000000000000ull);
+    assert_int_equal(hop_runtime_math_adopt_default_nan("exp", HOP_F64, true), HOP_OK);
     /* returning to hop's own and adopting again: off */
     assert_int_equal(hop_runtime_math_adopt("exp", HOP_F64, NULL), HOP_OK);
     assert_int_equal(hop_runtime_math_adopt("exp", HOP_F64, fn), HOP_OK);
