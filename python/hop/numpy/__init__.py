@@ -29,7 +29,7 @@ import numpy as _np
 from .. import _C
 from .._pytree import register_pytree_node as _register
 from ._ndarray import ndarray, NumpyArg
-from . import _funcs
+from . import _direct, _funcs
 from ._funcs import *  # noqa: F401,F403 (the functions)
 from ._ufuncs import UFUNCS as _UFUNCS, _TWO_OUT, call_ufunc as _call_ufunc, \
     tensor_array_ufunc
@@ -99,6 +99,11 @@ def divmod(x1, x2, /, out=None, **kwargs):
 
 __all__.append("divmod")
 del _name, _alias, _target
+
+# The user's calls of these functions see a traced function's NumPy array
+# arguments as eager's calls see them (_direct): hnp.sum(x) is a hop.numpy
+# array there too.  hop.numpy's own modules call _funcs' functions.
+_direct.install(globals(), _funcs.PUBLIC)
 
 
 # ------------------------------------------------ pytrees and compile I/O

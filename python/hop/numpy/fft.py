@@ -13,7 +13,7 @@ import operator
 import numpy as _np
 
 from .. import _C
-from . import _core
+from . import _core, _direct
 from . import _funcs as F
 from . import _lib as L
 from ._ndarray import ndarray, result_kind, wrap
@@ -283,3 +283,6 @@ def ifftshift(x, axes=None, *, _kind=None):
 
 
 del builtins
+
+
+_direct.install(globals(), __all__)  # the user's calls: see _direct

@@ -23,7 +23,7 @@ import numpy as _np
 
 from .. import _C
 from .. import _exact
-from . import _core
+from . import _core, _direct
 from . import _funcs as F
 from ._ndarray import ndarray, result_kind, wrap
 
@@ -892,3 +892,6 @@ def eig(a, *, _kind=None):
 @_implements(_np.linalg.eigvals)
 def eigvals(a, *, _kind=None):
     return _eig(a, False, "eigvals", _kind or result_kind((a,), ndarray))
+
+
+_direct.install(globals(), __all__)  # the user's calls: see _direct

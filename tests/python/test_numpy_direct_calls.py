@@ -1,0 +1,147 @@
+"""hop.numpy's functions called by name (hnp.sum(x), not np.sum(x)) in a
+traced or compiled function answer as they do eagerly (hop/numpy/_direct.py).
+
+Eagerly hnp.sum(x) of an np.ndarray x is a 0-d hop.numpy array, and
+hnp.asarray(x) a hop.numpy array over x's memory; compiled, x is a NumpyArg
+that keeps NumPy's semantics for NumPy's own functions, and a direct call
+gave NumPy's answer instead (np.float64, an np.ndarray): the type differed
+from eager's.  Each case runs eagerly and compiled on fresh copies of the
+same arguments and compares the result's type, dtype, shape and values and
+the caller's arrays after the call."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import hop
+import hop.numpy as hnp
+
+A = np.array([[2.0, 1.0], [1.0, 3.0]])
+V = np.array([3.0, -1.0, 2.0, 5.0])
+I = np.array([3, 1, 2, 3], dtype=np.int32)
+
+CASES = {
+    "sum": lambda a, v, i: hnp.sum(v),
+    "sum_kw": lambda a, v, i: hnp.sum(a=v),
+    "sum_axis": lambda a, v, i: hnp.sum(a, axis=0),
+    "mean": lambda a, v, i: hnp.mean(v),
+    "max": lambda a, v, i: hnp.max(v),
+    "argmax": lambda a, v, i: hnp.argmax(v),
+    "prod_int": lambda a, v, i: hnp.prod(i),
+    "dot": lambda a, v, i: hnp.dot(v, v),
+    "matmul_vec": lambda a, v, i: hnp.dot(a, v[:2]),
+    "concatenate": lambda a, v, i: hnp.concatenate([v, v]),
+    "stack_tuple": lambda a, v, i: hnp.stack((v, v)),
+    "where": lambda a, v, i: hnp.where(v > 0, v, 0.0),
+    "clip": lambda a, v, i: hnp.clip(v, 0.0, 2.5),
+    "sort": lambda a, v, i: hnp.sort(v),
+    "cumsum": lambda a, v, i: hnp.cumsum(i),
+    "asarray": lambda a, v, i: hnp.asarray(v),
+    "asarray_times": lambda a, v, i: hnp.asarray(v) * 2,
+    "asarray_sum_method": lambda a, v, i: hnp.asarray(v).sum(),
+    "array_copy": lambda a, v, i: hnp.array(v),
+    "reshape": lambda a, v, i: hnp.reshape(v, (2, 2)),
+    "transpose": lambda a, v, i: hnp.transpose(a),
+    "interp": lambda a, v, i: hnp.interp(1.5, np.sort(v), v),
+    "median": lambda a, v, i: hnp.median(v),
+    "linalg_norm": lambda a, v, i: hnp.linalg.norm(a),
+    "linalg_norm_2": lambda a, v, i: hnp.linalg.norm(a, 2),
+    "linalg_det": lambda a, v, i: hnp.linalg.det(a),
+    "linalg_inv": lambda a, v, i: hnp.linalg.inv(a),
+    "linalg_rank": lambda a, v, i: hnp.linalg.matrix_rank(a),
+    "linalg_cond": lambda a, v, i: hnp.linalg.cond(a),
+    "linalg_solve": lambda a, v, i: hnp.linalg.solve(a, v[:2]),
+    "fft_rfft": lambda a, v, i: hnp.fft.rfft(v),
+    "ufunc": lambda a, v, i: hnp.add(v, 1),
+    "ufunc_of_sum": lambda a, v, i: hnp.exp(hnp.sum(v)),
+    # NumPy's own functions keep NumPy's answers beside them
+    "np_sum": lambda a, v, i: np.sum(v),
+    "np_norm": lambda a, v, i: np.linalg.norm(a),
+    "np_of_hnp": lambda a, v, i: np.sum(hnp.asarray(v)),
+    "mixed_tuple": lambda a, v, i: (hnp.sum(v), np.sum(v), v.sum()),
+}
+
+
+def _args():
+    return A.copy(), V.copy(), I.copy()
+
+
+def _same(e, c, where):
+    assert type(c) is type(e), f"{where}: compiled {type(c)}, eager {type(e)}"
+    if isinstance(e, tuple):
+        assert len(c) == len(e)
+        for k, (x, y) in enumerate(zip(e, c)):
+            _same(x, y, f"{where}[{k}]")
+        return
+    ev, cv = np.asarray(e), np.asarray(c)
+    assert (cv.dtype, cv.shape) == (ev.dtype, ev.shape), where
+    np.testing.assert_allclose(cv, ev, rtol=1e-12, atol=1e-12, err_msg=where)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_direct_call_answers_as_eagerly(name):
+    fn = CASES[name]
+    want = fn(*_args())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a fallback to eager would warn
+        compiled = hop.compile(fn)
+        for _ in range(2):  # the trace's call, then the plan's
+            _same(want, compiled(*_args()), f"compile {name}")
+        traced = hop.trace(fn, *_args())
+        _same(want, traced(*_args()), f"trace {name}")
+
+
+def test_writes_through_a_direct_calls_view_reach_the_callers_array():
+    def f(v, a):
+        y = hnp.asarray(v)
+        y[0] = 5.0
+        r = hnp.reshape(v, (2, 2))
+        r[1, 0] = 7.0
+        t = hnp.transpose(a)
+        t[0, 1] = -4.0  # a[1, 0]
+        return hnp.sum(v), hnp.linalg.norm(r)
+
+    ev, ea = V.copy(), A.copy()
+    want = f(ev, ea)
+    compiled = hop.compile(f)
+    for _ in range(2):
+        cv, ca = V.copy(), A.copy()
+        _same(want, compiled(cv, ca), "compiled")
+        np.testing.assert_array_equal(cv, ev)
+        np.testing.assert_array_equal(ca, ea)
+    assert compiled.recompiles == 0 and len(compiled.graphs) == 1
+
+
+def test_a_read_only_argument_stays_read_only_through_hnp_asarray():
+    def f(v):
+        y = hnp.asarray(v)
+        y[0] = 1.0
+        return y
+
+    ro = V.copy()
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only") as eager:
+        f(ro)
+    with pytest.raises(ValueError, match="read-only") as compiled:
+        hop.compile(f)(ro)
+    assert str(compiled.value) == str(eager.value)
+    np.testing.assert_array_equal(ro, V)
+
+
+def test_hop_numpy_own_calls_keep_numpys_kind():
+    # np.linalg.cond calls hop.numpy's svd and norm inside: NumPy's kind
+    # stays through them (a NumPy scalar, as NumPy's cond gives)
+    f = hop.compile(lambda a: (np.linalg.cond(a), np.linalg.matrix_rank(a), np.median(a)))
+    got = f(A.copy())
+    want = (np.linalg.cond(A), np.linalg.matrix_rank(A), np.median(A))
+    assert [type(x) for x in got] == [type(x) for x in want]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_the_public_functions_are_wrapped_once_and_named_as_theirs():
+    assert hnp.sum.__name__ == "sum" and hnp.linalg.norm.__name__ == "norm"
+    assert hnp.sum.__wrapped_by_hop__ is hnp._funcs.PUBLIC["sum"]
+    assert getattr(hnp.sum.__wrapped_by_hop__, "__wrapped_by_hop__", None) is None
+    # what NumPy's dispatch reaches is the implementation itself
+    assert hnp._funcs.FUNCS[np.sum] is hnp._funcs.PUBLIC["sum"]
