@@ -145,3 +145,36 @@ def test_the_public_functions_are_wrapped_once_and_named_as_theirs():
     assert getattr(hnp.sum.__wrapped_by_hop__, "__wrapped_by_hop__", None) is None
     # what NumPy's dispatch reaches is the implementation itself
     assert hnp._funcs.FUNCS[np.sum] is hnp._funcs.PUBLIC["sum"]
+
+
+@pytest.mark.parametrize("fn", ["sum", "prod", "cumsum", "mean"])
+def test_eager_reductions_result_dtypes_are_numpys_whatever_the_spelling_of_dtype(fn):
+    # the result dtype NumPy gives is asked once per (reduction, operand
+    # dtype, dtype=) and kept (_reductions._reduce_dtype)
+    for have in (np.int8, np.uint16, np.int32, np.float32, np.bool_):
+        a = np.arange(6).astype(have).reshape(2, 3)
+        for dtype in (None, np.float32, "float32", np.dtype("f4"), "i2", np.int64):
+            for _ in range(2):
+                got = getattr(hnp, fn)(a, dtype=dtype)
+                want = getattr(np, fn)(a, dtype=dtype)
+                assert np.asarray(got).dtype == np.asarray(want).dtype, (fn, have, dtype)
+    with pytest.raises(TypeError) as e:
+        getattr(np, fn)(a, dtype=[1])
+    with pytest.raises(TypeError) as h:
+        getattr(hnp, fn)(a, dtype=[1])  # an unhashable dtype= gets NumPy's error
+    assert str(h.value) == str(e.value)
+
+
+def test_eager_out_passed_by_position_or_keyword_is_found():
+    # _fpcheck._out_of reads out= without binding the call when it is not
+    # passed; passed by position it is still seen (an overlapping one runs
+    # by NumPy, whose result reads the array as it writes it)
+    for pass_out in ("position", "keyword"):
+        a, b = np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(2, 3)
+        if pass_out == "position":
+            hnp.sum(a, 0, None, a[0])
+            np.sum(b, 0, None, b[0])
+        else:
+            hnp.sum(a, 0, None, out=a[0])
+            np.sum(b, 0, None, out=b[0])
+        np.testing.assert_array_equal(a, b)
