@@ -178,3 +178,33 @@ def test_eager_out_passed_by_position_or_keyword_is_found():
             hnp.sum(a, 0, None, out=a[0])
             np.sum(b, 0, None, out=b[0])
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "true_divide", "floor_divide",
+                                  "remainder", "maximum", "less", "exp", "sin", "sqrt",
+                                  "negative", "absolute", "bitwise_and"])
+def test_eager_ufuncs_called_by_name_take_the_fast_path_with_numpys_answer(name):
+    # hnp.exp(a) with no keywords takes the eager fast path (_eager), as
+    # np.exp(a) and a + b do: same dtypes and bits as NumPy's
+    import warnings as w
+    arrays = [np.linspace(-2, 3, 6, dtype=np.float32), np.arange(-3, 3, dtype=np.int8),
+              np.array([True, False, True, True, False, False])]
+    scalars = [300, -1, 2.5, 1e40, True]
+    uf, hf = getattr(np, name), getattr(hnp, name)
+    nin = uf.nin
+    combos = [(a,) for a in arrays] if nin == 1 else \
+        [(a, b) for a in arrays for b in arrays + scalars] + [(s, a) for s in scalars for a in arrays]
+    for args in combos:
+        with w.catch_warnings():
+            w.simplefilter("ignore")
+            try:
+                want = uf(*args)
+            except Exception as e:  # noqa: BLE001 - NumPy's error is the answer
+                with pytest.raises(type(e)):
+                    hf(*[hnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args])
+                continue
+            got = hf(*[hnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args])
+        assert type(got) is hnp.ndarray
+        g = np.asarray(got)
+        assert g.dtype == want.dtype, (name, args)
+        np.testing.assert_array_equal(g, want, err_msg=f"{name}{args}")

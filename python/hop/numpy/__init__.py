@@ -30,6 +30,7 @@ from .. import _C
 from .._pytree import register_pytree_node as _register
 from ._ndarray import ndarray, NumpyArg
 from . import _direct, _funcs
+from ._eager import call as _eager_call
 from ._funcs import *  # noqa: F401,F403 (the functions)
 from ._ufuncs import UFUNCS as _UFUNCS, _TWO_OUT, call_ufunc as _call_ufunc, \
     tensor_array_ufunc
@@ -76,6 +77,12 @@ __all__.append("UFuncTypeError")
 
 def _make_ufunc(name):
     def ufunc(*args, **kwargs):
+        if not kwargs:
+            # the eager fast path (_eager), as np.exp(a) and a + b take it:
+            # None where the general path must answer
+            r = _eager_call(name, args)
+            if r is not None:
+                return r
         return _call_ufunc(name, args, kwargs, ndarray)
     ufunc.__name__ = ufunc.__qualname__ = name
     ufunc.__doc__ = f"numpy.{name} on hop arrays: a hop.numpy.ndarray (see numpy.{name})."

@@ -278,6 +278,12 @@ def index_tensor(t, key):
     that makes the result from t when NumPy's result is a view (basic
     indexing), else None (advanced indexing copies); scalar: NumPy gives a
     scalar (ints took every dim)."""
+    return _index(t, key)[:3]
+
+
+def _index(t, key):
+    """index_tensor's (result, view, scalar) and the key's items
+    (_normalize's), which getitem reads again."""
     items, adv = _normalize(key, t.ndim)
     if not adv:
         fn = lambda x: _basic(x, items)  # noqa: E731
@@ -287,8 +293,8 @@ def index_tensor(t, key):
                                            any(k is Ellipsis for k in key))
         scalar = not has_ellipsis and r.ndim == 0 and \
             all(k != "slice" and k != "none" for k, _ in items)
-        return r, fn, scalar
-    return _advanced(t, items), None, False
+        return r, fn, scalar, items
+    return _advanced(t, items), None, False, items
 
 
 def getitem(a, key):
@@ -297,7 +303,7 @@ def getitem(a, key):
         r = _fold(a, t, key)
         if r is not None:
             return r
-    r, fn, scalar = index_tensor(t, key)
+    r, fn, scalar, items = _index(t, key)
     if fn is None:
         keys = key if isinstance(key, tuple) else (key,)
         others = [k for k in keys if not (k is None or k is Ellipsis or isinstance(k, slice) or
@@ -312,7 +318,6 @@ def getitem(a, key):
         # caller's memory
         return wrap(type(a), r.clone(), scalar=True)
     nk = _static_key(key)
-    items = _normalize(key, t.ndim)[0]
     takes = _takes(items)
     mem = traced_order(a) if takes is True and all(k == "slice" for k, _ in items) and \
         len(items) == t.ndim else None

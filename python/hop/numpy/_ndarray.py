@@ -441,8 +441,9 @@ class ndarray:
         return type(self)(self._t.clone())
 
     def __getitem__(self, key):
-        from ._indexing import getitem
-        return getitem(self, key)
+        # (_indexing imports this module, and is imported at the first
+        # index; an import statement here was ~1 us of every a[i])
+        return (_getitem or _load_getitem())(self, key)
 
     # ---------------------------------------------------------------- copies
 
@@ -538,6 +539,16 @@ class NumpyArg(ndarray):
     np.ndarray (or a NumPy scalar) when the function returns it."""
 
     __slots__ = ()
+
+
+_getitem = None  # _indexing.getitem, once ndarray.__getitem__ has imported it
+
+
+def _load_getitem():
+    global _getitem
+    from ._indexing import getitem
+    _getitem = getitem
+    return getitem
 
 
 def _wrap_like(like, t, scalar=False):
