@@ -55,13 +55,29 @@ timed() {
 # is keyed by the compile command, not the directory it runs in.
 export CCACHE_DIR="$PWD/build/ccache" CCACHE_NOHASHDIR=1
 
+# gold_flags: CMake arguments that link every target with GNU gold, if the
+# compiler links a program with it (binutils' ld.gold); else nothing.
+gold_flags() {
+    if echo 'int main(void) { return 0; }' |
+        gcc -x c -fuse-ld=gold -o /dev/null - >/dev/null 2>&1; then
+        for kind in EXE SHARED MODULE; do
+            printf ' %s' "-DCMAKE_${kind}_LINKER_FLAGS=-fuse-ld=gold"
+        done
+    fi
+}
+
+# Every tree links with GNU gold where the compiler can use it (gold_flags):
+# the test tree's 47 links (each C test links every layer with its debug info
+# and the static OpenBLAS) took 117 CPU-s with ld.bfd and 47 with gold, on
+# the 2-core EPYC where its whole build took 152 s.
 configure_and_build() { # dir, extra cmake args...
     dir=$1
     shift
     launcher=""
     command -v ccache >/dev/null && launcher=-DCMAKE_C_COMPILER_LAUNCHER=ccache
+    # shellcheck disable=SC2046 # gold_flags prints several arguments, or none
     cmake -S . -B "$dir" -DPython3_EXECUTABLE=$PYTHON -DHOP_BUILD_PYTHON=ON -DHOP_WERROR=ON \
-        $launcher "$@" >/dev/null
+        $launcher $(gold_flags) "$@" >/dev/null
     timed "build of $dir" cmake --build "$dir" -j "$JOBS" >/dev/null
 }
 
@@ -116,17 +132,6 @@ install_python() { # dir
     fi
 }
 
-# gold_flags: CMake arguments that link every target with GNU gold, if the
-# compiler links a program with it (binutils' ld.gold); else nothing.
-gold_flags() {
-    if echo 'int main(void) { return 0; }' |
-        gcc -x c -fuse-ld=gold -o /dev/null - >/dev/null 2>&1; then
-        for kind in EXE SHARED MODULE; do
-            printf ' %s' "-DCMAKE_${kind}_LINKER_FLAGS=-fuse-ld=gold"
-        done
-    fi
-}
-
 # sanitized_python ARGS...: Debian's python3 with ASan's runtime preloaded,
 # for the sanitizer pass's pytest (see sanitize).
 sanitized_python() {
@@ -175,11 +180,9 @@ sanitize)
     dir=${HOP_ASAN_DIR:-build/asan}
     rm -rf "$dir"
     # Only what this phase runs: no C microbenchmarks (HOP_BUILD_BENCH=OFF).
-    # Linked by gold where the compiler can use it: each of the ~40 links of
-    # ASan objects with -g took 1.4 s of CPU with ld.bfd, 0.6 s with gold
-    # (the objects and what the tests run are the same).
-    # shellcheck disable=SC2046 # gold_flags prints several arguments, or none
-    configure_and_build "$dir" -DHOP_SANITIZE=ON -DHOP_BUILD_BENCH=OFF $(gold_flags)
+    # (Linked by gold, as every tree: each of the ~40 links of ASan objects
+    # with -g took 1.4 s of CPU with ld.bfd, 0.6 s with gold.)
+    configure_and_build "$dir" -DHOP_SANITIZE=ON -DHOP_BUILD_BENCH=OFF
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     (cd "$dir" && export ASAN_OPTIONS=detect_leaks=1 && timed ctest ctest --output-on-failure \
         -j "$JOBS")
