@@ -33,6 +33,7 @@ defaults can be rebound at any time, so every walk reads them anew.
 """
 
 import builtins
+import dis
 import sys
 import types
 import weakref
@@ -51,16 +52,42 @@ def code_names(code, out):
     is a name, or dotted names, counts too: the code may read the attribute
     it names at run time (`getattr(o, "n")`, `operator.attrgetter("a.b")`,
     `operator.methodcaller("count", 1)`), which the guards must check as
-    they check `o.n`."""
+    they check `o.n`.  The keyword names of the code's calls do not (`f(a,
+    scale=2.0)`: the tuple ("scale",) only KW_NAMES reads): as names they
+    guarded a global of the same name the code never reads, and a loop that
+    rebound it recompiled on every call."""
     out.update(code.co_names)
-    for const in code.co_consts:
+    kw_only = _kw_names_only(code)
+    for i, const in enumerate(code.co_consts):
         if isinstance(const, types.CodeType):
             code_names(const, out)
+        elif i in kw_only:
+            continue
         elif type(const) is str or type(const) in (tuple, frozenset):
             for c in (const,) if type(const) is str else const:
                 if type(c) is str and len(c) <= 64:
                     out.update(p for p in c.split(".") if p.isidentifier())
     return out
+
+
+_KW_NAMES = dis.opmap.get("KW_NAMES")  # (CPython 3.11 and 3.12; None before)
+_LOAD_CONST = dis.opmap["LOAD_CONST"]
+
+
+def _kw_names_only(code):
+    """The indices of code's constants that only KW_NAMES instructions read
+    (the keyword names of its calls); a constant the code also loads as a
+    value (equal constants are one) is not among them."""
+    if _KW_NAMES is None or not any(type(c) is tuple and c and type(c[0]) is str
+                                    for c in code.co_consts):
+        return ()  # (KW_NAMES reads a tuple of strings: none here)
+    kw, loaded = set(), set()
+    for _, op, arg in dis._unpack_opargs(code.co_code):
+        if op == _KW_NAMES:
+            kw.add(arg)
+        elif op == _LOAD_CONST:
+            loaded.add(arg)
+    return kw - loaded
 
 
 class _Names:

@@ -208,3 +208,19 @@ def test_eager_ufuncs_called_by_name_take_the_fast_path_with_numpys_answer(name)
         g = np.asarray(got)
         assert g.dtype == want.dtype, (name, args)
         np.testing.assert_array_equal(g, want, err_msg=f"{name}{args}")
+
+
+@pytest.mark.parametrize("name", ["asarray", "reshape", "slice", "transpose"])
+def test_a_returned_view_made_by_name_shares_the_callers_memory_as_eagerly(name):
+    fn = {"asarray": lambda v: hnp.asarray(v), "reshape": lambda v: hnp.reshape(v, (2, 2)),
+          "slice": lambda v: hnp.asarray(v)[1:], "transpose": lambda v: hnp.transpose(v)}[name]
+    compiled = hop.compile(fn)
+    results = []
+    for run in (fn, compiled, compiled):  # eagerly, the trace's call, the plan's
+        x = np.arange(4.0)
+        r = run(x)
+        assert type(r) is hnp.ndarray
+        r[(0,) * r.ndim] = 99.0  # a write through the result reaches x, as eagerly
+        results.append(x.tolist())
+    assert results[1] == results[0] and results[2] == results[0], results
+    assert compiled.recompiles == 0

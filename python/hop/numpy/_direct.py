@@ -12,9 +12,11 @@ sees each NumpyArg as a hop.numpy array over the same storage (a view:
 writes through it reach the argument, and read-only stays read-only), as
 eager's call sees the np.ndarray.
 
-Calls from hop's own modules pass through as they are: hop.numpy's
+Calls from hop.numpy's own modules pass through as they are: its
 implementations call each other with the kind they mean (a NumpyArg
-operand of np.linalg.cond's own svd keeps NumPy's kind)."""
+operand of np.linalg.cond's own svd keeps NumPy's kind).  hop's other
+modules call them for the user's code (hop.compile's frame translator makes
+the user's calls from its own frames), so those calls are converted."""
 
 import functools
 import sys
@@ -47,8 +49,12 @@ def _as_array(v):
     return v
 
 
-def _from_hop(frame):
-    return frame.f_globals.get("__name__", "").startswith("hop.")
+def _from_hop_numpy(frame):
+    """Whether frame is hop.numpy's own code.  hop's other modules call these
+    functions for the user's code (hop.compile's frame translator runs the
+    user's call `hnp.where(...)` from its own frame), so they do not count."""
+    name = frame.f_globals.get("__name__", "")
+    return name == "hop.numpy" or name.startswith("hop.numpy.")
 
 
 def as_called(fn):
@@ -58,7 +64,7 @@ def as_called(fn):
     @functools.wraps(fn)
     def call(*args, **kwargs):
         if (_has_numpy_arg(args) or _has_numpy_arg(kwargs.values())) and \
-                not _from_hop(sys._getframe(1)):
+                not _from_hop_numpy(sys._getframe(1)):
             args = tuple(_as_array(a) for a in args)
             kwargs = {k: _as_array(v) for k, v in kwargs.items()}
         return fn(*args, **kwargs)
