@@ -224,3 +224,17 @@ def test_a_returned_view_made_by_name_shares_the_callers_memory_as_eagerly(name)
         results.append(x.tolist())
     assert results[1] == results[0] and results[2] == results[0], results
     assert compiled.recompiles == 0
+
+
+@pytest.mark.filterwarnings("ignore:hop.*can guard by identity only")  # (the dict ns)
+def test_a_call_from_hops_own_code_outside_hop_numpy_answers_for_the_user():
+    # hop.compile's frame translator makes the user's calls from its own
+    # frames (modules hop._*): only hop.numpy's own frames pass NumpyArgs
+    # through as they are (_direct._from_hop_numpy)
+    ns = {"__name__": "hop._a_translator_like_module", "hnp": hnp}
+    exec("def call(v):\n    return hnp.sum(v)\n", ns)
+    fn = lambda v: ns["call"](v)  # noqa: E731
+    want = fn(V.copy())
+    assert type(want) is hnp.ndarray
+    for run in (hop.compile(fn), lambda v: hop.trace(fn, v)(v)):
+        _same(want, run(V.copy()), "from a hop._ frame")
