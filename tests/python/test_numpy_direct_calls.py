@@ -27,6 +27,9 @@ CASES = {
     "sum_axis": lambda a, v, i: hnp.sum(a, axis=0),
     "mean": lambda a, v, i: hnp.mean(v),
     "max": lambda a, v, i: hnp.max(v),
+    "amax": lambda a, v, i: hnp.amax(a, axis=1),
+    "amin": lambda a, v, i: hnp.amin(v),
+    "around": lambda a, v, i: hnp.around(v / 3, 2),
     "argmax": lambda a, v, i: hnp.argmax(v),
     "prod_int": lambda a, v, i: hnp.prod(i),
     "dot": lambda a, v, i: hnp.dot(v, v),
@@ -238,3 +241,25 @@ def test_a_call_from_hops_own_code_outside_hop_numpy_answers_for_the_user():
     assert type(want) is hnp.ndarray
     for run in (hop.compile(fn), lambda v: hop.trace(fn, v)(v)):
         _same(want, run(V.copy()), "from a hop._ frame")
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "mean", "max", "amax", "min", "amin"])
+def test_eager_reductions_by_name_take_the_fast_path_with_numpys_answer(name):
+    # hnp.sum(a), hnp.sum(a, 1), hnp.sum(a, axis=1) of a hop.numpy array go
+    # through its __array_function__ as np.sum(a) does (_direct.as_called)
+    for have in (np.float32, np.float64, np.int32, np.int8, np.bool_):
+        base = (np.arange(12) % 5).astype(have).reshape(3, 4)
+        h = hnp.asarray(base)
+        for args, kw in (((), {}), ((1,), {}), ((), {"axis": 0}), ((None,), {}),
+                         ((), {"axis": -1}), ((), {"keepdims": True})):
+            want = getattr(np, name)(base, *args, **kw)
+            got = getattr(hnp, name)(h, *args, **kw)
+            assert type(got) is hnp.ndarray, (name, have, args, kw)
+            g = np.asarray(got)
+            assert (g.dtype, g.shape) == (want.dtype, np.shape(want)), (name, have, args, kw)
+            np.testing.assert_array_equal(g, want)
+    with pytest.raises(np.AxisError) as e:
+        getattr(np, name)(np.ones((2, 2)), 2)
+    with pytest.raises(np.AxisError) as h:
+        getattr(hnp, name)(hnp.ones((2, 2)), 2)
+    assert str(h.value) == str(e.value)

@@ -30,6 +30,7 @@ from .. import _C
 from .._pytree import register_pytree_node as _register
 from ._ndarray import ndarray, NumpyArg
 from . import _direct, _funcs
+from . import _eager
 from ._eager import call as _eager_call
 from ._funcs import *  # noqa: F401,F403 (the functions)
 from ._ufuncs import UFUNCS as _UFUNCS, _TWO_OUT, call_ufunc as _call_ufunc, \
@@ -110,7 +111,8 @@ del _name, _alias, _target
 # The user's calls of these functions see a traced function's NumPy array
 # arguments as eager's calls see them (_direct): hnp.sum(x) is a hop.numpy
 # array there too.  hop.numpy's own modules call _funcs' functions.
-_direct.install(globals(), _funcs.PUBLIC)
+_direct.install(globals(), __all__,
+                {_funcs.FUNCS[_f]: _f for _f in _eager._REDUCE_FUNCS if _f in _funcs.FUNCS})
 
 
 # ------------------------------------------------ pytrees and compile I/O

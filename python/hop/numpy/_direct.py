@@ -20,6 +20,7 @@ the user's calls from its own frames), so those calls are converted."""
 
 import functools
 import sys
+import types
 
 from ._ndarray import NumpyArg, ndarray, view
 from ._storage import Step
@@ -57,26 +58,48 @@ def _from_hop_numpy(frame):
     return name == "hop.numpy" or name.startswith("hop.numpy.")
 
 
-def as_called(fn):
+def as_called(fn, np_fn=None):
     """fn as hop.numpy.<name> (or hop.numpy.linalg's, .fft's): its NumPy
     array arguments seen as hop.numpy arrays when the user's code calls it
-    under a trace (the module's text, above)."""
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        if (_has_numpy_arg(args) or _has_numpy_arg(kwargs.values())) and \
-                not _from_hop_numpy(sys._getframe(1)):
-            args = tuple(_as_array(a) for a in args)
-            kwargs = {k: _as_array(v) for k, v in kwargs.items()}
-        return fn(*args, **kwargs)
+    under a trace (the module's text, above).  np_fn: NumPy's function of a
+    reduction the eager fast path takes (_eager._REDUCE_FUNCS): hnp.sum(a),
+    hnp.sum(a, axis) and hnp.sum(a, axis=k) of a hop.numpy array go through
+    the array's __array_function__ as np.sum(a) does (python/_C/np_eager.c),
+    which is the same call: fn with a's kind."""
+    if np_fn is not None:
+        fast, types = ndarray.__array_function__, (ndarray,)
+
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            if args and type(args[0]) is ndarray and (
+                    (not kwargs and len(args) <= 2) or
+                    (len(args) == 1 and len(kwargs) == 1 and "axis" in kwargs)):
+                return fast(args[0], np_fn, types, args, kwargs)
+            if (_has_numpy_arg(args) or _has_numpy_arg(kwargs.values())) and \
+                    not _from_hop_numpy(sys._getframe(1)):
+                args = tuple(_as_array(a) for a in args)
+                kwargs = {k: _as_array(v) for k, v in kwargs.items()}
+            return fn(*args, **kwargs)
+    else:
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            if (_has_numpy_arg(args) or _has_numpy_arg(kwargs.values())) and \
+                    not _from_hop_numpy(sys._getframe(1)):
+                args = tuple(_as_array(a) for a in args)
+                kwargs = {k: _as_array(v) for k, v in kwargs.items()}
+            return fn(*args, **kwargs)
     call.__wrapped_by_hop__ = fn
     return call
 
 
-def install(namespace, names):
-    """Replaces each function of namespace (a module's globals) named in
-    names by as_called's wrapper of it."""
+def install(namespace, names, reductions=None):
+    """Replaces each function of hop.numpy's modules that namespace (a
+    module's globals) has under a name in names by as_called's wrapper of
+    it (a ufunc of hop.numpy itself takes the kind it means already);
+    reductions: implementation -> NumPy's function, for those the eager fast
+    path takes."""
     for name in names:
         fn = namespace.get(name)
-        if callable(fn) and not isinstance(fn, type) and \
+        if isinstance(fn, types.FunctionType) and fn.__module__.startswith("hop.numpy.") and \
                 getattr(fn, "__wrapped_by_hop__", None) is None:
-            namespace[name] = as_called(fn)
+            namespace[name] = as_called(fn, (reductions or {}).get(fn))
