@@ -263,3 +263,45 @@ def test_eager_reductions_by_name_take_the_fast_path_with_numpys_answer(name):
     with pytest.raises(np.AxisError) as h:
         getattr(hnp, name)(hnp.ones((2, 2)), 2)
     assert str(h.value) == str(e.value)
+
+
+def test_eager_matmul_of_plain_arrays_is_the_general_paths_and_numpys():
+    # _eager.matmul: a @ b of two plain float arrays without the general
+    # path's decisions; the same kernel, so the general path's bits (asked
+    # for with a keyword, which the fast path leaves to it) and NumPy's
+    # dtypes, shapes, types and errors
+    rng = np.random.default_rng(7)
+    shapes = [((16, 16), (16,)), ((16,), (16, 16)), ((3, 4), (4, 5)), ((1, 4), (4, 1)),
+              ((5, 3), (3, 2)), ((4,), (4,)), ((2, 3, 4), (4, 2))]
+    for dt in (np.float32, np.float64, np.int64):
+        for sa, sb in shapes:
+            a = rng.standard_normal(sa).astype(dt)
+            b = rng.standard_normal(sb).astype(dt)
+            want = a @ b
+            for got in (hnp.asarray(a) @ hnp.asarray(b), hnp.matmul(hnp.asarray(a), hnp.asarray(b)),
+                        np.matmul(hnp.asarray(a), hnp.asarray(b))):
+                general = np.matmul(hnp.asarray(a), hnp.asarray(b), casting="same_kind")
+                assert type(got) is type(general) is hnp.ndarray, (dt, sa, sb)
+                g = np.asarray(got)
+                assert (g.dtype, g.shape) == (want.dtype, want.shape), (dt, sa, sb)
+                np.testing.assert_array_equal(g, np.asarray(general))  # the same bits
+                np.testing.assert_allclose(g, want, rtol=1e-5 if dt == np.float32 else 1e-12)
+    # a transposed operand, mixed dtypes: the general path
+    a = rng.standard_normal((4, 3))
+    np.testing.assert_allclose(np.asarray(hnp.asarray(a).T @ hnp.asarray(a)), a.T @ a)
+    m = np.asarray(hnp.asarray(a.astype(np.float32)) @ hnp.asarray(a.T))
+    assert m.dtype == (a.astype(np.float32) @ a.T).dtype
+    with pytest.raises(ValueError) as e:
+        np.ones((2, 3)) @ np.ones((2, 3))
+    with pytest.raises(ValueError) as h:
+        hnp.ones((2, 3)) @ hnp.ones((2, 3))
+    assert str(h.value) == str(e.value)
+    big = np.full((2, 2), 3e38, np.float32)
+    with warnings.catch_warnings(record=True) as wn:
+        warnings.simplefilter("always")
+        want = big @ big
+    with warnings.catch_warnings(record=True) as wh:
+        warnings.simplefilter("always")
+        got = hnp.asarray(big) @ hnp.asarray(big)
+    np.testing.assert_array_equal(np.asarray(got), want)
+    assert [str(w.message) for w in wh] == [str(w.message) for w in wn]

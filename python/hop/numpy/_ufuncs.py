@@ -657,6 +657,10 @@ def none_comparison(name, other, kind):
 
 def call_ufunc(name, args, kwargs, kind):
     """ufunc `name` called on args: results of type `kind`."""
+    if name == "matmul" and not kwargs and kind is ndarray and len(args) == 2:
+        r = _eager.matmul(*args)  # (a @ b of two plain arrays: None where it cannot)
+        if r is not None:
+            return r
     uf = getattr(_np.core.umath, name, None) or getattr(_np, name)
     if isinstance(uf, _np.ufunc) and uf.__name__ in UFUNCS:
         # true_divide and mod are NumPy's divide and remainder, whose errors
