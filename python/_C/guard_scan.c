@@ -23,7 +23,7 @@
 /* _reads' side, looked up at the first scan. */
 static PyObject *names_cache, *names_of_fn, *is_user_fn, *is_hop_fn, *missing, *library;
 static PyObject *stdlib_names, *builtins_mod;
-static PyObject *s_code, *s_set, *s_order, *s_sorted, *s_loads, *s_global_loads, *s_name,
+static PyObject *s_code, *s_set, *s_order, *s_gsorted, *s_loads, *s_global_loads, *s_name,
     *s_wrapped, *s_builtins, *s_cell, *s_global, *s_default, *s_kwdefault, *s_id, *s_empty,
     *s_arg, *s_names, *s_weak;
 
@@ -45,7 +45,7 @@ scan_helpers(void)
         (s_code = PyUnicode_InternFromString("code")) &&
         (s_set = PyUnicode_InternFromString("set")) &&
         (s_order = PyUnicode_InternFromString("order")) &&
-        (s_sorted = PyUnicode_InternFromString("sorted")) &&
+        (s_gsorted = PyUnicode_InternFromString("gsorted")) &&
         (s_loads = PyUnicode_InternFromString("loads")) &&
         (s_global_loads = PyUnicode_InternFromString("global_loads")) &&
         (s_name = PyUnicode_InternFromString("__name__")) &&
@@ -335,7 +335,8 @@ push4(PyObject *out, int skip, PyObject *kind, PyObject *name, PyObject *holder,
     return rc;
 }
 
-/* The globals f's code names: those defined, sorted by name, then those
+/* The globals f's code may use (_reads.global_names, not its attribute
+ * names): those defined, sorted by name, then those
  * its code loads that neither its globals nor its builtins define (value
  * MISSING), as _reads.roots gives them with absent_globals (skip: not
  * those holding hop's module, visited()); 1 done, 0 ask
@@ -343,10 +344,10 @@ push4(PyObject *out, int skip, PyObject *kind, PyObject *name, PyObject *holder,
 static int
 global_roots(PyObject *g, PyObject *n, int skip, PyObject *out)
 {
-    PyObject *sorted = PyObject_GetAttr(n, s_sorted), *loads = NULL, *b = NULL;
+    PyObject *sorted = PyObject_GetAttr(n, s_gsorted), *loads = NULL, *b = NULL;
     int rc = -1;
     if (sorted && !PyTuple_Check(sorted))
-        PyErr_SetString(PyExc_TypeError, "_guard_roots: a code's sorted names are not a tuple");
+        PyErr_SetString(PyExc_TypeError, "_guard_roots: a code's global names are not a tuple");
     if (sorted == NULL || !PyTuple_Check(sorted))
         goto done;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(sorted); i++) {

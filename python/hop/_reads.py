@@ -57,16 +57,52 @@ def code_names(code, out):
     guarded a global of the same name the code never reads, and a loop that
     rebound it recompiled on every call."""
     out.update(code.co_names)
-    kw_only = _kw_names_only(code)
-    for i, const in enumerate(code.co_consts):
+    _const_names(code, out)
+    for const in code.co_consts:
         if isinstance(const, types.CodeType):
             code_names(const, out)
-        elif i in kw_only:
+    return out
+
+
+def _const_names(code, out):
+    """Adds to out the names code's own string constants spell (code_names'
+    rule: not the keyword names of its calls); returns out."""
+    kw_only = _kw_names_only(code)
+    for i, const in enumerate(code.co_consts):
+        if i in kw_only:
             continue
-        elif type(const) is str or type(const) in (tuple, frozenset):
+        if type(const) is str or type(const) in (tuple, frozenset):
             for c in (const,) if type(const) is str else const:
                 if type(c) is str and len(c) <= 64:
                     out.update(p for p in c.split(".") if p.isidentifier())
+    return out
+
+
+# the instructions whose name operand is a global's (or, in a class body or
+# at module level, a name's): LOAD_GLOBAL's operand is co_names[arg >> 1] in
+# CPython 3.11, the others' co_names[arg]
+_GLOBAL_OPS = {dis.opmap[n]: n == "LOAD_GLOBAL" for n in (
+    "LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME", "STORE_NAME", "DELETE_NAME")
+    if n in dis.opmap}
+
+
+def global_names(code, out):
+    """Adds to out the names code (and the code of the functions defined
+    inside it) may read or write as globals: those its instructions use as
+    globals and those its string constants spell (`globals()["n"]`,
+    `getattr(module, "n")`), not its attribute names (`a.shape`, `a.T`,
+    `a.mean()`: co_names holds them too, and as global roots they guarded a
+    global `shape` the code never reads, so a loop rebinding it recompiled
+    every call up to the limit); returns out."""
+    names = code.co_names
+    for _, op, arg in dis._unpack_opargs(code.co_code):
+        shifted = _GLOBAL_OPS.get(op)
+        if shifted is not None:
+            out.add(names[arg >> 1 if shifted and sys.version_info >= (3, 11) else arg])
+    _const_names(code, out)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            global_names(const, out)
     return out
 
 
@@ -94,16 +130,18 @@ class _Names:
     """What is known of one code object: `set`, its names (code_names) for
     membership; `order`, the same names in the order a set built by
     code_names iterates them (the guards queue callees in that order);
-    `sorted`, sorted (the order roots are read in); `effects`, the purity
+    `sorted`, sorted; `gsorted`, the names it may use as globals
+    (global_names), sorted (the order global roots are read in); `effects`, the purity
     analysis of the code (_code_effects._effects), made when first asked for."""
 
-    __slots__ = ("set", "order", "sorted", "effects", "code", "loads", "__weakref__")
+    __slots__ = ("set", "order", "sorted", "gsorted", "effects", "code", "loads", "__weakref__")
 
     def __init__(self, code, ref):
         s = code_names(code, set())
         self.order = tuple(s)
         self.set = frozenset(s)
         self.sorted = tuple(sorted(s))
+        self.gsorted = tuple(sorted(global_names(code, set())))
         self.effects = None
         self.loads = None
         self.code = ref
@@ -202,7 +240,7 @@ def roots(fn, policy, names=None):
     """(kind, name, holder, value) for what fn reads from outside, in the
     order every caller reads them: its closure cells ("cell", holder the
     cell; an empty one only when policy.empty_cells, with value MISSING),
-    the globals its code names that are defined ("global", holder the
+    the globals its code may use (global_names) that are defined ("global", holder the
     globals dict; sorted by name; when policy.absent_globals, then those its
     code loads that neither its globals nor its builtins define, with value
     MISSING), then, when policy.defaults, its defaults
@@ -225,14 +263,14 @@ def roots(fn, policy, names=None):
     if not policy.hop_cells or not is_hop_module(g.get("__name__") or ""):
         get = g.get
         names = names or names_of(code)
-        for name in names.sorted:
+        for name in names.gsorted:
             v = get(name, MISSING)
             if v is not MISSING:
                 out.append(("global", name, g, v))
         if policy.absent_globals:
             b = g.get("__builtins__", builtins)
             b = b if isinstance(b, dict) else vars(b)
-            for name in names.sorted:
+            for name in names.gsorted:
                 if name not in g and name not in b and name in names.global_loads():
                     out.append(("global", name, g, MISSING))
     if policy.defaults:
