@@ -66,28 +66,19 @@ def as_called(fn, np_fn=None):
     hnp.sum(a, axis) and hnp.sum(a, axis=k) of a hop.numpy array go through
     the array's __array_function__ as np.sum(a) does (python/_C/np_eager.c),
     which is the same call: fn with a's kind."""
-    if np_fn is not None:
-        fast, types = ndarray.__array_function__, (ndarray,)
+    fast, kinds = ndarray.__array_function__, (ndarray,)
 
-        @functools.wraps(fn)
-        def call(*args, **kwargs):
-            if args and type(args[0]) is ndarray and (
-                    (not kwargs and len(args) <= 2) or
-                    (len(args) == 1 and len(kwargs) == 1 and "axis" in kwargs)):
-                return fast(args[0], np_fn, types, args, kwargs)
-            if (_has_numpy_arg(args) or _has_numpy_arg(kwargs.values())) and \
-                    not _from_hop_numpy(sys._getframe(1)):
-                args = tuple(_as_array(a) for a in args)
-                kwargs = {k: _as_array(v) for k, v in kwargs.items()}
-            return fn(*args, **kwargs)
-    else:
-        @functools.wraps(fn)
-        def call(*args, **kwargs):
-            if (_has_numpy_arg(args) or _has_numpy_arg(kwargs.values())) and \
-                    not _from_hop_numpy(sys._getframe(1)):
-                args = tuple(_as_array(a) for a in args)
-                kwargs = {k: _as_array(v) for k, v in kwargs.items()}
-            return fn(*args, **kwargs)
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if np_fn is not None and args and type(args[0]) is ndarray and (
+                (not kwargs and len(args) <= 2) or
+                (len(args) == 1 and len(kwargs) == 1 and "axis" in kwargs)):
+            return fast(args[0], np_fn, kinds, args, kwargs)
+        if (_has_numpy_arg(args) or _has_numpy_arg(kwargs.values())) and \
+                not _from_hop_numpy(sys._getframe(1)):
+            args = tuple(_as_array(a) for a in args)
+            kwargs = {k: _as_array(v) for k, v in kwargs.items()}
+        return fn(*args, **kwargs)
     call.__wrapped_by_hop__ = fn
     return call
 
