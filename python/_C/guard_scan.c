@@ -23,7 +23,7 @@
 /* _reads' side, looked up at the first scan. */
 static PyObject *names_cache, *names_of_fn, *is_user_fn, *is_hop_fn, *missing, *library;
 static PyObject *stdlib_names, *builtins_mod;
-static PyObject *s_code, *s_set, *s_order, *s_gsorted, *s_loads, *s_global_loads, *s_name,
+static PyObject *s_code, *s_set, *s_order, *s_gorder, *s_gsorted, *s_loads, *s_global_loads, *s_name,
     *s_wrapped, *s_builtins, *s_cell, *s_global, *s_default, *s_kwdefault, *s_id, *s_empty,
     *s_arg, *s_names, *s_weak;
 
@@ -46,6 +46,7 @@ scan_helpers(void)
         (s_set = PyUnicode_InternFromString("set")) &&
         (s_order = PyUnicode_InternFromString("order")) &&
         (s_gsorted = PyUnicode_InternFromString("gsorted")) &&
+        (s_gorder = PyUnicode_InternFromString("gorder")) &&
         (s_loads = PyUnicode_InternFromString("loads")) &&
         (s_global_loads = PyUnicode_InternFromString("global_loads")) &&
         (s_name = PyUnicode_InternFromString("__name__")) &&
@@ -173,11 +174,11 @@ callee(PyObject *v)
 }
 
 /* Appends to out what _reads.Walk.breadth_first takes as f's candidates
- * (cells, the globals its code names in the order of its names, the
- * attributes of the user's modules among those that the code names, its
- * defaults); 0, -1 with an exception. */
+ * (cells, the globals its code may use (gorder: _reads.global_names, in the
+ * order of its names), the attributes of the user's modules among those
+ * that the code names (order), its defaults); 0, -1 with an exception. */
 static int
-candidates(PyObject *f, PyObject *order, PyObject *out)
+candidates(PyObject *f, PyObject *order, PyObject *gorder, PyObject *out)
 {
     PyObject *closure = PyFunction_GET_CLOSURE(f), *defaults = PyFunction_GET_DEFAULTS(f);
     PyObject *g = PyFunction_GET_GLOBALS(f);
@@ -187,8 +188,8 @@ candidates(PyObject *f, PyObject *order, PyObject *out)
             return -1;
     }
     Py_ssize_t nval = PyList_GET_SIZE(out);
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(order); i++) {
-        PyObject *v = dict_get(g, PyTuple_GET_ITEM(order, i), Py_None);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(gorder); i++) {
+        PyObject *v = dict_get(g, PyTuple_GET_ITEM(gorder, i), Py_None);
         int rc = v ? PyList_Append(out, v) : -1;
         Py_XDECREF(v);
         if (rc < 0)
@@ -232,14 +233,15 @@ walk_one(PyObject *f, PyObject *functions, PyObject *seen, PyObject *names, PyOb
     PyObject *set = n ? PyObject_GetAttr(n, s_set) : NULL;
     PyObject *all = set ? PyNumber_InPlaceOr(names, set) : NULL;
     PyObject *order = all ? PyObject_GetAttr(n, s_order) : NULL;
-    PyObject *cand = order ? PyList_New(0) : NULL;
+    PyObject *gorder = order ? PyObject_GetAttr(n, s_gorder) : NULL;
+    PyObject *cand = gorder ? PyList_New(0) : NULL;
     int rc = -1;
-    if (cand == NULL || !PyTuple_Check(order)) {
-        if (order && !PyTuple_Check(order))
+    if (cand == NULL || !PyTuple_Check(order) || !PyTuple_Check(gorder)) {
+        if (cand && (!PyTuple_Check(order) || !PyTuple_Check(gorder)))
             PyErr_SetString(PyExc_TypeError, "_guard_walk: a code's names are not a tuple");
         goto done;
     }
-    if (candidates(f, order, cand) < 0)
+    if (candidates(f, order, gorder, cand) < 0)
         goto done;
     rc = 0;
     for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(cand); i++) {
@@ -261,6 +263,7 @@ done:
     Py_XDECREF(set);
     Py_XDECREF(all);
     Py_XDECREF(order);
+    Py_XDECREF(gorder);
     Py_XDECREF(cand);
     return rc;
 }

@@ -130,18 +130,22 @@ class _Names:
     """What is known of one code object: `set`, its names (code_names) for
     membership; `order`, the same names in the order a set built by
     code_names iterates them (the guards queue callees in that order);
-    `sorted`, sorted; `gsorted`, the names it may use as globals
-    (global_names), sorted (the order global roots are read in); `effects`, the purity
+    `sorted`, sorted; `gorder` and `gsorted`, the names it may use as
+    globals (global_names) in `order`'s order (the walk's candidates) and
+    sorted (the order global roots are read in); `effects`, the purity
     analysis of the code (_code_effects._effects), made when first asked for."""
 
-    __slots__ = ("set", "order", "sorted", "gsorted", "effects", "code", "loads", "__weakref__")
+    __slots__ = ("set", "order", "sorted", "gorder", "gsorted", "effects", "code", "loads",
+                 "__weakref__")
 
     def __init__(self, code, ref):
         s = code_names(code, set())
+        g = global_names(code, set())
         self.order = tuple(s)
         self.set = frozenset(s)
         self.sorted = tuple(sorted(s))
-        self.gsorted = tuple(sorted(global_names(code, set())))
+        self.gorder = tuple(n for n in self.order if n in g)
+        self.gsorted = tuple(sorted(g))
         self.effects = None
         self.loads = None
         self.code = ref
@@ -360,8 +364,9 @@ class Walk:
     def breadth_first(self, fn, p):
         """Adds fn and the functions it reaches, breadth first, to
         self.functions (at most policy.limit in all).  The candidates of a
-        function are its cells, the globals its code names (in the order of
-        its names), the attributes of the policy's modules that its code
+        function are its cells, the globals its code may use (global_names,
+        in the order of its names; not a global named like an attribute it
+        reads: `a.mean()` does not call a global `mean`), the attributes of the policy's modules that its code
         names (policy.modules_of) and its defaults; the policy's callee()
         says which of them are functions whose code runs too."""
         todo = [fn]
@@ -373,10 +378,11 @@ class Walk:
             self.functions.append(f)
             p.reached(self, f)
             code = f.__code__
-            names = names_of(code).order
+            info = names_of(code)
+            names = info.order
             cells = [cell_value(c) for c in (f.__closure__ or ())]
             g = f.__globals__
-            glob = [g.get(n) for n in names]
+            glob = [g.get(n) for n in info.gorder]
             mods = p.modules_of(cells + glob)
             attrs = [getattr(m, n, None) for m in mods for n in names] if mods else []
             for v in cells + glob + attrs + list(f.__defaults__ or ()):

@@ -130,3 +130,40 @@ def test_globals_read_by_name_or_through_globals_are_still_guarded():
             assert compiled(a).tolist() == [5.0] * 3
         finally:
             COUNT = 2
+
+
+FACTOR = 1.0
+
+
+def std(x):  # a user function named like the method the code below calls
+    return x.sum() * FACTOR
+
+
+def calls_the_method(a):
+    return a.std() + 1.0
+
+
+def calls_the_function(a):
+    return std(a) + 1.0
+
+
+def test_a_global_function_named_like_a_method_is_not_walked_but_one_called_is():
+    # the walk for guards followed the global `std` because the code spells
+    # .std(): its global FACTOR was guarded, and rebinding it recompiled
+    global FACTOR
+    a = np.arange(12.0).reshape(3, 4)
+    method = hop.compile(calls_the_method)
+    function = hop.compile(calls_the_function)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for i in range(6):
+                FACTOR = float(i)
+                np.testing.assert_array_equal(method(a), calls_the_method(a))
+                # the function the code does call reads FACTOR, a float: each
+                # new value is seen (a retrace, as for any float global read)
+                np.testing.assert_array_equal(function(a), calls_the_function(a))
+        assert method.recompiles == 0 and function.recompiles == 5
+        assert "FACTOR" not in method.explain()
+    finally:
+        FACTOR = 1.0
