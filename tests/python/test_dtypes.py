@@ -4,7 +4,7 @@ constructors, NumPy zero-copy both ways, conversions, elementwise kernels
 NumPy 1.24 where the op is the same (same-dtype arithmetic, astype, sums)."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from budget import examples
@@ -127,7 +127,12 @@ def same_dtype_pairs(draw):
     return a, b
 
 
-@settings(max_examples=examples(100), deadline=None)
+# (arrays of up to 125 int64 elements overrun hypothesis's buffer now and
+# then; an overrun is drawn again, but a run that met 20 overruns before 8
+# valid examples failed the data_too_large health check: the sanitizer
+# pass's share, 20 examples, did twice in two runs)
+@settings(max_examples=examples(100), deadline=None,
+          suppress_health_check=[HealthCheck.data_too_large, HealthCheck.too_slow])
 @given(same_dtype_pairs(), st.sampled_from(sorted(OPS)))
 def test_integer_kernels_wrap_like_numpy_eager_and_fused(pair, op):
     a, b = pair
