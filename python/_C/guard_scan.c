@@ -23,8 +23,8 @@
 /* _reads' side, looked up at the first scan. */
 static PyObject *names_cache, *names_of_fn, *is_user_fn, *is_hop_fn, *missing, *library;
 static PyObject *stdlib_names, *builtins_mod;
-static PyObject *s_code, *s_set, *s_order, *s_gorder, *s_gsorted, *s_loads, *s_global_loads, *s_name,
-    *s_wrapped, *s_builtins, *s_cell, *s_global, *s_default, *s_kwdefault, *s_id, *s_empty,
+static PyObject *s_code, *s_set, *s_order, *s_gorder, *s_gsorted, *s_loads, *s_global_loads,
+    *s_name, *s_wrapped, *s_builtins, *s_cell, *s_global, *s_default, *s_kwdefault, *s_id, *s_empty,
     *s_arg, *s_names, *s_weak;
 
 static int

@@ -57,17 +57,21 @@ def code_names(code, out):
     guarded a global of the same name the code never reads, and a loop that
     rebound it recompiled on every call."""
     out.update(code.co_names)
-    _const_names(code, out)
+    # (KW_NAMES reads a tuple of strings: a code without one has nothing to
+    # read its instructions for)
+    kw_only = _scan(code)[1] if any(type(c) is tuple and c and type(c[0]) is str
+                                    for c in code.co_consts) else ()
+    _const_names(code, kw_only, out)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             code_names(const, out)
     return out
 
 
-def _const_names(code, out):
+def _const_names(code, kw_only, out):
     """Adds to out the names code's own string constants spell (code_names'
-    rule: not the keyword names of its calls); returns out."""
-    kw_only = _kw_names_only(code)
+    rule), but those of the constants at the indices kw_only (its calls'
+    keyword names); returns out."""
     for i, const in enumerate(code.co_consts):
         if i in kw_only:
             continue
@@ -84,46 +88,46 @@ def _const_names(code, out):
 _GLOBAL_OPS = {dis.opmap[n]: n == "LOAD_GLOBAL" for n in (
     "LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME", "STORE_NAME", "DELETE_NAME")
     if n in dis.opmap}
+_KW_NAMES = dis.opmap.get("KW_NAMES")  # (CPython 3.11 and 3.12; None before)
+_LOAD_CONST = dis.opmap["LOAD_CONST"]
 
 
-def global_names(code, out):
+def _scan(code):
+    """One pass over code's own instructions: (the names they use as
+    globals, the indices of the constants only KW_NAMES reads: the keyword
+    names of its calls; a constant it also loads as a value, equal constants
+    being one, is not among them)."""
+    names, globs, kw, loaded = code.co_names, set(), set(), set()
+    for _, op, arg in dis._unpack_opargs(code.co_code):
+        shifted = _GLOBAL_OPS.get(op)
+        if shifted is not None:
+            globs.add(names[arg >> 1 if shifted and sys.version_info >= (3, 11) else arg])
+        elif op == _KW_NAMES:
+            kw.add(arg)
+        elif op == _LOAD_CONST:
+            loaded.add(arg)
+    return globs, kw - loaded
+
+
+def global_names(code, out, names):
     """Adds to out the names code (and the code of the functions defined
     inside it) may read or write as globals: those its instructions use as
     globals and those its string constants spell (`globals()["n"]`,
     `getattr(module, "n")`), not its attribute names (`a.shape`, `a.T`,
     `a.mean()`: co_names holds them too, and as global roots they guarded a
     global `shape` the code never reads, so a loop rebinding it recompiled
-    every call up to the limit); returns out."""
-    names = code.co_names
-    for _, op, arg in dis._unpack_opargs(code.co_code):
-        shifted = _GLOBAL_OPS.get(op)
-        if shifted is not None:
-            out.add(names[arg >> 1 if shifted and sys.version_info >= (3, 11) else arg])
-    _const_names(code, out)
+    every call up to the limit); and to names what code_names adds, from the
+    same pass over each code object.  Returns out."""
+    globs, kw_only = _scan(code)
+    out |= globs
+    names.update(code.co_names)
+    spelled = _const_names(code, kw_only, set())
+    out |= spelled
+    names |= spelled
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            global_names(const, out)
+            global_names(const, out, names)
     return out
-
-
-_KW_NAMES = dis.opmap.get("KW_NAMES")  # (CPython 3.11 and 3.12; None before)
-_LOAD_CONST = dis.opmap["LOAD_CONST"]
-
-
-def _kw_names_only(code):
-    """The indices of code's constants that only KW_NAMES instructions read
-    (the keyword names of its calls); a constant the code also loads as a
-    value (equal constants are one) is not among them."""
-    if _KW_NAMES is None or not any(type(c) is tuple and c and type(c[0]) is str
-                                    for c in code.co_consts):
-        return ()  # (KW_NAMES reads a tuple of strings: none here)
-    kw, loaded = set(), set()
-    for _, op, arg in dis._unpack_opargs(code.co_code):
-        if op == _KW_NAMES:
-            kw.add(arg)
-        elif op == _LOAD_CONST:
-            loaded.add(arg)
-    return kw - loaded
 
 
 class _Names:
@@ -139,8 +143,8 @@ class _Names:
                  "__weakref__")
 
     def __init__(self, code, ref):
-        s = code_names(code, set())
-        g = global_names(code, set())
+        s = set()
+        g = global_names(code, set(), s)
         self.order = tuple(s)
         self.set = frozenset(s)
         self.sorted = tuple(sorted(s))
@@ -244,8 +248,8 @@ def roots(fn, policy, names=None):
     """(kind, name, holder, value) for what fn reads from outside, in the
     order every caller reads them: its closure cells ("cell", holder the
     cell; an empty one only when policy.empty_cells, with value MISSING),
-    the globals its code may use (global_names) that are defined ("global", holder the
-    globals dict; sorted by name; when policy.absent_globals, then those its
+    the globals its code may use (global_names) that are defined ("global",
+    holder the globals dict; sorted by name; when policy.absent_globals, then those its
     code loads that neither its globals nor its builtins define, with value
     MISSING), then, when policy.defaults, its defaults
     ("default", name the index) and keyword defaults ("kwdefault", name the
@@ -366,8 +370,9 @@ class Walk:
         self.functions (at most policy.limit in all).  The candidates of a
         function are its cells, the globals its code may use (global_names,
         in the order of its names; not a global named like an attribute it
-        reads: `a.mean()` does not call a global `mean`), the attributes of the policy's modules that its code
-        names (policy.modules_of) and its defaults; the policy's callee()
+        reads: `a.mean()` does not call a global `mean`), the attributes of
+        the policy's modules that its code names (policy.modules_of) and its
+        defaults; the policy's callee()
         says which of them are functions whose code runs too."""
         todo = [fn]
         while todo and (p.limit is None or len(self.functions) < p.limit):
