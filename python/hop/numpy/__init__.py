@@ -29,9 +29,7 @@ import numpy as _np
 from .. import _C
 from .._pytree import register_pytree_node as _register
 from ._ndarray import ndarray, NumpyArg
-from . import _direct, _funcs
-from . import _eager
-from ._eager import call as _eager_call
+from . import _direct, _eager, _funcs
 from ._funcs import *  # noqa: F401,F403 (the functions)
 from ._ufuncs import UFUNCS as _UFUNCS, _TWO_OUT, call_ufunc as _call_ufunc, \
     tensor_array_ufunc
@@ -81,7 +79,7 @@ def _make_ufunc(name):
         if not kwargs:
             # the eager fast path (_eager), as np.exp(a) and a + b take it:
             # None where the general path must answer
-            r = _eager_call(name, args)
+            r = _eager.call(name, args)
             if r is not None:
                 return r
         return _call_ufunc(name, args, kwargs, ndarray)
