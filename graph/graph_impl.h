@@ -30,10 +30,16 @@
  */
 typedef struct hop__base {
     char *text; /* in the arena */
-    uint64_t next, text_k;
+    /* next: where the search for a free `<base>_<k>` starts; top: every
+     * name this entry's counter ever handed out has k < top. */
+    uint64_t next, text_k, top;
     struct hop__base *chain; /* the bucket's next base */
     uint32_t hash, len, text_len;
     bool bare_taken;
+    /* A name `<base>_<k>` was reserved some other way (whole, as a node's
+     * base or a rename) or a subgraph has one: the counter's names above
+     * top may be taken too. */
+    bool foreign;
 } hop__base;
 
 /* One distinct value info of the graph, shared by every node that has it.

@@ -20,7 +20,9 @@
  * traced chain, issue #30).  Growing the table hashes each name again,
  * twice per name on average.
  * Base names that were uniquified (few) sit in a table of the same kind,
- * hop__base.
+ * hop__base.  A base's counter hands out `<base>_<k>` upwards; a candidate
+ * above every k it handed out is looked up in the node table only if some
+ * name of that form was taken another way (counter_name_free).
  */
 #include "graph/graph_impl.h"
 
@@ -431,6 +433,51 @@ base_text(hop__base *b, uint64_t k)
     return b->text_len;
 }
 
+/* Whether `<b>_<k>`, the len bytes of b->text hashing to hash, is free.
+ * A node can hold a name of that form only through b's counter (k < b->top)
+ * or by reserving it whole (b->foreign, mark_foreign): above top and with
+ * no such name, only a subgraph can hold it, and the node table is not
+ * searched.  That search walked a chain of two to four nodes, each a cache
+ * miss, for every node of a traced chain: a tenth of hop.trace's time
+ * (issue #30). */
+static bool
+counter_name_free(const hop_graph *g, const hop__base *b, uint64_t k, size_t len, uint32_t hash)
+{
+    if (k >= b->top && !b->foreign)
+        return g->nsubgraphs == 0 || subgraph_find_hashed(g, b->text, len, hash) == NULL;
+    return !is_taken(g, b->text, len, hash);
+}
+
+/* The length of the base of a name of the form `<base>_<k>` (k decimal,
+ * without leading zeros, k >= 1: a counter's name), or 0. */
+static size_t
+counted_base_len(const char *name, size_t len)
+{
+    size_t i = len;
+    while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9')
+        i--;
+    if (i == len || i < 2 || name[i - 1] != '_' || name[i] == '0')
+        return 0;
+    return i - 1;
+}
+
+/* The name of blen bytes at name is about to be reserved whole: if it has a
+ * counter's form, its base's counter may no longer skip the node table
+ * (counter_name_free).  Fails only for want of memory. */
+static hop_status
+mark_foreign(graph_impl *impl, const char *name, size_t blen)
+{
+    size_t n = counted_base_len(name, blen);
+    if (n == 0)
+        return HOP_OK;
+    uint32_t hash = name_hash(name, n);
+    hop__base *b = find_base(impl, name, n, hash);
+    if (b == NULL && (b = new_base(impl, name, n, hash)) == NULL)
+        return HOP_NOMEM;
+    b->foreign = true;
+    return HOP_OK;
+}
+
 /* Reserves a name from the identifier base of blen bytes, which hashes to
  * bhash: base itself when free, else base_<k>, built in its base entry's
  * text. */
@@ -453,12 +500,14 @@ reserve_hashed(hop_graph *g, const char *base, size_t blen, uint32_t bhash,
         for (;; k++) {
             len = base_text(b, k);
             claim->hash = name_hash(b->text, len);
-            if (!is_taken(g, b->text, len, claim->hash))
+            if (counter_name_free(g, b, k, len, claim->hash))
                 break;
         }
         claim->base = b;
         claim->suffix = k;
         name = b->text;
+    } else if (mark_foreign(impl, base, blen) != HOP_OK) {
+        return HOP_NOMEM;
     }
     if (reserve_room(impl) != HOP_OK || (claim->name = pack_string(impl, name, len)) == NULL)
         return HOP_NOMEM;
@@ -521,6 +570,8 @@ hop__name_commit(hop_graph *g, const hop__name_claim *claim, hop_node *n)
     /* Reserving scanned base_<next> .. base_<suffix - 1> and found them taken. */
     if (claim->base && claim->suffix >= claim->base->next)
         claim->base->next = claim->suffix + 1;
+    if (claim->base && claim->suffix >= claim->base->top)
+        claim->base->top = claim->suffix + 1;
 }
 
 void

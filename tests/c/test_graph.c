@@ -308,6 +308,87 @@ test_a_base_name_freed_is_the_next_name_again(void **state)
     hop_graph_free(g);
 }
 
+/* The name a node asking for base gets: base when no node or subgraph has
+ * it, else base_<k> for the smallest free k >= 1 (names.c's contract, found
+ * here by asking the graph about every candidate). */
+static void
+expected_name(const hop_graph *g, const char *base, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", base);
+    for (int k = 1; hop_graph_find_node(g, out) || hop_graph_find_subgraph(g, out); k++)
+        snprintf(out, cap, "%s_%d", base, k);
+}
+
+/* A counter's names above the highest it handed out are taken without a
+ * search of the node table (names.c, counter_name_free) unless a node took
+ * a name of the counter's form some other way: as a placeholder's name, a
+ * base, a rename; subgraph names are always searched.  Random appends,
+ * renames, erasures and subgraphs over names of that form, each checked
+ * against the smallest free name found by asking the graph. */
+static void
+test_counter_names_skip_every_name_taken_another_way(void **state)
+{
+    (void)state;
+    static const char *const pool[] = {
+        "add",   "add_1", "add_2", "add_3",   "add_5",   "add_10", "add_01", "add_1_1",
+        "neg",   "neg_2", "neg_7", "neg_1_1", "p",       "p_1",    "p_2",    "x_1",
+        "add_0", "_",     "__1",   "add_",    "add__2",  "n3",     "n3_1",   "add_4x",
+    };
+    enum { NPOOL = sizeof pool / sizeof pool[0], STEPS = 4000, MAXN = 256, MAXS = 8 };
+    for (unsigned seed = 1; seed <= 3; seed++) {
+        hop_graph *g = hop_graph_new(env, "forward");
+        hop_value_info v = T(HOP_F32, 1, K(4), NULL);
+        hop_node *x = ph(g, "x", v);
+        hop_node *made[MAXN];
+        hop_graph *subs[MAXS];
+        size_t nmade = 0, nsubs = 0;
+        uint64_t r = seed * 0x9E3779B97F4A7C15u;
+        char want[64];
+        for (int step = 0; step < STEPS; step++) {
+            r = r * 6364136223846793005u + 1442695040888963407u;
+            unsigned what = (unsigned)(r >> 60) % 8, pick = (unsigned)(r >> 33);
+            const char *name = pool[pick % NPOOL];
+            if (what <= 2 && nmade < MAXN) { /* an op node: a counter's name */
+                hop_op op = what == 0 ? HOP_OP_neg : HOP_OP_add;
+                expected_name(g, op == HOP_OP_neg ? "neg" : "add", want, sizeof want);
+                hop_node *n = op == HOP_OP_neg ? op1(g, op, x) : op2(g, op, x, x);
+                assert_string_equal(n->name, want);
+                made[nmade++] = n;
+            } else if (what == 3 && nmade < MAXN) { /* a placeholder, named whole */
+                expected_name(g, name, want, sizeof want);
+                hop_node *n = ph(g, name, v);
+                assert_string_equal(n->name, want);
+                made[nmade++] = n;
+            } else if (what == 4 && nmade > 0) { /* a rename */
+                hop_node *n = made[pick % nmade];
+                /* (its own name is free to it: moved out of the way first) */
+                assert_int_equal(hop_graph_rename_node(g, n, "tmp_rename"), HOP_OK);
+                expected_name(g, name, want, sizeof want);
+                assert_int_equal(hop_graph_rename_node(g, n, name), HOP_OK);
+                assert_string_equal(n->name, want);
+            } else if (what == 5 && nmade > 0) { /* an erasure */
+                size_t i = pick % nmade;
+                assert_int_equal(hop_graph_erase_node(g, made[i]), HOP_OK);
+                made[i] = made[--nmade];
+            } else if (what == 6 && nsubs < MAXS) { /* a subgraph */
+                hop_graph *s = hop_graph_new_subgraph(g, name);
+                assert_non_null(s);
+                ret(s, ph(s, "a", v));
+                assert_int_equal(hop_graph_add_subgraph(g, s), HOP_OK);
+                subs[nsubs++] = s;
+            } else if (what == 7 && nsubs > 0) {
+                size_t i = pick % nsubs;
+                assert_int_equal(hop_graph_remove_subgraph(g, subs[i]), HOP_OK);
+                hop_graph_free(subs[i]);
+                subs[i] = subs[--nsubs];
+            }
+        }
+        ret(g, x);
+        assert_int_equal(hop_graph_verify(g), HOP_OK);
+        hop_graph_free(g);
+    }
+}
+
 /* Many uniquified bases (the table of bases outgrows its inline buckets):
  * each keeps its own smallest free suffix, also after erasures, and graphs
  * sharing memory name their nodes independently. */
@@ -1661,6 +1742,7 @@ main(void)
         T_(test_placeholders_stay_first_and_insert_at_their_position),
         T_(test_names_are_uniquified_with_the_smallest_free_suffix),
         T_(test_a_base_name_freed_is_the_next_name_again),
+        T_(test_counter_names_skip_every_name_taken_another_way),
         T_(test_many_uniquified_bases_each_keep_the_smallest_free_suffix),
         T_(test_a_sharing_graph_outlives_the_graph_it_shares_with),
         T_(test_names_that_are_not_identifiers_are_sanitised),
