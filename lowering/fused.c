@@ -486,8 +486,8 @@ group_text(hop_lower_ctx *cx, const hop_node *const *members, const hop__fbuilt 
  *
  * Members skip .. skip + nskip - 1 are left out, their last one's result
  * read as a tensor input (a cut member's run of members: see
- * hop__fused_fits), and a trial (nskip > 0) writes only what the check
- * reads: its steps are not zeroed first (~40 instructions a step).
+ * hop__fused_fits).  It writes only what the check reads; build_steps
+ * zeroes the steps first, a trial (hop__fused_fits) leaves them as they are.
  */
 static hop_status
 fit_steps(hop_lower_ctx *cx, const hop_node *const *members, int nm, int skip, int nskip,
@@ -502,8 +502,6 @@ fit_steps(hop_lower_ctx *cx, const hop_node *const *members, int nm, int skip, i
         }
         const hop_node *n = members[s];
         hop__fstep *st = &g->steps[s];
-        if (nskip == 0)
-            memset(st, 0, sizeof *st);
         st->nin = n_operands(n);
         int freed[3], nfreed = 0;
         for (int i = 0; i < st->nin; i++) {
@@ -609,10 +607,13 @@ build_steps(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *memb
 {
     if (nm > HOP__F_MAXSTEPS)
         return full(cx, quiet, "steps");
-    /* Each step is zeroed as it is built (the steps past nm are never read):
-     * a build that fails at its 8th input of 64 members zeroed ~10 KB
-     * (~6 K instructions of every node of a long chain, issue #30). */
+    /* The nm steps are zeroed in one call (the steps past nm are never read;
+     * zeroing all 64 was ~6 K instructions of every node of a long chain,
+     * issue #30): a group is built once it fits (hop__fused_fits), and one
+     * memset per 152-byte step was a string store's start-up each, ~30% of
+     * fit_steps' time in trace_node's chain (perf). */
     memset(g, 0, hop__fgroup_bytes(0));
+    memset(g->steps, 0, (size_t)nm * sizeof g->steps[0]);
     g->out = -1;
     g->odtype = root->meta->meta.dtype;
     hop_status st = fit_steps(cx, members, nm, 0, 0, quiet, g, in_nodes);
