@@ -330,9 +330,9 @@ test_counter_names_skip_every_name_taken_another_way(void **state)
 {
     (void)state;
     static const char *const pool[] = {
-        "add",   "add_1", "add_2", "add_3",   "add_5",   "add_10", "add_01", "add_1_1",
-        "neg",   "neg_2", "neg_7", "neg_1_1", "p",       "p_1",    "p_2",    "x_1",
-        "add_0", "_",     "__1",   "add_",    "add__2",  "n3",     "n3_1",   "add_4x",
+        "add",   "add_1", "add_2", "add_3",   "add_5",  "add_10", "add_01", "add_1_1",
+        "neg",   "neg_2", "neg_7", "neg_1_1", "p",      "p_1",    "p_2",    "x_1",
+        "add_0", "_",     "__1",   "add_",    "add__2", "n3",     "n3_1",   "add_4x",
     };
     enum { NPOOL = sizeof pool / sizeof pool[0], STEPS = 4000, MAXN = 256, MAXS = 8 };
     for (unsigned seed = 1; seed <= 3; seed++) {
