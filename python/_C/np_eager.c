@@ -798,6 +798,22 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return (PyObject *)op;
 }
 
+/* _np_eager_array(t): tensor t as a new hop.numpy.ndarray with the slots
+ * ndarray.__init__ gives outside a run (the shape functions' eager fast
+ * path, hop.numpy._eager_shape, makes its results so: __init__ asks for the
+ * run, which it has checked is none). */
+static PyObject *
+np_eager_array(PyObject *self, PyObject *t)
+{
+    (void)self;
+    if (nd_type == NULL || !HOP_PY_IS_TENSOR(t)) {
+        PyErr_Format(PyExc_TypeError, "_np_eager_array: a hop.Tensor, got %.100s",
+                     Py_TYPE(t)->tp_name);
+        return NULL;
+    }
+    return new_array(Py_NewRef(t));
+}
+
 /*
  * _np_eager_init(ndarray, plans, planner, cast, slots, reduce_planner,
  * reduce_funcs): what _np_eager reads (the module docstring of
@@ -863,6 +879,9 @@ static PyMethodDef np_eager_functions[] = {
     {"_np_eager", (PyCFunction)(void (*)(void))np_eager, METH_FASTCALL,
      "_np_eager(name, operands): NumPy ufunc `name` of hop.numpy operands by the eager fast "
      "path (hop.numpy._eager), or None when the general path must answer."},
+    {"_np_eager_array", np_eager_array, METH_O,
+     "_np_eager_array(t): hop.Tensor t as a new hop.numpy.ndarray, its slots those "
+     "ndarray.__init__ gives outside a run."},
     {"_np_eager_init", (PyCFunction)(void (*)(void))np_eager_init, METH_FASTCALL,
      "_np_eager_init(ndarray, plans, planner, cast, slots, reduce_planner, reduce_funcs): what "
      "_np_eager reads."},
