@@ -441,8 +441,12 @@ class ndarray:
         return type(self)(self._t.clone())
 
     def __getitem__(self, key):
-        # (_indexing imports this module, and is imported at the first
+        # the eager fast path of basic indexing first (_eager_shape); then
+        # _indexing (which imports this module, and is imported at the first
         # index; an import statement here was ~1 us of every a[i])
+        r = _fast_getitem(self, key)
+        if r is not None:
+            return r
         return (_getitem or _load_getitem())(self, key)
 
     # ---------------------------------------------------------------- copies
@@ -1065,6 +1069,7 @@ ndarray.__rdivmod__ = _rdivmod
 
 
 from . import _eager  # noqa: E402 (it imports ndarray from here)
+from ._eager_shape import getitem as _fast_getitem  # noqa: E402 (the same)
 
 # NumPy's overrides call these unbound: C methods that try the eager fast
 # path (_eager) first, then the Python ones above
