@@ -48,6 +48,8 @@ static PyObject *cast_fn;        /* _core.cast(tensor, numpy dtype) */
 static _Thread_local long np_off;
 static Py_ssize_t off_tv, off_st, off_cp; /* the slots an operand is read through */
 static Py_ssize_t off_scalar;             /* ndarray._scalar: a NumPy scalar's 0-d array */
+static Py_ssize_t off_ro, off_ob;         /* ndarray._ro, ._ob: a view's flag and base */
+static int shape_fast = 1; /* _np_eager_shape_fast: 0 sends every shape call to the general path */
 static Py_ssize_t init_off[NP_EAGER_MAX_SLOTS];
 static PyObject *init_val[NP_EAGER_MAX_SLOTS]; /* a new result's slots (but _tv) */
 static int n_init;
@@ -656,6 +658,301 @@ eager_array_function_call(EagerOpObject *op, PyObject *const *args, size_t nargs
     return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
 }
 
+/*
+ * The shape functions' eager fast path (hop.numpy._eager_shape says what it
+ * takes and why): basic indexing and reshape of a C-contiguous array made as
+ * the general path's hop ops make them, one view header over the array's
+ * storage (hop_tensor_view, as runtime/eager.c's eager_view), without the
+ * op's dispatch.  NULL without an exception: the general path answers.
+ */
+
+/* The concrete tensor of a when the shape fast path takes a (exactly
+ * hop.numpy.ndarray, not a NumPy scalar, not a run's view nor a view hop
+ * made as a copy; the gates open), else NULL. */
+static hop_tensor *
+shape_tensor(PyObject *a)
+{
+    if (!shape_fast || nd_type == NULL || Py_TYPE(a) != nd_type || np_off > 0 ||
+        hop_py_tracing_active())
+        return NULL;
+    TensorObject *x = array_tensor(a);
+    if (x == NULL || SLOT(a, off_scalar) != Py_False || SLOT(a, off_ro) == NULL)
+        return NULL;
+    return x->t;
+}
+
+/* View v (a new header over a's storage, stolen) as the general path's
+ * eager view of a (_ndarray.view): read-only when a is, NumPy's base (a, or
+ * a's base). */
+static PyObject *
+view_array(PyObject *a, hop_tensor *v)
+{
+    PyObject *t = hop_py_tensor_new(v);
+    PyObject *r = t == NULL ? NULL : new_array(t);
+    if (r == NULL)
+        return NULL;
+    PyObject *ob = SLOT(a, off_ob);
+    Py_SETREF(SLOT(r, off_ro), Py_NewRef(SLOT(a, off_ro)));
+    Py_SETREF(SLOT(r, off_ob), Py_NewRef(ob == NULL || ob == Py_None ? a : ob));
+    return r;
+}
+
+/* An index item's int (an exact int), or -1 in *ok = 0 when it is none or
+ * beyond int64. */
+static int64_t
+index_int(PyObject *k, int *ok)
+{
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(k, &overflow);
+    *ok = overflow == 0 && !(v == -1 && PyErr_Occurred());
+    PyErr_Clear();
+    return v;
+}
+
+/* Whether slice item k's bounds are exact ints or None and its step, if
+ * any, is positive (a negative one is hop's copy; 0 the general path's
+ * error). */
+static int
+plain_slice(PyObject *k)
+{
+    PySliceObject *sl = (PySliceObject *)k;
+    PyObject *parts[3] = {sl->start, sl->stop, sl->step};
+    for (int i = 0; i < 3; i++) {
+        if (parts[i] != Py_None && !PyLong_CheckExact(parts[i]))
+            return 0;
+    }
+    int ok = 1;
+    return sl->step == Py_None || (index_int(sl->step, &ok) > 0 && ok);
+}
+
+/*
+ * a[key] for a basic key (ints, slices of ints with a positive step, None,
+ * one Ellipsis; every int in range, every slice taking elements) by the fast
+ * path: _indexing._basic's select/slice/new axis (stride 0) composed into
+ * one view, or for ints that take every dim a NumPy scalar, a copy of the
+ * element.
+ */
+static PyObject *
+fast_getitem(PyObject *a, PyObject *key)
+{
+    hop_tensor *t = shape_tensor(a);
+    if (t == NULL)
+        return NULL;
+    PyObject *const *keys = &key;
+    Py_ssize_t nk = 1;
+    if (PyTuple_CheckExact(key)) {
+        keys = &PyTuple_GET_ITEM(key, 0);
+        nk = PyTuple_GET_SIZE(key);
+    }
+    int consumed = 0, ints = 0, ellipsis = 0, plain = 1, added = 0;
+    for (Py_ssize_t i = 0; i < nk; i++) {
+        PyObject *k = keys[i];
+        if (PyLong_CheckExact(k)) {
+            consumed++;
+            ints++;
+        } else if (Py_IS_TYPE(k, &PySlice_Type) && plain_slice(k)) {
+            consumed++;
+            plain = 0;
+        } else if (k == Py_None) {
+            added++;
+            plain = 0;
+        } else if (k == Py_Ellipsis && !ellipsis) {
+            ellipsis = 1;
+            plain = 0;
+        } else {
+            return NULL;
+        }
+    }
+    if (consumed > t->rank || t->rank - ints + added > HOP_MAX_RANK)
+        return NULL;
+    int64_t sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK], offset = t->offset;
+    int rank = 0, d = 0;
+    for (Py_ssize_t i = 0; i < nk; i++) {
+        PyObject *k = keys[i];
+        if (k == Py_None) {
+            sizes[rank] = 1;
+            strides[rank++] = 0;
+        } else if (k == Py_Ellipsis) {
+            for (int e = 0; e < t->rank - consumed; e++, d++) {
+                sizes[rank] = t->sizes[d];
+                strides[rank++] = t->strides[d];
+            }
+        } else if (PyLong_CheckExact(k)) {
+            int ok;
+            int64_t v = index_int(k, &ok), n = t->sizes[d];
+            if (!ok || v < -n || v >= n)
+                return NULL; /* (the general path's IndexError names the axis) */
+            offset += (v < 0 ? v + n : v) * t->strides[d++];
+        } else {
+            Py_ssize_t start, stop, step;
+            if (PySlice_Unpack(k, &start, &stop, &step) < 0) {
+                PyErr_Clear();
+                return NULL;
+            }
+            Py_ssize_t len = PySlice_AdjustIndices((Py_ssize_t)t->sizes[d], &start, &stop, step);
+            if (len == 0)
+                return NULL; /* (an empty slice: hop's slice op says where it starts) */
+            sizes[rank] = len;
+            strides[rank++] = t->strides[d] * step;
+            offset += start * t->strides[d++];
+        }
+    }
+    for (; d < t->rank; d++) {
+        sizes[rank] = t->sizes[d];
+        strides[rank++] = t->strides[d];
+    }
+    hop_tensor *v = hop_tensor_view(t, rank, sizes, strides, offset);
+    if (v == NULL) {
+        hop_error_clear();
+        return NULL;
+    }
+    if (!plain || rank != 0)
+        return view_array(a, v);
+    /* a NumPy scalar: a copy of the element, not a view (_indexing.getitem) */
+    PyObject *tv = hop_py_tensor_new(v);
+    PyObject *c = tv == NULL ? NULL : PyObject_CallMethod(tv, "clone", NULL);
+    Py_XDECREF(tv);
+    PyObject *r = c == NULL ? NULL : new_array(c);
+    if (r != NULL)
+        Py_SETREF(SLOT(r, off_scalar), Py_NewRef(Py_True));
+    return r;
+}
+
+/*
+ * a.reshape(shape) in C order for the n sizes dims (exact ints, at most one
+ * -1) by the fast path: of an array that is C-contiguous with no dim of size
+ * 1 or 0, whose strides are then NumPy's C strides, the view with C strides
+ * (hop's reshape of it, and NumPy's strides on new dims of size 1 too:
+ * _funcs._numpy_strides changes nothing).  A size that does not fit is the
+ * general path's ValueError.
+ */
+static PyObject *
+fast_reshape(PyObject *a, PyObject *const *dims, Py_ssize_t n)
+{
+    hop_tensor *t = shape_tensor(a);
+    if (t == NULL || n > HOP_MAX_RANK || !hop_tensor_is_contiguous(t))
+        return NULL;
+    int64_t numel = 1, known = 1, sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK];
+    for (int d = 0; d < t->rank; d++) {
+        if (t->sizes[d] <= 1)
+            return NULL;
+        numel *= t->sizes[d];
+    }
+    int unknown = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int ok;
+        if (!PyLong_CheckExact(dims[i]))
+            return NULL;
+        sizes[i] = index_int(dims[i], &ok);
+        if (!ok || sizes[i] < -1 || (sizes[i] == -1 && unknown >= 0) || sizes[i] > numel)
+            return NULL;
+        if (sizes[i] == -1)
+            unknown = (int)i;
+        else
+            known *= sizes[i];
+    }
+    if (unknown >= 0) {
+        if (known == 0 || numel % known != 0)
+            return NULL;
+        sizes[unknown] = numel / known;
+    } else if (known != numel) {
+        return NULL;
+    }
+    int64_t s = 1;
+    for (Py_ssize_t i = n - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= sizes[i];
+    }
+    hop_tensor *v = hop_tensor_view(t, (int)n, sizes, strides, t->offset);
+    if (v == NULL) {
+        hop_error_clear();
+        return NULL;
+    }
+    return view_array(a, v);
+}
+
+/* _np_eager_getitem(a, key): a[key] by the shape fast path, or None. */
+static PyObject *
+np_eager_getitem(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_getitem(a, key)");
+        return NULL;
+    }
+    PyObject *r = fast_getitem(args[0], args[1]);
+    if (r == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return r;
+}
+
+/* _np_eager_reshape(a, shape): a.reshape(shape) (a tuple or list of sizes, or
+ * one size) by the shape fast path, or None. */
+static PyObject *
+np_eager_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_reshape(a, shape)");
+        return NULL;
+    }
+    PyObject *shape = args[1], *r = NULL;
+    if (PyTuple_CheckExact(shape))
+        r = fast_reshape(args[0], &PyTuple_GET_ITEM(shape, 0), PyTuple_GET_SIZE(shape));
+    else if (PyList_CheckExact(shape))
+        r = fast_reshape(args[0], PySequence_Fast_ITEMS(shape), PyList_GET_SIZE(shape));
+    else if (PyLong_CheckExact(shape))
+        r = fast_reshape(args[0], &args[1], 1);
+    if (r == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return r;
+}
+
+/* _np_eager_shape_fast(on): whether the shape fast path answers (the tests
+ * turn it off to compare the general path); the old setting. */
+static PyObject *
+np_eager_shape_fast(PyObject *self, PyObject *on)
+{
+    (void)self;
+    int v = PyObject_IsTrue(on);
+    if (v < 0)
+        return NULL;
+    int old = shape_fast;
+    shape_fast = v;
+    return PyBool_FromLong(old);
+}
+
+/* a[key] as the method __getitem__: the fast path, else the Python one */
+static PyObject *
+eager_getitem_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (kwnames == NULL && PyVectorcall_NARGS(nargsf) == 2) {
+        PyObject *r = fast_getitem(args[0], args[1]);
+        if (r != NULL || PyErr_Occurred())
+            return r;
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
+/* a.reshape(4, 4), a.reshape((4, 4)), a.reshape(-1) */
+static PyObject *
+eager_reshape_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && n >= 2) {
+        PyObject *r = NULL;
+        if (n == 2 && PyTuple_CheckExact(args[1]))
+            r = fast_reshape(args[0], &PyTuple_GET_ITEM(args[1], 0), PyTuple_GET_SIZE(args[1]));
+        else if (n == 2 && PyList_CheckExact(args[1]))
+            r = fast_reshape(args[0], PySequence_Fast_ITEMS(args[1]), PyList_GET_SIZE(args[1]));
+        else
+            r = fast_reshape(args[0], args + 1, n - 1);
+        if (r != NULL || PyErr_Occurred())
+            return r;
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
 static PyObject *
 eager_op_get(PyObject *self, PyObject *obj, PyObject *type)
 {
@@ -771,7 +1068,9 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         vectorcallfunc call;
     } roles[] = {{"reduce", (vectorcallfunc)eager_reduce_call},
                  {"array_ufunc", (vectorcallfunc)eager_array_ufunc_call},
-                 {"array_function", (vectorcallfunc)eager_array_function_call}};
+                 {"array_function", (vectorcallfunc)eager_array_function_call},
+                 {"getitem", (vectorcallfunc)eager_getitem_call},
+                 {"reshape", (vectorcallfunc)eager_reshape_call}};
     vectorcallfunc call = NULL;
     for (size_t i = 0; nargs == 3 && PyUnicode_Check(args[0]) && i < sizeof roles / sizeof *roles;
          i++) {
@@ -834,8 +1133,9 @@ np_eager_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     PyTypeObject *type = (PyTypeObject *)args[0];
     Py_ssize_t tv = slot_offset(type, "_tv"), st = slot_offset(type, "_st"),
-               cp = slot_offset(type, "_cp"), sc = slot_offset(type, "_scalar");
-    if (tv < 0 || st < 0 || cp < 0 || sc < 0)
+               cp = slot_offset(type, "_cp"), sc = slot_offset(type, "_scalar"),
+               ro = slot_offset(type, "_ro"), ob = slot_offset(type, "_ob");
+    if (tv < 0 || st < 0 || cp < 0 || sc < 0 || ro < 0 || ob < 0)
         return NULL;
     if ((axis_str == NULL && (axis_str = PyUnicode_InternFromString("axis")) == NULL) ||
         (call_str == NULL && (call_str = PyUnicode_InternFromString("__call__")) == NULL) ||
@@ -865,7 +1165,7 @@ np_eager_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         init_val[i] = Py_NewRef(PyTuple_GET_ITEM(PyTuple_GET_ITEM(args[4], i), 1));
     }
     n_init = (int)ns;
-    off_tv = tv, off_st = st, off_cp = cp, off_scalar = sc;
+    off_tv = tv, off_st = st, off_cp = cp, off_scalar = sc, off_ro = ro, off_ob = ob;
     Py_XSETREF(nd_type, (PyTypeObject *)Py_NewRef(type));
     Py_XSETREF(plans, Py_NewRef(args[1]));
     Py_XSETREF(planner, Py_NewRef(args[2]));
@@ -882,6 +1182,15 @@ static PyMethodDef np_eager_functions[] = {
     {"_np_eager_array", np_eager_array, METH_O,
      "_np_eager_array(t): hop.Tensor t as a new hop.numpy.ndarray, its slots those "
      "ndarray.__init__ gives outside a run."},
+    {"_np_eager_getitem", (PyCFunction)(void (*)(void))np_eager_getitem, METH_FASTCALL,
+     "_np_eager_getitem(a, key): a[key] of a basic key by the shape functions' eager fast path "
+     "(hop.numpy._eager_shape), or None when the general path must answer."},
+    {"_np_eager_reshape", (PyCFunction)(void (*)(void))np_eager_reshape, METH_FASTCALL,
+     "_np_eager_reshape(a, shape): a.reshape(shape) in C order by the shape functions' eager "
+     "fast path, or None when the general path must answer."},
+    {"_np_eager_shape_fast", np_eager_shape_fast, METH_O,
+     "_np_eager_shape_fast(on): whether the shape functions' eager fast path answers; the old "
+     "setting."},
     {"_np_eager_init", (PyCFunction)(void (*)(void))np_eager_init, METH_FASTCALL,
      "_np_eager_init(ndarray, plans, planner, cast, slots, reduce_planner, reduce_funcs): what "
      "_np_eager reads."},

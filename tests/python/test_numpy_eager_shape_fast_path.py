@@ -20,11 +20,11 @@ DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.int64, np.float32, np.float6
 
 @contextlib.contextmanager
 def general_path():
-    _eager_shape.FAST = False
+    _eager_shape.fast(False)
     try:
         yield
     finally:
-        _eager_shape.FAST = True
+        _eager_shape.fast(True)
 
 
 def _base(dtype, n=24):

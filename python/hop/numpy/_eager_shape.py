@@ -19,7 +19,8 @@ what the general path does in that case, by the same hop calls:
   strides, and hop's reshape of it is a view with NumPy's strides on the
   new dims of size 1 too: _funcs._numpy_strides would change nothing);
 - indexing: ints, slices of plain ints with no negative step, None and
-  Ellipsis (no array, no bool, no NumPy integer), every int in range;
+  Ellipsis (no array, no bool, no NumPy integer), every int in range and
+  every slice taking elements;
 - concatenate: a list or tuple of arrays of one dtype and one or more
   dims, an int axis in range or None, no out, dtype or casting;
 - where: a condition array, and x and y each an array of one or more dims
@@ -29,7 +30,7 @@ what the general path does in that case, by the same hop calls:
   ufuncs' fast path keeps its plans (_eager).
 Anything else returns None, and the caller's general path answers (its
 errors included: an index out of range, a bad shape, arrays that do not
-join).  FAST = False turns the fast path off (the tests compare both).
+join).  fast(False) turns the fast path off (the tests compare both).
 """
 
 from .. import _C
@@ -38,7 +39,17 @@ from ._ndarray import ndarray
 
 __all__ = ["reshape", "getitem", "concatenate", "where"]
 
-FAST = True  # False: every call takes the general path (tests)
+FAST = True  # False: every call takes the general path (fast(False))
+
+
+def fast(on):
+    """Turns the fast path on or off (the tests compare the general path's
+    answers); the old setting."""
+    global FAST
+    old = FAST
+    FAST = bool(on)
+    _C._np_eager_shape_fast(on)
+    return old
 
 _new = _C._np_eager_array  # a new ndarray over a tensor, as __init__ outside a run
 _off = _C._np_eager_off
@@ -58,102 +69,14 @@ def _gates_open():
     return FAST and not _off(0) and _tracing() is None
 
 
-def _view_of(a, r):
-    """r, a view of a's memory, as the general path's eager view of a:
-    read-only when a is, with NumPy's base (_ndarray.view, viewed_by)."""
-    res = _new(r)
-    res._ro = a._ro
-    res._ob = a if a._ob is None else a._ob
-    return res
-
-
-def reshape(a, newshape):
-    """a.reshape(newshape) (order 'C') by the fast path, or None."""
-    t = _array_tensor(a)
-    if t is None or not _gates_open():
-        return None
-    if type(newshape) is int:
-        newshape = (newshape,)
-    elif type(newshape) is not tuple and type(newshape) is not list:
-        return None
-    unknown = False
-    for d in newshape:
-        if type(d) is not int:
-            return None
-        if d < 0:
-            if d != -1 or unknown:
-                return None  # (-2 and two unknowns: the general path's reading and error)
-            unknown = True
-    shape = t.shape
-    if 1 in shape or 0 in shape or not t.is_contiguous():
-        return None
-    try:
-        r = t.reshape(tuple(newshape))
-    except _C.ShapeError:
-        return None  # (the general path's ValueError)
-    if r.data_ptr() != t.data_ptr():
-        return None
-    return _view_of(a, r)
-
-
-def getitem(a, key):
-    """a[key] for a basic index key by the fast path, or None."""
-    t = _array_tensor(a)
-    if t is None or not _gates_open():
-        return None
-    keys = key if type(key) is tuple else (key,)
-    ndim = t.ndim
-    consumed = 0
-    ellipsis = False
-    plain = True  # ints only (a scalar when they take every dim)
-    for k in keys:
-        tk = type(k)
-        if tk is int:
-            consumed += 1
-        elif tk is slice:
-            for v in (k.start, k.stop, k.step):
-                if v is not None and type(v) is not int:
-                    return None
-            if k.step is not None and k.step <= 0:
-                return None  # (a reversed view: hop's copy; step 0: the general path's error)
-            consumed += 1
-            plain = False
-        elif k is None:
-            plain = False
-        elif k is Ellipsis:
-            if ellipsis:
-                return None
-            ellipsis = True
-            plain = False
-        else:
-            return None
-    if consumed > ndim:
-        return None
-    dim = 0
-    for k in keys:
-        if type(k) is int:
-            n = t.shape[dim]
-            if not -n <= k < n:
-                return None  # (the general path's IndexError names the axis)
-            t = t.select(dim, k)
-        elif type(k) is slice:
-            if k.start is not None or k.stop is not None or (k.step is not None and k.step != 1):
-                t = t.slice(dim, k.start, k.stop, 1 if k.step is None else k.step)
-            dim += 1
-        elif k is None:
-            # NumPy's new axis has stride 0 (_indexing._basic's expand)
-            n = t.ndim
-            t = t.expand((1,) + tuple(t.shape)).permute(
-                tuple(range(1, dim + 1)) + (0,) + tuple(range(dim + 1, n + 1)))
-            dim += 1
-        else:
-            dim += ndim - consumed
-    if plain and t.ndim == 0:
-        # a NumPy scalar: a copy of the element (_indexing.getitem)
-        res = _new(t.clone())
-        res._scalar = True
-        return res
-    return _view_of(a, t)
+# reshape(a, newshape) (order 'C') and getitem(a, key) (a basic key) by the
+# fast path, or None: C (python/_C/np_eager.c, fast_reshape and fast_getitem),
+# one view header over a's storage made as the general path's hop ops make
+# it, without their dispatch (hop's own reshape or slice is ~1.5 us); the
+# ndarray methods a.reshape(...) and a[key] are C descriptors that try them
+# first (_C._np_eager_method "reshape", "getitem")
+reshape = _C._np_eager_reshape
+getitem = _C._np_eager_getitem
 
 
 def concatenate(arrays, axis=0):

@@ -1466,21 +1466,9 @@ for _n, _f in {"sum": sum, "prod": prod, "mean": mean, "std": std, "var": var, "
     setattr(ndarray, _n, _method(_f))
 for _n, _f in _eager.REDUCTIONS.items():  # a.sum(), a.max(0): the eager fast path first
     setattr(ndarray, _n, _C._np_eager_method("reduce", _f, getattr(ndarray, _n)))
-_scalar_reshape_method = scalar_method(_reshape_method)
-
-
-def _fast_reshape_method(self, *shape, order="C"):
-    """a.reshape(...): the eager fast path (_eager_shape), else the
-    general method (a NumPy scalar's a scalar method)."""
-    if shape and order == "C":
-        r = _eager_shape.reshape(self, shape[0] if len(shape) == 1 else shape)
-        if r is not None:
-            return r
-    return _scalar_reshape_method(self, *shape, order=order)
-
-
-_fast_reshape_method.__name__ = "reshape"
-ndarray.reshape = _fast_reshape_method
+# a.reshape(...): the eager fast path first (_eager_shape; a C descriptor),
+# then the general method (a NumPy scalar's a scalar method)
+ndarray.reshape = _C._np_eager_method("reshape", None, scalar_method(_reshape_method))
 ndarray.transpose = scalar_method(_transpose_method)
 ndarray.flatten = _flatten_method
 ndarray.sort = _sort_method

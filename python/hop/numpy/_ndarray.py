@@ -441,12 +441,8 @@ class ndarray:
         return type(self)(self._t.clone())
 
     def __getitem__(self, key):
-        # the eager fast path of basic indexing first (_eager_shape); then
-        # _indexing (which imports this module, and is imported at the first
+        # (_indexing imports this module, and is imported at the first
         # index; an import statement here was ~1 us of every a[i])
-        r = _fast_getitem(self, key)
-        if r is not None:
-            return r
         return (_getitem or _load_getitem())(self, key)
 
     # ---------------------------------------------------------------- copies
@@ -1069,10 +1065,12 @@ ndarray.__rdivmod__ = _rdivmod
 
 
 from . import _eager  # noqa: E402 (it imports ndarray from here)
-from ._eager_shape import getitem as _fast_getitem  # noqa: E402 (the same)
 
 # NumPy's overrides call these unbound: C methods that try the eager fast
 # path (_eager) first, then the Python ones above
 ndarray.__array_ufunc__ = _C._np_eager_method("array_ufunc", None, ndarray.__array_ufunc__)
 ndarray.__array_function__ = _C._np_eager_method("array_function", None,
                                                  ndarray.__array_function__)
+# a[key]: the shape functions' eager fast path of a basic key first
+# (_eager_shape), then _indexing's
+ndarray.__getitem__ = _C._np_eager_method("getitem", None, ndarray.__getitem__)
