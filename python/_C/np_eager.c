@@ -29,6 +29,7 @@
 #include "trace_impl.h"
 
 #include <math.h>
+#include <string.h>
 #include <structmember.h>
 
 #define NP_EAGER_MAX_SLOTS 16
@@ -871,6 +872,104 @@ fast_reshape(PyObject *a, PyObject *const *dims, Py_ssize_t n)
     return view_array(a, v);
 }
 
+/*
+ * np.concatenate(arrays, axis) (axis an int, or None: the arrays flattened)
+ * by the fast path: a list or tuple of arrays the fast path takes
+ * (shape_tensor), of one dtype, C-contiguous (their elements in order in
+ * memory, so that each array's part of every outer index is one block), one
+ * or more dims, sizes that join.  The new C-ordered tensor _C.cat makes,
+ * filled block by block.  Anything else (a promotion, another layout, sizes
+ * that do not join) is the general path's.
+ */
+static PyObject *
+fast_concatenate(PyObject *arrays, PyObject *axis)
+{
+    PyObject *const *items;
+    Py_ssize_t n;
+    if (PyList_CheckExact(arrays)) {
+        items = PySequence_Fast_ITEMS(arrays);
+        n = PyList_GET_SIZE(arrays);
+    } else if (PyTuple_CheckExact(arrays)) {
+        items = &PyTuple_GET_ITEM(arrays, 0);
+        n = PyTuple_GET_SIZE(arrays);
+    } else {
+        return NULL;
+    }
+    hop_tensor *t0 = n > 0 ? shape_tensor(items[0]) : NULL;
+    if (t0 == NULL || t0->rank == 0)
+        return NULL;
+    int flat = axis == Py_None, rank = flat ? 1 : t0->rank;
+    int64_t ax = 0, sizes[HOP_MAX_RANK];
+    if (!flat) {
+        int ok;
+        if (!PyLong_CheckExact(axis))
+            return NULL;
+        ax = index_int(axis, &ok);
+        if (!ok || ax < -rank || ax >= rank)
+            return NULL; /* (the general path's AxisError) */
+        ax += ax < 0 ? rank : 0;
+    }
+    for (int d = 0; d < rank; d++)
+        sizes[d] = flat || d == ax ? 0 : t0->sizes[d];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        hop_tensor *t = shape_tensor(items[i]);
+        if (t == NULL || t->dtype != t0->dtype || !hop_tensor_is_contiguous(t) ||
+            (!flat && t->rank != rank))
+            return NULL;
+        for (int d = 0; !flat && d < rank; d++) {
+            if (d != ax && t->sizes[d] != sizes[d])
+                return NULL;
+        }
+        sizes[ax] += flat ? hop_tensor_numel(t) : t->sizes[ax];
+    }
+    hop_tensor *r = hop_tensor_empty(t0->dtype, rank, sizes);
+    if (r == NULL) {
+        hop_error_clear();
+        return NULL; /* (the general path's error) */
+    }
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < rank; d++) {
+        if (d < ax)
+            outer *= sizes[d];
+        else if (d > ax)
+            inner *= sizes[d];
+    }
+    size_t isz = hop_dtype_size(t0->dtype);
+    char *dst = r->data;
+    for (int64_t o = 0; o < outer; o++) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            hop_tensor *t = HOP_PY_TENSOR(SLOT(items[i], off_tv))->t;
+            size_t blk = (size_t)((flat ? hop_tensor_numel(t) : t->sizes[ax]) * inner) * isz;
+            if (blk != 0) { /* (an empty tensor's data may be NULL) */
+                memcpy(dst, (const char *)t->data + (size_t)o * blk, blk);
+                dst += blk;
+            }
+        }
+    }
+    PyObject *tv = hop_py_tensor_new(r);
+    return tv == NULL ? NULL : new_array(tv);
+}
+
+/* _np_eager_concatenate(arrays, axis): np.concatenate(arrays, axis) by the
+ * shape fast path, or None. */
+static PyObject *
+np_eager_concatenate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 1 && nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_concatenate(arrays, axis=0)");
+        return NULL;
+    }
+    PyObject *zero = PyLong_FromLong(0);
+    if (zero == NULL)
+        return NULL;
+    PyObject *r = fast_concatenate(args[0], nargs == 2 ? args[1] : zero);
+    Py_DECREF(zero);
+    if (r == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return r;
+}
+
 /* _np_eager_getitem(a, key): a[key] by the shape fast path, or None. */
 static PyObject *
 np_eager_getitem(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -1182,6 +1281,9 @@ static PyMethodDef np_eager_functions[] = {
     {"_np_eager_array", np_eager_array, METH_O,
      "_np_eager_array(t): hop.Tensor t as a new hop.numpy.ndarray, its slots those "
      "ndarray.__init__ gives outside a run."},
+    {"_np_eager_concatenate", (PyCFunction)(void (*)(void))np_eager_concatenate, METH_FASTCALL,
+     "_np_eager_concatenate(arrays, axis=0): np.concatenate(arrays, axis) by the shape "
+     "functions' eager fast path, or None when the general path must answer."},
     {"_np_eager_getitem", (PyCFunction)(void (*)(void))np_eager_getitem, METH_FASTCALL,
      "_np_eager_getitem(a, key): a[key] of a basic key by the shape functions' eager fast path "
      "(hop.numpy._eager_shape), or None when the general path must answer."},
