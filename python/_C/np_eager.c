@@ -51,6 +51,9 @@ static Py_ssize_t off_tv, off_st, off_cp; /* the slots an operand is read throug
 static Py_ssize_t off_scalar;             /* ndarray._scalar: a NumPy scalar's 0-d array */
 static Py_ssize_t off_ro, off_ob;         /* ndarray._ro, ._ob: a view's flag and base */
 static int shape_fast = 1; /* _np_eager_shape_fast: 0 sends every shape call to the general path */
+static PyObject *where_planner; /* _eager_shape._where_plan(x, y) -> (dt, hop dt) or None */
+static PyObject *where_fn;      /* _C.where(condition, x, y) */
+static PyObject *where_name;    /* "where": its plans' name in the dict of plans */
 static Py_ssize_t init_off[NP_EAGER_MAX_SLOTS];
 static PyObject *init_val[NP_EAGER_MAX_SLOTS]; /* a new result's slots (but _tv) */
 static int n_init;
@@ -970,6 +973,127 @@ np_eager_concatenate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return r;
 }
 
+static PyObject *
+where_miss(PyObject *name, void *ctx)
+{
+    (void)name;
+    PyObject **xy = ctx;
+    return PyObject_CallFunctionObjArgs(where_planner, xy[0], xy[1], NULL);
+}
+
+/* Where operand o as _C.where reads it: an array's tensor (cast to dt
+ * unless it has hop dtype hdt), a scalar as it is.  New reference. */
+static PyObject *
+where_operand(PyObject *o, PyObject *dt, PyObject *hdt)
+{
+    if (Py_TYPE(o) != nd_type)
+        return Py_NewRef(o);
+    PyObject *tv = SLOT(o, off_tv);
+    hop_dtype d;
+    if (hop_py__tensor_dtype(HOP_PY_TENSOR(tv), &d) < 0)
+        return NULL;
+    if (hop_py_dtype_object(d) == hdt)
+        return Py_NewRef(tv);
+    return PyObject_CallFunctionObjArgs(cast_fn, tv, dt, NULL);
+}
+
+/*
+ * np.where(condition, x, y) by the fast path: a bool C-contiguous condition
+ * array the fast path takes, x and y each an operand with a key (as the
+ * ufuncs': an array of one or more dims, C-contiguous, or a Python bool,
+ * int or float; operand_key) and one of them an array.  The result dtype is
+ * the general path's decision per pair of keys (_eager_shape._where_plan,
+ * kept with the ufuncs' plans under the name "where"); _C.where of the
+ * operands in it (every array C-contiguous: NumPy's K order is C), cast to
+ * it.  Operands that do not broadcast are the general path's ValueError.
+ */
+static PyObject *
+fast_where(PyObject *c, PyObject *x, PyObject *y)
+{
+    hop_tensor *ct = shape_tensor(c);
+    if (ct == NULL || where_fn == NULL || ct->dtype != HOP_BOOL || !hop_tensor_is_contiguous(ct) ||
+        (Py_TYPE(x) != nd_type && Py_TYPE(y) != nd_type))
+        return NULL;
+    PyObject *xy[2] = {x, y};
+    for (int i = 0; i < 2; i++) {
+        TensorObject *a = Py_TYPE(xy[i]) == nd_type ? array_tensor(xy[i]) : NULL;
+        if (Py_TYPE(xy[i]) == nd_type &&
+            (a == NULL || a->t == NULL || SLOT(xy[i], off_scalar) != Py_False))
+            return NULL;
+    }
+    PyObject *kx = operand_key(x), *ky = kx == NULL ? NULL : operand_key(y);
+    PyObject *plan = NULL, *u[3] = {SLOT(c, off_tv), NULL, NULL}, *r = NULL, *res = NULL;
+    if (ky == NULL || (plan = lookup_plan(where_name, kx, ky, where_miss, xy)) == NULL ||
+        plan == Py_None)
+        goto done;
+    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 2) {
+        PyErr_SetString(PyExc_SystemError, "_np_eager_where: a plan is (dt, hop dt)");
+        goto done;
+    }
+    PyObject *dt = PyTuple_GET_ITEM(plan, 0), *hdt = PyTuple_GET_ITEM(plan, 1);
+    if ((u[1] = where_operand(x, dt, hdt)) == NULL || (u[2] = where_operand(y, dt, hdt)) == NULL)
+        goto done;
+    if ((r = PyObject_Vectorcall(where_fn, u, 3, NULL)) == NULL) {
+        if (PyErr_ExceptionMatches(hop_py_ShapeError))
+            PyErr_Clear(); /* (the general path's ValueError) */
+        goto done;
+    }
+    if (!HOP_PY_IS_TENSOR(r)) {
+        PyErr_SetString(PyExc_SystemError, "_np_eager_where: _C.where gave no tensor");
+        goto done;
+    }
+    hop_dtype d;
+    if (hop_py__tensor_dtype(HOP_PY_TENSOR(r), &d) < 0)
+        goto done;
+    if (hop_py_dtype_object(d) != hdt) {
+        Py_SETREF(r, PyObject_CallFunctionObjArgs(cast_fn, r, dt, NULL));
+        if (r == NULL)
+            goto done;
+    }
+    res = new_array(r);
+    r = NULL;
+done:
+    Py_XDECREF(kx);
+    Py_XDECREF(ky);
+    Py_XDECREF(plan);
+    Py_XDECREF(u[1]);
+    Py_XDECREF(u[2]);
+    Py_XDECREF(r);
+    return res;
+}
+
+/* _np_eager_where(condition, x, y): np.where(condition, x, y) by the shape
+ * fast path, or None. */
+static PyObject *
+np_eager_where(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_where(condition, x, y)");
+        return NULL;
+    }
+    PyObject *r = fast_where(args[0], args[1], args[2]);
+    if (r == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return r;
+}
+
+/* _np_eager_shape_init(where_planner, where): what fast_where calls. */
+static PyObject *
+np_eager_shape_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2 || !PyCallable_Check(args[0]) || !PyCallable_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_shape_init(where_planner, where)");
+        return NULL;
+    }
+    if (where_name == NULL && (where_name = PyUnicode_InternFromString("where")) == NULL)
+        return NULL;
+    Py_XSETREF(where_planner, Py_NewRef(args[0]));
+    Py_XSETREF(where_fn, Py_NewRef(args[1]));
+    Py_RETURN_NONE;
+}
+
 /* _np_eager_getitem(a, key): a[key] by the shape fast path, or None. */
 static PyObject *
 np_eager_getitem(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -1196,22 +1320,6 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return (PyObject *)op;
 }
 
-/* _np_eager_array(t): tensor t as a new hop.numpy.ndarray with the slots
- * ndarray.__init__ gives outside a run (the shape functions' eager fast
- * path, hop.numpy._eager_shape, makes its results so: __init__ asks for the
- * run, which it has checked is none). */
-static PyObject *
-np_eager_array(PyObject *self, PyObject *t)
-{
-    (void)self;
-    if (nd_type == NULL || !HOP_PY_IS_TENSOR(t)) {
-        PyErr_Format(PyExc_TypeError, "_np_eager_array: a hop.Tensor, got %.100s",
-                     Py_TYPE(t)->tp_name);
-        return NULL;
-    }
-    return new_array(Py_NewRef(t));
-}
-
 /*
  * _np_eager_init(ndarray, plans, planner, cast, slots, reduce_planner,
  * reduce_funcs): what _np_eager reads (the module docstring of
@@ -1278,12 +1386,14 @@ static PyMethodDef np_eager_functions[] = {
     {"_np_eager", (PyCFunction)(void (*)(void))np_eager, METH_FASTCALL,
      "_np_eager(name, operands): NumPy ufunc `name` of hop.numpy operands by the eager fast "
      "path (hop.numpy._eager), or None when the general path must answer."},
-    {"_np_eager_array", np_eager_array, METH_O,
-     "_np_eager_array(t): hop.Tensor t as a new hop.numpy.ndarray, its slots those "
-     "ndarray.__init__ gives outside a run."},
     {"_np_eager_concatenate", (PyCFunction)(void (*)(void))np_eager_concatenate, METH_FASTCALL,
      "_np_eager_concatenate(arrays, axis=0): np.concatenate(arrays, axis) by the shape "
      "functions' eager fast path, or None when the general path must answer."},
+    {"_np_eager_shape_init", (PyCFunction)(void (*)(void))np_eager_shape_init, METH_FASTCALL,
+     "_np_eager_shape_init(where_planner, where): what the shape fast path's where calls."},
+    {"_np_eager_where", (PyCFunction)(void (*)(void))np_eager_where, METH_FASTCALL,
+     "_np_eager_where(condition, x, y): np.where(condition, x, y) by the shape functions' "
+     "eager fast path, or None when the general path must answer."},
     {"_np_eager_getitem", (PyCFunction)(void (*)(void))np_eager_getitem, METH_FASTCALL,
      "_np_eager_getitem(a, key): a[key] of a basic key by the shape functions' eager fast path "
      "(hop.numpy._eager_shape), or None when the general path must answer."},

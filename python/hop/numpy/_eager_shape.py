@@ -23,8 +23,8 @@ what the general path does in that case, by the same hop calls:
   every slice taking elements;
 - concatenate: a list or tuple of C-contiguous arrays of one dtype and
   one or more dims, an int axis in range or None, no out, dtype or casting;
-- where: a condition array, and x and y each an array of one or more dims
-  or a Python bool, int or float (not both scalars), every array
+- where: a bool condition array, and x and y each an array of one or more
+  dims or a Python bool, int or float (not both scalars), every array
   C-contiguous (then NumPy's K order is C: _ufuncs.memory_order), the
   result dtype the general path's own decision, kept per operand key as the
   ufuncs' fast path keeps its plans (_eager).
@@ -35,38 +35,14 @@ join).  fast(False) turns the fast path off (the tests compare both).
 
 from .. import _C
 from . import _core
-from ._ndarray import ndarray
 
-__all__ = ["reshape", "getitem", "concatenate", "where"]
-
-FAST = True  # False: every call takes the general path (fast(False))
+__all__ = ["reshape", "getitem", "concatenate", "where", "fast"]
 
 
 def fast(on):
     """Turns the fast path on or off (the tests compare the general path's
     answers); the old setting."""
-    global FAST
-    old = FAST
-    FAST = bool(on)
-    _C._np_eager_shape_fast(on)
-    return old
-
-_new = _C._np_eager_array  # a new ndarray over a tensor, as __init__ outside a run
-_off = _C._np_eager_off
-_tracing = _C.tracing
-_is_proxy = _C._is_proxy
-
-
-def _array_tensor(a):
-    """The concrete tensor of a when the fast path takes a, else None."""
-    if type(a) is not ndarray or a._st is not None or a._cp is not None or a._scalar:
-        return None
-    t = a._tv
-    return None if _is_proxy(t) else t
-
-
-def _gates_open():
-    return FAST and not _off(0) and _tracing() is None
+    return _C._np_eager_shape_fast(on)
 
 
 # reshape(a, newshape) (order 'C') and getitem(a, key) (a basic key) by the
@@ -85,39 +61,13 @@ getitem = _C._np_eager_getitem
 concatenate = _C._np_eager_concatenate
 
 
-# (x key, y key) -> (result NumPy dtype, its hop dtype) or None (the general
-# path's); a key is _key's
-_WHERE = {}
-
-
-def _key(v):
-    """v's key for where's result dtype (as _eager's for a ufunc: what NumPy
-    1.24's dtype resolution reads of it), or None when the fast path does not
-    take v: a C-contiguous array of one or more dims, its dtype; a Python
-    bool, its type; an int, its sign and bit length; a float, its class."""
-    tv = type(v)
-    if tv is ndarray:
-        t = _array_tensor(v)
-        if t is None or t.ndim == 0 or not t.is_contiguous():
-            return None
-        return t.dtype
-    if tv is bool:
-        return bool
-    if tv is int:
-        if not -2**63 <= v < 2**63:
-            return None
-        return v.bit_length() if v >= 0 else -1 - (~v).bit_length()
-    if tv is float:
-        if -65000.0 < v < 65000.0 or v != v or v in (float("inf"), float("-inf")):
-            return "e"
-        return "f" if -3.4e38 < v < 3.4e38 else "d"
-    return None
-
-
 def _where_plan(x, y):
     """The general path's result dtype of where(c, x, y) for operands like x
-    and y (_funcs.where), or None where the fast path does not take them:
-    a scalar the op would convert first (_core.as_compute), an error."""
+    and y (_funcs.where) and its hop dtype, or None where the fast path does
+    not take them: a scalar the op would convert first (_core.as_compute),
+    an error (the general path raises it).  Kept per pair of operand keys
+    (np_eager.c operand_key, the ufuncs' keys: an array's dtype, a Python
+    int's sign and bit length, a float's class) with _eager's plans."""
     import numpy as np
     try:
         ops = [_core.operand(x, "where"), _core.operand(y, "where")]
@@ -131,37 +81,7 @@ def _where_plan(x, y):
         return None
 
 
-_MISS = object()
-
-
-def where(condition, x, y):
-    """np.where(condition, x, y) by the fast path, or None."""
-    c = _array_tensor(condition)
-    if c is None or not _gates_open() or not c.is_contiguous():
-        return None
-    kx, ky = _key(x), _key(y)
-    if kx is None or ky is None or (type(x) is not ndarray and type(y) is not ndarray):
-        return None
-    k = (kx, ky)
-    plan = _WHERE.get(k, _MISS)
-    if plan is _MISS:
-        plan = _WHERE[k] = _where_plan(x, y)
-    if plan is None:
-        return None
-    dt, hdt = plan
-    if c.dtype is not _C.bool:
-        c = _C.ne(c, 0)
-    vals = []
-    for v in (x, y):
-        if type(v) is ndarray:
-            v = v._tv
-            if v.dtype is not hdt:
-                v = _core.cast(v, dt)
-        vals.append(v)
-    try:
-        r = _C.where(c, vals[0], vals[1])
-    except _C.ShapeError:
-        return None  # (operands that do not broadcast: the general path's ValueError)
-    if r.dtype is not hdt:
-        r = _core.cast(r, dt)
-    return _new(r)
+# where(condition, x, y) by the fast path, or None: C (np_eager.c
+# fast_where: the keys, the plan's lookup, _C.where and the cast)
+where = _C._np_eager_where
+_C._np_eager_shape_init(_where_plan, _C.where)
