@@ -713,20 +713,21 @@ index_int(PyObject *k, int *ok)
     return v;
 }
 
-/* Whether slice item k's bounds are exact ints or None and its step, if
- * any, is positive (a negative one is hop's copy; 0 the general path's
- * error). */
+/* Whether slice item k's bounds are None or exact ints of int64 (hop's
+ * slice op refuses a larger one: its OverflowError) and its step, if any, is
+ * positive (a negative one is hop's copy; 0 the general path's error). */
 static int
 plain_slice(PyObject *k)
 {
     PySliceObject *sl = (PySliceObject *)k;
     PyObject *parts[3] = {sl->start, sl->stop, sl->step};
     for (int i = 0; i < 3; i++) {
-        if (parts[i] != Py_None && !PyLong_CheckExact(parts[i]))
+        int ok = 1;
+        if (parts[i] != Py_None &&
+            (!PyLong_CheckExact(parts[i]) || (index_int(parts[i], &ok) <= 0 && i == 2) || !ok))
             return 0;
     }
-    int ok = 1;
-    return sl->step == Py_None || (index_int(sl->step, &ok) > 0 && ok);
+    return 1;
 }
 
 /*

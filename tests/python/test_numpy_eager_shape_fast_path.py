@@ -340,3 +340,52 @@ def test_fast_paths_are_off_while_tracing():
     np.testing.assert_array_equal(out[2], np.arange(4.0)[1:3] * x[:2])
     # and they answer again after it
     assert _eager_shape.reshape(G, (2, 2)) is not None
+
+
+def test_extreme_keys_and_shapes_fall_back_without_crashing():
+    h = hnp.arange(24.0).reshape(2, 3, 4)
+    n = h._t.numpy()
+    for key in ((slice(-2**70, 2**70),), slice(None, None, 2**70), slice(2**63, None)):
+        same_as_general(lambda: h[key])  # (NumPy's answer: the xfail below)
+    for key in (2**70, -2**70, 2**62, (0, 0, 0, 0, 0), (None,) * 30, (Ellipsis, None) * 2):
+        try:
+            nr = n[key]
+        except Exception:  # noqa: BLE001
+            same_as_general(lambda: h[key])
+            with pytest.raises(Exception):
+                h[key]
+            continue
+        check_same(h[key], nr, h, n)
+        same_as_general(lambda: h[key])
+    for shape in ((2**62, -1), 2**70, (2**31, 2**31, 0), (-1, 2**62), (24,) + (1,) * 40):
+        same_as_general(lambda: h.reshape(shape))
+        with pytest.raises(Exception):
+            n.reshape(shape)
+        with pytest.raises(Exception):
+            h.reshape(shape)
+
+
+def test_where_of_lists_broadcast_and_read_only_operands_is_numpys():
+    c = np.array([True, False, True, False])
+    hc = hnp.asarray(c.copy())
+    h = hnp.arange(4, dtype=np.int16)
+    n = np.arange(4, dtype=np.int16)
+    b = hnp.broadcast_to(hnp.arange(4.0, dtype=np.float32), (3, 4))
+    nb = np.broadcast_to(np.arange(4.0, dtype=np.float32), (3, 4))
+    for x, y, nx, ny in (([1, 2, 3, 4], h, [1, 2, 3, 4], n), (h, [0.5] * 4, n, [0.5] * 4),
+                         (b, h, nb, n), (h, b, n, nb), (b, 7, nb, 7), (True, h, True, n),
+                         (h[::2], 1, n[::2], 1)):
+        hw = lambda: hnp.where(hc if np.shape(nx) != (2,) else hc[:2], x, y)  # noqa: E731
+        nw = lambda: np.where(c if np.shape(nx) != (2,) else c[:2], nx, ny)  # noqa: E731
+        check_same(hw(), nw())
+        same_as_general(hw)
+    errors_alike(lambda: hnp.where(hc, h, hnp.arange(3)), lambda: np.where(c, n, np.arange(3)))
+    errors_alike(lambda: hnp.where(hc, h), lambda: np.where(c, n))
+
+
+@pytest.mark.xfail(strict=True, raises=OverflowError,
+                   reason="the general path's slice op refuses bounds beyond int64, which NumPy "
+                          "clamps; the fast path leaves such a slice to it")
+def test_slice_bounds_beyond_int64_are_clamped_as_numpys():
+    h = hnp.arange(6)
+    np.testing.assert_array_equal(np.asarray(h[-2**70:2**70]), np.arange(6))
