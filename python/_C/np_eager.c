@@ -21,6 +21,12 @@
  * __array_function__, which NumPy's overrides call), so that no Python frame
  * runs before it.
  *
+ * The shape functions' fast path is here too (hop.numpy._eager_shape owns
+ * what it takes): reshape and basic indexing as one view header over the
+ * array's storage, concatenate of C-contiguous arrays as one copy per
+ * block, where with the general path's result dtype kept per pair of the
+ * operand keys above; a.reshape(...) and a[key] are C descriptors as well.
+ *
  * Anything this file does not take (an operand without a key, a gate
  * closed, a plan of None) is answered None: the caller's general path
  * runs, as it did before the fast path existed.

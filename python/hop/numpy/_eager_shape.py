@@ -8,19 +8,21 @@ _funcs.where) serve every caller: traced arrays and runs' views, NumPy
 scalars, views hop made as copies (a[::-1]), symbolic sizes, every kind of
 index and operand; that is 80-160 Python calls of bookkeeping per call,
 30-100x NumPy's time on a small array.  Here each function takes only the
-common eager case, where most of that bookkeeping decides nothing, and does
-what the general path does in that case, by the same hop calls:
+common eager case, where most of that bookkeeping decides nothing, and
+makes what the general path makes in that case (in C, python/_C/np_eager.c:
+hop's own ops cost more than NumPy's whole call here):
 - the array is exactly hop.numpy.ndarray (not NumpyArg), not a NumPy
   scalar, not a view of a run's storage (_st) nor a view hop made as a copy
   (_cp), and its tensor is concrete;
-- no trace, no run of hop.numpy's, no recording of a path (_gates_open);
+- no trace, no run of hop.numpy's, no recording of a path (np_eager.c
+  shape_tensor, the ufuncs' gates);
 - reshape: order 'C', a shape of plain ints (at most one -1), an array
   C-contiguous with no dim of size 1 nor 0 (so its strides are NumPy's C
   strides, and hop's reshape of it is a view with NumPy's strides on the
   new dims of size 1 too: _funcs._numpy_strides would change nothing);
-- indexing: ints, slices of plain ints with no negative step, None and
-  Ellipsis (no array, no bool, no NumPy integer), every int in range and
-  every slice taking elements;
+- indexing: ints, slices of plain ints (inside int64) with no negative
+  step, None and Ellipsis (no array, no bool, no NumPy integer), every int
+  in range and every slice taking elements;
 - concatenate: a list or tuple of C-contiguous arrays of one dtype and
   one or more dims, an int axis in range or None, no out, dtype or casting;
 - where: a bool condition array, and x and y each an array of one or more
