@@ -812,18 +812,25 @@ fast_getitem(PyObject *a, PyObject *key)
         sizes[rank] = t->sizes[d];
         strides[rank++] = t->strides[d];
     }
-    hop_tensor *v = hop_tensor_view(t, rank, sizes, strides, offset);
-    if (v == NULL) {
+    if (!plain || rank != 0) {
+        hop_tensor *v = hop_tensor_view(t, rank, sizes, strides, offset);
+        if (v == NULL) {
+            hop_error_clear();
+            return NULL;
+        }
+        return view_array(a, v);
+    }
+    /* a NumPy scalar: a new 0-d tensor holding a copy of the element, as the
+     * general path's clone of the element's view (_indexing.getitem) */
+    size_t isz = hop_dtype_size(t->dtype);
+    hop_tensor *c = hop_tensor_empty(t->dtype, 0, NULL);
+    if (c == NULL) {
         hop_error_clear();
         return NULL;
     }
-    if (!plain || rank != 0)
-        return view_array(a, v);
-    /* a NumPy scalar: a copy of the element, not a view (_indexing.getitem) */
-    PyObject *tv = hop_py_tensor_new(v);
-    PyObject *c = tv == NULL ? NULL : PyObject_CallMethod(tv, "clone", NULL);
-    Py_XDECREF(tv);
-    PyObject *r = c == NULL ? NULL : new_array(c);
+    memcpy(c->data, (const char *)t->data + (size_t)(offset - t->offset) * isz, isz);
+    PyObject *tv = hop_py_tensor_new(c);
+    PyObject *r = tv == NULL ? NULL : new_array(tv);
     if (r != NULL)
         Py_SETREF(SLOT(r, off_scalar), Py_NewRef(Py_True));
     return r;
