@@ -21,6 +21,12 @@
  * __array_function__, which NumPy's overrides call), so that no Python frame
  * runs before it.
  *
+ * The shape functions' fast path is here too (hop.numpy._eager_shape owns
+ * what it takes): reshape and basic indexing as one view header over the
+ * array's storage, concatenate of C-contiguous arrays as one copy per
+ * block, where with the general path's result dtype kept per pair of the
+ * operand keys above; a.reshape(...) and a[key] are C descriptors as well.
+ *
  * Anything this file does not take (an operand without a key, a gate
  * closed, a plan of None) is answered None: the caller's general path
  * runs, as it did before the fast path existed.
@@ -29,6 +35,7 @@
 #include "trace_impl.h"
 
 #include <math.h>
+#include <string.h>
 #include <structmember.h>
 
 #define NP_EAGER_MAX_SLOTS 16
@@ -48,6 +55,11 @@ static PyObject *cast_fn;        /* _core.cast(tensor, numpy dtype) */
 static _Thread_local long np_off;
 static Py_ssize_t off_tv, off_st, off_cp; /* the slots an operand is read through */
 static Py_ssize_t off_scalar;             /* ndarray._scalar: a NumPy scalar's 0-d array */
+static Py_ssize_t off_ro, off_ob;         /* ndarray._ro, ._ob: a view's flag and base */
+static int shape_fast = 1; /* _np_eager_shape_fast: 0 sends every shape call to the general path */
+static PyObject *where_planner; /* _eager_shape._where_plan(x, y) -> (dt, hop dt) or None */
+static PyObject *where_fn;      /* _C.where(condition, x, y) */
+static PyObject *where_name;    /* "where": its plans' name in the dict of plans */
 static Py_ssize_t init_off[NP_EAGER_MAX_SLOTS];
 static PyObject *init_val[NP_EAGER_MAX_SLOTS]; /* a new result's slots (but _tv) */
 static int n_init;
@@ -656,6 +668,528 @@ eager_array_function_call(EagerOpObject *op, PyObject *const *args, size_t nargs
     return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
 }
 
+/*
+ * The shape functions' eager fast path (hop.numpy._eager_shape says what it
+ * takes and why): basic indexing and reshape of a C-contiguous array made as
+ * the general path's hop ops make them, one view header over the array's
+ * storage (hop_tensor_view, as runtime/eager.c's eager_view), without the
+ * op's dispatch.  NULL without an exception: the general path answers.
+ */
+
+/* The concrete tensor of a when the shape fast path takes a (exactly
+ * hop.numpy.ndarray, not a NumPy scalar, not a run's view nor a view hop
+ * made as a copy; the gates open), else NULL. */
+static hop_tensor *
+shape_tensor(PyObject *a)
+{
+    if (!shape_fast || nd_type == NULL || Py_TYPE(a) != nd_type || np_off > 0 ||
+        hop_py_tracing_active())
+        return NULL;
+    TensorObject *x = array_tensor(a);
+    if (x == NULL || SLOT(a, off_scalar) != Py_False || SLOT(a, off_ro) == NULL)
+        return NULL;
+    return x->t;
+}
+
+/* View v (a new header over a's storage, stolen) as the general path's
+ * eager view of a (_ndarray.view): read-only when a is, NumPy's base (a, or
+ * a's base). */
+static PyObject *
+view_array(PyObject *a, hop_tensor *v)
+{
+    PyObject *t = hop_py_tensor_new(v);
+    PyObject *r = t == NULL ? NULL : new_array(t);
+    if (r == NULL)
+        return NULL;
+    PyObject *ob = SLOT(a, off_ob);
+    Py_SETREF(SLOT(r, off_ro), Py_NewRef(SLOT(a, off_ro)));
+    Py_SETREF(SLOT(r, off_ob), Py_NewRef(ob == NULL || ob == Py_None ? a : ob));
+    return r;
+}
+
+/* An index item's int (an exact int), or -1 in *ok = 0 when it is none or
+ * beyond int64. */
+static int64_t
+index_int(PyObject *k, int *ok)
+{
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(k, &overflow);
+    *ok = overflow == 0 && !(v == -1 && PyErr_Occurred());
+    PyErr_Clear();
+    return v;
+}
+
+/* Whether slice item k's bounds are None or exact ints of int64 (hop's
+ * slice op refuses a larger one: its OverflowError) and its step, if any, is
+ * positive (a negative one is hop's copy; 0 the general path's error). */
+static int
+plain_slice(PyObject *k)
+{
+    PySliceObject *sl = (PySliceObject *)k;
+    PyObject *parts[3] = {sl->start, sl->stop, sl->step};
+    for (int i = 0; i < 3; i++) {
+        int ok = 1;
+        if (parts[i] != Py_None &&
+            (!PyLong_CheckExact(parts[i]) || (index_int(parts[i], &ok) <= 0 && i == 2) || !ok))
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * a[key] for a basic key (ints, slices of ints with a positive step, None,
+ * one Ellipsis; every int in range, every slice taking elements) by the fast
+ * path: _indexing._basic's select/slice/new axis (stride 0) composed into
+ * one view, or for ints that take every dim a NumPy scalar, a copy of the
+ * element.
+ */
+static PyObject *
+fast_getitem(PyObject *a, PyObject *key)
+{
+    hop_tensor *t = shape_tensor(a);
+    if (t == NULL)
+        return NULL;
+    PyObject *const *keys = &key;
+    Py_ssize_t nk = 1;
+    if (PyTuple_CheckExact(key)) {
+        keys = &PyTuple_GET_ITEM(key, 0);
+        nk = PyTuple_GET_SIZE(key);
+    }
+    int consumed = 0, ints = 0, ellipsis = 0, plain = 1, added = 0;
+    for (Py_ssize_t i = 0; i < nk; i++) {
+        PyObject *k = keys[i];
+        if (PyLong_CheckExact(k)) {
+            consumed++;
+            ints++;
+        } else if (Py_IS_TYPE(k, &PySlice_Type) && plain_slice(k)) {
+            consumed++;
+            plain = 0;
+        } else if (k == Py_None) {
+            added++;
+            plain = 0;
+        } else if (k == Py_Ellipsis && !ellipsis) {
+            ellipsis = 1;
+            plain = 0;
+        } else {
+            return NULL;
+        }
+    }
+    if (consumed > t->rank || t->rank - ints + added > HOP_MAX_RANK)
+        return NULL;
+    int64_t sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK], offset = t->offset;
+    int rank = 0, d = 0;
+    for (Py_ssize_t i = 0; i < nk; i++) {
+        PyObject *k = keys[i];
+        if (k == Py_None) {
+            sizes[rank] = 1;
+            strides[rank++] = 0;
+        } else if (k == Py_Ellipsis) {
+            for (int e = 0; e < t->rank - consumed; e++, d++) {
+                sizes[rank] = t->sizes[d];
+                strides[rank++] = t->strides[d];
+            }
+        } else if (PyLong_CheckExact(k)) {
+            int ok;
+            int64_t v = index_int(k, &ok), n = t->sizes[d];
+            if (!ok || v < -n || v >= n)
+                return NULL; /* (the general path's IndexError names the axis) */
+            offset += (v < 0 ? v + n : v) * t->strides[d++];
+        } else {
+            Py_ssize_t start, stop, step;
+            if (PySlice_Unpack(k, &start, &stop, &step) < 0) {
+                PyErr_Clear();
+                return NULL;
+            }
+            Py_ssize_t len = PySlice_AdjustIndices((Py_ssize_t)t->sizes[d], &start, &stop, step);
+            if (len == 0)
+                return NULL; /* (an empty slice: hop's slice op says where it starts) */
+            sizes[rank] = len;
+            strides[rank++] = t->strides[d] * step;
+            offset += start * t->strides[d++];
+        }
+    }
+    for (; d < t->rank; d++) {
+        sizes[rank] = t->sizes[d];
+        strides[rank++] = t->strides[d];
+    }
+    if (!plain || rank != 0) {
+        hop_tensor *v = hop_tensor_view(t, rank, sizes, strides, offset);
+        if (v == NULL) {
+            hop_error_clear();
+            return NULL;
+        }
+        return view_array(a, v);
+    }
+    /* a NumPy scalar: a new 0-d tensor holding a copy of the element, as the
+     * general path's clone of the element's view (_indexing.getitem) */
+    size_t isz = hop_dtype_size(t->dtype);
+    hop_tensor *c = hop_tensor_empty(t->dtype, 0, NULL);
+    if (c == NULL) {
+        hop_error_clear();
+        return NULL;
+    }
+    memcpy(c->data, (const char *)t->data + (size_t)(offset - t->offset) * isz, isz);
+    PyObject *tv = hop_py_tensor_new(c);
+    PyObject *r = tv == NULL ? NULL : new_array(tv);
+    if (r != NULL)
+        Py_SETREF(SLOT(r, off_scalar), Py_NewRef(Py_True));
+    return r;
+}
+
+/*
+ * a.reshape(shape) in C order for the n sizes dims (exact ints, at most one
+ * -1) by the fast path: of an array that is C-contiguous with no dim of size
+ * 1 or 0, whose strides are then NumPy's C strides, the view with C strides
+ * (hop's reshape of it, and NumPy's strides on new dims of size 1 too:
+ * _funcs._numpy_strides changes nothing).  A size that does not fit is the
+ * general path's ValueError.
+ */
+static PyObject *
+fast_reshape(PyObject *a, PyObject *const *dims, Py_ssize_t n)
+{
+    hop_tensor *t = shape_tensor(a);
+    if (t == NULL || n > HOP_MAX_RANK || !hop_tensor_is_contiguous(t))
+        return NULL;
+    int64_t numel = 1, known = 1, sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK];
+    for (int d = 0; d < t->rank; d++) {
+        if (t->sizes[d] <= 1)
+            return NULL;
+        numel *= t->sizes[d];
+    }
+    int unknown = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int ok;
+        if (!PyLong_CheckExact(dims[i]))
+            return NULL;
+        sizes[i] = index_int(dims[i], &ok);
+        if (!ok || sizes[i] < -1 || (sizes[i] == -1 && unknown >= 0) || sizes[i] > numel)
+            return NULL;
+        if (sizes[i] == -1)
+            unknown = (int)i;
+        else
+            known *= sizes[i];
+    }
+    if (unknown >= 0) {
+        if (known == 0 || numel % known != 0)
+            return NULL;
+        sizes[unknown] = numel / known;
+    } else if (known != numel) {
+        return NULL;
+    }
+    int64_t s = 1;
+    for (Py_ssize_t i = n - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= sizes[i];
+    }
+    hop_tensor *v = hop_tensor_view(t, (int)n, sizes, strides, t->offset);
+    if (v == NULL) {
+        hop_error_clear();
+        return NULL;
+    }
+    return view_array(a, v);
+}
+
+/*
+ * np.concatenate(arrays, axis) (axis an int, or None: the arrays flattened)
+ * by the fast path: a list or tuple of arrays the fast path takes
+ * (shape_tensor), of one dtype, C-contiguous (their elements in order in
+ * memory, so that each array's part of every outer index is one block), one
+ * or more dims, sizes that join.  The new C-ordered tensor _C.cat makes,
+ * filled block by block.  Anything else (a promotion, another layout, sizes
+ * that do not join) is the general path's.
+ */
+static PyObject *
+fast_concatenate(PyObject *arrays, PyObject *axis)
+{
+    PyObject *const *items;
+    Py_ssize_t n;
+    if (PyList_CheckExact(arrays)) {
+        items = PySequence_Fast_ITEMS(arrays);
+        n = PyList_GET_SIZE(arrays);
+    } else if (PyTuple_CheckExact(arrays)) {
+        items = &PyTuple_GET_ITEM(arrays, 0);
+        n = PyTuple_GET_SIZE(arrays);
+    } else {
+        return NULL;
+    }
+    hop_tensor *t0 = n > 0 ? shape_tensor(items[0]) : NULL;
+    if (t0 == NULL || t0->rank == 0)
+        return NULL;
+    int flat = axis == Py_None, rank = flat ? 1 : t0->rank;
+    int64_t ax = 0, sizes[HOP_MAX_RANK];
+    if (!flat) {
+        int ok;
+        if (!PyLong_CheckExact(axis))
+            return NULL;
+        ax = index_int(axis, &ok);
+        if (!ok || ax < -rank || ax >= rank)
+            return NULL; /* (the general path's AxisError) */
+        ax += ax < 0 ? rank : 0;
+    }
+    for (int d = 0; d < rank; d++)
+        sizes[d] = flat || d == ax ? 0 : t0->sizes[d];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        hop_tensor *t = shape_tensor(items[i]);
+        if (t == NULL || t->dtype != t0->dtype || !hop_tensor_is_contiguous(t) ||
+            (!flat && t->rank != rank))
+            return NULL;
+        for (int d = 0; !flat && d < rank; d++) {
+            if (d != ax && t->sizes[d] != sizes[d])
+                return NULL;
+        }
+        sizes[ax] += flat ? hop_tensor_numel(t) : t->sizes[ax];
+    }
+    hop_tensor *r = hop_tensor_empty(t0->dtype, rank, sizes);
+    if (r == NULL) {
+        hop_error_clear();
+        return NULL; /* (the general path's error) */
+    }
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < rank; d++) {
+        if (d < ax)
+            outer *= sizes[d];
+        else if (d > ax)
+            inner *= sizes[d];
+    }
+    size_t isz = hop_dtype_size(t0->dtype);
+    char *dst = r->data;
+    for (int64_t o = 0; o < outer; o++) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            hop_tensor *t = HOP_PY_TENSOR(SLOT(items[i], off_tv))->t;
+            size_t blk = (size_t)((flat ? hop_tensor_numel(t) : t->sizes[ax]) * inner) * isz;
+            if (blk != 0) { /* (an empty tensor's data may be NULL) */
+                memcpy(dst, (const char *)t->data + (size_t)o * blk, blk);
+                dst += blk;
+            }
+        }
+    }
+    PyObject *tv = hop_py_tensor_new(r);
+    return tv == NULL ? NULL : new_array(tv);
+}
+
+/* _np_eager_concatenate(arrays, axis): np.concatenate(arrays, axis) by the
+ * shape fast path, or None. */
+static PyObject *
+np_eager_concatenate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 1 && nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_concatenate(arrays, axis=0)");
+        return NULL;
+    }
+    PyObject *zero = PyLong_FromLong(0);
+    if (zero == NULL)
+        return NULL;
+    PyObject *r = fast_concatenate(args[0], nargs == 2 ? args[1] : zero);
+    Py_DECREF(zero);
+    if (r == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return r;
+}
+
+static PyObject *
+where_miss(PyObject *name, void *ctx)
+{
+    (void)name;
+    PyObject **xy = ctx;
+    return PyObject_CallFunctionObjArgs(where_planner, xy[0], xy[1], NULL);
+}
+
+/* Where operand o as _C.where reads it: an array's tensor (cast to dt
+ * unless it has hop dtype hdt), a scalar as it is.  New reference. */
+static PyObject *
+where_operand(PyObject *o, PyObject *dt, PyObject *hdt)
+{
+    if (Py_TYPE(o) != nd_type)
+        return Py_NewRef(o);
+    PyObject *tv = SLOT(o, off_tv);
+    hop_dtype d;
+    if (hop_py__tensor_dtype(HOP_PY_TENSOR(tv), &d) < 0)
+        return NULL;
+    if (hop_py_dtype_object(d) == hdt)
+        return Py_NewRef(tv);
+    return PyObject_CallFunctionObjArgs(cast_fn, tv, dt, NULL);
+}
+
+/*
+ * np.where(condition, x, y) by the fast path: a bool C-contiguous condition
+ * array the fast path takes, x and y each an operand with a key (as the
+ * ufuncs': an array of one or more dims, C-contiguous, or a Python bool,
+ * int or float; operand_key) and one of them an array.  The result dtype is
+ * the general path's decision per pair of keys (_eager_shape._where_plan,
+ * kept with the ufuncs' plans under the name "where"); _C.where of the
+ * operands in it (every array C-contiguous: NumPy's K order is C), cast to
+ * it.  Operands that do not broadcast are the general path's ValueError.
+ */
+static PyObject *
+fast_where(PyObject *c, PyObject *x, PyObject *y)
+{
+    hop_tensor *ct = shape_tensor(c);
+    if (ct == NULL || where_fn == NULL || ct->dtype != HOP_BOOL || !hop_tensor_is_contiguous(ct) ||
+        (Py_TYPE(x) != nd_type && Py_TYPE(y) != nd_type))
+        return NULL;
+    PyObject *xy[2] = {x, y};
+    for (int i = 0; i < 2; i++) {
+        TensorObject *a = Py_TYPE(xy[i]) == nd_type ? array_tensor(xy[i]) : NULL;
+        if (Py_TYPE(xy[i]) == nd_type &&
+            (a == NULL || a->t == NULL || SLOT(xy[i], off_scalar) != Py_False))
+            return NULL;
+    }
+    PyObject *kx = operand_key(x), *ky = kx == NULL ? NULL : operand_key(y);
+    PyObject *plan = NULL, *u[3] = {SLOT(c, off_tv), NULL, NULL}, *r = NULL, *res = NULL;
+    if (ky == NULL || (plan = lookup_plan(where_name, kx, ky, where_miss, xy)) == NULL ||
+        plan == Py_None)
+        goto done;
+    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 2) {
+        PyErr_SetString(PyExc_SystemError, "_np_eager_where: a plan is (dt, hop dt)");
+        goto done;
+    }
+    PyObject *dt = PyTuple_GET_ITEM(plan, 0), *hdt = PyTuple_GET_ITEM(plan, 1);
+    if ((u[1] = where_operand(x, dt, hdt)) == NULL || (u[2] = where_operand(y, dt, hdt)) == NULL)
+        goto done;
+    if ((r = PyObject_Vectorcall(where_fn, u, 3, NULL)) == NULL) {
+        if (PyErr_ExceptionMatches(hop_py_ShapeError))
+            PyErr_Clear(); /* (the general path's ValueError) */
+        goto done;
+    }
+    if (!HOP_PY_IS_TENSOR(r)) {
+        PyErr_SetString(PyExc_SystemError, "_np_eager_where: _C.where gave no tensor");
+        goto done;
+    }
+    hop_dtype d;
+    if (hop_py__tensor_dtype(HOP_PY_TENSOR(r), &d) < 0)
+        goto done;
+    if (hop_py_dtype_object(d) != hdt) {
+        Py_SETREF(r, PyObject_CallFunctionObjArgs(cast_fn, r, dt, NULL));
+        if (r == NULL)
+            goto done;
+    }
+    res = new_array(r);
+    r = NULL;
+done:
+    Py_XDECREF(kx);
+    Py_XDECREF(ky);
+    Py_XDECREF(plan);
+    Py_XDECREF(u[1]);
+    Py_XDECREF(u[2]);
+    Py_XDECREF(r);
+    return res;
+}
+
+/* _np_eager_where(condition, x, y): np.where(condition, x, y) by the shape
+ * fast path, or None. */
+static PyObject *
+np_eager_where(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_where(condition, x, y)");
+        return NULL;
+    }
+    PyObject *r = fast_where(args[0], args[1], args[2]);
+    if (r == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return r;
+}
+
+/* _np_eager_shape_init(where_planner, where): what fast_where calls. */
+static PyObject *
+np_eager_shape_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2 || !PyCallable_Check(args[0]) || !PyCallable_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_shape_init(where_planner, where)");
+        return NULL;
+    }
+    if (where_name == NULL && (where_name = PyUnicode_InternFromString("where")) == NULL)
+        return NULL;
+    Py_XSETREF(where_planner, Py_NewRef(args[0]));
+    Py_XSETREF(where_fn, Py_NewRef(args[1]));
+    Py_RETURN_NONE;
+}
+
+/* _np_eager_getitem(a, key): a[key] by the shape fast path, or None. */
+static PyObject *
+np_eager_getitem(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_getitem(a, key)");
+        return NULL;
+    }
+    PyObject *r = fast_getitem(args[0], args[1]);
+    if (r == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return r;
+}
+
+/* _np_eager_reshape(a, shape): a.reshape(shape) (a tuple or list of sizes, or
+ * one size) by the shape fast path, or None. */
+static PyObject *
+np_eager_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_reshape(a, shape)");
+        return NULL;
+    }
+    PyObject *shape = args[1], *r = NULL;
+    if (PyTuple_CheckExact(shape))
+        r = fast_reshape(args[0], &PyTuple_GET_ITEM(shape, 0), PyTuple_GET_SIZE(shape));
+    else if (PyList_CheckExact(shape))
+        r = fast_reshape(args[0], PySequence_Fast_ITEMS(shape), PyList_GET_SIZE(shape));
+    else if (PyLong_CheckExact(shape))
+        r = fast_reshape(args[0], &args[1], 1);
+    if (r == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return r;
+}
+
+/* _np_eager_shape_fast(on): whether the shape fast path answers (the tests
+ * turn it off to compare the general path); the old setting. */
+static PyObject *
+np_eager_shape_fast(PyObject *self, PyObject *on)
+{
+    (void)self;
+    int v = PyObject_IsTrue(on);
+    if (v < 0)
+        return NULL;
+    int old = shape_fast;
+    shape_fast = v;
+    return PyBool_FromLong(old);
+}
+
+/* a[key] as the method __getitem__: the fast path, else the Python one */
+static PyObject *
+eager_getitem_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (kwnames == NULL && PyVectorcall_NARGS(nargsf) == 2) {
+        PyObject *r = fast_getitem(args[0], args[1]);
+        if (r != NULL || PyErr_Occurred())
+            return r;
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
+/* a.reshape(4, 4), a.reshape((4, 4)), a.reshape(-1) */
+static PyObject *
+eager_reshape_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && n >= 2) {
+        PyObject *r = NULL;
+        if (n == 2 && PyTuple_CheckExact(args[1]))
+            r = fast_reshape(args[0], &PyTuple_GET_ITEM(args[1], 0), PyTuple_GET_SIZE(args[1]));
+        else if (n == 2 && PyList_CheckExact(args[1]))
+            r = fast_reshape(args[0], PySequence_Fast_ITEMS(args[1]), PyList_GET_SIZE(args[1]));
+        else
+            r = fast_reshape(args[0], args + 1, n - 1);
+        if (r != NULL || PyErr_Occurred())
+            return r;
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
 static PyObject *
 eager_op_get(PyObject *self, PyObject *obj, PyObject *type)
 {
@@ -771,7 +1305,9 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         vectorcallfunc call;
     } roles[] = {{"reduce", (vectorcallfunc)eager_reduce_call},
                  {"array_ufunc", (vectorcallfunc)eager_array_ufunc_call},
-                 {"array_function", (vectorcallfunc)eager_array_function_call}};
+                 {"array_function", (vectorcallfunc)eager_array_function_call},
+                 {"getitem", (vectorcallfunc)eager_getitem_call},
+                 {"reshape", (vectorcallfunc)eager_reshape_call}};
     vectorcallfunc call = NULL;
     for (size_t i = 0; nargs == 3 && PyUnicode_Check(args[0]) && i < sizeof roles / sizeof *roles;
          i++) {
@@ -818,8 +1354,9 @@ np_eager_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     PyTypeObject *type = (PyTypeObject *)args[0];
     Py_ssize_t tv = slot_offset(type, "_tv"), st = slot_offset(type, "_st"),
-               cp = slot_offset(type, "_cp"), sc = slot_offset(type, "_scalar");
-    if (tv < 0 || st < 0 || cp < 0 || sc < 0)
+               cp = slot_offset(type, "_cp"), sc = slot_offset(type, "_scalar"),
+               ro = slot_offset(type, "_ro"), ob = slot_offset(type, "_ob");
+    if (tv < 0 || st < 0 || cp < 0 || sc < 0 || ro < 0 || ob < 0)
         return NULL;
     if ((axis_str == NULL && (axis_str = PyUnicode_InternFromString("axis")) == NULL) ||
         (call_str == NULL && (call_str = PyUnicode_InternFromString("__call__")) == NULL) ||
@@ -849,7 +1386,7 @@ np_eager_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         init_val[i] = Py_NewRef(PyTuple_GET_ITEM(PyTuple_GET_ITEM(args[4], i), 1));
     }
     n_init = (int)ns;
-    off_tv = tv, off_st = st, off_cp = cp, off_scalar = sc;
+    off_tv = tv, off_st = st, off_cp = cp, off_scalar = sc, off_ro = ro, off_ob = ob;
     Py_XSETREF(nd_type, (PyTypeObject *)Py_NewRef(type));
     Py_XSETREF(plans, Py_NewRef(args[1]));
     Py_XSETREF(planner, Py_NewRef(args[2]));
@@ -863,6 +1400,23 @@ static PyMethodDef np_eager_functions[] = {
     {"_np_eager", (PyCFunction)(void (*)(void))np_eager, METH_FASTCALL,
      "_np_eager(name, operands): NumPy ufunc `name` of hop.numpy operands by the eager fast "
      "path (hop.numpy._eager), or None when the general path must answer."},
+    {"_np_eager_concatenate", (PyCFunction)(void (*)(void))np_eager_concatenate, METH_FASTCALL,
+     "_np_eager_concatenate(arrays, axis=0): np.concatenate(arrays, axis) by the shape "
+     "functions' eager fast path, or None when the general path must answer."},
+    {"_np_eager_shape_init", (PyCFunction)(void (*)(void))np_eager_shape_init, METH_FASTCALL,
+     "_np_eager_shape_init(where_planner, where): what the shape fast path's where calls."},
+    {"_np_eager_where", (PyCFunction)(void (*)(void))np_eager_where, METH_FASTCALL,
+     "_np_eager_where(condition, x, y): np.where(condition, x, y) by the shape functions' "
+     "eager fast path, or None when the general path must answer."},
+    {"_np_eager_getitem", (PyCFunction)(void (*)(void))np_eager_getitem, METH_FASTCALL,
+     "_np_eager_getitem(a, key): a[key] of a basic key by the shape functions' eager fast path "
+     "(hop.numpy._eager_shape), or None when the general path must answer."},
+    {"_np_eager_reshape", (PyCFunction)(void (*)(void))np_eager_reshape, METH_FASTCALL,
+     "_np_eager_reshape(a, shape): a.reshape(shape) in C order by the shape functions' eager "
+     "fast path, or None when the general path must answer."},
+    {"_np_eager_shape_fast", np_eager_shape_fast, METH_O,
+     "_np_eager_shape_fast(on): whether the shape functions' eager fast path answers; the old "
+     "setting."},
     {"_np_eager_init", (PyCFunction)(void (*)(void))np_eager_init, METH_FASTCALL,
      "_np_eager_init(ndarray, plans, planner, cast, slots, reduce_planner, reduce_funcs): what "
      "_np_eager reads."},

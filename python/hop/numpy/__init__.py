@@ -29,7 +29,7 @@ import numpy as _np
 from .. import _C
 from .._pytree import register_pytree_node as _register
 from ._ndarray import ndarray, NumpyArg
-from . import _direct, _eager, _funcs
+from . import _direct, _eager, _eager_shape, _funcs
 from ._funcs import *  # noqa: F401,F403 (the functions)
 from ._ufuncs import UFUNCS as _UFUNCS, _TWO_OUT, call_ufunc as _call_ufunc, \
     tensor_array_ufunc
@@ -110,7 +110,10 @@ del _name, _alias, _target
 # arguments as eager's calls see them (_direct): hnp.sum(x) is a hop.numpy
 # array there too.  hop.numpy's own modules call _funcs' functions.
 _direct.install(globals(), __all__,
-                {_funcs.FUNCS[_f]: _f for _f in _eager._REDUCE_FUNCS if _f in _funcs.FUNCS})
+                {_funcs.FUNCS[_f]: _f for _f in _eager._REDUCE_FUNCS if _f in _funcs.FUNCS},
+                {_funcs.reshape: (_eager_shape.reshape, 2, 2),
+                 _funcs.concatenate: (_eager_shape.concatenate, 1, 2),
+                 _funcs.where: (_eager_shape.where, 3, 3)})
 
 
 # ------------------------------------------------ pytrees and compile I/O

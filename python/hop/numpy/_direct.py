@@ -58,18 +58,27 @@ def _from_hop_numpy(frame):
     return name == "hop.numpy" or name.startswith("hop.numpy.")
 
 
-def as_called(fn, np_fn=None):
+def as_called(fn, np_fn=None, eager=None):
     """fn as hop.numpy.<name> (or hop.numpy.linalg's, .fft's): its NumPy
     array arguments seen as hop.numpy arrays when the user's code calls it
     under a trace (the module's text, above).  np_fn: NumPy's function of a
     reduction the eager fast path takes (_eager._REDUCE_FUNCS): hnp.sum(a),
     hnp.sum(a, axis) and hnp.sum(a, axis=k) of a hop.numpy array go through
     the array's __array_function__ as np.sum(a) does (python/_C/np_eager.c),
-    which is the same call: fn with a's kind."""
+    which is the same call: fn with a's kind.  eager: (the shape function's
+    eager fast path (_eager_shape), its fewest and most positional
+    arguments): a call of that many arguments and no keyword tries it first
+    (it takes exact hop.numpy arrays only, never a NumpyArg), as fn itself
+    would."""
     fast, kinds = ndarray.__array_function__, (ndarray,)
+    shape_fast, least, most = eager or (None, 0, -1)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        if least <= len(args) <= most and not kwargs:
+            r = shape_fast(*args)
+            if r is not None:
+                return r
         if np_fn is not None and args and type(args[0]) is ndarray and (
                 (not kwargs and len(args) <= 2) or
                 (len(args) == 1 and len(kwargs) == 1 and "axis" in kwargs)):
@@ -83,14 +92,14 @@ def as_called(fn, np_fn=None):
     return call
 
 
-def install(namespace, names, reductions=None):
+def install(namespace, names, reductions=None, eager=None):
     """Replaces each function of hop.numpy's modules that namespace (a
     module's globals) has under a name in names by as_called's wrapper of
     it (a ufunc of hop.numpy itself takes the kind it means already);
     reductions: implementation -> NumPy's function, for those the eager fast
-    path takes."""
+    path takes; eager: implementation -> as_called's eager."""
     for name in names:
         fn = namespace.get(name)
         if isinstance(fn, types.FunctionType) and fn.__module__.startswith("hop.numpy.") and \
                 getattr(fn, "__wrapped_by_hop__", None) is None:
-            namespace[name] = as_called(fn, (reductions or {}).get(fn))
+            namespace[name] = as_called(fn, (reductions or {}).get(fn), (eager or {}).get(fn))

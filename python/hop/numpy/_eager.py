@@ -46,7 +46,9 @@ __all__ = ["call", "matmul"]
 # (name, key[, key]) -> (impl, cast, cast, out_dt, out hop dtype) or None (the
 # general path's): a cast is, per operand, the NumPy dtype a tensor operand is
 # cast to first (None: as it is; a scalar is passed as it is; the second is
-# None for one operand)
+# None for one operand); also the reductions' ("reduce:sum", below) and
+# np.where's ("where", key, key) -> (dt, hop dt): _eager_shape._where_plan
+# (no ufunc has either name)
 _PLANS = {}
 # ufuncs the fast path leaves to the general one: the logical ones (which
 # read truth values), matmul (its core dimensions), power (negative integer

@@ -17,7 +17,7 @@ import operator
 import numpy as _np
 
 from .. import _C, _exact
-from . import _core, _corder, _eager
+from . import _core, _corder, _eager, _eager_shape
 from ._ndarray import ndarray, NumpyArg, result_kind, view, viewed_by, wrap
 from ._storage import Step
 from . import _storage
@@ -196,8 +196,16 @@ def _int_arg(n, what="an integer is required"):
 
 
 @implements(_np.reshape)
-@scalar_method
 def reshape(a, newshape, order="C", *, _kind=None):
+    if order == "C" and (_kind is None or _kind is ndarray):
+        r = _eager_shape.reshape(a, newshape)  # (None: the general path's)
+        if r is not None:
+            return r
+    return _reshape(a, newshape, order, _kind=_kind)
+
+
+@scalar_method
+def _reshape(a, newshape, order="C", *, _kind=None):
     if newshape is None:
         # NumPy 1.24's a.reshape(None) (and np.reshape(a, None)): a view of
         # a as it is, whatever the order
@@ -525,6 +533,11 @@ def _join_dtype(ts, dtype, what):
 
 @implements(_np.concatenate)
 def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind", *, _kind=None):
+    if out is None and dtype is None and casting == "same_kind" and \
+            (_kind is None or _kind is ndarray):
+        r = _eager_shape.concatenate(arrays, axis)  # (None: the general path's)
+        if r is not None:
+            return r
     ts = [_t(a, "concatenate") for a in arrays]
     if not ts:
         raise ValueError("need at least one array to concatenate")
@@ -1036,6 +1049,10 @@ def copy(a, order="K", subok=False, *, _kind=None):
 
 @implements(_np.where)
 def where(condition, x=None, y=None, *, _kind=None):
+    if x is not None and y is not None and (_kind is None or _kind is ndarray):
+        r = _eager_shape.where(condition, x, y)  # (None: the general path's)
+        if r is not None:
+            return r
     if x is None and y is None:
         return nonzero(condition, _kind=_kind)
     if x is None or y is None:
@@ -1449,7 +1466,9 @@ for _n, _f in {"sum": sum, "prod": prod, "mean": mean, "std": std, "var": var, "
     setattr(ndarray, _n, _method(_f))
 for _n, _f in _eager.REDUCTIONS.items():  # a.sum(), a.max(0): the eager fast path first
     setattr(ndarray, _n, _C._np_eager_method("reduce", _f, getattr(ndarray, _n)))
-ndarray.reshape = scalar_method(_reshape_method)
+# a.reshape(...): the eager fast path first (_eager_shape; a C descriptor),
+# then the general method (a NumPy scalar's a scalar method)
+ndarray.reshape = _C._np_eager_method("reshape", None, scalar_method(_reshape_method))
 ndarray.transpose = scalar_method(_transpose_method)
 ndarray.flatten = _flatten_method
 ndarray.sort = _sort_method

@@ -1071,3 +1071,6 @@ from . import _eager  # noqa: E402 (it imports ndarray from here)
 ndarray.__array_ufunc__ = _C._np_eager_method("array_ufunc", None, ndarray.__array_ufunc__)
 ndarray.__array_function__ = _C._np_eager_method("array_function", None,
                                                  ndarray.__array_function__)
+# a[key]: the shape functions' eager fast path of a basic key first
+# (_eager_shape), then _indexing's
+ndarray.__getitem__ = _C._np_eager_method("getitem", None, ndarray.__getitem__)

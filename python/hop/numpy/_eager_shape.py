@@ -1,0 +1,89 @@
+"""The eager fast path of hop.numpy's shape functions: `a.reshape(4, 4)`,
+`np.reshape(a, s)`, basic indexing (`a[2:5]`, `a[1, None, ...]`),
+`np.concatenate` and `np.where(c, x, y)` on concrete hop.numpy arrays
+outside any trace.
+
+Their general paths (_funcs.reshape, _indexing.getitem, _funcs.concatenate,
+_funcs.where) serve every caller: traced arrays and runs' views, NumPy
+scalars, views hop made as copies (a[::-1]), symbolic sizes, every kind of
+index and operand; that is 80-160 Python calls of bookkeeping per call,
+30-100x NumPy's time on a small array.  Here each function takes only the
+common eager case, where most of that bookkeeping decides nothing, and
+makes what the general path makes in that case (in C, python/_C/np_eager.c:
+hop's own ops cost more than NumPy's whole call here):
+- the array is exactly hop.numpy.ndarray (not NumpyArg), not a NumPy
+  scalar, not a view of a run's storage (_st) nor a view hop made as a copy
+  (_cp), and its tensor is concrete;
+- no trace, no run of hop.numpy's, no recording of a path (np_eager.c
+  shape_tensor, the ufuncs' gates);
+- reshape: order 'C', a shape of plain ints (at most one -1), an array
+  C-contiguous with no dim of size 1 nor 0 (so its strides are NumPy's C
+  strides, and hop's reshape of it is a view with NumPy's strides on the
+  new dims of size 1 too: _funcs._numpy_strides would change nothing);
+- indexing: ints, slices of plain ints (inside int64) with no negative
+  step, None and Ellipsis (no array, no bool, no NumPy integer), every int
+  in range and every slice taking elements;
+- concatenate: a list or tuple of C-contiguous arrays of one dtype and
+  one or more dims, an int axis in range or None, no out, dtype or casting;
+- where: a bool condition array, and x and y each an array of one or more
+  dims or a Python bool, int or float (not both scalars), every array
+  C-contiguous (then NumPy's K order is C: _ufuncs.memory_order), the
+  result dtype the general path's own decision, kept per operand key as the
+  ufuncs' fast path keeps its plans (_eager).
+Anything else returns None, and the caller's general path answers (its
+errors included: an index out of range, a bad shape, arrays that do not
+join).  fast(False) turns the fast path off (the tests compare both).
+"""
+
+from .. import _C
+from . import _core
+
+__all__ = ["reshape", "getitem", "concatenate", "where", "fast"]
+
+
+def fast(on):
+    """Turns the fast path on or off (the tests compare the general path's
+    answers); the old setting."""
+    return _C._np_eager_shape_fast(on)
+
+
+# reshape(a, newshape) (order 'C') and getitem(a, key) (a basic key) by the
+# fast path, or None: C (python/_C/np_eager.c, fast_reshape and fast_getitem),
+# one view header over a's storage made as the general path's hop ops make
+# it, without their dispatch (hop's own reshape or slice is ~1.5 us); the
+# ndarray methods a.reshape(...) and a[key] are C descriptors that try them
+# first (_C._np_eager_method "reshape", "getitem")
+reshape = _C._np_eager_reshape
+getitem = _C._np_eager_getitem
+
+
+# concatenate(arrays, axis=0) by the fast path, or None: C too
+# (np_eager.c fast_concatenate: the new tensor _C.cat makes, filled with one
+# copy per array and outer index)
+concatenate = _C._np_eager_concatenate
+
+
+def _where_plan(x, y):
+    """The general path's result dtype of where(c, x, y) for operands like x
+    and y (_funcs.where) and its hop dtype, or None where the fast path does
+    not take them: a scalar the op would convert first (_core.as_compute),
+    an error (the general path raises it).  Kept per pair of operand keys
+    (np_eager.c operand_key, the ufuncs' keys: an array's dtype, a Python
+    int's sign and bit length, a float's class) with _eager's plans."""
+    import numpy as np
+    try:
+        ops = [_core.operand(x, "where"), _core.operand(y, "where")]
+        dt = _core.result_dtypes(lambda a, b: np.where(np.empty(0, bool), a, b), ops,
+                                 "where")[0]
+        for o in ops:
+            if o.t is None and _core.as_compute(o, dt) is not o.value:
+                return None
+        return dt, _core.hop_dtype(dt, "where")
+    except Exception:  # noqa: BLE001 - the general path raises it
+        return None
+
+
+# where(condition, x, y) by the fast path, or None: C (np_eager.c
+# fast_where: the keys, the plan's lookup, _C.where and the cast)
+where = _C._np_eager_where
+_C._np_eager_shape_init(_where_plan, _C.where)
