@@ -398,6 +398,42 @@ def r_np_eager_op():
                   "figures: a + b at 16; every op and size in extra", {"per_op": per})
 
 
+@row("np_eager_shape", "eager hop.numpy shape functions vs NumPy (a.reshape, reshape, a[2:5], "
+                      "a[1:3, None, ...], a[3], concatenate, where; hnp.f and np.f; 16 float64)",
+     "<= 2x NumPy at 16")
+def r_np_eager_shape():
+    import hop.numpy as hnp
+    one_thread()
+    a, an = hnp.arange(16.0), np.arange(16.0)
+    c, cn = a > 3, an > 3
+    # (hnp.f(a): hop.numpy's function; np.f(a): NumPy's, reaching hop.numpy
+    # through __array_function__; both against NumPy's np.f on np.ndarrays)
+    cases = {"reshape": (lambda: a.reshape(4, 4), lambda: an.reshape(4, 4)),
+             "hnp_reshape": (lambda: hnp.reshape(a, (4, 4)), lambda: np.reshape(an, (4, 4))),
+             "np_reshape": (lambda: np.reshape(a, (4, 4)), lambda: np.reshape(an, (4, 4))),
+             "slice": (lambda: a[2:5], lambda: an[2:5]),
+             "basic_key": (lambda: a[1:3, None, ...], lambda: an[1:3, None, ...]),
+             "element": (lambda: a[3], lambda: an[3]),
+             "hnp_concatenate": (lambda: hnp.concatenate([a, a]),
+                                 lambda: np.concatenate([an, an])),
+             "np_concatenate": (lambda: np.concatenate([a, a]), lambda: np.concatenate([an, an])),
+             "hnp_where": (lambda: hnp.where(c, a, 0.0), lambda: np.where(cn, an, 0.0)),
+             "np_where": (lambda: np.where(c, a, 0.0), lambda: np.where(cn, an, 0.0))}
+    per, h, nv = {}, None, None
+    for name, (hf, nf) in cases.items():
+        s = measure_all({"hop": hf, "np": nf})
+        hm, nm = s["hop"].median, s["np"].median
+        if name == "slice":
+            h, nv = s["hop"].as_dict(), s["np"].as_dict()
+        per[name] = {"hop_ns": hm, "numpy_ns": nm, "hop_over_numpy": hm / nm}
+    worst = max(per.items(), key=lambda kv: kv[1]["hop_over_numpy"])
+    return result("ns", h, nv, None, worst[1]["hop_over_numpy"] <= 2,
+                  f"hop/NumPy worst {worst[1]['hop_over_numpy']:.2f}x ({worst[0]})",
+                  "hop.numpy arrays outside hop.compile (the shape functions' eager fast "
+                  "path, _eager_shape); the figures: a[2:5]; every call in extra",
+                  {"per_call": per})
+
+
 def map_case(rows):
     """The map rows' program and inputs: a compiled map of (r*w + b).relu()
     over rows x 16 floats (called once), its operands and their arrays."""

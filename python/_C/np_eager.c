@@ -60,6 +60,9 @@ static int shape_fast = 1; /* _np_eager_shape_fast: 0 sends every shape call to 
 static PyObject *where_planner; /* _eager_shape._where_plan(x, y) -> (dt, hop dt) or None */
 static PyObject *where_fn;      /* _C.where(condition, x, y) */
 static PyObject *where_name;    /* "where": its plans' name in the dict of plans */
+/* NumPy's np.reshape, np.concatenate and np.where: their calls with hop.numpy
+ * arrays reach ndarray.__array_function__ (eager_array_function_call) */
+static PyObject *np_reshape_fn, *np_concatenate_fn, *np_where_fn;
 static Py_ssize_t init_off[NP_EAGER_MAX_SLOTS];
 static PyObject *init_val[NP_EAGER_MAX_SLOTS]; /* a new result's slots (but _tv) */
 static int n_init;
@@ -636,8 +639,11 @@ eager_array_ufunc_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, 
     return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
 }
 
+static PyObject *shape_function(PyObject *func, PyObject *fargs);
+
 /* __array_function__(self, func, types, args, kwargs) of a reduction called
- * as func(a), func(a, axis) or func(a, axis=axis) */
+ * as func(a), func(a, axis) or func(a, axis=axis), or of np.reshape,
+ * np.concatenate or np.where with positional arguments (shape_function) */
 static PyObject *
 eager_array_function_call(EagerOpObject *op, PyObject *const *args, size_t nargsf,
                           PyObject *kwnames)
@@ -645,6 +651,11 @@ eager_array_function_call(EagerOpObject *op, PyObject *const *args, size_t nargs
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
     if (nd_type != NULL && kwnames == NULL && n == 5 && PyTuple_CheckExact(args[3]) &&
         PyDict_CheckExact(args[4])) {
+        if (PyDict_GET_SIZE(args[4]) == 0) {
+            PyObject *r = shape_function(args[1], args[3]);
+            if (r != NULL || PyErr_Occurred())
+                return r;
+        }
         PyObject *name = PyDict_GetItemWithError(reduce_funcs, args[1]);
         if (name == NULL && PyErr_Occurred())
             return NULL;
@@ -1097,14 +1108,18 @@ static PyObject *
 np_eager_shape_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 2 || !PyCallable_Check(args[0]) || !PyCallable_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "_np_eager_shape_init(where_planner, where)");
+    if (nargs != 5 || !PyCallable_Check(args[0]) || !PyCallable_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_shape_init(where_planner, where, "
+                                         "np.reshape, np.concatenate, np.where)");
         return NULL;
     }
     if (where_name == NULL && (where_name = PyUnicode_InternFromString("where")) == NULL)
         return NULL;
     Py_XSETREF(where_planner, Py_NewRef(args[0]));
     Py_XSETREF(where_fn, Py_NewRef(args[1]));
+    Py_XSETREF(np_reshape_fn, Py_NewRef(args[2]));
+    Py_XSETREF(np_concatenate_fn, Py_NewRef(args[3]));
+    Py_XSETREF(np_where_fn, Py_NewRef(args[4]));
     Py_RETURN_NONE;
 }
 
@@ -1123,6 +1138,45 @@ np_eager_getitem(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return r;
 }
 
+/* a.reshape(shape) for shape a tuple or list of sizes, or one size, by
+ * fast_reshape; NULL without an exception when it does not take it. */
+static PyObject *
+reshape_to(PyObject *a, PyObject *shape)
+{
+    if (PyTuple_CheckExact(shape))
+        return fast_reshape(a, &PyTuple_GET_ITEM(shape, 0), PyTuple_GET_SIZE(shape));
+    if (PyList_CheckExact(shape))
+        return fast_reshape(a, PySequence_Fast_ITEMS(shape), PyList_GET_SIZE(shape));
+    if (PyLong_CheckExact(shape))
+        return fast_reshape(a, &shape, 1);
+    return NULL;
+}
+
+/* NumPy's np.reshape(a, shape), np.concatenate(arrays[, axis]) or
+ * np.where(condition, x, y) (func) with the positional arguments fargs, as
+ * hop.numpy's __array_function__ sees the call, by the shape fast path; NULL
+ * without an exception when it does not take it (another function, another
+ * form of call: the general path). */
+static PyObject *
+shape_function(PyObject *func, PyObject *fargs)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(fargs);
+    PyObject *const *a = n > 0 ? &PyTuple_GET_ITEM(fargs, 0) : NULL;
+    if (func == np_reshape_fn && n == 2)
+        return reshape_to(a[0], a[1]);
+    if (func == np_where_fn && n == 3)
+        return fast_where(a[0], a[1], a[2]);
+    if (func == np_concatenate_fn && (n == 1 || n == 2)) {
+        if (n == 2)
+            return fast_concatenate(a[0], a[1]);
+        PyObject *zero = PyLong_FromLong(0);
+        PyObject *r = zero == NULL ? NULL : fast_concatenate(a[0], zero);
+        Py_XDECREF(zero);
+        return r;
+    }
+    return NULL;
+}
+
 /* _np_eager_reshape(a, shape): a.reshape(shape) (a tuple or list of sizes, or
  * one size) by the shape fast path, or None. */
 static PyObject *
@@ -1133,13 +1187,7 @@ np_eager_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "_np_eager_reshape(a, shape)");
         return NULL;
     }
-    PyObject *shape = args[1], *r = NULL;
-    if (PyTuple_CheckExact(shape))
-        r = fast_reshape(args[0], &PyTuple_GET_ITEM(shape, 0), PyTuple_GET_SIZE(shape));
-    else if (PyList_CheckExact(shape))
-        r = fast_reshape(args[0], PySequence_Fast_ITEMS(shape), PyList_GET_SIZE(shape));
-    else if (PyLong_CheckExact(shape))
-        r = fast_reshape(args[0], &args[1], 1);
+    PyObject *r = reshape_to(args[0], args[1]);
     if (r == NULL && !PyErr_Occurred())
         Py_RETURN_NONE;
     return r;
@@ -1404,7 +1452,9 @@ static PyMethodDef np_eager_functions[] = {
      "_np_eager_concatenate(arrays, axis=0): np.concatenate(arrays, axis) by the shape "
      "functions' eager fast path, or None when the general path must answer."},
     {"_np_eager_shape_init", (PyCFunction)(void (*)(void))np_eager_shape_init, METH_FASTCALL,
-     "_np_eager_shape_init(where_planner, where): what the shape fast path's where calls."},
+     "_np_eager_shape_init(where_planner, where, np.reshape, np.concatenate, np.where): what "
+     "the shape fast path's where calls, and NumPy's functions whose calls with hop.numpy "
+     "arrays it answers in __array_function__."},
     {"_np_eager_where", (PyCFunction)(void (*)(void))np_eager_where, METH_FASTCALL,
      "_np_eager_where(condition, x, y): np.where(condition, x, y) by the shape functions' "
      "eager fast path, or None when the general path must answer."},

@@ -250,6 +250,8 @@ def test_concatenate_is_numpys_and_the_general_paths(dtype):
                 r = hc()
                 check_same(r, nr, h, a)
                 assert not np.shares_memory(np.asarray(r), np.asarray(k))
+                # NumPy's own function reaches the fast path in __array_function__
+                check_same(np.concatenate(seq([h, k]), axis), nr, h, a)
                 same_as_general(hc)
                 same_as_general(lambda: np.concatenate(seq([h, k]), axis=axis))
 
@@ -305,6 +307,7 @@ def test_where_is_numpys_and_the_general_paths(dtype):
             same_as_general(hw)
             continue
         check_same(hw(), nr)
+        check_same(np.where(hc, hx, hy), nr)
         same_as_general(hw)
         same_as_general(lambda: np.where(hc, hx, hy))
 
