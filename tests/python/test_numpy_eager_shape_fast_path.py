@@ -386,9 +386,37 @@ def test_where_of_lists_broadcast_and_read_only_operands_is_numpys():
     errors_alike(lambda: hnp.where(hc, h), lambda: np.where(c, n))
 
 
-@pytest.mark.xfail(strict=True, raises=OverflowError,
-                   reason="the general path's slice op refuses bounds beyond int64, which NumPy "
-                          "clamps; the fast path leaves such a slice to it")
-def test_slice_bounds_beyond_int64_are_clamped_as_numpys():
-    h = hnp.arange(6)
-    np.testing.assert_array_equal(np.asarray(h[-2**70:2**70]), np.arange(6))
+@pytest.mark.parametrize("key", [slice(-2**70, 2**70), slice(None, None, 2**70),
+                                 slice(2**63, None), slice(None, -2**70), slice(None, None, -2**70),
+                                 slice(2**70, -2**70, -1), slice(-2**64, 3), slice(1, 2**64, 2)])
+def test_slice_bounds_beyond_int64_are_clamped_as_numpys(key):
+    h = hnp.arange(6.0)
+    n = h._t.numpy()  # (h's memory: check_same writes through the views)
+    check_same(h[key], n[key], h, n)
+    check_same(h.reshape(2, 3)[:, key], n.reshape(2, 3)[:, key])
+    f = hop.compile(lambda a: a[key] * 2)
+    np.testing.assert_array_equal(f(np.arange(6.0)), np.arange(6.0)[key] * 2)
+
+
+@pytest.mark.parametrize("key", [slice(0.5, 1), slice(None, None, 1.0), (slice(0, 1), 0.5),
+                                 (slice(0.5, None), 0)])
+def test_too_many_indices_is_the_error_before_a_float_slice_bound(key):
+    for a in (np.array(3.0), np.arange(3.0)):
+        errors_alike(lambda: hnp.asarray(a.copy())[key], lambda: a[key])
+
+
+def test_where_with_none_operands_is_numpys_object_array_or_a_clear_dtype_error():
+    c, n = np.array([True, False]), np.arange(2.0)
+    h = hnp.asarray(n.copy())
+    for args in ((h, None), (None, h), (None, None), (1.0, None)):
+        with pytest.raises(hop.DTypeError, match="numpy.where|where: NumPy dtype object is not "
+                                                 "supported"):
+            hnp.where(hnp.asarray(c), *args)
+    # hop.compile gives eager's object array (NumPy's code answers the call)
+    for f in (lambda a: np.where(c, a, None), lambda a: np.where(c, None, None)):
+        want = f(n.copy())
+        got = hop.compile(f)(n.copy())
+        assert type(got) is np.ndarray and got.dtype == object and list(got) == list(want)
+    # not given is not None: nonzero with neither, NumPy's ValueError with one
+    check_same(hnp.where(hnp.asarray(c))[0], np.where(c)[0])
+    errors_alike(lambda: hnp.where(hnp.asarray(c), h), lambda: np.where(c, n))

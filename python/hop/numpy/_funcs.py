@@ -1048,15 +1048,19 @@ def copy(a, order="K", subok=False, *, _kind=None):
 # ------------------------------------------------------ where, clip, round
 
 @implements(_np.where)
-def where(condition, x=None, y=None, *, _kind=None):
-    if x is not None and y is not None and (_kind is None or _kind is ndarray):
+def where(condition, x=_np._NoValue, y=_np._NoValue, *, _kind=None):
+    # (not given is NumPy's _NoValue: an x or y of None is an operand, of
+    # which NumPy makes an object array, hop's DTypeError below)
+    if x is _np._NoValue and y is _np._NoValue:
+        return nonzero(condition, _kind=_kind)
+    if x is _np._NoValue or y is _np._NoValue:
+        raise ValueError("either both or neither of x and y should be given")
+    if x is None or y is None:
+        _core.hop_dtype(_np.dtype(object), "where")  # (raises)
+    if _kind is None or _kind is ndarray:
         r = _eager_shape.where(condition, x, y)  # (None: the general path's)
         if r is not None:
             return r
-    if x is None and y is None:
-        return nonzero(condition, _kind=_kind)
-    if x is None or y is None:
-        raise ValueError("either both or neither of x and y should be given")
     kind = _kind or result_kind((condition, x, y), ndarray)
     c = _t(condition, "where")
     if _core.np_dtype(c) != _np.dtype(bool):

@@ -15,6 +15,7 @@ and a traced array's storage through the same indexing applied to the
 positions of its elements (_storage.write): any key NumPy takes.
 """
 
+import builtins
 import numbers
 
 import numpy as _np
@@ -96,7 +97,6 @@ def _normalize(key, ndim):
         else:
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
                              "(`None`) and integer or boolean arrays are valid indices")
-    items = [("slice", _slice_key(k)) if kind == "slice" else (kind, k) for kind, k in items]
     if arrays0 and not (len(items) == ndim and all(kind == "int" for kind, _ in items)):
         # NumPy reads a 0-d integer array as an integer only in a full
         # integer index (a scalar); elsewhere it is an advanced index (a
@@ -115,6 +115,9 @@ def _normalize(key, ndim):
     if consumed > ndim:
         raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but "
                          f"{consumed} were indexed")
+    # (a slice's bounds are read once the count of indices holds, as NumPy
+    # does: x[0.5:] of a 0-d x is its IndexError, not the bounds' TypeError)
+    items = [("slice", _slice_key(k)) if kind == "slice" else (kind, k) for kind, k in items]
     out = []
     for it in items:
         if it[0] == "ellipsis":
@@ -126,19 +129,31 @@ def _normalize(key, ndim):
     return out, adv
 
 
+# A slice's int bounds are clamped into these as NumPy's (CPython's
+# PySlice_Unpack) are: no dim is longer, so x[-2**70:2**70] is x[:] (the
+# step's lower bound keeps its negation in range).
+_BOUNDS = ((-2**63, 2**63 - 1), (-2**63, 2**63 - 1), (1 - 2**63, 2**63 - 1))
+# |bound| above which _slice makes a positive-step slice's bounds those of
+# slice.indices (the op adds a dim's size to them)
+_HUGE = 2**62
+
+
 def _slice_key(s):
     """slice s with int (or SymInt) bounds, as NumPy reads them (a float is
-    a TypeError)."""
+    a TypeError; an int beyond int64 clamped, _BOUNDS)."""
     parts = []
-    for v in (s.start, s.stop, s.step):
-        if v is None or isinstance(v, (int, _C.SymInt)) and not isinstance(v, bool):
+    for v, (lo, hi) in zip((s.start, s.stop, s.step), _BOUNDS):
+        if v is None or isinstance(v, _C.SymInt):
             parts.append(v)
             continue
-        if isinstance(v, ndarray) and (v.ndim != 0 or v.dtype.kind not in "iu"):
-            raise TypeError("only integer scalar arrays can be converted to a scalar index")
-        if isinstance(v, (float, _np.floating)) or not hasattr(type(v), "__index__"):
-            raise TypeError("slice indices must be integers or None or have an __index__ method")
-        parts.append(v.__index__())
+        if not isinstance(v, int) or isinstance(v, bool):
+            if isinstance(v, ndarray) and (v.ndim != 0 or v.dtype.kind not in "iu"):
+                raise TypeError("only integer scalar arrays can be converted to a scalar index")
+            if isinstance(v, (float, _np.floating)) or not hasattr(type(v), "__index__"):
+                raise TypeError("slice indices must be integers or None or have an __index__ "
+                                "method")
+            v = v.__index__()
+        parts.append(min(max(v, lo), hi))
     return slice(*parts)
 
 
@@ -151,6 +166,13 @@ def _slice(t, dim, s):
     if step > 0:
         if start is None and stop is None and step == 1:
             return t
+        n = t.shape[dim]
+        if isinstance(n, int) and builtins.any(type(v) is int and abs(v) > _HUGE
+                                               for v in (start, stop, step)):
+            # bounds near int64's ends (clamped there by _slice_key): the op's
+            # own arithmetic on them would overflow; the same slice within n
+            start, stop, _ = slice(start, stop, step).indices(n)
+            step = min(step, max(n, 1))
         return t.slice(dim, start, stop, step)
     n = t.shape[dim]
     if not isinstance(n, int):
