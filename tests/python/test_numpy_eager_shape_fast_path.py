@@ -420,3 +420,22 @@ def test_where_with_none_operands_is_numpys_object_array_or_a_clear_dtype_error(
     # not given is not None: nonzero with neither, NumPy's ValueError with one
     check_same(hnp.where(hnp.asarray(c))[0], np.where(c)[0])
     errors_alike(lambda: hnp.where(hnp.asarray(c), h), lambda: np.where(c, n))
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (3, 2, 4), (1, 3), (2, 1, 3), (4, 1)])
+def test_concatenate_lays_out_its_result_in_its_inputs_memory_order_as_numpy(shape):
+    base = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    layouts = {"C": base.copy(), "F": np.asfortranarray(base),
+               "moved": np.ascontiguousarray(np.moveaxis(base, 0, -1)).transpose(
+                   len(shape) - 1, *range(len(shape) - 1)),
+               "strided": np.repeat(base, 2, axis=-1)[..., ::2]}
+    for (ka, a), (kb, b) in itertools.product(layouts.items(), repeat=2):
+        for axis in range(-len(shape), len(shape)):
+            want = np.concatenate([a, b], axis)
+            got = hnp.concatenate([hnp.asarray(a), hnp.asarray(b)], axis)
+            check_same(got, want)
+            assert np.asarray(got).strides == want.strides, (ka, kb, axis)
+    # compiled: a plan lays out in C order (its values are the same)
+    f = hop.compile(lambda a, b: np.concatenate([a, b], 1))
+    a = layouts["F"]
+    np.testing.assert_array_equal(f(a, a), np.concatenate([a, a], 1))

@@ -560,8 +560,45 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind", *, _k
                                  f"at index 0 has size {m} and the array at index {i} has size "
                                  f"{n}")
     dt = _join_cast(ts, out, dtype, casting)
-    r = _C.cat([_core.cast(t, dt) for t in ts], ax)
+    perm = _join_order(ts) if out is None else None
+    if perm is None:
+        r = _C.cat([_core.cast(t, dt) for t in ts], ax)
+    else:  # laid out as NumPy lays it out: C order of the permuted axes
+        r = _C.cat([_core.cast(t, dt).permute(*perm) for t in ts], perm.index(ax))
+        r = r.permute(*[perm.index(d) for d in range(len(perm))])
     return _join_out(kind, r, out, "concatenate")
+
+
+def _join_order(ts):
+    """The axes of concatenate's new array, outermost in memory first, as
+    NumPy orders them from its inputs' strides (PyArray_CreateMultiSortedStridePerm:
+    a stable insertion sort by absolute stride, largest first, where an axis
+    of size 1 in an input has no say there and inputs that disagree keep the
+    C order); None for C order, and for inputs being traced (their strides
+    are not known: a plan lays out in C order)."""
+    ndim = ts[0].ndim
+    if ndim < 2 or _core.tracing() or builtins.any(_C._is_proxy(t) for t in ts):
+        return None
+    layouts = [(tuple(t.shape), tuple(t.stride())) for t in ts]
+    perm = list(range(ndim))
+    for i0 in range(1, ndim):
+        ipos, j0 = i0, perm[i0]
+        for i1 in range(i0 - 1, -1, -1):
+            j1 = perm[i1]
+            ambiguous, swap = True, False
+            for shape, strides in layouts:
+                if shape[j0] != 1 and shape[j1] != 1:
+                    if abs(strides[j0]) <= abs(strides[j1]):
+                        swap = False  # (also when it was decided: C order wins a conflict)
+                    elif ambiguous:
+                        swap = True
+                    ambiguous = False
+            if not ambiguous:
+                if not swap:
+                    break
+                ipos = i1
+        perm.insert(ipos, perm.pop(i0))
+    return None if perm == list(range(ndim)) else perm
 
 
 def _join_cast(ts, out, dtype, casting):
