@@ -435,6 +435,14 @@ def test_concatenate_lays_out_its_result_in_its_inputs_memory_order_as_numpy(sha
             got = hnp.concatenate([hnp.asarray(a), hnp.asarray(b)], axis)
             check_same(got, want)
             assert np.asarray(got).strides == want.strides, (ka, kb, axis)
+    # broadcast rows (a zero stride has a say, unlike in the iterator's order)
+    nb = np.broadcast_to(np.arange(4.0), (3, 4))
+    hb = hnp.broadcast_to(hnp.arange(4.0), (3, 4))
+    for axis in (0, 1):
+        want = np.concatenate([nb, nb], axis)
+        got = hnp.concatenate([hb, hb], axis)
+        check_same(got, want)
+        assert np.asarray(got).strides == want.strides
     # compiled: a plan lays out in C order (its values are the same)
     f = hop.compile(lambda a, b: np.concatenate([a, b], 1))
     a = layouts["F"]

@@ -575,7 +575,9 @@ def _join_order(ts):
     a stable insertion sort by absolute stride, largest first, where an axis
     of size 1 in an input has no say there and inputs that disagree keep the
     C order); None for C order, and for inputs being traced (their strides
-    are not known: a plan lays out in C order)."""
+    are not known: a plan lays out in C order).  Not _storage.k_order (the
+    iterator's sort): there a zero stride has no say, here only a size of 1
+    (two broadcast rows, strides (0, 1), join in F order in NumPy)."""
     ndim = ts[0].ndim
     if ndim < 2 or _core.tracing() or builtins.any(_C._is_proxy(t) for t in ts):
         return None
