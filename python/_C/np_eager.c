@@ -519,6 +519,16 @@ done:
     return res;
 }
 
+/* r, a fast path's answer, or None for NULL without an exception (the
+ * caller's general path answers). */
+static PyObject *
+or_none(PyObject *r)
+{
+    if (r == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return r;
+}
+
 /*
  * _np_eager(name, operands): ufunc `name` of the operand tuple (one or two,
  * no keywords) by the fast path: its result, or None when the general path
@@ -540,9 +550,7 @@ np_eager(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyUnicode_InternInPlace(&name);
     PyObject *r = n == 1 || n == 2 ? fast(name, &PyTuple_GET_ITEM(args[1], 0), n, args[1]) : NULL;
     Py_DECREF(name);
-    if (r == NULL && !PyErr_Occurred())
-        Py_RETURN_NONE;
-    return r;
+    return or_none(r);
 }
 
 /*
@@ -910,7 +918,7 @@ fast_reshape(PyObject *a, PyObject *const *dims, Py_ssize_t n)
  * that do not join) is the general path's.
  */
 static PyObject *
-fast_concatenate(PyObject *arrays, PyObject *axis)
+fast_concatenate(PyObject *arrays, PyObject *axis) /* axis NULL: 0 */
 {
     PyObject *const *items;
     Py_ssize_t n;
@@ -928,7 +936,7 @@ fast_concatenate(PyObject *arrays, PyObject *axis)
         return NULL;
     int flat = axis == Py_None, rank = flat ? 1 : t0->rank;
     int64_t ax = 0, sizes[HOP_MAX_RANK];
-    if (!flat) {
+    if (!flat && axis != NULL) {
         int ok;
         if (!PyLong_CheckExact(axis))
             return NULL;
@@ -988,14 +996,7 @@ np_eager_concatenate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "_np_eager_concatenate(arrays, axis=0)");
         return NULL;
     }
-    PyObject *zero = PyLong_FromLong(0);
-    if (zero == NULL)
-        return NULL;
-    PyObject *r = fast_concatenate(args[0], nargs == 2 ? args[1] : zero);
-    Py_DECREF(zero);
-    if (r == NULL && !PyErr_Occurred())
-        Py_RETURN_NONE;
-    return r;
+    return or_none(fast_concatenate(args[0], nargs == 2 ? args[1] : NULL));
 }
 
 static PyObject *
@@ -1097,10 +1098,7 @@ np_eager_where(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "_np_eager_where(condition, x, y)");
         return NULL;
     }
-    PyObject *r = fast_where(args[0], args[1], args[2]);
-    if (r == NULL && !PyErr_Occurred())
-        Py_RETURN_NONE;
-    return r;
+    return or_none(fast_where(args[0], args[1], args[2]));
 }
 
 /* _np_eager_shape_init(where_planner, where): what fast_where calls. */
@@ -1132,10 +1130,7 @@ np_eager_getitem(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "_np_eager_getitem(a, key)");
         return NULL;
     }
-    PyObject *r = fast_getitem(args[0], args[1]);
-    if (r == NULL && !PyErr_Occurred())
-        Py_RETURN_NONE;
-    return r;
+    return or_none(fast_getitem(args[0], args[1]));
 }
 
 /* a.reshape(shape) for shape a tuple or list of sizes, or one size, by
@@ -1166,14 +1161,8 @@ shape_function(PyObject *func, PyObject *fargs)
         return reshape_to(a[0], a[1]);
     if (func == np_where_fn && n == 3)
         return fast_where(a[0], a[1], a[2]);
-    if (func == np_concatenate_fn && (n == 1 || n == 2)) {
-        if (n == 2)
-            return fast_concatenate(a[0], a[1]);
-        PyObject *zero = PyLong_FromLong(0);
-        PyObject *r = zero == NULL ? NULL : fast_concatenate(a[0], zero);
-        Py_XDECREF(zero);
-        return r;
-    }
+    if (func == np_concatenate_fn && (n == 1 || n == 2))
+        return fast_concatenate(a[0], n == 2 ? a[1] : NULL);
     return NULL;
 }
 
@@ -1187,10 +1176,7 @@ np_eager_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "_np_eager_reshape(a, shape)");
         return NULL;
     }
-    PyObject *r = reshape_to(args[0], args[1]);
-    if (r == NULL && !PyErr_Occurred())
-        Py_RETURN_NONE;
-    return r;
+    return or_none(reshape_to(args[0], args[1]));
 }
 
 /* _np_eager_shape_fast(on): whether the shape fast path answers (the tests
@@ -1225,13 +1211,8 @@ eager_reshape_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyOb
 {
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
     if (kwnames == NULL && n >= 2) {
-        PyObject *r = NULL;
-        if (n == 2 && PyTuple_CheckExact(args[1]))
-            r = fast_reshape(args[0], &PyTuple_GET_ITEM(args[1], 0), PyTuple_GET_SIZE(args[1]));
-        else if (n == 2 && PyList_CheckExact(args[1]))
-            r = fast_reshape(args[0], PySequence_Fast_ITEMS(args[1]), PyList_GET_SIZE(args[1]));
-        else
-            r = fast_reshape(args[0], args + 1, n - 1);
+        PyObject *r =
+            n == 2 ? reshape_to(args[0], args[1]) : fast_reshape(args[0], args + 1, n - 1);
         if (r != NULL || PyErr_Occurred())
             return r;
     }
