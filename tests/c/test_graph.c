@@ -403,7 +403,7 @@ test_many_uniquified_bases_each_keep_the_smallest_free_suffix(void **state)
     hop_node *second[NB];
     for (int round = 0; round < 3; round++)
         for (int i = 0; i < NB; i++) {
-            char base[16], want[24];
+            char base[16], want[32];
             snprintf(base, sizeof base, "v%d", i);
             hop_node *n = ph(g, base, T(HOP_F32, 1, K(4), NULL));
             if (round == 0)
@@ -417,7 +417,7 @@ test_many_uniquified_bases_each_keep_the_smallest_free_suffix(void **state)
     for (int i = 0; i < NB; i++)
         assert_int_equal(hop_graph_erase_node(g, second[i]), HOP_OK);
     for (int i = 0; i < NB; i++) {
-        char base[16], want[24];
+        char base[16], want[32];
         snprintf(base, sizeof base, "v%d", i);
         snprintf(want, sizeof want, "%s_1", base);
         assert_string_equal(ph(g, base, T(HOP_F32, 1, K(4), NULL))->name, want);
