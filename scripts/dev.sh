@@ -7,8 +7,9 @@
 #   sh scripts/dev.sh bench      Release build in build/bench, the C microbenchmarks, then
 #                                bench/run.py: hop next to NumPy and PyTorch
 #   sh scripts/dev.sh sanitize   ASan + UBSan build in build/asan: ctest, then pytest with
-#                                libasan preloaded and fewer hypothesis examples; leaks
-#                                checked (.ci/lsan.supp)
+#                                libasan preloaded, fewer hypothesis examples and a share of
+#                                many parametrized cases (tests/python/budget.py; the run's
+#                                HOP_TEST_SEED draws them again); leaks checked (.ci/lsan.supp)
 #   sh scripts/dev.sh valgrind   valgrind memcheck over every C test and example of the
 #                                -O2 -g build in build/test (built first if missing), two
 #                                binaries at a time
@@ -190,8 +191,9 @@ sanitize)
     # malloc_context_size=2 keeps only the allocation site, so .ci/lsan.supp
     # (CPython, NumPy, OpenBLAS by module) cannot hide a leak hop allocated.
     # HOP_TEST_BUDGET=sanitize: each hypothesis test runs a share of its
-    # examples (tests/python/budget.py); the tests of the fuzz tool itself ran
-    # in the plain pass.
+    # examples, and each test function with many parametrized cases a share of
+    # them (tests/python/budget.py); the tests of the fuzz tool itself ran in
+    # the plain pass.
     PYRUN=sanitized_python pytest_suite "$dir" "and not fuzztool"
     ;;
 valgrind)

@@ -10,6 +10,10 @@ examples():
 
     @settings(max_examples=examples(300), deadline=None)
 
+The same share applies to a test function's parametrized cases where it has
+many (cases(), below; conftest.py picks which): the sanitizer pass runs a fifth
+of them, drawn anew each run from HOP_TEST_SEED.
+
 The plain pass (no HOP_TEST_BUDGET, or "full") gets n itself.  By hand,
 HOP_TEST_BUDGET=stress runs ten times the full counts: most hypothesis tests
 are not derandomized, so every CI run draws new examples, and a stress run is
@@ -39,6 +43,31 @@ def examples(n):
     """The number of examples a test whose full count is n runs in this pass:
     n in the plain pass, a share of it (at least 1) under the sanitizers."""
     return max(1, math.ceil(n * _SHARE[_budget]))
+
+
+# A test function with at least this many parametrized cases runs a share of
+# them under the sanitizers; one with fewer runs them all in every pass.
+MANY_CASES = 5
+
+
+def cases(n):
+    """How many of a test function's n parametrized cases this pass runs:
+    all of them in the plain and stress passes and wherever n < MANY_CASES;
+    examples(n) (a fifth, at least 1) under the sanitizers.  The cases of
+    one function mostly take one code path over other data (a dtype, a
+    shape, an operator); the plain pass runs each of them for the answer,
+    and ASan looks for memory errors along paths.  A module whose cases are
+    each a path of their own (hostile input, untrusted files, the trust
+    tests) is marked every_case and keeps them all (conftest.py)."""
+    return n if n < MANY_CASES else min(n, examples(n))
+
+
+def seed():
+    """The run's seed for drawing which cases a share keeps: HOP_TEST_SEED,
+    which conftest.py sets once per run (before pytest-xdist starts its
+    workers, which must all collect the same items) and prints at the end;
+    set it by hand to draw the same cases again."""
+    return int(os.environ["HOP_TEST_SEED"])
 
 
 def pinned():

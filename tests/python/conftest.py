@@ -3,15 +3,19 @@
 Set HOP_PYTHONPATH to the build's python directory (<build>/python, where
 hop/ and hop/_C*.so are assembled); PYTHONPATH works too.  Hypothesis's
 examples and caches go to <build>/hypothesis.  budget.py says how many
-examples each pass runs; the markers below say which tests run alone and which
-only in the plain pass.
+examples and parametrized cases each pass runs; the markers below say which
+tests run alone, which only in the plain pass and which run every case in
+every pass.
 """
 import gc
 import os
+import random
 import sys
 
 import pytest
 from hypothesis.configuration import set_hypothesis_home_dir
+
+import budget
 
 _path = os.environ.get("HOP_PYTHONPATH")
 if _path:
@@ -36,6 +40,12 @@ def pytest_configure(config):
                             "suite (it times itself or needs both cores)")
     config.addinivalue_line("markers", "fuzztool: a test of scripts/fuzz.py and its checkers "
                             "themselves, run once per CI, in the plain pass")
+    config.addinivalue_line("markers", "every_case: every parametrized case runs in every "
+                            "pass (budget.cases)")
+    # One seed per run for the cases a share keeps, set here, in the process
+    # that starts pytest-xdist's workers, before it starts them: they inherit
+    # it, and each must collect the same items.
+    os.environ.setdefault("HOP_TEST_SEED", str(random.SystemRandom().randrange(1 << 31)))
     # pytest resets warning filters per test: fuzz_programs' own filter for
     # its generated functions (which close over their never-changing spec
     # tree) is repeated here.
@@ -53,6 +63,35 @@ def pytest_collection_modifyitems(config, items):
         if "pytest.mark.serial" not in path.read_text():
             raise pytest.UsageError(f"{path.name} marks a test serial without the text "
                                     "pytest.mark.serial, which scripts/dev.sh looks for")
+    keep_share_of_cases(config, items)
+
+
+def keep_share_of_cases(config, items):
+    # A test function with many parametrized cases runs the share of them
+    # that budget.cases gives this pass (all but under the sanitizers), drawn
+    # with the run's seed and the function's name, so each run of the
+    # sanitizer pass covers other cases and HOP_TEST_SEED draws them again.
+    groups = {}
+    for item in items:
+        if "[" in item.nodeid and not item.get_closest_marker("every_case"):
+            groups.setdefault(item.nodeid.split("[", 1)[0], []).append(item)
+    dropped = set()
+    for name, group in groups.items():
+        keep = budget.cases(len(group))
+        if keep < len(group):
+            rng = random.Random(f"{budget.seed()} {name}")
+            kept = set(rng.sample(range(len(group)), keep))
+            dropped.update(id(item) for i, item in enumerate(group) if i not in kept)
+    if dropped:
+        config.hook.pytest_deselected(items=[item for item in items if id(item) in dropped])
+        items[:] = [item for item in items if id(item) not in dropped]
+
+
+def pytest_terminal_summary(terminalreporter):
+    if budget.cases(budget.MANY_CASES) < budget.MANY_CASES:
+        terminalreporter.write_line(
+            f"hop: a share of each test function's parametrized cases ran (budget.cases), "
+            f"drawn with HOP_TEST_SEED={budget.seed()}")
 
 
 @pytest.fixture

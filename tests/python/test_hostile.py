@@ -25,6 +25,10 @@ from budget import examples, size_safe_numbers
 import hop
 from hop import _C
 
+# Under the sanitizers every parametrized case runs: each is a memory path of its own
+# (budget.cases).
+pytestmark = pytest.mark.every_case
+
 X = np.arange(12, dtype=np.float32).reshape(3, 4) - 5.5
 Y = np.linspace(-1, 1, 4).astype(np.float32)
 

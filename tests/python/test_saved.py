@@ -11,6 +11,10 @@ import pytest
 
 import hop
 
+# Under the sanitizers every parametrized case runs: each is a memory path of its own
+# (budget.cases).
+pytestmark = pytest.mark.every_case
+
 W = hop.randn(4, seed=1)
 
 

@@ -11,6 +11,10 @@ import pytest
 import fuzz_saved
 from budget import full
 
+# Under the sanitizers every parametrized case runs: each is a memory path of its own
+# (budget.cases).
+pytestmark = pytest.mark.every_case
+
 # Fewer under the sanitizer pass (budget.py): each mutant costs several times
 # as much there, and some thousands reach its paths.
 MUTANTS = 15000 if full() else 4000

@@ -25,6 +25,10 @@ import pytest
 import hop
 from hop import _C
 
+# Under the sanitizers every parametrized case runs: each is a memory path of its own
+# (budget.cases).
+pytestmark = pytest.mark.every_case
+
 
 def check_raises(exc, msg, fn, *args):
     """fn(*args) raises exactly exc with exactly msg, and no trace is left."""

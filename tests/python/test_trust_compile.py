@@ -28,6 +28,10 @@ import hop.numpy as hnp
 from hop import _C
 from hop._pytree import LEAF, Spec, _unregister_pytree_node, flatten, unflatten
 
+# Under the sanitizers every parametrized case runs: each is a memory path of its own
+# (budget.cases).
+pytestmark = pytest.mark.every_case
+
 P = collections.namedtuple("P", "a b")
 Outer = collections.namedtuple("Outer", "p scale")
 

@@ -15,6 +15,10 @@ from budget import examples
 
 import hop
 
+# Under the sanitizers every parametrized case runs: each is a memory path of its own
+# (budget.cases).
+pytestmark = pytest.mark.every_case
+
 
 def arange(n, sign=1.0):
     return (np.arange(n, dtype=np.float32) + 1.0) * np.float32(sign)

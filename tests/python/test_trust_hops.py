@@ -15,6 +15,10 @@ import pytest
 import hop
 from hop.testing import assert_graph_equal
 
+# Under the sanitizers every parametrized case runs: each is a memory path of its own
+# (budget.cases).
+pytestmark = pytest.mark.every_case
+
 X = np.array([1.0, 2.0, 3.0], dtype=np.float32)
 
 

@@ -14,6 +14,10 @@ import pytest
 
 import hop
 
+# Under the sanitizers every parametrized case runs: each is a memory path of its own
+# (budget.cases).
+pytestmark = pytest.mark.every_case
+
 F = ctypes.POINTER(ctypes.c_float)
 CB = ctypes.CFUNCTYPE(None, ctypes.c_int64, F)
 

@@ -26,6 +26,10 @@ import pytest
 import hop
 from hop import _C
 
+# Under the sanitizers every parametrized case runs: each is a memory path of its own
+# (budget.cases).
+pytestmark = pytest.mark.every_case
+
 BIG = 2**62
 
 

@@ -15,6 +15,10 @@ import hop
 
 import fuzz_saved
 
+# Under the sanitizers every parametrized case runs: each is a memory path of its own
+# (budget.cases).
+pytestmark = pytest.mark.every_case
+
 BUILD_PYTHON = os.environ.get("HOP_PYTHONPATH")
 needs_build = pytest.mark.skipif(not BUILD_PYTHON, reason="HOP_PYTHONPATH is not set: the "
                                  "libraries of HOPs live in the build tree")
