@@ -419,7 +419,10 @@ hop_status hop_graph_verify(const hop_graph *g);
  * hop_graph_insert_placeholder, hop_graph_call_op, hop_graph_call_op_meta,
  * hop_graph_emit, hop_graph_output and hop_graph_add_guard: each checks what
  * the verifier would check of what it adds, so such a graph (a traced
- * function without HOPs) is well formed by construction.
+ * function without HOPs) is well formed by construction.  When g itself is
+ * walked, each graph under it that either rule vouches for is skipped (a
+ * traced HOP's bodies are mostly checked appends); g's calls of it are
+ * still checked against it.
  *
  * A change is one made through this API (adding, erasing, renaming or
  * moving a node, an output, a guard, adding or removing a subgraph), which

@@ -27,20 +27,28 @@ class Spec:
     field names, or a registered node's context.
     """
 
-    __slots__ = ("kind", "keys", "children", "cls")
+    __slots__ = ("kind", "keys", "children", "cls", "_hash")
 
     def __init__(self, kind, keys=None, children=(), cls=None):
         self.kind = kind
         self.keys = keys
         self.children = tuple(children)
         self.cls = cls
+        self._hash = None
 
     def __eq__(self, other):
         return (isinstance(other, Spec) and self.kind == other.kind and self.cls is other.cls
                 and self.keys == other.keys and self.children == other.children)
 
     def __hash__(self):
-        return hash((self.kind, self.cls, self.keys, self.children))
+        # Kept after the first: a spec is never changed, and invoke_subgraph
+        # hashes its call's spec (five levels deep) in every call's key.  (Not
+        # made in __init__: keys a registered node gives may be unhashable,
+        # which only hashing the spec may refuse.)
+        h = self._hash
+        if h is None:
+            h = self._hash = hash((self.kind, self.cls, self.keys, self.children))
+        return h
 
     def num_leaves(self):
         if self.kind == "leaf":

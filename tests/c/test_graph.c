@@ -983,8 +983,10 @@ typedef struct cond_graph {
     hop_node *x, *y, *cond, *item;
 } cond_graph;
 
+/* build_cond_graph before its verification: the branches are made by
+ * checked appends alone, the root by hop_graph_call_hop too. */
 static cond_graph
-build_cond_graph(void)
+build_cond_graph_unverified(void)
 {
     cond_graph c;
     c.g = hop_graph_new(env, "forward");
@@ -1002,6 +1004,13 @@ build_cond_graph(void)
     assert_non_null(c.cond);
     c.item = hop_graph_getitem(c.g, c.cond, 0);
     ret(c.g, c.item);
+    return c;
+}
+
+static cond_graph
+build_cond_graph(void)
+{
+    cond_graph c = build_cond_graph_unverified();
     assert_int_equal(hop_graph_verify(c.g), HOP_OK);
     return c;
 }
@@ -1158,6 +1167,42 @@ test_a_change_after_verification_is_verified_again(void **state)
     sin->args[0].u.node = c.t->first;
     assert_int_equal(hop_graph_verify_changed(c.g), HOP_OK);
     hop_graph_free(c.g);
+}
+
+/* hop_graph_verify_changed walks a changed graph but not a subgraph it can
+ * vouch for: one verified and unchanged since, or one of checked appends
+ * alone (a traced HOP's body); the calls of it are still checked, and
+ * hop_graph_verify checks every graph.  A field broken behind the API's back
+ * shows which graphs the check walked. */
+static void
+test_verify_changed_skips_the_subgraphs_it_can_vouch_for(void **state)
+{
+    (void)state;
+    for (int verified = 0; verified <= 1; verified++) {
+        cond_graph c = verified ? build_cond_graph() : build_cond_graph_unverified();
+        hop_node *sin = c.t->first->next;
+        sin->args[0].u.node = sin; /* in the branch */
+        hop_graph_touch(c.g);      /* the root changed, the branch did not */
+        assert_int_equal(hop_graph_verify_changed(c.g), HOP_OK);
+        assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY); /* always checks */
+        assert_error(HOP_VERIFY, "verify: cond_true_0: node sin uses itself");
+        /* The branch changed through the API: walked again. */
+        assert_int_equal(hop_graph_rename_node(c.t, sin, "s"), HOP_OK);
+        assert_int_equal(hop_graph_verify_changed(c.g), HOP_VERIFY);
+        assert_error(HOP_VERIFY, "verify: cond_true_0: node s uses itself");
+        sin->args[0].u.node = c.t->first;
+        assert_int_equal(hop_graph_verify_changed(c.g), HOP_OK);
+        /* The root is walked, and its call checked against the trusted
+         * branch. */
+        hop_graph_touch(c.g);
+        c.cond->nouts = 2;
+        assert_int_equal(hop_graph_verify_changed(c.g), HOP_VERIFY);
+        assert_error(HOP_VERIFY,
+                     "verify: forward: node cond has 2 outputs but cond_true_0 returns 1");
+        c.cond->nouts = 1;
+        assert_int_equal(hop_graph_verify_changed(c.g), HOP_OK);
+        hop_graph_free(c.g);
+    }
 }
 
 static void
@@ -1767,6 +1812,7 @@ main(void)
         T_(test_verify_changed_skips_a_graph_verified_and_unchanged),
         T_(test_verify_changed_trusts_a_graph_of_checked_appends_only),
         T_(test_a_change_after_verification_is_verified_again),
+        T_(test_verify_changed_skips_the_subgraphs_it_can_vouch_for),
         T_(test_verifying_a_subgraph_alone_clears_the_enclosing_stamp),
         T_(test_verify_checks_call_hop_signatures_against_subgraphs),
         T_(test_verify_rejects_missing_misplaced_and_duplicate_outputs),
