@@ -64,8 +64,7 @@ scan_check_operands(hop_call *c)
     hop_shape_env *env = hop_output_graph_env(c->og);
     for (size_t i = 0; i < na && st == HOP_OK; i++) {
         const hop_value_info *x = a[i]->meta;
-        char what[128];
-        hop_value_info_print(x, what, sizeof what);
+        char what[128]; /* printed for an error only */
         int d;
         if (hop_loop_xs_dim("associative_scan", i, a[i]->name, x, dim, &d) != HOP_OK)
             return HOP_SHAPE;
@@ -73,11 +72,13 @@ scan_check_operands(hop_call *c)
         bool eq;
         st = hop_shape_env_decide_eq(env, x->meta.sizes[d], a[0]->meta->meta.sizes[d0],
                                      "associative_scan", &eq);
-        if (st == HOP_OK && !eq)
+        if (st == HOP_OK && !eq) {
+            hop_value_info_print(x, what, sizeof what);
             return hop_error(HOP_SHAPE,
                              "associative_scan: xs %zu (%s) is %s: its size along dim "
                              "%" PRId64 " is not xs 0's",
                              i, a[i]->name, what, dim);
+        }
     }
     return st;
 }

@@ -42,19 +42,22 @@ map_check_operands(hop_call *c)
     const hop_meta *first = NULL;
     for (size_t i = 0; i < nxs; i++) {
         const hop_node *x = xs[i];
-        char what[128];
-        hop_value_info_print(x->meta, what, sizeof what);
-        if (x->meta->kind != HOP_VALUE_TENSOR || x->meta->meta.rank < 1)
+        char what[128]; /* printed for an error only: a third of a map's checks */
+        int64_t n;
+        if (x->meta->kind != HOP_VALUE_TENSOR || x->meta->meta.rank < 1) {
+            hop_value_info_print(x->meta, what, sizeof what);
             return hop_error(HOP_SHAPE,
                              "map: xs %zu (%s) is %s; map needs a tensor of rank >= 1 "
                              "to slice along dim 0",
                              i, x->name, what);
-        int64_t n;
-        if (hop_expr_const_value(x->meta->meta.sizes[0], &n) && n == 0)
+        }
+        if (hop_expr_const_value(x->meta->meta.sizes[0], &n) && n == 0) {
+            hop_value_info_print(x->meta, what, sizeof what);
             return hop_error(HOP_SHAPE,
                              "map: xs %zu (%s) is %s: zero-length along dim 0, so "
                              "there is nothing to map over",
                              i, x->name, what);
+        }
         if (first == NULL) {
             first = &x->meta->meta;
             continue;
@@ -98,18 +101,21 @@ map_output_meta(hop_call *c)
     const hop_expr *n = hop_call_group(c, "xs", NULL)[0]->meta->meta.sizes[0];
     for (size_t i = 0; i < c->nouts; i++) {
         hop_value_info *o = &c->outs[i];
-        char what[128];
-        hop_value_info_print(o, what, sizeof what);
-        if (o->kind != HOP_VALUE_TENSOR)
+        char what[128]; /* printed for an error only */
+        if (o->kind != HOP_VALUE_TENSOR) {
+            hop_value_info_print(o, what, sizeof what);
             return hop_error(HOP_TRACE,
                              "map: output %zu of the body is %s; a map body must "
                              "return tensors",
                              i, what);
-        if (o->meta.rank >= HOP_MAX_RANK)
+        }
+        if (o->meta.rank >= HOP_MAX_RANK) {
+            hop_value_info_print(o, what, sizeof what);
             return hop_error(HOP_SHAPE,
                              "map: output %zu of the body is %s; stacking it would "
                              "exceed rank %d",
                              i, what, HOP_MAX_RANK);
+        }
         *o = hop_value_info_insert_dim(o, 0, n);
     }
     return HOP_OK;

@@ -92,12 +92,14 @@ scan_check_outputs(hop_call *c)
     const hop_values *r = &c->results[0];
     for (size_t j = ninit; j < r->n && st == HOP_OK; j++) {
         const hop_value_info *y = r->items[j]->meta;
-        char what[128];
+        if (y->kind == HOP_VALUE_TENSOR && y->meta.rank < HOP_MAX_RANK)
+            continue;
+        char what[128]; /* printed for an error only */
         hop_value_info_print(y, what, sizeof what);
         if (y->kind != HOP_VALUE_TENSOR)
             st =
                 hop_error(HOP_TRACE, "scan: y %zu of f is %s; ys must be tensors", j - ninit, what);
-        else if (y->meta.rank >= HOP_MAX_RANK)
+        else
             st = hop_error(HOP_SHAPE, "scan: y %zu of f is %s; stacking it would exceed rank %d",
                            j - ninit, what, HOP_MAX_RANK);
     }

@@ -66,12 +66,13 @@ vmap_check_operands(hop_call *c)
         if (!bit(in, i))
             continue;
         const hop_value_info *m = args[i]->meta;
-        char what[128], other[128];
-        hop_value_info_print(m, what, sizeof what);
-        if (m->kind != HOP_VALUE_TENSOR || m->meta.rank == 0)
+        char what[128], other[128]; /* printed for an error only */
+        if (m->kind != HOP_VALUE_TENSOR || m->meta.rank == 0) {
+            hop_value_info_print(m, what, sizeof what);
             return hop_error(HOP_INVALID,
                              "vmap: argument %zu (%s: %s) is batched but has no dim to batch over",
                              i, args[i]->name, what);
+        }
         if (first == NULL) {
             first = args[i];
             continue;
@@ -82,6 +83,7 @@ vmap_check_operands(hop_call *c)
         if (st != HOP_OK)
             return st;
         if (!same) {
+            hop_value_info_print(m, what, sizeof what);
             hop_value_info_print(first->meta, other, sizeof other);
             return hop_error(HOP_SHAPE,
                              "vmap: batched arguments have different sizes: %s is %s but %s is %s",

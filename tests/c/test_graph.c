@@ -1269,8 +1269,7 @@ test_verify_changed_trusts_a_graph_of_checked_appends_only(void **state)
                 hop_graph *body = hop_graph_new_subgraph(g, "body");
                 ret(body, ph(body, "a", o));
                 assert_int_equal(hop_graph_add_subgraph(g, body), HOP_OK);
-            }
-            else if (k == 7)
+            } else if (k == 7)
                 assert_int_equal(hop_graph_verify(g), HOP_VERIFY); /* a failed check */
             else
                 assert_int_equal(hop_graph_erase_node(g, out), HOP_OK);

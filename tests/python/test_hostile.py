@@ -489,6 +489,8 @@ def test_eager_hops_reject_bad_arguments_and_bad_bodies():
          lambda r: r if r.sum().item() > 0 else (r,), two),
         (hop.TraceError, "hop.map: the map body must return tensors (a constant cannot be "
          "stacked)", hop.map, lambda r: 1, x),
+        (hop.ShapeError, "associative_scan: xs 1 is f32[2, 3]: its size along dim 0 is not "
+         "xs 0's", hop.associative_scan, lambda a, b: a + b, (x, hop.zeros(2, 3)), 0),
         (TypeError, "hop.wrap: fn must be callable, got int", hop.wrap, 1),
         (TypeError, "hop.invoke_subgraph: fn must be callable, got NoneType",
          hop.invoke_subgraph, None, x),
