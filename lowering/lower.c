@@ -1185,6 +1185,16 @@ assemble(hop_lower_ctx *cx)
     return HOP_OK;
 }
 
+/* The nodes of g and of every graph under it. */
+static size_t
+tree_nodes(const hop_graph *g)
+{
+    size_t n = g->nnodes;
+    for (size_t i = 0; i < g->nsubgraphs; i++)
+        n += tree_nodes(g->subgraphs[i]);
+    return n;
+}
+
 static void
 ctx_free(hop_lower_ctx *cx)
 {
@@ -1241,6 +1251,8 @@ hop_lower(const hop_output_graph *og, const hop_lower_options *opts)
     hop_status st = cx.symreg && cx.symdef && cx.symentry ? HOP_OK : HOP_NOMEM;
     for (size_t i = 0; cx.symreg && i < cx.nsyms; i++)
         cx.symreg[i] = -1;
+    if (st == HOP_OK)
+        st = hop__vmap_reserve(&cx, tree_nodes(root));
     int32_t main_r;
     if (st == HOP_OK)
         st = hop__new_routine(&cx, NULL, &main_r);

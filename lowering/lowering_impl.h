@@ -273,6 +273,10 @@ hop__vmap_home(const hop_lower_ctx *cx, const hop_node *n)
 
 /* Makes n's entry, which is not in the table (NULL on out-of-memory). */
 hop__vmap *hop__vmap_add(hop_lower_ctx *cx, const hop_node *n);
+/* Makes room for n values in all without growing the table again (hop_lower
+ * reserves one per node of the graph and its subgraphs: the table grew seven
+ * times, rehashing, for a 1,000-node nested program). */
+hop_status hop__vmap_reserve(hop_lower_ctx *cx, size_t n);
 
 /* What the compiler knows of n; with create, made on first use (NULL on
  * out-of-memory).  Inline: lowering asks it about nine times a node (fusion

@@ -12,12 +12,11 @@
 
 /* ---------------------------------------------------------------- values */
 
-/* Doubles the table (or makes its first 64 entries).  The old one is kept on
- * failure. */
+/* Makes the table cap entries (a power of two above its count), moving the
+ * entries over.  The old one is kept on failure. */
 static hop_status
-grow_values(hop_lower_ctx *cx)
+resize_values(hop_lower_ctx *cx, size_t cap)
 {
-    size_t cap = cx->vcap ? cx->vcap * 2 : 64;
     hop__vmap **t = cap <= SIZE_MAX / 2 / sizeof *t ? hop__calloc(cap, sizeof *t) : NULL;
     if (t == NULL)
         return hop_error(HOP_NOMEM, "out of memory growing a hash table");
@@ -36,6 +35,22 @@ grow_values(hop_lower_ctx *cx)
     }
     hop__free(old);
     return HOP_OK;
+}
+
+/* Doubles the table (or makes its first 64 entries). */
+static hop_status
+grow_values(hop_lower_ctx *cx)
+{
+    return resize_values(cx, cx->vcap ? cx->vcap * 2 : 64);
+}
+
+hop_status
+hop__vmap_reserve(hop_lower_ctx *cx, size_t n)
+{
+    size_t cap = cx->vcap ? cx->vcap : 64;
+    while (cap / 2 < n + 1 && cap <= SIZE_MAX / 4)
+        cap *= 2;
+    return cap > cx->vcap ? resize_values(cx, cap) : HOP_OK;
 }
 
 hop__vmap *
