@@ -93,7 +93,12 @@ F_ORDER = [lambda m: m.zeros((2, 3), order="F"),
 def test_new_arrays_in_fortran_order_have_numpys_strides(make):
     want, got = make(np), make(hnp)
     assert _layout(got) == _layout(want)
-    np.testing.assert_array_equal(np.asarray(got), want)
+    assert got.dtype == want.dtype
+    # (empty's values are whatever its memory held, in NumPy and in hop: they
+    # matched only when earlier cases had left zeros there, so the case failed
+    # when run alone)
+    if make is not F_ORDER[2]:
+        np.testing.assert_array_equal(np.asarray(got), want)
 
 
 @pytest.mark.parametrize("order,msg", [
