@@ -128,16 +128,6 @@ wrap_body(hop_tracer *t, void *ud, hop_node *const *in, size_t nin, hop_values *
     return hop_values_push(out, v);
 }
 
-/* The nodes of g and of every graph installed under it. */
-static size_t
-all_nodes(const hop_graph *g)
-{
-    size_t n = g->nnodes;
-    for (size_t i = 0; i < g->nsubgraphs; i++)
-        n += all_nodes(g->subgraphs[i]);
-    return n;
-}
-
 /* Bytes per node (all graphs' nodes counted) of `depth` nested wraps with
  * per_level ops each. */
 static void
@@ -156,7 +146,7 @@ bench_nested(int depth, int per_level)
     hop_values_clear(&r);
     /* ops + per body: its placeholders (the input and the two size symbols
      * lifted for it), wrap call, getitem, output; counted, not assumed */
-    size_t nodes = all_nodes(hop_output_graph_root_graph(og)) - 1; /* x is not new */
+    size_t nodes = hop_graph_tree_nodes(hop_output_graph_root_graph(og)) - 1; /* x is not new */
     printf("graph of %5zu nodes in %d nested wraps %6.1f bytes per node\n", nodes, depth,
            (double)(live_bytes - empty) / (double)nodes);
     hop_output_graph_free(og);

@@ -1378,6 +1378,17 @@ hop_graph_find_node(const hop_graph *g, const char *name)
     return g ? hop__name_find(g, name) : NULL;
 }
 
+size_t
+hop_graph_tree_nodes(const hop_graph *g)
+{
+    if (g == NULL)
+        return 0;
+    size_t n = g->nnodes;
+    for (size_t i = 0; i < g->nsubgraphs; i++)
+        n += hop_graph_tree_nodes(g->subgraphs[i]);
+    return n;
+}
+
 /* ------------------------------------------------------------ removal */
 
 /* Unlinks n, which has no users.  Cannot fail. */

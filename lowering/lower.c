@@ -1185,16 +1185,6 @@ assemble(hop_lower_ctx *cx)
     return HOP_OK;
 }
 
-/* The nodes of g and of every graph under it. */
-static size_t
-tree_nodes(const hop_graph *g)
-{
-    size_t n = g->nnodes;
-    for (size_t i = 0; i < g->nsubgraphs; i++)
-        n += tree_nodes(g->subgraphs[i]);
-    return n;
-}
-
 static void
 ctx_free(hop_lower_ctx *cx)
 {
@@ -1252,7 +1242,7 @@ hop_lower(const hop_output_graph *og, const hop_lower_options *opts)
     for (size_t i = 0; cx.symreg && i < cx.nsyms; i++)
         cx.symreg[i] = -1;
     if (st == HOP_OK)
-        st = hop__vmap_reserve(&cx, tree_nodes(root));
+        st = hop__vmap_reserve(&cx, hop_graph_tree_nodes(root));
     int32_t main_r;
     if (st == HOP_OK)
         st = hop__new_routine(&cx, NULL, &main_r);

@@ -381,6 +381,10 @@ hop_status hop_graph_add_guard(hop_graph *g, const hop_expr *cond);
 /* Looks a node up by name, or NULL. */
 hop_node *hop_graph_find_node(const hop_graph *g, const char *name);
 
+/* The nodes of g and of every graph installed under it, at any depth (0 for
+ * NULL).  Cannot fail. */
+size_t hop_graph_tree_nodes(const hop_graph *g);
+
 /* Removes a node of g that has no users (HOP_MISUSE otherwise): unlinks it
  * from its arguments' use lists and frees its name.  Its memory stays valid
  * until g is freed, with n->graph == NULL. */

@@ -1016,6 +1016,23 @@ build_cond_graph(void)
 }
 
 /* hop_node_graphs: a call's subgraph arguments, after its leads. */
+/* hop_graph_tree_nodes: a graph's nodes and its subgraphs' at any depth. */
+static void
+test_tree_nodes_counts_every_graph_under_a_graph(void **state)
+{
+    (void)state;
+    cond_graph c = build_cond_graph();
+    /* forward: x, y, cond, item, output; each branch: its input, sin, output */
+    assert_int_equal(c.g->nnodes, 5);
+    assert_int_equal(hop_graph_tree_nodes(c.t), 3);
+    assert_int_equal(hop_graph_tree_nodes(c.g), 5 + 3 + 3);
+    hop_graph *inner = sin_body("inner");
+    assert_int_equal(hop_graph_add_subgraph(c.t, inner), HOP_OK);
+    assert_int_equal(hop_graph_tree_nodes(c.g), 5 + 3 + 3 + 3);
+    assert_int_equal(hop_graph_tree_nodes(NULL), 0);
+    hop_graph_free(c.g);
+}
+
 static void
 test_node_graphs_are_the_bodies_after_the_leads(void **state)
 {
@@ -1812,6 +1829,7 @@ main(void)
         T_(test_verify_changed_trusts_a_graph_of_checked_appends_only),
         T_(test_a_change_after_verification_is_verified_again),
         T_(test_verify_changed_skips_the_subgraphs_it_can_vouch_for),
+        T_(test_tree_nodes_counts_every_graph_under_a_graph),
         T_(test_verifying_a_subgraph_alone_clears_the_enclosing_stamp),
         T_(test_verify_checks_call_hop_signatures_against_subgraphs),
         T_(test_verify_rejects_missing_misplaced_and_duplicate_outputs),
