@@ -33,6 +33,20 @@ def _is_int(k):
             not isinstance(k, (bool, _np.bool_)))
 
 
+_ONLY = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer "
+         "or boolean arrays are valid indices")
+
+
+def _intp(v):
+    """Integer index item v as NumPy reads it, an intp: one of uint64's range
+    beyond it overflows (OverflowError), one beyond that is no index."""
+    if -2**63 <= v < 2**63:
+        return v
+    if 0 < v < 2**64:
+        raise OverflowError("Python int too large to convert to C long")
+    raise IndexError(_ONLY)
+
+
 def _index_tensor(k):
     """An array index as a tensor (bool or integer), or None for a basic one."""
     if isinstance(k, (list, tuple)):
@@ -41,8 +55,7 @@ def _index_tensor(k):
                 all(_is_int(v) for v in k):
             from ._funcs import array
             return array(list(k), dtype=None if k else _np.intp)._t
-        raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) "
-                         "and integer or boolean arrays are valid indices")
+        raise IndexError(_ONLY)
     if isinstance(k, (ndarray, _C.Tensor, _np.ndarray)) or \
             getattr(type(k), "__hop_tensor__", None) is not None:
         t = _core.tensor_of(k)
@@ -93,10 +106,9 @@ def _normalize(key, ndim):
         elif isinstance(k, slice):
             items.append(("slice", k))  # its bounds read below (IndexErrors first)
         elif _is_int(k):
-            items.append(("int", k if isinstance(k, _C.SymInt) else int(k)))
+            items.append(("int", k if isinstance(k, _C.SymInt) else _intp(int(k))))
         else:
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
-                             "(`None`) and integer or boolean arrays are valid indices")
+            raise IndexError(_ONLY)
     if arrays0 and not (len(items) == ndim and all(kind == "int" for kind, _ in items)):
         # NumPy reads a 0-d integer array as an integer only in a full
         # integer index (a scalar); elsewhere it is an advanced index (a

@@ -768,10 +768,21 @@ def call_ufunc(name, args, kwargs, kind):
     if out is not None and out[0] is not None:
         return _write_out(out[0], r, name, casting)
     if order is not None:
-        from ._funcs import transpose
-        inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
-        return transpose(wrap(kind, r), inverse, _kind=kind)
+        return back_in_order(kind, r, order)
     return wrap(kind, r, scalar=r.ndim == 0)
+
+
+def back_in_order(kind, r, perm):
+    """NumPy's new array of kind whose elements tensor r holds in memory
+    order perm (r's dim k is the array's dim perm[k]): eagerly r's view in
+    the array's own order, an array that owns its memory (NumPy's base
+    None); under a run the transpose's view, which records the layout
+    hop.compile's result takes."""
+    inverse = tuple(sorted(range(len(perm)), key=perm.__getitem__))
+    if _storage.current() is None and not _C._is_proxy(r):
+        return wrap(kind, r.permute(*inverse))
+    from ._funcs import transpose
+    return transpose(wrap(kind, r), inverse, _kind=kind)
 
 
 def result_dtype(name, uf, ops, extra):
@@ -903,10 +914,7 @@ def in_memory_order(kind, operands, shape, compute, order="K", default="K", how=
             return t
         return t.reshape((1,) * (nd - t.ndim) + tuple(t.shape)).permute(*perm)
 
-    r = compute(view, tuple(shape[i] for i in perm))
-    from ._funcs import transpose
-    inverse = tuple(sorted(range(nd), key=perm.__getitem__))
-    return transpose(wrap(kind, r), inverse, _kind=kind)
+    return back_in_order(kind, compute(view, tuple(shape[i] for i in perm)), perm)
 
 
 def _call_divmod(args, kwargs, kind):
