@@ -434,6 +434,49 @@ def r_np_eager_shape():
                   {"per_call": per})
 
 
+@row("np_eager_layout", "eager hop.numpy index items, transposes and other memory orders vs "
+                       "NumPy (a[np.int64], a[hop scalar], a.T, np.transpose, Fortran-order "
+                       "ufuncs, where, concatenate; 16 float64)", "<= 2x NumPy at 16")
+def r_np_eager_layout():
+    import hop.numpy as hnp
+    one_thread()
+    a, an = hnp.arange(16.0), np.arange(16.0)
+    m, mn = a.reshape(4, 4), an.reshape(4, 4)
+    f, fn = hnp.asarray(np.asfortranarray(mn)), np.asfortranarray(mn)
+    i, j, jn = np.int64(3), hnp.argmax(hnp.arange(4)), np.argmax(np.arange(4))
+    k, kn = hnp.arange(16) % 3, np.arange(16) % 3
+    cases = {"int64_item": (lambda: a[i], lambda: an[i]),
+             "hop_scalar_item": (lambda: m[j], lambda: mn[jn]),
+             "int64_bounds": (lambda: a[i:], lambda: an[i:]),
+             "T": (lambda: m.T, lambda: mn.T),
+             "transpose": (lambda: m.transpose(1, 0), lambda: mn.transpose(1, 0)),
+             "np_transpose": (lambda: np.transpose(m), lambda: np.transpose(mn)),
+             "hnp_transpose": (lambda: hnp.transpose(m), lambda: np.transpose(mn)),
+             "reshape_ones": (lambda: a[None].reshape(16), lambda: an[None].reshape(16)),
+             "F_add": (lambda: f + f, lambda: fn + fn),
+             "F_gt": (lambda: f > 3, lambda: fn > 3),
+             "F_sin": (lambda: np.sin(f), lambda: np.sin(fn)),
+             "T_mul": (lambda: m.T * 2.0, lambda: mn.T * 2.0),
+             "where_int_cond": (lambda: hnp.where(k, a, 0.0), lambda: np.where(kn, an, 0.0)),
+             "F_where": (lambda: hnp.where(f > 3, f, 0.0), lambda: np.where(fn > 3, fn, 0.0)),
+             "F_concatenate": (lambda: hnp.concatenate([f, f]),
+                               lambda: np.concatenate([fn, fn]))}
+    per, h, nv = {}, None, None
+    for name, (hf, nf) in cases.items():
+        s = measure_all({"hop": hf, "np": nf})
+        hm, nm = s["hop"].median, s["np"].median
+        if name == "T":
+            h, nv = s["hop"].as_dict(), s["np"].as_dict()
+        per[name] = {"hop_ns": hm, "numpy_ns": nm, "hop_over_numpy": hm / nm}
+    worst = max(per.items(), key=lambda kv: kv[1]["hop_over_numpy"])
+    return result("ns", h, nv, None, worst[1]["hop_over_numpy"] <= 2,
+                  f"hop/NumPy worst {worst[1]['hop_over_numpy']:.2f}x ({worst[0]})",
+                  "hop.numpy arrays outside hop.compile (the eager fast paths, _eager and "
+                  "_eager_shape, for layouts and index items their first version left to the "
+                  "general path); the figures: a.T; every call in extra",
+                  {"per_call": per})
+
+
 def map_case(rows):
     """The map rows' program and inputs: a compiled map of (r*w + b).relu()
     over rows x 16 floats (called once), its operands and their arrays."""

@@ -22,10 +22,13 @@
  * runs before it.
  *
  * The shape functions' fast path is here too (hop.numpy._eager_shape owns
- * what it takes): reshape and basic indexing as one view header over the
- * array's storage, concatenate of C-contiguous arrays as one copy per
- * block, where with the general path's result dtype kept per pair of the
- * operand keys above; a.reshape(...) and a[key] are C descriptors as well.
+ * what it takes): reshape, basic indexing and transpose as one view header
+ * over the array's storage, concatenate as one copy per block, where with
+ * the general path's result dtype kept per pair of the operand keys above;
+ * a.reshape(...), a[key], a.transpose(...) and a.T are C descriptors as
+ * well.  Arrays that share one memory order other than C (Fortran order, a
+ * transpose) are computed on views in that order and the result viewed
+ * back (common_order), by the ufuncs, where and concatenate alike.
  *
  * Anything this file does not take (an operand without a key, a gate
  * closed, a plan of None) is answered None: the caller's general path
@@ -62,11 +65,13 @@ static PyObject *where_fn;      /* _C.where(condition, x, y) */
 static PyObject *where_name;    /* "where": its plans' name in the dict of plans */
 /* NumPy's np.reshape, np.concatenate and np.where: their calls with hop.numpy
  * arrays reach ndarray.__array_function__ (eager_array_function_call) */
-static PyObject *np_reshape_fn, *np_concatenate_fn, *np_where_fn;
+static PyObject *np_reshape_fn, *np_concatenate_fn, *np_where_fn, *np_transpose_fn;
 static Py_ssize_t init_off[NP_EAGER_MAX_SLOTS];
 static PyObject *init_val[NP_EAGER_MAX_SLOTS]; /* a new result's slots (but _tv) */
 static int n_init;
-static PyObject *float_key[3]; /* "e", "f", "d": np.min_scalar_type(x).char of a float */
+static PyObject *float_key[3];   /* "e", "f", "d": np.min_scalar_type(x).char of a float */
+static PyTypeObject *np_integer; /* np.integer: NumPy's integer scalars are index items */
+static PyObject *ne_fn;          /* _C.ne: where's condition of another dtype than bool */
 
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
 
@@ -388,6 +393,13 @@ lookup_plan(PyObject *name, PyObject *k0, PyObject *k1, plan_miss miss, void *ct
 }
 
 /* The operands of a ufunc's call, for its planner on a miss. */
+/* Layouts other than C order (the shape fast path's, below). */
+static int common_order(hop_tensor *const *ts, int n, int *perm);
+static int arrays_order(PyObject *const *ops, Py_ssize_t n, int *perm);
+static PyObject *any_layout_key(PyObject *o);
+static PyObject *in_order(PyObject *o, int order, const int *perm);
+static PyObject *back_in_order(PyObject *a, const int *perm);
+
 typedef struct ufunc_call {
     PyObject *const *ops;
     Py_ssize_t n;
@@ -416,21 +428,34 @@ fast(PyObject *name, PyObject *const *ops, Py_ssize_t n, PyObject *tuple)
 {
     if (nd_type == NULL || (Py_TYPE(ops[0]) != nd_type && (n == 1 || Py_TYPE(ops[1]) != nd_type)))
         return NULL;
-    PyObject *k[2] = {NULL, NULL}, *plan = NULL, *res = NULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if ((k[i] = operand_key(ops[i])) == NULL)
-            goto done;
+    PyObject *k[2] = {NULL, NULL}, *plan = NULL, *res = NULL, *v[2] = {NULL, NULL};
+    int order = 0, perm[HOP_MAX_RANK];
+    for (Py_ssize_t i = 0; i < n && !order; i++) {
+        if ((k[i] = operand_key(ops[i])) == NULL) {
+            /* (an array in another layout: one all the arrays share, below) */
+            if (PyErr_Occurred() || (order = arrays_order(ops, n, perm)) <= 0)
+                goto done;
+        }
     }
     if (gates_open() <= 0)
         goto done;
+    for (Py_ssize_t i = 0; order && i < n; i++) {
+        Py_XSETREF(k[i], any_layout_key(ops[i]));
+        if (k[i] == NULL || (v[i] = in_order(ops[i], order, perm)) == NULL)
+            goto done;
+    }
     ufunc_call c = {ops, n, tuple};
     if ((plan = lookup_plan(name, k[0], k[1], ufunc_miss, &c)) == NULL)
         goto done;
     if (plan != Py_None)
-        res = run_plan(plan, ops, n);
+        res = run_plan(plan, order ? v : ops, n);
+    if (res != NULL && order && (res = back_in_order(res, perm)) == NULL)
+        PyErr_Clear(); /* (the general path's) */
 done:
-    Py_XDECREF(k[0]);
-    Py_XDECREF(k[1]);
+    for (int i = 0; i < 2; i++) {
+        Py_XDECREF(k[i]);
+        Py_XDECREF(v[i]);
+    }
     Py_XDECREF(plan);
     return res;
 }
@@ -648,10 +673,13 @@ eager_array_ufunc_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, 
 }
 
 static PyObject *shape_function(PyObject *func, PyObject *fargs);
+static PyObject *fast_transpose(PyObject *a, PyObject *const *axes, Py_ssize_t n);
+static PyObject *transpose_to(PyObject *a, PyObject *axes);
 
 /* __array_function__(self, func, types, args, kwargs) of a reduction called
  * as func(a), func(a, axis) or func(a, axis=axis), or of np.reshape,
- * np.concatenate or np.where with positional arguments (shape_function) */
+ * np.concatenate, np.where or np.transpose with positional arguments
+ * (shape_function) */
 static PyObject *
 eager_array_function_call(EagerOpObject *op, PyObject *const *args, size_t nargsf,
                           PyObject *kwnames)
@@ -738,7 +766,73 @@ index_int(PyObject *k, int *ok)
     return v;
 }
 
-/* Whether slice item k's bounds are None or exact ints of int64 (hop's
+/* The value of hop.numpy integer scalar k (a NumPy scalar's 0-d array of
+ * an integer dtype, as np.argmax gives) in *v: 1, or 0 when k is none or its
+ * value is beyond int64. */
+static int
+scalar_int(PyObject *k, int64_t *v)
+{
+    if (Py_TYPE(k) != nd_type || SLOT(k, off_scalar) != Py_True)
+        return 0;
+    TensorObject *x = array_tensor(k);
+    if (x == NULL || x->t == NULL || x->t->rank != 0)
+        return 0;
+    const void *p = x->t->data;
+    switch (x->t->dtype) {
+    case HOP_I8:
+        *v = *(const int8_t *)p;
+        return 1;
+    case HOP_I16:
+        *v = *(const int16_t *)p;
+        return 1;
+    case HOP_I32:
+        *v = *(const int32_t *)p;
+        return 1;
+    case HOP_I64:
+        *v = *(const int64_t *)p;
+        return 1;
+    case HOP_U8:
+        *v = *(const uint8_t *)p;
+        return 1;
+    case HOP_U16:
+        *v = *(const uint16_t *)p;
+        return 1;
+    case HOP_U32:
+        *v = *(const uint32_t *)p;
+        return 1;
+    case HOP_U64:
+        *v = (int64_t) * (const uint64_t *)p;
+        return *(const uint64_t *)p <= INT64_MAX;
+    default:
+        return 0;
+    }
+}
+
+/* Whether k is an index item the fast path reads as an int: an exact int,
+ * a NumPy integer scalar (np.int64(3): _indexing._is_int's, not np.bool_)
+ * or a hop.numpy integer scalar (scalar_int), its value in *v and inside
+ * int64.  (The general path takes each as the int it is.) */
+static int
+index_item(PyObject *k, int64_t *v)
+{
+    int ok = 0;
+    if (PyLong_CheckExact(k)) {
+        *v = index_int(k, &ok);
+    } else if (np_integer != NULL && PyObject_TypeCheck(k, np_integer)) {
+        PyObject *i = PyNumber_Index(k);
+        if (i == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        *v = index_int(i, &ok);
+        Py_DECREF(i);
+    } else {
+        ok = scalar_int(k, v);
+    }
+    return ok;
+}
+
+/* Whether slice item k's bounds are None or index items of int64 (hop's
  * slice op refuses a larger one: its OverflowError) and its step, if any, is
  * positive (a negative one is hop's copy; 0 the general path's error). */
 static int
@@ -747,9 +841,8 @@ plain_slice(PyObject *k)
     PySliceObject *sl = (PySliceObject *)k;
     PyObject *parts[3] = {sl->start, sl->stop, sl->step};
     for (int i = 0; i < 3; i++) {
-        int ok = 1;
-        if (parts[i] != Py_None &&
-            (!PyLong_CheckExact(parts[i]) || (index_int(parts[i], &ok) <= 0 && i == 2) || !ok))
+        int64_t v;
+        if (parts[i] != Py_None && (!index_item(parts[i], &v) || (i == 2 && v <= 0)))
             return 0;
     }
     return 1;
@@ -777,7 +870,8 @@ fast_getitem(PyObject *a, PyObject *key)
     int consumed = 0, ints = 0, ellipsis = 0, plain = 1, added = 0;
     for (Py_ssize_t i = 0; i < nk; i++) {
         PyObject *k = keys[i];
-        if (PyLong_CheckExact(k)) {
+        int64_t v;
+        if (index_item(k, &v)) {
             consumed++;
             ints++;
         } else if (Py_IS_TYPE(k, &PySlice_Type) && plain_slice(k)) {
@@ -807,13 +901,7 @@ fast_getitem(PyObject *a, PyObject *key)
                 sizes[rank] = t->sizes[d];
                 strides[rank++] = t->strides[d];
             }
-        } else if (PyLong_CheckExact(k)) {
-            int ok;
-            int64_t v = index_int(k, &ok), n = t->sizes[d];
-            if (!ok || v < -n || v >= n)
-                return NULL; /* (the general path's IndexError names the axis) */
-            offset += (v < 0 ? v + n : v) * t->strides[d++];
-        } else {
+        } else if (Py_IS_TYPE(k, &PySlice_Type)) {
             Py_ssize_t start, stop, step;
             if (PySlice_Unpack(k, &start, &stop, &step) < 0) {
                 PyErr_Clear();
@@ -825,6 +913,11 @@ fast_getitem(PyObject *a, PyObject *key)
             sizes[rank] = len;
             strides[rank++] = t->strides[d] * step;
             offset += start * t->strides[d++];
+        } else {
+            int64_t v = 0, n = t->sizes[d];
+            if (!index_item(k, &v) || v < -n || v >= n)
+                return NULL; /* (the general path's IndexError names the axis) */
+            offset += (v < 0 ? v + n : v) * t->strides[d++];
         }
     }
     for (; d < t->rank; d++) {
@@ -857,11 +950,11 @@ fast_getitem(PyObject *a, PyObject *key)
 
 /*
  * a.reshape(shape) in C order for the n sizes dims (exact ints, at most one
- * -1) by the fast path: of an array that is C-contiguous with no dim of size
- * 1 or 0, whose strides are then NumPy's C strides, the view with C strides
- * (hop's reshape of it, and NumPy's strides on new dims of size 1 too:
- * _funcs._numpy_strides changes nothing).  A size that does not fit is the
- * general path's ValueError.
+ * -1) by the fast path: of a non-empty array that is C-contiguous (NumPy's
+ * flag: the strides of dims of size 1 aside), the view with NumPy's strides
+ * (_storage.numpy_reshape_strides, what the general path's _numpy_strides
+ * gives): a's own for the shape given exactly as a's, else the new shape's
+ * C strides.  A size that does not fit is the general path's ValueError.
  */
 static PyObject *
 fast_reshape(PyObject *a, PyObject *const *dims, Py_ssize_t n)
@@ -871,11 +964,11 @@ fast_reshape(PyObject *a, PyObject *const *dims, Py_ssize_t n)
         return NULL;
     int64_t numel = 1, known = 1, sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK];
     for (int d = 0; d < t->rank; d++) {
-        if (t->sizes[d] <= 1)
-            return NULL;
+        if (t->sizes[d] == 0)
+            return NULL; /* (an empty array's strides are the general path's) */
         numel *= t->sizes[d];
     }
-    int unknown = -1;
+    int unknown = -1, same = n == t->rank;
     for (Py_ssize_t i = 0; i < n; i++) {
         int ok;
         if (!PyLong_CheckExact(dims[i]))
@@ -887,6 +980,7 @@ fast_reshape(PyObject *a, PyObject *const *dims, Py_ssize_t n)
             unknown = (int)i;
         else
             known *= sizes[i];
+        same = same && sizes[i] == t->sizes[i];
     }
     if (unknown >= 0) {
         if (known == 0 || numel % known != 0)
@@ -897,7 +991,7 @@ fast_reshape(PyObject *a, PyObject *const *dims, Py_ssize_t n)
     }
     int64_t s = 1;
     for (Py_ssize_t i = n - 1; i >= 0; i--) {
-        strides[i] = s;
+        strides[i] = same ? t->strides[i] : s;
         s *= sizes[i];
     }
     hop_tensor *v = hop_tensor_view(t, (int)n, sizes, strides, t->offset);
@@ -909,14 +1003,70 @@ fast_reshape(PyObject *a, PyObject *const *dims, Py_ssize_t n)
 }
 
 /*
+ * The memory order the n concrete tensors ts share when it is not C order:
+ * 1 and perm (outermost first, hop_memory_order's) when each is dense in
+ * that order with every dim of size 2 or more (so that the order is fixed
+ * by its strides alone, as NumPy's iterator and concatenate's sort find
+ * it); 0 when every one is C-contiguous; -1 for anything else (the general
+ * path's: mixed or broadcast layouts, size-1 dims, gaps).
+ */
+static int
+common_order(hop_tensor *const *ts, int n, int *perm)
+{
+    int c = 1;
+    for (int i = 0; i < n && c; i++)
+        c = hop_tensor_is_contiguous(ts[i]);
+    if (c)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        const hop_tensor *t = ts[i];
+        int p[HOP_MAX_RANK];
+        if (t->rank != ts[0]->rank || t->rank < 2)
+            return -1;
+        hop_memory_order(t->rank, t->sizes, t->strides, i == 0 ? perm : p);
+        int64_t expect = 1;
+        for (int k = t->rank - 1; k >= 0; k--) {
+            int d = perm[k];
+            if ((i > 0 && p[k] != d) || t->sizes[d] < 2 || t->strides[d] != expect)
+                return -1;
+            expect *= t->sizes[d];
+        }
+    }
+    return 1;
+}
+
+/* The view of concrete t with its dims in the order perm (perm[k] the dim
+ * that becomes dim k) when inverse is 0, or back from that order when it is
+ * 1; NULL with hop's error cleared on failure. */
+static hop_tensor *
+permuted(hop_tensor *t, const int *perm, int inverse)
+{
+    int64_t sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK];
+    for (int k = 0; k < t->rank; k++) {
+        int from = inverse ? k : perm[k], to = inverse ? perm[k] : k;
+        sizes[to] = t->sizes[from];
+        strides[to] = t->strides[from];
+    }
+    hop_tensor *v = hop_tensor_view(t, t->rank, sizes, strides, t->offset);
+    if (v == NULL)
+        hop_error_clear();
+    return v;
+}
+
+/*
  * np.concatenate(arrays, axis) (axis an int, or None: the arrays flattened)
  * by the fast path: a list or tuple of arrays the fast path takes
- * (shape_tensor), of one dtype, C-contiguous (their elements in order in
- * memory, so that each array's part of every outer index is one block), one
- * or more dims, sizes that join.  The new C-ordered tensor _C.cat makes,
- * filled block by block.  Anything else (a promotion, another layout, sizes
- * that do not join) is the general path's.
+ * (shape_tensor), of one dtype, one or more dims, sizes that join, each
+ * C-contiguous (their elements in order in memory, so that each array's
+ * part of every outer index is one block) or, when not flattened, each dense
+ * in one other memory order (common_order: Fortran order, a transpose),
+ * joined in that order as NumPy's concatenate lays out its result
+ * (_funcs._join_order) and as the general path does.  The new tensor _C.cat
+ * makes (in that order), filled block by block.  Anything else (a
+ * promotion, another layout, sizes that do not join) is the general path's.
  */
+static PyObject *join(PyObject *const *items, hop_tensor **ts, Py_ssize_t n, PyObject *axis);
+
 static PyObject *
 fast_concatenate(PyObject *arrays, PyObject *axis) /* axis NULL: 0 */
 {
@@ -931,10 +1081,32 @@ fast_concatenate(PyObject *arrays, PyObject *axis) /* axis NULL: 0 */
     } else {
         return NULL;
     }
-    hop_tensor *t0 = n > 0 ? shape_tensor(items[0]) : NULL;
-    if (t0 == NULL || t0->rank == 0)
+    if (n == 0 || shape_tensor(items[0]) == NULL)
         return NULL;
-    int flat = axis == Py_None, rank = flat ? 1 : t0->rank;
+    hop_tensor *few[16], **ts = few;
+    if (n > 16 && (ts = PyMem_Malloc((size_t)n * sizeof *ts)) == NULL)
+        return PyErr_NoMemory();
+    PyObject *res = join(items, ts, n, axis);
+    if (ts != few)
+        PyMem_Free(ts);
+    return res;
+}
+
+/* fast_concatenate of the n arrays items, ts room for their tensors. */
+static PyObject *
+join(PyObject *const *items, hop_tensor **ts, Py_ssize_t n, PyObject *axis)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if ((ts[i] = shape_tensor(items[i])) == NULL)
+            return NULL;
+    }
+    hop_tensor *t0 = ts[0];
+    if (t0->rank == 0)
+        return NULL;
+    int flat = axis == Py_None, rank = flat ? 1 : t0->rank, perm[HOP_MAX_RANK];
+    int order = common_order(ts, (int)n, perm);
+    if (order < 0 || (order && flat))
+        return NULL;
     int64_t ax = 0, sizes[HOP_MAX_RANK];
     if (!flat && axis != NULL) {
         int ok;
@@ -948,9 +1120,8 @@ fast_concatenate(PyObject *arrays, PyObject *axis) /* axis NULL: 0 */
     for (int d = 0; d < rank; d++)
         sizes[d] = flat || d == ax ? 0 : t0->sizes[d];
     for (Py_ssize_t i = 0; i < n; i++) {
-        hop_tensor *t = shape_tensor(items[i]);
-        if (t == NULL || t->dtype != t0->dtype || !hop_tensor_is_contiguous(t) ||
-            (!flat && t->rank != rank))
+        hop_tensor *t = ts[i];
+        if (t->dtype != t0->dtype || (!flat && t->rank != rank))
             return NULL;
         for (int d = 0; !flat && d < rank; d++) {
             if (d != ax && t->sizes[d] != sizes[d])
@@ -958,29 +1129,44 @@ fast_concatenate(PyObject *arrays, PyObject *axis) /* axis NULL: 0 */
         }
         sizes[ax] += flat ? hop_tensor_numel(t) : t->sizes[ax];
     }
-    hop_tensor *r = hop_tensor_empty(t0->dtype, rank, sizes);
+    /* in memory order: dim k of the blocks below is dim perm[k] */
+    int pax = (int)ax;
+    int64_t psizes[HOP_MAX_RANK];
+    for (int k = 0; k < rank; k++) {
+        int d = order ? perm[k] : k;
+        psizes[k] = sizes[d];
+        if (d == ax)
+            pax = k;
+    }
+    hop_tensor *r = hop_tensor_empty(t0->dtype, rank, psizes);
     if (r == NULL) {
         hop_error_clear();
         return NULL; /* (the general path's error) */
     }
     int64_t outer = 1, inner = 1;
-    for (int d = 0; d < rank; d++) {
-        if (d < ax)
-            outer *= sizes[d];
-        else if (d > ax)
-            inner *= sizes[d];
+    for (int k = 0; k < rank; k++) {
+        if (k < pax)
+            outer *= psizes[k];
+        else if (k > pax)
+            inner *= psizes[k];
     }
     size_t isz = hop_dtype_size(t0->dtype);
     char *dst = r->data;
     for (int64_t o = 0; o < outer; o++) {
         for (Py_ssize_t i = 0; i < n; i++) {
-            hop_tensor *t = HOP_PY_TENSOR(SLOT(items[i], off_tv))->t;
+            hop_tensor *t = ts[i];
             size_t blk = (size_t)((flat ? hop_tensor_numel(t) : t->sizes[ax]) * inner) * isz;
             if (blk != 0) { /* (an empty tensor's data may be NULL) */
                 memcpy(dst, (const char *)t->data + (size_t)o * blk, blk);
                 dst += blk;
             }
         }
+    }
+    if (order) {
+        hop_tensor *v = permuted(r, perm, 1);
+        hop_tensor_release(r);
+        if ((r = v) == NULL)
+            return NULL;
     }
     PyObject *tv = hop_py_tensor_new(r);
     return tv == NULL ? NULL : new_array(tv);
@@ -1007,48 +1193,134 @@ where_miss(PyObject *name, void *ctx)
     return PyObject_CallFunctionObjArgs(where_planner, xy[0], xy[1], NULL);
 }
 
-/* Where operand o as _C.where reads it: an array's tensor (cast to dt
- * unless it has hop dtype hdt), a scalar as it is.  New reference. */
+/* Operand o of where as a tensor object in memory order perm (order 1;
+ * order 0: as it is; a scalar as it is).  New reference. */
+static PyObject *
+in_order(PyObject *o, int order, const int *perm)
+{
+    if (!order || Py_TYPE(o) != nd_type)
+        return Py_NewRef(Py_TYPE(o) == nd_type ? SLOT(o, off_tv) : o);
+    hop_tensor *v = permuted(HOP_PY_TENSOR(SLOT(o, off_tv))->t, perm, 0);
+    return v == NULL ? NULL : hop_py_tensor_new(v);
+}
+
+/* Where operand o (a tensor object or a scalar, from in_order) as _C.where
+ * reads it: an array's tensor cast to dt unless it has hop dtype hdt, a
+ * scalar as it is.  Steals o; new reference. */
 static PyObject *
 where_operand(PyObject *o, PyObject *dt, PyObject *hdt)
 {
-    if (Py_TYPE(o) != nd_type)
-        return Py_NewRef(o);
-    PyObject *tv = SLOT(o, off_tv);
+    if (o == NULL || !HOP_PY_IS_TENSOR(o))
+        return o;
     hop_dtype d;
-    if (hop_py__tensor_dtype(HOP_PY_TENSOR(tv), &d) < 0)
+    if (hop_py__tensor_dtype(HOP_PY_TENSOR(o), &d) < 0) {
+        Py_DECREF(o);
         return NULL;
-    if (hop_py_dtype_object(d) == hdt)
-        return Py_NewRef(tv);
-    return PyObject_CallFunctionObjArgs(cast_fn, tv, dt, NULL);
+    }
+    if (hop_py_dtype_object(d) != hdt)
+        Py_SETREF(o, PyObject_CallFunctionObjArgs(cast_fn, o, dt, NULL));
+    return o;
+}
+
+/* The key of operand o: operand_key's, of an array in any layout (the
+ * caller decides the layouts: arrays_order, common_order). */
+static PyObject *
+any_layout_key(PyObject *o)
+{
+    if (Py_TYPE(o) != nd_type)
+        return operand_key(o);
+    TensorObject *x = array_tensor(o);
+    return x == NULL || hop_py__tensor_rank(x) <= 0 ? NULL : dtype_key(x);
+}
+
+/* The memory order the arrays among the n operands ops share when it is
+ * not C order (common_order's 1 and perm), the arrays then of one shape
+ * (NumPy's iterator computes the ufunc in that order and lays its result
+ * out in it, as the general path does: _ufuncs.memory_order); 0 or -1 for
+ * anything else. */
+static int
+arrays_order(PyObject *const *ops, Py_ssize_t n, int *perm)
+{
+    hop_tensor *ts[2];
+    int na = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (Py_TYPE(ops[i]) != nd_type)
+            continue;
+        TensorObject *a = array_tensor(ops[i]);
+        if (a == NULL || a->t == NULL || SLOT(ops[i], off_scalar) != Py_False)
+            return -1;
+        ts[na++] = a->t;
+    }
+    int order = na == 0 ? -1 : common_order(ts, na, perm);
+    for (int i = 1; order > 0 && i < na; i++) {
+        for (int d = 0; d < ts[0]->rank; d++) {
+            if (ts[i]->sizes[d] != ts[0]->sizes[d])
+                return -1; /* (broadcast in another order: the general path's) */
+        }
+    }
+    return order;
+}
+
+/* Array a (stolen), computed in memory order perm, viewed back: its tensor
+ * replaced by the view with its dims in their own order.  NULL (a's
+ * reference dropped) on failure. */
+static PyObject *
+back_in_order(PyObject *a, const int *perm)
+{
+    PyObject *tv = SLOT(a, off_tv);
+    hop_tensor *back = HOP_PY_IS_TENSOR(tv) && HOP_PY_TENSOR(tv)->t != NULL
+                           ? permuted(HOP_PY_TENSOR(tv)->t, perm, 1)
+                           : NULL;
+    PyObject *bv = back == NULL ? NULL : hop_py_tensor_new(back);
+    if (bv == NULL) {
+        Py_DECREF(a);
+        return NULL;
+    }
+    Py_SETREF(SLOT(a, off_tv), bv);
+    return a;
 }
 
 /*
- * np.where(condition, x, y) by the fast path: a bool C-contiguous condition
- * array the fast path takes, x and y each an operand with a key (as the
- * ufuncs': an array of one or more dims, C-contiguous, or a Python bool,
- * int or float; operand_key) and one of them an array.  The result dtype is
- * the general path's decision per pair of keys (_eager_shape._where_plan,
- * kept with the ufuncs' plans under the name "where"); _C.where of the
- * operands in it (every array C-contiguous: NumPy's K order is C), cast to
+ * np.where(condition, x, y) by the fast path: a condition array the fast
+ * path takes (bool, or any other dtype compared != 0 first, as the general
+ * path does), x and y each an operand with a key (as the ufuncs': an array
+ * of one or more dims, or a Python bool, int or float; operand_key) and one
+ * of them an array, the arrays all C-contiguous (NumPy's K order is then C)
+ * or all of one shape and dense in one other memory order (common_order:
+ * Fortran order, a transpose), where NumPy's iterator computes and lays out
+ * the result in that order (_ufuncs.memory_order): the operands are viewed
+ * in it, and the result viewed back.  The result dtype is the general
+ * path's decision per pair of keys (_eager_shape._where_plan, kept with the
+ * ufuncs' plans under the name "where"); _C.where of the operands cast to
  * it.  Operands that do not broadcast are the general path's ValueError.
  */
 static PyObject *
 fast_where(PyObject *c, PyObject *x, PyObject *y)
 {
-    hop_tensor *ct = shape_tensor(c);
-    if (ct == NULL || where_fn == NULL || ct->dtype != HOP_BOOL || !hop_tensor_is_contiguous(ct) ||
-        (Py_TYPE(x) != nd_type && Py_TYPE(y) != nd_type))
+    hop_tensor *ts[3] = {shape_tensor(c), NULL, NULL};
+    if (ts[0] == NULL || where_fn == NULL || (Py_TYPE(x) != nd_type && Py_TYPE(y) != nd_type))
         return NULL;
     PyObject *xy[2] = {x, y};
+    int na = 1, perm[HOP_MAX_RANK];
     for (int i = 0; i < 2; i++) {
-        TensorObject *a = Py_TYPE(xy[i]) == nd_type ? array_tensor(xy[i]) : NULL;
-        if (Py_TYPE(xy[i]) == nd_type &&
-            (a == NULL || a->t == NULL || SLOT(xy[i], off_scalar) != Py_False))
+        if (Py_TYPE(xy[i]) != nd_type)
+            continue;
+        TensorObject *a = array_tensor(xy[i]);
+        if (a == NULL || a->t == NULL || SLOT(xy[i], off_scalar) != Py_False)
             return NULL;
+        ts[na++] = a->t;
     }
-    PyObject *kx = operand_key(x), *ky = kx == NULL ? NULL : operand_key(y);
-    PyObject *plan = NULL, *u[3] = {SLOT(c, off_tv), NULL, NULL}, *r = NULL, *res = NULL;
+    int order = common_order(ts, na, perm);
+    for (int i = 1; order > 0 && i < na; i++) {
+        for (int d = 0; d < ts[0]->rank; d++) {
+            if (ts[i]->sizes[d] != ts[0]->sizes[d])
+                return NULL; /* (broadcast in another order: the general path's) */
+        }
+    }
+    if (order < 0)
+        return NULL;
+    PyObject *kx = any_layout_key(x), *ky = kx == NULL ? NULL : any_layout_key(y);
+    PyObject *plan = NULL, *u[3] = {NULL, NULL, NULL}, *r = NULL, *res = NULL;
     if (ky == NULL || (plan = lookup_plan(where_name, kx, ky, where_miss, xy)) == NULL ||
         plan == Py_None)
         goto done;
@@ -1057,7 +1329,22 @@ fast_where(PyObject *c, PyObject *x, PyObject *y)
         goto done;
     }
     PyObject *dt = PyTuple_GET_ITEM(plan, 0), *hdt = PyTuple_GET_ITEM(plan, 1);
-    if ((u[1] = where_operand(x, dt, hdt)) == NULL || (u[2] = where_operand(y, dt, hdt)) == NULL)
+    if ((u[0] = in_order(c, order, perm)) == NULL)
+        goto done;
+    if (ts[0]->dtype != HOP_BOOL) {
+        if (ne_fn == NULL) {
+            PyErr_SetString(PyExc_SystemError, "_np_eager_where: no _C.ne");
+            goto done;
+        }
+        PyObject *zero = PyLong_FromLong(0);
+        Py_SETREF(u[0],
+                  zero == NULL ? NULL : PyObject_CallFunctionObjArgs(ne_fn, u[0], zero, NULL));
+        Py_XDECREF(zero);
+        if (u[0] == NULL)
+            goto done;
+    }
+    if ((u[1] = where_operand(in_order(x, order, perm), dt, hdt)) == NULL ||
+        (u[2] = where_operand(in_order(y, order, perm), dt, hdt)) == NULL)
         goto done;
     if ((r = PyObject_Vectorcall(where_fn, u, 3, NULL)) == NULL) {
         if (PyErr_ExceptionMatches(hop_py_ShapeError))
@@ -1076,14 +1363,22 @@ fast_where(PyObject *c, PyObject *x, PyObject *y)
         if (r == NULL)
             goto done;
     }
+    if (order) {
+        hop_tensor *back = HOP_PY_IS_TENSOR(r) && HOP_PY_TENSOR(r)->t != NULL
+                               ? permuted(HOP_PY_TENSOR(r)->t, perm, 1)
+                               : NULL;
+        Py_SETREF(r, back == NULL ? NULL : hop_py_tensor_new(back));
+        if (r == NULL)
+            goto done; /* (no exception: the general path's) */
+    }
     res = new_array(r);
     r = NULL;
 done:
     Py_XDECREF(kx);
     Py_XDECREF(ky);
     Py_XDECREF(plan);
-    Py_XDECREF(u[1]);
-    Py_XDECREF(u[2]);
+    for (int i = 0; i < 3; i++)
+        Py_XDECREF(u[i]);
     Py_XDECREF(r);
     return res;
 }
@@ -1101,14 +1396,19 @@ np_eager_where(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return or_none(fast_where(args[0], args[1], args[2]));
 }
 
-/* _np_eager_shape_init(where_planner, where): what fast_where calls. */
+/* _np_eager_shape_init(where_planner, where, np.reshape, np.concatenate,
+ * np.where, np.transpose, ne, np.integer): what fast_where calls, NumPy's
+ * functions __array_function__ sees, _C.ne (a condition that is not bool)
+ * and NumPy's integer scalars' base (index items). */
 static PyObject *
 np_eager_shape_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 5 || !PyCallable_Check(args[0]) || !PyCallable_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "_np_eager_shape_init(where_planner, where, "
-                                         "np.reshape, np.concatenate, np.where)");
+    if (nargs != 8 || !PyCallable_Check(args[0]) || !PyCallable_Check(args[1]) ||
+        !PyCallable_Check(args[6]) || !PyType_Check(args[7])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_np_eager_shape_init(where_planner, where, np.reshape, np.concatenate, "
+                        "np.where, np.transpose, ne, np.integer)");
         return NULL;
     }
     if (where_name == NULL && (where_name = PyUnicode_InternFromString("where")) == NULL)
@@ -1118,7 +1418,69 @@ np_eager_shape_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_XSETREF(np_reshape_fn, Py_NewRef(args[2]));
     Py_XSETREF(np_concatenate_fn, Py_NewRef(args[3]));
     Py_XSETREF(np_where_fn, Py_NewRef(args[4]));
+    Py_XSETREF(np_transpose_fn, Py_NewRef(args[5]));
+    Py_XSETREF(ne_fn, Py_NewRef(args[6]));
+    Py_XSETREF(np_integer, (PyTypeObject *)Py_NewRef(args[7]));
     Py_RETURN_NONE;
+}
+
+/*
+ * a.transpose(*axes), a.T by the fast path: the view with a's dims in the
+ * order axes (the n exact ints given, a permutation of a's dims, negative
+ * ones counted from the end; none: reversed), as the general path's
+ * _funcs.transpose (a permute, or a itself viewed for one dim or none).
+ * Axes that are no permutation are the general path's errors.
+ */
+static PyObject *
+fast_transpose(PyObject *a, PyObject *const *axes, Py_ssize_t n)
+{
+    hop_tensor *t = shape_tensor(a);
+    if (t == NULL || (n != 0 && n != t->rank))
+        return NULL;
+    int perm[HOP_MAX_RANK], seen[HOP_MAX_RANK] = {0};
+    for (int k = 0; k < t->rank; k++) {
+        int64_t v = t->rank - 1 - k;
+        if (n != 0) {
+            int ok;
+            if (!PyLong_CheckExact(axes[k]))
+                return NULL;
+            v = index_int(axes[k], &ok);
+            v += v < 0 ? t->rank : 0;
+            if (!ok || v < 0 || v >= t->rank || seen[v]++)
+                return NULL;
+        }
+        perm[k] = (int)v;
+    }
+    hop_tensor *v = permuted(t, perm, 0);
+    return v == NULL ? NULL : view_array(a, v);
+}
+
+/* a.transpose(axes) for axes a tuple or list of ints, or one int (of a
+ * 1-d array), by fast_transpose; NULL without an exception when it does not
+ * take it. */
+static PyObject *
+transpose_to(PyObject *a, PyObject *axes)
+{
+    if (PyTuple_CheckExact(axes))
+        return fast_transpose(a, &PyTuple_GET_ITEM(axes, 0), PyTuple_GET_SIZE(axes));
+    if (PyList_CheckExact(axes))
+        return fast_transpose(a, PySequence_Fast_ITEMS(axes), PyList_GET_SIZE(axes));
+    return fast_transpose(a, &axes, 1);
+}
+
+/* a.T (the property's getter) and a.transpose(), a.transpose(1, 0),
+ * a.transpose((1, 0)), a.transpose([1, 0]) */
+static PyObject *
+eager_transpose_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && n >= 1) {
+        PyObject *r =
+            n == 2 ? transpose_to(args[0], args[1]) : fast_transpose(args[0], args + 1, n - 1);
+        if (r != NULL || PyErr_Occurred())
+            return r;
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
 }
 
 /* _np_eager_getitem(a, key): a[key] by the shape fast path, or None. */
@@ -1147,8 +1509,9 @@ reshape_to(PyObject *a, PyObject *shape)
     return NULL;
 }
 
-/* NumPy's np.reshape(a, shape), np.concatenate(arrays[, axis]) or
- * np.where(condition, x, y) (func) with the positional arguments fargs, as
+/* NumPy's np.reshape(a, shape), np.concatenate(arrays[, axis]),
+ * np.where(condition, x, y) or np.transpose(a[, axes]) (func) with the
+ * positional arguments fargs, as
  * hop.numpy's __array_function__ sees the call, by the shape fast path; NULL
  * without an exception when it does not take it (another function, another
  * form of call: the general path). */
@@ -1163,6 +1526,8 @@ shape_function(PyObject *func, PyObject *fargs)
         return fast_where(a[0], a[1], a[2]);
     if (func == np_concatenate_fn && (n == 1 || n == 2))
         return fast_concatenate(a[0], n == 2 ? a[1] : NULL);
+    if (func == np_transpose_fn && (n == 1 || n == 2))
+        return n == 1 || a[1] == Py_None ? fast_transpose(a[0], NULL, 0) : transpose_to(a[0], a[1]);
     return NULL;
 }
 
@@ -1177,6 +1542,20 @@ np_eager_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     return or_none(reshape_to(args[0], args[1]));
+}
+
+/* _np_eager_transpose(a, axes=None): np.transpose(a, axes) (axes None, or a
+ * tuple or list of ints) by the shape fast path, or None. */
+static PyObject *
+np_eager_transpose(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 1 && nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_transpose(a, axes=None)");
+        return NULL;
+    }
+    return or_none(nargs == 1 || args[1] == Py_None ? fast_transpose(args[0], NULL, 0)
+                                                    : transpose_to(args[0], args[1]));
 }
 
 /* _np_eager_shape_fast(on): whether the shape fast path answers (the tests
@@ -1336,7 +1715,8 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                  {"array_ufunc", (vectorcallfunc)eager_array_ufunc_call},
                  {"array_function", (vectorcallfunc)eager_array_function_call},
                  {"getitem", (vectorcallfunc)eager_getitem_call},
-                 {"reshape", (vectorcallfunc)eager_reshape_call}};
+                 {"reshape", (vectorcallfunc)eager_reshape_call},
+                 {"transpose", (vectorcallfunc)eager_transpose_call}};
     vectorcallfunc call = NULL;
     for (size_t i = 0; nargs == 3 && PyUnicode_Check(args[0]) && i < sizeof roles / sizeof *roles;
          i++) {
@@ -1346,7 +1726,8 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (call == NULL || !PyCallable_Check(args[2]) ||
         (call == (vectorcallfunc)eager_reduce_call) != PyUnicode_CheckExact(args[1])) {
         PyErr_SetString(PyExc_TypeError, "_np_eager_method(role: 'reduce' | 'array_ufunc' | "
-                                         "'array_function', name: str | None, fallback: callable)");
+                                         "'array_function' | 'getitem' | 'reshape' | 'transpose', "
+                                         "name: str | None, fallback: callable)");
         return NULL;
     }
     EagerOpObject *op = PyObject_GC_New(EagerOpObject, &EagerOpType);
@@ -1445,6 +1826,9 @@ static PyMethodDef np_eager_functions[] = {
     {"_np_eager_reshape", (PyCFunction)(void (*)(void))np_eager_reshape, METH_FASTCALL,
      "_np_eager_reshape(a, shape): a.reshape(shape) in C order by the shape functions' eager "
      "fast path, or None when the general path must answer."},
+    {"_np_eager_transpose", (PyCFunction)(void (*)(void))np_eager_transpose, METH_FASTCALL,
+     "_np_eager_transpose(a, axes=None): np.transpose(a, axes) by the shape functions' eager fast "
+     "path, or None when the general path must answer."},
     {"_np_eager_shape_fast", np_eager_shape_fast, METH_O,
      "_np_eager_shape_fast(on): whether the shape functions' eager fast path answers; the old "
      "setting."},

@@ -112,6 +112,7 @@ del _name, _alias, _target
 _direct.install(globals(), __all__,
                 {_funcs.FUNCS[_f]: _f for _f in _eager._REDUCE_FUNCS if _f in _funcs.FUNCS},
                 {_funcs.reshape: (_eager_shape.reshape, 2, 2),
+                 _funcs.transpose: (_eager_shape.transpose, 1, 2),
                  _funcs.concatenate: (_eager_shape.concatenate, 1, 2),
                  _funcs.where: (_eager_shape.where, 3, 3)})
 

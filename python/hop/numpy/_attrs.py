@@ -697,31 +697,10 @@ for _name in ("dot", "partition", "argpartition"):
 # (the methods and functions of _funcs with the errors and the 0-d cases
 # NumPy's C code has before its work)
 
-def _check_transpose(nd, axes):
-    """NumPy's checks of transpose's axes: their count before their bounds
-    ("axes don't match array"), then a repeated axis."""
-    if axes is None:
-        return
-    axes = tuple(axes)
-    if len(axes) != nd:
-        raise ValueError("axes don't match array")
-    norm = [_np.core.multiarray.normalize_axis_index(operator.index(x), builtins.max(nd, 1))
-            for x in axes]
-    if len(set(norm)) != len(norm):
-        raise ValueError("repeated axis in transpose")
-
-
-def _transpose_function(a, axes=None, *, _kind=None, _fn=F.transpose):
-    _check_transpose(_np.ndim(a), axes)
-    return _fn(a, axes, _kind=_kind)
-
-
-def _transpose_checked(self, *axes, _fn=F.transpose):
+def _transpose_method(self, *axes, _fn=F.transpose):
     if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
         axes = axes[0]
-    axes = axes or None
-    _check_transpose(self.ndim, axes)
-    return _fn(self, axes, _kind=type(self))
+    return _fn(self, axes or None, _kind=type(self))
 
 
 def _swapaxes_checked(a, axis1, axis2, _kind=None, _fn=F.swapaxes):
@@ -749,10 +728,11 @@ def _sort_checked(self, axis=-1, kind=None, order=None, _fn=ndarray.sort):
     return _fn(self, axis, kind, order)
 
 
-for _fn, _wrapped in ((_np.transpose, _transpose_function), (_np.swapaxes, _swapaxes_checked),
-                      (_np.squeeze, _squeeze_checked)):
+for _fn, _wrapped in ((_np.swapaxes, _swapaxes_checked), (_np.squeeze, _squeeze_checked)):
     F.FUNCS[_fn] = _wrapped
-ndarray.transpose = F.scalar_method(_transpose_checked)
+# a.transpose(...): the eager fast path first (a C descriptor: one view
+# header; axes that are no permutation are F.transpose's errors, NumPy's)
+ndarray.transpose = _C._np_eager_method("transpose", None, F.scalar_method(_transpose_method))
 ndarray.swapaxes = F.scalar_method(_swapaxes_checked)
 ndarray.squeeze = F.scalar_method(_squeeze_checked)
 ndarray.sort = _sort_checked

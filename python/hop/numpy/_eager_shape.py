@@ -1,35 +1,44 @@
 """The eager fast path of hop.numpy's shape functions: `a.reshape(4, 4)`,
-`np.reshape(a, s)`, basic indexing (`a[2:5]`, `a[1, None, ...]`),
-`np.concatenate` and `np.where(c, x, y)` on concrete hop.numpy arrays
-outside any trace.
+`np.reshape(a, s)`, basic indexing (`a[2:5]`, `a[1, None, ...]`,
+`a[np.int64(3)]`), `a.T` and `np.transpose`, `np.concatenate` and
+`np.where(c, x, y)` on concrete hop.numpy arrays outside any trace.
 
-Their general paths (_funcs.reshape, _indexing.getitem, _funcs.concatenate,
-_funcs.where) serve every caller: traced arrays and runs' views, NumPy
-scalars, views hop made as copies (a[::-1]), symbolic sizes, every kind of
-index and operand; that is 80-160 Python calls of bookkeeping per call,
-30-100x NumPy's time on a small array.  Here each function takes only the
-common eager case, where most of that bookkeeping decides nothing, and
-makes what the general path makes in that case (in C, python/_C/np_eager.c:
-hop's own ops cost more than NumPy's whole call here):
+Their general paths (_funcs.reshape, _indexing.getitem, _funcs.transpose,
+_funcs.concatenate, _funcs.where) serve every caller: traced arrays and runs'
+views, NumPy scalars, views hop made as copies (a[::-1]), symbolic sizes,
+every kind of index and operand; that is 80-160 Python calls of bookkeeping
+per call, 30-100x NumPy's time on a small array.  Here each function takes
+only the common eager case, where most of that bookkeeping decides nothing,
+and makes what the general path makes in that case (in C,
+python/_C/np_eager.c: hop's own ops cost more than NumPy's whole call here):
 - the array is exactly hop.numpy.ndarray (not NumpyArg), not a NumPy
   scalar, not a view of a run's storage (_st) nor a view hop made as a copy
   (_cp), and its tensor is concrete;
 - no trace, no run of hop.numpy's, no recording of a path (np_eager.c
   shape_tensor, the ufuncs' gates);
-- reshape: order 'C', a shape of plain ints (at most one -1), an array
-  C-contiguous with no dim of size 1 nor 0 (so its strides are NumPy's C
-  strides, and hop's reshape of it is a view with NumPy's strides on the
-  new dims of size 1 too: _funcs._numpy_strides would change nothing);
-- indexing: ints, slices of plain ints (inside int64) with no negative
-  step, None and Ellipsis (no array, no bool, no NumPy integer), every int
-  in range and every slice taking elements;
-- concatenate: a list or tuple of C-contiguous arrays of one dtype and
-  one or more dims, an int axis in range or None, no out, dtype or casting;
-- where: a bool condition array, and x and y each an array of one or more
-  dims or a Python bool, int or float (not both scalars), every array
-  C-contiguous (then NumPy's K order is C: _ufuncs.memory_order), the
-  result dtype the general path's own decision, kept per operand key as the
-  ufuncs' fast path keeps its plans (_eager).
+- reshape: order 'C', a shape of plain ints (at most one -1), a non-empty
+  array that is C-contiguous (NumPy's flag: the strides of dims of size 1
+  aside); the view has NumPy's strides (_storage.numpy_reshape_strides):
+  the array's own for its own shape given, else the new shape's C strides;
+- indexing: ints, NumPy integer scalars and hop.numpy integer scalars
+  (np.argmax's) inside int64, slices of them with no negative step, None
+  and Ellipsis (no array, no bool), every int in range and every slice
+  taking elements;
+- transpose (a.T, a.transpose(...), np.transpose, hnp.transpose): axes
+  None or a permutation given as ints, a tuple or a list; one view header;
+- concatenate: a list or tuple of arrays of one dtype and one or more dims,
+  all C-contiguous, or (not flattened) all dense in one other memory order
+  with no dim of size 1 (Fortran order, a transpose), joined in that order
+  as NumPy's result is laid out (_funcs._join_order); an int axis in range
+  or None, no out, dtype or casting;
+- where: a condition array of any dtype (not bool: compared != 0 first, as
+  the general path does), and x and y each an array of one or more dims or
+  a Python bool, int or float (not both scalars), the arrays all
+  C-contiguous (then NumPy's K order is C: _ufuncs.memory_order) or all of
+  one shape and dense in one other order (computed in it and viewed back:
+  NumPy's K-order result), the result dtype the general path's own
+  decision, kept per operand key as the ufuncs' fast path keeps its plans
+  (_eager).
 Anything else returns None, and the caller's general path answers (its
 errors included: an index out of range, a bad shape, arrays that do not
 join).  fast(False) turns the fast path off (the tests compare both).
@@ -40,7 +49,7 @@ import numpy as _np
 from .. import _C
 from . import _core
 
-__all__ = ["reshape", "getitem", "concatenate", "where", "fast"]
+__all__ = ["reshape", "getitem", "transpose", "concatenate", "where", "fast"]
 
 
 def fast(on):
@@ -57,6 +66,10 @@ def fast(on):
 # first (_C._np_eager_method "reshape", "getitem")
 reshape = _C._np_eager_reshape
 getitem = _C._np_eager_getitem
+# transpose(a, axes) (None, or a permutation as a tuple or list of ints) by
+# the fast path, or None: C too (np_eager.c fast_transpose: one view header;
+# a.T and a.transpose(...) are C descriptors that try it first)
+transpose = _C._np_eager_transpose
 
 
 # concatenate(arrays, axis=0) by the fast path, or None: C too
@@ -92,4 +105,5 @@ where = _C._np_eager_where
 # np.where(c, x, y) of hop.numpy arrays reach ndarray.__array_function__,
 # a C method (np_eager.c eager_array_function_call) that tries the same fast
 # path before the general one (_funcs.array_function): ~2.5 us less a call.
-_C._np_eager_shape_init(_where_plan, _C.where, _np.reshape, _np.concatenate, _np.where)
+_C._np_eager_shape_init(_where_plan, _C.where, _np.reshape, _np.concatenate, _np.where,
+                        _np.transpose, _C.ne, _np.integer)

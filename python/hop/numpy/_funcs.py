@@ -390,15 +390,28 @@ def _c_order(a):
     return _storage.c_contiguous(a, run)
 
 
+def check_transpose(nd, axes):
+    """NumPy's checks of transpose's axes: their count before their bounds
+    ("axes don't match array"), then a repeated axis."""
+    if axes is None:
+        return
+    axes = tuple(axes)
+    if len(axes) != nd:
+        raise ValueError("axes don't match array")
+    norm = [_np.core.multiarray.normalize_axis_index(operator.index(x), builtins.max(nd, 1))
+            for x in axes]
+    if len(set(norm)) != len(norm):
+        raise ValueError("repeated axis in transpose")
+
+
 @implements(_np.transpose)
 @scalar_method
 def transpose(a, axes=None, *, _kind=None):
     t = _t(a, "transpose")
+    check_transpose(t.ndim, axes)
     if axes is None:
         axes = tuple(range(t.ndim))[::-1]
     axes = tuple(_axis(x, t.ndim) for x in axes)
-    if sorted(axes) != list(range(t.ndim)):
-        raise ValueError("axes don't match array")
     if t.ndim <= 1:
         return _view(_kind or _kind_of(a), a, lambda x: x, lambda x: x.transpose(axes))
     return _view(_kind or _kind_of(a), a, lambda x: x.permute(*axes),
@@ -1458,12 +1471,6 @@ def _reshape_method(self, *shape, order="C"):
     return reshape(self, shape, order, _kind=type(self))
 
 
-def _transpose_method(self, *axes):
-    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
-        axes = axes[0]
-    return transpose(self, axes or None, _kind=type(self))
-
-
 def _flatten_method(self, order="C"):
     return copy(ravel(self, order, _kind=type(self)), _kind=type(self))
 
@@ -1512,7 +1519,6 @@ for _n, _f in _eager.REDUCTIONS.items():  # a.sum(), a.max(0): the eager fast pa
 # a.reshape(...): the eager fast path first (_eager_shape; a C descriptor),
 # then the general method (a NumPy scalar's a scalar method)
 ndarray.reshape = _C._np_eager_method("reshape", None, scalar_method(_reshape_method))
-ndarray.transpose = scalar_method(_transpose_method)
 ndarray.flatten = _flatten_method
 ndarray.sort = _sort_method
 ndarray.fill = _fill_method
@@ -1548,5 +1554,8 @@ def _conj_method(self, out=None):
 ndarray.conj = ndarray.conjugate = scalar_method(_conj_method)
 ndarray.copy = scalar_method(ndarray.copy)
 ndarray.astype = scalar_method(ndarray.astype)
-ndarray.T = property(scalar_method(ndarray.T.fget), doc=ndarray.T.__doc__)
+# a.T: the eager fast path first (a C descriptor: one view header), then the
+# general getter (a.transpose() is _attrs's, with NumPy's checks of the axes)
+ndarray.T = property(_C._np_eager_method("transpose", None, scalar_method(ndarray.T.fget)),
+                     doc=ndarray.T.__doc__)
 del _n, _f

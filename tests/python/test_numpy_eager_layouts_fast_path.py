@@ -1,0 +1,288 @@
+"""The eager fast path of hop.numpy's shape functions and ufuncs, for the
+cases its first version sent to the general path (6-100 us against NumPy's
+0.05-2 us): NumPy and hop.numpy integer scalars as index items and slice
+bounds, reshape of arrays with dims of size 1, where with a condition that
+is not bool, where, concatenate and the ufuncs of arrays that share a memory
+order other than C (Fortran order, a transpose), and transpose itself (a.T,
+a.transpose(...), np.transpose, hnp.transpose).  Each case is checked to
+take the fast path (its function answers, not None), then against NumPy
+(values, dtype, shape, strides, whether it owns its memory, writes through
+views) and against the general path (test_numpy_eager_shape_fast_path's
+same_as_general); what it must not take (bool index items, mixed layouts)
+is checked to fall back."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import hop.numpy as hnp
+from hop import _C
+from hop.numpy import _eager_shape
+from test_numpy_eager_shape_fast_path import check_same, errors_alike, same_as_general
+
+INT_TYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+
+
+def _grid(dtype=np.float64, shape=(3, 4)):
+    n = np.arange(int(np.prod(shape))).astype(dtype).reshape(shape)
+    h = hnp.asarray(n.copy())
+    return h, h._t.numpy()  # (NumPy's view of hop's own memory: its views are hop's)
+
+
+def _same_layout(got, want):
+    g = np.asarray(got)
+    assert g.strides == want.strides, (g.strides, want.strides)
+    assert (got.base is None) == (want.base is None)
+
+
+# -------------------------------------------------------------- index items
+
+@pytest.mark.parametrize("itype", INT_TYPES)
+def test_numpy_and_hop_integer_scalars_index_and_bound_slices_as_ints(itype):
+    h, n = _grid(shape=(5, 6))
+    top = min(np.iinfo(itype).max, 2**63 - 1)  # (read as a signed type: -1)
+    nps = [itype(v) for v in (1, 2, 4, top)]
+    hs = hnp.asarray(np.array([1, 2, 4, top], itype))
+    hops = [hs[i] for i in range(4)]  # hop.numpy's NumPy scalars of the type
+    assert all(v._scalar and v.dtype == itype for v in hops)
+
+    def keys(one, two, four, top):
+        return [one, (one, two), (two, slice(None)), (slice(one, None), two),
+                slice(one, four, two), (Ellipsis, two), (None, one), (slice(None), -1),
+                slice(one, top), (slice(None), slice(two, top, two))]
+    for hkey, nkey in zip(keys(*nps) + keys(*hops), keys(*nps) * 2):
+        assert _eager_shape.getitem(h, hkey) is not None, hkey
+        got, want = h[hkey], n[nkey]
+        check_same(got, want, h, n)
+        if isinstance(want, np.ndarray):
+            _same_layout(got, want)
+        same_as_general(lambda: h[hkey])
+    # a NumPy scalar of the element (a copy), as for a Python int
+    s = h[nps[0], hops[1]]
+    assert s._scalar and float(s) == n[1, 2]
+    # the type's largest index of a long axis (an unsigned one read as signed
+    # would be negative: the last element)
+    v = min(np.iinfo(itype).max, 69_998)
+    long = hnp.arange(70_000.0)
+    for k in (itype(v), hnp.asarray(np.array([v], itype))[0]):
+        assert _eager_shape.getitem(long, k) is not None
+        assert float(long[k]) == v and float(long[k:][0]) == v
+
+
+def test_hop_numpy_integer_scalars_index_as_ints_and_bool_ones_do_not():
+    h, n = _grid(shape=(5, 6))
+    j = hnp.argmax(hnp.arange(3))  # a NumPy scalar's 0-d array, 2
+    assert j._scalar
+    for key in (j, (1, j), slice(j, None), (slice(None, j), j)):
+        assert _eager_shape.getitem(h, key) is not None, key
+        nk = tuple(2 if k is j else k for k in key) if isinstance(key, tuple) else \
+            slice(2, None) if isinstance(key, slice) and key.start is j else 2
+        if isinstance(key, tuple) and isinstance(key[0], slice):
+            nk = (slice(None, 2), 2)
+        check_same(h[key], n[nk], h, n)
+        same_as_general(lambda: h[key])
+    # a write through h[j] (a view of row 2, as NumPy's h[np.int64(2)]) reaches h
+    r = h[j]
+    r[0] = -1
+    assert float(h[2, 0]) == -1
+    # bool items are masks (NumPy's), never ints: the general path's
+    for key in (np.bool_(True), hnp.asarray(True), True, (np.True_, 0)):
+        assert _eager_shape.getitem(h, key) is None, key
+        check_same(h[key], n[key], h, n)
+    # a 0-d integer array that is no scalar is NumPy's copy (HAS_SCALAR_ARRAY)
+    k = hnp.asarray(np.array(1))
+    assert not k._scalar and _eager_shape.getitem(h, k) is None
+    r = h[k]
+    r[0] = 77
+    assert float(h[1, 0]) != 77
+
+
+def test_integer_items_out_of_range_or_beyond_int64_are_the_general_paths_errors():
+    h, n = _grid(shape=(5, 6))
+    big = np.uint64(2**63 + 5)
+    for key in (np.int64(5), np.int8(-6), (0, np.uint8(200)), big, slice(big, None)):
+        try:
+            want = n[key]
+        except Exception:  # noqa: BLE001
+            errors_alike(lambda: h[key], lambda: n[key])
+            continue
+        check_same(h[key], want, h, n)
+    assert _eager_shape.getitem(h, big) is None
+
+
+# ------------------------------------------------------------------ reshape
+
+def test_reshape_of_arrays_with_dims_of_size_one_is_numpys():
+    h, n = _grid(shape=(4, 6))
+    cases = [(h[:, None], n[:, None]), (h[None], n[None]), (h[1:2], n[1:2]),
+             (h.reshape(1, 24, 1), n.reshape(1, 24, 1)), (h[:1, None, :], n[:1, None, :])]
+    for (hv, nv), shape in itertools.product(cases, [(-1,), (24,), (4, 1, 6), (1, -1), (2, 12),
+                                                     (6,), (1, 6), (1, 1, 6), (4, 6)]):
+        try:
+            want = nv.reshape(shape)
+        except Exception:  # noqa: BLE001
+            errors_alike(lambda: hv.reshape(shape), lambda: nv.reshape(shape))
+            continue
+        assert _eager_shape.reshape(hv, shape) is not None
+        got = hv.reshape(shape)
+        check_same(got, want, h, n)
+        assert np.asarray(got).strides == want.strides, (nv.strides, shape)
+        same_as_general(lambda: hv.reshape(shape))
+    # the shape given as the array's own keeps its strides (the new axis's 0)
+    v = h[:, None]
+    assert np.asarray(v.reshape(4, 1, 6)).strides == n[:, None].reshape(4, 1, 6).strides
+    assert np.asarray(v.reshape(4, 1, 6)).strides[1] == 0
+
+
+def test_reshape_of_an_empty_array_still_takes_the_general_path():
+    z = hnp.zeros((0, 3))
+    assert _eager_shape.reshape(z, (3, 0)) is None
+    check_same(z.reshape(3, 0), np.zeros((0, 3)).reshape(3, 0))
+
+
+# ------------------------------------------------- other memory orders
+
+def _orders(dtype):
+    """(name, hop array, NumPy array) in C, Fortran and transposed order."""
+    h, n = _grid(dtype, (3, 4))
+    f = hnp.asarray(np.asfortranarray(n))
+    yield "C", h, n
+    yield "F", f, f._t.numpy()
+    yield "T", h.T, n.T
+    h3, n3 = _grid(dtype, (2, 3, 4))
+    yield "moved", h3.transpose(1, 2, 0), n3.transpose(1, 2, 0)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int16, np.uint32, np.float32, np.float64,
+                                   np.complex64])
+def test_ufuncs_of_arrays_in_one_other_order_are_numpys(dtype):
+    taken = {}
+    for name, h, n in _orders(dtype):
+        ops = [("negative", (h,), (n,)), ("add", (h, h), (n, n)), ("multiply", (h, 2), (n, 2)),
+               ("less", (1.5, h), (1.5, n)), ("maximum", (h, h), (n, n)),
+               ("logical_and", (h, h), (n, n)), ("sqrt", (h,), (n,))]
+        for uf, hops, nops in ops:
+            try:
+                want = getattr(np, uf)(*nops)
+            except TypeError:
+                errors_alike(lambda: getattr(np, uf)(*hops), lambda: getattr(np, uf)(*nops))
+                continue
+            # every order takes the fast path where C order does (its plan)
+            fast = _C._np_eager(uf, hops) is not None
+            assert taken.setdefault(uf, fast) == fast, (name, uf)
+            got = getattr(np, uf)(*hops)
+            check_same(got, want)
+            _same_layout(got, want)
+            _C._np_eager_off(1)
+            try:
+                slow = getattr(np, uf)(*hops)
+            finally:
+                _C._np_eager_off(-1)
+            assert np.asarray(slow).strides == np.asarray(got).strides
+    assert dtype is np.bool_ or taken["add"] and taken["negative"]
+    # the operators reach it too
+    f = hnp.asarray(np.asfortranarray(np.arange(12.0).reshape(3, 4)))
+    nf = np.asfortranarray(np.arange(12.0).reshape(3, 4))
+    for got, want in ((f > 3, nf > 3), (f * f - 1, nf * nf - 1), (-f, -nf), (np.sin(f), np.sin(nf))):
+        check_same(got, want)
+        _same_layout(got, want)
+
+
+def test_ufuncs_of_mixed_or_broadcast_orders_fall_back_to_the_general_path():
+    h, n = _grid(shape=(4, 4))
+    f = hnp.asarray(np.asfortranarray(n))
+    nf = np.asfortranarray(n)
+    for hops, nops in (((h, f), (n, nf)), ((f, h), (nf, n)), ((f, h[0]), (nf, n[0])),
+                       ((f[:, :1], f), (nf[:, :1], nf)), ((h[::2].T, h[::2].T), (n[::2].T, n[::2].T))):
+        assert _C._np_eager("add", hops) is None
+        got, want = np.add(*hops), np.add(*nops)
+        check_same(got, want)
+        _same_layout(got, want)
+
+
+@pytest.mark.parametrize("cdtype", [np.bool_, np.int32, np.float64, np.complex128])
+def test_where_of_any_condition_dtype_and_one_other_order_is_numpys(cdtype):
+    vals = np.array([[0, 1.5, -2, np.nan], [0, 0, 3, -0.0], [1, 0, 0, 2]])
+    ncond = vals.astype(cdtype) if cdtype is not np.bool_ else vals > 0
+    for (name, h, n), layout in itertools.product(_orders(np.float32), ("C", "F", "T")):
+        if n.shape != (3, 4) and layout != "T":
+            continue
+        c = {"C": ncond, "F": np.asfortranarray(ncond), "T": ncond.T.copy().T}[layout]
+        if n.shape != (3, 4):
+            c = np.ones(n.shape, cdtype)
+        hc = hnp.asarray(c)
+        for hx, nx, hy, ny in ((h, n, 0, 0), (2.5, 2.5, h, n), (h, n, h, n)):
+            want = np.where(c, nx, ny)
+            got = hnp.where(hc, hx, hy)
+            check_same(got, want)
+            same_as_general(lambda: hnp.where(hc, hx, hy))
+            same_order = layout == {"C": "C", "F": "F", "T": "F", "moved": None}[name]
+            if same_order or (layout == "C" and name == "C"):
+                assert _eager_shape.where(hc, hx, hy) is not None, (name, layout)
+                _same_layout(got, want)
+
+
+def test_concatenate_of_arrays_in_one_other_order_is_numpys():
+    for name, h, n in _orders(np.float64):
+        for axis in range(-n.ndim, n.ndim):
+            want = np.concatenate([n, n, n], axis)
+            assert _eager_shape.concatenate([h, h, h], axis) is not None
+            got = hnp.concatenate([h, h, h], axis)
+            check_same(got, want)
+            _same_layout(got, want)
+            same_as_general(lambda: hnp.concatenate([h, h, h], axis))
+        # flattened: the general path's (its C-order ravel of each)
+        if name != "C":
+            assert _eager_shape.concatenate([h, h], None) is None
+        check_same(hnp.concatenate([h, h], None), np.concatenate([n, n], None))
+    # many arrays (more than fit on the stack of the fast path)
+    f = hnp.asarray(np.asfortranarray(np.arange(6.0).reshape(2, 3)))
+    nf = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    got, want = hnp.concatenate([f] * 40, 1), np.concatenate([nf] * 40, 1)
+    check_same(got, want)
+    _same_layout(got, want)
+
+
+# ---------------------------------------------------------------- transpose
+
+@pytest.mark.parametrize("shape", [(), (5,), (3, 4), (2, 3, 4), (2, 1, 3)])
+def test_transpose_is_a_view_as_numpys(shape):
+    h, n = _grid(shape=shape)
+    nd = len(shape)
+    calls = [(lambda a: a.T, None), (lambda a: a.transpose(), None),
+             (lambda a: np.transpose(a), None), ("hnp", None)]
+    for axes in itertools.permutations(range(nd)):
+        neg = tuple(x - nd for x in axes)
+        calls += [(lambda a, x=axes: a.transpose(*x), axes),
+                  (lambda a, x=axes: a.transpose(x), axes),
+                  (lambda a, x=neg: a.transpose(list(x)), axes),
+                  (lambda a, x=axes: np.transpose(a, x), axes), ("hnp", axes)]
+    for call, axes in calls:
+        assert _eager_shape.transpose(h, axes) is not None
+        if call == "hnp":  # (hop.numpy's function of hop's array, NumPy's of NumPy's)
+            got, want = hnp.transpose(h, axes), np.transpose(n, axes)
+            call = lambda a, x=axes: hnp.transpose(a, x)  # noqa: E731
+        else:
+            got, want = call(h), call(n)
+        check_same(got, want, h, n)
+        _same_layout(got, want)
+        assert got.base is h
+        same_as_general(lambda: call(h))
+    # read-only stays read-only
+    b = hnp.broadcast_to(hnp.arange(4.0), (3, 4))
+    assert not b.T.flags.writeable and np.asarray(b.T).strides == (8, 0)
+
+
+def test_transpose_errors_are_numpys_for_the_method_and_both_functions():
+    h, n = _grid(shape=(2, 3, 4))
+    for axes in ((0, 0, 1), (1, 0), (5, 0, 1), (0, 1, -4), (1.0, 0, 2), ("a", 0, 1)):
+        for hcall, ncall in ((lambda: h.transpose(*axes), lambda: n.transpose(*axes)),
+                             (lambda: h.transpose(axes), lambda: n.transpose(axes)),
+                             (lambda: np.transpose(h, axes), lambda: np.transpose(n, axes)),
+                             (lambda: hnp.transpose(h, axes), lambda: np.transpose(n, axes))):
+            errors_alike(hcall, ncall)
+    # a NumPy scalar's transpose is the scalar
+    s = hnp.float64(2.5)
+    assert s.T is s or float(s.T) == 2.5
+    assert type(s.transpose()) is type(np.float64(2.5).transpose())
