@@ -21,7 +21,7 @@ import numbers
 import numpy as _np
 
 from .. import _C
-from . import _core
+from . import _core, _storage
 from ._ndarray import ndarray, view, wrap
 from ._storage import Step
 
@@ -576,6 +576,13 @@ def setitem(a, key, value):
         # a complex into a real array a TypeError, NaN into an int one a
         # ValueError (hop cast the array it made of the list: [0., 2.], -2**63)
         value = _np.array(value, dtype=npd)
+    if number and not _C._is_proxy(a._tv) and _storage.current() is None:
+        # eagerly NumPy writes a number itself (a._write: into the array's
+        # memory): its conversion, its checks in its order (the key's
+        # first), its warnings (an out-of-bound Python int's
+        # DeprecationWarning, a cast's overflow) and errors
+        a._write(key, value, what)
+        return
     if npd.kind == "c" and (isinstance(value, (bool, int, float, complex)) or
                             isinstance(value, _np.number)):
         v = _core.complex_scalar(complex(value), npd)  # any number fits a complex array
