@@ -434,9 +434,10 @@ def r_np_eager_shape():
                   {"per_call": per})
 
 
-@row("np_eager_layout", "eager hop.numpy index items, transposes and other memory orders vs "
-                       "NumPy (a[np.int64], a[hop scalar], a.T, np.transpose, Fortran-order "
-                       "ufuncs, where, concatenate; 16 float64)", "<= 2x NumPy at 16")
+@row("np_eager_layout", "eager hop.numpy index items, transposes, other memory orders and "
+                       "assignments vs NumPy (a[np.int64], a[hop scalar], a.T, np.transpose, "
+                       "Fortran-order ufuncs, where, concatenate, m[1, 2] = 3.0, a[2:9] = 0.0; "
+                       "16 float64)", "<= 2x NumPy at 16")
 def r_np_eager_layout():
     import hop.numpy as hnp
     one_thread()
@@ -460,7 +461,11 @@ def r_np_eager_layout():
              "where_int_cond": (lambda: hnp.where(k, a, 0.0), lambda: np.where(kn, an, 0.0)),
              "F_where": (lambda: hnp.where(f > 3, f, 0.0), lambda: np.where(fn > 3, fn, 0.0)),
              "F_concatenate": (lambda: hnp.concatenate([f, f]),
-                               lambda: np.concatenate([fn, fn]))}
+                               lambda: np.concatenate([fn, fn])),
+             "set_element": (lambda: m.__setitem__((1, 2), 3.0),
+                             lambda: mn.__setitem__((1, 2), 3.0)),
+             "set_slice": (lambda: a.__setitem__(slice(2, 9), 0.0),
+                           lambda: an.__setitem__(slice(2, 9), 0.0))}
     per, h, nv = {}, None, None
     for name, (hf, nf) in cases.items():
         s = measure_all({"hop": hf, "np": nf})

@@ -72,6 +72,9 @@ static int n_init;
 static PyObject *float_key[3];   /* "e", "f", "d": np.min_scalar_type(x).char of a float */
 static PyTypeObject *np_integer; /* np.integer: NumPy's integer scalars are index items */
 static PyObject *ne_fn;          /* _C.ne: where's condition of another dtype than bool */
+/* _storage (its WRITES, the count of eager writes), _storage._NUMBERS (the
+ * count's next values) and "WRITES": fast_setitem counts its write */
+static PyObject *writes_module, *write_numbers, *writes_name;
 
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
 
@@ -849,18 +852,17 @@ plain_slice(PyObject *k)
 }
 
 /*
- * a[key] for a basic key (ints, slices of ints with a positive step, None,
- * one Ellipsis; every int in range, every slice taking elements) by the fast
- * path: _indexing._basic's select/slice/new axis (stride 0) composed into
- * one view, or for ints that take every dim a NumPy scalar, a copy of the
- * element.
+ * The view of t that a basic key takes (ints, slices of ints with a positive
+ * step, None, one Ellipsis; every int in range, every slice taking
+ * elements): _indexing._basic's select/slice/new axis (stride 0) composed
+ * into rank, sizes, strides and offset; *plain when the key is ints alone
+ * that take every dim (one element: NumPy's scalar).  1, or 0 when the fast
+ * path does not take the key.
  */
-static PyObject *
-fast_getitem(PyObject *a, PyObject *key)
+static int
+basic_view(const hop_tensor *t, PyObject *key, int *rank_out, int64_t *sizes, int64_t *strides,
+           int64_t *offset_out, int *plain_out)
 {
-    hop_tensor *t = shape_tensor(a);
-    if (t == NULL)
-        return NULL;
     PyObject *const *keys = &key;
     Py_ssize_t nk = 1;
     if (PyTuple_CheckExact(key)) {
@@ -884,12 +886,12 @@ fast_getitem(PyObject *a, PyObject *key)
             ellipsis = 1;
             plain = 0;
         } else {
-            return NULL;
+            return 0;
         }
     }
     if (consumed > t->rank || t->rank - ints + added > HOP_MAX_RANK)
-        return NULL;
-    int64_t sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK], offset = t->offset;
+        return 0;
+    int64_t offset = t->offset;
     int rank = 0, d = 0;
     for (Py_ssize_t i = 0; i < nk; i++) {
         PyObject *k = keys[i];
@@ -905,18 +907,18 @@ fast_getitem(PyObject *a, PyObject *key)
             Py_ssize_t start, stop, step;
             if (PySlice_Unpack(k, &start, &stop, &step) < 0) {
                 PyErr_Clear();
-                return NULL;
+                return 0;
             }
             Py_ssize_t len = PySlice_AdjustIndices((Py_ssize_t)t->sizes[d], &start, &stop, step);
             if (len == 0)
-                return NULL; /* (an empty slice: hop's slice op says where it starts) */
+                return 0; /* (an empty slice: hop's slice op says where it starts) */
             sizes[rank] = len;
             strides[rank++] = t->strides[d] * step;
             offset += start * t->strides[d++];
         } else {
             int64_t v = 0, n = t->sizes[d];
             if (!index_item(k, &v) || v < -n || v >= n)
-                return NULL; /* (the general path's IndexError names the axis) */
+                return 0; /* (the general path's IndexError names the axis) */
             offset += (v < 0 ? v + n : v) * t->strides[d++];
         }
     }
@@ -924,6 +926,24 @@ fast_getitem(PyObject *a, PyObject *key)
         sizes[rank] = t->sizes[d];
         strides[rank++] = t->strides[d];
     }
+    *rank_out = rank;
+    *offset_out = offset;
+    *plain_out = plain;
+    return 1;
+}
+
+/*
+ * a[key] for a basic key (basic_view's) by the fast path: one view, or for
+ * ints that take every dim a NumPy scalar, a copy of the element.
+ */
+static PyObject *
+fast_getitem(PyObject *a, PyObject *key)
+{
+    hop_tensor *t = shape_tensor(a);
+    int64_t sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK], offset;
+    int rank, plain;
+    if (t == NULL || !basic_view(t, key, &rank, sizes, strides, &offset, &plain))
+        return NULL;
     if (!plain || rank != 0) {
         hop_tensor *v = hop_tensor_view(t, rank, sizes, strides, offset);
         if (v == NULL) {
@@ -946,6 +966,156 @@ fast_getitem(PyObject *a, PyObject *key)
     if (r != NULL)
         Py_SETREF(SLOT(r, off_scalar), Py_NewRef(Py_True));
     return r;
+}
+
+/*
+ * Python bool, int or float v as an element of dtype d, NumPy's conversion
+ * of it where that is a plain C conversion with no warning nor error, in
+ * out: 1, or 0 for anything else (the general path: a float into an
+ * integer array, an int out of the dtype's range, a float32 overflow
+ * NumPy's cast warns for, float16 and complex arrays).
+ */
+static int
+scalar_element(hop_dtype d, PyObject *v, unsigned char *out)
+{
+    PyTypeObject *ty = Py_TYPE(v);
+    long long i = 0;
+    double f = 0;
+    int is_int = 1;
+    if (ty == &PyBool_Type) {
+        i = v == Py_True;
+    } else if (ty == &PyLong_Type) {
+        int overflow;
+        i = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow != 0 || (i == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0;
+        }
+    } else if (ty == &PyFloat_Type) {
+        f = PyFloat_AS_DOUBLE(v);
+        is_int = 0;
+    } else {
+        return 0;
+    }
+    const long long exact = 1LL << 53; /* (an int a double holds exactly) */
+    switch (d) {
+#define HOP__INT_ELEMENT(E, T, LO, HI)                                                             \
+    case E: {                                                                                      \
+        if (!is_int || i < (LO) || i > (HI))                                                       \
+            return 0;                                                                              \
+        T x = (T)i;                                                                                \
+        memcpy(out, &x, sizeof x);                                                                 \
+        return 1;                                                                                  \
+    }
+        HOP__INT_ELEMENT(HOP_I8, int8_t, INT8_MIN, INT8_MAX)
+        HOP__INT_ELEMENT(HOP_I16, int16_t, INT16_MIN, INT16_MAX)
+        HOP__INT_ELEMENT(HOP_I32, int32_t, INT32_MIN, INT32_MAX)
+        HOP__INT_ELEMENT(HOP_I64, int64_t, INT64_MIN, INT64_MAX)
+        HOP__INT_ELEMENT(HOP_U8, uint8_t, 0, UINT8_MAX)
+        HOP__INT_ELEMENT(HOP_U16, uint16_t, 0, UINT16_MAX)
+        HOP__INT_ELEMENT(HOP_U32, uint32_t, 0, UINT32_MAX)
+        HOP__INT_ELEMENT(HOP_U64, uint64_t, 0, INT64_MAX)
+#undef HOP__INT_ELEMENT
+    case HOP_BOOL:
+        out[0] = is_int ? i != 0 : f != 0.0; /* (NaN is true) */
+        return 1;
+    case HOP_F64:
+    case HOP_F32: {
+        if (is_int && (i > exact || i < -exact))
+            return 0;
+        double x = is_int ? (double)i : f;
+        if (d == HOP_F64) {
+            memcpy(out, &x, sizeof x);
+            return 1;
+        }
+        float y = (float)x;
+        if (isfinite(x) && !isfinite(y))
+            return 0; /* (NumPy's "overflow encountered in cast") */
+        memcpy(out, &y, sizeof y);
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* The view at p (rank, sizes, strides in elements of isz bytes) filled with
+ * the element elem (isz bytes). */
+static void
+fill_view(char *p, int rank, const int64_t *sizes, const int64_t *strides, size_t isz,
+          const unsigned char *elem)
+{
+    int64_t idx[HOP_MAX_RANK] = {0}, inner = rank > 0 ? sizes[rank - 1] : 1;
+    int64_t step = rank > 0 ? strides[rank - 1] * (int64_t)isz : 0;
+    for (int d = 0; d < rank; d++) {
+        if (sizes[d] == 0)
+            return;
+    }
+    for (;;) {
+        char *q = p;
+        switch (isz) { /* (constant sizes: the copies inline) */
+        case 1:
+            for (int64_t k = 0; k < inner; k++, q += step)
+                memcpy(q, elem, 1);
+            break;
+        case 2:
+            for (int64_t k = 0; k < inner; k++, q += step)
+                memcpy(q, elem, 2);
+            break;
+        case 4:
+            for (int64_t k = 0; k < inner; k++, q += step)
+                memcpy(q, elem, 4);
+            break;
+        case 8:
+            for (int64_t k = 0; k < inner; k++, q += step)
+                memcpy(q, elem, 8);
+            break;
+        default:
+            for (int64_t k = 0; k < inner; k++, q += step)
+                memcpy(q, elem, isz);
+        }
+        int d = rank - 2;
+        for (; d >= 0; d--) {
+            p += strides[d] * (int64_t)isz;
+            if (++idx[d] < sizes[d])
+                break;
+            p -= sizes[d] * strides[d] * (int64_t)isz;
+            idx[d] = 0;
+        }
+        if (d < 0)
+            return;
+    }
+}
+
+/*
+ * a[key] = value by the fast path for a basic key (basic_view's) of a
+ * writable array the shape fast path takes and a Python bool, int or float
+ * value its dtype holds by a plain conversion (scalar_element): the key's
+ * elements filled in place, as the general path's NumPy write does, and the
+ * write counted (_storage.WRITES: a view hop made as a copy reads its
+ * elements again after one; _storage.eager_write).  1 done, 0 not taken
+ * (the general path answers: its errors, other values and keys), -1 error.
+ */
+static int
+fast_setitem(PyObject *a, PyObject *key, PyObject *value)
+{
+    hop_tensor *t = shape_tensor(a);
+    int64_t sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK], offset;
+    int rank, plain;
+    unsigned char elem[16];
+    if (t == NULL || writes_module == NULL || SLOT(a, off_ro) != Py_False ||
+        !scalar_element(t->dtype, value, elem) ||
+        !basic_view(t, key, &rank, sizes, strides, &offset, &plain))
+        return 0;
+    size_t isz = hop_dtype_size(t->dtype);
+    fill_view((char *)t->data + (offset - t->offset) * (int64_t)isz, rank, sizes, strides, isz,
+              elem);
+    PyObject *n = PyIter_Next(write_numbers);
+    if (n == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    int r = PyObject_SetAttr(writes_module, writes_name, n);
+    Py_DECREF(n);
+    return r < 0 ? -1 : 1;
 }
 
 /*
@@ -1397,20 +1567,35 @@ np_eager_where(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 }
 
 /* _np_eager_shape_init(where_planner, where, np.reshape, np.concatenate,
- * np.where, np.transpose, ne, np.integer): what fast_where calls, NumPy's
- * functions __array_function__ sees, _C.ne (a condition that is not bool)
- * and NumPy's integer scalars' base (index items). */
+ * np.where, np.transpose, ne, np.integer, _storage): what fast_where calls,
+ * NumPy's functions __array_function__ sees, _C.ne (a condition that is not
+ * bool), NumPy's integer scalars' base (index items) and hop.numpy's
+ * _storage (its count of eager writes, which fast_setitem advances). */
 static PyObject *
 np_eager_shape_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 8 || !PyCallable_Check(args[0]) || !PyCallable_Check(args[1]) ||
-        !PyCallable_Check(args[6]) || !PyType_Check(args[7])) {
+    if (nargs != 9 || !PyCallable_Check(args[0]) || !PyCallable_Check(args[1]) ||
+        !PyCallable_Check(args[6]) || !PyType_Check(args[7]) || !PyModule_Check(args[8])) {
         PyErr_SetString(PyExc_TypeError,
                         "_np_eager_shape_init(where_planner, where, np.reshape, np.concatenate, "
-                        "np.where, np.transpose, ne, np.integer)");
+                        "np.where, np.transpose, ne, np.integer, _storage)");
         return NULL;
     }
+    PyObject *numbers = PyObject_GetAttrString(args[8], "_NUMBERS");
+    if (numbers == NULL)
+        return NULL;
+    if (!PyIter_Check(numbers)) {
+        Py_DECREF(numbers);
+        PyErr_SetString(PyExc_TypeError, "_np_eager_shape_init: _storage._NUMBERS is no iterator");
+        return NULL;
+    }
+    if (writes_name == NULL && (writes_name = PyUnicode_InternFromString("WRITES")) == NULL) {
+        Py_DECREF(numbers);
+        return NULL;
+    }
+    Py_XSETREF(write_numbers, numbers);
+    Py_XSETREF(writes_module, Py_NewRef(args[8]));
     if (where_name == NULL && (where_name = PyUnicode_InternFromString("where")) == NULL)
         return NULL;
     Py_XSETREF(where_planner, Py_NewRef(args[0]));
@@ -1584,6 +1769,19 @@ eager_getitem_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyOb
     return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
 }
 
+/* a[key] = value as the method __setitem__: the fast path, else the Python
+ * one */
+static PyObject *
+eager_setitem_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (kwnames == NULL && PyVectorcall_NARGS(nargsf) == 3) {
+        int r = fast_setitem(args[0], args[1], args[2]);
+        if (r != 0)
+            return r < 0 ? NULL : Py_NewRef(Py_None);
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
 /* a.reshape(4, 4), a.reshape((4, 4)), a.reshape(-1) */
 static PyObject *
 eager_reshape_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -1716,7 +1914,8 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                  {"array_function", (vectorcallfunc)eager_array_function_call},
                  {"getitem", (vectorcallfunc)eager_getitem_call},
                  {"reshape", (vectorcallfunc)eager_reshape_call},
-                 {"transpose", (vectorcallfunc)eager_transpose_call}};
+                 {"transpose", (vectorcallfunc)eager_transpose_call},
+                 {"setitem", (vectorcallfunc)eager_setitem_call}};
     vectorcallfunc call = NULL;
     for (size_t i = 0; nargs == 3 && PyUnicode_Check(args[0]) && i < sizeof roles / sizeof *roles;
          i++) {
@@ -1726,7 +1925,8 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (call == NULL || !PyCallable_Check(args[2]) ||
         (call == (vectorcallfunc)eager_reduce_call) != PyUnicode_CheckExact(args[1])) {
         PyErr_SetString(PyExc_TypeError, "_np_eager_method(role: 'reduce' | 'array_ufunc' | "
-                                         "'array_function' | 'getitem' | 'reshape' | 'transpose', "
+                                         "'array_function' | 'getitem' | 'setitem' | 'reshape' | "
+                                         "'transpose', "
                                          "name: str | None, fallback: callable)");
         return NULL;
     }

@@ -19,7 +19,8 @@ import pytest
 import hop.numpy as hnp
 from hop import _C
 from hop.numpy import _eager_shape
-from test_numpy_eager_shape_fast_path import check_same, errors_alike, same_as_general
+from test_numpy_eager_shape_fast_path import (check_same, errors_alike, general_path,
+                                              same_as_general)
 
 INT_TYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
 
@@ -286,3 +287,88 @@ def test_transpose_errors_are_numpys_for_the_method_and_both_functions():
     s = hnp.float64(2.5)
     assert s.T is s or float(s.T) == 2.5
     assert type(s.transpose()) is type(np.float64(2.5).transpose())
+
+
+# ------------------------------------------------------------------ setitem
+
+VALUES = [0, 1, -1, 7, 127, 128, 255, 256, -129, 300, 70000, 2**31, 2**53, 2**53 + 1, 2**63 - 1,
+          2**63, -2**63, True, False, 0.0, -0.0, 0.5, 2.7, -2.5, 1e300, -1e300, 3.4028235677973366e38,
+          float("nan"), float("inf"), 1e-320]
+SET_KEYS = [0, 3, -1, slice(1, 3), slice(None, None, 2), (Ellipsis,), (None, 1), np.int64(2),
+            (slice(None), 0), (1, 2), (0, slice(1, None, 3)), 24, slice(5, 2), (slice(None),),
+            (slice(None), slice(0, 3, 2)), (Ellipsis, slice(1, 3)), (slice(None), None, 1)]
+
+
+def _set(a, key, v):
+    """a[key] = v: None, or the error and warnings (type, text)."""
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            a[key] = v
+            err = None
+        except Exception as e:  # noqa: BLE001
+            err = (type(e), str(e))
+    return err, [(x.category, str(x.message)) for x in w]
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32,
+                                   np.uint32, np.int64, np.uint64, np.float16, np.float32,
+                                   np.float64, np.complex64])
+def test_setitem_of_a_number_is_numpys_and_the_general_paths(dtype):
+    for key, v in itertools.product(SET_KEYS, VALUES):
+        for shape in ((24,), (4, 6), (2, 3, 4)):
+            n0 = np.arange(24).astype(dtype).reshape(shape)
+            fast, slow, want = hnp.asarray(n0.copy()), hnp.asarray(n0.copy()), n0.copy()
+            got = _set(fast, key, v)
+            with general_path():
+                slow_got = _set(slow, key, v)
+            assert got == _set(want, key, v) == slow_got, (key, v)
+            np.testing.assert_array_equal(np.asarray(fast), want)
+            np.testing.assert_array_equal(np.asarray(slow), want)
+
+
+def test_setitem_fast_path_is_taken_and_views_see_the_write(monkeypatch):
+    from hop.numpy import _indexing
+
+    def general(*args):
+        raise AssertionError("the general path ran")
+    h, n = _grid(np.float32, (4, 6))
+    rev = h[::-1]          # a view hop made as a copy: it reads again after a write
+    col = h[:, 2]          # a view of the memory
+    monkeypatch.setattr(_indexing, "setitem", general)
+    h[0, 2] = 9.5
+    h[1:3, ::2] = -1
+    h[3] = 7
+    h[np.int64(2), np.uint8(5)] = True
+    monkeypatch.undo()
+    want = np.arange(24, dtype=np.float32).reshape(4, 6)
+    want[0, 2] = 9.5
+    want[1:3, ::2] = -1
+    want[3] = 7
+    want[2, 5] = True
+    np.testing.assert_array_equal(np.asarray(h), want)
+    np.testing.assert_array_equal(np.asarray(rev), want[::-1])
+    # (its own elements, read again after the writes: not only NumPy's view)
+    assert rev.tolist() == want[::-1].tolist() and float(rev[3, 2]) == 9.5
+    np.testing.assert_array_equal(np.asarray(rev + 0), want[::-1])
+    np.testing.assert_array_equal(np.asarray(col), want[:, 2])
+    np.testing.assert_array_equal(n, want)  # (hop's own memory)
+    # what the fast path leaves to the general path still works through it
+    monkeypatch.setattr(_indexing, "setitem", general)
+    for key, v in ((0, 2.5 + 0j), ([0, 1], 1.0), (0, np.float64(2)), (0, h[1, 1])):
+        with pytest.raises(AssertionError, match="general path ran"):
+            h[key] = v
+
+
+def test_setitem_of_read_only_scalars_and_copies_is_the_general_paths():
+    b = hnp.broadcast_to(hnp.arange(4.0), (3, 4))
+    errors_alike(lambda: b.__setitem__(0, 1.0),
+                 lambda: np.broadcast_to(np.arange(4.0), (3, 4)).__setitem__(0, 1.0))
+    s = hnp.arange(3.0)[1]
+    with pytest.raises(TypeError, match="does not support item assignment"):
+        s[()] = 2.0
+    h = hnp.arange(6.0)
+    r = h[::-1]
+    r[0] = 50.0  # (a write through a view hop made as a copy reaches h)
+    assert float(h[5]) == 50.0

@@ -1,7 +1,8 @@
 """The eager fast path of hop.numpy's shape functions: `a.reshape(4, 4)`,
 `np.reshape(a, s)`, basic indexing (`a[2:5]`, `a[1, None, ...]`,
-`a[np.int64(3)]`), `a.T` and `np.transpose`, `np.concatenate` and
-`np.where(c, x, y)` on concrete hop.numpy arrays outside any trace.
+`a[np.int64(3)]`), `a[key] = number`, `a.T` and `np.transpose`,
+`np.concatenate` and `np.where(c, x, y)` on concrete hop.numpy arrays
+outside any trace.
 
 Their general paths (_funcs.reshape, _indexing.getitem, _funcs.transpose,
 _funcs.concatenate, _funcs.where) serve every caller: traced arrays and runs'
@@ -24,6 +25,14 @@ python/_C/np_eager.c: hop's own ops cost more than NumPy's whole call here):
   (np.argmax's) inside int64, slices of them with no negative step, None
   and Ellipsis (no array, no bool), every int in range and every slice
   taking elements;
+- assignment a[key] = value (ndarray.__setitem__): a basic key (as for
+  indexing) of a writable array and a Python bool, int or float whose
+  conversion to the array's dtype is a plain C one with no warning nor error
+  (np_eager.c scalar_element: an int in an integer dtype's range, a float
+  or an int of at most 2**53 into float32/float64 without overflow,
+  anything into bool; not float16 or complex): the elements filled in
+  place and the write counted (_storage.WRITES), as the general path's
+  NumPy write does;
 - transpose (a.T, a.transpose(...), np.transpose, hnp.transpose): axes
   None or a permutation given as ints, a tuple or a list; one view header;
 - concatenate: a list or tuple of arrays of one dtype and one or more dims,
@@ -47,7 +56,7 @@ join).  fast(False) turns the fast path off (the tests compare both).
 import numpy as _np
 
 from .. import _C
-from . import _core
+from . import _core, _storage
 
 __all__ = ["reshape", "getitem", "transpose", "concatenate", "where", "fast"]
 
@@ -106,4 +115,4 @@ where = _C._np_eager_where
 # a C method (np_eager.c eager_array_function_call) that tries the same fast
 # path before the general one (_funcs.array_function): ~2.5 us less a call.
 _C._np_eager_shape_init(_where_plan, _C.where, _np.reshape, _np.concatenate, _np.where,
-                        _np.transpose, _C.ne, _np.integer)
+                        _np.transpose, _C.ne, _np.integer, _storage)

@@ -1074,3 +1074,6 @@ ndarray.__array_function__ = _C._np_eager_method("array_function", None,
 # a[key]: the shape functions' eager fast path of a basic key first
 # (_eager_shape), then _indexing's
 ndarray.__getitem__ = _C._np_eager_method("getitem", None, ndarray.__getitem__)
+# a[key] = value: a basic key and a Python number filled in place by the same
+# fast path (_eager_shape), else _indexing.setitem
+ndarray.__setitem__ = _C._np_eager_method("setitem", None, ndarray.__setitem__)
