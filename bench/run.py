@@ -398,6 +398,23 @@ def r_np_eager_op():
                   "figures: a + b at 16; every op and size in extra", {"per_op": per})
 
 
+def _per_call_within_2x(cases, figure, notes):
+    """The eager hop.numpy rows: each case {name: (hop call, NumPy call)}
+    measured side by side; the row's figure is case `figure`'s, met when
+    every call is within 2x of NumPy's, every call's figures in extra."""
+    per, h, nv = {}, None, None
+    for name, (hf, nf) in cases.items():
+        s = measure_all({"hop": hf, "np": nf})
+        hm, nm = s["hop"].median, s["np"].median
+        if name == figure:
+            h, nv = s["hop"].as_dict(), s["np"].as_dict()
+        per[name] = {"hop_ns": hm, "numpy_ns": nm, "hop_over_numpy": hm / nm}
+    worst = max(per.items(), key=lambda kv: kv[1]["hop_over_numpy"])
+    return result("ns", h, nv, None, worst[1]["hop_over_numpy"] <= 2,
+                  f"hop/NumPy worst {worst[1]['hop_over_numpy']:.2f}x ({worst[0]})", notes,
+                  {"per_call": per})
+
+
 @row("np_eager_shape", "eager hop.numpy shape functions vs NumPy (a.reshape, reshape, a[2:5], "
                       "a[1:3, None, ...], a[3], concatenate, where; hnp.f and np.f; 16 float64)",
      "<= 2x NumPy at 16")
@@ -419,19 +436,9 @@ def r_np_eager_shape():
              "np_concatenate": (lambda: np.concatenate([a, a]), lambda: np.concatenate([an, an])),
              "hnp_where": (lambda: hnp.where(c, a, 0.0), lambda: np.where(cn, an, 0.0)),
              "np_where": (lambda: np.where(c, a, 0.0), lambda: np.where(cn, an, 0.0))}
-    per, h, nv = {}, None, None
-    for name, (hf, nf) in cases.items():
-        s = measure_all({"hop": hf, "np": nf})
-        hm, nm = s["hop"].median, s["np"].median
-        if name == "slice":
-            h, nv = s["hop"].as_dict(), s["np"].as_dict()
-        per[name] = {"hop_ns": hm, "numpy_ns": nm, "hop_over_numpy": hm / nm}
-    worst = max(per.items(), key=lambda kv: kv[1]["hop_over_numpy"])
-    return result("ns", h, nv, None, worst[1]["hop_over_numpy"] <= 2,
-                  f"hop/NumPy worst {worst[1]['hop_over_numpy']:.2f}x ({worst[0]})",
-                  "hop.numpy arrays outside hop.compile (the shape functions' eager fast "
-                  "path, _eager_shape); the figures: a[2:5]; every call in extra",
-                  {"per_call": per})
+    return _per_call_within_2x(cases, "slice",
+                               "hop.numpy arrays outside hop.compile (the shape functions' eager "
+                               "fast path, _eager_shape); the figures: a[2:5]; every call in extra")
 
 
 @row("np_eager_layout", "eager hop.numpy index items, transposes, other memory orders and "
@@ -466,20 +473,10 @@ def r_np_eager_layout():
                              lambda: mn.__setitem__((1, 2), 3.0)),
              "set_slice": (lambda: a.__setitem__(slice(2, 9), 0.0),
                            lambda: an.__setitem__(slice(2, 9), 0.0))}
-    per, h, nv = {}, None, None
-    for name, (hf, nf) in cases.items():
-        s = measure_all({"hop": hf, "np": nf})
-        hm, nm = s["hop"].median, s["np"].median
-        if name == "T":
-            h, nv = s["hop"].as_dict(), s["np"].as_dict()
-        per[name] = {"hop_ns": hm, "numpy_ns": nm, "hop_over_numpy": hm / nm}
-    worst = max(per.items(), key=lambda kv: kv[1]["hop_over_numpy"])
-    return result("ns", h, nv, None, worst[1]["hop_over_numpy"] <= 2,
-                  f"hop/NumPy worst {worst[1]['hop_over_numpy']:.2f}x ({worst[0]})",
-                  "hop.numpy arrays outside hop.compile (the eager fast paths, _eager and "
-                  "_eager_shape, for layouts and index items their first version left to the "
-                  "general path); the figures: a.T; every call in extra",
-                  {"per_call": per})
+    return _per_call_within_2x(cases, "T",
+                               "hop.numpy arrays outside hop.compile (the eager fast paths, _eager "
+                               "and _eager_shape, for layouts and index items their first version "
+                               "left to the general path); the figures: a.T; every call in extra")
 
 
 def map_case(rows):
