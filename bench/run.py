@@ -479,6 +479,37 @@ def r_np_eager_layout():
                                "left to the general path); the figures: a.T; every call in extra")
 
 
+@row("np_eager_take", "eager hop.numpy integer-array and boolean-mask keys and element "
+                     "conversions vs NumPy (a[idx], a[[1, 2, 3]], a[mask], m[idx], m[mask], "
+                     "a[idx] = 0.0, a[mask] = 0.0, a.item(3), float(s), int(s); 16 float64, m "
+                     "4 x 4, s = a[3])", "<= 2x NumPy at 16")
+def r_np_eager_take():
+    import hop.numpy as hnp
+    one_thread()
+    a, an = hnp.arange(16.0), np.arange(16.0)
+    m, mn = a.reshape(4, 4), an.reshape(4, 4)
+    i, i_n = hnp.asarray(np.array([1, 5, 3])), np.array([1, 5, 3])
+    b, bn = a > 7, an > 7
+    r, rn = hnp.asarray(np.array([2, 0])), np.array([2, 0])
+    mb, mbn = m > 6, mn > 6
+    s, sn = a[3], an[3]
+    cases = {"int_array": (lambda: a[i], lambda: an[i_n]),
+             "numpy_int_array": (lambda: a[i_n], lambda: an[i_n]),
+             "int_list": (lambda: a[[1, 2, 3]], lambda: an[[1, 2, 3]]),
+             "mask": (lambda: a[b], lambda: an[bn]),
+             "rows": (lambda: m[r], lambda: mn[rn]),
+             "mask_2d": (lambda: m[mb], lambda: mn[mbn]),
+             "set_int_array": (lambda: a.__setitem__(i, 0.0), lambda: an.__setitem__(i_n, 0.0)),
+             "set_mask": (lambda: a.__setitem__(b, 0.0), lambda: an.__setitem__(bn, 0.0)),
+             "item": (lambda: a.item(3), lambda: an.item(3)),
+             "float_scalar": (lambda: float(s), lambda: float(sn)),
+             "int_scalar": (lambda: int(s), lambda: int(sn))}
+    return _per_call_within_2x(cases, "int_array",
+                               "hop.numpy arrays outside hop.compile (the eager fast path for one "
+                               "index array, np_eager_take.c); the figures: a[idx]; every call in "
+                               "extra")
+
+
 def map_case(rows):
     """The map rows' program and inputs: a compiled map of (r*w + b).relu()
     over rows x 16 floats (called once), its operands and their arrays."""

@@ -769,19 +769,12 @@ index_int(PyObject *k, int *ok)
     return v;
 }
 
-/* The value of hop.numpy integer scalar k (a NumPy scalar's 0-d array of
- * an integer dtype, as np.argmax gives) in *v: 1, or 0 when k is none or its
- * value is beyond int64. */
+/* The integer element of dtype d at p in *v: 1, or 0 when d is no integer
+ * dtype or the value is beyond int64. */
 static int
-scalar_int(PyObject *k, int64_t *v)
+int_element(hop_dtype d, const void *p, int64_t *v)
 {
-    if (Py_TYPE(k) != nd_type || SLOT(k, off_scalar) != Py_True)
-        return 0;
-    TensorObject *x = array_tensor(k);
-    if (x == NULL || x->t == NULL || x->t->rank != 0)
-        return 0;
-    const void *p = x->t->data;
-    switch (x->t->dtype) {
+    switch (d) {
     case HOP_I8:
         *v = *(const int8_t *)p;
         return 1;
@@ -809,6 +802,20 @@ scalar_int(PyObject *k, int64_t *v)
     default:
         return 0;
     }
+}
+
+/* The value of hop.numpy integer scalar k (a NumPy scalar's 0-d array of
+ * an integer dtype, as np.argmax gives) in *v: 1, or 0 when k is none or its
+ * value is beyond int64. */
+static int
+scalar_int(PyObject *k, int64_t *v)
+{
+    if (Py_TYPE(k) != nd_type || SLOT(k, off_scalar) != Py_True)
+        return 0;
+    TensorObject *x = array_tensor(k);
+    if (x == NULL || x->t == NULL || x->t->rank != 0)
+        return 0;
+    return int_element(x->t->dtype, x->t->data, v);
 }
 
 /* Whether k is an index item the fast path reads as an int: an exact int,
@@ -932,9 +939,57 @@ basic_view(const hop_tensor *t, PyObject *key, int *rank_out, int64_t *sizes, in
     return 1;
 }
 
+/* The index tensor of an array key the fast path takes (np_eager_take.c):
+ * one integer or boolean array, alone or in a 1-tuple: a concrete
+ * hop.numpy array of one or more dims (not a NumPy scalar), an exact NumPy
+ * ndarray, a list of exact ints or bools.  A new reference, or NULL (with
+ * an exception only when reading the key failed). */
+static hop_tensor *
+array_key(PyObject *key)
+{
+    if (PyTuple_CheckExact(key) && PyTuple_GET_SIZE(key) == 1)
+        key = PyTuple_GET_ITEM(key, 0);
+    if (Py_TYPE(key) != nd_type)
+        return hop_py__np_key_tensor(key);
+    TensorObject *x = SLOT(key, off_scalar) == Py_False ? array_tensor(key) : NULL;
+    return x != NULL && x->t != NULL && x->t->rank > 0 ? hop_tensor_retain(x->t) : NULL;
+}
+
+/* The rows of concrete t that array key picks (array_key's) in *tk: 1, or
+ * 0 when the fast path does not take the key, or -1 with an exception. */
+static int
+array_rows(hop_tensor *t, PyObject *key, hop_py_take *tk)
+{
+    hop_tensor *k = array_key(key);
+    if (k == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    int r = hop_py__np_take(t, k, tk);
+    hop_tensor_release(k);
+    return r;
+}
+
+/* a[key] for an array key (array_key's) by the fast path: a new C-ordered
+ * array of the rows it picks, as the general path's take. */
+static PyObject *
+fast_take(hop_tensor *t, PyObject *key)
+{
+    hop_py_take tk;
+    if (array_rows(t, key, &tk) <= 0)
+        return NULL;
+    hop_tensor *r = hop_py__np_take_rows(t, &tk);
+    hop_py__np_take_release(&tk);
+    if (r == NULL) {
+        hop_error_clear(); /* (out of memory: the general path's error) */
+        return NULL;
+    }
+    PyObject *tv = hop_py_tensor_new(r);
+    return tv == NULL ? NULL : new_array(tv);
+}
+
 /*
  * a[key] for a basic key (basic_view's) by the fast path: one view, or for
- * ints that take every dim a NumPy scalar, a copy of the element.
+ * ints that take every dim a NumPy scalar, a copy of the element; for an
+ * array key, fast_take's copy.
  */
 static PyObject *
 fast_getitem(PyObject *a, PyObject *key)
@@ -942,8 +997,10 @@ fast_getitem(PyObject *a, PyObject *key)
     hop_tensor *t = shape_tensor(a);
     int64_t sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK], offset;
     int rank, plain;
-    if (t == NULL || !basic_view(t, key, &rank, sizes, strides, &offset, &plain))
+    if (t == NULL)
         return NULL;
+    if (!basic_view(t, key, &rank, sizes, strides, &offset, &plain))
+        return fast_take(t, key);
     if (!plain || rank != 0) {
         hop_tensor *v = hop_tensor_view(t, rank, sizes, strides, offset);
         if (v == NULL) {
@@ -1088,10 +1145,11 @@ fill_view(char *p, int rank, const int64_t *sizes, const int64_t *strides, size_
 }
 
 /*
- * a[key] = value by the fast path for a basic key (basic_view's) of a
- * writable array the shape fast path takes and a Python bool, int or float
- * value its dtype holds by a plain conversion (scalar_element): the key's
- * elements filled in place, as the general path's NumPy write does, and the
+ * a[key] = value by the fast path for a basic key (basic_view's) or an array
+ * key (array_key's) of a writable array the shape fast path takes and a
+ * Python bool, int or float value its dtype holds by a plain conversion
+ * (scalar_element): the key's elements filled in place, as the general
+ * path's NumPy write does, and the
  * write counted (_storage.WRITES: a view hop made as a copy reads its
  * elements again after one; _storage.eager_write).  1 done, 0 not taken
  * (the general path answers: its errors, other values and keys), -1 error.
@@ -1104,12 +1162,21 @@ fast_setitem(PyObject *a, PyObject *key, PyObject *value)
     int rank, plain;
     unsigned char elem[16];
     if (t == NULL || writes_module == NULL || SLOT(a, off_ro) != Py_False ||
-        !scalar_element(t->dtype, value, elem) ||
-        !basic_view(t, key, &rank, sizes, strides, &offset, &plain))
+        !scalar_element(t->dtype, value, elem))
         return 0;
-    size_t isz = hop_dtype_size(t->dtype);
-    fill_view((char *)t->data + (offset - t->offset) * (int64_t)isz, rank, sizes, strides, isz,
-              elem);
+    if (basic_view(t, key, &rank, sizes, strides, &offset, &plain)) {
+        size_t isz = hop_dtype_size(t->dtype);
+        fill_view((char *)t->data + (offset - t->offset) * (int64_t)isz, rank, sizes, strides, isz,
+                  elem);
+    } else {
+        /* an array key: every position read and checked before a write */
+        hop_py_take tk;
+        int r = array_rows(t, key, &tk);
+        if (r <= 0)
+            return r;
+        hop_py__np_fill_rows(t, &tk, elem);
+        hop_py__np_take_release(&tk);
+    }
     PyObject *n = PyIter_Next(write_numbers);
     if (n == NULL)
         return PyErr_Occurred() ? -1 : 0;
@@ -1668,6 +1735,119 @@ eager_transpose_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, Py
     return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
 }
 
+/*
+ * The element conversions' fast path: a.item(...), float(a) and int(a) of a
+ * concrete hop.numpy array or NumPy scalar of a real dtype (not complex:
+ * its conversions' errors are the general path's), the gates open: the
+ * element read in place, made the Python scalar NumPy's item() gives (a
+ * bool, an int, a float; float16 widened) or float()/int() of it.  NULL
+ * without an exception: the general path answers (a size other than 1, an
+ * index out of range, a NaN or infinity for int(), every error).
+ */
+enum { AS_ITEM, AS_FLOAT, AS_INT };
+
+static PyObject *
+element_value(hop_dtype d, const char *p, int as)
+{
+    double f;
+    switch (d) {
+    case HOP_BOOL:
+        return as == AS_FLOAT ? PyFloat_FromDouble(*(const bool *)p)
+               : as == AS_INT ? PyLong_FromLong(*(const bool *)p)
+                              : PyBool_FromLong(*(const bool *)p);
+    case HOP_F16:
+        f = hop_f16_to_float(*(const uint16_t *)p);
+        break;
+    case HOP_F32:
+        f = *(const float *)p;
+        break;
+    case HOP_F64:
+        memcpy(&f, p, sizeof f);
+        break;
+    case HOP_U64: {
+        uint64_t u;
+        memcpy(&u, p, sizeof u);
+        return as == AS_FLOAT ? PyFloat_FromDouble((double)u) : PyLong_FromUnsignedLongLong(u);
+    }
+    default: {
+        int64_t v;
+        if (!int_element(d, p, &v))
+            return NULL;
+        return as == AS_FLOAT ? PyFloat_FromDouble((double)v) : PyLong_FromLongLong(v);
+    }
+    }
+    if (as != AS_INT)
+        return PyFloat_FromDouble(f);
+    return isfinite(f) ? PyLong_FromDouble(f) : NULL;
+}
+
+/* The element of t at the index args name as a.item(*args) reads them (none:
+ * the only one; one int: a flat index in C order; one int per dim, or a
+ * tuple of them), every int exact and in range; NULL otherwise. */
+static const char *
+element_at(const hop_tensor *t, PyObject *const *args, Py_ssize_t n)
+{
+    if (n == 1 && PyTuple_CheckExact(args[0])) {
+        n = PyTuple_GET_SIZE(args[0]);
+        args = &PyTuple_GET_ITEM(args[0], 0);
+    }
+    int64_t numel = hop_tensor_numel(t);
+    size_t isz = hop_dtype_size(t->dtype);
+    const char *p = t->data;
+    if (n == 0)
+        return numel == 1 ? p : NULL;
+    if (n == 1 && t->rank != 1) {
+        int ok;
+        int64_t flat = PyLong_CheckExact(args[0]) ? index_int(args[0], &ok) : (ok = 0);
+        if (!ok || flat < -numel || flat >= numel)
+            return NULL;
+        flat = flat < 0 ? flat + numel : flat;
+        for (int d = t->rank - 1; d >= 0; d--) {
+            p += (flat % t->sizes[d]) * t->strides[d] * (int64_t)isz;
+            flat /= t->sizes[d];
+        }
+        return p;
+    }
+    if (n != t->rank)
+        return NULL;
+    for (int d = 0; d < t->rank; d++) {
+        int ok;
+        int64_t v = PyLong_CheckExact(args[d]) ? index_int(args[d], &ok) : (ok = 0);
+        if (!ok || v < -t->sizes[d] || v >= t->sizes[d])
+            return NULL;
+        p += (v < 0 ? v + t->sizes[d] : v) * t->strides[d] * (int64_t)isz;
+    }
+    return p;
+}
+
+/* a.item(*args), float(a), int(a) (as) by the fast path, or NULL. */
+static PyObject *
+fast_element(PyObject *a, PyObject *const *args, Py_ssize_t n, int as)
+{
+    if (!shape_fast || nd_type == NULL || Py_TYPE(a) != nd_type || np_off > 0 ||
+        hop_py_tracing_active())
+        return NULL;
+    TensorObject *x = array_tensor(a);
+    if (x == NULL || x->t == NULL || hop_dtype_is_complex(x->t->dtype))
+        return NULL;
+    const char *p = element_at(x->t, args, n);
+    return p == NULL ? NULL : element_value(x->t->dtype, p, as);
+}
+
+/* a.item(...) (name "item"), float(a) ("float"), int(a) ("int") */
+static PyObject *
+eager_element_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    int as = op->nargs; /* (np_eager_method: the conversion's AS_*) */
+    if (kwnames == NULL && n >= 1 && (as == AS_ITEM || n == 1)) {
+        PyObject *r = fast_element(args[0], args + 1, n - 1, as);
+        if (r != NULL || PyErr_Occurred())
+            return r;
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
 /* _np_eager_getitem(a, key): a[key] by the shape fast path, or None. */
 static PyObject *
 np_eager_getitem(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -1900,8 +2080,9 @@ np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 }
 
 /* _np_eager_method(role, name, fallback): the method (above) of role
- * "reduce" (name: "reduce:sum", ...), "array_ufunc" or "array_function"
- * (name None). */
+ * "reduce" (name: "reduce:sum", ...), "element" (name: "item", "float",
+ * "int"), or "array_ufunc", "array_function", "getitem", "setitem",
+ * "reshape", "transpose" (name None). */
 static PyObject *
 np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1915,7 +2096,8 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                  {"getitem", (vectorcallfunc)eager_getitem_call},
                  {"reshape", (vectorcallfunc)eager_reshape_call},
                  {"transpose", (vectorcallfunc)eager_transpose_call},
-                 {"setitem", (vectorcallfunc)eager_setitem_call}};
+                 {"setitem", (vectorcallfunc)eager_setitem_call},
+                 {"element", (vectorcallfunc)eager_element_call}};
     vectorcallfunc call = NULL;
     for (size_t i = 0; nargs == 3 && PyUnicode_Check(args[0]) && i < sizeof roles / sizeof *roles;
          i++) {
@@ -1923,12 +2105,28 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             call = roles[i].call;
     }
     if (call == NULL || !PyCallable_Check(args[2]) ||
-        (call == (vectorcallfunc)eager_reduce_call) != PyUnicode_CheckExact(args[1])) {
+        (call == (vectorcallfunc)eager_reduce_call || call == (vectorcallfunc)eager_element_call) !=
+            PyUnicode_CheckExact(args[1])) {
         PyErr_SetString(PyExc_TypeError, "_np_eager_method(role: 'reduce' | 'array_ufunc' | "
                                          "'array_function' | 'getitem' | 'setitem' | 'reshape' | "
-                                         "'transpose', "
+                                         "'transpose' | 'element', "
                                          "name: str | None, fallback: callable)");
         return NULL;
+    }
+    int as = 0; /* an element's conversion (AS_*), kept in nargs */
+    if (call == (vectorcallfunc)eager_element_call) {
+        const char *what = PyUnicode_AsUTF8(args[1]);
+        if (what == NULL)
+            return NULL;
+        as = strcmp(what, "float") == 0  ? AS_FLOAT
+             : strcmp(what, "int") == 0  ? AS_INT
+             : strcmp(what, "item") == 0 ? AS_ITEM
+                                         : -1;
+        if (as < 0) {
+            PyErr_SetString(PyExc_ValueError,
+                            "_np_eager_method: an element's name is 'item', 'float' or 'int'");
+            return NULL;
+        }
     }
     EagerOpObject *op = PyObject_GC_New(EagerOpObject, &EagerOpType);
     if (op == NULL)
@@ -1937,7 +2135,7 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (PyUnicode_CheckExact(op->name))
         PyUnicode_InternInPlace(&op->name);
     op->fallback = Py_NewRef(args[2]);
-    op->nargs = 0;
+    op->nargs = as;
     op->reflected = 0;
     op->vectorcall = call;
     PyObject_GC_Track(op);
@@ -2037,7 +2235,8 @@ static PyMethodDef np_eager_functions[] = {
      "_np_eager reads."},
     {"_np_eager_method", (PyCFunction)(void (*)(void))np_eager_method, METH_FASTCALL,
      "_np_eager_method(role, name, fallback): a method of hop.numpy.ndarray (role 'reduce': "
-     "a.sum(); 'array_ufunc'; 'array_function') that tries the eager fast path first, then "
+     "a.sum(); 'element': a.item(), float(a), int(a); 'array_ufunc'; 'array_function'; "
+     "'getitem'; 'setitem'; 'reshape'; 'transpose') that tries the eager fast path first, then "
      "calls fallback."},
     {"_np_eager_off", np_eager_off, METH_O,
      "_np_eager_off(delta): this thread's count of reasons hop.numpy's eager fast path is off "

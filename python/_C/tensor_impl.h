@@ -186,6 +186,37 @@ PyObject *hop_py__restride(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 PyObject *hop_py__meta_text(PyObject *mod, PyObject *o);
 void hop_py__create_init(void);
 
+/* ---------------------------------------------------- np_eager_take.c */
+
+/* The rows of a concrete tensor t that one integer or boolean index array
+ * picks (NumPy's a[idx], a[mask]): their element offsets in t, and the
+ * result's shape. */
+typedef struct hop_py_take {
+    int64_t *offsets; /* count of them, in elements from t's first */
+    int64_t count;
+    int lead; /* the dims of t the key picks from: 1, or the mask's */
+    int rank; /* the result's */
+    int64_t sizes[HOP_MAX_RANK];
+    int64_t small[32]; /* offsets' room for a short key */
+} hop_py_take;
+
+/* Key object key as an index tensor the fast path reads (a new reference):
+ * an exact NumPy ndarray of one or more dims (shared), a list of exact ints
+ * (int64) or of exact bools (a mask); NULL, with no exception, for anything
+ * else, or with one (MemoryError). */
+hop_tensor *hop_py__np_key_tensor(PyObject *key);
+/* The rows of t that index tensor k picks in *tk: 1; 0 when the fast path
+ * does not take them (a dtype other than integers and bool, a 0-d key, a
+ * mask not of t's shape, an index out of range: the general path's
+ * errors); -1 with an exception (MemoryError).  After 1,
+ * hop_py__np_take_release(tk). */
+int hop_py__np_take(const hop_tensor *t, const hop_tensor *k, hop_py_take *tk);
+void hop_py__np_take_release(hop_py_take *tk);
+/* A new C-ordered tensor of the rows tk picks (NULL with hop's error). */
+hop_tensor *hop_py__np_take_rows(const hop_tensor *t, const hop_py_take *tk);
+/* The rows tk picks filled with elem (one element of t's dtype). */
+void hop_py__np_fill_rows(hop_tensor *t, const hop_py_take *tk, const unsigned char *elem);
+
 /* ---------------------------------------------------------- ndarray.c */
 
 /* Whether NumPy's C API is usable (imports it on the first call; false

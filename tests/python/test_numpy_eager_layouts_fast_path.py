@@ -356,7 +356,7 @@ def test_setitem_fast_path_is_taken_and_views_see_the_write(monkeypatch):
     np.testing.assert_array_equal(n, want)  # (hop's own memory)
     # what the fast path leaves to the general path still works through it
     monkeypatch.setattr(_indexing, "setitem", general)
-    for key, v in ((0, 2.5 + 0j), ([0, 1], 1.0), (0, np.float64(2)), (0, h[1, 1])):
+    for key, v in ((0, 2.5 + 0j), ((0, [0, 1]), 1.0), (0, np.float64(2)), (0, h[1, 1])):
         with pytest.raises(AssertionError, match="general path ran"):
             h[key] = v
 

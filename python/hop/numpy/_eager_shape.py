@@ -1,6 +1,7 @@
 """The eager fast path of hop.numpy's shape functions: `a.reshape(4, 4)`,
 `np.reshape(a, s)`, basic indexing (`a[2:5]`, `a[1, None, ...]`,
-`a[np.int64(3)]`), `a[key] = number`, `a.T` and `np.transpose`,
+`a[np.int64(3)]`), one index array (`a[idx]`, `a[mask]`), `a[key] = number`,
+`a.item()`, `float(a)`, `int(a)`, `a.T` and `np.transpose`,
 `np.concatenate` and `np.where(c, x, y)` on concrete hop.numpy arrays
 outside any trace.
 
@@ -33,6 +34,17 @@ python/_C/np_eager.c: hop's own ops cost more than NumPy's whole call here):
   anything into bool; not float16 or complex): the elements filled in
   place and the write counted (_storage.WRITES), as the general path's
   NumPy write does;
+- one integer or boolean index array (np_eager_take.c): a concrete
+  hop.numpy array of one or more dims, an exact NumPy ndarray or a list of
+  exact ints or of exact bools, alone or in a 1-tuple; a[idx] picks rows of
+  the first dim (negative ones from the end, a uint64 index read as intp),
+  a[mask] the rows of the mask's dims where it holds, in C order, into a
+  new C-ordered array; a[key] = number fills them in place after every
+  position is read and checked (a key that aliases the array, an index out
+  of range: nothing written); not an index of 2+ dims in another order
+  into a 1-d array (NumPy's result is laid out as the index is);
+- a.item(...), float(a), int(a) of a real element (not complex; int() of
+  a finite value): the element read in place;
 - transpose (a.T, a.transpose(...), np.transpose, hnp.transpose): axes
   None or a permutation given as ints, a tuple or a list; one view header;
 - concatenate: a list or tuple of arrays of one dtype and one or more dims,

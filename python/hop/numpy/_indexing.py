@@ -54,8 +54,10 @@ def _index_tensor(k):
                 any(isinstance(v, (list, tuple, ndarray, _C.Tensor, _np.ndarray)) for v in k) or \
                 all(_is_int(v) for v in k):
             from ._funcs import array
-            return array(list(k), dtype=None if k else _np.intp)._t
-        raise IndexError(_ONLY)
+            t = array(list(k), dtype=None if k else _np.intp)._t
+            if _core.np_dtype(t).kind in "biu":
+                return t
+        raise IndexError(_ONLY)  # (a float among nested lists too: NumPy's)
     if isinstance(k, (ndarray, _C.Tensor, _np.ndarray)) or \
             getattr(type(k), "__hop_tensor__", None) is not None:
         t = _core.tensor_of(k)
@@ -278,6 +280,10 @@ def _nonzero(mask):
 def _checked(idx, n, dim):
     """Index tensor idx into a dim of size n: wrapped to [0, n), each index
     checked when the program runs (take of arange(n))."""
+    if idx.dtype is _C.uint64:
+        # NumPy reads an index array as intp, a uint64 one wrapping (2**64 - 1
+        # is -1, the last element)
+        idx = idx.to(_C.int64)
     if isinstance(n, int) and n == 0 and all(isinstance(d, int) for d in idx.shape) and \
             any(d for d in idx.shape) and all(d for d in idx.shape):
         # no index fits a dim of size 0 (take's shape rule would say so
@@ -344,6 +350,14 @@ def getitem(a, key):
                                           _is_int(k) and not isinstance(k, (bool, _np.bool_)))]
         if r.ndim >= 2 and others and all(_int0(k) for k in others):
             return _index_copy(a, keys, r)
+        if t.ndim == 1 and r.ndim >= 2 and len(keys) == 1 and \
+                isinstance(keys[0], (ndarray, _np.ndarray)):
+            # an index array that picks elements (no dims after it): NumPy
+            # lays the result out as the index is (PyArray_NewLikeArray of
+            # it: a Fortran-ordered key, a Fortran-ordered result)
+            from ._ufuncs import in_memory_order
+            return in_memory_order(type(a), (keys[0],), tuple(r.shape),
+                                   lambda view, _: view(r).clone())
         return wrap(type(a), r)
     if scalar:
         # a NumPy scalar: a value, a copy of the element, not a view: a later

@@ -1077,3 +1077,8 @@ ndarray.__getitem__ = _C._np_eager_method("getitem", None, ndarray.__getitem__)
 # a[key] = value: a basic key and a Python number filled in place by the same
 # fast path (_eager_shape), else _indexing.setitem
 ndarray.__setitem__ = _C._np_eager_method("setitem", None, ndarray.__setitem__)
+# a.item(...), float(a), int(a) of a real element: read in place by the same
+# fast path (_eager_shape), else the Python ones above
+ndarray.item = _C._np_eager_method("element", "item", ndarray.item)
+ndarray.__float__ = _C._np_eager_method("element", "float", ndarray.__float__)
+ndarray.__int__ = _C._np_eager_method("element", "int", ndarray.__int__)
