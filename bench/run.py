@@ -510,6 +510,28 @@ def r_np_eager_take():
                                "extra")
 
 
+@row("np_eager_power", "eager hop.numpy a ** b vs NumPy (a ** 2, a ** 0.5, a ** -1, a ** 3, "
+                      "a ** 1.7, 2.0 ** a, a ** a of 16 float64 in [1, 16]; i ** 2 of 16 int64)",
+     "<= 2x NumPy at 16")
+def r_np_eager_power():
+    import hop.numpy as hnp
+    one_thread()
+    a, an = hnp.arange(1.0, 17.0), np.arange(1.0, 17.0)
+    i, i_n = hnp.arange(16), np.arange(16)
+    cases = {"square": (lambda: a ** 2, lambda: an ** 2),
+             "sqrt": (lambda: a ** 0.5, lambda: an ** 0.5),
+             "reciprocal": (lambda: a ** -1, lambda: an ** -1),
+             "cube": (lambda: a ** 3, lambda: an ** 3),
+             "float_power": (lambda: a ** 1.7, lambda: an ** 1.7),
+             "reflected": (lambda: 2.0 ** a, lambda: 2.0 ** an),
+             "arrays": (lambda: a ** a, lambda: an ** an),
+             "int_square": (lambda: i ** 2, lambda: i_n ** 2)}
+    return _per_call_within_2x(cases, "square",
+                               "hop.numpy arrays outside hop.compile (the ** operator's eager fast "
+                               "path, np_eager.c fast_power: NumPy's fast_scalar_power kernels and "
+                               "power's plans); the figures: a ** 2; every call in extra")
+
+
 def map_case(rows):
     """The map rows' program and inputs: a compiled map of (r*w + b).relu()
     over rows x 16 floats (called once), its operands and their arrays."""

@@ -609,13 +609,85 @@ is_str(PyObject *s, PyObject *is)
     return s == is || (PyUnicode_CheckExact(s) && PyUnicode_Compare(s, is) == 0);
 }
 
+/* "power" and the unary ufuncs NumPy 1.24's fast_scalar_power calls for
+ * a ** 2, ** 0.5, ** -1, ** 1 (interned) */
+static PyObject *power_names[6];
+enum { PW_POWER, PW_SQUARE, PW_SQRT, PW_RECIPROCAL, PW_POSITIVE, PW_DIVIDE };
+static PyObject *float_one; /* 1.0: a float array's reciprocal is 1.0 / a */
+
+/*
+ * a ** e by the fast path for an array a (not a NumPy scalar) and a Python
+ * int or float e, as hop.numpy._ndarray._pow (_fast_power) reads NumPy's
+ * fast_scalar_power: a float or complex array ** 2, 0.5, -1 or 1 is square,
+ * sqrt, reciprocal (1.0 / a for a float one) or positive of a, any other
+ * exponent (not 0: ones_like in a's dtype) power; an integer array ** the
+ * int 2 is square in its own dtype; an array exponent is power (the plans
+ * take a float or complex one).  Anything else (a bool array, another
+ * integer power, a float exponent of an integer array) is the general
+ * path's.
+ */
+static PyObject *
+fast_power(PyObject *a, PyObject *e)
+{
+    double v;
+    int is_int = PyLong_CheckExact(e);
+    if (is_int) {
+        int overflow;
+        long long x = PyLong_AsLongLongAndOverflow(e, &overflow);
+        if (overflow != 0 || (x == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return NULL;
+        }
+        v = (double)x;
+    } else if (PyFloat_CheckExact(e)) {
+        v = PyFloat_AS_DOUBLE(e);
+    } else if (Py_TYPE(e) == nd_type && power_names[0] != NULL) {
+        PyObject *ops[2] = {a, e}; /* (an array exponent: power, planned for floats) */
+        return fast(power_names[PW_POWER], ops, 2, NULL);
+    } else {
+        return NULL;
+    }
+    TensorObject *x = SLOT(a, off_scalar) == Py_False ? array_tensor(a) : NULL;
+    if (x == NULL || x->t == NULL || power_names[0] == NULL)
+        return NULL;
+    hop_dtype d = x->t->dtype;
+    int unary = v == 2.0    ? PW_SQUARE
+                : v == 0.5  ? PW_SQRT
+                : v == -1.0 ? PW_RECIPROCAL
+                : v == 1.0  ? PW_POSITIVE
+                            : PW_POWER;
+    if (hop_dtype_is_inexact(d)) {
+        if (unary == PW_RECIPROCAL && hop_dtype_is_float(d)) {
+            /* NumPy's float reciprocal is 1.0 / x, true_divide's bits and
+             * dtype (a warning, whose text names reciprocal, is the general
+             * path's, as for every ufunc of the fast path) */
+            PyObject *ops[2] = {float_one, a};
+            return fast(power_names[PW_DIVIDE], ops, 2, NULL);
+        }
+        if (unary != PW_POWER)
+            return fast(power_names[unary], &a, 1, NULL);
+        if (v == 0.0)
+            return NULL;
+        PyObject *ops[2] = {a, e};
+        return fast(power_names[PW_POWER], ops, 2, NULL);
+    }
+    if (hop_dtype_is_int(d) && is_int && unary == PW_SQUARE)
+        return fast(power_names[PW_SQUARE], &a, 1, NULL);
+    return NULL;
+}
+
 static PyObject *
 eager_op_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
     if (kwnames == NULL && n == op->nargs && Py_TYPE(args[0]) == nd_type) {
-        PyObject *ops[2] = {args[op->reflected], args[n - 1 - op->reflected]};
-        PyObject *r = fast(op->name, ops, n, NULL);
+        PyObject *r;
+        if (op->name == power_names[PW_POWER] && !op->reflected) {
+            r = fast_power(args[0], args[1]);
+        } else {
+            PyObject *ops[2] = {args[op->reflected], args[n - 1 - op->reflected]};
+            r = fast(op->name, ops, n, NULL);
+        }
         if (r != NULL || PyErr_Occurred())
             return r;
     }
@@ -2067,10 +2139,19 @@ np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_ValueError, "_np_eager_op: nargs is 1 or 2 (2 when reflected)");
         return NULL;
     }
+    static const char *const pw[] = {"power",      "square",   "sqrt",
+                                     "reciprocal", "positive", "true_divide"};
+    for (int i = 0; i < 6; i++) {
+        if (power_names[i] == NULL && (power_names[i] = PyUnicode_InternFromString(pw[i])) == NULL)
+            return NULL;
+    }
+    if (float_one == NULL && (float_one = PyFloat_FromDouble(1.0)) == NULL)
+        return NULL;
     EagerOpObject *op = PyObject_GC_New(EagerOpObject, &EagerOpType);
     if (op == NULL)
         return NULL;
     op->name = Py_NewRef(args[0]);
+    PyUnicode_InternInPlace(&op->name); /* (a ** b: power_names[0] itself) */
     op->fallback = Py_NewRef(args[3]);
     op->nargs = (int)n;
     op->reflected = reflected;

@@ -24,7 +24,7 @@ BINARY = ["add", "subtract", "multiply", "true_divide", "floor_divide", "remaind
           "minimum", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
           "bitwise_and", "bitwise_or", "bitwise_xor", "arctan2", "hypot", "copysign", "fmod",
           "fmax", "fmin", "logaddexp", "heaviside", "gcd", "lcm", "left_shift", "right_shift",
-          "ldexp", "nextafter"]
+          "ldexp", "nextafter", "power"]
 UNARY = ["negative", "absolute", "sign", "sqrt", "square", "exp", "log", "sin", "cos", "tanh",
          "floor", "ceil", "rint", "trunc", "invert", "isnan", "isinf", "isfinite", "signbit",
          "conjugate", "degrees", "reciprocal", "positive", "spacing", "cbrt"]
@@ -50,7 +50,7 @@ def _numpy(fn):
 # libm functions, whose last bit hop's kernels and NumPy's SIMD loops may
 # round apart (the general path's too): to NumPy within a few ulps, to the
 # general path exactly
-LIBM = {"arctan2", "hypot", "logaddexp", "exp", "log", "sin", "cos", "tanh", "cbrt"}
+LIBM = {"arctan2", "hypot", "logaddexp", "exp", "log", "sin", "cos", "tanh", "cbrt", "power"}
 
 
 def _same(got, want, ulps=False, zero_sign_free=False):
@@ -178,8 +178,13 @@ def test_what_the_fast_path_leaves_to_the_general_path():
     for args in [(a, z), (z, a), (a, s), (s, a), (a, 1j), (a, [1, 2, 3, 4]),
                  (a, np.ones(4)), (a, hop.tensor([1.0, 2.0, 3.0, 4.0]))]:
         assert _eager.call("add", args) is None
-    for name in ("logical_and", "power", "matmul", "float_power"):
+    for name in ("logical_and", "matmul", "float_power"):
         assert _eager.call(name, (a, b)) is None
+    # power of integers (negative integer powers are refused on the data);
+    # of floats it is planned
+    ia = hnp.arange(4)
+    assert _eager.call("power", (ia, ia)) is None and _eager.call("power", (ia, 2)) is None
+    assert _eager.call("power", (a, b)) is not None and _eager.call("power", (a, 3)) is not None
     assert _eager.call("add", (a,)) is None and _eager.call("sin", (a, b)) is None
     with np.errstate(divide="raise"):
         assert _eager.call("true_divide", (a, b)) is None
@@ -293,3 +298,80 @@ def test_recording_a_path_turns_the_fast_path_off():
     _paths.record_path(lambda: seen.append(_eager.call("add", (a, b))), (), {})
     assert seen == [None]
     assert _eager.call("add", (a, b)) is not None
+
+
+POW_DTYPES = ["bool", "int8", "uint8", "int32", "int64", "uint64", "float16", "float32",
+              "float64", "complex64", "complex128"]
+# (not 2**70: NumPy makes an object array of it, a dtype hop.numpy refuses)
+EXPONENTS = [2, 2.0, 0.5, -1, -1.0, 1, 1.0, 0, 0.0, 3, -2, 1.7, -0.5, 2**62, math.nan,
+             math.inf, -math.inf, True, np.float64(2.0), np.int64(2)]
+
+
+def _pow_result(fn):
+    """fn(): its result as an ndarray (values, dtype, type), or its error
+    type, and the warnings it gave."""
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r = fn()
+            out = (type(r).__name__ == "ndarray", np.asarray(r))
+        except Exception as e:  # noqa: BLE001 - compared with NumPy's
+            out = (type(e), None)
+    return out, sorted({(x.category, str(x.message)) for x in w})
+
+
+def _same_pow(got, want, ulps):
+    (gk, g), gw = got
+    (wk, w), ww = want
+    assert gk == wk and gw == ww, (gk, wk, gw, ww)
+    if g is not None:
+        assert g.dtype == w.dtype and g.shape == w.shape
+        if ulps and w.dtype.kind in "fc":
+            eps = np.finfo(w.dtype).eps
+            np.testing.assert_allclose(g, w, rtol=8 * eps, atol=0, equal_nan=True)
+        else:
+            np.testing.assert_array_equal(g, w)
+        if w.dtype.kind in "fc":
+            assert np.array_equal(np.signbit(g.real), np.signbit(w.real))
+
+
+@pytest.mark.parametrize("dtype", POW_DTYPES)
+def test_the_power_operator_is_numpys_and_the_general_paths(dtype):
+    # a ** e: NumPy 1.24's fast_scalar_power (** 2 square, ** 0.5 sqrt, ** -1
+    # reciprocal, ** 1 positive, ** 0 ones_like) and power otherwise, by the
+    # fast path (np_eager.c fast_power) and by _ndarray._pow; on values
+    # without zeros, infinities or NaNs (plain) a float array's power with a
+    # Python number or array exponent that NumPy computes without a warning
+    # is the fast path's (a complex one's plans decline: the general path)
+    from hop.numpy import _ndarray
+    inexact = dtype.startswith(("float", "complex"))
+    plain = np.array([1, -2, 3, 7, -5, 2, -1], np.int64).astype(dtype)
+    edge = np.array([0, 1, -2, 3], np.int64).astype(dtype)
+    if inexact:
+        plain = np.concatenate([plain, np.array([0.5, 1.25, -0.75], dtype)])
+        edge = np.concatenate([edge, np.array([-0.0, np.inf, -np.inf, np.nan, 1e-3], dtype)])
+    for n, fast_expected in ((plain, dtype.startswith("float")), (edge, False)):
+        for e in EXPONENTS + [n[::-1].copy(), np.abs(n[::-1]).astype(dtype)]:
+            h = hnp.asarray(n.copy())
+            he = hnp.asarray(e.copy()) if isinstance(e, np.ndarray) else e
+            want = _pow_result(lambda: n ** e)
+            ulps = not (isinstance(e, (int, float)) and float(e) in (2.0, 1.0, 0.0, -1.0, 0.5))
+            _same_pow(_pow_result(lambda: h ** he), want, ulps)
+            _same_pow(_pow_result(lambda: _ndarray._pow(h, he)), want, ulps)
+            if fast_expected and not want[1] and type(e) in (int, float, np.ndarray) and \
+                    e is not True and not (type(e) is not np.ndarray and e == 0):
+                assert _eager_fast_power(h, he), e
+
+
+def _eager_fast_power(h, e):
+    """Whether h ** e took the fast path (the general _pow never ran)."""
+    import hop.numpy._ndarray as nd
+    calls = []
+    real = nd._fast_power
+    nd._fast_power = lambda *a: calls.append(1) or real(*a)
+    try:
+        h ** e
+    finally:
+        nd._fast_power = real
+    return not calls

@@ -26,7 +26,7 @@ Anything else (a 0-d array or NumPy scalar, whose value NumPy casts by; a
 complex, a list, an np.ndarray, a hop.Tensor, a NumpyArg) has no key: the
 general path takes the call, as it does any call with keywords, one
 while tracing or while hop.compile records a path, a ufunc the table does not take (logical ones, matmul,
-power and the composed ones given a scalar) and a call under an errstate
+power of integers and the composed ones given a scalar) and a call under an errstate
 that raises, calls, prints or logs.  A call whose kernels raised a
 floating-point flag NumPy's state warns for is handed to the general path
 too, which has NumPy compute it and warn (docs/ARCHITECTURE.md,
@@ -51,8 +51,9 @@ __all__ = ["call", "matmul"]
 # (no ufunc has either name)
 _PLANS = {}
 # ufuncs the fast path leaves to the general one: the logical ones (which
-# read truth values), matmul (its core dimensions), power (negative integer
-# powers are refused on the data), clip (three operands, min or max)
+# read truth values), matmul (its core dimensions), power of integers
+# (negative integer powers are refused on the data: a float or complex power
+# is planned), clip (three operands, min or max)
 _GENERAL = {"logical_and", "logical_or", "logical_xor", "logical_not", "matmul", "power",
             "float_power", "clip"}
 
@@ -72,7 +73,8 @@ def _plan(name, args):
     or None where the fast path does not take them (an error included: the
     general path raises it)."""
     from . import _ufuncs
-    if name in _GENERAL or name not in _ufuncs.UFUNCS or _ufuncs.UFUNCS[name][0] != len(args):
+    if (name in _GENERAL and name != "power") or name not in _ufuncs.UFUNCS or \
+            _ufuncs.UFUNCS[name][0] != len(args):
         return None
     uf = getattr(_np.core.umath, name, None) or getattr(_np, name)
     try:
@@ -84,6 +86,8 @@ def _plan(name, args):
             return None  # the general path warns on every call
         out_hop = _core.hop_dtype(out_dt, f"numpy.{name}")
         impl, cdt = _ufuncs.loop(name, ops, out_dt)
+        if name == "power" and _np.dtype(cdt).kind not in "fc":
+            return None  # (an integer power: negative ones are refused on the data)
         casts = []
         for o in ops:
             if o.t is not None:

@@ -1018,7 +1018,10 @@ def _ipow(self, other):
 
 
 _plain_pow, _plain_ipow = ndarray.__pow__, ndarray.__ipow__
-ndarray.__pow__, ndarray.__ipow__ = _pow, _ipow
+# a ** b: the eager fast path first (np_eager.c fast_power: _fast_power's
+# kernels for a Python int or float exponent), then _pow
+ndarray.__pow__ = _C._np_eager_op("power", 2, False, _pow)
+ndarray.__ipow__ = _ipow
 _plain_imatmul = ndarray.__imatmul__
 
 
