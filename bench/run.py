@@ -532,6 +532,29 @@ def r_np_eager_power():
                                "power's plans); the figures: a ** 2; every call in extra")
 
 
+@row("np_eager_matmul", "eager hop.numpy matrix products vs NumPy (a @ a, m @ m, m @ v, v @ m, "
+                       "np.matmul(m, m), np.dot(a, a), hnp.dot(a, a), a.dot(a); a 16 float64, m "
+                       "4 x 4, v 4)", "<= 2x NumPy at 16")
+def r_np_eager_matmul():
+    import hop.numpy as hnp
+    one_thread()
+    a, an = hnp.arange(16.0), np.arange(16.0)
+    m, mn = a.reshape(4, 4), an.reshape(4, 4)
+    v, vn = hnp.arange(4.0), np.arange(4.0)
+    cases = {"dot_vectors": (lambda: a @ a, lambda: an @ an),
+             "matrices": (lambda: m @ m, lambda: mn @ mn),
+             "matrix_vector": (lambda: m @ v, lambda: mn @ vn),
+             "vector_matrix": (lambda: v @ m, lambda: vn @ mn),
+             "np_matmul": (lambda: np.matmul(m, m), lambda: np.matmul(mn, mn)),
+             "np_dot": (lambda: np.dot(a, a), lambda: np.dot(an, an)),
+             "hnp_dot": (lambda: hnp.dot(a, a), lambda: np.dot(an, an)),
+             "method_dot": (lambda: a.dot(a), lambda: an.dot(an))}
+    return _per_call_within_2x(cases, "matrices",
+                               "hop.numpy arrays outside hop.compile (the eager fast path of the "
+                               "matrix products, np_eager.c fast_matmul and fast_dot); the "
+                               "figures: m @ m; every call in extra")
+
+
 def map_case(rows):
     """The map rows' program and inputs: a compiled map of (r*w + b).relu()
     over rows x 16 floats (called once), its operands and their arrays."""

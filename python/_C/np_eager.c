@@ -65,7 +65,7 @@ static PyObject *where_fn;      /* _C.where(condition, x, y) */
 static PyObject *where_name;    /* "where": its plans' name in the dict of plans */
 /* NumPy's np.reshape, np.concatenate and np.where: their calls with hop.numpy
  * arrays reach ndarray.__array_function__ (eager_array_function_call) */
-static PyObject *np_reshape_fn, *np_concatenate_fn, *np_where_fn, *np_transpose_fn;
+static PyObject *np_reshape_fn, *np_concatenate_fn, *np_where_fn, *np_transpose_fn, *np_dot_fn;
 static Py_ssize_t init_off[NP_EAGER_MAX_SLOTS];
 static PyObject *init_val[NP_EAGER_MAX_SLOTS]; /* a new result's slots (but _tv) */
 static int n_init;
@@ -609,10 +609,11 @@ is_str(PyObject *s, PyObject *is)
     return s == is || (PyUnicode_CheckExact(s) && PyUnicode_Compare(s, is) == 0);
 }
 
-/* "power" and the unary ufuncs NumPy 1.24's fast_scalar_power calls for
- * a ** 2, ** 0.5, ** -1, ** 1 (interned) */
-static PyObject *power_names[6];
-enum { PW_POWER, PW_SQUARE, PW_SQRT, PW_RECIPROCAL, PW_POSITIVE, PW_DIVIDE };
+/* "power", the unary ufuncs NumPy 1.24's fast_scalar_power calls for a ** 2,
+ * ** 0.5, ** -1, ** 1, true_divide (a float reciprocal) and "matmul"
+ * (interned: the operators' names) */
+static PyObject *power_names[7];
+enum { PW_POWER, PW_SQUARE, PW_SQRT, PW_RECIPROCAL, PW_POSITIVE, PW_DIVIDE, PW_MATMUL };
 static PyObject *float_one; /* 1.0: a float array's reciprocal is 1.0 / a */
 
 /*
@@ -676,6 +677,63 @@ fast_power(PyObject *a, PyObject *e)
     return NULL;
 }
 
+/*
+ * a @ b by the fast path (hop.numpy._eager.matmul's cases, in C): two
+ * concrete hop.numpy arrays (not NumPy scalars, not a run's or a copy's
+ * view) of float32 or float64, one dtype, C-contiguous, of one or two dims
+ * each whose core sizes match, the gates open: hop's eager matmul (the
+ * general path's _C.matmul) as a new array, of two vectors NumPy's scalar
+ * (a 0-d array marked so, as the general path's).  NULL without an
+ * exception otherwise, and after a floating-point exception NumPy's state
+ * warns for (the general path has NumPy compute it and warn).
+ */
+static PyObject *
+fast_matmul(PyObject *a, PyObject *b)
+{
+    if (Py_TYPE(b) != nd_type || SLOT(a, off_scalar) != Py_False || SLOT(b, off_scalar) != Py_False)
+        return NULL;
+    TensorObject *x = array_tensor(a), *y = array_tensor(b);
+    if (x == NULL || y == NULL || x->t == NULL || y->t == NULL)
+        return NULL;
+    hop_tensor *ta = x->t, *tb = y->t;
+    int na = ta->rank, nb = tb->rank;
+    if ((ta->dtype != HOP_F32 && ta->dtype != HOP_F64) || tb->dtype != ta->dtype || na < 1 ||
+        na > 2 || nb < 1 || nb > 2 || ta->sizes[na - 1] != tb->sizes[0] ||
+        !hop_tensor_is_contiguous(ta) || !hop_tensor_is_contiguous(tb) || gates_open() <= 0)
+        return NULL;
+    hop_fp_clear();
+    hop_rt_arg args[2] = {hop_rt_tensor(ta), hop_rt_tensor(tb)};
+    hop_tensor *r = hop_eager_tensor(HOP_OP_matmul, args, 2);
+    if (r == NULL) {
+        hop_error_clear(); /* (the general path's error) */
+        return NULL;
+    }
+    if (hop_py__np_fp_warned() != 0) {
+        hop_tensor_release(r);
+        return NULL; /* (NumPy computes it and warns; or the exception reading its state) */
+    }
+    PyObject *tv = hop_py_tensor_new(r);
+    PyObject *res = tv == NULL ? NULL : new_array(tv);
+    if (res != NULL && na + nb == 2)
+        Py_SETREF(SLOT(res, off_scalar), Py_NewRef(Py_True));
+    return res;
+}
+
+/* np.dot(a, b) by the fast path: of arrays of one or two dims dot is matmul
+ * (fast_matmul), but for an operand of one element (NumPy's BLAS axpy:
+ * _mathfuncs.blas_axpy, the general path's). */
+static PyObject *
+fast_dot(PyObject *a, PyObject *b)
+{
+    if (Py_TYPE(a) != nd_type || Py_TYPE(b) != nd_type)
+        return NULL;
+    TensorObject *x = array_tensor(a), *y = array_tensor(b);
+    if (x == NULL || y == NULL || x->t == NULL || y->t == NULL || hop_tensor_numel(x->t) == 1 ||
+        hop_tensor_numel(y->t) == 1)
+        return NULL;
+    return fast_matmul(a, b);
+}
+
 static PyObject *
 eager_op_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -684,6 +742,8 @@ eager_op_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject 
         PyObject *r;
         if (op->name == power_names[PW_POWER] && !op->reflected) {
             r = fast_power(args[0], args[1]);
+        } else if (op->name == power_names[PW_MATMUL] && !op->reflected) {
+            r = fast_matmul(args[0], args[1]);
         } else {
             PyObject *ops[2] = {args[op->reflected], args[n - 1 - op->reflected]};
             r = fast(op->name, ops, n, NULL);
@@ -740,7 +800,10 @@ eager_array_ufunc_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, 
     if (nd_type != NULL && (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) &&
         (n == 4 || n == 5) && is_str(args[2], call_str)) {
         PyObject *name = ufunc_name(args[1]); /* (NULL, no exception: not a str) */
-        PyObject *r = name == NULL ? NULL : fast(name, args + 3, n - 3, NULL);
+        PyObject *r = name == NULL ? NULL
+                      : name == power_names[PW_MATMUL] && n == 5 && Py_TYPE(args[3]) == nd_type
+                          ? fast_matmul(args[3], args[4])
+                          : fast(name, args + 3, n - 3, NULL);
         if (r != NULL || PyErr_Occurred())
             return r;
     }
@@ -753,7 +816,7 @@ static PyObject *transpose_to(PyObject *a, PyObject *axes);
 
 /* __array_function__(self, func, types, args, kwargs) of a reduction called
  * as func(a), func(a, axis) or func(a, axis=axis), or of np.reshape,
- * np.concatenate, np.where or np.transpose with positional arguments
+ * np.concatenate, np.where, np.transpose or np.dot with positional arguments
  * (shape_function) */
 static PyObject *
 eager_array_function_call(EagerOpObject *op, PyObject *const *args, size_t nargsf,
@@ -1706,19 +1769,19 @@ np_eager_where(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 }
 
 /* _np_eager_shape_init(where_planner, where, np.reshape, np.concatenate,
- * np.where, np.transpose, ne, np.integer, _storage): what fast_where calls,
- * NumPy's functions __array_function__ sees, _C.ne (a condition that is not
- * bool), NumPy's integer scalars' base (index items) and hop.numpy's
- * _storage (its count of eager writes, which fast_setitem advances). */
+ * np.where, np.transpose, ne, np.integer, _storage, np.dot): what fast_where
+ * calls, NumPy's functions __array_function__ sees (np.dot: fast_dot), _C.ne (a condition that is
+ * not bool), NumPy's integer scalars' base (index items) and hop.numpy's _storage (its count of
+ * eager writes, which fast_setitem advances). */
 static PyObject *
 np_eager_shape_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 9 || !PyCallable_Check(args[0]) || !PyCallable_Check(args[1]) ||
+    if (nargs != 10 || !PyCallable_Check(args[0]) || !PyCallable_Check(args[1]) ||
         !PyCallable_Check(args[6]) || !PyType_Check(args[7]) || !PyModule_Check(args[8])) {
         PyErr_SetString(PyExc_TypeError,
                         "_np_eager_shape_init(where_planner, where, np.reshape, np.concatenate, "
-                        "np.where, np.transpose, ne, np.integer, _storage)");
+                        "np.where, np.transpose, ne, np.integer, _storage, np.dot)");
         return NULL;
     }
     PyObject *numbers = PyObject_GetAttrString(args[8], "_NUMBERS");
@@ -1743,6 +1806,7 @@ np_eager_shape_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_XSETREF(np_concatenate_fn, Py_NewRef(args[3]));
     Py_XSETREF(np_where_fn, Py_NewRef(args[4]));
     Py_XSETREF(np_transpose_fn, Py_NewRef(args[5]));
+    Py_XSETREF(np_dot_fn, Py_NewRef(args[9]));
     Py_XSETREF(ne_fn, Py_NewRef(args[6]));
     Py_XSETREF(np_integer, (PyTypeObject *)Py_NewRef(args[7]));
     Py_RETURN_NONE;
@@ -1920,6 +1984,34 @@ eager_element_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyOb
     return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
 }
 
+/* _np_eager_matmul(a, b): a @ b by the fast path (fast_matmul), or None. */
+static PyObject *
+np_eager_matmul(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_matmul(a, b)");
+        return NULL;
+    }
+    if (nd_type == NULL || Py_TYPE(args[0]) != nd_type || power_names[PW_MATMUL] == NULL)
+        Py_RETURN_NONE;
+    return or_none(fast_matmul(args[0], args[1]));
+}
+
+/* _np_eager_dot(a, b): np.dot(a, b) by the fast path (fast_dot), or None. */
+static PyObject *
+np_eager_dot(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_dot(a, b)");
+        return NULL;
+    }
+    if (nd_type == NULL || power_names[PW_MATMUL] == NULL)
+        Py_RETURN_NONE;
+    return or_none(fast_dot(args[0], args[1]));
+}
+
 /* _np_eager_getitem(a, key): a[key] by the shape fast path, or None. */
 static PyObject *
 np_eager_getitem(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -1965,6 +2057,8 @@ shape_function(PyObject *func, PyObject *fargs)
         return fast_concatenate(a[0], n == 2 ? a[1] : NULL);
     if (func == np_transpose_fn && (n == 1 || n == 2))
         return n == 1 || a[1] == Py_None ? fast_transpose(a[0], NULL, 0) : transpose_to(a[0], a[1]);
+    if (func == np_dot_fn && n == 2)
+        return fast_dot(a[0], a[1]);
     return NULL;
 }
 
@@ -2048,11 +2142,47 @@ eager_reshape_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyOb
     return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
 }
 
+/* a.dot(b) (role "dot"): fast_dot, else the Python method */
+static PyObject *
+eager_dot_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (kwnames == NULL && PyVectorcall_NARGS(nargsf) == 2 && Py_TYPE(args[0]) == nd_type &&
+        power_names[PW_MATMUL] != NULL) {
+        PyObject *r = fast_dot(args[0], args[1]);
+        if (r != NULL || PyErr_Occurred())
+            return r;
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
+/* A NumPy scalar has no dot method (_attrs._array_only's error): -1 with
+ * NumPy's AttributeError for a hop.numpy scalar obj, else 0. */
+static int
+scalar_has_no_dot(PyObject *obj)
+{
+    if (nd_type == NULL || !PyObject_TypeCheck(obj, nd_type) || SLOT(obj, off_scalar) != Py_True)
+        return 0;
+    PyObject *dt = PyObject_GetAttrString(obj, "dtype");
+    PyObject *tp = dt == NULL ? NULL : PyObject_GetAttrString(dt, "type");
+    PyObject *name = tp == NULL ? NULL : PyObject_GetAttrString(tp, "__name__");
+    if (name != NULL)
+        PyErr_Format(PyExc_AttributeError, "'numpy.%U' object has no attribute 'dot'", name);
+    Py_XDECREF(dt);
+    Py_XDECREF(tp);
+    Py_XDECREF(name);
+    return -1;
+}
+
 static PyObject *
 eager_op_get(PyObject *self, PyObject *obj, PyObject *type)
 {
     (void)type;
-    return obj == NULL || obj == Py_None ? Py_NewRef(self) : PyMethod_New(self, obj);
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(self);
+    if (((EagerOpObject *)self)->vectorcall == (vectorcallfunc)eager_dot_call &&
+        scalar_has_no_dot(obj) < 0)
+        return NULL;
+    return PyMethod_New(self, obj);
 }
 
 static int
@@ -2139,9 +2269,9 @@ np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_ValueError, "_np_eager_op: nargs is 1 or 2 (2 when reflected)");
         return NULL;
     }
-    static const char *const pw[] = {"power",      "square",   "sqrt",
-                                     "reciprocal", "positive", "true_divide"};
-    for (int i = 0; i < 6; i++) {
+    static const char *const pw[] = {"power",    "square",      "sqrt",  "reciprocal",
+                                     "positive", "true_divide", "matmul"};
+    for (int i = 0; i < 7; i++) {
         if (power_names[i] == NULL && (power_names[i] = PyUnicode_InternFromString(pw[i])) == NULL)
             return NULL;
     }
@@ -2163,7 +2293,7 @@ np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 /* _np_eager_method(role, name, fallback): the method (above) of role
  * "reduce" (name: "reduce:sum", ...), "element" (name: "item", "float",
  * "int"), or "array_ufunc", "array_function", "getitem", "setitem",
- * "reshape", "transpose" (name None). */
+ * "reshape", "transpose", "dot" (name None). */
 static PyObject *
 np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2178,7 +2308,8 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                  {"reshape", (vectorcallfunc)eager_reshape_call},
                  {"transpose", (vectorcallfunc)eager_transpose_call},
                  {"setitem", (vectorcallfunc)eager_setitem_call},
-                 {"element", (vectorcallfunc)eager_element_call}};
+                 {"element", (vectorcallfunc)eager_element_call},
+                 {"dot", (vectorcallfunc)eager_dot_call}};
     vectorcallfunc call = NULL;
     for (size_t i = 0; nargs == 3 && PyUnicode_Check(args[0]) && i < sizeof roles / sizeof *roles;
          i++) {
@@ -2190,7 +2321,7 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             PyUnicode_CheckExact(args[1])) {
         PyErr_SetString(PyExc_TypeError, "_np_eager_method(role: 'reduce' | 'array_ufunc' | "
                                          "'array_function' | 'getitem' | 'setitem' | 'reshape' | "
-                                         "'transpose' | 'element', "
+                                         "'transpose' | 'element' | 'dot', "
                                          "name: str | None, fallback: callable)");
         return NULL;
     }
@@ -2293,9 +2424,10 @@ static PyMethodDef np_eager_functions[] = {
      "_np_eager_concatenate(arrays, axis=0): np.concatenate(arrays, axis) by the shape "
      "functions' eager fast path, or None when the general path must answer."},
     {"_np_eager_shape_init", (PyCFunction)(void (*)(void))np_eager_shape_init, METH_FASTCALL,
-     "_np_eager_shape_init(where_planner, where, np.reshape, np.concatenate, np.where): what "
-     "the shape fast path's where calls, and NumPy's functions whose calls with hop.numpy "
-     "arrays it answers in __array_function__."},
+     "_np_eager_shape_init(where_planner, where, np.reshape, np.concatenate, np.where, "
+     "np.transpose, ne, np.integer, _storage, np.dot): what the shape fast path's where calls, "
+     "and NumPy's functions whose calls with hop.numpy arrays it answers in "
+     "__array_function__."},
     {"_np_eager_where", (PyCFunction)(void (*)(void))np_eager_where, METH_FASTCALL,
      "_np_eager_where(condition, x, y): np.where(condition, x, y) by the shape functions' "
      "eager fast path, or None when the general path must answer."},
@@ -2314,11 +2446,17 @@ static PyMethodDef np_eager_functions[] = {
     {"_np_eager_init", (PyCFunction)(void (*)(void))np_eager_init, METH_FASTCALL,
      "_np_eager_init(ndarray, plans, planner, cast, slots, reduce_planner, reduce_funcs): what "
      "_np_eager reads."},
+    {"_np_eager_dot", (PyCFunction)(void (*)(void))np_eager_dot, METH_FASTCALL,
+     "_np_eager_dot(a, b): np.dot(a, b) of two plain float32 or float64 hop.numpy arrays of one "
+     "or two dims (not one element) by the eager fast path, or None."},
+    {"_np_eager_matmul", (PyCFunction)(void (*)(void))np_eager_matmul, METH_FASTCALL,
+     "_np_eager_matmul(a, b): a @ b of two plain float32 or float64 hop.numpy arrays of one or "
+     "two dims by the eager fast path, or None."},
     {"_np_eager_method", (PyCFunction)(void (*)(void))np_eager_method, METH_FASTCALL,
      "_np_eager_method(role, name, fallback): a method of hop.numpy.ndarray (role 'reduce': "
      "a.sum(); 'element': a.item(), float(a), int(a); 'array_ufunc'; 'array_function'; "
-     "'getitem'; 'setitem'; 'reshape'; 'transpose') that tries the eager fast path first, then "
-     "calls fallback."},
+     "'getitem'; 'setitem'; 'reshape'; 'transpose'; 'dot') that tries the eager fast path first, "
+     "then calls fallback."},
     {"_np_eager_off", np_eager_off, METH_O,
      "_np_eager_off(delta): this thread's count of reasons hop.numpy's eager fast path is off "
      "(a run on _storage's stack, a path recorded) changed by delta; the new count."},

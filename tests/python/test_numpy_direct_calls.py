@@ -16,6 +16,7 @@ import pytest
 
 import hop
 import hop.numpy as hnp
+from hop.numpy import _eager, _eager_shape
 
 A = np.array([[2.0, 1.0], [1.0, 3.0]])
 V = np.array([3.0, -1.0, 2.0, 5.0])
@@ -278,16 +279,54 @@ def test_eager_matmul_of_plain_arrays_is_the_general_paths_and_numpys():
             a = rng.standard_normal(sa).astype(dt)
             b = rng.standard_normal(sb).astype(dt)
             want = a @ b
+            # (the fast path, C: two float arrays of one or two dims each)
+            taken = _eager.matmul(hnp.asarray(a), hnp.asarray(b)) is not None
+            assert taken == (dt != np.int64 and len(sa) <= 2 and len(sb) <= 2), (dt, sa, sb)
             for got in (hnp.asarray(a) @ hnp.asarray(b), hnp.matmul(hnp.asarray(a), hnp.asarray(b)),
                         np.matmul(hnp.asarray(a), hnp.asarray(b))):
                 general = np.matmul(hnp.asarray(a), hnp.asarray(b), casting="same_kind")
                 assert type(got) is type(general) is hnp.ndarray, (dt, sa, sb)
+                # two vectors: NumPy's scalar (np.float64), as the general path's
+                assert got._scalar == general._scalar == isinstance(want, np.generic)
                 g = np.asarray(got)
                 assert (g.dtype, g.shape) == (want.dtype, want.shape), (dt, sa, sb)
                 np.testing.assert_array_equal(g, np.asarray(general))  # the same bits
                 np.testing.assert_allclose(g, want, rtol=1e-5 if dt == np.float32 else 1e-12)
-    # a transposed operand, mixed dtypes: the general path
+    # np.dot, hnp.dot and a.dot of arrays of one or two dims: matmul's fast
+    # path (the general matmul's bits), but of an operand of one element
+    # (NumPy's BLAS axpy: zeros for a zero alpha, even times NaN)
+    for dt in (np.float32, np.float64):
+        for sa, sb in shapes[:-1] + [((1,), (1,)), ((3, 1), (1,)), ((1, 1), (1, 4))]:
+            a = rng.standard_normal(sa).astype(dt)
+            b = rng.standard_normal(sb).astype(dt)
+            ha, hb = hnp.asarray(a), hnp.asarray(b)
+            one = a.size == 1 or b.size == 1
+            assert (_eager_shape.dot(ha, hb) is None) == one, (sa, sb)
+            want = np.dot(a, b)
+            general = np.matmul(ha, hb, casting="same_kind")
+            for got in (np.dot(ha, hb), hnp.dot(ha, hb), ha.dot(hb)):
+                g = np.asarray(got)
+                assert type(got) is hnp.ndarray and got._scalar == isinstance(want, np.generic)
+                assert (g.dtype, g.shape) == (want.dtype, np.shape(want)), (dt, sa, sb)
+                np.testing.assert_allclose(g, want, rtol=1e-5 if dt == np.float32 else 1e-12)
+                if not one:
+                    np.testing.assert_array_equal(g, np.asarray(general))
+    # a.dot is a C method (the fast path first); a NumPy scalar has none
+    s = hnp.arange(3.0).sum()
+    with pytest.raises(AttributeError, match="'numpy.float64' object has no attribute 'dot'"):
+        s.dot
+    assert not hasattr(s, "dot") and not hasattr(np.float64(1.0), "dot")
+    assert hnp.ndarray.dot(hnp.arange(3.0), hnp.arange(3.0)) == 5.0
+    # (the axpy of a one-element operand: a zero alpha gives zeros, NaN too)
+    z, nan = hnp.asarray(np.array([0.0])), hnp.asarray(np.array([[np.nan], [1.0]]))
+    for got in (np.dot(nan, z), hnp.dot(nan, z), nan.dot(z)):
+        np.testing.assert_array_equal(np.asarray(got), np.dot(np.array([[np.nan], [1.0]]),
+                                                              np.array([0.0])))
+    # a transposed operand, mixed dtypes, a NumPy scalar: the general path
     a = rng.standard_normal((4, 3))
+    ha = hnp.asarray(a)
+    assert _eager.matmul(ha.T, ha) is None and _eager.matmul(ha, ha.T.astype(np.float32)) is None
+    assert _eager.matmul(ha[0], hnp.float64(2.0)) is None and _eager.matmul(np.ones(3), ha) is None
     np.testing.assert_allclose(np.asarray(hnp.asarray(a).T @ hnp.asarray(a)), a.T @ a)
     m = np.asarray(hnp.asarray(a.astype(np.float32)) @ hnp.asarray(a.T))
     assert m.dtype == (a.astype(np.float32) @ a.T).dtype

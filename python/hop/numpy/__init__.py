@@ -29,7 +29,7 @@ import numpy as _np
 from .. import _C
 from .._pytree import register_pytree_node as _register
 from ._ndarray import ndarray, NumpyArg
-from . import _direct, _eager, _eager_shape, _funcs
+from . import _direct, _eager, _eager_shape, _funcs, _products
 from ._funcs import *  # noqa: F401,F403 (the functions)
 from ._ufuncs import UFUNCS as _UFUNCS, _TWO_OUT, call_ufunc as _call_ufunc, \
     tensor_array_ufunc
@@ -114,7 +114,8 @@ _direct.install(globals(), __all__,
                 {_funcs.reshape: (_eager_shape.reshape, 2, 2),
                  _funcs.transpose: (_eager_shape.transpose, 1, 2),
                  _funcs.concatenate: (_eager_shape.concatenate, 1, 2),
-                 _funcs.where: (_eager_shape.where, 3, 3)})
+                 _funcs.where: (_eager_shape.where, 3, 3),
+                 _products.dot: (_eager_shape.dot, 2, 2)})
 
 
 # ------------------------------------------------ pytrees and compile I/O

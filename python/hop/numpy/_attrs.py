@@ -689,8 +689,11 @@ def array_str(a, *args, _kind=None, **kwargs):
 
 # (last: the methods are all set above)
 
-for _name in ("dot", "partition", "argpartition"):
+for _name in ("partition", "argpartition"):
     setattr(ndarray, _name, _array_only(_name))
+# a.dot(b): a C method that tries the eager fast path (_eager_shape.dot)
+# first; a NumPy scalar has none (its AttributeError, as _array_only's)
+ndarray.dot = _C._np_eager_method("dot", None, ndarray.dot)
 
 
 # --------------------------------------- NumPy's argument checks first

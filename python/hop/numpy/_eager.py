@@ -112,40 +112,18 @@ _REDUCE_FUNCS = {_np.sum: "reduce:sum", _np.prod: "reduce:prod", _np.mean: "redu
                  _np.amin: "reduce:min"}
 
 
-def matmul(a, b):
-    """a @ b by the fast path: two concrete C-contiguous hop.numpy arrays
-    (exactly hop.numpy.ndarray, not a view of a run's storage nor a view hop
-    made as a copy) of float32 or float64, the same for both, one or two
-    dimensions each and not both one (a vector times a vector is NumPy's
-    scalar), whose core sizes match, with the fast path's gates open (no
-    trace nor run nor path recorded nor checked reduction around it; NumPy's
-    error state not reported): the general path's computation itself
-    (_ufuncs._matmul of the two tensors, already in the result's dtype, and
-    a new array of it) without its ~40 Python calls of decisions (19x
-    NumPy's time for f32[16, 16] @ f32[16]).  None where the general path
-    must answer, and after a floating-point exception NumPy's state warns
-    for (NumPy computes it and warns)."""
-    if type(a) is not ndarray or type(b) is not ndarray or a._st is not None or \
-            b._st is not None or a._cp is not None or b._cp is not None or a._scalar or \
-            b._scalar:
-        return None
-    ta, tb = a._tv, b._tv
-    dt = ta.dtype
-    if (dt is not _C.float32 and dt is not _C.float64) or tb.dtype is not dt:
-        return None
-    na, nb = ta.ndim, tb.ndim
-    if not (1 <= na <= 2 and 1 <= nb <= 2) or na + nb == 2 or \
-            ta.shape[-1] != tb.shape[0 if nb == 1 else 0] or \
-            not ta.is_contiguous() or not tb.is_contiguous() or _C._is_proxy(ta) or \
-            _C._is_proxy(tb):
-        return None
-    if _C._np_eager_off(0) or _core.tracing() or _core.fp_errors_reported():
-        return None
-    _C._fp_clear()
-    r = _C.matmul(ta, tb)
-    if _C._np_fp_warned():
-        return None
-    return ndarray(r)
+# a @ b by the fast path: two concrete C-contiguous hop.numpy arrays (exactly
+# hop.numpy.ndarray, not NumPy scalars, not a view of a run's storage nor a
+# view hop made as a copy) of float32 or float64, the same for both, one or
+# two dimensions each, whose core sizes match (two vectors: NumPy's scalar),
+# with the fast path's gates open: the general path's computation itself
+# (hop's matmul of the two tensors, already in the result's dtype, and a new
+# array of it) without its ~40 Python calls of decisions (19x NumPy's time
+# for f32[16, 16] @ f32[16]).  None where the general path must answer, and
+# after a floating-point exception NumPy's state warns for (NumPy computes
+# it and warns).  C (python/_C/np_eager.c fast_matmul), which the operator
+# a @ b (a C descriptor) calls too.
+matmul = _C._np_eager_matmul
 
 
 def _reduce_plan(name, a, axis):

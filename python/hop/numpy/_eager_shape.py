@@ -126,5 +126,11 @@ where = _C._np_eager_where
 # np.where(c, x, y) of hop.numpy arrays reach ndarray.__array_function__,
 # a C method (np_eager.c eager_array_function_call) that tries the same fast
 # path before the general one (_funcs.array_function): ~2.5 us less a call.
+# dot(a, b) by the fast path, or None: C (np_eager.c fast_dot: of arrays of
+# one or two dims matmul's fast path, but for an operand of one element,
+# BLAS's axpy: the general path's); np.dot(a, b) reaches it through
+# __array_function__, hnp.dot(a, b) through _direct, a.dot(b) through
+# _products.dot
+dot = _C._np_eager_dot
 _C._np_eager_shape_init(_where_plan, _C.where, _np.reshape, _np.concatenate, _np.where,
-                        _np.transpose, _C.ne, _np.integer, _storage)
+                        _np.transpose, _C.ne, _np.integer, _storage, _np.dot)
