@@ -10,15 +10,18 @@
  * picks rows of the first dim (negative ones counted from the end), the
  * result's shape idx.shape + a.shape[1:]; a boolean mask of a's first
  * mask.ndim dims picks the rows where it holds, in C order, the result's
- * shape (count,) + a.shape[mask.ndim:].  The result is a new C-ordered
- * array (NumPy's, but for an index array of a 1-d array, which is laid out
- * as the index is: a key in another order is the general path's).  Here a key is read once into the
+ * shape (count,) + a.shape[mask.ndim:].  The result is a new array, the
+ * key's dims outermost and in C order, the rows' dims laid out in a's
+ * memory order (NumPy's: a row of a Fortran-ordered array stays Fortran-
+ * ordered), but for an index array of a 1-d array, which NumPy lays out as
+ * the index is: a key in another order is the general path's.  Here a key is read once into the
  * element offsets of the rows it picks (np_take), and the rows are copied out or filled through
  * them: the positions are all read and checked before anything is written, so an index out of range
  * (the general path's IndexError) or a key that aliases a leaves a as it was.
  */
 #include "tensor_impl.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The values of key tensor k (an integer or bool dtype), in C order, as
@@ -200,18 +203,25 @@ hop_py__np_take(const hop_tensor *t, const hop_tensor *k, hop_py_take *tk)
     tk->lead = lead;
     for (int d = lead; d < t->rank; d++)
         tk->sizes[rank - t->rank + d] = t->sizes[d];
+    /* The dims after the key's in t's memory order (their strides largest
+     * first, ties in dim order: NumPy lays a result's rows out so) */
+    int nsub = t->rank - lead;
+    for (int i = 0; i < nsub; i++) {
+        int d = lead + i, j = i;
+        for (; j > 0 && labs(t->strides[tk->sub[j - 1]]) < labs(t->strides[d]); j--)
+            tk->sub[j] = tk->sub[j - 1];
+        tk->sub[j] = d;
+    }
     return 1;
 }
 
-/* The rows' elements of the dims after the first lead of t, from src (an
- * element of t) to dst in C order, or (fill) filled with elem; the next
+/* The row at src (rank dims of sizes and strides, in elements of isz
+ * bytes) copied to dst in C order, or (fill) filled with elem; the next
  * destination. */
 static char *
-row_copy(char *dst, char *src, const hop_tensor *t, int lead, const unsigned char *elem)
+row_copy(char *dst, char *src, int rank, const int64_t *sizes, const int64_t *strides, size_t isz,
+         const unsigned char *elem)
 {
-    size_t isz = hop_dtype_size(t->dtype);
-    int rank = t->rank - lead;
-    const int64_t *sizes = t->sizes + lead, *strides = t->strides + lead;
     int64_t idx[HOP_MAX_RANK] = {0};
     for (int d = 0; d < rank; d++)
         if (sizes[d] == 0)
@@ -237,11 +247,36 @@ row_copy(char *dst, char *src, const hop_tensor *t, int lead, const unsigned cha
 hop_tensor *
 hop_py__np_take_rows(const hop_tensor *t, const hop_py_take *tk)
 {
-    hop_tensor *r = hop_tensor_empty(t->dtype, tk->rank, tk->sizes);
+    /* The result is allocated with the key's dims first, then the rows'
+     * dims in t's memory order (tk->sub), and viewed back in dim order. */
+    int nkey = tk->rank - (t->rank - tk->lead), nsub = t->rank - tk->lead;
+    int64_t asizes[HOP_MAX_RANK], sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK];
+    bool in_order = true;
+    for (int i = 0; i < tk->rank; i++)
+        asizes[i] = i < nkey ? tk->sizes[i] : t->sizes[tk->sub[i - nkey]];
+    for (int i = 0; i < nsub; i++) {
+        sizes[i] = t->sizes[tk->sub[i]];
+        strides[i] = t->strides[tk->sub[i]];
+        in_order = in_order && tk->sub[i] == tk->lead + i;
+    }
+    hop_tensor *r = hop_tensor_empty(t->dtype, tk->rank, asizes);
     if (r == NULL)
         return NULL;
     size_t isz = hop_dtype_size(t->dtype);
     char *base = t->data, *dst = r->data;
+    if (!in_order) {
+        for (int64_t j = 0; j < tk->count; j++)
+            dst = row_copy(dst, base + tk->offsets[j] * (int64_t)isz, nsub, sizes, strides, isz,
+                           NULL);
+        int64_t vstrides[HOP_MAX_RANK];
+        for (int i = 0; i < nkey; i++)
+            vstrides[i] = r->strides[i];
+        for (int i = 0; i < nsub; i++)
+            vstrides[tk->sub[i] - tk->lead + nkey] = r->strides[nkey + i];
+        hop_tensor *v = hop_tensor_view(r, tk->rank, tk->sizes, vstrides, r->offset);
+        hop_tensor_release(r);
+        return v;
+    }
     if (tk->lead == t->rank) { /* one element a row: the common case, inlined */
         switch (isz) {
         case 8:
@@ -257,7 +292,7 @@ hop_py__np_take_rows(const hop_tensor *t, const hop_py_take *tk)
         }
     }
     for (int64_t j = 0; j < tk->count; j++)
-        dst = row_copy(dst, base + tk->offsets[j] * (int64_t)isz, t, tk->lead, NULL);
+        dst = row_copy(dst, base + tk->offsets[j] * (int64_t)isz, nsub, sizes, strides, isz, NULL);
     return r;
 }
 
@@ -266,6 +301,8 @@ hop_py__np_fill_rows(hop_tensor *t, const hop_py_take *tk, const unsigned char *
 {
     size_t isz = hop_dtype_size(t->dtype);
     char *base = t->data;
+    int nsub = t->rank - tk->lead;
     for (int64_t j = 0; j < tk->count; j++)
-        row_copy(NULL, base + tk->offsets[j] * (int64_t)isz, t, tk->lead, elem);
+        row_copy(NULL, base + tk->offsets[j] * (int64_t)isz, nsub, t->sizes + tk->lead,
+                 t->strides + tk->lead, isz, elem);
 }

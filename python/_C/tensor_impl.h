@@ -197,7 +197,8 @@ typedef struct hop_py_take {
     int lead; /* the dims of t the key picks from: 1, or the mask's */
     int rank; /* the result's */
     int64_t sizes[HOP_MAX_RANK];
-    int64_t small[32]; /* offsets' room for a short key */
+    int sub[HOP_MAX_RANK]; /* the dims of t after lead in its memory order */
+    int64_t small[32];     /* offsets' room for a short key */
 } hop_py_take;
 
 /* Key object key as an index tensor the fast path reads (a new reference):
@@ -212,7 +213,8 @@ hop_tensor *hop_py__np_key_tensor(PyObject *key);
  * hop_py__np_take_release(tk). */
 int hop_py__np_take(const hop_tensor *t, const hop_tensor *k, hop_py_take *tk);
 void hop_py__np_take_release(hop_py_take *tk);
-/* A new C-ordered tensor of the rows tk picks (NULL with hop's error). */
+/* A new tensor of the rows tk picks, laid out as NumPy's (NULL with hop's
+ * error). */
 hop_tensor *hop_py__np_take_rows(const hop_tensor *t, const hop_py_take *tk);
 /* The rows tk picks filled with elem (one element of t's dtype). */
 void hop_py__np_fill_rows(hop_tensor *t, const hop_py_take *tk, const unsigned char *elem);

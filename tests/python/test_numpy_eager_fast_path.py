@@ -375,3 +375,13 @@ def _eager_fast_power(h, e):
     finally:
         nd._fast_power = real
     return not calls
+
+
+def test_an_integer_array_squared_by_a_float_keeps_its_memory_order():
+    # a ** 2.0 of an integer array is float64's square of it cast in its own
+    # memory order (astype's K), as NumPy's (the cast was C-ordered)
+    for n in (np.arange(6, dtype=np.uint8).reshape(2, 3).T,
+              np.asfortranarray(np.arange(6, dtype=np.int32).reshape(2, 3))):
+        h = hnp.asarray(n)
+        r, want = h ** 2.0, n ** 2.0
+        _same(r, want)

@@ -90,6 +90,33 @@ def test_boolean_mask_keys_are_numpys_in_c_order(dtype):
                     same_as_general(lambda: h[key])
 
 
+def _orders3(dtype):
+    """3-d arrays in every memory order of their dims, and broadcast: (NumPy
+    array, the hop.numpy array over the same memory)."""
+    for perm in itertools.permutations(range(3)):
+        base = np.arange(24).astype(dtype).reshape(tuple(np.array((2, 3, 4))[list(perm)]))
+        n = base.transpose(np.argsort(perm))
+        yield n, hnp.asarray(n)
+    n = np.broadcast_to(np.arange(4).astype(dtype), (2, 3, 4))
+    yield n, hnp.broadcast_to(hnp.arange(4).astype(dtype), (2, 3, 4))
+
+
+@pytest.mark.parametrize("dtype", [np.int16, np.float64])
+def test_rows_of_other_memory_orders_are_laid_out_as_numpys(dtype):
+    # NumPy lays the picked rows out in the array's memory order (a row of
+    # a Fortran-ordered array stays Fortran-ordered) after the key's dims:
+    # the fast path and the general path alike (both were C-ordered)
+    for n, h in _orders3(dtype):
+        keys = [np.array([1, 0, 1]), np.array([[1], [0]]), [0, -1], np.array([True, False]),
+                np.array([[True, False, True], [False, True, True]])]
+        for key in keys:
+            k = key[:n.shape[0]] if isinstance(key, list) else key
+            got, want = h[k], n[k]
+            check_same(got, want)
+            assert got.strides == want.strides, (n.strides, key, got.strides, want.strides)
+            same_as_general(lambda: h[k])
+
+
 def test_a_mask_of_the_arrays_own_comparison_and_an_argsort():
     x = np.array([3.0, -1.0, 7.5, 0.0, -2.5, 9.0])
     h = hnp.asarray(x.copy())

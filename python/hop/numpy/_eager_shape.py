@@ -39,7 +39,8 @@ python/_C/np_eager.c: hop's own ops cost more than NumPy's whole call here):
   exact ints or of exact bools, alone or in a 1-tuple; a[idx] picks rows of
   the first dim (negative ones from the end, a uint64 index read as intp),
   a[mask] the rows of the mask's dims where it holds, in C order, into a
-  new C-ordered array; a[key] = number fills them in place after every
+  new array laid out as NumPy's (the key's dims outermost, the rows' dims
+  in the array's memory order); a[key] = number fills them in place after every
   position is read and checked (a key that aliases the array, an index out
   of range: nothing written); not an index of 2+ dims in another order
   into a 1-d array (NumPy's result is laid out as the index is);

@@ -350,6 +350,11 @@ def getitem(a, key):
                                           _is_int(k) and not isinstance(k, (bool, _np.bool_)))]
         if r.ndim >= 2 and others and all(_int0(k) for k in others):
             return _index_copy(a, keys, r)
+        lead = items[0][1].ndim if items[0][0] == "mask" else 1
+        if len(keys) == 1 and items[0][0] in ("array", "mask") and t.ndim - lead >= 2 and \
+                all(kd == "slice" and v == slice(None) for kd, v in items[1:]):
+            # (one index array or mask: the rows NumPy lays out in a's order)
+            r = _rows_in_order(a, r, lead)
         if t.ndim == 1 and r.ndim >= 2 and len(keys) == 1 and \
                 isinstance(keys[0], (ndarray, _np.ndarray)):
             # an index array that picks elements (no dims after it): NumPy
@@ -376,6 +381,27 @@ def getitem(a, key):
         r = fn(t)
     step = Step(fn, (lambda x: x[nk]) if nk is not None else None, copies=takes)
     return view(type(a), a, step, t=r)
+
+
+def _rows_in_order(a, r, lead):
+    """r, the rows of concrete array a that one index array or mask over its
+    first `lead` dims picks (the key's dims, then the rows' dims, C-ordered),
+    laid out as NumPy's: the key's dims outermost, the rows' dims in a's
+    memory order (their strides largest first, ties in dim order; a row of a
+    Fortran-ordered array stays Fortran-ordered).  Eagerly only: a traced
+    array's layout is decided when the plan runs (C order)."""
+    t = a._t
+    if _C._is_proxy(t) or _core.tracing() or _core._recording():
+        return r
+    sub = list(range(lead, t.ndim))
+    strides = a.strides
+    perm = sorted(sub, key=lambda d: -abs(strides[d]))
+    if perm == sub:
+        return r
+    nk = r.ndim - len(sub)
+    order = list(range(nk)) + [nk + d - lead for d in perm]
+    back = [order.index(i) for i in range(r.ndim)]
+    return r.permute(*order).clone().permute(*back)
 
 
 def traced_order(a):
