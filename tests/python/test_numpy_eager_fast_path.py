@@ -377,11 +377,14 @@ def _eager_fast_power(h, e):
     return not calls
 
 
-def test_an_integer_array_squared_by_a_float_keeps_its_memory_order():
-    # a ** 2.0 of an integer array is float64's square of it cast in its own
-    # memory order (astype's K), as NumPy's (the cast was C-ordered)
+def test_an_integer_array_squared_by_a_float_is_laid_out_as_numpys():
+    # a ** 2.0 of an integer array is float64's square of it cast as NumPy's
+    # PyArray_CastToType casts: Fortran order for a Fortran-ordered array,
+    # else C (a 3-d array in another order); the cast was always C-ordered
     for n in (np.arange(6, dtype=np.uint8).reshape(2, 3).T,
-              np.asfortranarray(np.arange(6, dtype=np.int32).reshape(2, 3))):
+              np.asfortranarray(np.arange(6, dtype=np.int32).reshape(2, 3)),
+              np.arange(24).reshape(2, 3, 4).transpose(1, 0, 2),
+              np.arange(24).reshape(2, 3, 4).T):
         h = hnp.asarray(n)
         r, want = h ** 2.0, n ** 2.0
         _same(r, want)

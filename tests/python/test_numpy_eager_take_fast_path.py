@@ -154,6 +154,28 @@ class _nothing:
         return False
 
 
+def test_an_index_out_of_range_of_an_empty_result_only_warns_as_numpys():
+    # NumPy 1.24: a result with no elements (another dim of size 0) only
+    # warns for an index out of range (DeprecationWarning), where hop raised
+    # IndexError; a result with elements still raises
+    import warnings
+    for shape, key in (((1, 0), [5]), ((1, 0), np.array([[7]])), ((3, 0, 2), [9]),
+                       ((2, 0), [-3, 1]), ((0,), [1]), ((2, 3), [5])):
+        n = np.empty(shape)
+        h = hnp.asarray(n)
+        got, want = [], []
+        for arr, out in ((h, got), (n, want)):
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                try:
+                    r = arr[key]
+                    out.append(np.shape(r))
+                except IndexError as e:
+                    out.append(("IndexError", str(e)))
+            out.append([(x.category, str(x.message)) for x in w])
+        assert got == want, (shape, key, got, want)
+
+
 def test_keys_the_fast_path_leaves_raise_numpys_errors():
     x = np.arange(10.0).reshape(5, 2)
     h = hnp.asarray(x.copy())
@@ -321,3 +343,97 @@ def test_item_float_and_int_take_the_fast_path(monkeypatch):
                lambda: h.item(np.int64(1))):
         with pytest.raises(AssertionError, match="general path ran"):
             fn()
+
+
+# ------------------------------------------ a property test against NumPy
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from budget import examples  # noqa: E402
+
+_PROP_DTYPES = [np.float64, np.float32, np.float16, np.int64, np.int32, np.uint8, np.bool_,
+                np.complex64]
+
+
+def _outcome(fn):
+    """fn(): (dtype, shape, strides, NumPy scalar or not, values) of its
+    result as NumPy sees it, or (error type, text); warnings ignored."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            r = fn()
+        except Exception as e:  # noqa: BLE001 - compared with NumPy's
+            return ("error", type(e), str(e))
+    scalar = isinstance(r, np.generic) or bool(getattr(r, "_scalar", False))
+    v = np.asarray(r)
+    return (v.dtype, v.shape, v.strides if v.size else None, scalar, v)
+
+
+def _alike(got, want, close=False):
+    assert got[:4] == want[:4], (got[:4], want[:4])
+    if got[0] == "error":
+        return
+    if close:
+        np.testing.assert_allclose(got[4], want[4], rtol=1e-3, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got[4], want[4])
+
+
+@st.composite
+def _arrays(draw):
+    """A hop.numpy array of 1-3 dims (sizes 0-4) in a drawn memory order,
+    and NumPy's array over the same memory."""
+    dt = draw(st.sampled_from(_PROP_DTYPES))
+    shape = tuple(draw(st.lists(st.integers(0, 4), min_size=1, max_size=3)))
+    seed = draw(st.integers(0, 2**16))
+    n = (np.random.default_rng(seed).standard_normal(shape) * 5).astype(dt)
+    perm = draw(st.permutations(range(n.ndim)))
+    h = hnp.asarray(np.ascontiguousarray(n.transpose(perm)).transpose(np.argsort(perm)))
+    return h._t.numpy(), h  # (NumPy's view of hop's memory: the same strides)
+
+
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=list(HealthCheck))
+@given(arr=_arrays(), data=st.data())
+def test_index_arrays_masks_items_powers_and_products_are_numpys(arr, data):
+    # The eager fast paths of this session and the general path behind
+    # them, drawn: a[idx], a[mask], a[idx] = v, a.item(i), a ** e, a @ b and
+    # np.dot against NumPy on the same memory (values, dtype, shape, strides,
+    # NumPy scalar or not, errors)
+    n, h = arr
+    kind = data.draw(st.sampled_from(["take", "mask", "set", "item", "pow", "matmul"]))
+    if kind in ("take", "set") and n.shape[0]:
+        k = np.random.default_rng(data.draw(st.integers(0, 99))).integers(
+            -n.shape[0] - 1, n.shape[0] + 1, size=tuple(data.draw(
+                st.lists(st.integers(0, 3), min_size=1, max_size=2))))
+        form = data.draw(st.sampled_from(["numpy", "hop", "list"]))
+        hk = hnp.asarray(k) if form == "hop" else k.reshape(-1).tolist() if form == "list" else k
+        nk = k.reshape(-1).tolist() if form == "list" else k
+        if kind == "take":
+            _alike(_outcome(lambda: h[hk]), _outcome(lambda: n[nk]))
+        else:
+            v = data.draw(st.sampled_from([0, 1, -1.5, True, 3, 2.5]))
+            n2, h2 = n.copy(order="K"), hnp.asarray(n.copy(order="K"))
+            _alike(_outcome(lambda: (h2.__setitem__(hk, v), h2)[1]),
+                   _outcome(lambda: (n2.__setitem__(nk, v), n2)[1]))
+    elif kind == "mask":
+        lead = data.draw(st.integers(1, n.ndim))
+        m = np.random.default_rng(data.draw(st.integers(0, 99))).random(n.shape[:lead]) < 0.5
+        hm = data.draw(st.sampled_from([m, hnp.asarray(m)]))
+        _alike(_outcome(lambda: h[hm]), _outcome(lambda: n[m]))
+    elif kind == "item" and n.size:
+        i = data.draw(st.integers(-n.size - 1, n.size))
+        _alike(_outcome(lambda: h.item(i)), _outcome(lambda: n.item(i)))
+    elif kind == "pow":
+        e = data.draw(st.sampled_from([2, 2.0, 0.5, -1, 1, 3, -2, 1.5, 0, 0.0]))
+        _alike(_outcome(lambda: h ** e), _outcome(lambda: n ** e),
+               close=n.dtype.kind in "fc" and e not in (2, 1, 0))
+    elif kind == "matmul" and n.ndim <= 2:
+        cols = data.draw(st.sampled_from([None, 0, 1, 3]))
+        bshape = (n.shape[-1],) if cols is None else (n.shape[-1], cols)
+        b = (np.random.default_rng(1).standard_normal(bshape) * 3).astype(n.dtype)
+        hb = hnp.asarray(b)
+        for hf, nf in ((lambda: h @ hb, lambda: n @ b), (lambda: np.dot(h, hb), lambda: np.dot(n, b)),
+                       (lambda: h.dot(hb), lambda: n.dot(b))):
+            _alike(_outcome(hf), _outcome(nf), close=True)

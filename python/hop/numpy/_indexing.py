@@ -277,9 +277,20 @@ def _nonzero(mask):
     return nz
 
 
-def _checked(idx, n, dim):
+_EMPTY_RESULT = ("Out of bound index found. This was previously ignored when the indexing "
+                 "result contained no elements. In the future the index error will be raised. "
+                 "This error occurs either due to an empty slice, or if an array has zero "
+                 "elements even before indexing.\n(Use `warnings.simplefilter('error')` to turn "
+                 "this DeprecationWarning into an error and get more details on the invalid "
+                 "index.)")
+
+
+def _checked(idx, n, dim, empty_rows=False):
     """Index tensor idx into a dim of size n: wrapped to [0, n), each index
-    checked when the program runs (take of arange(n))."""
+    checked when the program runs (take of arange(n)).  empty_rows: the
+    result has no elements (another dim of size 0), where NumPy 1.24 only
+    warns (DeprecationWarning) for a concrete index out of range, whose
+    positions then take none (a dim of size n > 0: position 0)."""
     if idx.dtype is _C.uint64:
         # NumPy reads an index array as intp, a uint64 one wrapping (2**64 - 1
         # is -1, the last element)
@@ -294,7 +305,11 @@ def _checked(idx, n, dim):
         # a concrete index: NumPy's IndexError, naming the first index out
         # of range and the array's axis (take's would name its dim)
         bad = _np.flatnonzero((idx.numpy() < -n) | (idx.numpy() >= n))
-        if bad.size:
+        if bad.size and empty_rows and n > 0:
+            _core.numpy_warns("an index out of range of an empty result", _EMPTY_RESULT,
+                              DeprecationWarning)
+            idx = _C.zeros(tuple(idx.shape), dtype=_C.int64)
+        elif bad.size:
             raise IndexError(f"index {int(idx.numpy().flat[bad[0]])} is out of bounds for axis "
                              f"{dim} with size {n}")
     return _C._op("take", _C.arange(n), 0, idx)
@@ -524,12 +539,16 @@ def _advanced(t, items):
         if kind == "slice":
             t = _slice(t, i, k)
     sizes = [t.shape[i] for i in adv_pos]
+    # (a dim left whole of size 0: the result has no elements, where NumPy
+    # 1.24 only warns for an index out of range)
+    empty_rows = any(type(t.shape[i]) is int and t.shape[i] == 0
+                     for i in range(t.ndim) if i not in adv_pos)
     idx = []
     for i in adv_pos:
         kind, k, from_mask = expanded[i]
         if kind == "int":
             k = _C.full((), k, dtype=_C.int64)
-        idx.append(k if from_mask else _checked(k, t.shape[i], axes[i]))
+        idx.append(k if from_mask else _checked(k, t.shape[i], axes[i], empty_rows))
     _broadcast_indices(idx)
     # The advanced dims to the front, flattened into one, and one linear
     # index into it: sum(idx_i * stride_i), broadcast.

@@ -995,9 +995,10 @@ def _pow(self, other, mod=None):
     if fast == "ones_like":  # the array's dtype (a 0-d one: its NumPy scalar)
         return call_ufunc("power", (self, other), {"dtype": self.dtype}, type(self))
     if fast == "square of float64":
-        # NumPy casts the integer array to float64 (in its memory order:
-        # astype's K) and squares that: a 0-d one stays an array
-        t = call_ufunc("square", (self.astype(_np.float64),), {}, type(self))._t
+        # NumPy casts the integer array to float64 (PyArray_CastToType in
+        # Fortran order for a Fortran-ordered array, else C: astype's 'A')
+        # and squares that: a 0-d one stays an array
+        t = call_ufunc("square", (self.astype(_np.float64, order="A"),), {}, type(self))._t
         return wrap(type(self), t)
     return call_ufunc(fast, (self,), {}, type(self))
 
