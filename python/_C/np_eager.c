@@ -1231,54 +1231,6 @@ scalar_element(hop_dtype d, PyObject *v, unsigned char *out)
     }
 }
 
-/* The view at p (rank, sizes, strides in elements of isz bytes) filled with
- * the element elem (isz bytes). */
-static void
-fill_view(char *p, int rank, const int64_t *sizes, const int64_t *strides, size_t isz,
-          const unsigned char *elem)
-{
-    int64_t idx[HOP_MAX_RANK] = {0}, inner = rank > 0 ? sizes[rank - 1] : 1;
-    int64_t step = rank > 0 ? strides[rank - 1] * (int64_t)isz : 0;
-    for (int d = 0; d < rank; d++) {
-        if (sizes[d] == 0)
-            return;
-    }
-    for (;;) {
-        char *q = p;
-        switch (isz) { /* (constant sizes: the copies inline) */
-        case 1:
-            for (int64_t k = 0; k < inner; k++, q += step)
-                memcpy(q, elem, 1);
-            break;
-        case 2:
-            for (int64_t k = 0; k < inner; k++, q += step)
-                memcpy(q, elem, 2);
-            break;
-        case 4:
-            for (int64_t k = 0; k < inner; k++, q += step)
-                memcpy(q, elem, 4);
-            break;
-        case 8:
-            for (int64_t k = 0; k < inner; k++, q += step)
-                memcpy(q, elem, 8);
-            break;
-        default:
-            for (int64_t k = 0; k < inner; k++, q += step)
-                memcpy(q, elem, isz);
-        }
-        int d = rank - 2;
-        for (; d >= 0; d--) {
-            p += strides[d] * (int64_t)isz;
-            if (++idx[d] < sizes[d])
-                break;
-            p -= sizes[d] * strides[d] * (int64_t)isz;
-            idx[d] = 0;
-        }
-        if (d < 0)
-            return;
-    }
-}
-
 /*
  * a[key] = value by the fast path for a basic key (basic_view's) or an array
  * key (array_key's) of a writable array the shape fast path takes and a
@@ -1301,8 +1253,8 @@ fast_setitem(PyObject *a, PyObject *key, PyObject *value)
         return 0;
     if (basic_view(t, key, &rank, sizes, strides, &offset, &plain)) {
         size_t isz = hop_dtype_size(t->dtype);
-        fill_view((char *)t->data + (offset - t->offset) * (int64_t)isz, rank, sizes, strides, isz,
-                  elem);
+        hop_py__np_fill_view((char *)t->data + (offset - t->offset) * (int64_t)isz, rank, sizes,
+                             strides, isz, elem);
     } else {
         /* an array key: every position read and checked before a write */
         hop_py_take tk;
@@ -1769,10 +1721,11 @@ np_eager_where(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 }
 
 /* _np_eager_shape_init(where_planner, where, np.reshape, np.concatenate,
- * np.where, np.transpose, ne, np.integer, _storage, np.dot): what fast_where
- * calls, NumPy's functions __array_function__ sees (np.dot: fast_dot), _C.ne (a condition that is
- * not bool), NumPy's integer scalars' base (index items) and hop.numpy's _storage (its count of
- * eager writes, which fast_setitem advances). */
+ * np.where, np.transpose, ne, np.integer, _storage, np.dot): what
+ * fast_where calls, NumPy's functions __array_function__ sees (np.dot:
+ * fast_dot), _C.ne (a condition that is not bool), NumPy's integer
+ * scalars' base (index items) and hop.numpy's _storage (its count of eager
+ * writes, which fast_setitem advances). */
 static PyObject *
 np_eager_shape_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {

@@ -12,12 +12,17 @@
  * mask.ndim dims picks the rows where it holds, in C order, the result's
  * shape (count,) + a.shape[mask.ndim:].  The result is a new array, the
  * key's dims outermost and in C order, the rows' dims laid out in a's
- * memory order (NumPy's: a row of a Fortran-ordered array stays Fortran-
- * ordered), but for an index array of a 1-d array, which NumPy lays out as
- * the index is: a key in another order is the general path's.  Here a key is read once into the
- * element offsets of the rows it picks (np_take), and the rows are copied out or filled through
- * them: the positions are all read and checked before anything is written, so an index out of range
- * (the general path's IndexError) or a key that aliases a leaves a as it was.
+ * memory order (NumPy's: a row of a Fortran-ordered array stays
+ * Fortran-ordered), but for an index array of a 1-d array, which NumPy
+ * lays out as the index is: a key in another order is the general path's.
+ *
+ * Here a key is read once into the element offsets of the rows it picks
+ * (hop_py__np_take), and the rows are copied out or filled through them:
+ * the positions are all read and checked before anything is written, so
+ * an index out of range (the general path's IndexError) or a key that
+ * aliases a leaves a as it was.  The fill of a strided view with one
+ * element is here too (hop_py__np_fill_view): np_eager.c's
+ * a[basic key] = number writes through it.
  */
 #include "tensor_impl.h"
 
@@ -216,21 +221,18 @@ hop_py__np_take(const hop_tensor *t, const hop_tensor *k, hop_py_take *tk)
 }
 
 /* The row at src (rank dims of sizes and strides, in elements of isz
- * bytes) copied to dst in C order, or (fill) filled with elem; the next
- * destination. */
+ * bytes) copied to dst in C order; the next destination. */
 static char *
-row_copy(char *dst, char *src, int rank, const int64_t *sizes, const int64_t *strides, size_t isz,
-         const unsigned char *elem)
+row_copy(char *dst, const char *src, int rank, const int64_t *sizes, const int64_t *strides,
+         size_t isz)
 {
     int64_t idx[HOP_MAX_RANK] = {0};
     for (int d = 0; d < rank; d++)
         if (sizes[d] == 0)
             return dst;
     for (;;) {
-        if (elem != NULL)
-            memcpy(src, elem, isz);
-        else
-            memcpy(dst, src, isz), dst += isz;
+        memcpy(dst, src, isz);
+        dst += isz;
         int d = rank - 1;
         for (; d >= 0; d--) {
             src += strides[d] * (int64_t)isz;
@@ -266,8 +268,7 @@ hop_py__np_take_rows(const hop_tensor *t, const hop_py_take *tk)
     char *base = t->data, *dst = r->data;
     if (!in_order) {
         for (int64_t j = 0; j < tk->count; j++)
-            dst = row_copy(dst, base + tk->offsets[j] * (int64_t)isz, nsub, sizes, strides, isz,
-                           NULL);
+            dst = row_copy(dst, base + tk->offsets[j] * (int64_t)isz, nsub, sizes, strides, isz);
         int64_t vstrides[HOP_MAX_RANK];
         for (int i = 0; i < nkey; i++)
             vstrides[i] = r->strides[i];
@@ -292,7 +293,7 @@ hop_py__np_take_rows(const hop_tensor *t, const hop_py_take *tk)
         }
     }
     for (int64_t j = 0; j < tk->count; j++)
-        dst = row_copy(dst, base + tk->offsets[j] * (int64_t)isz, nsub, sizes, strides, isz, NULL);
+        dst = row_copy(dst, base + tk->offsets[j] * (int64_t)isz, nsub, sizes, strides, isz);
     return r;
 }
 
@@ -303,6 +304,52 @@ hop_py__np_fill_rows(hop_tensor *t, const hop_py_take *tk, const unsigned char *
     char *base = t->data;
     int nsub = t->rank - tk->lead;
     for (int64_t j = 0; j < tk->count; j++)
-        row_copy(NULL, base + tk->offsets[j] * (int64_t)isz, nsub, t->sizes + tk->lead,
-                 t->strides + tk->lead, isz, elem);
+        hop_py__np_fill_view(base + tk->offsets[j] * (int64_t)isz, nsub, t->sizes + tk->lead,
+                             t->strides + tk->lead, isz, elem);
+}
+
+void
+hop_py__np_fill_view(char *p, int rank, const int64_t *sizes, const int64_t *strides, size_t isz,
+                     const unsigned char *elem)
+{
+    int64_t idx[HOP_MAX_RANK] = {0}, inner = rank > 0 ? sizes[rank - 1] : 1;
+    int64_t step = rank > 0 ? strides[rank - 1] * (int64_t)isz : 0;
+    for (int d = 0; d < rank; d++) {
+        if (sizes[d] == 0)
+            return;
+    }
+    for (;;) {
+        char *q = p;
+        switch (isz) { /* (constant sizes: the copies inline) */
+        case 1:
+            for (int64_t k = 0; k < inner; k++, q += step)
+                memcpy(q, elem, 1);
+            break;
+        case 2:
+            for (int64_t k = 0; k < inner; k++, q += step)
+                memcpy(q, elem, 2);
+            break;
+        case 4:
+            for (int64_t k = 0; k < inner; k++, q += step)
+                memcpy(q, elem, 4);
+            break;
+        case 8:
+            for (int64_t k = 0; k < inner; k++, q += step)
+                memcpy(q, elem, 8);
+            break;
+        default:
+            for (int64_t k = 0; k < inner; k++, q += step)
+                memcpy(q, elem, isz);
+        }
+        int d = rank - 2;
+        for (; d >= 0; d--) {
+            p += strides[d] * (int64_t)isz;
+            if (++idx[d] < sizes[d])
+                break;
+            p -= sizes[d] * strides[d] * (int64_t)isz;
+            idx[d] = 0;
+        }
+        if (d < 0)
+            return;
+    }
 }

@@ -218,6 +218,10 @@ void hop_py__np_take_release(hop_py_take *tk);
 hop_tensor *hop_py__np_take_rows(const hop_tensor *t, const hop_py_take *tk);
 /* The rows tk picks filled with elem (one element of t's dtype). */
 void hop_py__np_fill_rows(hop_tensor *t, const hop_py_take *tk, const unsigned char *elem);
+/* The view at p (rank, sizes, strides in elements of isz bytes) filled with
+ * the element elem (isz bytes): a[key] = number's write (np_eager.c). */
+void hop_py__np_fill_view(char *p, int rank, const int64_t *sizes, const int64_t *strides,
+                          size_t isz, const unsigned char *elem);
 
 /* ---------------------------------------------------------- ndarray.c */
 
