@@ -555,6 +555,26 @@ def r_np_eager_matmul():
                                "figures: m @ m; every call in extra")
 
 
+@row("np_eager_create", "eager hop.numpy creation vs NumPy (zeros(16), zeros((4, 4)), ones(16), "
+                       "empty(16), zeros(16, dtype=np.float32), zeros(16, dtype=int), "
+                       "ones(1,000,000))", "<= 2x NumPy")
+def r_np_eager_create():
+    import hop.numpy as hnp
+    one_thread()
+    cases = {"zeros": (lambda: hnp.zeros(16), lambda: np.zeros(16)),
+             "zeros_2d": (lambda: hnp.zeros((4, 4)), lambda: np.zeros((4, 4))),
+             "ones": (lambda: hnp.ones(16), lambda: np.ones(16)),
+             "empty": (lambda: hnp.empty(16), lambda: np.empty(16)),
+             "zeros_f32": (lambda: hnp.zeros(16, dtype=np.float32),
+                           lambda: np.zeros(16, dtype=np.float32)),
+             "zeros_int": (lambda: hnp.zeros(16, dtype=int), lambda: np.zeros(16, dtype=int)),
+             "ones_1m": (lambda: hnp.ones(1000000), lambda: np.ones(1000000))}
+    return _per_call_within_2x(cases, "zeros",
+                               "hop.numpy's creation functions (C callables that try the eager "
+                               "fast path, np_eager_create.c); the figures: zeros(16); every call "
+                               "in extra")
+
+
 def map_case(rows):
     """The map rows' program and inputs: a compiled map of (r*w + b).relu()
     over rows x 16 floats (called once), its operands and their arrays."""

@@ -230,6 +230,10 @@ int hop_py_numpy_call_init(PyObject *module);
 int hop_py_vector_math_init(PyObject *module);
 /* np_eager.c: adds _np_eager and _np_eager_init (hop.numpy's eager fast path); 0 / -1. */
 int hop_py_np_eager_init(PyObject *module);
+/* np_eager_create.c: adds _np_eager_zeros, _np_eager_ones, _np_eager_empty
+ * and _np_eager_create_init (hop.numpy's creation functions' eager fast
+ * path); 0 / -1. */
+int hop_py_np_create_init(PyObject *module);
 /* tensor.c: readies hop.Tensor and adds it and the tensor functions; 0 / -1. */
 int hop_py_tensor_init(PyObject *module);
 

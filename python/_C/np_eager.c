@@ -2095,6 +2095,18 @@ eager_reshape_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyOb
     return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
 }
 
+/* hop.numpy.zeros(...), ones(...), empty(...) (role "create"; nargs: the
+ * kind): hop_py__np_create, else the Python function */
+static PyObject *
+eager_create_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    PyObject *r = hop_py__np_create(op->nargs, args, PyVectorcall_NARGS(nargsf), kwnames);
+    if (r != Py_None)
+        return r;
+    Py_DECREF(r);
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
 /* a.dot(b) (role "dot"): fast_dot, else the Python method */
 static PyObject *
 eager_dot_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -2180,6 +2192,9 @@ eager_op_getattro(EagerOpObject *op, PyObject *attr)
 static PyObject *
 eager_op_repr(EagerOpObject *op)
 {
+    if (op->vectorcall == (vectorcallfunc)eager_create_call)
+        return PyUnicode_FromFormat("<hop.numpy function (%S, eager fast path) of %R>", op->name,
+                                    op->fallback);
     if (op->vectorcall != (vectorcallfunc)eager_op_call)
         return PyUnicode_FromFormat("<hop.numpy method (%S, eager fast path) of %R>", op->name,
                                     op->fallback);
@@ -2245,8 +2260,9 @@ np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 
 /* _np_eager_method(role, name, fallback): the method (above) of role
  * "reduce" (name: "reduce:sum", ...), "element" (name: "item", "float",
- * "int"), or "array_ufunc", "array_function", "getitem", "setitem",
- * "reshape", "transpose", "dot" (name None). */
+ * "int"), "create" (name: "zeros", "ones", "empty": hop.numpy's functions),
+ * or "array_ufunc", "array_function", "getitem", "setitem", "reshape",
+ * "transpose", "dot" (name None). */
 static PyObject *
 np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2262,7 +2278,8 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                  {"transpose", (vectorcallfunc)eager_transpose_call},
                  {"setitem", (vectorcallfunc)eager_setitem_call},
                  {"element", (vectorcallfunc)eager_element_call},
-                 {"dot", (vectorcallfunc)eager_dot_call}};
+                 {"dot", (vectorcallfunc)eager_dot_call},
+                 {"create", (vectorcallfunc)eager_create_call}};
     vectorcallfunc call = NULL;
     for (size_t i = 0; nargs == 3 && PyUnicode_Check(args[0]) && i < sizeof roles / sizeof *roles;
          i++) {
@@ -2270,16 +2287,29 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             call = roles[i].call;
     }
     if (call == NULL || !PyCallable_Check(args[2]) ||
-        (call == (vectorcallfunc)eager_reduce_call || call == (vectorcallfunc)eager_element_call) !=
-            PyUnicode_CheckExact(args[1])) {
+        (call == (vectorcallfunc)eager_reduce_call || call == (vectorcallfunc)eager_element_call ||
+         call == (vectorcallfunc)eager_create_call) != PyUnicode_CheckExact(args[1])) {
         PyErr_SetString(PyExc_TypeError, "_np_eager_method(role: 'reduce' | 'array_ufunc' | "
                                          "'array_function' | 'getitem' | 'setitem' | 'reshape' | "
-                                         "'transpose' | 'element' | 'dot', "
+                                         "'transpose' | 'element' | 'dot' | 'create', "
                                          "name: str | None, fallback: callable)");
         return NULL;
     }
-    int as = 0; /* an element's conversion (AS_*), kept in nargs */
-    if (call == (vectorcallfunc)eager_element_call) {
+    int as = 0; /* an element's conversion (AS_*) or a creation's kind, kept in nargs */
+    if (call == (vectorcallfunc)eager_create_call) {
+        const char *what = PyUnicode_AsUTF8(args[1]);
+        if (what == NULL)
+            return NULL;
+        as = strcmp(what, "zeros") == 0   ? HOP_PY_CREATE_ZEROS
+             : strcmp(what, "ones") == 0  ? HOP_PY_CREATE_ONES
+             : strcmp(what, "empty") == 0 ? HOP_PY_CREATE_EMPTY
+                                          : -1;
+        if (as < 0) {
+            PyErr_SetString(PyExc_ValueError,
+                            "_np_eager_method: a creation's name is 'zeros', 'ones' or 'empty'");
+            return NULL;
+        }
+    } else if (call == (vectorcallfunc)eager_element_call) {
         const char *what = PyUnicode_AsUTF8(args[1]);
         if (what == NULL)
             return NULL;
@@ -2408,8 +2438,8 @@ static PyMethodDef np_eager_functions[] = {
     {"_np_eager_method", (PyCFunction)(void (*)(void))np_eager_method, METH_FASTCALL,
      "_np_eager_method(role, name, fallback): a method of hop.numpy.ndarray (role 'reduce': "
      "a.sum(); 'element': a.item(), float(a), int(a); 'array_ufunc'; 'array_function'; "
-     "'getitem'; 'setitem'; 'reshape'; 'transpose'; 'dot') that tries the eager fast path first, "
-     "then calls fallback."},
+     "'getitem'; 'setitem'; 'reshape'; 'transpose'; 'dot'; 'create': hnp.zeros/ones/empty) that "
+     "tries the eager fast path first, then calls fallback."},
     {"_np_eager_off", np_eager_off, METH_O,
      "_np_eager_off(delta): this thread's count of reasons hop.numpy's eager fast path is off "
      "(a run on _storage's stack, a path recorded) changed by delta; the new count."},
@@ -2418,6 +2448,23 @@ static PyMethodDef np_eager_functions[] = {
      "tries the eager fast path of ufunc `name` first, then calls fallback."},
     {NULL, NULL, 0, NULL},
 };
+
+PyObject *
+hop_py__np_new_array(hop_tensor *t)
+{
+    if (nd_type == NULL) {
+        hop_tensor_release(t);
+        Py_RETURN_NONE;
+    }
+    PyObject *tv = hop_py_tensor_new(t);
+    return tv == NULL ? NULL : new_array(tv);
+}
+
+int
+hop_py__np_eager_open(void)
+{
+    return nd_type != NULL && shape_fast && np_off == 0 && !hop_py_tracing_active();
+}
 
 int
 hop_py_np_eager_init(PyObject *module)

@@ -186,6 +186,25 @@ PyObject *hop_py__restride(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 PyObject *hop_py__meta_text(PyObject *mod, PyObject *o);
 void hop_py__create_init(void);
 
+/* ---------------------------------------------------------- np_eager.c */
+
+/* Concrete tensor t (stolen) as a new hop.numpy.ndarray with the slots
+ * ndarray.__init__ gives outside a run (None before hop.numpy has loaded). */
+PyObject *hop_py__np_new_array(hop_tensor *t);
+/* Whether the shape functions' eager fast path may answer on this thread:
+ * hop.numpy loaded, the path on (_eager_shape.fast), no trace, no run of
+ * hop.numpy's nor recorded path. */
+int hop_py__np_eager_open(void);
+
+/* -------------------------------------------------- np_eager_create.c */
+
+enum { HOP_PY_CREATE_ZEROS, HOP_PY_CREATE_ONES, HOP_PY_CREATE_EMPTY };
+/* hop.numpy's zeros, ones or empty (kind) of (shape[, dtype]), dtype
+ * positional or a keyword, by the eager fast path: the new array, or None
+ * where the general path must answer (every other argument and error), or
+ * NULL with an exception. */
+PyObject *hop_py__np_create(int kind, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+
 /* ---------------------------------------------------- np_eager_take.c */
 
 /* The rows of a concrete tensor t that one integer or boolean index array

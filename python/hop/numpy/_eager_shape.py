@@ -1,7 +1,7 @@
 """The eager fast path of hop.numpy's shape functions: `a.reshape(4, 4)`,
 `np.reshape(a, s)`, basic indexing (`a[2:5]`, `a[1, None, ...]`,
 `a[np.int64(3)]`), one index array (`a[idx]`, `a[mask]`), `a[key] = number`,
-`a.item()`, `float(a)`, `int(a)`, `a.T` and `np.transpose`,
+`a.item()`, `float(a)`, `int(a)`, `a.T` and `np.transpose`, zeros, ones, empty,
 `np.concatenate` and `np.where(c, x, y)` on concrete hop.numpy arrays
 outside any trace.
 
@@ -46,6 +46,10 @@ python/_C/np_eager.c: hop's own ops cost more than NumPy's whole call here):
   into a 1-d array (NumPy's result is laid out as the index is);
 - a.item(...), float(a), int(a) of a real element (not complex; int() of
   a finite value): the element read in place;
+- zeros, ones and empty (np_eager_create.c; hnp.zeros/ones/empty are C
+  callables that try it first): a shape of exact ints >= 0 (one, a tuple
+  or a list), whose size in bytes fits in intp, and a dtype the table below
+  maps, positional or dtype=; not order=, float16 or complex ones;
 - transpose (a.T, a.transpose(...), np.transpose, hnp.transpose): axes
   None or a permutation given as ints, a tuple or a list; one view header;
 - concatenate: a list or tuple of arrays of one dtype and one or more dims,
@@ -127,6 +131,36 @@ where = _C._np_eager_where
 # np.where(c, x, y) of hop.numpy arrays reach ndarray.__array_function__,
 # a C method (np_eager.c eager_array_function_call) that tries the same fast
 # path before the general one (_funcs.array_function): ~2.5 us less a call.
+# zeros(shape, dtype), ones(shape, dtype), empty(shape, dtype) by the fast
+# path, or None: C (np_eager_create.c), a shape of exact ints >= 0 and a
+# dtype argument the table below maps (what NumPy's np.dtype(arg) reads as
+# one of hop's dtypes: None, Python's float, int, bool, complex, NumPy's
+# scalar types, dtype objects and the common names), a new C-ordered array
+# (order= and anything else: the general path, _funcs._filled)
+zeros, ones, empty = _C._np_eager_zeros, _C._np_eager_ones, _C._np_eager_empty
+
+
+def _dtype_table():
+    table = {None: _C.float64}
+    names = ["float", "int", "bool", "complex", "f", "d", "i", "l", "b", "B", "h", "H", "I", "L",
+             "q", "Q", "e", "F", "D", "?"]
+    kinds = [float, int, bool, complex]
+    for dt in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+               "float16", "float32", "float64", "complex64", "complex128"):
+        d = _np.dtype(dt)
+        names += [d.name, d.str, d.char, f"{d.kind}{d.itemsize}"]
+        kinds += [d, d.type]
+    for k in kinds + names:
+        try:
+            d = _np.dtype(k)
+            table[k] = _core.hop_dtype(d, "dtype")
+        except (TypeError, ValueError, _C.UnsupportedError, _C.DTypeError):
+            pass
+    return table
+
+
+_C._np_eager_create_init(_dtype_table())
+
 # dot(a, b) by the fast path, or None: C (np_eager.c fast_dot: of arrays of
 # one or two dims matmul's fast path, but for an operand of one element,
 # BLAS's axpy: the general path's); np.dot(a, b) reaches it through

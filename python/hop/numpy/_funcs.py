@@ -749,7 +749,38 @@ def _creation_dtype(dtype, default):
 
 
 def _full_t(shape, value, npd):
-    return _C.full(_sizes_arg(shape), value, dtype=_core.hop_dtype(npd, "dtype"))
+    return _C.full(new_sizes(shape, npd), value, dtype=_core.hop_dtype(npd, "dtype"))
+
+
+def _converted_sizes(shape):
+    """_sizes_arg(shape), a size beyond intp NumPy's converter's ValueError:
+    what NumPy's creation functions read first, before the dtype."""
+    sizes = _sizes_arg(shape)
+    for n in sizes:
+        if type(n) is int and n >= 2**63:
+            raise ValueError("Maximum allowed dimension exceeded")
+    return sizes
+
+
+def new_sizes(shape, npd):
+    """The sizes of a new array of shape and NumPy dtype npd (_sizes_arg's),
+    checked as NumPy 1.24 checks them, in its order: a size beyond intp
+    (its converter's ValueError), a negative one, then a total of bytes
+    beyond intp (PyArray_NewFromDescr's ValueErrors); a symbolic size is
+    the plan's."""
+    sizes = _converted_sizes(shape)
+    known = [n for n in sizes if type(n) is int]
+    nbytes = npd.itemsize
+    for n in known:  # (one loop, as NumPy's: a size of 0 is left out of the product)
+        if n == 0:
+            continue
+        if n < 0:
+            raise ValueError("negative dimensions are not allowed")
+        nbytes *= n
+        if nbytes >= 2**63:
+            raise ValueError("array is too big; `arr.size * arr.dtype.itemsize` is larger than "
+                             "the maximum possible size.")
+    return sizes
 
 
 def _order_arg(order):
@@ -780,11 +811,13 @@ def _filled(shape, value, npd, order):
 
 @implements(name="zeros")
 def zeros(shape, dtype=float, order="C", *, like=None):
+    shape = _converted_sizes(shape)  # (NumPy reads the shape, then the dtype, the order)
     return _filled(shape, 0, _creation_dtype(dtype, float), order)
 
 
 @implements(name="ones")
 def ones(shape, dtype=None, order="C", *, like=None):
+    shape = _converted_sizes(shape)
     return _filled(shape, 1, _creation_dtype(dtype, float), order)
 
 
@@ -804,7 +837,7 @@ def full(shape, fill_value, dtype=None, order="C", *, like=None, _kind=None):
     o = _core.operand(fill_value, "full")
     # (as_compute gives a 0-d tensor for a complex dtype, which _C.full takes not)
     v = o.t if o.t is not None else _core.as_compute(o, npd)
-    shp = _sizes_arg(shape)
+    shp = new_sizes(shape, npd)
     if not isinstance(v, _C.Tensor):
         def make(s):
             return _full_t(s, v, npd)

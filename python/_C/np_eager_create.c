@@ -1,0 +1,213 @@
+/*
+ * python/_C/np_eager_create.c - the eager fast path of hop.numpy's
+ * zeros(shape, dtype), ones(shape, dtype) and empty(shape, dtype)
+ * (hop.numpy._eager_shape says what it takes and why).
+ *
+ * Their general path (_funcs._filled: the order's and the shape's checks,
+ * the dtype's conversion, a full op) costs ~2 us, 25-30x NumPy's call, on
+ * every array a loop allocates.  Here a shape of exact ints (one, or a tuple
+ * or list of them, each >= 0) and a dtype the table maps (_np_eager_create_
+ * init's: None, Python's float, int, bool and complex, NumPy's scalar types,
+ * dtype objects and names, to hop's dtypes) make the new C-ordered array
+ * directly: zeros as hop's zeroed tensor, empty as its uninitialised one
+ * (as NumPy's), ones filled with one.
+ * Anything else (order='F', a negative size, a dtype not in the table,
+ * float16 or complex ones, a trace) is None: the general path answers,
+ * its errors included.
+ */
+#include "tensor_impl.h"
+
+#include <string.h>
+
+static PyObject *dtype_table; /* dict: the dtype argument -> its hop dtype object */
+
+/* The sizes of shape (an exact int, or a tuple or list of them, each >= 0)
+ * in sizes: the rank, or -1 when the fast path does not take it. */
+static int
+shape_sizes(PyObject *shape, int64_t *sizes)
+{
+    PyObject *const *items = &shape;
+    Py_ssize_t n = 1;
+    if (PyTuple_CheckExact(shape)) {
+        items = &PyTuple_GET_ITEM(shape, 0);
+        n = PyTuple_GET_SIZE(shape);
+    } else if (PyList_CheckExact(shape)) {
+        items = &PyList_GET_ITEM(shape, 0);
+        n = PyList_GET_SIZE(shape);
+    }
+    if (n > HOP_MAX_RANK)
+        return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int overflow;
+        if (!PyLong_CheckExact(items[i]))
+            return -1;
+        long long v = PyLong_AsLongLongAndOverflow(items[i], &overflow);
+        if (overflow != 0 || v < 0) {
+            PyErr_Clear();
+            return -1;
+        }
+        sizes[i] = v;
+    }
+    return (int)n;
+}
+
+/* Whether the rank sizes of elements of isz bytes fit in intp's bytes,
+ * NumPy's check (PyArray_NewFromDescr: sizes of 0 left out of the product,
+ * so that (0, 2**62) of float64 is too big as well); its ValueError is the
+ * general path's. */
+static int
+bytes_fit(int rank, const int64_t *sizes, size_t isz)
+{
+    int64_t nbytes = (int64_t)isz;
+    for (int i = 0; i < rank; i++)
+        if (sizes[i] != 0 && __builtin_mul_overflow(nbytes, sizes[i], &nbytes))
+            return 0;
+    return 1;
+}
+
+/* The hop dtype of dtype argument dt (NULL: the function's default, given
+ * as def) by the table: 1, or 0 when it has none (or the lookup failed:
+ * the general path reads it again), and no exception. */
+static int
+table_dtype(PyObject *dt, PyObject *def, hop_dtype *out)
+{
+    if (dtype_table == NULL)
+        return 0;
+    PyObject *v = PyDict_GetItemWithError(dtype_table, dt == NULL ? def : dt);
+    if (v == NULL || hop_py_dtype_from_object(v, out) < 0) {
+        PyErr_Clear(); /* (an unhashable argument: the general path's error) */
+        return 0;
+    }
+    return 1;
+}
+
+/* One of dtype d in *elem (isz bytes): 1, or 0 for float16 and complex. */
+static int
+one_of(hop_dtype d, unsigned char *elem)
+{
+    switch (d) {
+#define ONE(e, ctype)                                                                              \
+    case HOP_##e: {                                                                                \
+        ctype v = 1;                                                                               \
+        memcpy(elem, &v, sizeof v);                                                                \
+        return 1;                                                                                  \
+    }
+        ONE(BOOL, bool)
+        ONE(I8, int8_t)
+        ONE(U8, uint8_t)
+        ONE(I16, int16_t)
+        ONE(U16, uint16_t)
+        ONE(I32, int32_t)
+        ONE(U32, uint32_t)
+        ONE(I64, int64_t)
+        ONE(U64, uint64_t)
+        ONE(F32, float)
+        ONE(F64, double)
+#undef ONE
+    default:
+        return 0;
+    }
+}
+
+/* The n elements of isz bytes at p filled with elem: the filled part copied
+ * onto the rest, doubling (memcpy's speed, not an element's store a step). */
+static void
+fill_dense(char *p, size_t n, size_t isz, const unsigned char *elem)
+{
+    if (n == 0)
+        return;
+    memcpy(p, elem, isz);
+    size_t done = isz, total = n * isz;
+    while (done < total) {
+        size_t k = done < total - done ? done : total - done;
+        memcpy(p + done, p, k);
+        done += k;
+    }
+}
+
+PyObject *
+hop_py__np_create(int kind, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *dt = NULL;
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (nargs < 1 || nargs + nkw > 2)
+        Py_RETURN_NONE;
+    if (nargs == 2) {
+        dt = args[1];
+    } else if (nkw == 1) {
+        if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "dtype") != 0)
+            Py_RETURN_NONE;
+        dt = args[1];
+    }
+    int64_t sizes[HOP_MAX_RANK];
+    hop_dtype d;
+    unsigned char one[16];
+    int rank = shape_sizes(args[0], sizes);
+    if (rank < 0 || !hop_py__np_eager_open() ||
+        !table_dtype(dt, kind == HOP_PY_CREATE_ONES ? Py_None : (PyObject *)&PyFloat_Type, &d) ||
+        (kind == HOP_PY_CREATE_ONES && !one_of(d, one)) ||
+        !bytes_fit(rank, sizes, hop_dtype_size(d)))
+        Py_RETURN_NONE;
+    hop_tensor *t = kind == HOP_PY_CREATE_ZEROS ? hop_tensor_zeros(d, rank, sizes)
+                                                : hop_tensor_empty(d, rank, sizes);
+    if (t == NULL) {
+        hop_error_clear(); /* (too large: the general path's error) */
+        Py_RETURN_NONE;
+    }
+    if (kind == HOP_PY_CREATE_ONES)
+        fill_dense(t->data, (size_t)hop_tensor_numel(t), hop_dtype_size(d), one);
+    return hop_py__np_new_array(t);
+}
+
+static PyObject *
+np_eager_zeros(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    return hop_py__np_create(HOP_PY_CREATE_ZEROS, args, PyVectorcall_NARGS(nargsf), kwnames);
+}
+
+static PyObject *
+np_eager_ones(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    return hop_py__np_create(HOP_PY_CREATE_ONES, args, PyVectorcall_NARGS(nargsf), kwnames);
+}
+
+static PyObject *
+np_eager_empty(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    return hop_py__np_create(HOP_PY_CREATE_EMPTY, args, PyVectorcall_NARGS(nargsf), kwnames);
+}
+
+/* _np_eager_create_init(table): the dtype arguments the fast path takes
+ * ({argument: its hop dtype}, hop.numpy._eager_shape's). */
+static PyObject *
+np_eager_create_init(PyObject *self, PyObject *table)
+{
+    (void)self;
+    if (!PyDict_CheckExact(table)) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_create_init(table: dict)");
+        return NULL;
+    }
+    Py_XSETREF(dtype_table, Py_NewRef(table));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef create_functions[] = {
+    {"_np_eager_zeros", (PyCFunction)(void (*)(void))np_eager_zeros, METH_FASTCALL | METH_KEYWORDS,
+     "_np_eager_zeros(shape, dtype=float): hop.numpy.zeros by the eager fast path, or None."},
+    {"_np_eager_ones", (PyCFunction)(void (*)(void))np_eager_ones, METH_FASTCALL | METH_KEYWORDS,
+     "_np_eager_ones(shape, dtype=None): hop.numpy.ones by the eager fast path, or None."},
+    {"_np_eager_empty", (PyCFunction)(void (*)(void))np_eager_empty, METH_FASTCALL | METH_KEYWORDS,
+     "_np_eager_empty(shape, dtype=float): hop.numpy.empty by the eager fast path, or None."},
+    {"_np_eager_create_init", np_eager_create_init, METH_O,
+     "_np_eager_create_init(table): the dtype arguments the creation fast path takes."},
+    {NULL, NULL, 0, NULL},
+};
+
+int
+hop_py_np_create_init(PyObject *module)
+{
+    return PyModule_AddFunctions(module, create_functions);
+}
