@@ -557,10 +557,11 @@ def r_np_eager_matmul():
 
 @row("np_eager_create", "eager hop.numpy creation vs NumPy (zeros(16), zeros((4, 4)), ones(16), "
                        "empty(16), zeros(16, dtype=np.float32), zeros(16, dtype=int), "
-                       "ones(1,000,000))", "<= 2x NumPy")
+                       "ones(1,000,000), a.copy() of 16 float64)", "<= 2x NumPy")
 def r_np_eager_create():
     import hop.numpy as hnp
     one_thread()
+    a, an = hnp.arange(16.0), np.arange(16.0)
     cases = {"zeros": (lambda: hnp.zeros(16), lambda: np.zeros(16)),
              "zeros_2d": (lambda: hnp.zeros((4, 4)), lambda: np.zeros((4, 4))),
              "ones": (lambda: hnp.ones(16), lambda: np.ones(16)),
@@ -568,7 +569,8 @@ def r_np_eager_create():
              "zeros_f32": (lambda: hnp.zeros(16, dtype=np.float32),
                            lambda: np.zeros(16, dtype=np.float32)),
              "zeros_int": (lambda: hnp.zeros(16, dtype=int), lambda: np.zeros(16, dtype=int)),
-             "ones_1m": (lambda: hnp.ones(1000000), lambda: np.ones(1000000))}
+             "ones_1m": (lambda: hnp.ones(1000000), lambda: np.ones(1000000)),
+             "copy": (lambda: a.copy(), lambda: an.copy())}
     return _per_call_within_2x(cases, "zeros",
                                "hop.numpy's creation functions (C callables that try the eager "
                                "fast path, np_eager_create.c); the figures: zeros(16); every call "

@@ -2095,6 +2095,38 @@ eager_reshape_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyOb
     return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
 }
 
+/* a.copy() by the fast path: of a concrete C-contiguous array the shape
+ * fast path takes (shape_tensor: not a NumPy scalar, a run's or a copy's
+ * view), a new C-ordered array of its bytes, as the general path's clone
+ * (NumPy's order='C'); NULL otherwise. */
+static PyObject *
+fast_copy(PyObject *a)
+{
+    hop_tensor *t = shape_tensor(a);
+    if (t == NULL || !hop_tensor_is_contiguous(t))
+        return NULL;
+    hop_tensor *r = hop_tensor_empty(t->dtype, t->rank, t->sizes);
+    if (r == NULL) {
+        hop_error_clear(); /* (out of memory: the general path's error) */
+        return NULL;
+    }
+    memcpy(r->data, t->data, (size_t)hop_tensor_numel(t) * hop_dtype_size(t->dtype));
+    PyObject *tv = hop_py_tensor_new(r);
+    return tv == NULL ? NULL : new_array(tv);
+}
+
+/* a.copy() (role "copy"): fast_copy, else the Python method */
+static PyObject *
+eager_copy_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (kwnames == NULL && PyVectorcall_NARGS(nargsf) == 1) {
+        PyObject *r = fast_copy(args[0]);
+        if (r != NULL || PyErr_Occurred())
+            return r;
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
 /* hop.numpy.zeros(...), ones(...), empty(...) (role "create"; nargs: the
  * kind): hop_py__np_create, else the Python function */
 static PyObject *
@@ -2262,7 +2294,7 @@ np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
  * "reduce" (name: "reduce:sum", ...), "element" (name: "item", "float",
  * "int"), "create" (name: "zeros", "ones", "empty": hop.numpy's functions),
  * or "array_ufunc", "array_function", "getitem", "setitem", "reshape",
- * "transpose", "dot" (name None). */
+ * "transpose", "dot", "copy" (name None). */
 static PyObject *
 np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2279,7 +2311,8 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                  {"setitem", (vectorcallfunc)eager_setitem_call},
                  {"element", (vectorcallfunc)eager_element_call},
                  {"dot", (vectorcallfunc)eager_dot_call},
-                 {"create", (vectorcallfunc)eager_create_call}};
+                 {"create", (vectorcallfunc)eager_create_call},
+                 {"copy", (vectorcallfunc)eager_copy_call}};
     vectorcallfunc call = NULL;
     for (size_t i = 0; nargs == 3 && PyUnicode_Check(args[0]) && i < sizeof roles / sizeof *roles;
          i++) {
@@ -2291,7 +2324,8 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
          call == (vectorcallfunc)eager_create_call) != PyUnicode_CheckExact(args[1])) {
         PyErr_SetString(PyExc_TypeError, "_np_eager_method(role: 'reduce' | 'array_ufunc' | "
                                          "'array_function' | 'getitem' | 'setitem' | 'reshape' | "
-                                         "'transpose' | 'element' | 'dot' | 'create', "
+                                         "'transpose' | 'element' | 'dot' | 'create' | "
+                                         "'copy', "
                                          "name: str | None, fallback: callable)");
         return NULL;
     }
@@ -2438,8 +2472,8 @@ static PyMethodDef np_eager_functions[] = {
     {"_np_eager_method", (PyCFunction)(void (*)(void))np_eager_method, METH_FASTCALL,
      "_np_eager_method(role, name, fallback): a method of hop.numpy.ndarray (role 'reduce': "
      "a.sum(); 'element': a.item(), float(a), int(a); 'array_ufunc'; 'array_function'; "
-     "'getitem'; 'setitem'; 'reshape'; 'transpose'; 'dot'; 'create': hnp.zeros/ones/empty) that "
-     "tries the eager fast path first, then calls fallback."},
+     "'getitem'; 'setitem'; 'reshape'; 'transpose'; 'dot'; 'copy'; 'create': "
+     "hnp.zeros/ones/empty) that tries the eager fast path first, then calls fallback."},
     {"_np_eager_off", np_eager_off, METH_O,
      "_np_eager_off(delta): this thread's count of reasons hop.numpy's eager fast path is off "
      "(a run on _storage's stack, a path recorded) changed by delta; the new count."},

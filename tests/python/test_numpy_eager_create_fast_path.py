@@ -103,3 +103,42 @@ def test_ones_fills_every_element_of_every_dtype_and_size():
         for n in (1, 2, 3, 7, 8, 1000, 4097):
             r = np.asarray(hnp.ones(n, dtype))
             assert r.dtype == np.dtype(dtype) and (r == 1).all(), (dtype, n)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.int64, np.float16, np.float32,
+                                   np.float64, np.complex64, np.complex128])
+def test_copy_is_numpys_and_the_general_paths(dtype):
+    # a.copy() is a C method: a C-contiguous array's bytes copied by the
+    # fast path; every other layout, a NumPy scalar, a copy-view and an
+    # order= the general path's (NumPy's order='C' result in each case)
+    from test_numpy_eager_shape_fast_path import check_same, layouts, same_as_general
+    taken = {"1d", "2d", "3d", "ones", "empty", "empty2d", "0d"}
+    for name, n, h in layouts(dtype):
+        fast = h.copy.__self__ is h and _copy_taken(h)
+        assert fast == (name in taken), name
+        got, want = h.copy(), n.copy()
+        check_same(got, want)
+        assert got.strides == want.strides and got._ob is None and got.flags.writeable
+        same_as_general(lambda: h.copy())
+        # (a new array: a write to it does not reach the original)
+        if got.size:
+            before = np.asarray(h).copy()
+            got[...] = np.ones((), dtype)
+            np.testing.assert_array_equal(np.asarray(h), before)
+    s = hnp.arange(3.0).sum()
+    assert s.copy()._scalar and float(s.copy()) == 3.0
+    f = hnp.asarray(np.asfortranarray(np.arange(6.0).reshape(2, 3)))
+    assert f.copy("F").strides == np.asfortranarray(np.arange(6.0).reshape(2, 3)).copy("F").strides
+
+
+def _copy_taken(h):
+    """Whether h.copy() took the fast path (the Python method never ran)."""
+    from hop.numpy import _ufuncs
+    calls = []
+    real = _ufuncs.in_memory_order
+    _ufuncs.in_memory_order = lambda *a, **k: calls.append(1) or real(*a, **k)
+    try:
+        h.copy()
+    finally:
+        _ufuncs.in_memory_order = real
+    return not calls

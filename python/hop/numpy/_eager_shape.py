@@ -50,6 +50,8 @@ python/_C/np_eager.c: hop's own ops cost more than NumPy's whole call here):
   callables that try it first): a shape of exact ints >= 0 (one, a tuple
   or a list), whose size in bytes fits in intp, and a dtype the table below
   maps, positional or dtype=; not order=, float16 or complex ones;
+- a.copy() (a C method, np_eager.c fast_copy): of a C-contiguous array,
+  its bytes into a new array (no order=);
 - transpose (a.T, a.transpose(...), np.transpose, hnp.transpose): axes
   None or a permutation given as ints, a tuple or a list; one view header;
 - concatenate: a list or tuple of arrays of one dtype and one or more dims,

@@ -1586,6 +1586,9 @@ def _conj_method(self, out=None):
 
 ndarray.conj = ndarray.conjugate = scalar_method(_conj_method)
 ndarray.copy = scalar_method(ndarray.copy)
+# a.copy(): a C method that tries the eager fast path (a C-contiguous
+# array's bytes, np_eager.c fast_copy) first
+ndarray.copy = _C._np_eager_method("copy", None, ndarray.copy)
 ndarray.astype = scalar_method(ndarray.astype)
 # a.T: the eager fast path first (a C descriptor: one view header), then the
 # general getter (a.transpose() is _attrs's, with NumPy's checks of the axes)
