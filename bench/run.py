@@ -479,10 +479,11 @@ def r_np_eager_layout():
                                "left to the general path); the figures: a.T; every call in extra")
 
 
-@row("np_eager_take", "eager hop.numpy integer-array and boolean-mask keys and element "
-                     "conversions vs NumPy (a[idx], a[[1, 2, 3]], a[mask], m[idx], m[mask], "
-                     "a[idx] = 0.0, a[mask] = 0.0, a.item(3), float(s), int(s); 16 float64, m "
-                     "4 x 4, s = a[3])", "<= 2x NumPy at 16")
+@row("np_eager_take", "eager hop.numpy integer-array and boolean-mask keys, element "
+                     "conversions and sizes vs NumPy (a[idx], a[[1, 2, 3]], a[mask], m[idx], "
+                     "m[mask], a[idx] = 0.0, a[mask] = 0.0, a.item(3), float(s), int(s), len(a), "
+                     "a.shape, m.ndim, m.size; 16 float64, m 4 x 4, s = a[3])",
+     "<= 2x NumPy at 16")
 def r_np_eager_take():
     import hop.numpy as hnp
     one_thread()
@@ -503,7 +504,11 @@ def r_np_eager_take():
              "set_mask": (lambda: a.__setitem__(b, 0.0), lambda: an.__setitem__(bn, 0.0)),
              "item": (lambda: a.item(3), lambda: an.item(3)),
              "float_scalar": (lambda: float(s), lambda: float(sn)),
-             "int_scalar": (lambda: int(s), lambda: int(sn))}
+             "int_scalar": (lambda: int(s), lambda: int(sn)),
+             "len": (lambda: len(a), lambda: len(an)),
+             "shape": (lambda: a.shape, lambda: an.shape),
+             "ndim": (lambda: m.ndim, lambda: mn.ndim),
+             "size": (lambda: m.size, lambda: mn.size)}
     return _per_call_within_2x(cases, "int_array",
                                "hop.numpy arrays outside hop.compile (the eager fast path for one "
                                "index array, np_eager_take.c); the figures: a[idx]; every call in "

@@ -2095,6 +2095,54 @@ eager_reshape_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyOb
     return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
 }
 
+/* len(a), a.shape, a.ndim, a.size (role "attr"; nargs: which, ATTR_*) of a
+ * hop.numpy array whose value is its own concrete tensor (not a run's nor
+ * a copy's view: array_tensor's; a NumPy scalar too) read off the tensor,
+ * as the Python properties read a._t; NULL otherwise (a traced array's
+ * sizes, len() of a 0-d one: the Python ones). */
+enum { ATTR_LEN, ATTR_SHAPE, ATTR_NDIM, ATTR_SIZE };
+
+static PyObject *
+fast_attr(PyObject *a, int which)
+{
+    if (Py_TYPE(a) != nd_type)
+        return NULL;
+    TensorObject *x = array_tensor(a);
+    const hop_tensor *t = x == NULL ? NULL : x->t;
+    if (t == NULL)
+        return NULL;
+    switch (which) {
+    case ATTR_LEN:
+        return t->rank == 0 ? NULL : PyLong_FromLongLong(t->sizes[0]);
+    case ATTR_NDIM:
+        return PyLong_FromLong(t->rank);
+    case ATTR_SIZE:
+        return PyLong_FromLongLong(hop_tensor_numel(t));
+    default: {
+        PyObject *shape = PyTuple_New(t->rank);
+        for (int d = 0; shape != NULL && d < t->rank; d++) {
+            PyObject *n = PyLong_FromLongLong(t->sizes[d]);
+            if (n == NULL)
+                Py_CLEAR(shape);
+            else
+                PyTuple_SET_ITEM(shape, d, n);
+        }
+        return shape;
+    }
+    }
+}
+
+static PyObject *
+eager_attr_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (kwnames == NULL && PyVectorcall_NARGS(nargsf) == 1) {
+        PyObject *r = fast_attr(args[0], op->nargs);
+        if (r != NULL || PyErr_Occurred())
+            return r;
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
 /* a.copy() by the fast path: of a concrete C-contiguous array the shape
  * fast path takes (shape_tensor: not a NumPy scalar, a run's or a copy's
  * view), a new C-ordered array of its bytes, as the general path's clone
@@ -2293,6 +2341,7 @@ np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 /* _np_eager_method(role, name, fallback): the method (above) of role
  * "reduce" (name: "reduce:sum", ...), "element" (name: "item", "float",
  * "int"), "create" (name: "zeros", "ones", "empty": hop.numpy's functions),
+ * "attr" (name: "len", "shape", "ndim", "size": len(a) and the properties' getters),
  * or "array_ufunc", "array_function", "getitem", "setitem", "reshape",
  * "transpose", "dot", "copy" (name None). */
 static PyObject *
@@ -2312,7 +2361,8 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                  {"element", (vectorcallfunc)eager_element_call},
                  {"dot", (vectorcallfunc)eager_dot_call},
                  {"create", (vectorcallfunc)eager_create_call},
-                 {"copy", (vectorcallfunc)eager_copy_call}};
+                 {"copy", (vectorcallfunc)eager_copy_call},
+                 {"attr", (vectorcallfunc)eager_attr_call}};
     vectorcallfunc call = NULL;
     for (size_t i = 0; nargs == 3 && PyUnicode_Check(args[0]) && i < sizeof roles / sizeof *roles;
          i++) {
@@ -2321,16 +2371,32 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     if (call == NULL || !PyCallable_Check(args[2]) ||
         (call == (vectorcallfunc)eager_reduce_call || call == (vectorcallfunc)eager_element_call ||
-         call == (vectorcallfunc)eager_create_call) != PyUnicode_CheckExact(args[1])) {
+         call == (vectorcallfunc)eager_create_call || call == (vectorcallfunc)eager_attr_call) !=
+            PyUnicode_CheckExact(args[1])) {
         PyErr_SetString(PyExc_TypeError, "_np_eager_method(role: 'reduce' | 'array_ufunc' | "
                                          "'array_function' | 'getitem' | 'setitem' | 'reshape' | "
                                          "'transpose' | 'element' | 'dot' | 'create' | "
-                                         "'copy', "
+                                         "'copy' | 'attr', "
                                          "name: str | None, fallback: callable)");
         return NULL;
     }
     int as = 0; /* an element's conversion (AS_*) or a creation's kind, kept in nargs */
-    if (call == (vectorcallfunc)eager_create_call) {
+    if (call == (vectorcallfunc)eager_attr_call) {
+        const char *what = PyUnicode_AsUTF8(args[1]);
+        if (what == NULL)
+            return NULL;
+        as = strcmp(what, "len") == 0     ? ATTR_LEN
+             : strcmp(what, "shape") == 0 ? ATTR_SHAPE
+             : strcmp(what, "ndim") == 0  ? ATTR_NDIM
+             : strcmp(what, "size") == 0  ? ATTR_SIZE
+                                          : -1;
+        if (as < 0) {
+            PyErr_SetString(PyExc_ValueError,
+                            "_np_eager_method: an attribute's name is 'len', 'shape', 'ndim' or "
+                            "'size'");
+            return NULL;
+        }
+    } else if (call == (vectorcallfunc)eager_create_call) {
         const char *what = PyUnicode_AsUTF8(args[1]);
         if (what == NULL)
             return NULL;
@@ -2473,7 +2539,8 @@ static PyMethodDef np_eager_functions[] = {
      "_np_eager_method(role, name, fallback): a method of hop.numpy.ndarray (role 'reduce': "
      "a.sum(); 'element': a.item(), float(a), int(a); 'array_ufunc'; 'array_function'; "
      "'getitem'; 'setitem'; 'reshape'; 'transpose'; 'dot'; 'copy'; 'create': "
-     "hnp.zeros/ones/empty) that tries the eager fast path first, then calls fallback."},
+     "hnp.zeros/ones/empty; 'attr': len(a), a.shape, a.ndim, a.size) that tries the eager fast "
+     "path first, then calls fallback."},
     {"_np_eager_off", np_eager_off, METH_O,
      "_np_eager_off(delta): this thread's count of reasons hop.numpy's eager fast path is off "
      "(a run on _storage's stack, a path recorded) changed by delta; the new count."},

@@ -142,3 +142,30 @@ def _copy_taken(h):
     finally:
         _ufuncs.in_memory_order = real
     return not calls
+
+
+def test_len_shape_ndim_and_size_are_the_python_properties_answers():
+    # len(a), a.shape, a.ndim, a.size: C reads of a concrete array's tensor
+    # (np_eager.c fast_attr); a traced array, a copy-view and a run's view
+    # are the Python properties' (the same answers), len() of a 0-d array
+    # NumPy's TypeError
+    from test_numpy_eager_shape_fast_path import layouts
+    from hop.numpy import _ndarray
+    for name, n, h in layouts(np.float64):
+        assert h.shape == n.shape and h.ndim == n.ndim and h.size == n.size, name
+        assert type(h.shape) is tuple and all(type(d) is int for d in h.shape)
+        assert h.shape == _ndarray.ndarray.shape.fget.__wrapped__(h)
+        if n.ndim:
+            assert len(h) == len(n)
+        else:
+            with pytest.raises(TypeError, match="len\\(\\) of unsized object"):
+                len(h)
+    s = hnp.arange(3.0).sum()
+    assert (s.shape, s.ndim, s.size) == ((), 0, 1)
+
+    def f(x):
+        return x * (x.shape[0] + x.ndim + x.size + len(x))
+    cf = hop.compile(f, dynamic=True)
+    for k in (3, 5):
+        x = np.arange(float(k))
+        np.testing.assert_array_equal(np.asarray(cf(x)), f(x))

@@ -349,8 +349,9 @@ def _shape_set(self, value):
     self._ver = st.version
 
 
-ndarray.shape = property(_shape_get, _shape_set, doc="The dims; settable when NumPy's reshape "
-                                                     "of the array is a view.")
+# (the getter a C method reading a concrete array's tensor first: np_eager.c)
+ndarray.shape = property(_C._np_eager_method("attr", "shape", _shape_get), _shape_set,
+                         doc="The dims; settable when NumPy's reshape of the array is a view.")
 
 
 def _resize_method(self, *new_shape, refcheck=True):

@@ -1085,3 +1085,11 @@ ndarray.__setitem__ = _C._np_eager_method("setitem", None, ndarray.__setitem__)
 ndarray.item = _C._np_eager_method("element", "item", ndarray.item)
 ndarray.__float__ = _C._np_eager_method("element", "float", ndarray.__float__)
 ndarray.__int__ = _C._np_eager_method("element", "int", ndarray.__int__)
+# len(a), a.ndim, a.size of an array whose value is its concrete tensor: read
+# off the tensor in C (np_eager.c fast_attr), else the Python ones above
+# (a.shape's getter: _attrs)
+ndarray.__len__ = _C._np_eager_method("attr", "len", ndarray.__len__)
+ndarray.ndim = property(_C._np_eager_method("attr", "ndim", ndarray.ndim.fget),
+                        doc=ndarray.ndim.__doc__)
+ndarray.size = property(_C._np_eager_method("attr", "size", ndarray.size.fget),
+                        doc=ndarray.size.__doc__)
