@@ -867,8 +867,7 @@ eager_array_function_call(EagerOpObject *op, PyObject *const *args, size_t nargs
 static hop_tensor *
 shape_tensor(PyObject *a)
 {
-    if (!shape_fast || nd_type == NULL || Py_TYPE(a) != nd_type || np_off > 0 ||
-        hop_py_tracing_active())
+    if (Py_TYPE(a) != nd_type || !hop_py__np_eager_open())
         return NULL;
     TensorObject *x = array_tensor(a);
     if (x == NULL || SLOT(a, off_scalar) != Py_False || SLOT(a, off_ro) == NULL)
@@ -905,38 +904,11 @@ index_int(PyObject *k, int *ok)
 }
 
 /* The integer element of dtype d at p in *v: 1, or 0 when d is no integer
- * dtype or the value is beyond int64. */
+ * dtype (bool neither) or the value is beyond int64. */
 static int
 int_element(hop_dtype d, const void *p, int64_t *v)
 {
-    switch (d) {
-    case HOP_I8:
-        *v = *(const int8_t *)p;
-        return 1;
-    case HOP_I16:
-        *v = *(const int16_t *)p;
-        return 1;
-    case HOP_I32:
-        *v = *(const int32_t *)p;
-        return 1;
-    case HOP_I64:
-        *v = *(const int64_t *)p;
-        return 1;
-    case HOP_U8:
-        *v = *(const uint8_t *)p;
-        return 1;
-    case HOP_U16:
-        *v = *(const uint16_t *)p;
-        return 1;
-    case HOP_U32:
-        *v = *(const uint32_t *)p;
-        return 1;
-    case HOP_U64:
-        *v = (int64_t) * (const uint64_t *)p;
-        return *(const uint64_t *)p <= INT64_MAX;
-    default:
-        return 0;
-    }
+    return d != HOP_BOOL && hop_py__np_int_at(d, p, v) && (d != HOP_U64 || *v >= 0);
 }
 
 /* The value of hop.numpy integer scalar k (a NumPy scalar's 0-d array of
@@ -1913,8 +1885,7 @@ element_at(const hop_tensor *t, PyObject *const *args, Py_ssize_t n)
 static PyObject *
 fast_element(PyObject *a, PyObject *const *args, Py_ssize_t n, int as)
 {
-    if (!shape_fast || nd_type == NULL || Py_TYPE(a) != nd_type || np_off > 0 ||
-        hop_py_tracing_active())
+    if (Py_TYPE(a) != nd_type || !hop_py__np_eager_open())
         return NULL;
     TensorObject *x = array_tensor(a);
     if (x == NULL || x->t == NULL || hop_dtype_is_complex(x->t->dtype))
@@ -2348,31 +2319,36 @@ static PyObject *
 np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
+    /* A role's names, in the order of what nargs keeps (ATTR_*, AS_*,
+     * HOP_PY_CREATE_*); ANY_NAME: any str (a reduction's); none: None. */
+    static const char *const any_name[] = {NULL};
+    static const char *const attr_names[] = {"len", "shape", "ndim", "size", NULL};
+    static const char *const element_names[] = {"item", "float", "int", NULL};
+    static const char *const create_names[] = {"zeros", "ones", "empty", NULL};
     static const struct {
         const char *role;
         vectorcallfunc call;
-    } roles[] = {{"reduce", (vectorcallfunc)eager_reduce_call},
-                 {"array_ufunc", (vectorcallfunc)eager_array_ufunc_call},
-                 {"array_function", (vectorcallfunc)eager_array_function_call},
-                 {"getitem", (vectorcallfunc)eager_getitem_call},
-                 {"reshape", (vectorcallfunc)eager_reshape_call},
-                 {"transpose", (vectorcallfunc)eager_transpose_call},
-                 {"setitem", (vectorcallfunc)eager_setitem_call},
-                 {"element", (vectorcallfunc)eager_element_call},
-                 {"dot", (vectorcallfunc)eager_dot_call},
-                 {"create", (vectorcallfunc)eager_create_call},
-                 {"copy", (vectorcallfunc)eager_copy_call},
-                 {"attr", (vectorcallfunc)eager_attr_call}};
-    vectorcallfunc call = NULL;
+        const char *const *names;
+    } roles[] = {{"reduce", (vectorcallfunc)eager_reduce_call, any_name},
+                 {"array_ufunc", (vectorcallfunc)eager_array_ufunc_call, NULL},
+                 {"array_function", (vectorcallfunc)eager_array_function_call, NULL},
+                 {"getitem", (vectorcallfunc)eager_getitem_call, NULL},
+                 {"reshape", (vectorcallfunc)eager_reshape_call, NULL},
+                 {"transpose", (vectorcallfunc)eager_transpose_call, NULL},
+                 {"setitem", (vectorcallfunc)eager_setitem_call, NULL},
+                 {"element", (vectorcallfunc)eager_element_call, element_names},
+                 {"dot", (vectorcallfunc)eager_dot_call, NULL},
+                 {"create", (vectorcallfunc)eager_create_call, create_names},
+                 {"copy", (vectorcallfunc)eager_copy_call, NULL},
+                 {"attr", (vectorcallfunc)eager_attr_call, attr_names}};
+    size_t r = sizeof roles / sizeof *roles;
     for (size_t i = 0; nargs == 3 && PyUnicode_Check(args[0]) && i < sizeof roles / sizeof *roles;
          i++) {
         if (PyUnicode_CompareWithASCIIString(args[0], roles[i].role) == 0)
-            call = roles[i].call;
+            r = i;
     }
-    if (call == NULL || !PyCallable_Check(args[2]) ||
-        (call == (vectorcallfunc)eager_reduce_call || call == (vectorcallfunc)eager_element_call ||
-         call == (vectorcallfunc)eager_create_call || call == (vectorcallfunc)eager_attr_call) !=
-            PyUnicode_CheckExact(args[1])) {
+    if (r == sizeof roles / sizeof *roles || !PyCallable_Check(args[2]) ||
+        (roles[r].names != NULL) != PyUnicode_CheckExact(args[1])) {
         PyErr_SetString(PyExc_TypeError, "_np_eager_method(role: 'reduce' | 'array_ufunc' | "
                                          "'array_function' | 'getitem' | 'setitem' | 'reshape' | "
                                          "'transpose' | 'element' | 'dot' | 'create' | "
@@ -2380,46 +2356,15 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                                          "name: str | None, fallback: callable)");
         return NULL;
     }
-    int as = 0; /* an element's conversion (AS_*) or a creation's kind, kept in nargs */
-    if (call == (vectorcallfunc)eager_attr_call) {
-        const char *what = PyUnicode_AsUTF8(args[1]);
-        if (what == NULL)
-            return NULL;
-        as = strcmp(what, "len") == 0     ? ATTR_LEN
-             : strcmp(what, "shape") == 0 ? ATTR_SHAPE
-             : strcmp(what, "ndim") == 0  ? ATTR_NDIM
-             : strcmp(what, "size") == 0  ? ATTR_SIZE
-                                          : -1;
-        if (as < 0) {
-            PyErr_SetString(PyExc_ValueError,
-                            "_np_eager_method: an attribute's name is 'len', 'shape', 'ndim' or "
-                            "'size'");
-            return NULL;
-        }
-    } else if (call == (vectorcallfunc)eager_create_call) {
-        const char *what = PyUnicode_AsUTF8(args[1]);
-        if (what == NULL)
-            return NULL;
-        as = strcmp(what, "zeros") == 0   ? HOP_PY_CREATE_ZEROS
-             : strcmp(what, "ones") == 0  ? HOP_PY_CREATE_ONES
-             : strcmp(what, "empty") == 0 ? HOP_PY_CREATE_EMPTY
-                                          : -1;
-        if (as < 0) {
-            PyErr_SetString(PyExc_ValueError,
-                            "_np_eager_method: a creation's name is 'zeros', 'ones' or 'empty'");
-            return NULL;
-        }
-    } else if (call == (vectorcallfunc)eager_element_call) {
-        const char *what = PyUnicode_AsUTF8(args[1]);
-        if (what == NULL)
-            return NULL;
-        as = strcmp(what, "float") == 0  ? AS_FLOAT
-             : strcmp(what, "int") == 0  ? AS_INT
-             : strcmp(what, "item") == 0 ? AS_ITEM
-                                         : -1;
-        if (as < 0) {
-            PyErr_SetString(PyExc_ValueError,
-                            "_np_eager_method: an element's name is 'item', 'float' or 'int'");
+    vectorcallfunc call = roles[r].call;
+    int as = 0; /* which of the role's names (an element's conversion, ...), kept in nargs */
+    if (roles[r].names != NULL && roles[r].names != any_name) {
+        for (as = 0; roles[r].names[as] != NULL; as++)
+            if (PyUnicode_CompareWithASCIIString(args[1], roles[r].names[as]) == 0)
+                break;
+        if (roles[r].names[as] == NULL) {
+            PyErr_Format(PyExc_ValueError, "_np_eager_method: role '%s' takes no name %R",
+                         roles[r].role, args[1]);
             return NULL;
         }
     }

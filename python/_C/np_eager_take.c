@@ -29,8 +29,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+int
+hop_py__np_int_at(hop_dtype d, const void *p, int64_t *v)
+{
+    switch (d) {
+    case HOP_BOOL:
+        *v = *(const bool *)p;
+        return 1;
+    case HOP_I8:
+        *v = *(const int8_t *)p;
+        return 1;
+    case HOP_U8:
+        *v = *(const uint8_t *)p;
+        return 1;
+    case HOP_I16:
+        *v = *(const int16_t *)p;
+        return 1;
+    case HOP_U16:
+        *v = *(const uint16_t *)p;
+        return 1;
+    case HOP_I32:
+        *v = *(const int32_t *)p;
+        return 1;
+    case HOP_U32:
+        *v = *(const uint32_t *)p;
+        return 1;
+    case HOP_I64:
+    case HOP_U64: /* (as intp: a uint64 2**64 - 1 is -1) */
+        memcpy(v, p, 8);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* The values of key tensor k (an integer or bool dtype), in C order, as
- * int64 in out: 1, or 0 for another dtype. */
+ * int64 in out (NumPy's intp reading): 1, or 0 for another dtype. */
 static int
 key_values(const hop_tensor *k, int64_t *out)
 {
@@ -38,37 +72,8 @@ key_values(const hop_tensor *k, int64_t *out)
     size_t isz = hop_dtype_size(k->dtype);
     const char *p = k->data;
     for (int64_t j = 0; j < n; j++) {
-        switch (k->dtype) {
-        case HOP_BOOL:
-            out[j] = *(const bool *)p;
-            break;
-        case HOP_I8:
-            out[j] = *(const int8_t *)p;
-            break;
-        case HOP_U8:
-            out[j] = *(const uint8_t *)p;
-            break;
-        case HOP_I16:
-            out[j] = *(const int16_t *)p;
-            break;
-        case HOP_U16:
-            out[j] = *(const uint16_t *)p;
-            break;
-        case HOP_I32:
-            out[j] = *(const int32_t *)p;
-            break;
-        case HOP_U32:
-            out[j] = *(const uint32_t *)p;
-            break;
-        case HOP_I64:
-            memcpy(&out[j], p, 8);
-            break;
-        case HOP_U64: /* (NumPy reads it as intp: 2**64 - 1 is -1) */
-            memcpy(&out[j], p, 8);
-            break;
-        default:
+        if (!hop_py__np_int_at(k->dtype, p, &out[j]))
             return 0;
-        }
         /* the next element in C order (k's strides, in elements) */
         int d = k->rank - 1;
         for (; d >= 0; d--) {

@@ -235,6 +235,9 @@ void hop_py__np_take_release(hop_py_take *tk);
 /* A new tensor of the rows tk picks, laid out as NumPy's (NULL with hop's
  * error). */
 hop_tensor *hop_py__np_take_rows(const hop_tensor *t, const hop_py_take *tk);
+/* The element of bool or integer dtype d at p as NumPy's intp reads it (a
+ * uint64 beyond int64 wraps) in *v: 1, or 0 for another dtype. */
+int hop_py__np_int_at(hop_dtype d, const void *p, int64_t *v);
 /* The rows tk picks filled with elem (one element of t's dtype). */
 void hop_py__np_fill_rows(hop_tensor *t, const hop_py_take *tk, const unsigned char *elem);
 /* The view at p (rank, sizes, strides in elements of isz bytes) filled with
