@@ -126,6 +126,8 @@ def blas_shapes():
     return {"gemv X@w 1000": (lambda x, w: x @ w, (r(1000, 1000), r(1000))),
             "X.T@w 1000": (lambda x, w: x.T @ w, (r(1000, 1000), r(1000))),
             "w@X 1000": (lambda w, x: w @ x, (r(1000), r(1000, 1000))),
+            "X.T@w 65536x8": (lambda x, w: x.T @ w, (r(65536, 8), r(65536))),
+            "X.T@w 32768x24": (lambda x, w: x.T @ w, (r(32768, 24), r(32768))),
             "gemm 256": (lambda a, b: a @ b, (r(256, 256), r(256, 256))),
             "batched 64x32x32": (lambda a, b: a @ b, (r(64, 32, 32), r(64, 32, 32))),
             "small 8x8": (lambda a, b: a @ b, (r(8, 8), r(8, 8))),

@@ -29,6 +29,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <string.h>
 
 #if defined(HOP_PRIVATE_OPENBLAS)
 /* OpenBLAS's own (driver/others/blas_server.c; its fork handler calls it):
@@ -256,41 +257,69 @@ naive_f16(const hop__matmul *mm, const char *ap, const char *bp, char *cp, int64
 }
 
 /*
+ * The chains of FMAs each output of a product x @ M read transposed (M
+ * k x n) sums in, decided by the product's width n alone, never by a
+ * call's columns: 4 for n up to two AVX2 vectors (16 f32, 8 f64), 2 up to
+ * four, else 1 (a wide product has enough columns in flight; a narrow one
+ * with one chain waited on the FMA's latency).
+ */
+static int
+gemv_t_chains(hop_dtype dt, int64_t n)
+{
+    int64_t lanes = dt == HOP_F32 ? 8 : 4;
+    return n <= 2 * lanes ? 4 : n <= 4 * lanes ? 2 : 1;
+}
+
+/*
  * y (len elements, stride incy) = x (k, stride incx) @ M (k x len, row
- * stride ld, unit column stride), each y[j] one chain of FMAs over k in
- * order from +0: the same bits for any split of the columns.  OpenBLAS's
- * gemv reading its matrix this way (w @ X, X.T @ w) gave f32 bits that
- * depended on the columns per call, so on the thread count; this loop
- * streams M's rows as fast (matmul_small.c has its AVX2 form, which this
- * one matches bit for bit where the CPU lacks it).
+ * stride ld, unit column stride): each y[j] `chains` chains of FMAs from
+ * +0, chain c over the rows p = c, c + chains, ... in order, added
+ * pairwise ((s0 + s1) + (s2 + s3)): the same bits for any split of the
+ * columns.  OpenBLAS's gemv reading its matrix this way (w @ X, X.T @ w)
+ * gave f32 bits that depended on the columns per call, so on the thread
+ * count; this loop streams M's rows as fast (matmul_small.c has its AVX2
+ * form, which this one matches bit for bit where the CPU lacks it).
  */
 #define GEMV_T(T, FMA)                                                                             \
-    static void gemv_t_##T(int64_t len, int64_t k, const T *x, int64_t incx, const T *m,           \
-                           int64_t ld, T *y, int64_t incy)                                         \
+    static void gemv_t_##T(int chains, int64_t len, int64_t k, const T *x, int64_t incx,           \
+                           const T *m, int64_t ld, T *y, int64_t incy)                             \
     {                                                                                              \
-        for (int64_t j = 0; j < len; j++)                                                          \
-            y[j * incy] = 0;                                                                       \
-        for (int64_t p = 0; p < k; p++)                                                            \
-            for (int64_t j = 0; j < len; j++)                                                      \
-                y[j * incy] = FMA(x[p * incx], m[p * ld + j], y[j * incy]);                        \
+        enum { STRIP = 256 };                                                                      \
+        T s[4][STRIP];                                                                             \
+        for (int64_t j0 = 0; j0 < len; j0 += STRIP) {                                              \
+            int64_t w = len - j0 < STRIP ? len - j0 : STRIP;                                       \
+            memset(s, 0, sizeof s);                                                                \
+            for (int64_t p = 0; p < k; p++) {                                                      \
+                T *sc = s[p % chains], xp = x[p * incx];                                           \
+                const T *mp = m + p * ld + j0;                                                     \
+                for (int64_t j = 0; j < w; j++)                                                    \
+                    sc[j] = FMA(xp, mp[j], sc[j]);                                                 \
+            }                                                                                      \
+            for (int64_t j = 0; j < w; j++)                                                        \
+                y[(j0 + j) * incy] = chains == 4   ? (s[0][j] + s[1][j]) + (s[2][j] + s[3][j])     \
+                                     : chains == 2 ? s[0][j] + s[1][j]                             \
+                                                   : s[0][j];                                      \
+        }                                                                                          \
     }
 GEMV_T(float, fmaf)
 GEMV_T(double, fma)
 
 static void
-gemv_t(hop_dtype dt, int64_t len, int64_t k, const char *x, int64_t incx, const char *m, int64_t ld,
-       char *y, int64_t incy)
+gemv_t(hop_dtype dt, int chains, int64_t len, int64_t k, const char *x, int64_t incx, const char *m,
+       int64_t ld, char *y, int64_t incy)
 {
 #ifndef HOP_NO_SMALL_MATMUL
     if (hop__sgemm_small() != NULL) {
-        hop__gemv_t_avx2(dt, len, k, x, incx, m, ld, y, incy);
+        hop__gemv_t_avx2(dt, chains, len, k, x, incx, m, ld, y, incy);
         return;
     }
 #endif
     if (dt == HOP_F32)
-        gemv_t_float(len, k, (const float *)x, incx, (const float *)m, ld, (float *)y, incy);
+        gemv_t_float(chains, len, k, (const float *)x, incx, (const float *)m, ld, (float *)y,
+                     incy);
     else
-        gemv_t_double(len, k, (const double *)x, incx, (const double *)m, ld, (double *)y, incy);
+        gemv_t_double(chains, len, k, (const double *)x, incx, (const double *)m, ld, (double *)y,
+                      incy);
 }
 
 /*
@@ -300,11 +329,12 @@ gemv_t(hop_dtype dt, int64_t len, int64_t k, const char *x, int64_t incx, const 
  * with one column packs the whole matrix first, which cost more than the
  * product (a 1000 x 1000 f64 X @ w took 4.5x NumPy's gemv).  False when
  * neither can describe the operands (a broadcast vector has stride 0,
- * which BLAS does not take).
+ * which BLAS does not take).  width: the whole product's length of y, of
+ * which this call may be a piece (it decides gemv_t's chains).
  */
 static bool
 blas_gemv(hop_dtype dt, int64_t rows, int64_t cols, const char *m, int64_t rs, int64_t cs,
-          const char *x, int64_t incx, char *y, int64_t incy)
+          const char *x, int64_t incx, char *y, int64_t incy, int64_t width)
 {
     bool trans;
     int ld;
@@ -312,7 +342,7 @@ blas_gemv(hop_dtype dt, int64_t rows, int64_t cols, const char *m, int64_t rs, i
         incy > INT_MAX || !blas_layout(rows, cols, rs, cs, true, &trans, &ld))
         return false;
     if (trans) {
-        gemv_t(dt, rows, cols, x, incx, m, ld, y, incy);
+        gemv_t(dt, gemv_t_chains(dt, width), rows, cols, x, incx, m, ld, y, incy);
         return true;
     }
     if (dt == HOP_F32)
@@ -359,10 +389,10 @@ block(const hop__matmul *mm, const char *a, const char *b, char *c, int64_t rows
             return;
         }
         if (mm->m == 1 &&
-            blas_gemv(mm->dtype, rows, mm->k, a, mm->ars, mm->acs, b, mm->brs, c, mm->crs))
+            blas_gemv(mm->dtype, rows, mm->k, a, mm->ars, mm->acs, b, mm->brs, c, mm->crs, mm->n))
             return;
         if (mm->n == 1 &&
-            blas_gemv(mm->dtype, m, mm->k, b, mm->bcs, mm->brs, a, mm->acs, c, mm->ccs))
+            blas_gemv(mm->dtype, m, mm->k, b, mm->bcs, mm->brs, a, mm->acs, c, mm->ccs, mm->m))
             return;
     }
     if (is_float && mm->k > 0 && rows <= INT_MAX && mm->k <= INT_MAX && m <= INT_MAX &&

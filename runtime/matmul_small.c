@@ -90,15 +90,23 @@ sgemm_small(int64_t rows, int64_t m, int64_t k, const float *a, int64_t ars, int
 
 /*
  * y (len elements, stride incy) = x (k elements, stride incx) @ M (k x len,
- * row stride ld, unit column stride): each y[j] one chain of FMAs over p in
- * order from 0, starting at +0, so any split of the columns gives the same
- * bits (matmul.c: gemv_t; OpenBLAS's sgemv reading its matrix this way gave
- * bits that depended on the columns per call).  Rows are swept four at a
- * time over a strip of columns held in y (or a buffer when incy != 1).
+ * row stride ld, unit column stride), for a product whose whole width (the
+ * columns of all its calls) makes each y[j] `chains` chains of FMAs
+ * (matmul.c: gemv_t_chains), each from +0: chain c takes the rows
+ * p = c, c + chains, ... in order, and y[j] is their sum, pairwise:
+ * (s0 + s1) + (s2 + s3).  The sum is a column's own and the chains are the
+ * width's, so any split of the columns gives the same bits (matmul.c:
+ * gemv_t, the same sums without AVX2; OpenBLAS's sgemv reading its matrix
+ * this way gave bits that depended on the columns per call).  A narrow
+ * product's one chain per column waited on the FMA's latency (x.T @ v of a
+ * 65536 x 16 X took 1.8x NumPy's time), so it gets 4 or 2 chains; up to
+ * eight vectors of sums stay in registers.  A wide one sweeps rows four at
+ * a time over a strip of columns held in y (or a buffer when incy != 1),
+ * one chain each.
  */
-#define GEMV_T(NAME, T, V, S, LANES, STRIP)                                                        \
-    static void NAME(int64_t len, int64_t k, const T *x, int64_t incx, const T *m, int64_t ld,     \
-                     T *y, int64_t incy)                                                           \
+#define GEMV_SWEEP(NAME, T, V, S, LANES, STRIP)                                                    \
+    static void NAME##_sweep(int64_t len, int64_t k, const T *x, int64_t incx, const T *m,         \
+                             int64_t ld, T *y, int64_t incy)                                       \
     {                                                                                              \
         T buf[STRIP];                                                                              \
         for (int64_t j0 = 0; j0 < len; j0 += STRIP) {                                              \
@@ -148,8 +156,119 @@ sgemm_small(int64_t rows, int64_t m, int64_t k, const float *a, int64_t ars, int
                     y[(j0 + j) * incy] = buf[j];                                                   \
         }                                                                                          \
     }
-GEMV_T(sgemv_t, float, __m256, ps, 8, 4096)
-GEMV_T(dgemv_t, double, __m256d, pd, 4, 2048)
+#define GEMV_REGS(NAME, T, V, S, LANES)                                                            \
+    static inline __attribute__((always_inline))                                                   \
+    V NAME##_row(const T *mp, int v, int NV, __m256i tail)                                         \
+    {                                                                                              \
+        return v < NV - 1 ? _mm256_loadu_##S(mp + v * LANES)                                       \
+                          : _mm256_maskload_##S(mp + v * LANES, tail);                             \
+    }                                                                                              \
+    /* y[0, w) with C chains of NV vectors each in registers (C * NV <= 8; w in the NV-th          \
+     * vector, which alone is read and written through a mask) */                                  \
+    static inline __attribute__((always_inline)) void NAME##_regs(                                 \
+        int C, int NV, int64_t w, int64_t k, const T *x, int64_t incx, const T *m, int64_t ld,     \
+        T *y)                                                                                      \
+    {                                                                                              \
+        __m256i tail = _mm256_loadu_si256(                                                         \
+            (const __m256i *)(lane_masks + 8 - (w - (NV - 1) * LANES) * (8 / LANES)));             \
+        V s[8];                                                                                    \
+        for (int i = 0; i < C * NV; i++)                                                           \
+            s[i] = _mm256_setzero_##S();                                                           \
+        int64_t p = 0;                                                                             \
+        for (; p + C <= k; p += C)                                                                 \
+            for (int c = 0; c < C; c++) {                                                          \
+                V xv = _mm256_set1_##S(x[(p + c) * incx]);                                         \
+                for (int v = 0; v < NV; v++)                                                       \
+                    s[c * NV + v] = _mm256_fmadd_##S(                                              \
+                        xv, NAME##_row(m + (p + c) * ld, v, NV, tail), s[c * NV + v]);             \
+            }                                                                                      \
+        for (int c = 0; c < C && p + c < k; c++) {                                                 \
+            V xv = _mm256_set1_##S(x[(p + c) * incx]);                                             \
+            for (int v = 0; v < NV; v++)                                                           \
+                s[c * NV + v] = _mm256_fmadd_##S(xv, NAME##_row(m + (p + c) * ld, v, NV, tail),    \
+                                                 s[c * NV + v]);                                   \
+        }                                                                                          \
+        for (int v = 0; v < NV; v++) {                                                             \
+            V r = s[v];                                                                            \
+            if (C == 2)                                                                            \
+                r = _mm256_add_##S(s[v], s[NV + v]);                                               \
+            if (C == 4)                                                                            \
+                r = _mm256_add_##S(_mm256_add_##S(s[v], s[NV + v]),                                \
+                                   _mm256_add_##S(s[2 * NV + v], s[3 * NV + v]));                  \
+            if (v < NV - 1)                                                                        \
+                _mm256_storeu_##S(y + v * LANES, r);                                               \
+            else                                                                                   \
+                _mm256_maskstore_##S(y + v * LANES, tail, r);                                      \
+        }                                                                                          \
+    }                                                                                              \
+    /* y[0, w), w <= 8 * LANES / chains */                                                         \
+    static void NAME##_narrow(int chains, int64_t w, int64_t k, const T *x, int64_t incx,          \
+                              const T *m, int64_t ld, T *y)                                        \
+    {                                                                                              \
+        switch (chains * 16 + (int)((w + LANES - 1) / LANES)) {                                    \
+        case 4 * 16 + 1:                                                                           \
+            NAME##_regs(4, 1, w, k, x, incx, m, ld, y);                                            \
+            break;                                                                                 \
+        case 4 * 16 + 2:                                                                           \
+            NAME##_regs(4, 2, w, k, x, incx, m, ld, y);                                            \
+            break;                                                                                 \
+        case 2 * 16 + 1:                                                                           \
+            NAME##_regs(2, 1, w, k, x, incx, m, ld, y);                                            \
+            break;                                                                                 \
+        case 2 * 16 + 2:                                                                           \
+            NAME##_regs(2, 2, w, k, x, incx, m, ld, y);                                            \
+            break;                                                                                 \
+        case 2 * 16 + 3:                                                                           \
+            NAME##_regs(2, 3, w, k, x, incx, m, ld, y);                                            \
+            break;                                                                                 \
+        case 2 * 16 + 4:                                                                           \
+            NAME##_regs(2, 4, w, k, x, incx, m, ld, y);                                            \
+            break;                                                                                 \
+        case 1 * 16 + 1:                                                                           \
+            NAME##_regs(1, 1, w, k, x, incx, m, ld, y);                                            \
+            break;                                                                                 \
+        case 1 * 16 + 2:                                                                           \
+            NAME##_regs(1, 2, w, k, x, incx, m, ld, y);                                            \
+            break;                                                                                 \
+        case 1 * 16 + 3:                                                                           \
+            NAME##_regs(1, 3, w, k, x, incx, m, ld, y);                                            \
+            break;                                                                                 \
+        case 1 * 16 + 4:                                                                           \
+            NAME##_regs(1, 4, w, k, x, incx, m, ld, y);                                            \
+            break;                                                                                 \
+        case 1 * 16 + 5:                                                                           \
+            NAME##_regs(1, 5, w, k, x, incx, m, ld, y);                                            \
+            break;                                                                                 \
+        case 1 * 16 + 6:                                                                           \
+            NAME##_regs(1, 6, w, k, x, incx, m, ld, y);                                            \
+            break;                                                                                 \
+        case 1 * 16 + 7:                                                                           \
+            NAME##_regs(1, 7, w, k, x, incx, m, ld, y);                                            \
+            break;                                                                                 \
+        default:                                                                                   \
+            NAME##_regs(1, 8, w, k, x, incx, m, ld, y);                                            \
+            break;                                                                                 \
+        }                                                                                          \
+    }                                                                                              \
+    static void NAME(int chains, int64_t len, int64_t k, const T *x, int64_t incx, const T *m,     \
+                     int64_t ld, T *y, int64_t incy)                                               \
+    {                                                                                              \
+        T buf[8 * LANES];                                                                          \
+        if (len <= 0)                                                                              \
+            return;                                                                                \
+        if (chains == 1 && len > 8 * LANES) {                                                      \
+            NAME##_sweep(len, k, x, incx, m, ld, y, incy);                                         \
+            return;                                                                                \
+        }                                                                                          \
+        NAME##_narrow(chains, len, k, x, incx, m, ld, incy == 1 ? y : buf);                        \
+        if (incy != 1)                                                                             \
+            for (int64_t j = 0; j < len; j++)                                                      \
+                y[j * incy] = buf[j];                                                              \
+    }
+GEMV_SWEEP(sgemv_t, float, __m256, ps, 8, 4096)
+GEMV_SWEEP(dgemv_t, double, __m256d, pd, 4, 2048)
+GEMV_REGS(sgemv_t, float, __m256, ps, 8)
+GEMV_REGS(dgemv_t, double, __m256d, pd, 4)
 
 hop__sgemm_small_fn
 hop__sgemm_small(void)
@@ -165,11 +284,11 @@ hop__sgemm_small(void)
 }
 
 void
-hop__gemv_t_avx2(hop_dtype dt, int64_t len, int64_t k, const void *x, int64_t incx, const void *m,
-                 int64_t ld, void *y, int64_t incy)
+hop__gemv_t_avx2(hop_dtype dt, int chains, int64_t len, int64_t k, const void *x, int64_t incx,
+                 const void *m, int64_t ld, void *y, int64_t incy)
 {
     if (dt == HOP_F32)
-        sgemv_t(len, k, (const float *)x, incx, (const float *)m, ld, (float *)y, incy);
+        sgemv_t(chains, len, k, (const float *)x, incx, (const float *)m, ld, (float *)y, incy);
     else
-        dgemv_t(len, k, (const double *)x, incx, (const double *)m, ld, (double *)y, incy);
+        dgemv_t(chains, len, k, (const double *)x, incx, (const double *)m, ld, (double *)y, incy);
 }

@@ -399,9 +399,10 @@ typedef void (*hop__sgemm_small_fn)(int64_t rows, int64_t m, int64_t k, const fl
                                     int64_t crs);
 hop__sgemm_small_fn hop__sgemm_small(void);
 /* matmul_small.c: y (len, stride incy) = x (k, stride incx) @ M (k x len, row
- * stride ld, unit column stride), f32 or f64, each y[j] one chain of FMAs
- * over k in order; only where hop__sgemm_small is not NULL. */
-void hop__gemv_t_avx2(hop_dtype dt, int64_t len, int64_t k, const void *x, int64_t incx,
+ * stride ld, unit column stride), f32 or f64, each y[j] `chains` (1, 2 or 4)
+ * chains of FMAs (rows p = c mod chains in order) added pairwise; only where
+ * hop__sgemm_small is not NULL (matmul.c: gemv_t, gemv_t_chains). */
+void hop__gemv_t_avx2(hop_dtype dt, int chains, int64_t len, int64_t k, const void *x, int64_t incx,
                       const void *m, int64_t ld, void *y, int64_t incy);
 #define HOP__SMALL_MATMUL 65536
 #define HOP__SMALL_MATMUL_MIN_M 4

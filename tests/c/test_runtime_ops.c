@@ -11,6 +11,7 @@
 #include "runtime/runtime.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 
 static const hop_dtype DTYPES[] = {HOP_BOOL, HOP_I32, HOP_I64, HOP_F32, HOP_F64};
@@ -1225,6 +1226,69 @@ test_matmul_shapes_dtypes_and_layouts(void **state)
     hop_tensor_release(g);
 }
 
+/* What runtime/matmul.c's gemv_t computes for one output: `chains` FMA
+ * chains from +0 over the rows p = c mod chains in order, added pairwise,
+ * in the operands' dtype. */
+static double
+gemv_t_want(hop_dtype dt, int chains, const hop_tensor *v, const hop_tensor *x, int64_t k,
+            int64_t n, int64_t j)
+{
+    double s[4] = {0, 0, 0, 0};
+    for (int64_t p = 0; p < k; p++) {
+        double a = elem(v, p), b = elem(x, p * n + j);
+        s[p % chains] = dt == HOP_F32 ? fmaf((float)a, (float)b, (float)s[p % chains])
+                                      : fma(a, b, s[p % chains]);
+    }
+    if (dt == HOP_F32)
+        return chains == 4   ? ((float)s[0] + (float)s[1]) + ((float)s[2] + (float)s[3])
+               : chains == 2 ? (float)s[0] + (float)s[1]
+                             : s[0];
+    return chains == 4 ? (s[0] + s[1]) + (s[2] + s[3]) : chains == 2 ? s[0] + s[1] : s[0];
+}
+
+static void
+test_matmul_read_transposed_gives_the_chains_bits(void **state)
+{
+    /* v @ X and X^T @ v (X k x n, row-major) read X transposed: each output
+     * is 4 chains of FMAs for n up to two AVX2 vectors, 2 up to four, else
+     * 1 (one chain waited on the FMA's latency when n is small: x.T @ v of
+     * a 65536 x 16 X took 1.8x NumPy's time).  The AVX2 kernels (registers
+     * up to eight vectors, else a sweep of rows) and the portable loop give
+     * these bits exactly, for every width and every k mod 4. */
+    (void)state;
+    static double vals[200 * 41];
+    for (int i = 0; i < 200 * 41; i++)
+        vals[i] = (double)((i * 7919) % 2003) / 1001.0 - 1.0 + 1.0 / (3.0 + i % 7);
+    const int64_t widths[] = {2, 3, 4, 8, 9, 12, 16, 17, 24, 31, 32, 33, 48, 64, 65, 70, 200};
+    const int64_t ks[] = {0, 1, 2, 3, 4, 5, 6, 7, 41};
+    const hop_dtype dts[] = {HOP_F32, HOP_F64};
+    for (size_t d = 0; d < N_(dts); d++)
+        for (size_t wi = 0; wi < N_(widths); wi++)
+            for (size_t ki = 0; ki < N_(ks); ki++) {
+                hop_dtype dt = dts[d];
+                int64_t n = widths[wi], k = ks[ki], lanes = dt == HOP_F32 ? 8 : 4;
+                int chains = n <= 2 * lanes ? 4 : n <= 4 * lanes ? 2 : 1;
+                hop_tensor *x = make(dt, 2, SIZES(k, n), vals);
+                hop_tensor *v = make(dt, 1, SIZES(k), vals + 7);
+                hop_tensor *xt = OP(transpose, TA(x), IA(0), IA(1));
+                hop_tensor *y1 = OP(matmul, TA(v), TA(x));
+                hop_tensor *y2 = OP(matmul, TA(xt), TA(v));
+                /* a small f32 v @ X is matmul_small.c's tile, one chain per output */
+                bool tile =
+                    dt == HOP_F32 && n >= HOP__SMALL_MATMUL_MIN_M && n * k <= HOP__SMALL_MATMUL;
+                for (int64_t j = 0; j < n; j++) {
+                    double want = gemv_t_want(dt, chains, v, x, k, n, j);
+                    if ((!tile && elem(y1, j) != want) || elem(y2, j) != want)
+                        fail_msg("%s n=%lld k=%lld [%lld]: v @ X %.17g, X.T @ v %.17g, want %.17g",
+                                 hop_dtype_name(dt), (long long)n, (long long)k, (long long)j,
+                                 elem(y1, j), elem(y2, j), want);
+                }
+                hop_tensor *all[] = {x, v, xt, y1, y2};
+                for (size_t i = 0; i < N_(all); i++)
+                    hop_tensor_release(all[i]);
+            }
+}
+
 /* ------------------------------------------------------------- cat, stack */
 
 static void
@@ -1480,6 +1544,7 @@ main(void)
             test_long_row_sums_give_the_bits_of_the_portable_loops_on_any_thread_count),
         cmocka_unit_test(test_reductions_of_empty_zero_dim_and_nan_inputs),
         cmocka_unit_test(test_matmul_shapes_dtypes_and_layouts),
+        cmocka_unit_test(test_matmul_read_transposed_gives_the_chains_bits),
         cmocka_unit_test(test_cat_and_stack_promote_and_accept_strided_inputs),
         cmocka_unit_test(test_factories_fill_every_dtype),
         cmocka_unit_test(test_item_sym_size_and_nonzero_read_the_data),

@@ -239,6 +239,11 @@ def matmul_forms(dtype):
     yield "w @ X.T", w, x.T
     yield "rows of a batch", r(3, 1, 1000), x.T
     yield "600x600 @ 600", r(600, 600), r(600)
+    # narrow products read transposed: 4 chains a column, 2, and 1 with a
+    # last unit of 6 columns
+    yield "X.T @ v, 12 columns", r(40000, 12).T, r(40000)
+    yield "v @ X, 24 columns", r(30000), r(30000, 24)
+    yield "X.T @ v, 70 columns", r(10000, 70).T, r(10000)
     yield "complex", (r(300, 200) + 1j * r(300, 200)), (r(200, 300) - 1j * r(200, 300))
 
 
