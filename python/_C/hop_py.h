@@ -33,11 +33,10 @@
 typedef struct hop_py_trace hop_py_trace; /* trace.c: one traced program */
 
 typedef struct TensorObject {
-    PyObject_HEAD
-    hop_tensor *t;       /* concrete data, or NULL for a proxy */
-    hop_node *node;      /* a proxy's traced value */
-    PyObject *owner;     /* a proxy's TraceObject (strong reference), else NULL */
-    PyObject *base;      /* an object whose buffer t wraps (NumPy array), or NULL */
+    PyObject_HEAD hop_tensor *t; /* concrete data, or NULL for a proxy */
+    hop_node *node;              /* a proxy's traced value */
+    PyObject *owner;             /* a proxy's TraceObject (strong reference), else NULL */
+    PyObject *base;              /* an object whose buffer t wraps (NumPy array), or NULL */
     PyObject *weakreflist;
     /* A proxy a view op made (x[i], x.reshape(...)): the proxy it views
      * (strong reference), else NULL; and a proxy's count of live proxies
@@ -230,6 +229,10 @@ int hop_py_numpy_call_init(PyObject *module);
 int hop_py_vector_math_init(PyObject *module);
 /* np_eager.c: adds _np_eager and _np_eager_init (hop.numpy's eager fast path); 0 / -1. */
 int hop_py_np_eager_init(PyObject *module);
+/* np_eager_shape.c: adds _np_eager_shape_init and the shape functions' eager
+ * fast path (_np_eager_getitem, _reshape, _transpose, _concatenate, _where);
+ * 0 / -1. */
+int hop_py_np_eager_shape_init(PyObject *module);
 /* np_eager_create.c: adds _np_eager_zeros, _np_eager_ones, _np_eager_empty
  * and _np_eager_create_init (hop.numpy's creation functions' eager fast
  * path); 0 / -1. */

@@ -577,10 +577,11 @@ PyInit__C(void)
         return NULL;
     /* the math backend is chosen here, so a HOP_MATH typo fails the import
      * (an InvalidError naming it), not a silent widest backend */
-    if (init_errors(m) < 0 || (hop_runtime_math_init() != HOP_OK && hop_py_raise_int() < 0) || init_check_kinds(m) < 0 || init_dtypes(m) < 0 ||
-        hop_py_tensor_init(m) < 0 || hop_py_trace_init(m) < 0 || hop_py_hops_init(m) < 0 ||
-        hop_py_purity_init(m) < 0 || hop_py_guard_scan_init(m) < 0 ||
-        hop_py_np_eager_init(m) < 0 || hop_py_np_create_init(m) < 0 ||
+    if (init_errors(m) < 0 || (hop_runtime_math_init() != HOP_OK && hop_py_raise_int() < 0) ||
+        init_check_kinds(m) < 0 || init_dtypes(m) < 0 || hop_py_tensor_init(m) < 0 ||
+        hop_py_trace_init(m) < 0 || hop_py_hops_init(m) < 0 || hop_py_purity_init(m) < 0 ||
+        hop_py_guard_scan_init(m) < 0 || hop_py_np_eager_init(m) < 0 ||
+        hop_py_np_eager_shape_init(m) < 0 || hop_py_np_create_init(m) < 0 ||
         hop_py_numpy_call_init(m) < 0 || hop_py_foreign_init(m) < 0 || hop_py_saved_init(m) < 0 ||
         hop_py_vector_math_init(m) < 0) {
         Py_DECREF(m);

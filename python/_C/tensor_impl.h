@@ -188,6 +188,33 @@ void hop_py__create_init(void);
 
 /* ---------------------------------------------------------- np_eager.c */
 
+/* A __slots__ member of hop.numpy.ndarray at offset off (np_eager.c reads the
+ * offsets once, np_eager_init). */
+#define HOP_PY_SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+/* What the eager fast paths share, set by _np_eager_init: hop.numpy.ndarray
+ * (exactly: not NumpyArg; NULL before hop.numpy has loaded), the offsets of
+ * its slots _tv (the tensor), _st (a run's view), _cp (an eager copy-view),
+ * _scalar (a NumPy scalar's 0-d array), _ro (a view's read-only flag) and
+ * _ob (NumPy's base), and _core.cast(tensor, numpy dtype). */
+extern PyTypeObject *hop_py__np_type;
+extern Py_ssize_t hop_py__np_off_tv, hop_py__np_off_st, hop_py__np_off_cp, hop_py__np_off_scalar,
+    hop_py__np_off_ro, hop_py__np_off_ob;
+extern PyObject *hop_py__np_cast;
+/* The tensor of o, exactly a hop.numpy.ndarray, when a fast path reads it
+ * (borrowed), else NULL: a run's view or an eager copy-view is the general
+ * path's.  (Inline: every fast path's first read.) */
+static inline TensorObject *
+hop_py__np_array_tensor(PyObject *o)
+{
+    PyObject *tv = HOP_PY_SLOT(o, hop_py__np_off_tv);
+    if (HOP_PY_SLOT(o, hop_py__np_off_st) != Py_None ||
+        HOP_PY_SLOT(o, hop_py__np_off_cp) != Py_None || tv == NULL || !HOP_PY_IS_TENSOR(tv))
+        return NULL;
+    return HOP_PY_TENSOR(tv);
+}
+/* Tensor object t as a new hop.numpy.ndarray with the slots ndarray.__init__
+ * gives outside a run (steals t); NULL with an exception. */
+PyObject *hop_py__np_wrap(PyObject *t);
 /* Concrete tensor t (stolen) as a new hop.numpy.ndarray with the slots
  * ndarray.__init__ gives outside a run (None before hop.numpy has loaded). */
 PyObject *hop_py__np_new_array(hop_tensor *t);
@@ -195,6 +222,67 @@ PyObject *hop_py__np_new_array(hop_tensor *t);
  * hop.numpy loaded, the path on (_eager_shape.fast), no trace, no run of
  * hop.numpy's nor recorded path. */
 int hop_py__np_eager_open(void);
+/* The key of operand o (a ufunc's operand key), of an array in any layout
+ * (the caller decides the layouts: hop_py__np_arrays_order). */
+PyObject *hop_py__np_any_layout_key(PyObject *o);
+/* A planner's call on a miss of the plans: the new plan (or None), or NULL
+ * with an exception; ctx is the caller's. */
+typedef PyObject *(*hop_py_plan_miss)(PyObject *name, void *ctx);
+/* The plan of `name` (a ufunc's, a reduction's "reduce:sum", "where") for
+ * keys k0 and k1 (NULL for one operand): the dict's, or miss(name, ctx)'s on
+ * a miss (then kept).  New reference, or NULL with an exception. */
+PyObject *hop_py__np_lookup_plan(PyObject *name, PyObject *k0, PyObject *k1, hop_py_plan_miss miss,
+                                 void *ctx);
+/* np.dot(a, b) by the fast path of the matrix products, or NULL (with an
+ * exception only on an error). */
+PyObject *hop_py__np_dot(PyObject *a, PyObject *b);
+/* r, or None for NULL without an exception (a module function's answer). */
+PyObject *hop_py__np_or_none(PyObject *r);
+
+/* --------------------------------------------------- np_eager_shape.c */
+
+/* A method of hop.numpy.ndarray that tries an eager fast path before its
+ * Python method (np_eager.c: np_eager_method makes one per role). */
+typedef struct EagerOpObject {
+    PyObject_HEAD PyObject *name; /* the ufunc's or the reduction's name, or None */
+    PyObject *fallback;           /* the Python method */
+    int nargs;                    /* an operator's: 1 or 2, self included; else the role's name */
+    int reflected;                /* `other OP self`: the operands are (other, self) */
+    vectorcallfunc vectorcall;
+} EagerOpObject;
+/* The element conversions of role "element" (its names "item", "float",
+ * "int", in that order: EagerOpObject.nargs). */
+enum { HOP_PY_AS_ITEM, HOP_PY_AS_FLOAT, HOP_PY_AS_INT };
+/* The methods of roles "getitem" (a[key]), "setitem" (a[key] = value),
+ * "reshape" (a.reshape(...)), "transpose" (a.transpose(...), a.T) and
+ * "element" (a.item(...), float(a), int(a)): the shape fast path, else
+ * op->fallback. */
+PyObject *hop_py__np_getitem_call(EagerOpObject *op, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames);
+PyObject *hop_py__np_setitem_call(EagerOpObject *op, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames);
+PyObject *hop_py__np_reshape_call(EagerOpObject *op, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames);
+PyObject *hop_py__np_transpose_call(EagerOpObject *op, PyObject *const *args, size_t nargsf,
+                                    PyObject *kwnames);
+PyObject *hop_py__np_item_call(EagerOpObject *op, PyObject *const *args, size_t nargsf,
+                               PyObject *kwnames);
+/* The concrete tensor of a when the shape fast path takes a (borrowed), else
+ * NULL. */
+hop_tensor *hop_py__np_shape_tensor(PyObject *a);
+/* np.reshape, np.where, np.concatenate, np.transpose or np.dot (func) of the
+ * positional arguments fargs, as __array_function__ sees the call. */
+PyObject *hop_py__np_shape_function(PyObject *func, PyObject *fargs);
+/* The memory order the arrays among the n operands share when it is not C
+ * order (1, and its axes in perm), the arrays then of one shape; 0 or -1
+ * for anything else. */
+int hop_py__np_arrays_order(PyObject *const *ops, Py_ssize_t n, int *perm);
+/* Operand o as a tensor object in memory order perm (order 1; order 0: as
+ * it is; a scalar as it is).  New reference. */
+PyObject *hop_py__np_in_order(PyObject *o, int order, const int *perm);
+/* Array a (stolen), computed in memory order perm, viewed back with its
+ * dims in their own order; NULL on failure. */
+PyObject *hop_py__np_back_in_order(PyObject *a, const int *perm);
 
 /* -------------------------------------------------- np_eager_create.c */
 

@@ -12,11 +12,11 @@ every kind of index and operand; that is 80-160 Python calls of bookkeeping
 per call, 30-100x NumPy's time on a small array.  Here each function takes
 only the common eager case, where most of that bookkeeping decides nothing,
 and makes what the general path makes in that case (in C,
-python/_C/np_eager.c: hop's own ops cost more than NumPy's whole call here):
+python/_C/np_eager_shape.c: hop's own ops cost more than NumPy's whole call here):
 - the array is exactly hop.numpy.ndarray (not NumpyArg), not a NumPy
   scalar, not a view of a run's storage (_st) nor a view hop made as a copy
   (_cp), and its tensor is concrete;
-- no trace, no run of hop.numpy's, no recording of a path (np_eager.c
+- no trace, no run of hop.numpy's, no recording of a path (np_eager_shape.c
   shape_tensor, the ufuncs' gates);
 - reshape: order 'C', a shape of plain ints (at most one -1), a non-empty
   array that is C-contiguous (NumPy's flag: the strides of dims of size 1
@@ -29,7 +29,7 @@ python/_C/np_eager.c: hop's own ops cost more than NumPy's whole call here):
 - assignment a[key] = value (ndarray.__setitem__): a basic key (as for
   indexing) of a writable array and a Python bool, int or float whose
   conversion to the array's dtype is a plain C one with no warning nor error
-  (np_eager.c scalar_element: an int in an integer dtype's range, a float
+  (np_eager_shape.c scalar_element: an int in an integer dtype's range, a float
   or an int of at most 2**53 into float32/float64 without overflow,
   anything into bool; not float16 or complex): the elements filled in
   place and the write counted (_storage.WRITES), as the general path's
@@ -87,7 +87,7 @@ def fast(on):
 
 
 # reshape(a, newshape) (order 'C') and getitem(a, key) (a basic key) by the
-# fast path, or None: C (python/_C/np_eager.c, fast_reshape and fast_getitem),
+# fast path, or None: C (python/_C/np_eager_shape.c, fast_reshape and fast_getitem),
 # one view header over a's storage made as the general path's hop ops make
 # it, without their dispatch (hop's own reshape or slice is ~1.5 us); the
 # ndarray methods a.reshape(...) and a[key] are C descriptors that try them
@@ -95,13 +95,13 @@ def fast(on):
 reshape = _C._np_eager_reshape
 getitem = _C._np_eager_getitem
 # transpose(a, axes) (None, or a permutation as a tuple or list of ints) by
-# the fast path, or None: C too (np_eager.c fast_transpose: one view header;
+# the fast path, or None: C too (np_eager_shape.c fast_transpose: one view header;
 # a.T and a.transpose(...) are C descriptors that try it first)
 transpose = _C._np_eager_transpose
 
 
 # concatenate(arrays, axis=0) by the fast path, or None: C too
-# (np_eager.c fast_concatenate: the new tensor _C.cat makes, filled with one
+# (np_eager_shape.c fast_concatenate: the new tensor _C.cat makes, filled with one
 # copy per array and outer index)
 concatenate = _C._np_eager_concatenate
 
@@ -126,7 +126,7 @@ def _where_plan(x, y):
         return None
 
 
-# where(condition, x, y) by the fast path, or None: C (np_eager.c
+# where(condition, x, y) by the fast path, or None: C (np_eager_shape.c
 # fast_where: the keys, the plan's lookup, _C.where and the cast)
 where = _C._np_eager_where
 # NumPy's np.reshape(a, s), np.concatenate(arrays[, axis]) and
