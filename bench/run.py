@@ -360,7 +360,8 @@ def r_eager_op():
                   "a + b on f32[16], a new result each call")
 
 
-@row("np_eager_op", "eager hop.numpy op vs NumPy (a + b, a * 2.0, a < b, np.sin(a), np.exp(a), "
+@row("np_eager_op", "eager hop.numpy op vs NumPy (a + b, a * 2.0, a * a.sum(), a < b, np.sin(a), "
+                   "np.exp(a), "
                    "a.sum(), np.sum(a), a.mean(), a.max(), m.sum(axis=0); 16 and 1M float64)",
      "<= 2x NumPy at 16, >= 1x at 1M")
 def r_np_eager_op():
@@ -373,8 +374,11 @@ def r_np_eager_op():
         an, bn = np.ones(n), np.ones(n) * 2.0
         # (m: the same elements as a 2-d array, 4 x n/4, reduced over its rows)
         m, mn = a.reshape(4, n // 4), an.reshape(4, n // 4)
+        # (s: a reduction's 0-d result, NumPy's np.float64)
+        s0, s0n = a.sum(), an.sum()
         cases = {"add": (lambda: a + b, lambda: an + bn),
                  "mul_scalar": (lambda: a * 2.0, lambda: an * 2.0),
+                 "mul_0d": (lambda: a * s0, lambda: an * s0n),
                  "less": (lambda: a < b, lambda: an < bn),
                  "sin": (lambda: np.sin(a), lambda: np.sin(an)),
                  "exp": (lambda: np.exp(a), lambda: np.exp(an)),

@@ -388,12 +388,58 @@ ufunc_miss(PyObject *name, void *ctx)
  * one.  tuple is ops as a tuple (the planner's argument), or NULL: made on a
  * miss of the plans.
  */
+/* The Python float, int or bool of o when o is a concrete 0-d hop.numpy
+ * array (a NumPy scalar's or not: a.sum(), a.mean(), a[3]) of float64,
+ * int64 or bool, else NULL without an exception.  NumPy 1.24 casts such an
+ * operand of an array by its value exactly as it casts the Python scalar
+ * (a Python float is a float64 0-d array to it), so `a * a.sum()` and
+ * `a - a.mean()` take the plans of `a * 2.0`; other dtypes are cast by
+ * their own dtype where the kinds differ (int8 + np.float32(1) is float32,
+ * int8 + 1.0 float64) and stay the general path's. */
+static PyObject *
+zero_d_value(PyObject *o)
+{
+    if (Py_TYPE(o) != hop_py__np_type)
+        return NULL;
+    TensorObject *x = hop_py__np_array_tensor(o);
+    if (x == NULL || x->t == NULL || x->t->rank != 0)
+        return NULL;
+    switch (x->t->dtype) {
+    case HOP_F64:
+        return PyFloat_FromDouble(*(const double *)x->t->data);
+    case HOP_I64:
+        return PyLong_FromLongLong(*(const int64_t *)x->t->data);
+    case HOP_BOOL:
+        return PyBool_FromLong(*(const bool *)x->t->data);
+    default:
+        return NULL;
+    }
+}
+
 static PyObject *
 fast(PyObject *name, PyObject *const *ops, Py_ssize_t n, PyObject *tuple)
 {
     if (hop_py__np_type == NULL ||
         (Py_TYPE(ops[0]) != hop_py__np_type && (n == 1 || Py_TYPE(ops[1]) != hop_py__np_type)))
         return NULL;
+    /* a 0-d operand of an array as its Python scalar (zero_d_value) */
+    PyObject *z[2] = {NULL, NULL}, *use[2] = {ops[0], n > 1 ? ops[1] : NULL};
+    for (Py_ssize_t i = 0; n == 2 && i < 2; i++) {
+        if ((z[i] = zero_d_value(ops[i])) != NULL) {
+            use[i] = z[i];
+        } else if (PyErr_Occurred()) {
+            PyErr_Clear(); /* (out of memory: the general path's) */
+            return NULL;
+        }
+    }
+    if (z[0] != NULL || z[1] != NULL) {
+        PyObject *r = Py_TYPE(use[0]) == hop_py__np_type || Py_TYPE(use[1]) == hop_py__np_type
+                          ? fast(name, use, n, NULL)
+                          : NULL; /* (two scalars: NumPy's scalar result, the general path's) */
+        Py_XDECREF(z[0]);
+        Py_XDECREF(z[1]);
+        return r;
+    }
     PyObject *k[2] = {NULL, NULL}, *plan = NULL, *res = NULL, *v[2] = {NULL, NULL};
     int order = 0, perm[HOP_MAX_RANK];
     for (Py_ssize_t i = 0; i < n && !order; i++) {
@@ -600,7 +646,14 @@ fast_power(PyObject *a, PyObject *e)
     } else if (PyFloat_CheckExact(e)) {
         v = PyFloat_AS_DOUBLE(e);
     } else if (Py_TYPE(e) == hop_py__np_type && power_names[0] != NULL) {
-        PyObject *ops[2] = {a, e}; /* (an array exponent: power, planned for floats) */
+        /* an array exponent: power, planned for floats; but a 0-d one is
+         * the general path's, which reads its value as NumPy's
+         * fast_scalar_power does (bool[1] ** np.array(2.0) is square: int8),
+         * where fast's 0-d operand is np.power's */
+        TensorObject *ex = hop_py__np_array_tensor(e);
+        if (ex == NULL || hop_py__tensor_rank(ex) <= 0)
+            return NULL;
+        PyObject *ops[2] = {a, e};
         return fast(power_names[PW_POWER], ops, 2, NULL);
     } else {
         return NULL;

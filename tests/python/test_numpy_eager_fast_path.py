@@ -119,6 +119,60 @@ def test_every_dtype_and_python_scalar_is_numpys(name):
             _check(name, [s, hnp.asarray(na)], [s, na])
 
 
+# 0-d operands the fast path reads as the Python scalar of their value:
+# float64, int64 and bool (a.sum(), a.mean(), a[3], np.argmax's index)
+ZERO_D = [np.float64(v) for v in (0.0, -0.0, 2.5, 1e5, 1e40, 65504.0, 3.4e38, 1e-300, math.inf,
+                                  -math.inf, math.nan)] + \
+    [np.int64(v) for v in (0, 1, 127, 128, 255, 256, 300, 32768, 70000, 2**31, 2**40, 2**63 - 1,
+                           -1, -128, -129, -32769, -2**63)] + [np.bool_(True), np.bool_(False)]
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_every_dtype_and_a_zero_d_operand_is_numpys_and_takes_the_fast_path(name):
+    # NumPy 1.24 casts a 0-d float64, int64 or bool operand of an array by
+    # its value, as it casts the Python scalar: the fast path reads it as
+    # that scalar (a * a.sum() was the general path's, 20 us), so it takes
+    # exactly the calls it takes with the Python scalar, and answers them
+    # as NumPy and the general path do
+    for dt in DTYPES:
+        na = _np_values(dt)
+        ha = hnp.asarray(na)
+        for s in ZERO_D:
+            if name in ("left_shift", "right_shift", "ldexp") and not (
+                    s.dtype.kind in "ib" and 0 <= s < 8):
+                continue
+            with np.errstate(all="ignore"):
+                py = [_eager.call(name, (ha, s.item())) is not None,
+                      _eager.call(name, (s.item(), ha)) is not None]
+            # a 0-d array, and a NumPy scalar's (an element, as a[3] gives)
+            for z in (hnp.asarray(np.array(s)), hnp.asarray(np.array([s]))[0]):
+                assert z.ndim == 0 and z.dtype == s.dtype
+                assert _check(name, [ha, z], [na, np.array(s)]) == py[0], (dt, s)
+                assert _check(name, [z, ha], [np.array(s), na]) == py[1], (dt, s)
+
+
+def test_a_zero_d_operand_gives_what_the_general_path_gives_through_the_operators():
+    a = hnp.arange(1.0, 17.0)
+    na = np.arange(1.0, 17.0)
+    ia, nia = hnp.arange(16, dtype=np.int8), np.arange(16, dtype=np.int8)
+    cases = [(lambda x: x * x.sum(), na), (lambda x: x / x.sum(), na),
+             (lambda x: x - x.mean(), na), (lambda x: (x - x.mean()) / x.std(), na),
+             (lambda x: x > x.mean(), na), (lambda x: x ** x[2], na),
+             (lambda x: x.max() - x, na), (lambda x: np.maximum(x, x.min() + 3.0), na),
+             (lambda x: x * x.argmax(), na), (lambda x: x + (x > 3).any(), na)]
+    for f, n in cases:
+        got, want = f(a), f(n)
+        assert type(got) is ndarray
+        _same(got, want)
+    # an int8 array and an int64 0-d: the value's class (int8 here)
+    got, want = ia + ia.max(), nia + nia.max()
+    assert got.dtype == want.dtype == np.int8
+    np.testing.assert_array_equal(np.asarray(got), want)
+    # a value beyond int8: int16, as NumPy
+    big = hnp.asarray(np.array(300))
+    assert (ia + big).dtype == (nia + np.array(300)).dtype == np.int16
+
+
 @pytest.mark.parametrize("name", UNARY)
 def test_every_dtype_of_a_unary_ufunc_is_numpys(name):
     for dt in DTYPES:
@@ -173,10 +227,15 @@ def test_an_int_is_cast_by_its_value_class_not_the_first_one_seen():
 
 def test_what_the_fast_path_leaves_to_the_general_path():
     a, b = hnp.ones(4), hnp.ones(4)
-    s = hnp.float64(2.0)
-    z = hnp.asarray(np.array(2.0))
-    for args in [(a, z), (z, a), (a, s), (s, a), (a, 1j), (a, [1, 2, 3, 4]),
-                 (a, np.ones(4)), (a, hop.tensor([1.0, 2.0, 3.0, 4.0]))]:
+    # 0-d operands other than float64, int64 and bool (cast by their own
+    # dtype where the kinds differ), two 0-d operands (a NumPy scalar's
+    # result), a complex scalar, sequences, NumPy arrays and hop tensors
+    z32 = hnp.asarray(np.array(2.0, np.float32))
+    zi8 = hnp.asarray(np.array(2, np.int8))
+    z, s = hnp.asarray(np.array(2.0)), hnp.float64(2.0)
+    for args in [(a, z32), (z32, a), (a, zi8), (zi8, a), (z, s), (s, 2.0), (a, 1j),
+                 (a, hnp.asarray(np.array(1j))), (a, [1, 2, 3, 4]), (a, np.ones(4)),
+                 (a, hop.tensor([1.0, 2.0, 3.0, 4.0]))]:
         assert _eager.call("add", args) is None
     for name in ("logical_and", "matmul", "float_power"):
         assert _eager.call(name, (a, b)) is None

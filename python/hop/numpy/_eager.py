@@ -21,9 +21,17 @@ An operand's key is what NumPy 1.24's dtype resolution reads of it:
   values NumPy casts by (_core._INT_CLASSES: their bounds are 2**k - 1 and
   -2**k), so that every int of one key gets the dtype of the first;
 - a Python float: NumPy's np.min_scalar_type of it (the class NumPy casts
-  a float scalar by: float16, float32 or float64), by its type character.
-Anything else (a 0-d array or NumPy scalar, whose value NumPy casts by; a
-complex, a list, an np.ndarray, a hop.Tensor, a NumpyArg) has no key: the
+  a float scalar by: float16, float32 or float64), by its type character;
+- beside an array of one or more dimensions, a concrete 0-d hop.numpy array
+  (a NumPy scalar's or not: a.sum(), a.mean(), a[3]) of float64, int64 or
+  bool: the key of its value as a Python float, int or bool, which the plan
+  then reads.  NumPy 1.24 casts such an operand by its value exactly as it
+  casts the Python scalar (a Python float is a float64 0-d array to it);
+  a 0-d array of another dtype is cast by its own dtype where the kinds
+  differ (int8 + np.float32(1) is float32, int8 + 1.0 float64).
+Anything else (a 0-d array of another dtype, two 0-d operands (NumPy's
+scalar result), a complex, a list, an np.ndarray, a hop.Tensor, a
+NumpyArg) has no key: the
 general path takes the call, as it does any call with keywords, one
 while tracing or while hop.compile records a path, a ufunc the table does not take (logical ones, matmul,
 power of integers and the composed ones given a scalar) and a call under an errstate
