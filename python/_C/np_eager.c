@@ -416,36 +416,103 @@ zero_d_value(PyObject *o)
     }
 }
 
+/* The key of a 0-d operand when every operand is 0-d or a Python scalar:
+ * its dtype in a 1-tuple, one object per dtype (the plans seen last compare
+ * keys by identity), never an array's key: NumPy 1.24 promotes such
+ * operands by their dtypes, not by value (np.float32(2) + 1.0 is float64,
+ * f32[4] + 1.0 float32). */
+static PyObject *zd_keys[HOP_DTYPE_COUNT];
+
+static PyObject *
+zero_d_key(TensorObject *x)
+{
+    hop_dtype d;
+    if (hop_py__tensor_dtype(x, &d) < 0)
+        return NULL;
+    if (zd_keys[d] == NULL) {
+        PyObject *dt = hop_py_dtype_object(d);
+        if (dt == NULL || (zd_keys[d] = PyTuple_Pack(1, dt)) == NULL)
+            return NULL;
+    }
+    return Py_NewRef(zd_keys[d]);
+}
+
+/* Whether ufunc `name` of operands that are all 0-d or Python scalars, by
+ * plan, is taken: its result float64 or bool and the ufunc one of IEEE's
+ * correctly rounded operations or a comparison.  An operator of NumPy
+ * scalars is NumPy's scalar math, which the general path runs
+ * (_ndarray._reported_scalar_math): it warns on an integer overflow
+ * (np.int8(100) + np.int8(100)) and rounds float16 and libm functions its
+ * own way, where these ops give the ufunc's bits (a floating-point flag
+ * hands the call to the general path, finish). */
+static int
+scalar_ok(PyObject *name, PyObject *plan)
+{
+    static const char *const names[] = {"add",   "subtract",   "multiply", "true_divide",
+                                        "less",  "less_equal", "greater",  "greater_equal",
+                                        "equal", "not_equal"};
+    static PyObject *interned[sizeof names / sizeof *names];
+    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 5)
+        return 0;
+    PyObject *out = PyTuple_GET_ITEM(plan, 4);
+    if (out != hop_py_dtype_object(HOP_F64) && out != hop_py_dtype_object(HOP_BOOL))
+        return 0;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        if (interned[i] == NULL && (interned[i] = PyUnicode_InternFromString(names[i])) == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        if (name == interned[i])
+            return 1;
+    }
+    return 0;
+}
+
 static PyObject *
 fast(PyObject *name, PyObject *const *ops, Py_ssize_t n, PyObject *tuple)
 {
     if (hop_py__np_type == NULL ||
         (Py_TYPE(ops[0]) != hop_py__np_type && (n == 1 || Py_TYPE(ops[1]) != hop_py__np_type)))
         return NULL;
-    /* a 0-d operand of an array as its Python scalar (zero_d_value) */
-    PyObject *z[2] = {NULL, NULL}, *use[2] = {ops[0], n > 1 ? ops[1] : NULL};
-    for (Py_ssize_t i = 0; n == 2 && i < 2; i++) {
-        if ((z[i] = zero_d_value(ops[i])) != NULL) {
-            use[i] = z[i];
-        } else if (PyErr_Occurred()) {
-            PyErr_Clear(); /* (out of memory: the general path's) */
+    /* which operands are arrays of one or more dims, which 0-d */
+    int arrays = 0, zeros = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (Py_TYPE(ops[i]) != hop_py__np_type)
+            continue;
+        TensorObject *x = hop_py__np_array_tensor(ops[i]);
+        int rank = x == NULL ? -1 : hop_py__tensor_rank(x);
+        if (rank < 0)
             return NULL;
-        }
+        arrays += rank > 0;
+        zeros += rank == 0;
     }
-    if (z[0] != NULL || z[1] != NULL) {
-        PyObject *r = Py_TYPE(use[0]) == hop_py__np_type || Py_TYPE(use[1]) == hop_py__np_type
-                          ? fast(name, use, n, NULL)
-                          : NULL; /* (two scalars: NumPy's scalar result, the general path's) */
+    if (arrays > 0 && zeros > 0) {
+        /* a 0-d operand of an array as its Python scalar (zero_d_value) */
+        PyObject *z[2] = {NULL, NULL}, *use[2] = {ops[0], ops[n - 1]};
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if ((z[i] = zero_d_value(ops[i])) != NULL)
+                use[i] = z[i];
+            else if (PyErr_Occurred())
+                PyErr_Clear(); /* (out of memory: the general path's) */
+        }
+        PyObject *r = z[0] != NULL || z[1] != NULL ? fast(name, use, n, NULL) : NULL;
         Py_XDECREF(z[0]);
         Py_XDECREF(z[1]);
         return r;
     }
+    /* every operand 0-d or a Python scalar: NumPy's scalar result, a
+     * hop.numpy scalar (`a.sum() / 16`, `a.mean() > 3`, np.sqrt(s)) */
+    int scalars = zeros > 0;
     PyObject *k[2] = {NULL, NULL}, *plan = NULL, *res = NULL, *v[2] = {NULL, NULL};
     int order = 0, perm[HOP_MAX_RANK];
     for (Py_ssize_t i = 0; i < n && !order; i++) {
-        if ((k[i] = operand_key(ops[i])) == NULL) {
+        if (scalars && Py_TYPE(ops[i]) == hop_py__np_type)
+            k[i] = zero_d_key(hop_py__np_array_tensor(ops[i]));
+        else
+            k[i] = operand_key(ops[i]);
+        if (k[i] == NULL) {
             /* (an array in another layout: one all the arrays share, below) */
-            if (PyErr_Occurred() || (order = hop_py__np_arrays_order(ops, n, perm)) <= 0)
+            if (PyErr_Occurred() || scalars || (order = hop_py__np_arrays_order(ops, n, perm)) <= 0)
                 goto done;
         }
     }
@@ -459,10 +526,12 @@ fast(PyObject *name, PyObject *const *ops, Py_ssize_t n, PyObject *tuple)
     ufunc_call c = {ops, n, tuple};
     if ((plan = hop_py__np_lookup_plan(name, k[0], k[1], ufunc_miss, &c)) == NULL)
         goto done;
-    if (plan != Py_None)
+    if (plan != Py_None && (!scalars || scalar_ok(name, plan)))
         res = run_plan(plan, order ? v : ops, n);
     if (res != NULL && order && (res = hop_py__np_back_in_order(res, perm)) == NULL)
         PyErr_Clear(); /* (the general path's) */
+    if (res != NULL && scalars)
+        Py_SETREF(HOP_PY_SLOT(res, hop_py__np_off_scalar), Py_NewRef(Py_True));
 done:
     for (int i = 0; i < 2; i++) {
         Py_XDECREF(k[i]);

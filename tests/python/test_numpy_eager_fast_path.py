@@ -151,6 +151,65 @@ def test_every_dtype_and_a_zero_d_operand_is_numpys_and_takes_the_fast_path(name
                 assert _check(name, [z, ha], [np.array(s), na]) == py[1], (dt, s)
 
 
+SCALAR_TAKEN = {"add", "subtract", "multiply", "true_divide", "less", "less_equal", "greater",
+                "greater_equal", "equal", "not_equal"}
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_two_scalars_by_the_fast_path_are_numpys_and_the_general_paths(name):
+    # every operand 0-d or a Python scalar (`a.sum() / 16`, `a.mean() > 3`):
+    # NumPy promotes by dtype, not by value, and answers a scalar; the fast
+    # path keys a 0-d operand by its dtype and takes a float64 or bool
+    # result of + - * / and the comparisons
+    partners = [0, 3, -2, 2.5, 1e300, math.nan, True, np.float64(2.0), np.int64(3),
+                np.float32(1.5), np.int8(-2), np.bool_(False)]
+    taken = 0
+    for dt in DTYPES:
+        for v in (0, 1, -2, 7):
+            z, zn = hnp.asarray(np.array([v]).astype(dt))[0], np.array([v]).astype(dt)[0]
+            for p in partners:
+                hp = hnp.asarray(np.array([p]))[0] if isinstance(p, np.generic) else p
+                for hargs, nargs in (((z, hp), (zn, p)), ((hp, z), (p, zn))):
+                    with np.errstate(all="ignore"):
+                        fast = _eager.call(name, hargs)
+                        want, err = _numpy(lambda: getattr(np, name)(*nargs))
+                    if fast is None:
+                        continue
+                    assert err is None and name in SCALAR_TAKEN, (name, dt, v, p)
+                    assert fast.dtype in (np.float64, np.bool_)
+                    with np.errstate(all="ignore"):
+                        general = call_ufunc(name, hargs, {}, ndarray)
+                    assert type(fast) is type(general) is ndarray
+                    assert fast._scalar and general._scalar and fast.ndim == 0
+                    _same(fast, np.asarray(general))
+                    _same(fast, np.asarray(want))
+                    taken += 1
+    assert (taken > 0) == (name in SCALAR_TAKEN)
+
+
+def test_operators_of_two_scalars_warn_and_wrap_as_numpys_scalar_math():
+    # an integer result is NumPy's scalar math (its overflow warnings), a
+    # float's flags hand the call to the general path, which warns as NumPy
+    import operator
+    import warnings
+    cases = [("int8", 100, operator.add, 100), ("int64", 2**62, operator.mul, 4),
+             ("uint8", 0, operator.sub, 1), ("int64", 7, operator.floordiv, 0),
+             ("int64", 7, operator.truediv, 0), ("float64", 1e308, operator.mul, 10.0),
+             ("float64", 0.0, operator.truediv, 0.0), ("float64", 1.5, operator.lt, 2),
+             ("float64", 6.0, operator.truediv, 4), ("int64", 6, operator.truediv, 4)]
+    for dt, v, op, w in cases:
+        got = []
+        for s in (hnp.asarray(np.array([v], dt))[0], np.array([v], dt)[0]):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                r = op(s, np.array([w], dt)[0] if not isinstance(w, float) else w)
+            got.append((np.asarray(r).tolist(), np.asarray(r).dtype,
+                        [str(c.message) for c in caught]))
+        h, n = got
+        assert (h[1], h[2]) == (n[1], n[2]), (dt, v, op, w, h, n)
+        assert h[0] == n[0] or (math.isnan(h[0]) and math.isnan(n[0]))
+
+
 def test_a_zero_d_operand_gives_what_the_general_path_gives_through_the_operators():
     a = hnp.arange(1.0, 17.0)
     na = np.arange(1.0, 17.0)
@@ -233,10 +292,19 @@ def test_what_the_fast_path_leaves_to_the_general_path():
     z32 = hnp.asarray(np.array(2.0, np.float32))
     zi8 = hnp.asarray(np.array(2, np.int8))
     z, s = hnp.asarray(np.array(2.0)), hnp.float64(2.0)
-    for args in [(a, z32), (z32, a), (a, zi8), (zi8, a), (z, s), (s, 2.0), (a, 1j),
+    for args in [(a, z32), (z32, a), (a, zi8), (zi8, a), (a, 1j),
                  (a, hnp.asarray(np.array(1j))), (a, [1, 2, 3, 4]), (a, np.ones(4)),
                  (a, hop.tensor([1.0, 2.0, 3.0, 4.0]))]:
         assert _eager.call("add", args) is None
+    # two scalars: taken for a float64 or bool result of + - * / and the
+    # comparisons only (an integer result is NumPy's scalar math, which warns
+    # on overflow; other ufuncs' rounding is the general path's)
+    hs = hnp.asarray(np.array([2.0]))[0]  # (a hop.numpy scalar: s is NumPy's np.float64)
+    assert _eager.call("add", (z, 2.0)) is not None and _eager.call("add", (hs, z)) is not None
+    assert _eager.call("less", (hs, 3)) is not None and _eager.call("add", (s, 2.0)) is None
+    i64 = hnp.asarray(np.array([3]))[0]
+    assert _eager.call("add", (i64, 2)) is None and _eager.call("power", (s, 2.0)) is None
+    assert _eager.call("true_divide", (i64, 2)) is not None
     for name in ("logical_and", "matmul", "float_power"):
         assert _eager.call(name, (a, b)) is None
     # power of integers (negative integer powers are refused on the data);
