@@ -286,6 +286,14 @@ gemv_t_chains(hop_dtype dt, int64_t n)
     {                                                                                              \
         enum { STRIP = 256 };                                                                      \
         T s[4][STRIP];                                                                             \
+        if (chains == 1) { /* (y itself holds the chain: M's rows streamed whole) */               \
+            for (int64_t j = 0; j < len; j++)                                                      \
+                y[j * incy] = 0;                                                                   \
+            for (int64_t p = 0; p < k; p++)                                                        \
+                for (int64_t j = 0; j < len; j++)                                                  \
+                    y[j * incy] = FMA(x[p * incx], m[p * ld + j], y[j * incy]);                    \
+            return;                                                                                \
+        }                                                                                          \
         for (int64_t j0 = 0; j0 < len; j0 += STRIP) {                                              \
             int64_t w = len - j0 < STRIP ? len - j0 : STRIP;                                       \
             memset(s, 0, sizeof s);                                                                \
@@ -296,9 +304,8 @@ gemv_t_chains(hop_dtype dt, int64_t n)
                     sc[j] = FMA(xp, mp[j], sc[j]);                                                 \
             }                                                                                      \
             for (int64_t j = 0; j < w; j++)                                                        \
-                y[(j0 + j) * incy] = chains == 4   ? (s[0][j] + s[1][j]) + (s[2][j] + s[3][j])     \
-                                     : chains == 2 ? s[0][j] + s[1][j]                             \
-                                                   : s[0][j];                                      \
+                y[(j0 + j) * incy] =                                                               \
+                    chains == 4 ? (s[0][j] + s[1][j]) + (s[2][j] + s[3][j]) : s[0][j] + s[1][j];   \
         }                                                                                          \
     }
 GEMV_T(float, fmaf)

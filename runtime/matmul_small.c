@@ -201,7 +201,7 @@ sgemm_small(int64_t rows, int64_t m, int64_t k, const float *a, int64_t ars, int
                 _mm256_maskstore_##S(y + v * LANES, tail, r);                                      \
         }                                                                                          \
     }                                                                                              \
-    /* y[0, w), w <= 8 * LANES / chains */                                                         \
+    /* y[0, w) for 0 < w <= 8 * LANES / chains */                                                  \
     static void NAME##_narrow(int chains, int64_t w, int64_t k, const T *x, int64_t incx,          \
                               const T *m, int64_t ld, T *y)                                        \
     {                                                                                              \
@@ -250,20 +250,24 @@ sgemm_small(int64_t rows, int64_t m, int64_t k, const float *a, int64_t ars, int
             break;                                                                                 \
         }                                                                                          \
     }                                                                                              \
+    /* the columns in strips of what the registers hold for the chains (any                        \
+     * strip gives a column the same sums), a wide product's in one sweep */                       \
     static void NAME(int chains, int64_t len, int64_t k, const T *x, int64_t incx, const T *m,     \
                      int64_t ld, T *y, int64_t incy)                                               \
     {                                                                                              \
         T buf[8 * LANES];                                                                          \
-        if (len <= 0)                                                                              \
-            return;                                                                                \
-        if (chains == 1 && len > 8 * LANES) {                                                      \
+        int64_t strip = 8 * LANES / chains;                                                        \
+        if (chains == 1 && len > strip) {                                                          \
             NAME##_sweep(len, k, x, incx, m, ld, y, incy);                                         \
             return;                                                                                \
         }                                                                                          \
-        NAME##_narrow(chains, len, k, x, incx, m, ld, incy == 1 ? y : buf);                        \
-        if (incy != 1)                                                                             \
-            for (int64_t j = 0; j < len; j++)                                                      \
-                y[j * incy] = buf[j];                                                              \
+        for (int64_t j0 = 0; j0 < len; j0 += strip) {                                              \
+            int64_t w = len - j0 < strip ? len - j0 : strip;                                       \
+            NAME##_narrow(chains, w, k, x, incx, m + j0, ld, incy == 1 ? y + j0 : buf);            \
+            if (incy != 1)                                                                         \
+                for (int64_t j = 0; j < w; j++)                                                    \
+                    y[(j0 + j) * incy] = buf[j];                                                   \
+        }                                                                                          \
     }
 GEMV_SWEEP(sgemv_t, float, __m256, ps, 8, 4096)
 GEMV_SWEEP(dgemv_t, double, __m256d, pd, 4, 2048)
