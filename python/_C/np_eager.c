@@ -1231,7 +1231,7 @@ np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 
 /* _np_eager_method(role, name, fallback): the method (above) of role
  * "reduce" (name: "reduce:sum", ...), "element" (name: "item", "float",
- * "int"), "create" (name: "zeros", "ones", "empty": hop.numpy's functions),
+ * "int"), "create" (name: "zeros", "ones", "empty", "asarray": hop.numpy's functions),
  * "attr" (name: "len", "shape", "ndim", "size": len(a) and the properties' getters),
  * or "array_ufunc", "array_function", "getitem", "setitem", "reshape",
  * "transpose", "dot", "copy" (name None). */
@@ -1244,7 +1244,7 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     static const char *const any_name[] = {NULL};
     static const char *const attr_names[] = {"len", "shape", "ndim", "size", NULL};
     static const char *const element_names[] = {"item", "float", "int", NULL};
-    static const char *const create_names[] = {"zeros", "ones", "empty", NULL};
+    static const char *const create_names[] = {"zeros", "ones", "empty", "asarray", NULL};
     static const struct {
         const char *role;
         vectorcallfunc call;
@@ -1385,7 +1385,8 @@ static PyMethodDef np_eager_functions[] = {
      "_np_eager_method(role, name, fallback): a method of hop.numpy.ndarray (role 'reduce': "
      "a.sum(); 'element': a.item(), float(a), int(a); 'array_ufunc'; 'array_function'; "
      "'getitem'; 'setitem'; 'reshape'; 'transpose'; 'dot'; 'copy'; 'create': "
-     "hnp.zeros/ones/empty; 'attr': len(a), a.shape, a.ndim, a.size) that tries the eager fast "
+     "hnp.zeros/ones/empty/asarray; 'attr': len(a), a.shape, a.ndim, a.size) that tries the eager "
+     "fast "
      "path first, then calls fallback."},
     {"_np_eager_off", np_eager_off, METH_O,
      "_np_eager_off(delta): this thread's count of reasons hop.numpy's eager fast path is off "

@@ -1,7 +1,8 @@
 /*
  * python/_C/np_eager_create.c - the eager fast path of hop.numpy's
- * zeros(shape, dtype), ones(shape, dtype) and empty(shape, dtype)
- * (hop.numpy._eager_shape says what it takes and why).
+ * zeros(shape, dtype), ones(shape, dtype) and empty(shape, dtype), and of
+ * asarray(a) of a NumPy array (asarray_fast) (hop.numpy._eager_shape says
+ * what it takes and why).
  *
  * Their general path (_funcs._filled: the order's and the shape's checks,
  * the dtype's conversion, a full op) costs ~2 us, 25-30x NumPy's call, on
@@ -125,9 +126,42 @@ fill_dense(char *p, size_t n, size_t isz, const unsigned char *elem)
     }
 }
 
+/* hnp.asarray(a) of an exact, writable NumPy array that hop shares without
+ * a copy (hop_py__np_borrow: a dtype of hop's in native byte order, no
+ * negative stride, not empty): a hop.numpy array over its memory, whose
+ * NumPy base is a's own base when a is a view (_funcs.array, the general
+ * path, makes the same array, ~2.5 us).  None for anything else: another
+ * argument, a read-only array (the general path's copy), a trace. */
+static PyObject *
+asarray_fast(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (nargs != 1 || kwnames != NULL || !hop_py__np_eager_open() || !hop_py__np_ready())
+        Py_RETURN_NONE;
+    hop_tensor *t = hop_py__np_borrow(args[0]);
+    if (t == NULL)
+        Py_RETURN_NONE;
+    PyObject *base = PyObject_GetAttrString(args[0], "base");
+    if (base == NULL) {
+        hop_tensor_release(t);
+        return NULL;
+    }
+    /* the Tensor's base is the array, as _C.asarray's over a buffer (guards
+     * know a capture over NumPy's memory by it: _C._base) */
+    PyObject *tv = hop_py_tensor_new(t);
+    if (tv != NULL)
+        HOP_PY_TENSOR(tv)->base = Py_NewRef(args[0]);
+    PyObject *r = tv == NULL ? NULL : hop_py__np_wrap(tv);
+    if (r != NULL && base != Py_None)
+        Py_SETREF(HOP_PY_SLOT(r, hop_py__np_off_ob), Py_NewRef(base));
+    Py_DECREF(base);
+    return r;
+}
+
 PyObject *
 hop_py__np_create(int kind, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
+    if (kind == HOP_PY_CREATE_ASARRAY)
+        return asarray_fast(args, nargs, kwnames);
     PyObject *dt = NULL;
     Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
     if (nargs < 1 || nargs + nkw > 2)
@@ -180,6 +214,13 @@ np_eager_empty(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *k
     return hop_py__np_create(HOP_PY_CREATE_EMPTY, args, PyVectorcall_NARGS(nargsf), kwnames);
 }
 
+static PyObject *
+np_eager_asarray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    return hop_py__np_create(HOP_PY_CREATE_ASARRAY, args, PyVectorcall_NARGS(nargsf), kwnames);
+}
+
 /* _np_eager_create_init(table): the dtype arguments the fast path takes
  * ({argument: its hop dtype}, hop.numpy._eager_shape's). */
 static PyObject *
@@ -201,6 +242,10 @@ static PyMethodDef create_functions[] = {
      "_np_eager_ones(shape, dtype=None): hop.numpy.ones by the eager fast path, or None."},
     {"_np_eager_empty", (PyCFunction)(void (*)(void))np_eager_empty, METH_FASTCALL | METH_KEYWORDS,
      "_np_eager_empty(shape, dtype=float): hop.numpy.empty by the eager fast path, or None."},
+    {"_np_eager_asarray", (PyCFunction)(void (*)(void))np_eager_asarray,
+     METH_FASTCALL | METH_KEYWORDS,
+     "_np_eager_asarray(a): hop.numpy.asarray of a NumPy array by the eager fast path, or "
+     "None."},
     {"_np_eager_create_init", np_eager_create_init, METH_O,
      "_np_eager_create_init(table): the dtype arguments the creation fast path takes."},
     {NULL, NULL, 0, NULL},

@@ -286,11 +286,11 @@ PyObject *hop_py__np_back_in_order(PyObject *a, const int *perm);
 
 /* -------------------------------------------------- np_eager_create.c */
 
-enum { HOP_PY_CREATE_ZEROS, HOP_PY_CREATE_ONES, HOP_PY_CREATE_EMPTY };
+enum { HOP_PY_CREATE_ZEROS, HOP_PY_CREATE_ONES, HOP_PY_CREATE_EMPTY, HOP_PY_CREATE_ASARRAY };
 /* hop.numpy's zeros, ones or empty (kind) of (shape[, dtype]), dtype
- * positional or a keyword, by the eager fast path: the new array, or None
- * where the general path must answer (every other argument and error), or
- * NULL with an exception. */
+ * positional or a keyword, or asarray(a) of a NumPy array, by the eager fast
+ * path: the new array, or None where the general path must answer (every
+ * other argument and error), or NULL with an exception. */
 PyObject *hop_py__np_create(int kind, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 
 /* ---------------------------------------------------- np_eager_take.c */

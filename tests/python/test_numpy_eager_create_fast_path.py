@@ -169,3 +169,88 @@ def test_len_shape_ndim_and_size_are_the_python_properties_answers():
     for k in (3, 5):
         x = np.arange(float(k))
         np.testing.assert_array_equal(np.asarray(cf(x)), f(x))
+
+
+# ---------------------------------------------------------------- asarray
+
+def _asarray_cases():
+    """NumPy arrays of every kind hnp.asarray meets: views with their own
+    strides and bases, size-1 dims, 0-d, every dtype of hop's, and what the
+    fast path leaves to the general one (empty, negative strides, another
+    byte order, read-only, a subclass)."""
+    ro = np.arange(3.0)
+    ro.flags.writeable = False
+    base = np.arange(24.0).reshape(2, 3, 4)
+    return [np.arange(16.0), base, base.T, base[:, 1:2, :], base[1], base[:, :, ::2],
+            np.arange(16.0)[::2], np.array(2.0), np.ones((3, 1)), np.ones((1, 3)),
+            np.arange(12).reshape(3, 4)[:, :1], np.arange(12.0).reshape(3, 1, 4),
+            np.array([True, False]), np.arange(6, dtype=np.uint16).reshape(2, 3),
+            np.arange(4, dtype=np.float32), np.arange(4, dtype=np.int8), np.array([1 + 2j]),
+            np.zeros(0), np.arange(4.0)[::-1], np.arange(4).astype(">i4"), ro,
+            np.asarray([[1.0, 2.0]]).view(np.ma.MaskedArray), np.arange(4, dtype=np.float16)]
+
+
+def test_asarray_of_a_numpy_array_by_the_fast_path_is_the_general_paths():
+    # hnp.asarray(a) was ~2.5 us of Python (_funcs.array) for an array
+    # over a's memory; the fast path makes the same array in C: the same
+    # tensor layout, the same slots (NumPy's base: a's base when a is a
+    # view), memory shared both ways
+    from hop.numpy._funcs import asarray as general
+    from hop.numpy._ndarray import ndarray
+    slots = [s for s in ndarray.__slots__ if s not in ("_tv", "__weakref__")]
+    taken = 0
+    for a in _asarray_cases():
+        fast = _eager_shape.asarray(a)
+        g = general(a)
+        assert type(hnp.asarray(a)) is type(g)
+        if fast is None:
+            assert type(a) is not np.ndarray or a.size == 0 or not a.flags.writeable or \
+                any(s < 0 for s in a.strides) or not a.dtype.isnative, (a.dtype, a.strides)
+            continue
+        taken += 1
+        assert type(fast) is ndarray and fast._tv.stride() == g._tv.stride()
+        # the Tensor's base is the NumPy array (what the guards read)
+        assert hop._C._base(fast._tv) is a and hop._C._base(g._tv) is a
+        for s in slots:
+            assert getattr(fast, s) is getattr(g, s) or getattr(fast, s) == getattr(g, s), s
+        got = np.asarray(fast)
+        assert got.dtype == a.dtype and got.shape == a.shape and got.strides == a.strides
+        assert np.shares_memory(got, a) and np.array_equal(got, a)
+        h = hnp.asarray(a)
+        assert np.asarray(h).strides == a.strides and h._ob is g._ob
+    assert taken >= 15
+
+
+def test_asarray_by_the_fast_path_shares_memory_and_keeps_the_array_alive():
+    import gc
+    a = np.arange(6.0).reshape(2, 3).copy()  # (owns its memory)
+    h = hnp.asarray(a)
+    a[0, 1] = 40.0
+    h[1, 2] = 50.0
+    assert np.asarray(h).tolist() == [[0.0, 40.0, 2.0], [3.0, 4.0, 50.0]] and a[1, 2] == 50.0
+    v = a[1]  # a view: its base is a
+    hv = hnp.asarray(v)
+    assert hv._ob is a
+    del a, v
+    gc.collect()
+    assert np.asarray(h).tolist() == [[0.0, 40.0, 2.0], [3.0, 4.0, 50.0]]
+    assert (hv + 1.0).tolist() == [4.0, 5.0, 51.0]
+
+
+def test_asarray_leaves_arguments_and_traces_to_the_general_path():
+    a = np.arange(4.0)
+    assert _eager_shape.asarray(a) is not None
+    assert _eager_shape.asarray(a, np.float32) is None  # (a dtype: the general path's cast)
+    assert _eager_shape.asarray(a, dtype=None) is None
+    assert _eager_shape.asarray([1.0, 2.0]) is None and _eager_shape.asarray(3.0) is None
+    h = hnp.asarray(a)
+    assert _eager_shape.asarray(h) is None and hnp.asarray(h) is h
+    assert hnp.asarray(a, dtype=np.float32).dtype == np.float32
+    seen = []
+
+    def f(x):
+        r = hnp.asarray(a)
+        seen.append(_eager_shape.asarray(a))
+        return x + r
+    assert np.asarray(hop.compile(f)(np.ones(4))).tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert seen and all(s is None for s in seen)  # (tracing: the gates closed)

@@ -50,6 +50,11 @@ python/_C/np_eager_shape.c: hop's own ops cost more than NumPy's whole call here
   callables that try it first): a shape of exact ints >= 0 (one, a tuple
   or a list), whose size in bytes fits in intp, and a dtype the table below
   maps, positional or dtype=; not order=, float16 or complex ones;
+- asarray(a) of a NumPy array (np_eager_create.c asarray_fast; hnp.asarray
+  is a C callable that tries it first): an exact, writable np.ndarray of
+  one of hop's dtypes in native byte order, no negative stride, not empty,
+  no other argument: a hop.numpy array over its memory (NumPy's base its
+  base when it is a view), the general path's own result;
 - a.copy() (a C method, np_eager.c fast_copy): of a C-contiguous array,
   its bytes into a new array (no order=);
 - transpose (a.T, a.transpose(...), np.transpose, hnp.transpose): axes
@@ -140,6 +145,8 @@ where = _C._np_eager_where
 # scalar types, dtype objects and the common names), a new C-ordered array
 # (order= and anything else: the general path, _funcs._filled)
 zeros, ones, empty = _C._np_eager_zeros, _C._np_eager_ones, _C._np_eager_empty
+# asarray(a) of a NumPy array by the fast path, or None (np_eager_create.c)
+asarray = _C._np_eager_asarray
 
 
 def _dtype_table():
