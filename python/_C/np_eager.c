@@ -1233,7 +1233,7 @@ np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
  * "reduce" (name: "reduce:sum", ...), "element" (name: "item", "float",
  * "int"), "create" (name: "zeros", "ones", "empty", "asarray": hop.numpy's functions),
  * "attr" (name: "len", "shape", "ndim", "size": len(a) and the properties' getters),
- * or "array_ufunc", "array_function", "getitem", "setitem", "reshape",
+ * or "array_ufunc", "array_function", "getitem", "setitem", "reshape", "ravel",
  * "transpose", "dot", "copy" (name None). */
 static PyObject *
 np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -1254,6 +1254,7 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                  {"array_function", (vectorcallfunc)eager_array_function_call, NULL},
                  {"getitem", (vectorcallfunc)hop_py__np_getitem_call, NULL},
                  {"reshape", (vectorcallfunc)hop_py__np_reshape_call, NULL},
+                 {"ravel", (vectorcallfunc)hop_py__np_ravel_call, NULL},
                  {"transpose", (vectorcallfunc)hop_py__np_transpose_call, NULL},
                  {"setitem", (vectorcallfunc)hop_py__np_setitem_call, NULL},
                  {"element", (vectorcallfunc)hop_py__np_item_call, element_names},
@@ -1269,11 +1270,12 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     if (r == sizeof roles / sizeof *roles || !PyCallable_Check(args[2]) ||
         (roles[r].names != NULL) != PyUnicode_CheckExact(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "_np_eager_method(role: 'reduce' | 'array_ufunc' | "
-                                         "'array_function' | 'getitem' | 'setitem' | 'reshape' | "
-                                         "'transpose' | 'element' | 'dot' | 'create' | "
-                                         "'copy' | 'attr', "
-                                         "name: str | None, fallback: callable)");
+        PyErr_SetString(PyExc_TypeError,
+                        "_np_eager_method(role: 'reduce' | 'array_ufunc' | "
+                        "'array_function' | 'getitem' | 'setitem' | 'reshape' | 'ravel' | "
+                        "'transpose' | 'element' | 'dot' | 'create' | "
+                        "'copy' | 'attr', "
+                        "name: str | None, fallback: callable)");
         return NULL;
     }
     vectorcallfunc call = roles[r].call;
@@ -1384,7 +1386,7 @@ static PyMethodDef np_eager_functions[] = {
     {"_np_eager_method", (PyCFunction)(void (*)(void))np_eager_method, METH_FASTCALL,
      "_np_eager_method(role, name, fallback): a method of hop.numpy.ndarray (role 'reduce': "
      "a.sum(); 'element': a.item(), float(a), int(a); 'array_ufunc'; 'array_function'; "
-     "'getitem'; 'setitem'; 'reshape'; 'transpose'; 'dot'; 'copy'; 'create': "
+     "'getitem'; 'setitem'; 'reshape'; 'ravel'; 'transpose'; 'dot'; 'copy'; 'create': "
      "hnp.zeros/ones/empty/asarray; 'attr': len(a), a.shape, a.ndim, a.size) that tries the eager "
      "fast "
      "path first, then calls fallback."},

@@ -1198,6 +1198,26 @@ hop_py__np_reshape_call(EagerOpObject *op, PyObject *const *args, size_t nargsf,
     return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
 }
 
+/* a.ravel() (role "ravel"): of an array hop's tensor has in C order (the
+ * general path's test, _funcs._c_order, so that the answer is its view:
+ * reshape(a, -1)), the reshape fast path's view; else op->fallback (a copy,
+ * order=, a NumPy scalar) */
+PyObject *
+hop_py__np_ravel_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (kwnames == NULL && PyVectorcall_NARGS(nargsf) == 1) {
+        hop_tensor *t = hop_py__np_shape_tensor(args[0]);
+        if (t != NULL && hop_tensor_is_contiguous(t)) {
+            PyObject *minus_one = PyLong_FromLong(-1); /* (CPython's cached small int) */
+            PyObject *r = minus_one == NULL ? NULL : fast_reshape(args[0], &minus_one, 1);
+            Py_XDECREF(minus_one);
+            if (r != NULL || PyErr_Occurred())
+                return r;
+        }
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
 static PyMethodDef np_eager_shape_functions[] = {
     {"_np_eager_concatenate", (PyCFunction)(void (*)(void))np_eager_concatenate, METH_FASTCALL,
      "_np_eager_concatenate(arrays, axis=0): np.concatenate(arrays, axis) by the shape "

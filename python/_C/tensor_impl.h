@@ -267,6 +267,10 @@ PyObject *hop_py__np_transpose_call(EagerOpObject *op, PyObject *const *args, si
                                     PyObject *kwnames);
 PyObject *hop_py__np_item_call(EagerOpObject *op, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames);
+/* a.ravel() (role "ravel"): a C-ordered array's reshape(-1) view, else
+ * op->fallback. */
+PyObject *hop_py__np_ravel_call(EagerOpObject *op, PyObject *const *args, size_t nargsf,
+                                PyObject *kwnames);
 /* The concrete tensor of a when the shape fast path takes a (borrowed), else
  * NULL. */
 hop_tensor *hop_py__np_shape_tensor(PyObject *a);

@@ -802,5 +802,7 @@ def _flatten_checked(self, order="C", _fn=ndarray.flatten):
 
 
 F.FUNCS[_np.ravel] = _ravel_function
-ndarray.ravel = F.scalar_method(_ravel_method)
+# (a C method that tries the reshape fast path's view of a C-ordered array
+# first: np_eager_shape.c, role "ravel")
+ndarray.ravel = _C._np_eager_method("ravel", None, F.scalar_method(_ravel_method))
 ndarray.flatten = _flatten_checked

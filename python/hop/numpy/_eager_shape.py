@@ -55,6 +55,9 @@ python/_C/np_eager_shape.c: hop's own ops cost more than NumPy's whole call here
   one of hop's dtypes in native byte order, no negative stride, not empty,
   no other argument: a hop.numpy array over its memory (NumPy's base its
   base when it is a view), the general path's own result;
+- a.ravel() (a C method, np_eager_shape.c hop_py__np_ravel_call): of an
+  array whose tensor is in C order (the general path's _funcs._c_order),
+  the reshape fast path's view, reshape(a, -1); no order=;
 - a.copy() (a C method, np_eager.c fast_copy): of a C-contiguous array,
   its bytes into a new array (no order=);
 - transpose (a.T, a.transpose(...), np.transpose, hnp.transpose): axes
