@@ -468,13 +468,17 @@ scalar_ok(PyObject *name, PyObject *plan)
     return 0;
 }
 
-static PyObject *
-fast(PyObject *name, PyObject *const *ops, Py_ssize_t n, PyObject *tuple)
+static PyObject *fast(PyObject *name, PyObject *const *ops, Py_ssize_t n, PyObject *tuple);
+
+/* Where the 0-d hop.numpy operands among ops stand (asked when an operand
+ * has no key): none (or an operand the fast path does not read), beside an
+ * array of one or more dims, or among 0-d operands and Python scalars
+ * only. */
+enum { ZD_NONE, ZD_BESIDE_ARRAY, ZD_SCALARS };
+
+static int
+zero_d_operands(PyObject *const *ops, Py_ssize_t n)
 {
-    if (hop_py__np_type == NULL ||
-        (Py_TYPE(ops[0]) != hop_py__np_type && (n == 1 || Py_TYPE(ops[1]) != hop_py__np_type)))
-        return NULL;
-    /* which operands are arrays of one or more dims, which 0-d */
     int arrays = 0, zeros = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         if (Py_TYPE(ops[i]) != hop_py__np_type)
@@ -482,39 +486,62 @@ fast(PyObject *name, PyObject *const *ops, Py_ssize_t n, PyObject *tuple)
         TensorObject *x = hop_py__np_array_tensor(ops[i]);
         int rank = x == NULL ? -1 : hop_py__tensor_rank(x);
         if (rank < 0)
-            return NULL;
+            return ZD_NONE;
         arrays += rank > 0;
         zeros += rank == 0;
     }
-    if (arrays > 0 && zeros > 0) {
-        /* a 0-d operand of an array as its Python scalar (zero_d_value) */
-        PyObject *z[2] = {NULL, NULL}, *use[2] = {ops[0], ops[n - 1]};
-        for (Py_ssize_t i = 0; i < n; i++) {
-            if ((z[i] = zero_d_value(ops[i])) != NULL)
-                use[i] = z[i];
-            else if (PyErr_Occurred())
-                PyErr_Clear(); /* (out of memory: the general path's) */
-        }
-        PyObject *r = z[0] != NULL || z[1] != NULL ? fast(name, use, n, NULL) : NULL;
-        Py_XDECREF(z[0]);
-        Py_XDECREF(z[1]);
-        return r;
+    return zeros == 0 ? ZD_NONE : arrays > 0 ? ZD_BESIDE_ARRAY : ZD_SCALARS;
+}
+
+/* ufunc `name` of ops, an array and a 0-d operand, by the fast path with
+ * the 0-d operand as its Python scalar (zero_d_value), or NULL. */
+static PyObject *
+with_zero_d_values(PyObject *name, PyObject *const *ops, Py_ssize_t n)
+{
+    PyObject *z[2] = {NULL, NULL}, *use[2] = {ops[0], ops[n - 1]};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if ((z[i] = zero_d_value(ops[i])) != NULL)
+            use[i] = z[i];
+        else if (PyErr_Occurred())
+            PyErr_Clear(); /* (out of memory: the general path's) */
     }
-    /* every operand 0-d or a Python scalar: NumPy's scalar result, a
-     * hop.numpy scalar (`a.sum() / 16`, `a.mean() > 3`, np.sqrt(s)) */
-    int scalars = zeros > 0;
+    PyObject *r = z[0] != NULL || z[1] != NULL ? fast(name, use, n, NULL) : NULL;
+    Py_XDECREF(z[0]);
+    Py_XDECREF(z[1]);
+    return r;
+}
+
+static PyObject *
+fast(PyObject *name, PyObject *const *ops, Py_ssize_t n, PyObject *tuple)
+{
+    if (hop_py__np_type == NULL ||
+        (Py_TYPE(ops[0]) != hop_py__np_type && (n == 1 || Py_TYPE(ops[1]) != hop_py__np_type)))
+        return NULL;
     PyObject *k[2] = {NULL, NULL}, *plan = NULL, *res = NULL, *v[2] = {NULL, NULL};
-    int order = 0, perm[HOP_MAX_RANK];
-    for (Py_ssize_t i = 0; i < n && !order; i++) {
-        if (scalars && Py_TYPE(ops[i]) == hop_py__np_type)
-            k[i] = zero_d_key(hop_py__np_array_tensor(ops[i]));
-        else
-            k[i] = operand_key(ops[i]);
-        if (k[i] == NULL) {
-            /* (an array in another layout: one all the arrays share, below) */
-            if (PyErr_Occurred() || scalars || (order = hop_py__np_arrays_order(ops, n, perm)) <= 0)
+    int order = 0, scalars = 0, perm[HOP_MAX_RANK];
+    for (Py_ssize_t i = 0; i < n && !order && !scalars; i++) {
+        if ((k[i] = operand_key(ops[i])) == NULL) {
+            if (PyErr_Occurred())
+                goto done;
+            /* a 0-d operand (zero_d_operands), else an array in another
+             * layout: one all the arrays share, below */
+            int z = zero_d_operands(ops, n);
+            if (z == ZD_BESIDE_ARRAY) {
+                Py_CLEAR(k[0]);
+                return with_zero_d_values(name, ops, n);
+            }
+            scalars = z == ZD_SCALARS;
+            if (!scalars && (order = hop_py__np_arrays_order(ops, n, perm)) <= 0)
                 goto done;
         }
+    }
+    /* every operand 0-d or a Python scalar: keyed by the 0-d ones' dtypes */
+    for (Py_ssize_t i = 0; scalars && i < n; i++) {
+        Py_XSETREF(k[i], Py_TYPE(ops[i]) == hop_py__np_type
+                             ? zero_d_key(hop_py__np_array_tensor(ops[i]))
+                             : operand_key(ops[i]));
+        if (k[i] == NULL)
+            goto done;
     }
     if (gates_open() <= 0)
         goto done;
