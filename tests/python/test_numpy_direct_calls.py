@@ -151,7 +151,7 @@ def test_the_public_functions_are_wrapped_once_and_named_as_theirs():
     assert hnp._funcs.FUNCS[np.sum] is hnp._funcs.PUBLIC["sum"]
 
 
-@pytest.mark.parametrize("fn", ["sum", "prod", "cumsum", "mean"])
+@pytest.mark.parametrize("fn", ["sum", "prod", "cumsum", "mean", "var", "std"])
 def test_eager_reductions_result_dtypes_are_numpys_whatever_the_spelling_of_dtype(fn):
     # the result dtype NumPy gives is asked once per (reduction, operand
     # dtype, dtype=) and kept (_reductions._reduce_dtype)
@@ -167,6 +167,21 @@ def test_eager_reductions_result_dtypes_are_numpys_whatever_the_spelling_of_dtyp
     with pytest.raises(TypeError) as h:
         getattr(hnp, fn)(a, dtype=[1])  # an unhashable dtype= gets NumPy's error
     assert str(h.value) == str(e.value)
+
+
+@pytest.mark.parametrize("fn", ["sum", "prod", "cumsum", "mean", "var", "std", "nanmean"])
+def test_eager_reductions_ask_numpy_once_per_dtype_key(fn):
+    # the dtype cache holds one entry per (reduction, dtype, dtype=): var
+    # and std had keyed it by a new function object on every call, so it
+    # grew by one entry a call and NumPy was asked every time
+    from hop.numpy import _reductions
+    a = hnp.arange(6.0)
+    getattr(hnp, fn)(a)
+    before = len(_reductions._REDUCE_DTYPE)
+    for _ in range(20):
+        getattr(hnp, fn)(a)
+        getattr(a, fn)() if hasattr(a, fn) else None
+    assert len(_reductions._REDUCE_DTYPE) == before
 
 
 def test_eager_out_passed_by_position_or_keyword_is_found():

@@ -801,7 +801,7 @@ def _var_t(t, axis, dtype, ddof, keepdims, what, mem=None):
         if not keepdims:
             r = r.reshape(tuple(t.shape[d] for d in range(t.ndim) if d not in axes))
         return r, rdt
-    rdt = _reduce_dtype(lambda x, **k: _np.var(x, **k), t, dtype, what)
+    rdt = _reduce_dtype(_np.var, t, dtype, what)
     if dtype is None and _core.np_dtype(t) == _np.dtype(_np.float16):
         return _var_half(t, axes, ddof, keepdims), rdt
     m, _ = _mean_t(t, axes, dtype, True, what)
