@@ -1064,8 +1064,8 @@ eager_attr_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObjec
  * fast path takes (hop_py__np_shape_tensor: not a NumPy scalar, a run's or a copy's
  * view), a new C-ordered array of its bytes, as the general path's clone
  * (NumPy's order='C'); NULL otherwise. */
-static PyObject *
-fast_copy(PyObject *a)
+PyObject *
+hop_py__np_copy(PyObject *a)
 {
     hop_tensor *t = hop_py__np_shape_tensor(a);
     if (t == NULL || !hop_tensor_is_contiguous(t))
@@ -1080,12 +1080,25 @@ fast_copy(PyObject *a)
     return tv == NULL ? NULL : hop_py__np_wrap(tv);
 }
 
-/* a.copy() (role "copy"): fast_copy, else the Python method */
+/* a.copy() (role "copy"): hop_py__np_copy, else the Python method */
 static PyObject *
 eager_copy_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     if (kwnames == NULL && PyVectorcall_NARGS(nargsf) == 1) {
-        PyObject *r = fast_copy(args[0]);
+        PyObject *r = hop_py__np_copy(args[0]);
+        if (r != NULL || PyErr_Occurred())
+            return r;
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
+/* a.astype(dtype) (role "astype"): hop_py__np_astype, else the Python
+ * method (keywords, a NumPy scalar, another layout or conversion) */
+static PyObject *
+eager_astype_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (kwnames == NULL && PyVectorcall_NARGS(nargsf) == 2) {
+        PyObject *r = hop_py__np_astype(args[0], args[1]);
         if (r != NULL || PyErr_Occurred())
             return r;
     }
@@ -1261,7 +1274,7 @@ np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
  * "int"), "create" (name: "zeros", "ones", "empty", "asarray": hop.numpy's functions),
  * "attr" (name: "len", "shape", "ndim", "size": len(a) and the properties' getters),
  * or "array_ufunc", "array_function", "getitem", "setitem", "reshape", "ravel",
- * "transpose", "dot", "copy" (name None). */
+ * "transpose", "dot", "copy", "astype" (name None). */
 static PyObject *
 np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1288,6 +1301,7 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                  {"dot", (vectorcallfunc)eager_dot_call, NULL},
                  {"create", (vectorcallfunc)eager_create_call, create_names},
                  {"copy", (vectorcallfunc)eager_copy_call, NULL},
+                 {"astype", (vectorcallfunc)eager_astype_call, NULL},
                  {"attr", (vectorcallfunc)eager_attr_call, attr_names}};
     size_t r = sizeof roles / sizeof *roles;
     for (size_t i = 0; nargs == 3 && PyUnicode_Check(args[0]) && i < sizeof roles / sizeof *roles;
@@ -1301,7 +1315,7 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                         "_np_eager_method(role: 'reduce' | 'array_ufunc' | "
                         "'array_function' | 'getitem' | 'setitem' | 'reshape' | 'ravel' | "
                         "'transpose' | 'element' | 'dot' | 'create' | "
-                        "'copy' | 'attr', "
+                        "'copy' | 'astype' | 'attr', "
                         "name: str | None, fallback: callable)");
         return NULL;
     }
@@ -1413,7 +1427,8 @@ static PyMethodDef np_eager_functions[] = {
     {"_np_eager_method", (PyCFunction)(void (*)(void))np_eager_method, METH_FASTCALL,
      "_np_eager_method(role, name, fallback): a method of hop.numpy.ndarray (role 'reduce': "
      "a.sum(); 'element': a.item(), float(a), int(a); 'array_ufunc'; 'array_function'; "
-     "'getitem'; 'setitem'; 'reshape'; 'ravel'; 'transpose'; 'dot'; 'copy'; 'create': "
+     "'getitem'; 'setitem'; 'reshape'; 'ravel'; 'transpose'; 'dot'; 'copy'; 'astype'; "
+     "'create': "
      "hnp.zeros/ones/empty/asarray; 'attr': len(a), a.shape, a.ndim, a.size) that tries the eager "
      "fast "
      "path first, then calls fallback."},

@@ -1,8 +1,8 @@
 /*
  * python/_C/np_eager_create.c - the eager fast path of hop.numpy's
  * zeros(shape, dtype), ones(shape, dtype) and empty(shape, dtype), and of
- * asarray(a) of a NumPy array (asarray_fast) (hop.numpy._eager_shape says
- * what it takes and why).
+ * asarray(a) of a NumPy array (asarray_fast), and of a.astype(dtype)
+ * (hop_py__np_astype) (hop.numpy._eager_shape says what each takes and why).
  *
  * Their general path (_funcs._filled: the order's and the shape's checks,
  * the dtype's conversion, a full op) costs ~2 us, 25-30x NumPy's call, on
@@ -17,6 +17,7 @@
  * its errors included.
  */
 #include "tensor_impl.h"
+#include "trace_impl.h"
 
 #include <string.h>
 
@@ -155,6 +156,101 @@ asarray_fast(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
         Py_SETREF(HOP_PY_SLOT(r, hop_py__np_off_ob), Py_NewRef(base));
     Py_DECREF(base);
     return r;
+}
+
+/* Whether the general path's conversion of src to dst (_core.cast) is one
+ * Tensor.to: not for float16 (NumPy's scalar loop), a complex to another
+ * kind (the real part, a ComplexWarning), nor a float to an integer
+ * (truncated, below). */
+static int
+astype_direct(hop_dtype src, hop_dtype dst)
+{
+    if (src == HOP_F16 || dst == HOP_F16)
+        return 0;
+    if (hop_dtype_is_complex(src))
+        return hop_dtype_is_complex(dst);
+    return !(hop_dtype_is_float(src) && hop_dtype_is_int(dst));
+}
+
+/* Whether each of the n elements of p (float or double: S) lies where
+ * NumPy's x86-64 loops (and _core.cast) convert it to the integer dtype by
+ * truncation alone, with no floating-point flag: [-2**63, 2**63) for int64,
+ * else (-2**31 - 1, 2**31), the low bits of whose int32 the narrower dtypes
+ * keep.  NaN lies nowhere. */
+#define IN_RANGE(S)                                                                                    static int in_range_##S(const S *p, size_t n, int wide)                                            {                                                                                                      double lo = wide ? -0x1p63 : -2147483649.0, hi = wide ? 0x1p63 : 2147483648.0;                     int ok = 1;                                                                                        for (size_t i = 0; i < n; i++) {                                                                       double x = (double)p[i];                                                                           ok &= (x > lo || (wide && x == lo)) && x < hi;                                                 }                                                                                                  return ok;                                                                                     }
+IN_RANGE(float)
+IN_RANGE(double)
+#undef IN_RANGE
+
+/* The n elements of p (S) truncated to int64, then to the integer dtype
+ * of q (its low bits: integer narrowing wraps, as NumPy's). */
+#define TRUNCATE(S)                                                                                    static int truncate_##S(const S *p, size_t n, hop_dtype d, void *q)                                {                                                                                                      switch (d) {                                                                                       TRUNCATE_TO(S, HOP_I8, int8_t)                                                                     TRUNCATE_TO(S, HOP_U8, uint8_t)                                                                    TRUNCATE_TO(S, HOP_I16, int16_t)                                                                   TRUNCATE_TO(S, HOP_U16, uint16_t)                                                                  TRUNCATE_TO(S, HOP_I32, int32_t)                                                                   TRUNCATE_TO(S, HOP_I64, int64_t)                                                                   default:                                                                                               return 0;                                                                                      }                                                                                              }
+#define TRUNCATE_TO(S, e, D)                                                                           case e:                                                                                                for (size_t i = 0; i < n; i++)                                                                         ((D *)q)[i] = (D)(int64_t)p[i];                                                                return 1;
+TRUNCATE(float)
+TRUNCATE(double)
+#undef TRUNCATE_TO
+#undef TRUNCATE
+
+/* t (float32 or float64, C order) as a new tensor of integer dtype d by
+ * truncation, where NumPy's loops give just that (in_range_*: no element
+ * NaN or beyond the range, no flag); NULL without an error otherwise
+ * (uint32 and uint64, whose loops differ, included). */
+static hop_tensor *
+truncated(const hop_tensor *t, hop_dtype d)
+{
+    size_t n = (size_t)hop_tensor_numel(t);
+    int wide = d == HOP_I64, f32 = t->dtype == HOP_F32;
+    if ((!f32 && t->dtype != HOP_F64) || d == HOP_U32 || d == HOP_U64 ||
+        !(f32 ? in_range_float(t->data, n, wide) : in_range_double(t->data, n, wide)))
+        return NULL;
+    hop_tensor *r = hop_tensor_empty(d, t->rank, t->sizes);
+    if (r == NULL) {
+        hop_error_clear(); /* (out of memory: the general path's error) */
+        return NULL;
+    }
+    if (!(f32 ? truncate_float(t->data, n, d, r->data) : truncate_double(t->data, n, d, r->data))) {
+        hop_tensor_release(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* a.astype(dt) of an array the shape fast path takes (concrete, not a
+ * NumPy scalar) in C order, to a dtype the table maps: its copy for its own
+ * dtype (hop_py__np_copy); a float's truncation to an integer where NumPy's
+ * loops give it (truncated); else hop's conversion where it is the general
+ * path's (astype_direct), its flags read as an eager ufunc's: NumPy's error
+ * state reported, or a flag it warns for (1e300 to float32), leaves the
+ * call to the general path, which has NumPy convert and warn. */
+PyObject *
+hop_py__np_astype(PyObject *a, PyObject *dt)
+{
+    hop_tensor *t = hop_py__np_shape_tensor(a);
+    hop_dtype d;
+    if (t == NULL || !hop_tensor_is_contiguous(t) || !table_dtype(dt, NULL, &d))
+        return NULL;
+    if (d == t->dtype)
+        return hop_py__np_copy(a);
+    if (hop_dtype_is_float(t->dtype) && hop_dtype_is_int(d)) {
+        hop_tensor *r = truncated(t, d);
+        return r == NULL ? NULL : hop_py__np_new_array(r);
+    }
+    if (!astype_direct(t->dtype, d))
+        return NULL;
+    int reported = hop_py__np_fp_reported();
+    if (reported != 0)
+        return NULL; /* (-1: its exception) */
+    hop_fp_clear();
+    PyObject *r = hop_py__to(HOP_PY_SLOT(a, hop_py__np_off_tv), d);
+    if (r == NULL) {
+        PyErr_Clear(); /* (out of memory: the general path's error) */
+        return NULL;
+    }
+    if (hop_py__np_fp_warned() != 0) {
+        Py_DECREF(r); /* (-1: its exception) */
+        return NULL;
+    }
+    return hop_py__np_wrap(r);
 }
 
 PyObject *

@@ -287,6 +287,10 @@ PyObject *hop_py__np_in_order(PyObject *o, int order, const int *perm);
 /* Array a (stolen), computed in memory order perm, viewed back with its
  * dims in their own order; NULL on failure. */
 PyObject *hop_py__np_back_in_order(PyObject *a, const int *perm);
+/* a.copy() of a concrete C-contiguous array (hop_py__np_shape_tensor's) by
+ * the eager fast path: a new C-ordered array of its bytes, or NULL (an
+ * exception only when one was raised) where the general path must answer. */
+PyObject *hop_py__np_copy(PyObject *a);
 
 /* -------------------------------------------------- np_eager_create.c */
 
@@ -296,6 +300,9 @@ enum { HOP_PY_CREATE_ZEROS, HOP_PY_CREATE_ONES, HOP_PY_CREATE_EMPTY, HOP_PY_CREA
  * path: the new array, or None where the general path must answer (every
  * other argument and error), or NULL with an exception. */
 PyObject *hop_py__np_create(int kind, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+/* a.astype(dt) by the eager fast path: the new array, or NULL without an
+ * exception where the general path must answer, or NULL with one. */
+PyObject *hop_py__np_astype(PyObject *a, PyObject *dt);
 
 /* ---------------------------------------------------- np_eager_take.c */
 

@@ -133,15 +133,185 @@ def test_copy_is_numpys_and_the_general_paths(dtype):
 
 def _copy_taken(h):
     """Whether h.copy() took the fast path (the Python method never ran)."""
+    return _taken(h.copy)
+
+
+def _taken(fn):
+    """Whether fn() (a.copy(), a.astype(...)) took the fast path: the
+    Python method, which makes its array by _ufuncs.in_memory_order, never
+    ran."""
     from hop.numpy import _ufuncs
+    import warnings
     calls = []
     real = _ufuncs.in_memory_order
     _ufuncs.in_memory_order = lambda *a, **k: calls.append(1) or real(*a, **k)
     try:
-        h.copy()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (the callers compare the warnings)
+            fn()
+    except Exception:  # noqa: BLE001 - (the callers compare the errors)
+        pass
     finally:
         _ufuncs.in_memory_order = real
     return not calls
+
+
+def _with_warnings(fn):
+    """fn()'s result (or its error's type and text) and the texts of the
+    warnings it gave."""
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r = fn()
+        except Exception as e:  # noqa: BLE001 - compared with NumPy's
+            r = (type(e).__name__, str(e))
+    return r, [(x.category, str(x.message)) for x in w]
+
+
+ALL = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
+       np.float16, np.float32, np.float64, np.complex64, np.complex128]
+TO = ALL + [None, float, int, bool, complex, "f4", "float64", "i2", "u1", "?", "<f8",
+            np.dtype("int32"), "c16", "U3", "bogus", [1]]
+C_ORDER = {"1d", "2d", "3d", "ones", "empty", "empty2d", "0d"}
+
+
+def _fast_astype(src, dt, values):
+    """Whether the fast path converts an array of src in C order to dt
+    holding values: its own dtype (a copy); a float's truncation to an
+    integer other than uint32 and uint64 whose values lie in (-2**31 - 1,
+    2**31) ([-2**63, 2**63) for int64); other conversions but float16's and
+    a complex's to another kind (np_eager_create.c astype_direct)."""
+    import math
+    try:
+        if isinstance(dt, list) or np.dtype(dt).kind in "UV" or np.dtype(dt).kind == "O":
+            return False
+        to = np.dtype(dt)
+    except TypeError:
+        return False
+    src = np.dtype(src)
+    if to == src:
+        return True
+    if np.float16 in (src.type, to.type):
+        return False
+    if src.kind == "c":
+        return to.kind == "c"
+    if src.kind == "f" and to.kind in "iu":
+        if to in (np.dtype(np.uint32), np.dtype(np.uint64)):
+            return False
+        lo, hi = (-2.0 ** 63, 2.0 ** 63) if to == np.dtype(np.int64) else \
+            (math.nextafter(-2147483649.0, 0), 2147483648.0)
+        return all(lo <= float(v) < hi for v in np.asarray(values, dtype=np.float64).ravel())
+    return True
+
+
+@pytest.mark.parametrize("src", ALL)
+def test_astype_is_numpys_and_the_general_paths(src):
+    # a.astype(dtype) is a C method: a C-ordered array converted by the
+    # fast path where its conversion is the general path's one op; every
+    # other layout, a NumPy scalar, keywords and the other conversions the
+    # general path's; results, dtypes, strides, warnings and errors NumPy's
+    import warnings
+    from test_numpy_eager_shape_fast_path import check_same, layouts, same_as_general
+    for name, n, h in layouts(src):
+        for dt in TO:
+            got, gw = _with_warnings(lambda: h.astype(dt))
+            if dt == "U3":  # (a dtype hop has no array of)
+                assert got[0] == "DTypeError" and "<U3 is not supported" in got[1]
+                continue
+            want, ww = _with_warnings(lambda: n.astype(dt))
+            assert gw == ww, (name, dt)
+            if isinstance(want, tuple):
+                assert got == want, (name, dt)
+                continue
+            fast = _taken(lambda: h.astype(dt))
+            assert fast == (name in C_ORDER and _fast_astype(src, dt, n)), (name, dt)
+            check_same(got, want)
+            assert got.strides == want.strides and got._ob is None and got.flags.writeable
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # (compared above)
+                same_as_general(lambda: h.astype(dt))
+            if got.size:  # (a new array: a write to it does not reach the original)
+                before = np.asarray(h).copy()
+                got[...] = np.zeros((), got.dtype)
+                np.testing.assert_array_equal(np.asarray(h), before)
+
+
+EDGES = [0.0, -0.0, 1.5, -1.5, 2.7, -2.7, 127.9, 128.0, -128.9, 255.5, 300.0, -300.0, 65535.9,
+         2.0 ** 31 - 1, 2.0 ** 31 - 0.5, 2.0 ** 31, -2.0 ** 31, -2.0 ** 31 - 0.5, -2.0 ** 31 - 1,
+         3e9, -3e9, 2.0 ** 53 + 2, 2.0 ** 63 - 1024, 2.0 ** 63, -2.0 ** 63, -2.0 ** 63 - 2048,
+         1e300, -1e300, np.inf, -np.inf, np.nan]
+
+
+@pytest.mark.parametrize("src", [np.float32, np.float64])
+@pytest.mark.parametrize("to", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+                                np.int64, np.uint64, np.bool_])
+def test_astype_of_floats_to_integers_is_numpys_at_every_edge(src, to):
+    # a float's truncation to an integer by the fast path where NumPy's
+    # loops truncate with no flag, else the general path's NumPy cast (its
+    # values and its "invalid value encountered in cast"); each edge alone
+    # and beside an ordinary value, whose array the fast path then leaves
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (1e300 to float32 is inf)
+        cases = [np.array([v], dtype=src) for v in EDGES] + \
+            [np.array([1.0, v, 2.0], dtype=src) for v in EDGES]
+    for n in cases:
+        h = hnp.asarray(n.copy())
+        assert _taken(lambda: h.astype(to)) == _fast_astype(src, to, n), n
+        got, gw = _with_warnings(lambda: h.astype(to))
+        want, ww = _with_warnings(lambda: n.astype(to))
+        assert gw == ww, n
+        assert np.asarray(got).dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), want, err_msg=str(n))
+
+
+def test_astype_under_errstate_raises_as_numpy_and_narrows_with_numpys_warning():
+    big = np.array([1e300, 1.0])
+    h = hnp.asarray(big.copy())
+    got, gw = _with_warnings(lambda: h.astype(np.float32))
+    want, ww = _with_warnings(lambda: big.astype(np.float32))
+    assert gw == ww and ww and np.array_equal(np.asarray(got), want)
+    with np.errstate(over="raise"):
+        with pytest.raises(FloatingPointError) as e:
+            big.astype(np.float32)
+        with pytest.raises(FloatingPointError) as g:
+            h.astype(np.float32)
+        assert str(g.value) == str(e.value)
+        # (a conversion by hop's op is then the general path's; a copy and a
+        # truncation, which raise no flag, are the fast path's still)
+        assert not _taken(lambda: hnp.arange(3.0).astype(np.float32))
+        assert _taken(lambda: hnp.arange(3.0).astype(np.float64))
+        assert _taken(lambda: hnp.arange(3.0).astype(np.int32))
+    with np.errstate(all="ignore"):
+        got, gw = _with_warnings(lambda: h.astype(np.float32))
+        assert gw == [] and np.array_equal(np.asarray(got), big.astype(np.float32))
+
+
+def test_astype_keywords_scalars_and_traces_take_the_general_path():
+    h = hnp.arange(6.0).reshape(2, 3)
+    assert not _taken(lambda: h.astype(np.float32, order="F"))
+    assert h.astype(np.float32, order="F").strides == \
+        np.arange(6.0).reshape(2, 3).astype(np.float32, order="F").strides
+    assert not _taken(lambda: h.astype(np.float32, copy=False))
+    assert h.astype(np.float64, copy=False) is h
+    s = h.sum()
+    assert not _taken(lambda: s.astype(np.float32))
+    r = s.astype(np.float32)
+    assert r._scalar and np.asarray(r).dtype == np.float32 and float(r) == 15.0
+    with pytest.raises(TypeError) as e:
+        h.astype(np.float16, casting="safe")
+    with pytest.raises(TypeError) as w:
+        np.arange(6.0).astype(np.float16, casting="safe")
+    assert str(e.value) == str(w.value)
+
+    def f(x):
+        return x.astype(np.int32) + 1
+    x = np.arange(6.0) - 2.5
+    np.testing.assert_array_equal(np.asarray(hop.trace(f, x)(x)), x.astype(np.int32) + 1)
+    cf = hop.compile(lambda x: x.astype(np.int64) * 2)
+    np.testing.assert_array_equal(cf(x), x.astype(np.int64) * 2)
+    assert cf.eager_calls == 0
 
 
 def test_len_shape_ndim_and_size_are_the_python_properties_answers():

@@ -486,9 +486,13 @@ class ndarray:
         if checked:
             _C._fp_clear()
         r = in_memory_order(type(self), (self,), tuple(self._t.shape), compute, order)
-        if checked and _C._np_fp_warned():
+        if checked and (_C._np_fp_warned() or self.dtype.kind == "f" and npd.kind in "iu" and
+                        not _np.all(_np.abs(self._t.numpy()) < 2.0 ** 31)):
             # NaN to int, 1e300 to float32: NumPy 1.24's cast warns ("invalid
-            # value encountered in cast"); its cast again, warning as it does
+            # value encountered in cast"); its cast again, warning as it does.
+            # A float beyond int32's range to an integer (3e9 to int8, 1e300
+            # to int64) warns in NumPy's loops too, where hop's conversion,
+            # which never overflows, raises no flag
             v = self._t.numpy()
             return _from_numpy((v[()] if self._scalar else v).astype(npd, order=order),
                                type(self))
