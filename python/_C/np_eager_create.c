@@ -177,15 +177,44 @@ astype_direct(hop_dtype src, hop_dtype dst)
  * truncation alone, with no floating-point flag: [-2**63, 2**63) for int64,
  * else (-2**31 - 1, 2**31), the low bits of whose int32 the narrower dtypes
  * keep.  NaN lies nowhere. */
-#define IN_RANGE(S)                                                                                    static int in_range_##S(const S *p, size_t n, int wide)                                            {                                                                                                      double lo = wide ? -0x1p63 : -2147483649.0, hi = wide ? 0x1p63 : 2147483648.0;                     int ok = 1;                                                                                        for (size_t i = 0; i < n; i++) {                                                                       double x = (double)p[i];                                                                           ok &= (x > lo || (wide && x == lo)) && x < hi;                                                 }                                                                                                  return ok;                                                                                     }
+#define IN_RANGE(S)                                                                                \
+    static int in_range_##S(const S *p, size_t n, int wide)                                        \
+    {                                                                                              \
+        double lo = wide ? -0x1p63 : -2147483649.0, hi = wide ? 0x1p63 : 2147483648.0;             \
+        int ok = 1;                                                                                \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            double x = (double)p[i];                                                               \
+            ok &= (x > lo || (wide && x == lo)) && x < hi;                                         \
+        }                                                                                          \
+        return ok;                                                                                 \
+    }
 IN_RANGE(float)
 IN_RANGE(double)
 #undef IN_RANGE
 
 /* The n elements of p (S) truncated to int64, then to the integer dtype
  * of q (its low bits: integer narrowing wraps, as NumPy's). */
-#define TRUNCATE(S)                                                                                    static int truncate_##S(const S *p, size_t n, hop_dtype d, void *q)                                {                                                                                                      switch (d) {                                                                                       TRUNCATE_TO(S, HOP_I8, int8_t)                                                                     TRUNCATE_TO(S, HOP_U8, uint8_t)                                                                    TRUNCATE_TO(S, HOP_I16, int16_t)                                                                   TRUNCATE_TO(S, HOP_U16, uint16_t)                                                                  TRUNCATE_TO(S, HOP_I32, int32_t)                                                                   TRUNCATE_TO(S, HOP_I64, int64_t)                                                                   default:                                                                                               return 0;                                                                                      }                                                                                              }
-#define TRUNCATE_TO(S, e, D)                                                                           case e:                                                                                                for (size_t i = 0; i < n; i++)                                                                         ((D *)q)[i] = (D)(int64_t)p[i];                                                                return 1;
+/* clang-format off */
+#define TRUNCATE_TO(e, D)                                                                          \
+    case e:                                                                                        \
+        for (size_t i = 0; i < n; i++)                                                             \
+            ((D *)q)[i] = (D)(int64_t)p[i];                                                        \
+        return 1;
+#define TRUNCATE(S)                                                                                \
+    static int truncate_##S(const S *p, size_t n, hop_dtype d, void *q)                            \
+    {                                                                                              \
+        switch (d) {                                                                               \
+        TRUNCATE_TO(HOP_I8, int8_t)                                                                \
+        TRUNCATE_TO(HOP_U8, uint8_t)                                                               \
+        TRUNCATE_TO(HOP_I16, int16_t)                                                              \
+        TRUNCATE_TO(HOP_U16, uint16_t)                                                             \
+        TRUNCATE_TO(HOP_I32, int32_t)                                                              \
+        TRUNCATE_TO(HOP_I64, int64_t)                                                              \
+        default:                                                                                   \
+            return 0;                                                                              \
+        }                                                                                          \
+    }
+/* clang-format on */
 TRUNCATE(float)
 TRUNCATE(double)
 #undef TRUNCATE_TO
