@@ -447,8 +447,8 @@ def r_np_eager_shape():
 
 @row("np_eager_layout", "eager hop.numpy index items, transposes, other memory orders and "
                        "assignments vs NumPy (a[np.int64], a[hop scalar], a.T, np.transpose, "
-                       "Fortran-order ufuncs, where, concatenate, m[1, 2] = 3.0, a[2:9] = 0.0; "
-                       "16 float64)", "<= 2x NumPy at 16")
+                       "Fortran-order ufuncs, where, concatenate, m[1, 2] = 3.0, a[2:9] = 0.0, "
+                       "m[:] = b, m[1] = b[0], a.fill(1.5); 16 float64)", "<= 2x NumPy at 16")
 def r_np_eager_layout():
     import hop.numpy as hnp
     one_thread()
@@ -457,6 +457,7 @@ def r_np_eager_layout():
     f, fn = hnp.asarray(np.asfortranarray(mn)), np.asfortranarray(mn)
     i, j, jn = np.int64(3), hnp.argmax(hnp.arange(4)), np.argmax(np.arange(4))
     k, kn = hnp.arange(16) % 3, np.arange(16) % 3
+    b, bn = hnp.ones((4, 4)), np.ones((4, 4))
     cases = {"int64_item": (lambda: a[i], lambda: an[i]),
              "hop_scalar_item": (lambda: m[j], lambda: mn[jn]),
              "int64_bounds": (lambda: a[i:], lambda: an[i:]),
@@ -476,7 +477,11 @@ def r_np_eager_layout():
              "set_element": (lambda: m.__setitem__((1, 2), 3.0),
                              lambda: mn.__setitem__((1, 2), 3.0)),
              "set_slice": (lambda: a.__setitem__(slice(2, 9), 0.0),
-                           lambda: an.__setitem__(slice(2, 9), 0.0))}
+                           lambda: an.__setitem__(slice(2, 9), 0.0)),
+             "set_array": (lambda: m.__setitem__(slice(None), b),
+                           lambda: mn.__setitem__(slice(None), bn)),
+             "set_row": (lambda: m.__setitem__(1, b[0]), lambda: mn.__setitem__(1, bn[0])),
+             "fill": (lambda: a.fill(1.5), lambda: an.fill(1.5))}
     return _per_call_within_2x(cases, "T",
                                "hop.numpy arrays outside hop.compile (the eager fast paths, _eager "
                                "and _eager_shape, for layouts and index items their first version "

@@ -1273,8 +1273,8 @@ np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
  * "reduce" (name: "reduce:sum", ...), "element" (name: "item", "float",
  * "int"), "create" (name: "zeros", "ones", "empty", "asarray": hop.numpy's functions),
  * "attr" (name: "len", "shape", "ndim", "size": len(a) and the properties' getters),
- * or "array_ufunc", "array_function", "getitem", "setitem", "reshape", "ravel",
- * "transpose", "dot", "copy", "astype" (name None). */
+ * or "array_ufunc", "array_function", "getitem", "setitem", "fill", "reshape",
+ * "ravel", "transpose", "dot", "copy", "astype" (name None). */
 static PyObject *
 np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1297,6 +1297,7 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                  {"ravel", (vectorcallfunc)hop_py__np_ravel_call, NULL},
                  {"transpose", (vectorcallfunc)hop_py__np_transpose_call, NULL},
                  {"setitem", (vectorcallfunc)hop_py__np_setitem_call, NULL},
+                 {"fill", (vectorcallfunc)hop_py__np_fill_call, NULL},
                  {"element", (vectorcallfunc)hop_py__np_item_call, element_names},
                  {"dot", (vectorcallfunc)eager_dot_call, NULL},
                  {"create", (vectorcallfunc)eager_create_call, create_names},
@@ -1313,7 +1314,7 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         (roles[r].names != NULL) != PyUnicode_CheckExact(args[1])) {
         PyErr_SetString(PyExc_TypeError,
                         "_np_eager_method(role: 'reduce' | 'array_ufunc' | "
-                        "'array_function' | 'getitem' | 'setitem' | 'reshape' | 'ravel' | "
+                        "'array_function' | 'getitem' | 'setitem' | 'fill' | 'reshape' | 'ravel' | "
                         "'transpose' | 'element' | 'dot' | 'create' | "
                         "'copy' | 'astype' | 'attr', "
                         "name: str | None, fallback: callable)");
@@ -1427,7 +1428,7 @@ static PyMethodDef np_eager_functions[] = {
     {"_np_eager_method", (PyCFunction)(void (*)(void))np_eager_method, METH_FASTCALL,
      "_np_eager_method(role, name, fallback): a method of hop.numpy.ndarray (role 'reduce': "
      "a.sum(); 'element': a.item(), float(a), int(a); 'array_ufunc'; 'array_function'; "
-     "'getitem'; 'setitem'; 'reshape'; 'ravel'; 'transpose'; 'dot'; 'copy'; 'astype'; "
+     "'getitem'; 'setitem'; 'fill'; 'reshape'; 'ravel'; 'transpose'; 'dot'; 'copy'; 'astype'; "
      "'create': "
      "hnp.zeros/ones/empty/asarray; 'attr': len(a), a.shape, a.ndim, a.size) that tries the eager "
      "fast "

@@ -385,15 +385,59 @@ scalar_element(hop_dtype d, PyObject *v, unsigned char *out)
     }
 }
 
+/* The bytes t's elements span: [*lo, *hi). */
+static void
+extent(const hop_tensor *t, const char **lo, const char **hi)
+{
+    int64_t last = 0;
+    for (int d = 0; d < t->rank; d++)
+        last += (t->sizes[d] - 1) * t->strides[d];
+    *lo = t->data;
+    *hi = (const char *)t->data + (last + 1) * (int64_t)hop_dtype_size(t->dtype);
+}
+
+/* a's view (rank sizes strides, at p) = array value, of a's dtype, whose
+ * shape broadcasts to the view's (no more dims, each size equal or 1) and
+ * whose memory is not a's (NumPy's copy of an overlapping value is the
+ * general path's): 1, or 0 for anything else. */
+static int
+set_from_array(hop_tensor *t, char *p, int rank, const int64_t *sizes, const int64_t *strides,
+               PyObject *value)
+{
+    hop_tensor *v = hop_py__np_shape_tensor(value);
+    int64_t vstrides[HOP_MAX_RANK];
+    if (v == NULL || v->dtype != t->dtype || v->rank > rank || hop_tensor_numel(t) == 0 ||
+        hop_tensor_numel(v) == 0)
+        return 0;
+    for (int d = 0; d < rank; d++) {
+        int e = d - (rank - v->rank); /* (v's dim, right-aligned) */
+        if (e < 0 || v->sizes[e] == 1) {
+            vstrides[d] = 0;
+        } else if (v->sizes[e] == sizes[d]) {
+            vstrides[d] = v->strides[e];
+        } else {
+            return 0; /* (NumPy's broadcast error: the general path's) */
+        }
+    }
+    const char *tlo, *thi, *vlo, *vhi;
+    extent(t, &tlo, &thi);
+    extent(v, &vlo, &vhi);
+    if (vlo < thi && tlo < vhi)
+        return 0;
+    hop_py__np_copy_view(p, rank, sizes, strides, v->data, vstrides, hop_dtype_size(t->dtype));
+    return 1;
+}
+
 /*
  * a[key] = value by the fast path for a basic key (basic_view's) or an array
- * key (array_key's) of a writable array the shape fast path takes and a
- * Python bool, int or float value its dtype holds by a plain conversion
- * (scalar_element): the key's elements filled in place, as the general
- * path's NumPy write does, and the
- * write counted (_storage.WRITES: a view hop made as a copy reads its
- * elements again after one; _storage.eager_write).  1 done, 0 not taken
- * (the general path answers: its errors, other values and keys), -1 error.
+ * key (array_key's) of a writable array the shape fast path takes: a Python
+ * bool, int or float value its dtype holds by a plain conversion
+ * (scalar_element) fills the key's elements in place, as the general path's
+ * NumPy write does; a basic key's view is also set from an array value of
+ * a's dtype (set_from_array).  The write is counted (_storage.WRITES: a view
+ * hop made as a copy reads its elements again after one;
+ * _storage.eager_write).  1 done, 0 not taken (the general path answers:
+ * its errors, other values and keys), -1 error.
  */
 static int
 fast_setitem(PyObject *a, PyObject *key, PyObject *value)
@@ -402,11 +446,15 @@ fast_setitem(PyObject *a, PyObject *key, PyObject *value)
     int64_t sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK], offset;
     int rank, plain;
     unsigned char elem[16];
-    if (t == NULL || writes_module == NULL || HOP_PY_SLOT(a, hop_py__np_off_ro) != Py_False ||
-        !scalar_element(t->dtype, value, elem))
+    if (t == NULL || writes_module == NULL || HOP_PY_SLOT(a, hop_py__np_off_ro) != Py_False)
         return 0;
-    if (basic_view(t, key, &rank, sizes, strides, &offset, &plain)) {
-        size_t isz = hop_dtype_size(t->dtype);
+    size_t isz = hop_dtype_size(t->dtype);
+    if (!scalar_element(t->dtype, value, elem)) {
+        if (!basic_view(t, key, &rank, sizes, strides, &offset, &plain) ||
+            !set_from_array(t, (char *)t->data + (offset - t->offset) * (int64_t)isz, rank, sizes,
+                            strides, value))
+            return 0;
+    } else if (basic_view(t, key, &rank, sizes, strides, &offset, &plain)) {
         hop_py__np_fill_view((char *)t->data + (offset - t->offset) * (int64_t)isz, rank, sizes,
                              strides, isz, elem);
     } else {
@@ -1178,6 +1226,20 @@ hop_py__np_setitem_call(EagerOpObject *op, PyObject *const *args, size_t nargsf,
 {
     if (kwnames == NULL && PyVectorcall_NARGS(nargsf) == 3) {
         int r = fast_setitem(args[0], args[1], args[2]);
+        if (r != 0)
+            return r < 0 ? NULL : Py_NewRef(Py_None);
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
+/* a.fill(value) as a[...] = value: the setitem fast path (a number it
+ * converts exactly, an array of a's dtype), else the Python method */
+PyObject *
+hop_py__np_fill_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (kwnames == NULL && PyVectorcall_NARGS(nargsf) == 2 &&
+        hop_py__np_shape_tensor(args[1]) == NULL) {
+        int r = fast_setitem(args[0], Py_Ellipsis, args[1]);
         if (r != 0)
             return r < 0 ? NULL : Py_NewRef(Py_None);
     }

@@ -267,6 +267,10 @@ PyObject *hop_py__np_transpose_call(EagerOpObject *op, PyObject *const *args, si
                                     PyObject *kwnames);
 PyObject *hop_py__np_item_call(EagerOpObject *op, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames);
+/* a.fill(value) (role "fill"): a[...] = value by the setitem fast path,
+ * else op->fallback. */
+PyObject *hop_py__np_fill_call(EagerOpObject *op, PyObject *const *args, size_t nargsf,
+                               PyObject *kwnames);
 /* a.ravel() (role "ravel"): a C-ordered array's reshape(-1) view, else
  * op->fallback. */
 PyObject *hop_py__np_ravel_call(EagerOpObject *op, PyObject *const *args, size_t nargsf,
@@ -343,6 +347,11 @@ void hop_py__np_fill_rows(hop_tensor *t, const hop_py_take *tk, const unsigned c
  * the element elem (isz bytes): a[key] = number's write (np_eager.c). */
 void hop_py__np_fill_view(char *p, int rank, const int64_t *sizes, const int64_t *strides,
                           size_t isz, const unsigned char *elem);
+/* The elements of src (its strides src_strides, in elements, 0 along a
+ * broadcast dim) copied to the view at p of rank sizes and strides (the
+ * two not overlapping), in C order. */
+void hop_py__np_copy_view(char *p, int rank, const int64_t *sizes, const int64_t *strides,
+                          const char *src, const int64_t *src_strides, size_t isz);
 
 /* ---------------------------------------------------------- ndarray.c */
 

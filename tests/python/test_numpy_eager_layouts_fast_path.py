@@ -372,3 +372,180 @@ def test_setitem_of_read_only_scalars_and_copies_is_the_general_paths():
     r = h[::-1]
     r[0] = 50.0  # (a write through a view hop made as a copy reaches h)
     assert float(h[5]) == 50.0
+
+
+def _array_values(n, key, dtype):
+    """Values for n[key] = value: arrays of dtype in every shape that
+    broadcasts to the view's, one that does not, other dtypes, other
+    layouts, and slices of n itself (overlapping the view or not)."""
+    view = n[key]
+    shape = np.shape(view)
+    base = (np.arange(int(np.prod(shape)) or 1) * 3 + 1).astype(dtype)
+    vals = []
+    if np.prod(shape):
+        vals.append(base[:int(np.prod(shape))].reshape(shape))
+    if np.prod(shape) and len(shape):
+        vals.append(base[:int(np.prod(shape))].reshape(shape)[..., ::-1])  # (reversed last dim)
+    if len(shape) >= 1:
+        vals.append(base[:shape[-1]] if shape[-1] else base[:0])  # one row
+        vals.append(base[:1].reshape((1,) * len(shape)))  # all size 1
+        vals.append(np.arange(shape[-1] + 1).astype(dtype))  # does not broadcast
+    if len(shape) >= 2 and np.prod(shape):
+        vals.append(base[:shape[-2]].reshape(shape[-2], 1))  # a column
+        vals.append(np.ascontiguousarray(base[:int(np.prod(shape))].reshape(shape[::-1]).T)
+                    if shape[0] and shape[-1] else base[:0])  # transposed
+    vals.append(base[:1].reshape(()))  # 0-d
+    vals.append(base[:1].reshape(1, 1, 1, 1))  # more dims than the view
+    other = np.float64 if np.dtype(dtype) != np.float64 else np.float32
+    if np.prod(shape):
+        vals.append(base[:int(np.prod(shape))].reshape(shape).astype(other))
+    return vals
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.int32, np.int64, np.float16,
+                                   np.float32, np.float64, np.complex128])
+def test_setitem_of_an_array_is_numpys_and_the_general_paths(dtype):
+    # a basic key's view set from an array: by the fast path for an array
+    # of the same dtype whose shape broadcasts and whose memory is not the
+    # target's, else by the general path; either way NumPy's values, errors
+    # and warnings
+    for key in SET_KEYS:
+        for shape in ((24,), (4, 6), (2, 3, 4)):
+            n0 = np.arange(24).astype(dtype).reshape(shape)
+            try:
+                n0[key]
+            except IndexError:
+                continue
+            for v in _array_values(n0, key, dtype):
+                fast, slow, want = hnp.asarray(n0.copy()), hnp.asarray(n0.copy()), n0.copy()
+                got = _set(fast, key, hnp.asarray(v.copy()))
+                with general_path():
+                    slow_got = _set(slow, key, hnp.asarray(v.copy()))
+                assert got == _set(want, key, v) == slow_got, (key, shape, v.shape, v.dtype)
+                np.testing.assert_array_equal(np.asarray(fast), want)
+                np.testing.assert_array_equal(np.asarray(slow), want)
+
+
+@pytest.mark.parametrize("src", [(slice(1, None), slice(None, -1)), (slice(None, -1), slice(1, None)),
+                                 (slice(None), slice(None, None, -1)),
+                                 (slice(0, 12), slice(12, 24))])
+def test_setitem_from_the_arrays_own_memory_is_numpys(src):
+    # NumPy copies a value that overlaps the view first (h[1:] = h[:-1]
+    # shifts); the fast path leaves an overlapping value to the general path
+    dst, val = src
+    for shape_key in ((), (4, 6)):
+        n = np.arange(24.0)
+        h = hnp.asarray(n.copy())
+        hv, nv = h[val], n[val]
+        if shape_key:
+            continue
+        h[dst] = hv
+        n[dst] = nv
+        np.testing.assert_array_equal(np.asarray(h), n)
+    m = np.arange(24.0).reshape(4, 6)
+    hm = hnp.asarray(m.copy())
+    hm[1:, :] = hm[:-1, :]
+    m[1:, :] = m[:-1, :]
+    np.testing.assert_array_equal(np.asarray(hm), m)
+    hm[:, 0] = hm[0, :4]  # (a row read into a column of the same array)
+    m[:, 0] = m[0, :4]
+    np.testing.assert_array_equal(np.asarray(hm), m)
+
+
+def test_setitem_of_an_array_takes_the_fast_path_and_views_see_the_write(monkeypatch):
+    from hop.numpy import _indexing
+
+    def general(*args):
+        raise AssertionError("the general path ran")
+    h, n = _grid(np.float64, (4, 6))
+    rev, col = h[::-1], h[:, 2]
+    row, block = hnp.arange(6.0) * 10, hnp.ones((2, 3))
+    other = hnp.asarray(np.arange(24.0).reshape(4, 6) - 100)
+    monkeypatch.setattr(_indexing, "setitem", general)
+    h[:] = other
+    h[0] = row
+    h[1:3, ::2] = block
+    h[3, :] = other[1]
+    h[2, 1::2] = other[0, ::2]  # (a strided value)
+    h[..., 5] = hnp.arange(4.0)
+    monkeypatch.undo()
+    want = np.arange(24.0).reshape(4, 6) - 100
+    want[0] = np.arange(6.0) * 10
+    want[1:3, ::2] = 1
+    want[3, :] = (np.arange(24.0).reshape(4, 6) - 100)[1]
+    want[2, 1::2] = (np.arange(24.0).reshape(4, 6) - 100)[0, ::2]
+    want[..., 5] = np.arange(4.0)
+    np.testing.assert_array_equal(np.asarray(h), want)
+    assert rev.tolist() == want[::-1].tolist()  # (a copy-view reads again after the write)
+    np.testing.assert_array_equal(np.asarray(col), want[:, 2])
+    np.testing.assert_array_equal(n, want)
+    monkeypatch.setattr(_indexing, "setitem", general)
+    # (another dtype, the array's own memory, a view hop made as a copy, a
+    # shape that does not broadcast, an array key)
+    for key, v in ((0, hnp.arange(6.0, dtype=np.float32)), (0, h[1]), (slice(None), rev),
+                   (0, row[::-1]), (0, hnp.arange(7.0)), ([0, 1], hnp.ones(6))):
+        with pytest.raises(AssertionError, match="general path ran"):
+            h[key] = v
+    ro = hnp.broadcast_to(hnp.arange(6.0), (4, 6))
+    with pytest.raises(AssertionError, match="general path ran"):
+        ro[0] = row
+
+
+FILL_VALUES = VALUES + [np.float64(2.5), np.int8(-3), 2.5 + 1j, "3", None, [1.0], (2,)]
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint8, np.int16, np.uint32, np.int64,
+                                   np.uint64, np.float16, np.float32, np.float64, np.complex64])
+def test_fill_is_numpys_and_the_general_paths(dtype):
+    # a.fill(v) is a C method: a[...] = v's fast path for a number it
+    # converts exactly, else the Python method (NumPy's conversion of the
+    # object); values, errors and warnings NumPy's
+    for v in FILL_VALUES + [hnp.asarray(np.array(4, dtype)), hnp.arange(3.0), hnp.zeros(0),
+                            hnp.ones((1, 1)), hnp.asarray(np.array([1 + 2j, 3]))]:
+        for shape in ((6,), (2, 3), ()):
+            n0 = np.arange(6).astype(dtype)[:int(np.prod(shape))].reshape(shape)
+            fast, slow, want = hnp.asarray(n0.copy()), hnp.asarray(n0.copy()), n0.copy()
+            nv = np.asarray(v) if isinstance(v, hnp.ndarray) else v
+            got = _fill(fast, v)
+            with general_path():
+                slow_got = _fill(slow, v)
+            assert got == _fill(want, nv) == slow_got, (v, shape)
+            np.testing.assert_array_equal(np.asarray(fast), want)
+            np.testing.assert_array_equal(np.asarray(slow), want)
+
+
+def _fill(a, v):
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r = a.fill(v)
+            err = None if r is None else ("returned", r)
+        except Exception as e:  # noqa: BLE001
+            err = (type(e), str(e))
+    return err, [(x.category, str(x.message)) for x in w]
+
+
+def test_fill_takes_the_fast_path_and_views_see_it(monkeypatch):
+    h, n = _grid(np.float32, (4, 6))
+    rev = h[::-1]
+    calls = []
+    real = hnp.ndarray._assign
+    monkeypatch.setattr(hnp.ndarray, "_assign", lambda *a: calls.append(1) or real(*a))
+    h.fill(2.5)
+    h[1].fill(7)
+    h[:, ::2].fill(True)
+    assert not calls
+    h.fill(np.float32(3.5))  # (a NumPy scalar: the Python method)
+    assert calls
+    monkeypatch.undo()
+    want = np.full((4, 6), 3.5, np.float32)
+    np.testing.assert_array_equal(np.asarray(h), want)
+    assert rev.tolist() == want[::-1].tolist()
+    np.testing.assert_array_equal(n, want)
+    ro = hnp.broadcast_to(hnp.arange(6.0), (4, 6))
+    with pytest.raises(ValueError) as e:
+        ro.fill(1.0)
+    with pytest.raises(ValueError) as w:
+        np.broadcast_to(np.arange(6.0), (4, 6)).fill(1.0)
+    assert str(e.value) == str(w.value)

@@ -1513,7 +1513,17 @@ def _sort_method(self, axis=-1, kind=None, order=None):
 
 
 def _fill_method(self, value):
-    if _core.tensor_of(value) is None and not isinstance(value, _C.SymInt):
+    t = _core.tensor_of(value)
+    if t is not None and not builtins.all(type(n) is int and n == 1 for n in t.shape):
+        # NumPy converts the array to one element: one of more elements, or
+        # none, is its error (a ValueError, a complex array's TypeError), or
+        # for a bool array its warning and False
+        if _C._is_proxy(t):
+            raise ValueError("setting an array element with a sequence.")
+        probe = _np.zeros(1, self.dtype)
+        probe.fill(t.numpy())
+        value, t = probe[0], None
+    if t is None and not isinstance(value, _C.SymInt):
         # (no array: NumPy's conversion of the object, a Decimal's or a
         # Fraction's float() too, and its errors)
         value = _numpys_item(value, self.dtype)
@@ -1554,7 +1564,9 @@ for _n, _f in _eager.REDUCTIONS.items():  # a.sum(), a.max(0): the eager fast pa
 ndarray.reshape = _C._np_eager_method("reshape", None, scalar_method(_reshape_method))
 ndarray.flatten = _flatten_method
 ndarray.sort = _sort_method
-ndarray.fill = _fill_method
+# a.fill(value): a C method trying a[...] = value's fast path first (a number
+# it converts exactly: np_eager_shape.c hop_py__np_fill_call)
+ndarray.fill = _C._np_eager_method("fill", None, _fill_method)
 ndarray.clip = scalar_method(_clip_method)
 
 
