@@ -571,8 +571,8 @@ def r_np_eager_matmul():
 
 @row("np_eager_create", "eager hop.numpy creation vs NumPy (zeros(16), zeros((4, 4)), ones(16), "
                        "empty(16), zeros(16, dtype=np.float32), zeros(16, dtype=int), "
-                       "ones(1,000,000), a.copy(), a.astype(np.float32), a.astype(int) of 16 "
-                       "float64)", "<= 2x NumPy")
+                       "ones(1,000,000), a.copy(), a.astype(np.float32), a.astype(int), "
+                       "np.zeros_like(a), hnp.ones_like(a) of 16 float64)", "<= 2x NumPy")
 def r_np_eager_create():
     import hop.numpy as hnp
     one_thread()
@@ -587,7 +587,9 @@ def r_np_eager_create():
              "ones_1m": (lambda: hnp.ones(1000000), lambda: np.ones(1000000)),
              "copy": (lambda: a.copy(), lambda: an.copy()),
              "astype_f32": (lambda: a.astype(np.float32), lambda: an.astype(np.float32)),
-             "astype_int": (lambda: a.astype(int), lambda: an.astype(int))}
+             "astype_int": (lambda: a.astype(int), lambda: an.astype(int)),
+             "zeros_like": (lambda: np.zeros_like(a), lambda: np.zeros_like(an)),
+             "hnp_ones_like": (lambda: hnp.ones_like(a), lambda: np.ones_like(an))}
     return _per_call_within_2x(cases, "zeros",
                                "hop.numpy's creation functions (C callables that try the eager "
                                "fast path, np_eager_create.c); the figures: zeros(16); every call "

@@ -920,9 +920,10 @@ eager_array_ufunc_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, 
 }
 
 /* __array_function__(self, func, types, args, kwargs) of a reduction called
- * as func(a), func(a, axis) or func(a, axis=axis), or of np.reshape,
+ * as func(a), func(a, axis) or func(a, axis=axis), of np.reshape,
  * np.concatenate, np.where, np.transpose or np.dot with positional arguments
- * (hop_py__np_shape_function) */
+ * (hop_py__np_shape_function), or of np.zeros_like(a), np.ones_like(a) or
+ * np.empty_like(a) (hop_py__np_like_function) */
 static PyObject *
 eager_array_function_call(EagerOpObject *op, PyObject *const *args, size_t nargsf,
                           PyObject *kwnames)
@@ -932,6 +933,8 @@ eager_array_function_call(EagerOpObject *op, PyObject *const *args, size_t nargs
         PyDict_CheckExact(args[4])) {
         if (PyDict_GET_SIZE(args[4]) == 0) {
             PyObject *r = hop_py__np_shape_function(args[1], args[3]);
+            if (r == NULL && !PyErr_Occurred())
+                r = hop_py__np_like_function(args[1], args[3]);
             if (r != NULL || PyErr_Occurred())
                 return r;
         }
@@ -1271,7 +1274,8 @@ np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 
 /* _np_eager_method(role, name, fallback): the method (above) of role
  * "reduce" (name: "reduce:sum", ...), "element" (name: "item", "float",
- * "int"), "create" (name: "zeros", "ones", "empty", "asarray": hop.numpy's functions),
+ * "int"), "create" (name: "zeros", "ones", "empty", "asarray", "zeros_like",
+ * "ones_like", "empty_like": hop.numpy's functions),
  * "attr" (name: "len", "shape", "ndim", "size": len(a) and the properties' getters),
  * or "array_ufunc", "array_function", "getitem", "setitem", "fill", "reshape",
  * "ravel", "transpose", "dot", "copy", "astype" (name None). */
@@ -1284,7 +1288,8 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     static const char *const any_name[] = {NULL};
     static const char *const attr_names[] = {"len", "shape", "ndim", "size", NULL};
     static const char *const element_names[] = {"item", "float", "int", NULL};
-    static const char *const create_names[] = {"zeros", "ones", "empty", "asarray", NULL};
+    static const char *const create_names[] = {"zeros",      "ones",      "empty",      "asarray",
+                                               "zeros_like", "ones_like", "empty_like", NULL};
     static const struct {
         const char *role;
         vectorcallfunc call;
@@ -1429,10 +1434,8 @@ static PyMethodDef np_eager_functions[] = {
      "_np_eager_method(role, name, fallback): a method of hop.numpy.ndarray (role 'reduce': "
      "a.sum(); 'element': a.item(), float(a), int(a); 'array_ufunc'; 'array_function'; "
      "'getitem'; 'setitem'; 'fill'; 'reshape'; 'ravel'; 'transpose'; 'dot'; 'copy'; 'astype'; "
-     "'create': "
-     "hnp.zeros/ones/empty/asarray; 'attr': len(a), a.shape, a.ndim, a.size) that tries the eager "
-     "fast "
-     "path first, then calls fallback."},
+     "'create': hnp.zeros/ones/empty/asarray/zeros_like/ones_like/empty_like; 'attr': len(a), "
+     "a.shape, a.ndim, a.size) that tries the eager fast path first, then calls fallback."},
     {"_np_eager_off", np_eager_off, METH_O,
      "_np_eager_off(delta): this thread's count of reasons hop.numpy's eager fast path is off "
      "(a run on _storage's stack, a path recorded) changed by delta; the new count."},

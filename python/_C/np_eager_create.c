@@ -1,8 +1,10 @@
 /*
  * python/_C/np_eager_create.c - the eager fast path of hop.numpy's
  * zeros(shape, dtype), ones(shape, dtype) and empty(shape, dtype), and of
- * asarray(a) of a NumPy array (asarray_fast), and of a.astype(dtype)
- * (hop_py__np_astype) (hop.numpy._eager_shape says what each takes and why).
+ * asarray(a) of a NumPy array (asarray_fast), of zeros_like(a), ones_like(a)
+ * and empty_like(a) (like_fast: hnp's and NumPy's through __array_function__),
+ * and of a.astype(dtype) (hop_py__np_astype) (hop.numpy._eager_shape says
+ * what each takes and why).
  *
  * Their general path (_funcs._filled: the order's and the shape's checks,
  * the dtype's conversion, a full op) costs ~2 us, 25-30x NumPy's call, on
@@ -22,6 +24,7 @@
 #include <string.h>
 
 static PyObject *dtype_table; /* dict: the dtype argument -> its hop dtype object */
+static PyObject *like_funcs;  /* (np.zeros_like, np.ones_like, np.empty_like) */
 
 /* The sizes of shape (an exact int, or a tuple or list of them, each >= 0)
  * in sizes: the rank, or -1 when the fast path does not take it. */
@@ -282,11 +285,52 @@ hop_py__np_astype(PyObject *a, PyObject *dt)
     return hop_py__np_wrap(r);
 }
 
+/* zeros_like(a), ones_like(a), empty_like(a) (kind) of an array the shape
+ * fast path takes in C order (concrete, not a NumPy scalar): a new C-ordered
+ * array of its dtype and shape, zeroed, filled with one (not float16 nor
+ * complex: one_of) or uninitialised (as NumPy's); NULL without an error for
+ * anything else. */
+static PyObject *
+like_fast(int kind, PyObject *a)
+{
+    hop_tensor *t = hop_py__np_shape_tensor(a);
+    unsigned char one[16];
+    if (t == NULL || !hop_tensor_is_contiguous(t) ||
+        (kind == HOP_PY_CREATE_ONES_LIKE && !one_of(t->dtype, one)))
+        return NULL;
+    hop_tensor *r = kind == HOP_PY_CREATE_ZEROS_LIKE
+                        ? hop_tensor_zeros(t->dtype, t->rank, t->sizes)
+                        : hop_tensor_empty(t->dtype, t->rank, t->sizes);
+    if (r == NULL) {
+        hop_error_clear(); /* (out of memory: the general path's error) */
+        return NULL;
+    }
+    if (kind == HOP_PY_CREATE_ONES_LIKE)
+        fill_dense(r->data, (size_t)hop_tensor_numel(r), hop_dtype_size(r->dtype), one);
+    return hop_py__np_new_array(r);
+}
+
+PyObject *
+hop_py__np_like_function(PyObject *func, PyObject *args)
+{
+    if (like_funcs == NULL || PyTuple_GET_SIZE(args) != 1)
+        return NULL;
+    for (int k = 0; k < 3; k++) {
+        if (func == PyTuple_GET_ITEM(like_funcs, k))
+            return like_fast(HOP_PY_CREATE_ZEROS_LIKE + k, PyTuple_GET_ITEM(args, 0));
+    }
+    return NULL;
+}
+
 PyObject *
 hop_py__np_create(int kind, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     if (kind == HOP_PY_CREATE_ASARRAY)
         return asarray_fast(args, nargs, kwnames);
+    if (kind >= HOP_PY_CREATE_ZEROS_LIKE) {
+        PyObject *r = nargs == 1 && kwnames == NULL ? like_fast(kind, args[0]) : NULL;
+        return r != NULL || PyErr_Occurred() ? r : Py_NewRef(Py_None);
+    }
     PyObject *dt = NULL;
     Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
     if (nargs < 1 || nargs + nkw > 2)
@@ -346,17 +390,22 @@ np_eager_asarray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject 
     return hop_py__np_create(HOP_PY_CREATE_ASARRAY, args, PyVectorcall_NARGS(nargsf), kwnames);
 }
 
-/* _np_eager_create_init(table): the dtype arguments the fast path takes
- * ({argument: its hop dtype}, hop.numpy._eager_shape's). */
+/* _np_eager_create_init(table, likes): the dtype arguments the fast path
+ * takes ({argument: its hop dtype}, hop.numpy._eager_shape's) and NumPy's
+ * (zeros_like, ones_like, empty_like), whose __array_function__ calls it
+ * answers. */
 static PyObject *
-np_eager_create_init(PyObject *self, PyObject *table)
+np_eager_create_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (!PyDict_CheckExact(table)) {
-        PyErr_SetString(PyExc_TypeError, "_np_eager_create_init(table: dict)");
+    if (nargs != 2 || !PyDict_CheckExact(args[0]) || !PyTuple_CheckExact(args[1]) ||
+        PyTuple_GET_SIZE(args[1]) != 3) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_np_eager_create_init(table: dict, (zeros_like, ones_like, empty_like))");
         return NULL;
     }
-    Py_XSETREF(dtype_table, Py_NewRef(table));
+    Py_XSETREF(dtype_table, Py_NewRef(args[0]));
+    Py_XSETREF(like_funcs, Py_NewRef(args[1]));
     Py_RETURN_NONE;
 }
 
@@ -371,8 +420,9 @@ static PyMethodDef create_functions[] = {
      METH_FASTCALL | METH_KEYWORDS,
      "_np_eager_asarray(a): hop.numpy.asarray of a NumPy array by the eager fast path, or "
      "None."},
-    {"_np_eager_create_init", np_eager_create_init, METH_O,
-     "_np_eager_create_init(table): the dtype arguments the creation fast path takes."},
+    {"_np_eager_create_init", (PyCFunction)(void (*)(void))np_eager_create_init, METH_FASTCALL,
+     "_np_eager_create_init(table, (np.zeros_like, np.ones_like, np.empty_like)): the dtype "
+     "arguments the creation fast path takes, and NumPy's *_like functions it answers."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -298,12 +298,26 @@ PyObject *hop_py__np_copy(PyObject *a);
 
 /* -------------------------------------------------- np_eager_create.c */
 
-enum { HOP_PY_CREATE_ZEROS, HOP_PY_CREATE_ONES, HOP_PY_CREATE_EMPTY, HOP_PY_CREATE_ASARRAY };
+enum {
+    HOP_PY_CREATE_ZEROS,
+    HOP_PY_CREATE_ONES,
+    HOP_PY_CREATE_EMPTY,
+    HOP_PY_CREATE_ASARRAY,
+    HOP_PY_CREATE_ZEROS_LIKE,
+    HOP_PY_CREATE_ONES_LIKE,
+    HOP_PY_CREATE_EMPTY_LIKE
+};
 /* hop.numpy's zeros, ones or empty (kind) of (shape[, dtype]), dtype
- * positional or a keyword, or asarray(a) of a NumPy array, by the eager fast
- * path: the new array, or None where the general path must answer (every
- * other argument and error), or NULL with an exception. */
+ * positional or a keyword, asarray(a) of a NumPy array, or zeros_like,
+ * ones_like or empty_like of (a), by the eager fast path: the new array, or
+ * None where the general path must answer (every other argument and error),
+ * or NULL with an exception. */
 PyObject *hop_py__np_create(int kind, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+/* NumPy's func(*args) (np.zeros_like(a), np.ones_like(a), np.empty_like(a):
+ * __array_function__'s) by the creation fast path: the new array, or NULL
+ * (with an exception only when one was raised) where the general path must
+ * answer. */
+PyObject *hop_py__np_like_function(PyObject *func, PyObject *args);
 /* a.astype(dt) by the eager fast path: the new array, or NULL without an
  * exception where the general path must answer, or NULL with one. */
 PyObject *hop_py__np_astype(PyObject *a, PyObject *dt);

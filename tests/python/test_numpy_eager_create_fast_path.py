@@ -424,3 +424,72 @@ def test_asarray_leaves_arguments_and_traces_to_the_general_path():
         return x + r
     assert np.asarray(hop.compile(f)(np.ones(4))).tolist() == [1.0, 2.0, 3.0, 4.0]
     assert seen and all(s is None for s in seen)  # (tracing: the gates closed)
+
+
+def _like_taken(fn):
+    """Whether fn() (a *_like call) took the fast path: _funcs._like, the
+    general path's, never ran."""
+    from hop.numpy import _funcs
+    calls = []
+    real = _funcs._like
+    _funcs._like = lambda *a, **k: calls.append(1) or real(*a, **k)
+    try:
+        fn()
+    finally:
+        _funcs._like = real
+    return not calls
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.int64, np.float16, np.float32,
+                                   np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like"])
+def test_like_functions_are_numpys_and_the_general_paths(name, dtype):
+    # hnp.zeros_like(a) (a C callable) and np.zeros_like(a) (a's
+    # __array_function__, a C method) of an array in C order make a new
+    # C-ordered array of its dtype and shape by the fast path (ones_like
+    # not for float16 and complex: the general path's); every other layout
+    # keeps NumPy's K order by the general path
+    from test_numpy_eager_shape_fast_path import layouts, same_as_general
+    h_fn, n_fn = getattr(hnp, name), getattr(np, name)
+    for lay, n, h in layouts(dtype):
+        want = n_fn(n)
+        for call in (lambda: h_fn(h), lambda: n_fn(h)):
+            fast = _like_taken(call)
+            assert fast == (lay in C_ORDER and not (
+                name == "ones_like" and np.dtype(dtype).type in (np.float16, np.complex64,
+                                                                  np.complex128))), (lay, call)
+            got = call()
+            assert type(got) is hnp.ndarray and not got._scalar and got._ob is None
+            assert np.asarray(got).dtype == want.dtype and got.shape == want.shape
+            assert got.strides == want.strides and got.flags.writeable
+            if name != "empty_like":
+                np.testing.assert_array_equal(np.asarray(got), want)
+                same_as_general(call)
+            if got.size:  # (a new array: a write to it does not reach a)
+                before = np.asarray(h).copy()
+                got[...] = np.ones((), dtype)
+                np.testing.assert_array_equal(np.asarray(h), before)
+
+
+def test_like_functions_with_arguments_scalars_and_traces_take_the_general_path():
+    h = hnp.arange(6.0).reshape(2, 3)
+    for call, ncall in ((lambda: hnp.zeros_like(h, dtype=np.int32),
+                         lambda: np.zeros_like(np.arange(6.0).reshape(2, 3), dtype=np.int32)),
+                        (lambda: np.ones_like(h, order="F"),
+                         lambda: np.ones_like(np.arange(6.0).reshape(2, 3), order="F")),
+                        (lambda: hnp.empty_like(h, shape=(3,)),
+                         lambda: np.empty_like(np.arange(6.0).reshape(2, 3), shape=(3,))),
+                        (lambda: np.zeros_like(h, np.float32),
+                         lambda: np.zeros_like(np.arange(6.0).reshape(2, 3), np.float32))):
+        assert not _like_taken(call)
+        got, want = call(), ncall()
+        assert np.asarray(got).dtype == want.dtype and got.strides == want.strides
+    s = h.sum()
+    assert not _like_taken(lambda: np.zeros_like(s))
+    assert np.asarray(np.zeros_like(s)).shape == () and float(np.zeros_like(s)) == 0.0
+    n = np.arange(3.0)
+    assert not _like_taken(lambda: hnp.ones_like(n))  # (a NumPy array)
+    assert np.asarray(hnp.ones_like(n)).tolist() == [1.0, 1.0, 1.0]
+    cf = hop.compile(lambda x: np.ones_like(x) + x)
+    np.testing.assert_array_equal(cf(n), np.ones_like(n) + n)
+    assert cf.eager_calls == 0
