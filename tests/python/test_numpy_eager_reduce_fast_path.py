@@ -34,6 +34,9 @@ CALLS = {
     "a.mean(axis=-1)": lambda a: a.mean(axis=-1), "np.mean(a, -1)": lambda a: np.mean(a, -1),
     "a.max(0)": lambda a: a.max(0), "np.min(a, axis=-1)": lambda a: np.min(a, axis=-1),
     "a.sum(None)": lambda a: a.sum(None),
+    "a.argmax()": lambda a: a.argmax(), "np.argmax(a)": lambda a: np.argmax(a),
+    "a.argmin()": lambda a: a.argmin(), "np.argmin(a, 0)": lambda a: np.argmin(a, 0),
+    "a.argmax(axis=-1)": lambda a: a.argmax(axis=-1), "a.argmin(None)": lambda a: a.argmin(None),
 }
 UNARY = {"np.sin(a)": np.sin, "np.exp(a)": np.exp, "np.sqrt(a)": np.sqrt, "np.cos(a)": np.cos,
          "np.negative(a)": np.negative, "np.absolute(a)": np.absolute}
@@ -133,6 +136,45 @@ def test_the_plain_reductions_take_the_fast_path():
                             ("min", a, None), ("prod", a, None), ("sum", b, 0),
                             ("mean", b, 1), ("max", b, 1), ("min", b, 0)]:
         assert _taken(name, arr, axis), (name, axis)
+
+
+def test_argmax_and_argmin_take_the_fast_path_and_find_numpys_index():
+    # the first of equal extremes, the first NaN, in every layout (the
+    # index is into C order); a bool array ordered False < True; complex
+    # and a result of two or more dims are the general path's
+    _eager._PLANS.clear()
+    nan = np.nan
+    cases = [[1.0, 3.0, 3.0, -2.0, -2.0], [nan, 1.0, nan], [1.0, nan, 5.0, nan], [-0.0, 0.0],
+             [np.inf, 1.0, np.inf], [-np.inf, nan, -np.inf], [2.0, 2.0, 2.0]]
+    for dtype in ("float16", "float32", "float64"):
+        for v in cases:
+            x = np.array(v, dtype)
+            a = hnp.asarray(x)
+            for op in ("argmax", "argmin"):
+                got = _same_as_general(lambda a: getattr(a, op)(), a)
+                _same_as_numpy(got, getattr(x, op)())
+                assert _taken(op, a)
+    m = hnp.asarray(np.array([[1, 5, 5], [7, 0, 7]], np.int16))
+    for op, axis in (("argmax", 0), ("argmin", 1), ("argmax", -1)):
+        got = _same_as_general(lambda a: getattr(a, op)(axis), m)
+        _same_as_numpy(got, getattr(np.asarray(m), op)(axis))
+        assert _taken(op, m, axis)
+    _eager._PLANS.clear()
+    _same_as_numpy(_same_as_general(lambda a: hnp.argmin(a, 0), m), np.argmin(np.asarray(m), 0))
+    assert _taken("argmin", m, 0)
+    b = hnp.asarray(np.array([False, True, True, False]))
+    _same_as_numpy(_same_as_general(lambda a: a.argmax(), b), np.array([0, 1, 1, 0]).argmax())
+    assert _taken("argmax", b)
+    c = hnp.asarray(np.array([1 + 1j, 1 + 2j, 0j]))
+    _same_as_numpy(_same_as_general(lambda a: a.argmax(), c), np.asarray(c).argmax())
+    assert not _taken("argmax", c)
+    t = hnp.asarray(np.arange(24.0).reshape(2, 3, 4))
+    _same_as_numpy(_same_as_general(lambda a: a.argmax(1), t), np.asarray(t).argmax(1))
+    assert not _taken("argmax", t, 1)
+    for bad in (lambda: hnp.zeros(0).argmax(), lambda: t.argmax(3), lambda: t.argmax(1.0)):
+        _same_as_general(lambda a: bad(), t)
+    with pytest.raises(ValueError, match="empty sequence"):
+        hnp.zeros(0).argmax()
 
 
 def test_full_reductions_are_numpy_scalars_of_numpys_dtype():

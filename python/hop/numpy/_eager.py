@@ -122,10 +122,12 @@ def _plan(name, args):
 # name the descriptor and the plans know each by (no ufunc has a name with a
 # colon, so their plans share _PLANS)
 REDUCTIONS = {"sum": "reduce:sum", "prod": "reduce:prod", "mean": "reduce:mean",
-              "max": "reduce:max", "min": "reduce:min"}
+              "max": "reduce:max", "min": "reduce:min", "argmax": "reduce:argmax",
+              "argmin": "reduce:argmin"}
 _REDUCE_FUNCS = {_np.sum: "reduce:sum", _np.prod: "reduce:prod", _np.mean: "reduce:mean",
                  _np.max: "reduce:max", _np.amax: "reduce:max", _np.min: "reduce:min",
-                 _np.amin: "reduce:min"}
+                 _np.amin: "reduce:min", _np.argmax: "reduce:argmax",
+                 _np.argmin: "reduce:argmin"}
 
 
 # a @ b by the fast path: two concrete C-contiguous hop.numpy arrays (exactly
@@ -149,8 +151,9 @@ def _reduce_plan(name, a, axis):
     a's tensor is cast to first or None, the kernel's dims, the result's
     NumPy dtype, its hop dtype), the kernel called as kernel(x, dims, False)
     and its result cast to the result's dtype (python/_C/np_eager.c).  They
-    are _reductions._reduce's (sum, prod, max, min) and _reductions._mean_t's
-    for these arguments.  None where the fast path does not take the call: a
+    are _reductions._reduce's (sum, prod, max, min), _reductions._mean_t's
+    and _reductions._arg's (argmax, argmin: the kernel's dims an int or None,
+    as it takes them) for these arguments.  None where the fast path does not take the call: a
     result of two or more dimensions (NumPy's memory order of it,
     _reductions._reduce_order, depends on a's strides), complex max, min and
     mean (_corder's order; the sum divided as a complex number), an error
@@ -174,6 +177,12 @@ def _reduce_plan(name, a, axis):
             rdt = _reductions._reduce_dtype(getattr(_np, op), t, None, op)
             pre = rdt if dt.kind == "f" and rdt != dt else None
             kernel = getattr(_C, op)
+        elif op in ("argmax", "argmin"):
+            # (_reductions._arg's: hop's kernel over the axis or the whole
+            # array, a bool array read as uint8, which orders False < True)
+            pre = _np.dtype(_np.uint8) if dt.kind == "b" else None
+            dims = None if axis is None else axes[0]
+            return (getattr(_C, op), pre, dims, _np.dtype(_np.int64), _C.int64)
         else:
             rdt, kernel = dt, getattr(_C, "a" + op)
         return (kernel, pre, list(axes), rdt, _core.hop_dtype(rdt, op))
