@@ -572,11 +572,13 @@ def r_np_eager_matmul():
 @row("np_eager_create", "eager hop.numpy creation vs NumPy (zeros(16), zeros((4, 4)), ones(16), "
                        "empty(16), zeros(16, dtype=np.float32), zeros(16, dtype=int), "
                        "ones(1,000,000), a.copy(), a.astype(np.float32), a.astype(int), "
-                       "np.zeros_like(a), hnp.ones_like(a) of 16 float64)", "<= 2x NumPy")
+                       "np.zeros_like(a), hnp.ones_like(a), m.flatten(), m.T.copy(), "
+                       "np.copy(a) of 16 float64)", "<= 2x NumPy")
 def r_np_eager_create():
     import hop.numpy as hnp
     one_thread()
     a, an = hnp.arange(16.0), np.arange(16.0)
+    m, mn = a.reshape(4, 4), an.reshape(4, 4)
     cases = {"zeros": (lambda: hnp.zeros(16), lambda: np.zeros(16)),
              "zeros_2d": (lambda: hnp.zeros((4, 4)), lambda: np.zeros((4, 4))),
              "ones": (lambda: hnp.ones(16), lambda: np.ones(16)),
@@ -589,7 +591,10 @@ def r_np_eager_create():
              "astype_f32": (lambda: a.astype(np.float32), lambda: an.astype(np.float32)),
              "astype_int": (lambda: a.astype(int), lambda: an.astype(int)),
              "zeros_like": (lambda: np.zeros_like(a), lambda: np.zeros_like(an)),
-             "hnp_ones_like": (lambda: hnp.ones_like(a), lambda: np.ones_like(an))}
+             "hnp_ones_like": (lambda: hnp.ones_like(a), lambda: np.ones_like(an)),
+             "flatten": (lambda: m.flatten(), lambda: mn.flatten()),
+             "T_copy": (lambda: m.T.copy(), lambda: mn.T.copy()),
+             "np_copy": (lambda: np.copy(a), lambda: np.copy(an))}
     return _per_call_within_2x(cases, "zeros",
                                "hop.numpy's creation functions (C callables that try the eager "
                                "fast path, np_eager_create.c); the figures: zeros(16); every call "

@@ -1063,32 +1063,46 @@ eager_attr_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObjec
     return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
 }
 
-/* a.copy() by the fast path: of a concrete C-contiguous array the shape
- * fast path takes (hop_py__np_shape_tensor: not a NumPy scalar, a run's or a copy's
- * view), a new C-ordered array of its bytes, as the general path's clone
- * (NumPy's order='C'); NULL otherwise. */
+/* a.copy() by the fast path (flat: a.flatten()): of a concrete array the
+ * shape fast path takes (hop_py__np_shape_tensor: not a NumPy scalar, a run's
+ * or a copy's view), in any layout, a new C-ordered array of its elements in
+ * C order (flat: of one dimension), as the general path's clone (NumPy's
+ * order='C'); NULL otherwise. */
 PyObject *
-hop_py__np_copy(PyObject *a)
+hop_py__np_copy(PyObject *a, int flat)
 {
     hop_tensor *t = hop_py__np_shape_tensor(a);
-    if (t == NULL || !hop_tensor_is_contiguous(t))
+    if (t == NULL)
         return NULL;
-    hop_tensor *r = hop_tensor_empty(t->dtype, t->rank, t->sizes);
+    int64_t numel = hop_tensor_numel(t);
+    hop_tensor *r = flat ? hop_tensor_empty(t->dtype, 1, &numel)
+                         : hop_tensor_empty(t->dtype, t->rank, t->sizes);
     if (r == NULL) {
         hop_error_clear(); /* (out of memory: the general path's error) */
         return NULL;
     }
-    memcpy(r->data, t->data, (size_t)hop_tensor_numel(t) * hop_dtype_size(t->dtype));
+    size_t isz = hop_dtype_size(t->dtype);
+    if (hop_tensor_is_contiguous(t)) {
+        memcpy(r->data, t->data, (size_t)numel * isz);
+    } else {
+        int64_t c_strides[HOP_MAX_RANK], step = 1;
+        for (int d = t->rank - 1; d >= 0; d--) {
+            c_strides[d] = step;
+            step *= t->sizes[d];
+        }
+        hop_py__np_copy_view(r->data, t->rank, t->sizes, c_strides, t->data, t->strides, isz);
+    }
     PyObject *tv = hop_py_tensor_new(r);
     return tv == NULL ? NULL : hop_py__np_wrap(tv);
 }
 
-/* a.copy() (role "copy"): hop_py__np_copy, else the Python method */
+/* a.copy() (role "copy", name None) and a.flatten() (name "flatten": nargs
+ * 1): hop_py__np_copy, else the Python method */
 static PyObject *
 eager_copy_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     if (kwnames == NULL && PyVectorcall_NARGS(nargsf) == 1) {
-        PyObject *r = hop_py__np_copy(args[0]);
+        PyObject *r = hop_py__np_copy(args[0], op->nargs);
         if (r != NULL || PyErr_Occurred())
             return r;
     }
@@ -1275,7 +1289,7 @@ np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 /* _np_eager_method(role, name, fallback): the method (above) of role
  * "reduce" (name: "reduce:sum", ...), "element" (name: "item", "float",
  * "int"), "create" (name: "zeros", "ones", "empty", "asarray", "zeros_like",
- * "ones_like", "empty_like": hop.numpy's functions),
+ * "ones_like", "empty_like", "copy": hop.numpy's functions),
  * "attr" (name: "len", "shape", "ndim", "size": len(a) and the properties' getters),
  * or "array_ufunc", "array_function", "getitem", "setitem", "fill", "reshape",
  * "ravel", "transpose", "dot", "copy", "astype" (name None). */
@@ -1288,8 +1302,9 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     static const char *const any_name[] = {NULL};
     static const char *const attr_names[] = {"len", "shape", "ndim", "size", NULL};
     static const char *const element_names[] = {"item", "float", "int", NULL};
-    static const char *const create_names[] = {"zeros",      "ones",      "empty",      "asarray",
-                                               "zeros_like", "ones_like", "empty_like", NULL};
+    static const char *const copy_names[] = {"copy", "flatten", NULL};
+    static const char *const create_names[] = {
+        "zeros", "ones", "empty", "asarray", "zeros_like", "ones_like", "empty_like", "copy", NULL};
     static const struct {
         const char *role;
         vectorcallfunc call;
@@ -1306,7 +1321,7 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                  {"element", (vectorcallfunc)hop_py__np_item_call, element_names},
                  {"dot", (vectorcallfunc)eager_dot_call, NULL},
                  {"create", (vectorcallfunc)eager_create_call, create_names},
-                 {"copy", (vectorcallfunc)eager_copy_call, NULL},
+                 {"copy", (vectorcallfunc)eager_copy_call, copy_names},
                  {"astype", (vectorcallfunc)eager_astype_call, NULL},
                  {"attr", (vectorcallfunc)eager_attr_call, attr_names}};
     size_t r = sizeof roles / sizeof *roles;
@@ -1434,7 +1449,7 @@ static PyMethodDef np_eager_functions[] = {
      "_np_eager_method(role, name, fallback): a method of hop.numpy.ndarray (role 'reduce': "
      "a.sum(); 'element': a.item(), float(a), int(a); 'array_ufunc'; 'array_function'; "
      "'getitem'; 'setitem'; 'fill'; 'reshape'; 'ravel'; 'transpose'; 'dot'; 'copy'; 'astype'; "
-     "'create': hnp.zeros/ones/empty/asarray/zeros_like/ones_like/empty_like; 'attr': len(a), "
+     "'create': hnp.zeros/ones/empty/asarray/zeros_like/ones_like/empty_like/copy; 'attr': len(a), "
      "a.shape, a.ndim, a.size) that tries the eager fast path first, then calls fallback."},
     {"_np_eager_off", np_eager_off, METH_O,
      "_np_eager_off(delta): this thread's count of reasons hop.numpy's eager fast path is off "

@@ -24,7 +24,7 @@
 #include <string.h>
 
 static PyObject *dtype_table; /* dict: the dtype argument -> its hop dtype object */
-static PyObject *like_funcs;  /* (np.zeros_like, np.ones_like, np.empty_like) */
+static PyObject *like_funcs;  /* (np.zeros_like, np.ones_like, np.empty_like, np.copy) */
 
 /* The sizes of shape (an exact int, or a tuple or list of them, each >= 0)
  * in sizes: the rank, or -1 when the fast path does not take it. */
@@ -262,7 +262,7 @@ hop_py__np_astype(PyObject *a, PyObject *dt)
     if (t == NULL || !hop_tensor_is_contiguous(t) || !table_dtype(dt, NULL, &d))
         return NULL;
     if (d == t->dtype)
-        return hop_py__np_copy(a);
+        return hop_py__np_copy(a, 0);
     if (hop_dtype_is_float(t->dtype) && hop_dtype_is_int(d)) {
         hop_tensor *r = truncated(t, d);
         return r == NULL ? NULL : hop_py__np_new_array(r);
@@ -285,11 +285,11 @@ hop_py__np_astype(PyObject *a, PyObject *dt)
     return hop_py__np_wrap(r);
 }
 
-/* zeros_like(a), ones_like(a), empty_like(a) (kind) of an array the shape
- * fast path takes in C order (concrete, not a NumPy scalar): a new C-ordered
- * array of its dtype and shape, zeroed, filled with one (not float16 nor
- * complex: one_of) or uninitialised (as NumPy's); NULL without an error for
- * anything else. */
+/* zeros_like(a), ones_like(a), empty_like(a), copy(a) (kind) of an array the
+ * shape fast path takes in C order (concrete, not a NumPy scalar): a new
+ * C-ordered array of its dtype and shape, zeroed, filled with one (not
+ * float16 nor complex: one_of), uninitialised (as NumPy's) or a copy; NULL
+ * without an error for anything else. */
 static PyObject *
 like_fast(int kind, PyObject *a)
 {
@@ -298,6 +298,8 @@ like_fast(int kind, PyObject *a)
     if (t == NULL || !hop_tensor_is_contiguous(t) ||
         (kind == HOP_PY_CREATE_ONES_LIKE && !one_of(t->dtype, one)))
         return NULL;
+    if (kind == HOP_PY_CREATE_COPY) /* (np.copy: order='K', a C-order copy of this one) */
+        return hop_py__np_copy(a, 0);
     hop_tensor *r = kind == HOP_PY_CREATE_ZEROS_LIKE
                         ? hop_tensor_zeros(t->dtype, t->rank, t->sizes)
                         : hop_tensor_empty(t->dtype, t->rank, t->sizes);
@@ -315,11 +317,12 @@ hop_py__np_like_function(PyObject *func, PyObject *args)
 {
     if (like_funcs == NULL || PyTuple_GET_SIZE(args) != 1)
         return NULL;
+    PyObject *a = PyTuple_GET_ITEM(args, 0);
     for (int k = 0; k < 3; k++) {
         if (func == PyTuple_GET_ITEM(like_funcs, k))
-            return like_fast(HOP_PY_CREATE_ZEROS_LIKE + k, PyTuple_GET_ITEM(args, 0));
+            return like_fast(HOP_PY_CREATE_ZEROS_LIKE + k, a);
     }
-    return NULL;
+    return func == PyTuple_GET_ITEM(like_funcs, 3) ? like_fast(HOP_PY_CREATE_COPY, a) : NULL;
 }
 
 PyObject *
@@ -392,16 +395,16 @@ np_eager_asarray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject 
 
 /* _np_eager_create_init(table, likes): the dtype arguments the fast path
  * takes ({argument: its hop dtype}, hop.numpy._eager_shape's) and NumPy's
- * (zeros_like, ones_like, empty_like), whose __array_function__ calls it
- * answers. */
+ * (zeros_like, ones_like, empty_like, copy), whose __array_function__ calls
+ * it answers. */
 static PyObject *
 np_eager_create_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     if (nargs != 2 || !PyDict_CheckExact(args[0]) || !PyTuple_CheckExact(args[1]) ||
-        PyTuple_GET_SIZE(args[1]) != 3) {
-        PyErr_SetString(PyExc_TypeError,
-                        "_np_eager_create_init(table: dict, (zeros_like, ones_like, empty_like))");
+        PyTuple_GET_SIZE(args[1]) != 4) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_create_init(table: dict, (zeros_like, "
+                                         "ones_like, empty_like, copy))");
         return NULL;
     }
     Py_XSETREF(dtype_table, Py_NewRef(args[0]));
@@ -421,8 +424,8 @@ static PyMethodDef create_functions[] = {
      "_np_eager_asarray(a): hop.numpy.asarray of a NumPy array by the eager fast path, or "
      "None."},
     {"_np_eager_create_init", (PyCFunction)(void (*)(void))np_eager_create_init, METH_FASTCALL,
-     "_np_eager_create_init(table, (np.zeros_like, np.ones_like, np.empty_like)): the dtype "
-     "arguments the creation fast path takes, and NumPy's *_like functions it answers."},
+     "_np_eager_create_init(table, (np.zeros_like, np.ones_like, np.empty_like, np.copy)): the "
+     "dtype arguments the creation fast path takes, and NumPy's functions it answers."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -291,10 +291,11 @@ PyObject *hop_py__np_in_order(PyObject *o, int order, const int *perm);
 /* Array a (stolen), computed in memory order perm, viewed back with its
  * dims in their own order; NULL on failure. */
 PyObject *hop_py__np_back_in_order(PyObject *a, const int *perm);
-/* a.copy() of a concrete C-contiguous array (hop_py__np_shape_tensor's) by
- * the eager fast path: a new C-ordered array of its bytes, or NULL (an
- * exception only when one was raised) where the general path must answer. */
-PyObject *hop_py__np_copy(PyObject *a);
+/* a.copy() (flat: a.flatten()) of a concrete array (hop_py__np_shape_tensor's)
+ * by the eager fast path: a new C-ordered array of its elements in C order
+ * (flat: one dimension), or NULL (an exception only when one was raised)
+ * where the general path must answer. */
+PyObject *hop_py__np_copy(PyObject *a, int flat);
 
 /* -------------------------------------------------- np_eager_create.c */
 
@@ -305,16 +306,17 @@ enum {
     HOP_PY_CREATE_ASARRAY,
     HOP_PY_CREATE_ZEROS_LIKE,
     HOP_PY_CREATE_ONES_LIKE,
-    HOP_PY_CREATE_EMPTY_LIKE
+    HOP_PY_CREATE_EMPTY_LIKE,
+    HOP_PY_CREATE_COPY
 };
 /* hop.numpy's zeros, ones or empty (kind) of (shape[, dtype]), dtype
  * positional or a keyword, asarray(a) of a NumPy array, or zeros_like,
- * ones_like or empty_like of (a), by the eager fast path: the new array, or
+ * ones_like, empty_like or copy of (a), by the eager fast path: the new array, or
  * None where the general path must answer (every other argument and error),
  * or NULL with an exception. */
 PyObject *hop_py__np_create(int kind, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
-/* NumPy's func(*args) (np.zeros_like(a), np.ones_like(a), np.empty_like(a):
- * __array_function__'s) by the creation fast path: the new array, or NULL
+/* NumPy's func(*args) (np.zeros_like(a), np.ones_like(a), np.empty_like(a),
+ * np.copy(a): __array_function__'s) by the creation fast path: the new array, or NULL
  * (with an exception only when one was raised) where the general path must
  * answer. */
 PyObject *hop_py__np_like_function(PyObject *func, PyObject *args);

@@ -108,11 +108,13 @@ def test_ones_fills_every_element_of_every_dtype_and_size():
 @pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.int64, np.float16, np.float32,
                                    np.float64, np.complex64, np.complex128])
 def test_copy_is_numpys_and_the_general_paths(dtype):
-    # a.copy() is a C method: a C-contiguous array's bytes copied by the
-    # fast path; every other layout, a NumPy scalar, a copy-view and an
-    # order= the general path's (NumPy's order='C' result in each case)
+    # a.copy() is a C method: an array's elements copied in C order by the
+    # fast path, in every layout of its memory (transposed, strided,
+    # broadcast); a view hop made as a copy (reversed), a NumPy scalar and
+    # an order= the general path's (NumPy's order='C' result in each case)
     from test_numpy_eager_shape_fast_path import check_same, layouts, same_as_general
-    taken = {"1d", "2d", "3d", "ones", "empty", "empty2d", "0d"}
+    taken = {"1d", "2d", "3d", "ones", "empty", "empty2d", "0d", "transposed", "fortran",
+             "strided", "broadcast"}
     for name, n, h in layouts(dtype):
         fast = h.copy.__self__ is h and _copy_taken(h)
         assert fast == (name in taken), name
@@ -129,6 +131,36 @@ def test_copy_is_numpys_and_the_general_paths(dtype):
     assert s.copy()._scalar and float(s.copy()) == 3.0
     f = hnp.asarray(np.asfortranarray(np.arange(6.0).reshape(2, 3)))
     assert f.copy("F").strides == np.asfortranarray(np.arange(6.0).reshape(2, 3)).copy("F").strides
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.int64, np.float16, np.float32,
+                                   np.float64, np.complex128])
+def test_flatten_is_numpys_and_the_general_paths(dtype):
+    # a.flatten() is a C method: the copy fast path's C-order copy as one
+    # dimension, in every layout of the array's memory; a copy-view, a NumPy
+    # scalar and order= the general path's
+    from test_numpy_eager_shape_fast_path import check_same, layouts, same_as_general
+    taken = {"1d", "2d", "3d", "ones", "empty", "empty2d", "0d", "transposed", "fortran",
+             "strided", "broadcast"}
+    for name, n, h in layouts(dtype):
+        assert _taken(lambda: h.flatten()) == (name in taken), name
+        got, want = h.flatten(), n.flatten()
+        check_same(got, want)
+        assert got.strides == want.strides and got._ob is None and got.flags.writeable
+        same_as_general(lambda: h.flatten())
+        if got.size:
+            before = np.asarray(h).copy()
+            got[...] = np.ones((), dtype)
+            np.testing.assert_array_equal(np.asarray(h), before)
+        for order in ("F", "A", "K"):
+            assert not _taken(lambda: h.flatten(order))
+            check_same(h.flatten(order), n.flatten(order))
+            # (K order is NumPy's iterator's: a broadcast axis, stride 0,
+            # keeps its place, where it had been put innermost)
+            np.testing.assert_array_equal(np.asarray(h.ravel(order)), n.ravel(order))
+    s = hnp.arange(3.0).sum()
+    assert not _taken(lambda: s.flatten())
+    np.testing.assert_array_equal(np.asarray(s.flatten()), np.float64(3.0).flatten())
 
 
 def _copy_taken(h):
@@ -442,19 +474,20 @@ def _like_taken(fn):
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.int64, np.float16, np.float32,
                                    np.float64, np.complex64, np.complex128])
-@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like"])
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like", "copy"])
 def test_like_functions_are_numpys_and_the_general_paths(name, dtype):
     # hnp.zeros_like(a) (a C callable) and np.zeros_like(a) (a's
     # __array_function__, a C method) of an array in C order make a new
     # C-ordered array of its dtype and shape by the fast path (ones_like
     # not for float16 and complex: the general path's); every other layout
-    # keeps NumPy's K order by the general path
+    # keeps NumPy's K order by the general path.  np.copy(a) likewise (its
+    # order='K': a.copy()'s C order only for an array in C order)
     from test_numpy_eager_shape_fast_path import layouts, same_as_general
     h_fn, n_fn = getattr(hnp, name), getattr(np, name)
     for lay, n, h in layouts(dtype):
         want = n_fn(n)
         for call in (lambda: h_fn(h), lambda: n_fn(h)):
-            fast = _like_taken(call)
+            fast = _taken(call) if name == "copy" else _like_taken(call)
             assert fast == (lay in C_ORDER and not (
                 name == "ones_like" and np.dtype(dtype).type in (np.float16, np.complex64,
                                                                   np.complex128))), (lay, call)

@@ -776,13 +776,16 @@ ndarray.take = F.scalar_method(_take_method)
 
 def _k_order(a, order):
     """(a, order) for ravel and flatten: order 'K' as a transpose of a into
-    its memory order (outermost axis first), then 'C'."""
+    its memory order (outermost axis first), then 'C'.  The order is
+    NumPy's iterator's (how="iter"), which copies them: a broadcast axis
+    (stride 0) is ambiguous to it and keeps its place in C order, where
+    NewLikeArray's sort ("like") would put it innermost."""
     if not (isinstance(order, str) and order.upper() == "K" and isinstance(a, ndarray)):
         return a, order
     if a.ndim < 2:
         return a, "C"
     from ._ufuncs import memory_order
-    perm = memory_order(type(a), (a,), a.ndim, "K", "K", "like")
+    perm = memory_order(type(a), (a,), a.ndim, "K", "K", "iter")
     return (a if perm is None else F.transpose(a, perm, _kind=type(a))), "C"
 
 
@@ -805,4 +808,6 @@ F.FUNCS[_np.ravel] = _ravel_function
 # (a C method that tries the reshape fast path's view of a C-ordered array
 # first: np_eager_shape.c, role "ravel")
 ndarray.ravel = _C._np_eager_method("ravel", None, F.scalar_method(_ravel_method))
-ndarray.flatten = _flatten_checked
+# (a.flatten(): a C method that tries the copy fast path's C-order copy, of one
+# dimension, first: np_eager.c, role "copy", name "flatten")
+ndarray.flatten = _C._np_eager_method("copy", "flatten", _flatten_checked)

@@ -171,7 +171,8 @@ def _dtype_table():
     return table
 
 
-_C._np_eager_create_init(_dtype_table(), (_np.zeros_like, _np.ones_like, _np.empty_like))
+_C._np_eager_create_init(_dtype_table(),
+                         (_np.zeros_like, _np.ones_like, _np.empty_like, _np.copy))
 
 # dot(a, b) by the fast path, or None: C (np_eager.c fast_dot: of arrays of
 # one or two dims matmul's fast path, but for an operand of one element,

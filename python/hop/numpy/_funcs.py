@@ -1598,9 +1598,9 @@ def _conj_method(self, out=None):
 
 ndarray.conj = ndarray.conjugate = scalar_method(_conj_method)
 ndarray.copy = scalar_method(ndarray.copy)
-# a.copy(): a C method that tries the eager fast path (a C-contiguous
-# array's bytes, np_eager.c hop_py__np_copy) first
-ndarray.copy = _C._np_eager_method("copy", None, ndarray.copy)
+# a.copy(): a C method that tries the eager fast path (an array's elements
+# in C order, np_eager.c hop_py__np_copy) first
+ndarray.copy = _C._np_eager_method("copy", "copy", ndarray.copy)
 # a.astype(dtype): likewise (np_eager_create.c hop_py__np_astype: a
 # C-ordered array to a dtype _eager_shape's table maps, by one conversion)
 ndarray.astype = _C._np_eager_method("astype", None, scalar_method(ndarray.astype))
