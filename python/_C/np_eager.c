@@ -230,9 +230,8 @@ call_kernel(PyObject *plan, PyObject *const *u, size_t n)
 }
 
 /* Runs plan (impl, cast of x, cast of y, result's NumPy dtype, its hop
- * dtype) on the n operands ops: the result, or NULL without an exception
- * when the general path must answer (a floating-point warning), or NULL
- * with one. */
+ * dtype) on the n operands ops (a third one, clip's, uncast): the result, or NULL without an
+ * exception when the general path must answer (a floating-point warning), or NULL with one. */
 static PyObject *
 run_plan(PyObject *plan, PyObject *const *ops, Py_ssize_t n)
 {
@@ -240,16 +239,17 @@ run_plan(PyObject *plan, PyObject *const *ops, Py_ssize_t n)
         PyErr_SetString(PyExc_SystemError, "_np_eager: a plan is (impl, cast, cast, dt, hop dt)");
         return NULL;
     }
-    PyObject *u[2] = {NULL, NULL};
+    PyObject *u[3] = {NULL, NULL, NULL};
+    PyObject *r = NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
-        if ((u[i] = plan_operand(ops[i], PyTuple_GET_ITEM(plan, 1 + i))) == NULL) {
-            Py_XDECREF(u[0]);
-            return NULL;
-        }
+        /* (a third operand, clip's, is passed as it is: fast_clip) */
+        if ((u[i] = plan_operand(ops[i], i < 2 ? PyTuple_GET_ITEM(plan, 1 + i) : Py_None)) == NULL)
+            goto done;
     }
-    PyObject *r = call_kernel(plan, u, (size_t)n);
-    Py_XDECREF(u[0]);
-    Py_XDECREF(u[1]);
+    r = call_kernel(plan, u, (size_t)n);
+done:
+    for (int i = 0; i < 3; i++)
+        Py_XDECREF(u[i]);
     return r;
 }
 
@@ -650,6 +650,61 @@ done:
     Py_XDECREF(k1);
     Py_XDECREF(plan);
     return res;
+}
+
+/*
+ * np.clip(a, lo, hi) by the fast path: ufunc "clip"'s plan for a's key and
+ * the pair of lo's and hi's keys (a Python scalar's or a C-ordered array's,
+ * operand_key), run on the three operands; the planner (_eager._plan) takes
+ * only plans that pass hi as it is.  NULL without an exception where the
+ * general path must answer (another operand, a gate closed, a flag NumPy
+ * warns for).
+ */
+static PyObject *
+fast_clip(PyObject *const *ops)
+{
+    static PyObject *clip_name;
+    if (hop_py__np_type == NULL || Py_TYPE(ops[0]) != hop_py__np_type)
+        return NULL;
+    if (clip_name == NULL && (clip_name = PyUnicode_InternFromString("clip")) == NULL)
+        return NULL;
+    PyObject *k[3] = {NULL, NULL, NULL}, *pair = NULL, *tuple = NULL, *plan = NULL, *res = NULL;
+    for (int i = 0; i < 3; i++) {
+        /* (a NaN bound is no bound to NumPy's _clip, with a warning: the
+         * caller's, _funcs.clip) */
+        if (PyFloat_CheckExact(ops[i]) && isnan(PyFloat_AS_DOUBLE(ops[i])))
+            goto done;
+        if ((k[i] = operand_key(ops[i])) == NULL)
+            goto done;
+    }
+    if (gates_open() <= 0 || (pair = PyTuple_Pack(2, k[1], k[2])) == NULL ||
+        (tuple = PyTuple_Pack(3, ops[0], ops[1], ops[2])) == NULL)
+        goto done;
+    ufunc_call c = {ops, 3, tuple};
+    if ((plan = hop_py__np_lookup_plan(clip_name, k[0], pair, ufunc_miss, &c)) == NULL)
+        goto done;
+    if (plan != Py_None)
+        res = run_plan(plan, ops, 3);
+done:
+    for (int i = 0; i < 3; i++)
+        Py_XDECREF(k[i]);
+    Py_XDECREF(pair);
+    Py_XDECREF(tuple);
+    Py_XDECREF(plan);
+    return res;
+}
+
+/* _np_eager_clip(a, lo, hi): np.clip(a, lo, hi) by the fast path
+ * (fast_clip), or None. */
+static PyObject *
+np_eager_clip(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_clip(a, lo, hi)");
+        return NULL;
+    }
+    return hop_py__np_or_none(fast_clip(args));
 }
 
 /* r, a fast path's answer, or None for NULL without an exception (the
@@ -1439,6 +1494,9 @@ static PyMethodDef np_eager_functions[] = {
     {"_np_eager_init", (PyCFunction)(void (*)(void))np_eager_init, METH_FASTCALL,
      "_np_eager_init(ndarray, plans, planner, cast, slots, reduce_planner, reduce_funcs): what "
      "_np_eager reads."},
+    {"_np_eager_clip", (PyCFunction)(void (*)(void))np_eager_clip, METH_FASTCALL,
+     "_np_eager_clip(a, lo, hi): np.clip(a, lo, hi) of a hop.numpy array and bounds the eager "
+     "ufuncs' keys take (Python scalars, C-ordered arrays) by the eager fast path, or None."},
     {"_np_eager_dot", (PyCFunction)(void (*)(void))np_eager_dot, METH_FASTCALL,
      "_np_eager_dot(a, b): np.dot(a, b) of two plain float32 or float64 hop.numpy arrays of one "
      "or two dims (not one element) by the eager fast path, or None."},

@@ -515,3 +515,122 @@ def test_an_integer_array_squared_by_a_float_is_laid_out_as_numpys():
         h = hnp.asarray(n)
         r, want = h ** 2.0, n ** 2.0
         _same(r, want)
+
+
+# clip's bounds: every class NumPy casts a scalar by, NaN, crossed bounds
+CLIP_BOUNDS = [(0, 1), (-1, 5), (2.5, 6.0), (0, 300), (-129, 100), (True, 5), (False, True),
+               (1e40, 2e40), (math.nan, 3), (0, math.nan), (5, 2), (-0.0, 0.0), (2**40, 2**63),
+               (-2**63, 0), (0.5, 2**31), (-math.inf, math.inf), (1, 2.5)]
+
+
+def _clip_general(h, lo, hi):
+    from hop import _C
+    _C._np_eager_off(1)
+    try:
+        return np.clip(h, lo, hi)
+    finally:
+        _C._np_eager_off(-1)
+
+
+def _clip_outcome(fn):
+    """fn()'s result or error, the texts of its warnings, and whether the
+    general path (call_ufunc) ran."""
+    import warnings
+    from hop.numpy import _ufuncs
+    calls = []
+    real = _ufuncs.call_ufunc
+    _ufuncs.call_ufunc = lambda *a, **k: calls.append(1) or real(*a, **k)
+    try:
+        with warnings.catch_warnings(record=True) as w, np.errstate(all="ignore"):
+            warnings.simplefilter("always")
+            try:
+                r = fn()
+            except Exception as e:  # noqa: BLE001 - compared with NumPy's
+                r = e
+    finally:
+        _ufuncs.call_ufunc = real
+    return r, [(x.category, str(x.message)) for x in w], bool(calls)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_clip_of_every_dtype_and_scalar_bounds_is_numpys_and_the_general_paths(dtype):
+    # np.clip(a, lo, hi) by the fast path (np_eager.c fast_clip: ufunc clip's
+    # plan for a's key and the pair of the bounds' keys) gives the general
+    # path's answer and NumPy's: dtype (value-based, over all three), values,
+    # crossed bounds (hi wins), a NaN bound of no dimensions as no bound
+    # with NumPy's DeprecationWarning
+    taken = 0
+    for lo, hi in CLIP_BOUNDS:
+        x = _np_values(dtype)
+        h = hnp.asarray(x.copy())
+        want, ww, _ = _clip_outcome(lambda: np.clip(x, lo, hi))
+        fast, fw, general_ran = _clip_outcome(lambda: np.clip(h, lo, hi))
+        general, gw, _ = _clip_outcome(lambda: _clip_general(h, lo, hi))
+        assert fw == gw == ww, (lo, hi)
+        if isinstance(want, Exception):
+            assert type(fast) is type(general) is type(want), (lo, hi, fast)
+            continue
+        _same(general, want, zero_sign_free=True)
+        _same(fast, np.asarray(general))
+        _same(fast, want, zero_sign_free=True)
+        taken += not general_ran
+        np.testing.assert_array_equal(np.asarray(h), x)  # (a is not written)
+    assert taken >= (0 if dtype.startswith("complex") else len(CLIP_BOUNDS) // 2), taken
+
+
+def test_clip_with_array_bounds_and_every_spelling_takes_the_fast_path(monkeypatch):
+    from hop.numpy import _ufuncs
+    x = np.linspace(-3.0, 3.0, 12)
+    h = hnp.asarray(x.copy())
+    lo = hnp.asarray(np.full(12, -1.0))
+    calls = []
+    real = _ufuncs.call_ufunc
+    monkeypatch.setattr(_ufuncs, "call_ufunc", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    for got, want in ((np.clip(h, 0, 1), np.clip(x, 0, 1)),
+                      (hnp.clip(h, -1.5, 2), np.clip(x, -1.5, 2)),
+                      (h.clip(0.5, 2.5), x.clip(0.5, 2.5)),
+                      (np.clip(h, lo, 2.0), np.clip(x, np.full(12, -1.0), 2.0)),
+                      (np.clip(h, 0, lo), np.clip(x, 0, np.full(12, -1.0)))):
+        _same(got, want)
+    assert calls == []
+    # what stays the general path's: out=, a None bound, a bound of another
+    # dtype to cast, an operand in another layout, a 0-d bound, NumPy arrays
+    for call, ref in ((lambda: np.clip(h, 0, 1, out=hnp.empty(12)), lambda: np.clip(x, 0, 1)),
+                      (lambda: np.clip(h, None, 1), lambda: np.clip(x, None, 1)),
+                      (lambda: np.clip(h, 0, hnp.ones(12, dtype=np.float32)),
+                       lambda: np.clip(x, 0, np.ones(12, dtype=np.float32))),
+                      (lambda: np.clip(h[::2], 0, 1), lambda: np.clip(x[::2], 0, 1)),
+                      (lambda: np.clip(h, h.min(), 1), lambda: np.clip(x, x.min(), 1)),
+                      (lambda: hnp.clip(x, 0, 1), lambda: np.clip(x, 0, 1))):
+        calls.clear()
+        _same(call(), ref())
+        assert calls, ref
+    monkeypatch.undo()
+    with np.errstate(invalid="raise"):
+        # (a gate closed: NumPy's error state raises; clip raises no flag)
+        _same(np.clip(h, 0, 1), np.clip(x, 0, 1))
+
+
+def test_clip_with_a_nan_bound_warns_on_every_compiled_call_as_eagerly():
+    # NumPy's _clip reads a NaN bound of no dimensions as no bound and
+    # warns each call: compiled, the clip is a graph break (the warning a
+    # trace would give once), the rest of the function compiled
+    import warnings
+    x = np.array([-1.0, 5.0, np.nan, 2.0])
+
+    def f(x):
+        return np.clip(x * 1.0, np.nan, 3.0) * 2
+
+    cf = hop.compile(f)
+    for _ in range(3):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            got = cf(x)
+        with warnings.catch_warnings(record=True) as e:
+            warnings.simplefilter("always")
+            want = f(x)
+        np.testing.assert_array_equal(got, want)
+        assert [(m.category, str(m.message)) for m in w] == \
+            [(m.category, str(m.message)) for m in e] and len(e) == 1
+    assert cf.eager_calls == 0 and "graph break" in str(cf.explain())
+    assert "clip with a NaN bound" in str(cf.explain())

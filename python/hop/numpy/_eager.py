@@ -69,9 +69,10 @@ _PLANS = {}
 # ufuncs the fast path leaves to the general one: the logical ones (which
 # read truth values), matmul (its core dimensions), power of integers
 # (negative integer powers are refused on the data: a float or complex power
-# is planned), clip (three operands, min or max)
+# is planned).  clip's three operands are planned for np.clip(a, lo, hi)
+# (np_eager.c fast_clip: a key of a and the pair of lo's and hi's)
 _GENERAL = {"logical_and", "logical_or", "logical_xor", "logical_not", "matmul", "power",
-            "float_power", "clip"}
+            "float_power"}
 
 
 # call(name, args): ufunc `name` of args (a tuple of one or two operands, no
@@ -108,10 +109,17 @@ def _plan(name, args):
         for o in ops:
             if o.t is not None:
                 casts.append(None if o.dtype == cdt else cdt)
-            elif not _ufuncs.direct(impl) or _core.as_compute(o, cdt) is not o.value:
-                return None  # the scalar would be converted (or made a tensor) first
+            elif not (_ufuncs.direct(impl) or name == "clip") or \
+                    _core.as_compute(o, cdt) is not o.value:
+                # the scalar would be converted (or made a tensor) first.  clip
+                # is minimum(maximum(x, lo), hi) of x already in the loop's
+                # dtype: two direct ops, each taking a scalar the conversion
+                # leaves as it is exactly as its 0-d constant
+                return None
             else:
                 casts.append(None)
+        if len(casts) > 2 and casts[2] is not None:
+            return None  # (clip's hi is passed as it is: fast_clip)
     except Exception:  # noqa: BLE001 - the general path raises it, as it does now
         return None
     return (impl, casts[0], casts[1] if len(casts) > 1 else None, out_dt, out_hop)

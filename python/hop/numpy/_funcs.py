@@ -1171,8 +1171,43 @@ def where(condition, x=_np._NoValue, y=_np._NoValue, *, _kind=None):
         _C.where(view(c), *(view(v) for v in vals)), dt), how="iter")
 
 
+def _scalar_nan(v):
+    """Whether v is a NaN of no dimensions whose value is known (a Python
+    or NumPy scalar, a concrete 0-d array): NumPy's _clip_dep_is_scalar_nan."""
+    if type(v) is float:
+        return v != v
+    if isinstance(v, complex):
+        return math.isnan(v.real) or math.isnan(v.imag)
+    t = _core.tensor_of(v)
+    if t is not None:
+        if t.ndim != 0 or _C._is_proxy(t) or _core.np_dtype(t).kind not in "fc":
+            return False
+        return bool(_np.isnan(t.numpy()))
+    if isinstance(v, (_np.generic, _np.ndarray)) and _np.ndim(v) == 0 and v.dtype.kind in "fc":
+        return bool(_np.isnan(v))
+    return False
+
+
 @implements(_np.clip)
 def clip(a, a_min, a_max, out=None, *, _kind=None, **kwargs):
+    nan_lo, nan_hi = _scalar_nan(a_min), _scalar_nan(a_max)
+    if nan_lo or nan_hi:
+        # NumPy 1.24's _clip: a NaN bound of no dimensions means no bound
+        # (-inf, inf: a Python float, which its dtype resolution reads as it
+        # reads the NaN), and warns; a NaN in a bound array propagates
+        # (_core.numpy_warns: traced, a break of hop.compile's graph, so
+        # that every call warns)
+        a_min, a_max = -math.inf if nan_lo else a_min, math.inf if nan_hi else a_max
+        _core.numpy_warns("clip with a NaN bound", "Passing `np.nan` to mean no clipping in "
+                          "np.clip has always been unreliable, and is now deprecated. In future, "
+                          "this will always return nan, like it already does when min or max are "
+                          "arrays that contain nan. To skip a bound, pass either None or an np.inf "
+                          "of an appropriate sign.", DeprecationWarning)
+    if out is None and not kwargs and (_kind is None or _kind is ndarray):
+        # (the eager fast path: np_eager.c fast_clip; None where this one answers)
+        r = _C._np_eager_clip(a, a_min, a_max)
+        if r is not None:
+            return r
     from ._ufuncs import call_ufunc
     kind = _kind or result_kind((a, a_min, a_max), ndarray)
     kw = dict(kwargs, out=out) if out is not None else kwargs
