@@ -25,8 +25,11 @@ char *hop__strdup(const char *s);
  * (hop_alloc_count, hop_alloc_live) and the fault injector can fail it.
  * Free it with hop__free_small(p, n), the same n: the block goes back to
  * the cache (counted as freed) or to the allocator.  hop__free works too.
- * Cached blocks go back to the allocator that made them when the thread
- * exits or its cache finds another allocator installed.
+ * Large blocks (32 KiB to 64 MiB) are cached too, a few per thread up to 64
+ * MiB in all, each serving a request it holds with no more than a quarter
+ * left over (core/alloc.c says why).  Cached blocks go back to the
+ * allocator that made them when the thread exits or its cache finds
+ * another allocator installed.
  */
 #define HOP__SMALL_MAX 8192
 void *hop__malloc_small(size_t n);

@@ -196,6 +196,71 @@ test_cached_small_blocks_go_back_to_their_allocator_when_it_is_replaced(void **s
     assert_int_equal(custom_calls, 4);
 }
 
+/* Large blocks (32 KiB to 64 MiB) freed by hop__free_small stay the
+ * thread's, up to four and 64 MiB: the next request a block holds with no
+ * more than a quarter left over gets it (the smallest such), counted as an
+ * allocation the fault injector can fail; the oldest goes first; another
+ * allocator installed gets them back. */
+static void
+test_large_blocks_are_kept_for_a_request_of_about_their_size(void **state)
+{
+    (void)state;
+    hop_set_allocator(counting_alloc, NULL);
+    custom_calls = 0;
+    size_t mb = (size_t)1 << 20;
+    char *a = hop__malloc_small(mb), *b = hop__malloc_small(2 * mb);
+    assert_non_null(a);
+    assert_non_null(b);
+    memset(a, 1, mb);
+    memset(b, 2, 2 * mb);
+    long live = hop_alloc_live(), count = hop_alloc_count();
+    hop__free_small(a, mb);
+    hop__free_small(b, 2 * mb);
+    assert_int_equal(hop_alloc_live(), live - 2);
+    assert_int_equal(custom_calls, 2); /* both kept */
+    assert_ptr_equal(hop__malloc_small(mb - 1000), a); /* holds it, little left over */
+    assert_int_equal(hop_alloc_count(), count + 1);
+    assert_int_equal(hop_alloc_live(), live - 1);
+    char *c = hop__malloc_small(mb); /* b would leave half over: a new block */
+    assert_ptr_not_equal(c, b);
+    assert_int_equal(custom_calls, 3);
+    hop_alloc_fail_at(1);
+    assert_null(hop__malloc_small(2 * mb - 4096)); /* b fits, the injector fails it */
+    assert_int_equal(hop_error_code(), HOP_NOMEM);
+    assert_ptr_equal(hop__malloc_small(2 * mb - 4096), b); /* still kept */
+    hop__free_small(b, 2 * mb - 4096);
+    hop__free_small(a, mb - 1000);
+    hop__free_small(c, mb);
+    /* a fourth and a fifth: the oldest (b's) goes back */
+    char *d = hop__malloc_small(3 * mb), *e = hop__malloc_small(4 * mb);
+    long calls = custom_calls;
+    hop__free_small(d, 3 * mb);
+    assert_int_equal(custom_calls, calls);
+    hop__free_small(e, 4 * mb);
+    assert_int_equal(custom_calls, calls + 1); /* b freed */
+    char *f = hop__malloc_small(2 * mb - 4096); /* d and e would leave too much over */
+    assert_int_equal(custom_calls, calls + 2);
+    hop__free(f);
+    assert_ptr_equal(hop__malloc_small(3 * mb - 10), d);
+    hop__free_small(d, 3 * mb - 10);
+    /* 64 MiB in all: a block of 40 MiB pushes out the oldest until it fits */
+    char *g = hop__malloc_small(40 * mb);
+    calls = custom_calls;
+    hop__free_small(g, 40 * mb);
+    assert_int_equal(custom_calls, calls + 1); /* a (the oldest) freed: 48 MiB kept */
+    char *h = hop__malloc_small(20 * mb); /* (g would leave half over) */
+    assert_ptr_not_equal(h, g);
+    calls = custom_calls;
+    hop__free_small(h, 20 * mb); /* c and e go (64 MiB at most): d, g and h stay */
+    assert_int_equal(custom_calls, calls + 2);
+    assert_ptr_equal(hop__malloc_small(40 * mb), g);
+    hop__free_small(g, 40 * mb);
+    hop__free_small(hop__malloc_small(65 * mb), 65 * mb); /* past 64 MiB: never kept */
+    assert_int_equal(custom_calls, calls + 4);
+    hop_set_allocator(NULL, NULL); /* the kept ones (d, g, h) go back to counting_alloc */
+    assert_int_equal(custom_calls, calls + 7);
+}
+
 static void
 test_arena_grows_without_capacity_limit_and_aligns(void **state)
 {
@@ -350,6 +415,7 @@ main(void)
         cmocka_unit_test(
             test_small_blocks_are_reused_within_their_class_and_counted_as_allocations),
         cmocka_unit_test(test_cached_small_blocks_go_back_to_their_allocator_when_it_is_replaced),
+        cmocka_unit_test(test_large_blocks_are_kept_for_a_request_of_about_their_size),
         cmocka_unit_test(test_arena_grows_without_capacity_limit_and_aligns),
         cmocka_unit_test(test_arena_bytes_pack_behind_aligned_blocks_without_overlap),
         cmocka_unit_test(test_arena_failure_is_nomem_and_arena_stays_usable),
