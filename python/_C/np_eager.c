@@ -1151,7 +1151,7 @@ hop_py__np_copy(PyObject *a, int flat)
     return tv == NULL ? NULL : hop_py__np_wrap(tv);
 }
 
-/* a.copy() (role "copy", name None) and a.flatten() (name "flatten": nargs
+/* a.copy() (role "copy", name "copy") and a.flatten() (name "flatten": nargs
  * 1): hop_py__np_copy, else the Python method */
 static PyObject *
 eager_copy_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -1346,8 +1346,9 @@ np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
  * "int"), "create" (name: "zeros", "ones", "empty", "asarray", "zeros_like",
  * "ones_like", "empty_like", "copy": hop.numpy's functions),
  * "attr" (name: "len", "shape", "ndim", "size": len(a) and the properties' getters),
- * or "array_ufunc", "array_function", "getitem", "setitem", "fill", "reshape",
- * "ravel", "transpose", "dot", "copy", "astype" (name None). */
+ * "copy" (name "copy" or "flatten"), or "array_ufunc", "array_function",
+ * "getitem", "setitem", "fill", "reshape", "ravel", "transpose", "dot",
+ * "astype" (name None). */
 static PyObject *
 np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
