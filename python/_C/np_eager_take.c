@@ -317,46 +317,8 @@ void
 hop_py__np_fill_view(char *p, int rank, const int64_t *sizes, const int64_t *strides, size_t isz,
                      const unsigned char *elem)
 {
-    int64_t idx[HOP_MAX_RANK] = {0}, inner = rank > 0 ? sizes[rank - 1] : 1;
-    int64_t step = rank > 0 ? strides[rank - 1] * (int64_t)isz : 0;
-    for (int d = 0; d < rank; d++) {
-        if (sizes[d] == 0)
-            return;
-    }
-    for (;;) {
-        char *q = p;
-        switch (isz) { /* (constant sizes: the copies inline) */
-        case 1:
-            for (int64_t k = 0; k < inner; k++, q += step)
-                memcpy(q, elem, 1);
-            break;
-        case 2:
-            for (int64_t k = 0; k < inner; k++, q += step)
-                memcpy(q, elem, 2);
-            break;
-        case 4:
-            for (int64_t k = 0; k < inner; k++, q += step)
-                memcpy(q, elem, 4);
-            break;
-        case 8:
-            for (int64_t k = 0; k < inner; k++, q += step)
-                memcpy(q, elem, 8);
-            break;
-        default:
-            for (int64_t k = 0; k < inner; k++, q += step)
-                memcpy(q, elem, isz);
-        }
-        int d = rank - 2;
-        for (; d >= 0; d--) {
-            p += strides[d] * (int64_t)isz;
-            if (++idx[d] < sizes[d])
-                break;
-            p -= sizes[d] * strides[d] * (int64_t)isz;
-            idx[d] = 0;
-        }
-        if (d < 0)
-            return;
-    }
+    static const int64_t none[HOP_MAX_RANK]; /* (elem's strides: every one 0) */
+    hop_py__np_copy_view(p, rank, sizes, strides, (const char *)elem, none, isz);
 }
 
 void

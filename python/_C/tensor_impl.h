@@ -360,7 +360,8 @@ int hop_py__np_int_at(hop_dtype d, const void *p, int64_t *v);
 /* The rows tk picks filled with elem (one element of t's dtype). */
 void hop_py__np_fill_rows(hop_tensor *t, const hop_py_take *tk, const unsigned char *elem);
 /* The view at p (rank, sizes, strides in elements of isz bytes) filled with
- * the element elem (isz bytes): a[key] = number's write (np_eager.c). */
+ * the element elem (isz bytes): a[key] = number's write (np_eager.c), the
+ * copy below of elem read at every stride 0. */
 void hop_py__np_fill_view(char *p, int rank, const int64_t *sizes, const int64_t *strides,
                           size_t isz, const unsigned char *elem);
 /* The elements of src (its strides src_strides, in elements, 0 along a
