@@ -37,6 +37,8 @@ CALLS = {
     "a.argmax()": lambda a: a.argmax(), "np.argmax(a)": lambda a: np.argmax(a),
     "a.argmin()": lambda a: a.argmin(), "np.argmin(a, 0)": lambda a: np.argmin(a, 0),
     "a.argmax(axis=-1)": lambda a: a.argmax(axis=-1), "a.argmin(None)": lambda a: a.argmin(None),
+    "a.any()": lambda a: a.any(), "np.all(a)": lambda a: np.all(a), "a.all(0)": lambda a: a.all(0),
+    "np.any(a, axis=-1)": lambda a: np.any(a, axis=-1),
 }
 UNARY = {"np.sin(a)": np.sin, "np.exp(a)": np.exp, "np.sqrt(a)": np.sqrt, "np.cos(a)": np.cos,
          "np.negative(a)": np.negative, "np.absolute(a)": np.absolute}
@@ -136,6 +138,28 @@ def test_the_plain_reductions_take_the_fast_path():
                             ("min", a, None), ("prod", a, None), ("sum", b, 0),
                             ("mean", b, 1), ("max", b, 1), ("min", b, 0)]:
         assert _taken(name, arr, axis), (name, axis)
+
+
+def test_any_and_all_take_the_fast_path_and_read_truth_as_numpy():
+    # NaN and -0.0 are true and false as NumPy reads them; a full reduction
+    # is a NumPy bool scalar; complex is the general path's
+    _eager._PLANS.clear()
+    for v in ([0.0, -0.0], [0.0, np.nan], [0.0, 1e-300], [1.0, 2.0], [np.inf, 0.0]):
+        for dtype in ("float16", "float32", "float64"):
+            x = np.array(v, dtype)
+            a = hnp.asarray(x)
+            for op in ("any", "all"):
+                got = _same_as_general(lambda a: getattr(a, op)(), a)
+                _same_as_numpy(got, getattr(x, op)())
+                assert _taken(op, a)
+    m = hnp.asarray(np.array([[0, 3, 0], [0, 0, 5]], np.uint8))
+    for op, axis in (("any", 0), ("all", 1), ("any", -1)):
+        got = _same_as_general(lambda a: getattr(a, op)(axis), m)
+        _same_as_numpy(got, getattr(np.asarray(m), op)(axis))
+        assert _taken(op, m, axis)
+    c = hnp.asarray(np.array([0j, 1j]))
+    _same_as_numpy(_same_as_general(lambda a: a.any(), c), np.asarray(c).any())
+    assert not _taken("any", c)
 
 
 def test_argmax_and_argmin_take_the_fast_path_and_find_numpys_index():

@@ -131,11 +131,11 @@ def _plan(name, args):
 # colon, so their plans share _PLANS)
 REDUCTIONS = {"sum": "reduce:sum", "prod": "reduce:prod", "mean": "reduce:mean",
               "max": "reduce:max", "min": "reduce:min", "argmax": "reduce:argmax",
-              "argmin": "reduce:argmin"}
+              "argmin": "reduce:argmin", "any": "reduce:any", "all": "reduce:all"}
 _REDUCE_FUNCS = {_np.sum: "reduce:sum", _np.prod: "reduce:prod", _np.mean: "reduce:mean",
                  _np.max: "reduce:max", _np.amax: "reduce:max", _np.min: "reduce:min",
                  _np.amin: "reduce:min", _np.argmax: "reduce:argmax",
-                 _np.argmin: "reduce:argmin"}
+                 _np.argmin: "reduce:argmin", _np.any: "reduce:any", _np.all: "reduce:all"}
 
 
 # a @ b by the fast path: two concrete C-contiguous hop.numpy arrays (exactly
@@ -159,7 +159,7 @@ def _reduce_plan(name, a, axis):
     a's tensor is cast to first or None, the kernel's dims, the result's
     NumPy dtype, its hop dtype), the kernel called as kernel(x, dims, False)
     and its result cast to the result's dtype (python/_C/np_eager.c).  They
-    are _reductions._reduce's (sum, prod, max, min), _reductions._mean_t's
+    are _reductions._reduce's (sum, prod, max, min, any, all), _reductions._mean_t's
     and _reductions._arg's (argmax, argmin: the kernel's dims an int or None,
     as it takes them) for these arguments.  None where the fast path does not take the call: a
     result of two or more dimensions (NumPy's memory order of it,
@@ -185,6 +185,8 @@ def _reduce_plan(name, a, axis):
             rdt = _reductions._reduce_dtype(getattr(_np, op), t, None, op)
             pre = rdt if dt.kind == "f" and rdt != dt else None
             kernel = getattr(_C, op)
+        elif op in ("any", "all"):
+            rdt, kernel = _np.dtype(bool), getattr(_C, op)  # (_reductions._reduce's)
         elif op in ("argmax", "argmin"):
             # (_reductions._arg's: hop's kernel over the axis or the whole
             # array, a bool array read as uint8, which orders False < True)
