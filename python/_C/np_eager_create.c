@@ -21,6 +21,7 @@
 #include "tensor_impl.h"
 #include "trace_impl.h"
 
+#include <math.h>
 #include <string.h>
 
 static PyObject *dtype_table; /* dict: the dtype argument -> its hop dtype object */
@@ -325,9 +326,127 @@ hop_py__np_like_function(PyObject *func, PyObject *args)
     return func == PyTuple_GET_ITEM(like_funcs, 3) ? like_fast(HOP_PY_CREATE_COPY, a) : NULL;
 }
 
+/* arange(stop), arange(start, stop[, step]) of exact Python ints: NumPy's
+ * int64 array start, start + step, ... short of stop (the general path's
+ * _C.arange); NULL for a size beyond int64 or a step of 0 (the general
+ * path's ZeroDivisionError). */
+static PyObject *
+arange_ints(const long long *v)
+{
+    long long start = v[0], stop = v[1], step = v[2];
+    if (step == 0)
+        return NULL;
+    __int128 span = (__int128)stop - start, n = 0;
+    if (step > 0 && span > 0)
+        n = (span + step - 1) / step;
+    else if (step < 0 && span < 0)
+        n = (-span + (-(__int128)step) - 1) / -(__int128)step;
+    int64_t size = (int64_t)n;
+    if (!bytes_fit(1, &size, 8))
+        return NULL;
+    hop_tensor *t = hop_tensor_empty(HOP_I64, 1, &size);
+    if (t == NULL) {
+        hop_error_clear(); /* (too large: the general path's error) */
+        return NULL;
+    }
+    int64_t *p = t->data;
+    for (int64_t i = 0; i < size; i++)
+        p[i] = start + i * step;
+    return hop_py__np_new_array(t);
+}
+
+/* A float arange's n elements as NumPy's fill makes them: start, start +
+ * step, then start + i * delta with delta = (start + step) - start, the
+ * product rounded before the sum (the general path's two ops: no fused
+ * multiply-add). */
+__attribute__((optimize("fp-contract=off"))) static void
+arange_fill(double *p, int64_t n, double start, double step)
+{
+    double second = start + step, delta = second - start;
+    for (int64_t i = 0; i < n; i++) {
+        double prod = (double)i * delta;
+        p[i] = i == 0 ? start : i == 1 ? second : prod + start;
+    }
+}
+
+/* arange of Python numbers, one a float: NumPy's float64 array of
+ * ceil((stop - start) / step) elements (arange_fill: the general path's, in
+ * the same double arithmetic as Python's floats); NULL for a step of 0, a
+ * length that is not finite or beyond 2**40 (the general path's errors). */
+static PyObject *
+arange_floats(const double *v)
+{
+    double start = v[0], stop = v[1], step = v[2];
+    if (step == 0)
+        return NULL;
+    double len = ceil((stop - start) / step);
+    if (!isfinite(len) || len > 0x1p40)
+        return NULL;
+    int64_t size = len > 0 ? (int64_t)len : 0;
+    hop_tensor *t = hop_tensor_empty(HOP_F64, 1, &size);
+    if (t == NULL) {
+        hop_error_clear();
+        return NULL;
+    }
+    arange_fill(t->data, size, start, step);
+    return hop_py__np_new_array(t);
+}
+
+/* hnp.arange(stop) or arange(start, stop[, step]) of exact Python ints and
+ * floats (no bool, no NumPy scalar, no dtype=): arange_ints or
+ * arange_floats; None for anything else. */
+static PyObject *
+arange_fast(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (nargs < 1 || nargs > 3 || kwnames != NULL || !hop_py__np_eager_open())
+        Py_RETURN_NONE;
+    PyObject *given[3] = {NULL, args[0], NULL};
+    if (nargs >= 2) {
+        given[0] = args[0];
+        given[1] = args[1];
+        given[2] = nargs == 3 ? args[2] : NULL;
+    }
+    long long iv[3] = {0, 0, 1};
+    double fv[3] = {0, 0, 1};
+    int floats = 0;
+    for (int i = 0; i < 3; i++) {
+        PyObject *o = given[i];
+        if (o == NULL)
+            continue;
+        if (PyFloat_CheckExact(o)) {
+            floats = 1;
+        } else if (!PyLong_CheckExact(o)) {
+            Py_RETURN_NONE;
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        PyObject *o = given[i];
+        if (o == NULL) {
+            fv[i] = (double)iv[i];
+            continue;
+        }
+        if (floats) {
+            fv[i] = PyFloat_AsDouble(o); /* (an int as Python's float(int)) */
+        } else {
+            int overflow;
+            iv[i] = PyLong_AsLongLongAndOverflow(o, &overflow);
+            if (overflow != 0)
+                Py_RETURN_NONE;
+        }
+        if (PyErr_Occurred()) {
+            PyErr_Clear(); /* (an int beyond a double: the general path's error) */
+            Py_RETURN_NONE;
+        }
+    }
+    PyObject *r = floats ? arange_floats(fv) : arange_ints(iv);
+    return r != NULL || PyErr_Occurred() ? r : Py_NewRef(Py_None);
+}
+
 PyObject *
 hop_py__np_create(int kind, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
+    if (kind == HOP_PY_CREATE_ARANGE)
+        return arange_fast(args, nargs, kwnames);
     if (kind == HOP_PY_CREATE_ASARRAY)
         return asarray_fast(args, nargs, kwnames);
     if (kind >= HOP_PY_CREATE_ZEROS_LIKE) {

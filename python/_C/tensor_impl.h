@@ -307,11 +307,13 @@ enum {
     HOP_PY_CREATE_ZEROS_LIKE,
     HOP_PY_CREATE_ONES_LIKE,
     HOP_PY_CREATE_EMPTY_LIKE,
-    HOP_PY_CREATE_COPY
+    HOP_PY_CREATE_COPY,
+    HOP_PY_CREATE_ARANGE
 };
 /* hop.numpy's zeros, ones or empty (kind) of (shape[, dtype]), dtype
- * positional or a keyword, asarray(a) of a NumPy array, or zeros_like,
- * ones_like, empty_like or copy of (a), by the eager fast path: the new array, or
+ * positional or a keyword, asarray(a) of a NumPy array, zeros_like,
+ * ones_like, empty_like or copy of (a), or arange of Python numbers, by the
+ * eager fast path: the new array, or
  * None where the general path must answer (every other argument and error),
  * or NULL with an exception. */
 PyObject *hop_py__np_create(int kind, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);

@@ -9,6 +9,7 @@ beyond intp, a size in bytes beyond intp were hop's InvalidError,
 OverflowError and MemoryError)."""
 
 import inspect
+import math
 
 import numpy as np
 import pytest
@@ -526,3 +527,58 @@ def test_like_functions_with_arguments_scalars_and_traces_take_the_general_path(
     cf = hop.compile(lambda x: np.ones_like(x) + x)
     np.testing.assert_array_equal(cf(n), np.ones_like(n) + n)
     assert cf.eager_calls == 0
+
+
+ARANGES = [(5,), (0,), (-3,), (1, 7), (7, 1), (10, 0, -3), (0, 10, 3), (-5, 5, 2), (3, 3),
+           (2**62, 2**62 + 5), (0, 2**62, 2**61), (5, 0, -1), (0.1, 1.0, 0.2), (-0.0, 1.0),
+           (16.0,), (0.5, 3), (1, 2, 0.1), (0.0, 1.0, 0.3), (-1.5, 1.5, 0.5), (10.0, 0.0, -0.7),
+           (1e-300, 2e-300, 3e-301), (0.1, 0.35, 0.05), (1, 2.0), (3.0, 3.0), (5.0, 1.0),
+           (0, 1, 1e-5), (2**53, 2**53 + 4, 1.0), (-0.0, 2.0), (1, 1e300, 1e299),
+           # what stays the general path's, and its errors
+           (True,), (np.int64(4),), (np.float64(2.5),), (2**63,), (0, 5, 0), (0.0, 5.0, 0.0),
+           (0.0, math.inf), (math.nan,), (0, 1, 1e-20), (2**64, 2**64 + 2), ("3",), (None,)]
+
+
+def _arange_outcome(fn, *args):
+    try:
+        r = fn(*args)
+    except Exception as e:  # noqa: BLE001 - compared with NumPy's
+        return (type(e).__name__,)
+    v = np.asarray(r)
+    return (type(r).__name__ if not isinstance(r, np.ndarray) else "ndarray", v.dtype, v.shape,
+            v.tobytes())
+
+
+@pytest.mark.parametrize("args", ARANGES, ids=str)
+def test_arange_is_numpys_and_the_general_paths(args):
+    # hnp.arange of exact Python ints (int64: start + i * step) or numbers
+    # one of them a float (float64: start + i * ((start + step) - start),
+    # NumPy's fill) is made in C; the rest is the general path's; either
+    # way NumPy's dtype, length and bits, or NumPy's kind of error
+    from hop.numpy import _funcs
+    from test_numpy_eager_shape_fast_path import general_path
+    want = _arange_outcome(np.arange, *args)
+    calls = []
+    real = _funcs._creation_dtype
+    _funcs._creation_dtype = lambda *a: calls.append(1) or real(*a)
+    try:
+        got = _arange_outcome(hnp.arange, *args)
+    finally:
+        _funcs._creation_dtype = real
+    with general_path():
+        slow = _arange_outcome(hnp.arange, *args)
+    if len(want) > 1 and want[1] == np.dtype(object):  # (a dtype hop has no array of)
+        assert got == slow == ("DTypeError",)
+        return
+    exact = all(type(v) in (int, float) for v in args) and \
+        all(-2**63 <= v < 2**63 for v in args if type(v) is int) and \
+        all(math.isfinite(v) for v in args if type(v) is float)
+    if len(want) == 1:  # an error: NumPy's kind (the general path's text)
+        assert got == slow and got[0] in (want[0], "DTypeError"), (got, want)
+        return
+    assert got[1:] == want[1:] == slow[1:], (got, want, slow)
+    assert got[0] == "ndarray"
+    if all(-2**63 <= v < 2**63 for v in args if type(v) is int):
+        # (an int beyond int64 is NumPy's arange's own, by the general path,
+        # which then asks no dtype of _creation_dtype)
+        assert (not calls) == exact, args

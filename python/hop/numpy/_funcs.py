@@ -907,16 +907,29 @@ def arange(start, stop=None, step=None, dtype=None, *, like=None):
         start, stop = 0, start
     step = 1 if step is None else step
     vals = [start, stop, step]
+    stop - start  # (NumPy's first arithmetic: its TypeError for None, a str)
+    if builtins.any(type(v) is int and not -2**63 <= v < 2**63 for v in vals):
+        # beyond int64: NumPy's own answer (a float64 or object array, whose
+        # dtype hop has not), made of Python numbers only
+        a = _np.arange(start, stop, step, dtype=dtype)
+        _core.hop_dtype(a.dtype, "arange")
+        return ndarray(_C.tensor(a))
     if builtins.any(isinstance(v, float) or (isinstance(v, _np.floating)) for v in vals) or \
             (dtype is not None and _np.dtype(dtype).kind == "f"):
-        # NumPy fills start + i * delta with delta = (start + step) - start
-        n = math.ceil((stop - start) / step)
+        # NumPy's fill: start, start + step, then start + i * delta with
+        # delta = (start + step) - start
+        q = (stop - start) / step
+        if q != q:
+            raise ValueError("arange: cannot compute length")
+        if q >= 2.0 ** 63:
+            raise ValueError("Maximum allowed size exceeded")
+        n = math.ceil(q)
         if n <= 0:
             return ndarray(_full_t((0,), 0, _creation_dtype(dtype, float)))
         npd = _creation_dtype(dtype, _np.result_type(*[_np.asarray(v) for v in vals]))
         delta = (start + step) - start
-        i = _C.arange(n).to(_C.float64)
-        t = i * delta + start
+        head = _C.tensor([float(start), float(start + step)][:n], dtype=_C.float64)
+        t = _C.cat([head, _C.arange(2, n).to(_C.float64) * delta + start], 0) if n > 2 else head
         return ndarray(_core.cast(t, npd))
     if step == 0:
         raise ZeroDivisionError("division by zero")
