@@ -217,7 +217,7 @@ test_large_blocks_are_kept_for_a_request_of_about_their_size(void **state)
     hop__free_small(a, mb);
     hop__free_small(b, 2 * mb);
     assert_int_equal(hop_alloc_live(), live - 2);
-    assert_int_equal(custom_calls, 2); /* both kept */
+    assert_int_equal(custom_calls, 2);                 /* both kept */
     assert_ptr_equal(hop__malloc_small(mb - 1000), a); /* holds it, little left over */
     assert_int_equal(hop_alloc_count(), count + 1);
     assert_int_equal(hop_alloc_live(), live - 1);
@@ -237,7 +237,7 @@ test_large_blocks_are_kept_for_a_request_of_about_their_size(void **state)
     hop__free_small(d, 3 * mb);
     assert_int_equal(custom_calls, calls);
     hop__free_small(e, 4 * mb);
-    assert_int_equal(custom_calls, calls + 1); /* b freed */
+    assert_int_equal(custom_calls, calls + 1);  /* b freed */
     char *f = hop__malloc_small(2 * mb - 4096); /* d and e would leave too much over */
     assert_int_equal(custom_calls, calls + 2);
     hop__free(f);
@@ -248,7 +248,7 @@ test_large_blocks_are_kept_for_a_request_of_about_their_size(void **state)
     calls = custom_calls;
     hop__free_small(g, 40 * mb);
     assert_int_equal(custom_calls, calls + 1); /* a (the oldest) freed: 48 MiB kept */
-    char *h = hop__malloc_small(20 * mb); /* (g would leave half over) */
+    char *h = hop__malloc_small(20 * mb);      /* (g would leave half over) */
     assert_ptr_not_equal(h, g);
     calls = custom_calls;
     hop__free_small(h, 20 * mb); /* c and e go (64 MiB at most): d, g and h stay */
