@@ -39,6 +39,9 @@ CALLS = {
     "a.argmax(axis=-1)": lambda a: a.argmax(axis=-1), "a.argmin(None)": lambda a: a.argmin(None),
     "a.any()": lambda a: a.any(), "np.all(a)": lambda a: np.all(a), "a.all(0)": lambda a: a.all(0),
     "np.any(a, axis=-1)": lambda a: np.any(a, axis=-1),
+    "a.cumsum()": lambda a: a.cumsum(), "np.cumsum(a)": lambda a: np.cumsum(a),
+    "a.cumprod()": lambda a: a.cumprod(), "np.cumsum(a, 0)": lambda a: np.cumsum(a, 0),
+    "a.cumsum(axis=-1)": lambda a: a.cumsum(axis=-1),
 }
 UNARY = {"np.sin(a)": np.sin, "np.exp(a)": np.exp, "np.sqrt(a)": np.sqrt, "np.cos(a)": np.cos,
          "np.negative(a)": np.negative, "np.absolute(a)": np.absolute}
@@ -138,6 +141,34 @@ def test_the_plain_reductions_take_the_fast_path():
                             ("min", a, None), ("prod", a, None), ("sum", b, 0),
                             ("mean", b, 1), ("max", b, 1), ("min", b, 0)]:
         assert _taken(name, arr, axis), (name, axis)
+
+
+def test_cumsum_and_cumprod_of_vectors_and_whole_arrays_take_the_fast_path():
+    # a 1-d array along its axis, or any array with axis None (the
+    # flattened array in C order); a result of 2+ dims and complex are the
+    # general path's; small ints accumulate in NumPy's wider dtype
+    _eager._PLANS.clear()
+    v = hnp.asarray(np.array([100, 100, 100, -50], np.int8))
+    m = hnp.asarray(np.arange(1.0, 13.0).reshape(3, 4))
+    f = hnp.asarray(np.asfortranarray(np.arange(1.0, 13.0).reshape(3, 4)))
+    for arr, fn, name, axis in ((v, lambda a: a.cumsum(), "cumsum", None),
+                                (v, lambda a: np.cumprod(a, 0), "cumprod", 0),
+                                (m, lambda a: a.cumsum(), "cumsum", None),
+                                (f, lambda a: np.cumsum(a), "cumsum", None)):
+        got = _same_as_general(fn, arr)
+        _same_as_numpy(got, fn(np.asarray(arr)))
+        assert _taken(name, arr, axis), (name, axis)
+    for arr, axis in ((m, 0), (m, 1), (f, 0)):
+        got = _same_as_general(lambda a: a.cumsum(axis), arr)
+        _same_as_numpy(got, np.asarray(arr).cumsum(axis))
+        assert not _taken("cumsum", arr, axis)
+    c = hnp.asarray(np.array([1 + 1j, 2j]))
+    _same_as_numpy(_same_as_general(lambda a: a.cumsum(), c), np.asarray(c).cumsum())
+    assert not _taken("cumsum", c)
+    big = hnp.asarray(np.array([1e308, 1e308]))
+    got = _outcome(lambda a: a.cumsum(), big)
+    want = _outcome(lambda a: a.cumsum(), np.asarray(big))
+    assert got[1] == want[1] and np.asarray(got[0]).tolist() == want[0].tolist()
 
 
 def test_any_and_all_take_the_fast_path_and_read_truth_as_numpy():

@@ -131,11 +131,13 @@ def _plan(name, args):
 # colon, so their plans share _PLANS)
 REDUCTIONS = {"sum": "reduce:sum", "prod": "reduce:prod", "mean": "reduce:mean",
               "max": "reduce:max", "min": "reduce:min", "argmax": "reduce:argmax",
-              "argmin": "reduce:argmin", "any": "reduce:any", "all": "reduce:all"}
+              "argmin": "reduce:argmin", "any": "reduce:any", "all": "reduce:all",
+              "cumsum": "reduce:cumsum", "cumprod": "reduce:cumprod"}
 _REDUCE_FUNCS = {_np.sum: "reduce:sum", _np.prod: "reduce:prod", _np.mean: "reduce:mean",
                  _np.max: "reduce:max", _np.amax: "reduce:max", _np.min: "reduce:min",
                  _np.amin: "reduce:min", _np.argmax: "reduce:argmax",
-                 _np.argmin: "reduce:argmin", _np.any: "reduce:any", _np.all: "reduce:all"}
+                 _np.argmin: "reduce:argmin", _np.any: "reduce:any", _np.all: "reduce:all",
+                 _np.cumsum: "reduce:cumsum", _np.cumprod: "reduce:cumprod"}
 
 
 # a @ b by the fast path: two concrete C-contiguous hop.numpy arrays (exactly
@@ -159,7 +161,8 @@ def _reduce_plan(name, a, axis):
     a's tensor is cast to first or None, the kernel's dims, the result's
     NumPy dtype, its hop dtype), the kernel called as kernel(x, dims, False)
     and its result cast to the result's dtype (python/_C/np_eager.c).  They
-    are _reductions._reduce's (sum, prod, max, min, any, all), _reductions._mean_t's
+    are _reductions._reduce's (sum, prod, max, min, any, all), _scan's
+    (cumsum, cumprod: _scan_plan), _reductions._mean_t's
     and _reductions._arg's (argmax, argmin: the kernel's dims an int or None,
     as it takes them) for these arguments.  None where the fast path does not take the call: a
     result of two or more dimensions (NumPy's memory order of it,
@@ -170,6 +173,8 @@ def _reduce_plan(name, a, axis):
     op = name.partition(":")[2]
     try:
         t = a._t
+        if op in ("cumsum", "cumprod"):
+            return _scan_plan(op, t, axis)
         axes = _funcs._axes(axis, t.ndim)
         dt = _core.np_dtype(t)
         if t.ndim == 0 or t.ndim - len(axes) >= 2 or (dt.kind == "c" and op != "sum" and
@@ -198,6 +203,28 @@ def _reduce_plan(name, a, axis):
         return (kernel, pre, list(axes), rdt, _core.hop_dtype(rdt, op))
     except Exception:  # noqa: BLE001 - the general path raises it
         return None
+
+
+def _scan_plan(op, t, axis):
+    """A reduction plan (_reduce_plan's form) of cumsum or cumprod of a 1-d
+    tensor t or of any t with axis None: _reductions._scan's decisions for
+    them (the flattened array in C order, scanned in the dtype NumPy
+    answers, cast first where _scan casts); None for a result of two or more
+    dims (its memory order, which _scan reads) and complex."""
+    from . import _reductions
+    dt = _core.np_dtype(t)
+    if (axis is not None and t.ndim != 1) or dt.kind == "c":
+        return None
+    rdt = _reductions._reduce_dtype(getattr(_np, op), t, None, op)
+    pre = rdt if dt.kind == "f" or rdt.kind in "fc" else None
+    kernel = getattr(_C, op)
+    if t.ndim == 1:
+        def scan(x, _dims, _keepdims):
+            return kernel(x, 0)
+    else:
+        def scan(x, _dims, _keepdims):
+            return kernel(x.reshape(-1), 0)
+    return (scan, pre if pre != dt else None, None, rdt, _core.hop_dtype(rdt, op))
 
 
 _C._np_eager_init(ndarray, _PLANS, lambda name, args: _plan(name, args), _core.cast,
