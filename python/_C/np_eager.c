@@ -1344,7 +1344,7 @@ np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 /* _np_eager_method(role, name, fallback): the method (above) of role
  * "reduce" (name: "reduce:sum", ...), "element" (name: "item", "float",
  * "int"), "create" (name: "zeros", "ones", "empty", "asarray", "zeros_like",
- * "ones_like", "empty_like", "copy", "arange": hop.numpy's functions),
+ * "ones_like", "empty_like", "copy", "arange", "full": hop.numpy's functions),
  * "attr" (name: "len", "shape", "ndim", "size": len(a) and the properties' getters),
  * "copy" (name "copy" or "flatten"), or "array_ufunc", "array_function",
  * "getitem", "setitem", "fill", "reshape", "ravel", "transpose", "dot",
@@ -1361,7 +1361,7 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     static const char *const copy_names[] = {"copy", "flatten", NULL};
     static const char *const create_names[] = {"zeros",      "ones",      "empty",      "asarray",
                                                "zeros_like", "ones_like", "empty_like", "copy",
-                                               "arange",     NULL};
+                                               "arange",     "full",      NULL};
     static const struct {
         const char *role;
         vectorcallfunc call;
@@ -1509,7 +1509,8 @@ static PyMethodDef np_eager_functions[] = {
      "_np_eager_method(role, name, fallback): a method of hop.numpy.ndarray (role 'reduce': "
      "a.sum(); 'element': a.item(), float(a), int(a); 'array_ufunc'; 'array_function'; "
      "'getitem'; 'setitem'; 'fill'; 'reshape'; 'ravel'; 'transpose'; 'dot'; 'copy'; 'astype'; "
-     "'create': hnp.zeros/ones/empty/asarray/zeros_like/ones_like/empty_like/copy/arange; 'attr': "
+     "'create': hnp.zeros/ones/empty/asarray/zeros_like/ones_like/empty_like/copy/arange/full; "
+     "'attr': "
      "len(a), "
      "a.shape, a.ndim, a.size) that tries the eager fast path first, then calls fallback."},
     {"_np_eager_off", np_eager_off, METH_O,

@@ -442,11 +442,56 @@ arange_fast(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
     return r != NULL || PyErr_Occurred() ? r : Py_NewRef(Py_None);
 }
 
+/* hnp.full(shape, value[, dtype]) (dtype positional or a keyword) of a
+ * shape of exact ints and a Python bool, int or float value: a new C-ordered
+ * array of the dtype (the table's; without one, NumPy's of the value: bool,
+ * int64, float64) filled with the value converted as NumPy's unsafe copy
+ * converts it where that is a plain C conversion (hop_py__np_scalar_element);
+ * None for anything else. */
+static PyObject *
+full_fast(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (nargs < 2 || nargs + nkw > 3 ||
+        (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "dtype") != 0))
+        Py_RETURN_NONE;
+    PyObject *value = args[1], *dt = nargs + nkw == 3 ? args[2] : NULL;
+    int64_t sizes[HOP_MAX_RANK];
+    hop_dtype d;
+    unsigned char elem[16];
+    int rank = shape_sizes(args[0], sizes);
+    if (rank < 0 || !hop_py__np_eager_open())
+        Py_RETURN_NONE;
+    if (dt != NULL && dt != Py_None) {
+        if (!table_dtype(dt, NULL, &d))
+            Py_RETURN_NONE;
+    } else if (PyBool_Check(value)) {
+        d = HOP_BOOL;
+    } else if (PyLong_CheckExact(value)) {
+        d = HOP_I64;
+    } else if (PyFloat_CheckExact(value)) {
+        d = HOP_F64;
+    } else {
+        Py_RETURN_NONE;
+    }
+    if (!hop_py__np_scalar_element(d, value, elem) || !bytes_fit(rank, sizes, hop_dtype_size(d)))
+        Py_RETURN_NONE;
+    hop_tensor *t = hop_tensor_empty(d, rank, sizes);
+    if (t == NULL) {
+        hop_error_clear(); /* (too large: the general path's error) */
+        Py_RETURN_NONE;
+    }
+    fill_dense(t->data, (size_t)hop_tensor_numel(t), hop_dtype_size(d), elem);
+    return hop_py__np_new_array(t);
+}
+
 PyObject *
 hop_py__np_create(int kind, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     if (kind == HOP_PY_CREATE_ARANGE)
         return arange_fast(args, nargs, kwnames);
+    if (kind == HOP_PY_CREATE_FULL)
+        return full_fast(args, nargs, kwnames);
     if (kind == HOP_PY_CREATE_ASARRAY)
         return asarray_fast(args, nargs, kwnames);
     if (kind >= HOP_PY_CREATE_ZEROS_LIKE) {

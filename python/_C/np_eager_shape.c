@@ -321,8 +321,8 @@ fast_getitem(PyObject *a, PyObject *key)
  * integer array, an int out of the dtype's range, a float32 overflow
  * NumPy's cast warns for, float16 and complex arrays).
  */
-static int
-scalar_element(hop_dtype d, PyObject *v, unsigned char *out)
+int
+hop_py__np_scalar_element(hop_dtype d, PyObject *v, unsigned char *out)
 {
     PyTypeObject *ty = Py_TYPE(v);
     long long i = 0;
@@ -432,7 +432,7 @@ set_from_array(hop_tensor *t, char *p, int rank, const int64_t *sizes, const int
  * a[key] = value by the fast path for a basic key (basic_view's) or an array
  * key (array_key's) of a writable array the shape fast path takes: a Python
  * bool, int or float value its dtype holds by a plain conversion
- * (scalar_element) fills the key's elements in place, as the general path's
+ * (hop_py__np_scalar_element) fills the key's elements in place, as the general path's
  * NumPy write does; a basic key's view is also set from an array value of
  * a's dtype (set_from_array).  The write is counted (_storage.WRITES: a view
  * hop made as a copy reads its elements again after one;
@@ -449,7 +449,7 @@ fast_setitem(PyObject *a, PyObject *key, PyObject *value)
     if (t == NULL || writes_module == NULL || HOP_PY_SLOT(a, hop_py__np_off_ro) != Py_False)
         return 0;
     size_t isz = hop_dtype_size(t->dtype);
-    if (!scalar_element(t->dtype, value, elem)) {
+    if (!hop_py__np_scalar_element(t->dtype, value, elem)) {
         if (!basic_view(t, key, &rank, sizes, strides, &offset, &plain) ||
             !set_from_array(t, (char *)t->data + (offset - t->offset) * (int64_t)isz, rank, sizes,
                             strides, value))

@@ -291,6 +291,12 @@ PyObject *hop_py__np_in_order(PyObject *o, int order, const int *perm);
 /* Array a (stolen), computed in memory order perm, viewed back with its
  * dims in their own order; NULL on failure. */
 PyObject *hop_py__np_back_in_order(PyObject *a, const int *perm);
+/* Python bool, int or float v as an element of dtype d in out (16 bytes at
+ * most), NumPy's conversion of it where that is a plain C conversion with no
+ * warning nor error: 1, or 0 for anything else (a float into an integer
+ * dtype, an int out of the dtype's range, a float32 overflow, float16 and
+ * complex dtypes). */
+int hop_py__np_scalar_element(hop_dtype d, PyObject *v, unsigned char *out);
 /* a.copy() (flat: a.flatten()) of a concrete array (hop_py__np_shape_tensor's)
  * by the eager fast path: a new C-ordered array of its elements in C order
  * (flat: one dimension), or NULL (an exception only when one was raised)
@@ -308,12 +314,13 @@ enum {
     HOP_PY_CREATE_ONES_LIKE,
     HOP_PY_CREATE_EMPTY_LIKE,
     HOP_PY_CREATE_COPY,
-    HOP_PY_CREATE_ARANGE
+    HOP_PY_CREATE_ARANGE,
+    HOP_PY_CREATE_FULL
 };
 /* hop.numpy's zeros, ones or empty (kind) of (shape[, dtype]), dtype
  * positional or a keyword, asarray(a) of a NumPy array, zeros_like,
- * ones_like, empty_like or copy of (a), or arange of Python numbers, by the
- * eager fast path: the new array, or
+ * ones_like, empty_like or copy of (a), arange of Python numbers, or
+ * full(shape, number[, dtype]), by the eager fast path: the new array, or
  * None where the general path must answer (every other argument and error),
  * or NULL with an exception. */
 PyObject *hop_py__np_create(int kind, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);

@@ -582,3 +582,58 @@ def test_arange_is_numpys_and_the_general_paths(args):
         # (an int beyond int64 is NumPy's arange's own, by the general path,
         # which then asks no dtype of _creation_dtype)
         assert (not calls) == exact, args
+
+
+FULL_VALUES = [0, 1, -1, 7, 300, -129, 2**40, 2**63 - 1, 2**63, True, False, 0.0, -0.0, 2.5,
+               -1e300, 1e300, 3.4e38, math.nan, math.inf, 1 + 2j, np.float32(1.5), "3", None]
+FULL_DTYPES = [None, float, int, bool, np.float32, np.int8, np.uint8, np.int16, np.uint64,
+               np.float16, np.complex64, "f8", "i4"]
+
+
+def _full_outcome(fn):
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r = fn()
+        except Exception as e:  # noqa: BLE001 - compared with NumPy's
+            return (type(e).__name__,), []
+    v = np.asarray(r)
+    return (type(r).__name__, v.dtype, v.shape, v.strides, v.tobytes()), \
+        [(x.category, str(x.message)) for x in w]
+
+
+@pytest.mark.parametrize("dtype", FULL_DTYPES, ids=str)
+def test_full_is_numpys_and_the_general_paths(dtype):
+    # hnp.full(shape, number[, dtype]) is made in C where the number
+    # converts to the dtype as a plain C conversion (the dtype NumPy gives
+    # the number without one: bool, int64, float64); the rest (a float into
+    # an integer dtype, an int out of range, float16, complex, an array or
+    # NumPy scalar value) is the general path's; values, dtype, warnings and
+    # error kinds NumPy's
+    from hop.numpy import _funcs
+    from test_numpy_eager_shape_fast_path import general_path
+    for shape in (4, (2, 3), (), (0, 2)):
+        for value in FULL_VALUES:
+            forms = [((shape, value), {})] if dtype is None else \
+                [((shape, value, dtype), {}), ((shape, value), {"dtype": dtype})]
+            for args, kw in forms:
+                want, ww = _full_outcome(lambda: np.full(*args, **kw))
+                calls = []
+                real = _funcs.new_sizes
+                _funcs.new_sizes = lambda *a: calls.append(1) or real(*a)
+                try:
+                    got, gw = _full_outcome(lambda: hnp.full(*args, **kw))
+                finally:
+                    _funcs.new_sizes = real
+                with general_path():
+                    slow, sw = _full_outcome(lambda: hnp.full(*args, **kw))
+                assert got == slow and gw == sw, (args, kw)
+                if len(want) == 1 or want[1] == np.dtype(object):
+                    assert len(got) == 1, (args, kw, got)
+                    continue
+                if value is None or isinstance(value, str):
+                    continue  # (NumPy's object or str arrays: hop's errors)
+                assert got[1:] == want[1:] and gw == ww, (args, kw, got, want)
+                if not calls:  # (taken: exact Python numbers only)
+                    assert type(value) in (bool, int, float), (args, kw)

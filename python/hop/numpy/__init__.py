@@ -116,10 +116,10 @@ _direct.install(globals(), __all__,
                  _funcs.concatenate: (_eager_shape.concatenate, 1, 2),
                  _funcs.where: (_eager_shape.where, 3, 3),
                  _products.dot: (_eager_shape.dot, 2, 2)})
-# zeros, ones, empty, asarray, the *_like functions, copy and arange: C callables that try
+# zeros, ones, empty, asarray, the *_like functions, copy, arange and full: C callables that try
 # the eager fast path (_eager_shape.zeros, ...) before the function above
 for _name in ("zeros", "ones", "empty", "asarray", "zeros_like", "ones_like", "empty_like",
-              "copy", "arange"):
+              "copy", "arange", "full"):
     globals()[_name] = _C._np_eager_method("create", _name, globals()[_name])
 del _name
 

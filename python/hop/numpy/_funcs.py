@@ -834,10 +834,15 @@ def full(shape, fill_value, dtype=None, order="C", *, like=None, _kind=None):
             _core.np_dtype(o.t) if o.t is not None else _np.asarray(_core.scalar_arg(o)).dtype \
             if not isinstance(o.value, _C.SymInt) else _np.dtype(_np.int64)
     npd = _np.dtype(dtype)
+    shp = new_sizes(shape, npd)
+    if isinstance(fill_value, (int, float, complex, _np.generic)):
+        # (NumPy converts the number as it copies it in: into no element, only
+        # a complex's warning)
+        empty = not builtins.all(type(n) is not int or n != 0 for n in shp)
+        fill_value = _numpys_element(fill_value, npd, empty)
     o = _core.operand(fill_value, "full")
     # (as_compute gives a 0-d tensor for a complex dtype, which _C.full takes not)
     v = o.t if o.t is not None else _core.as_compute(o, npd)
-    shp = new_sizes(shape, npd)
     if not isinstance(v, _C.Tensor):
         def make(s):
             return _full_t(s, v, npd)
@@ -1581,6 +1586,22 @@ def _fill_method(self, value):
                  if not isinstance(v, _C.Tensor) else
                  (v + _C.zeros(tuple(self._t.shape), dtype=self._t.dtype)).to(self._t.dtype),
                  "ndarray.fill")
+
+
+def _numpys_element(value, npd, empty=False):
+    """Number value as NumPy's full converts it into dtype npd (copyto with
+    casting='unsafe'), into one element or (empty) none: a NumPy scalar of
+    npd (a float beyond an integer dtype's range its loops' low bits; for
+    none, 0), NumPy's warnings (a complex's imaginary part dropped, an
+    overflow; _core.numpy_warns: traced, a break of hop.compile's graph)
+    and its errors under numpy.errstate."""
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        box = _np.full((0,) if empty else (1,), value, dtype=npd)
+    for x in w:
+        _core.numpy_warns("full of a number its dtype does not hold", str(x.message), x.category)
+    return box[0] if not empty else _np.zeros((), npd)[()]
 
 
 def _numpys_item(value, npd):
