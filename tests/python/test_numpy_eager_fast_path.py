@@ -634,3 +634,22 @@ def test_clip_with_a_nan_bound_warns_on_every_compiled_call_as_eagerly():
             [(m.category, str(m.message)) for m in e] and len(e) == 1
     assert cf.eager_calls == 0 and "graph break" in str(cf.explain())
     assert "clip with a NaN bound" in str(cf.explain())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32", "complex64"])
+def test_vector_norm_is_numpys_bit_for_bit_eagerly_and_compiled(dtype):
+    # np.linalg.norm(v): the sum of squares' square root taken without the
+    # ufunc's dispatch for a float32/float64 one, as NumPy's own value and
+    # scalar type
+    vals = [[3.0, 4.0], [1e-200, 1e-200], [1e200, 1e200], [np.nan, 1.0], [np.inf, 1.0],
+            [0.0, -0.0], list(np.linspace(-2, 2, 33))]
+    cf = hop.compile(lambda v: np.linalg.norm(v))
+    for v in vals:
+        x = np.array(v).astype(dtype) if dtype != "int32" else np.array(v[:1] * 3).astype(int)
+        want = np.linalg.norm(x)
+        for got in (np.linalg.norm(hnp.asarray(x)), hnp.linalg.norm(hnp.asarray(x)), cf(x)):
+            g = np.asarray(got)
+            assert g.dtype == np.asarray(want).dtype and g.shape == ()
+            assert g.tobytes() == np.asarray(want).tobytes() or \
+                (np.isnan(g) and np.isnan(want)), (v, got, want)
+            assert isinstance(got, np.generic) or got._scalar
