@@ -386,7 +386,10 @@ ufunc_miss(PyObject *name, void *ctx)
  * Ufunc `name` of the n operands ops by the fast path: a new reference, or
  * NULL without an exception when the general path must answer, or NULL with
  * one.  tuple is ops as a tuple (the planner's argument), or NULL: made on a
- * miss of the plans.
+ * miss of the plans.  ufunc: a call of the ufunc (np.sqrt(s), hnp.add(s, 1)),
+ * not an operator: with every operand 0-d or a Python scalar NumPy runs the
+ * ufunc's loop, as for arrays, where an operator of NumPy scalars is its
+ * scalar math (scalar_ok: operators only).
  */
 /* The Python float, int or bool of o when o is a concrete 0-d hop.numpy
  * array (a NumPy scalar's or not: a.sum(), a.mean(), a[3]) of float64,
@@ -468,7 +471,8 @@ scalar_ok(PyObject *name, PyObject *plan)
     return 0;
 }
 
-static PyObject *fast(PyObject *name, PyObject *const *ops, Py_ssize_t n, PyObject *tuple);
+static PyObject *fast(PyObject *name, PyObject *const *ops, Py_ssize_t n, PyObject *tuple,
+                      int ufunc);
 
 /* Where the 0-d hop.numpy operands among ops stand (asked when an operand
  * has no key): none (or an operand the fast path does not read), beside an
@@ -505,14 +509,14 @@ with_zero_d_values(PyObject *name, PyObject *const *ops, Py_ssize_t n)
         else if (PyErr_Occurred())
             PyErr_Clear(); /* (out of memory: the general path's) */
     }
-    PyObject *r = z[0] != NULL || z[1] != NULL ? fast(name, use, n, NULL) : NULL;
+    PyObject *r = z[0] != NULL || z[1] != NULL ? fast(name, use, n, NULL, 0) : NULL;
     Py_XDECREF(z[0]);
     Py_XDECREF(z[1]);
     return r;
 }
 
 static PyObject *
-fast(PyObject *name, PyObject *const *ops, Py_ssize_t n, PyObject *tuple)
+fast(PyObject *name, PyObject *const *ops, Py_ssize_t n, PyObject *tuple, int ufunc)
 {
     if (hop_py__np_type == NULL ||
         (Py_TYPE(ops[0]) != hop_py__np_type && (n == 1 || Py_TYPE(ops[1]) != hop_py__np_type)))
@@ -553,7 +557,7 @@ fast(PyObject *name, PyObject *const *ops, Py_ssize_t n, PyObject *tuple)
     ufunc_call c = {ops, n, tuple};
     if ((plan = hop_py__np_lookup_plan(name, k[0], k[1], ufunc_miss, &c)) == NULL)
         goto done;
-    if (plan != Py_None && (!scalars || scalar_ok(name, plan)))
+    if (plan != Py_None && (!scalars || ufunc || scalar_ok(name, plan)))
         res = run_plan(plan, order ? v : ops, n);
     if (res != NULL && order && (res = hop_py__np_back_in_order(res, perm)) == NULL)
         PyErr_Clear(); /* (the general path's) */
@@ -736,7 +740,8 @@ np_eager(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *name = Py_NewRef(args[0]);
     if (PyUnicode_CheckExact(name))
         PyUnicode_InternInPlace(&name);
-    PyObject *r = n == 1 || n == 2 ? fast(name, &PyTuple_GET_ITEM(args[1], 0), n, args[1]) : NULL;
+    PyObject *r =
+        n == 1 || n == 2 ? fast(name, &PyTuple_GET_ITEM(args[1], 0), n, args[1], 1) : NULL;
     Py_DECREF(name);
     return hop_py__np_or_none(r);
 }
@@ -805,7 +810,7 @@ fast_power(PyObject *a, PyObject *e)
         if (ex == NULL || hop_py__tensor_rank(ex) <= 0)
             return NULL;
         PyObject *ops[2] = {a, e};
-        return fast(power_names[PW_POWER], ops, 2, NULL);
+        return fast(power_names[PW_POWER], ops, 2, NULL, 0);
     } else {
         return NULL;
     }
@@ -825,17 +830,17 @@ fast_power(PyObject *a, PyObject *e)
              * dtype (a warning, whose text names reciprocal, is the general
              * path's, as for every ufunc of the fast path) */
             PyObject *ops[2] = {float_one, a};
-            return fast(power_names[PW_DIVIDE], ops, 2, NULL);
+            return fast(power_names[PW_DIVIDE], ops, 2, NULL, 0);
         }
         if (unary != PW_POWER)
-            return fast(power_names[unary], &a, 1, NULL);
+            return fast(power_names[unary], &a, 1, NULL, 0);
         if (v == 0.0)
             return NULL;
         PyObject *ops[2] = {a, e};
-        return fast(power_names[PW_POWER], ops, 2, NULL);
+        return fast(power_names[PW_POWER], ops, 2, NULL, 0);
     }
     if (hop_dtype_is_int(d) && is_int && unary == PW_SQUARE)
-        return fast(power_names[PW_SQUARE], &a, 1, NULL);
+        return fast(power_names[PW_SQUARE], &a, 1, NULL, 0);
     return NULL;
 }
 
@@ -909,7 +914,7 @@ eager_op_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject 
             r = fast_matmul(args[0], args[1]);
         } else {
             PyObject *ops[2] = {args[op->reflected], args[n - 1 - op->reflected]};
-            r = fast(op->name, ops, n, NULL);
+            r = fast(op->name, ops, n, NULL, 0);
         }
         if (r != NULL || PyErr_Occurred())
             return r;
@@ -967,7 +972,7 @@ eager_array_ufunc_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, 
             name == NULL ? NULL
             : name == power_names[PW_MATMUL] && n == 5 && Py_TYPE(args[3]) == hop_py__np_type
                 ? fast_matmul(args[3], args[4])
-                : fast(name, args + 3, n - 3, NULL);
+                : fast(name, args + 3, n - 3, NULL, 1);
         if (r != NULL || PyErr_Occurred())
             return r;
     }

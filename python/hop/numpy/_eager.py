@@ -30,13 +30,15 @@ An operand's key is what NumPy 1.24's dtype resolution reads of it:
   a 0-d array of another dtype is cast by its own dtype where the kinds
   differ (int8 + np.float32(1) is float32, int8 + 1.0 float64).
 When every operand is 0-d or a Python scalar (`a.sum() / 16`, `a.mean() >
-3`), NumPy promotes by dtype, not by value, and answers a scalar: a 0-d
-operand's key is then its dtype (a 1-tuple, never an array's key), and the
-call is taken only for a float64 or bool result of add, subtract, multiply,
-true_divide and the comparisons (the result a hop.numpy scalar): an
-operator of NumPy scalars is NumPy's scalar math, which warns on an integer
-overflow and rounds float16 and libm functions its own way, and which the
-general path runs (_ndarray._reported_scalar_math).
+3`, `np.sqrt(s)`), NumPy promotes by dtype, not by value, and answers a
+scalar: a 0-d operand's key is then its dtype (a 1-tuple, never an array's
+key).  An operator is taken only for a float64 or bool result of add,
+subtract, multiply, true_divide and the comparisons (the result a
+hop.numpy scalar): an operator of NumPy scalars is NumPy's scalar math,
+which warns on an integer overflow and rounds float16 and libm functions
+its own way, and which the general path runs
+(_ndarray._reported_scalar_math).  A ufunc's call (np.sqrt(s),
+np.maximum(s, 0), call below) is NumPy's loop, as for arrays: every plan.
 Anything else (a 0-d array of another dtype beside an array, a complex, a
 list, an np.ndarray, a NumPy scalar, a hop.Tensor, a NumpyArg) has no key:
 the
