@@ -662,9 +662,6 @@ def _multi_svd_norm(x, row_axis, col_axis, op):
     return op(svd(y, compute_uv=False), axis=-1)
 
 
-_SQRT_DIRECT = (_np.dtype(_np.float32), _np.dtype(_np.float64))
-
-
 @_implements(_np.linalg.norm)
 def norm(x, ord=None, axis=None, keepdims=False, *, _kind=None):
     """NumPy 1.24's norm, step for step."""
@@ -682,13 +679,7 @@ def norm(x, ord=None, axis=None, keepdims=False, *, _kind=None):
                 sq = hnp.dot(xr, xr) + hnp.dot(xi, xi)
             else:
                 sq = hnp.dot(x, x)
-            # (a float32/float64 sum of squares: hop's sqrt of it is np.sqrt's
-            # of NumPy's scalar, its loop correctly rounded and flagless for
-            # a value >= 0 or NaN; the ufunc's dispatch of a 0-d operand was
-            # most of an eager norm's 19 us)
-            ret = wrap(ndarray, _C.sqrt(sq._t), scalar=True) if \
-                type(sq) is ndarray and sq.ndim == 0 and sq.dtype in _SQRT_DIRECT and \
-                not _C._is_proxy(sq._t) else hnp.sqrt(sq)
+            ret = hnp.sqrt(sq)
             if keepdims:
                 ret = hnp.reshape(ret, ndim * [1])
             return wrap(kind, ret._t, scalar=ret.ndim == 0)
