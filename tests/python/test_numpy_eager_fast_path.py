@@ -665,34 +665,35 @@ def test_vector_norm_is_numpys_bit_for_bit_eagerly_and_compiled(dtype):
             assert isinstance(got, np.generic) or got._scalar
 
 
+def _warned(fn, *args):
+    """fn(*args) (or its exception) and the texts of its warnings."""
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r = fn(*args)
+        except Exception as e:  # noqa: BLE001 - compared
+            r = e
+    return r, [str(x.message) for x in w]
+
+
 @pytest.mark.parametrize("name", UNARY)
 def test_a_ufunc_of_a_scalar_is_the_loops_answer_by_the_fast_path(name):
     # np.sqrt(a.sum()), np.exp(s): a ufunc's call on a hop.numpy scalar runs
     # NumPy's loop (not its scalar math), so the fast path takes it for
     # every dtype it plans; the answer, a NumPy scalar's, and the warnings
     # (sqrt(-1), log(0): the general path's, as NumPy's) are NumPy's
-    import warnings
     taken = 0
     for dt in DTYPES:
         for v in (0, 1, -2, 7, 100):
             z = hnp.asarray(np.array([v]).astype(dt))[0]
             zn = np.array([v]).astype(dt)[0]
-            with warnings.catch_warnings(record=True) as hw:
-                warnings.simplefilter("always")
-                try:
-                    got = getattr(np, name)(z)
-                except Exception as e:  # noqa: BLE001 - compared
-                    got = e
-            with warnings.catch_warnings(record=True) as nw:
-                warnings.simplefilter("always")
-                try:
-                    want = getattr(np, name)(zn)
-                except Exception as e:  # noqa: BLE001 - compared
-                    want = e
+            got, hw = _warned(getattr(np, name), z)
+            want, nw = _warned(getattr(np, name), zn)
             if isinstance(want, Exception):
                 assert type(got) is type(want), (name, dt, v)
                 continue
-            assert [str(x.message) for x in hw] == [str(x.message) for x in nw], (name, dt, v)
+            assert hw == nw, (name, dt, v)
             assert type(got) is ndarray and got._scalar, (name, dt, v)
             _same(got, np.asarray(want), ulps=name in LIBM)
             with np.errstate(all="ignore"):
