@@ -933,8 +933,12 @@ def arange(start, stop=None, step=None, dtype=None, *, like=None):
             return ndarray(_full_t((0,), 0, _creation_dtype(dtype, float)))
         npd = _creation_dtype(dtype, _np.result_type(*[_np.asarray(v) for v in vals]))
         delta = (start + step) - start
-        head = _C.tensor([float(start), float(start + step)][:n], dtype=_C.float64)
-        t = _C.cat([head, _C.arange(2, n).to(_C.float64) * delta + start], 0) if n > 2 else head
+        t = _C.arange(n).to(_C.float64) * delta + start
+        if type(n) is int and builtins.all(type(v) in (int, float) for v in (start, step)):
+            # (its first two as NumPy sets them: start itself, -0.0 kept, and
+            # start + step, which start + 1 * delta may round apart from)
+            head = _C.tensor([float(start), float(start + step)][:n], dtype=_C.float64)
+            t = _C.cat([head, t[2:]], 0) if n > 2 else head
         return ndarray(_core.cast(t, npd))
     if step == 0:
         raise ZeroDivisionError("division by zero")
