@@ -106,12 +106,13 @@ large_remove(counters *c, int i)
     c->nlarge--;
 }
 
-/* The index of c's large block that best serves n bytes, or -1. */
+/* The index of c's large block that best serves n bytes (the smallest
+ * that fits; of equal ones the last freed, warm in the caches), or -1. */
 static int
 large_fit(const counters *c, size_t n)
 {
     int best = -1;
-    for (int i = 0; i < c->nlarge; i++) {
+    for (int i = c->nlarge - 1; i >= 0; i--) {
         size_t s = c->large_size[i];
         if (s >= n && s - n <= s / 4 && (best < 0 || s < c->large_size[best]))
             best = i;

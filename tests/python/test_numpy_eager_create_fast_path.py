@@ -637,3 +637,47 @@ def test_full_is_numpys_and_the_general_paths(dtype):
                 assert got[1:] == want[1:] and gw == ww, (args, kw, got, want)
                 if not calls:  # (taken: exact Python numbers only)
                     assert type(value) in (bool, int, float), (args, kw)
+
+
+def test_large_blocks_kept_per_thread_are_reused_and_given_back_when_the_thread_ends():
+    # core/alloc.c keeps a thread's freed blocks of 32 KiB to 64 MiB for its
+    # next ones (an eager temporary of 1M doubles came back from the system
+    # on every call): the same memory serves the next result of that size,
+    # the values are each call's own, and a thread that ends gives its
+    # blocks back (the live count returns to where it was)
+    import gc
+    import threading
+    from hop import _C
+    n = 1 << 17  # (1 MiB of float64)
+    a = hnp.arange(float(n))
+    ((a * 2.0) - 1.0).std()  # (the first calls' plans and caches, kept for good)
+    gc.collect()
+    live = _C._alloc_live()
+    first = a + 1.0
+    addr = np.asarray(first).__array_interface__["data"][0]
+    del first
+    again = a + 2.0
+    assert np.asarray(again).__array_interface__["data"][0] == addr  # (the kept block)
+    assert float(again[5]) == 7.0 and float(again[-1]) == n + 1.0
+    del again
+    errors = []
+
+    def work(k):
+        try:
+            for i in range(20):
+                r = (a * float(k)) - float(i)
+                assert float(r[3]) == 3.0 * k - i and float(r[-1]) == (n - 1) * k - i
+                s = r.std()  # (two temporaries of 1 MiB a call)
+                assert abs(float(s) - float(np.arange(float(n)).std()) * k) < 1e-6 * k * n
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k + 1,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    gc.collect()
+    # (this thread's own kept blocks count as freed too)
+    assert _C._alloc_live() == live
