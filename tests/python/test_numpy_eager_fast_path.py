@@ -665,31 +665,20 @@ def test_vector_norm_is_numpys_bit_for_bit_eagerly_and_compiled(dtype):
             assert isinstance(got, np.generic) or got._scalar
 
 
-def _warned(fn, *args):
-    """fn(*args) (or its exception) and the texts of its warnings."""
-    import warnings
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        try:
-            r = fn(*args)
-        except Exception as e:  # noqa: BLE001 - compared
-            r = e
-    return r, [str(x.message) for x in w]
-
-
 @pytest.mark.parametrize("name", UNARY)
 def test_a_ufunc_of_a_scalar_is_the_loops_answer_by_the_fast_path(name):
     # np.sqrt(a.sum()), np.exp(s): a ufunc's call on a hop.numpy scalar runs
     # NumPy's loop (not its scalar math), so the fast path takes it for
     # every dtype it plans; the answer, a NumPy scalar's, and the warnings
     # (sqrt(-1), log(0): the general path's, as NumPy's) are NumPy's
+    from test_numpy_eager_reduce_fast_path import _outcome
     taken = 0
     for dt in DTYPES:
         for v in (0, 1, -2, 7, 100):
             z = hnp.asarray(np.array([v]).astype(dt))[0]
             zn = np.array([v]).astype(dt)[0]
-            got, hw = _warned(getattr(np, name), z)
-            want, nw = _warned(getattr(np, name), zn)
+            got, hw = _outcome(getattr(np, name), z)
+            want, nw = _outcome(getattr(np, name), zn)
             if isinstance(want, Exception):
                 assert type(got) is type(want), (name, dt, v)
                 continue
