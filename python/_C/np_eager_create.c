@@ -442,6 +442,22 @@ arange_fast(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
     return r != NULL || PyErr_Occurred() ? r : Py_NewRef(Py_None);
 }
 
+/* The optional dtype argument after a call's `at` leading positional ones,
+ * given by position or as the keyword dtype, in *dt (NULL: not given): 1, or
+ * 0 for any other arguments (the general path's). */
+static int
+dtype_arg(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Py_ssize_t at, PyObject **dt)
+{
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    *dt = NULL;
+    if (nargs < at || nargs + nkw > at + 1 ||
+        (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "dtype") != 0))
+        return 0;
+    if (nargs + nkw == at + 1)
+        *dt = args[at];
+    return 1;
+}
+
 /* hnp.full(shape, value[, dtype]) (dtype positional or a keyword) of a
  * shape of exact ints and a Python bool, int or float value: a new C-ordered
  * array of the dtype (the table's; without one, NumPy's of the value: bool,
@@ -451,11 +467,10 @@ arange_fast(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 static PyObject *
 full_fast(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
-    if (nargs < 2 || nargs + nkw > 3 ||
-        (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "dtype") != 0))
+    PyObject *dt;
+    if (!dtype_arg(args, nargs, kwnames, 2, &dt))
         Py_RETURN_NONE;
-    PyObject *value = args[1], *dt = nargs + nkw == 3 ? args[2] : NULL;
+    PyObject *value = args[1];
     int64_t sizes[HOP_MAX_RANK];
     hop_dtype d;
     unsigned char elem[16];
@@ -498,17 +513,9 @@ hop_py__np_create(int kind, PyObject *const *args, Py_ssize_t nargs, PyObject *k
         PyObject *r = nargs == 1 && kwnames == NULL ? like_fast(kind, args[0]) : NULL;
         return r != NULL || PyErr_Occurred() ? r : Py_NewRef(Py_None);
     }
-    PyObject *dt = NULL;
-    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
-    if (nargs < 1 || nargs + nkw > 2)
+    PyObject *dt;
+    if (!dtype_arg(args, nargs, kwnames, 1, &dt))
         Py_RETURN_NONE;
-    if (nargs == 2) {
-        dt = args[1];
-    } else if (nkw == 1) {
-        if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "dtype") != 0)
-            Py_RETURN_NONE;
-        dt = args[1];
-    }
     int64_t sizes[HOP_MAX_RANK];
     hop_dtype d;
     unsigned char one[16];
