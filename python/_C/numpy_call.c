@@ -361,13 +361,19 @@ hop_py__fp_note_py(PyObject *self, PyObject *arg)
                      "_fp_note: flags must be hop_fp_status's bits (0..15), got %ld", flags);
         return NULL;
     }
+    hop_py__fp_raise((int)flags);
+    Py_RETURN_NONE;
+}
+
+void
+hop_py__fp_raise(int flags)
+{
     /* (raised as the kernels raise them: the thread's IEEE flags) */
     int e =
         (flags & HOP_FP_DIVIDE ? FE_DIVBYZERO : 0) | (flags & HOP_FP_OVERFLOW ? FE_OVERFLOW : 0) |
         (flags & HOP_FP_UNDERFLOW ? FE_UNDERFLOW : 0) | (flags & HOP_FP_INVALID ? FE_INVALID : 0);
     if (e != 0)
         feraiseexcept(e);
-    Py_RETURN_NONE;
 }
 
 /* ------------------------------------------------ the bound call */

@@ -99,6 +99,8 @@ hop_py__plan_exec(PlanObject *p, hop_tensor **in, size_t n, hop_tensor **out)
             hop_tensor_release(out[i]);
         return -1;
     }
+    if (p->fp_static != 0)
+        hop_py__fp_raise(p->fp_static);
     return 0;
 }
 
@@ -240,7 +242,35 @@ plan_noutputs(PlanObject *p, void *closure)
     return PyLong_FromSize_t(p->noutputs);
 }
 
+static PyObject *
+plan_fp_static(PlanObject *p, void *closure)
+{
+    (void)closure;
+    return PyLong_FromLong(p->fp_static);
+}
+
+static int
+plan_set_fp_static(PlanObject *p, PyObject *v, void *closure)
+{
+    (void)closure;
+    long flags = v != NULL ? PyLong_AsLong(v) : -1;
+    if (flags == -1 && PyErr_Occurred())
+        return -1;
+    if (flags < 0 ||
+        flags > (HOP_FP_DIVIDE | HOP_FP_OVERFLOW | HOP_FP_UNDERFLOW | HOP_FP_INVALID)) {
+        PyErr_Format(PyExc_ValueError, "Plan.fp_static must be hop_fp_status's bits (0..15)%s",
+                     v == NULL ? ", not deleted" : "");
+        return -1;
+    }
+    p->fp_static = (int)flags;
+    return 0;
+}
+
 static PyGetSetDef plan_getset[] = {
+    {"fp_static", (getter)plan_fp_static, (setter)plan_set_fp_static,
+     "HOP_FP_* flags (0..15) every run raises after the plan's own: NumPy's floating-point "
+     "exceptions of what the trace computed on constants, which eager computes on every call",
+     NULL},
     {"input_names", (getter)plan_input_names, NULL, "names of the plan's tensor inputs", NULL},
     {"notes", (getter)plan_notes, NULL,
      "the lowering's notes: which way each HOP runs and why (hop_plan_note)", NULL},
@@ -269,6 +299,7 @@ hop_py__plan_new(hop_plan *plan)
     p->plan = plan;
     p->ninputs = hop_plan_ninputs(plan);
     p->noutputs = hop_plan_noutputs(plan);
+    p->fp_static = 0;
     return (PyObject *)p;
 }
 

@@ -42,7 +42,15 @@ typedef struct PlanObject {
     PyObject_HEAD
     hop_plan *plan;
     size_t ninputs, noutputs;
+    /* HOP_FP_* flags every run raises after the plan's own (Plan.fp_static:
+     * NumPy's floating-point exceptions of what the trace computed on
+     * constants, which eager computes on every call: docs/ARCHITECTURE.md,
+     * "Floating-point warnings") */
+    int fp_static;
 } PlanObject;
+
+/* Raises HOP_FP_* flags on this thread's IEEE status, as a kernel would. */
+void hop_py__fp_raise(int flags);
 
 /* trace.c: this thread's active trace (borrowed: an active trace holds a
  * reference to itself), NULL when the thread is not tracing. */

@@ -46,6 +46,9 @@ _HOPS_OWN = "hop.compile of hop's function"  # Trace.scratch: mark_compile's hop
 # environment ndarray a HOP body of a hop.compile trace reads
 # (_purity.body_env_arrays; guarded on its contents)
 BODY_ARRAYS = "hop.body env arrays"
+# Trace.scratch: the frame translator's taker of a warning hop.numpy gives
+# (Translator._library_warning; replayed_warning)
+WARN = "hop.compile warnings"
 
 
 class EnvArrays(BaseException):
@@ -127,6 +130,23 @@ def _compiling():
     if _C._trace_depth() != (root if here is None else here):
         return None
     return tr
+
+
+def in_compile_trace():
+    """Whether the active trace is one hop.compile makes (anywhere in it)."""
+    tr = _C.tracing()
+    return tr is not None and tr.scratch.get(_COMPILE) is not None
+
+
+def replayed_warning(message, category, where=None):
+    """Whether hop.compile's frame translator took a warning that hop.numpy
+    gives, for a call of the function's own code (not in a HOP body): an
+    entry of the side-effect table, given after each call's plan at the
+    user's line (or where: file, line, globals), as eager gives it on every
+    call."""
+    tr = _compiling()
+    take = None if tr is None else tr.scratch.get(WARN)
+    return take is not None and take(message, category, where)
 
 
 def conversion(error, message):

@@ -40,6 +40,7 @@ import os
 import random as _random
 import sys
 import types
+import warnings
 from collections import namedtuple
 
 from . import _C
@@ -80,6 +81,7 @@ KINDS = {
     "item": "writes an item or slice of a container or array it did not make",
     "mutation": "calls a method or function that changes an object it did not make",
     "print": "prints",
+    "warn": "gives a warning (warnings.warn)",
     "iterator": "advances an iterator it did not make",
     "random": "draws from or reseeds a random generator",
     "time": "reads the clock",
@@ -1169,6 +1171,9 @@ class _Calls(_Holders):
         if _is_numpy(module):
             return self.numpy_call(v, module)
         top = _top(module)
+        if v is warnings.warn:
+            self.add("warn", "calls warnings.warn()")
+            return ("new", None)
         kind = _EFFECT_MODULES.get(top)
         if kind is not None:
             self.add(kind, f"calls {module}.{name}()")

@@ -72,6 +72,7 @@ import operator
 import os
 import sys
 import types
+import warnings
 
 from . import _C
 from . import _breaks
@@ -79,7 +80,7 @@ from . import _paths
 from . import _pytree
 from ._frame_base import (
     _ALLOWED, _BreakHere, _CONST, _CONTAINERS, _CONTROL_FLOW, _DELETED, _finding_a_module,
-    _Frame, _generated_library, _HANDLED, _INERT, _instructions, _INTERNAL, _LOAD, _LOAD_CONST,
+    _at_line, _Frame, _generated_library, _HANDLED, _INERT, _instructions, _INTERNAL, _LOAD, _LOAD_CONST,
     _NoMerge, _NULL, _numpy_written_back, _PAUSED, _rows_known_at_run_time, _site, _SKIP,
     _static_rows, _steps_table, _Stop, _STORE, _symfloat, _traced, _TransGen, _TransMap,
     _UNBOUND, _user_function, _userish, _YIELDED, is_user_code, Unsupported)
@@ -104,6 +105,9 @@ _INPLACE = [None] * 13 + ["__i" + n[len("NB_INPLACE_"):].lower().replace("remain
                          .replace("multiply", "mul").replace("subtract", "sub")
                          .replace("matrix_mul", "matmul").replace("power", "pow") + "__"
                          for n, _ in dis._nb_ops[13:]]
+_UNARY = {"UNARY_NEGATIVE": "-", "UNARY_POSITIVE": "+", "UNARY_INVERT": "~"}
+_UNARY_OPS = {"UNARY_NEGATIVE": operator.neg, "UNARY_POSITIVE": operator.pos,
+              "UNARY_INVERT": operator.invert}
 _COMPARE = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
             ">": operator.gt, ">=": operator.ge}
 _SAFE_BUILTINS = frozenset(n for n in dir(builtins) if n not in (
@@ -304,6 +308,10 @@ class Translator(_State, _Library, _Merging, _Breaking):
         self.trace_depth = _C._trace_depth()
         old = sys.getprofile()
         done = False
+        trace = _C.tracing()
+        taker = None if trace is None else trace.scratch.get(_breaks.WARN)
+        if trace is not None:
+            trace.scratch[_breaks.WARN] = self._library_warning
         try:
             if isinstance(self.fn, Resume):
                 out = self.fn.run(self, tuple(args))
@@ -329,6 +337,8 @@ class Translator(_State, _Library, _Merging, _Breaking):
             _C._call_guard(None)
             if old is not None and callable(old):
                 sys.setprofile(old)  # a Python-level profiler the guard displaced
+            if trace is not None:
+                trace.scratch[_breaks.WARN] = taker
             if not done:
                 # what is raised is the caller's now: kept, the error's
                 # traceback would hold the translator (a cycle for the gc)
@@ -410,7 +420,9 @@ class Translator(_State, _Library, _Merging, _Breaking):
 
     def _call_function(self, f, args, kwargs):
         if self.concrete:
-            return f(*args, **kwargs)
+            if f is warnings.warn:
+                return self._warn(args, kwargs)
+            return _at_line(self._cur, "call")(f, args, kwargs)
         if isinstance(f, types.MethodType) and _user_function(f.__func__):
             return self._inline(f.__func__, (f.__self__,) + args, kwargs)
         if _user_function(f):
@@ -446,6 +458,8 @@ class Translator(_State, _Library, _Merging, _Breaking):
             self._set_order_free(args[0])
         if f is builtins.print:
             return self._print(args, kwargs)
+        if f is warnings.warn:
+            return self._warn(args, kwargs)
         got = self._library_call(f, args, kwargs)
         if got is not _NOT_MODELLED:
             return got
@@ -531,6 +545,73 @@ class Translator(_State, _Library, _Merging, _Breaking):
         if set(kwargs) - {"sep", "end"}:
             raise _BreakHere("print() with file= or flush=", self.depth)
         self._record("print", None, None, (args, tuple(kwargs.items())), "print()")
+
+    def _warn(self, args, kwargs):
+        """warnings.warn(message, category=None, stacklevel=1, source=None),
+        given where eager's call would give it: at the frame stacklevel - 1
+        calls out of this one.  Translated, recorded (the place fixed now,
+        the frame one the translation follows); each call's replay gives it
+        there (_frame_state.warn_at), after the plan, in program order.
+        Concrete (the Python run of a break), given now, at that place (the
+        call from here would name the translator's own line)."""
+        try:
+            message, category, stacklevel, source = _warn_arguments(*args, **kwargs)
+        except TypeError as e:
+            if self.concrete:
+                return warnings.warn(*args, **kwargs)  # (eager's TypeError)
+            self._fail(f"warnings.warn() with arguments it does not take ({e})")
+        if isinstance(message, Warning):
+            category = type(message)
+        elif category is None:
+            category = UserWarning
+        if not (isinstance(category, type) and issubclass(category, Warning)) or \
+                source is not None or type(stacklevel) not in (int, bool):
+            if self.concrete:
+                return warnings.warn(*args, **kwargs)  # (eager's error; source= read as eager's)
+            self._fail("warnings.warn() with a category that is not a Warning subclass, "
+                       "source= or a stacklevel that is not an int")
+        if not self.concrete and not (
+                type(message) is str or isinstance(message, Warning) and
+                type(message).__module__ == "builtins" and
+                all(type(a) in (str, int, float, bool) for a in message.args)):
+            # (a traced value's text, an object of the user's: the call
+            # runs in Python, with real values)
+            raise _BreakHere(f"warnings.warn() of a {type(message).__name__}: hop replays "
+                             f"warnings whose message is a string, or a built-in Warning of "
+                             f"strings and numbers", self.depth)
+        chain = list(self.frames)
+        if self.root is not None and (not chain or chain[0] is not self.root):
+            chain.insert(0, self.root)  # (a resume's root, run without _call)
+        if not chain or self._cur is not chain[-1]:
+            self._fail("warnings.warn() in a generator's frame")
+        at = len(chain) - max(int(stacklevel), 1)
+        if at >= 0:
+            fr = chain[at]
+            where = (fr.code.co_filename, fr.line, getattr(fr.func, "__globals__", None))
+            if type(where[2]) is not dict:
+                self._fail("warnings.warn() from a frame whose globals hop does not know")
+        else:
+            where = -at - 1  # (a frame of the compiled function's caller: found on each call)
+        if self.concrete:
+            return _paths.warn_at(message, category, where)
+        self._record("warn", None, (message, category, where), (), "warnings.warn()")
+
+    def _library_warning(self, message, category, where):
+        """Takes a warning hop.numpy gives while the translation runs the
+        function's own code (_breaks.replayed_warning): recorded at where
+        (NumPy's own line), else the user's line that called it, as
+        warnings.warn(stacklevel=2) of the library function names it;
+        False where it cannot be (a side of an `if`: then a break, as any
+        effect there)."""
+        fr = self._cur
+        if where is None and fr is not None:
+            where = (fr.code.co_filename, fr.line, getattr(fr.func, "__globals__", None))
+        if self._opaque is not None or self.concrete or where is None or \
+                type(where[2]) is not dict:
+            return False
+        self._record("warn", None, (message, category, where), (),
+                     f"hop.numpy's {category.__name__}")
+        return True
 
     def _isinstance(self, obj, cls):
         """isinstance as the user's code sees it while hop traces: a
@@ -646,6 +727,7 @@ class Translator(_State, _Library, _Merging, _Breaking):
         empties = self.empties
         bounded = steps >= 0 or until is not None
         check = not self.concrete and not self.guarded
+        concrete = self.concrete
         opaque = self._opaque
         inert = _INERT
         fast = fr.fast  # (a frame's dict is never replaced while it runs)
@@ -708,7 +790,7 @@ class Translator(_State, _Library, _Merging, _Breaking):
                                     k == 2 and type(stack[-2]) not in inert) and \
                         _userish(stack[len(stack) - k:]):
                     pc = self._guarded_step(step, fr, i, op, pc, at, stack, push, pop)
-                elif op == "BINARY_OP":  # _step's, without the call: the commonest
+                elif op == "BINARY_OP" and not concrete:  # _step's, without the call: the commonest
                     b = pop()
                     a = pop()
                     # (a new value's operator, from here: ACTS_FOR_USER as _binary)
@@ -928,6 +1010,9 @@ class Translator(_State, _Library, _Merging, _Breaking):
     def _step_compare(self, fr, i, op, pc, at, stack, push, pop):
         """_step for COMPARE_OP (a loop's `i == n`: common enough for its own)."""
         b = pop()
+        if self.concrete:
+            push(_at_line(fr, i.argval)(pop(), b))
+            return pc
         push(_COMPARE[i.argval](pop(), b))
         return pc
 
@@ -972,7 +1057,7 @@ class Translator(_State, _Library, _Merging, _Breaking):
             stack[-1], stack[-k] = stack[-k], stack[-1]
         elif op == "BINARY_SUBSCR":
             k = pop()
-            push(self._sub(pop()[k]))
+            push(_at_line(fr, "getitem")(pop(), k) if self.concrete else self._sub(pop()[k]))
         elif op == "BUILD_SLICE":
             args = [pop() for _ in range(i.arg)][::-1]
             push(slice(*args))
@@ -983,14 +1068,10 @@ class Translator(_State, _Library, _Merging, _Breaking):
         elif op == "CONTAINS_OP":
             b = pop()
             self._set_order_free(b)
-            r = pop() in b
+            r = _at_line(fr, "in")(pop(), b) if self.concrete else pop() in b
             push(r != bool(i.arg))
-        elif op == "UNARY_NEGATIVE":
-            push(-pop())
-        elif op == "UNARY_POSITIVE":
-            push(+pop())
-        elif op == "UNARY_INVERT":
-            push(~pop())
+        elif op in _UNARY:
+            push(_at_line(fr, _UNARY[op])(pop()) if self.concrete else _UNARY_OPS[op](pop()))
         elif op == "UNARY_NOT":
             push(not self._truth(pop()))
         elif op == "BEFORE_WITH":
@@ -1209,8 +1290,10 @@ class Translator(_State, _Library, _Merging, _Breaking):
         return bool(v)
 
     def _binary(self, op, a, b):
+        if self.concrete:  # (at the user's line: _at_line)
+            return _at_line(self._cur, op)(a, b)
         f = _BINARY[op]
-        if op < 13 or self.concrete:  # (not in place: a new value)
+        if op < 13:  # (not in place: a new value)
             return f(a, b)
         if hasattr(type(a), _INPLACE[op]) and type(a) not in (list, dict, set) \
                 and self._kind(a) == "pre" and not _numpy_written_back(a):
@@ -1305,6 +1388,11 @@ def _step_for(op):
     """The Translator method that runs the instruction op: its family's
     (_STEPS), else _step (_steps_table's step for each instruction)."""
     return _STEPS.get(op, Translator._step)
+
+
+def _warn_arguments(message, category=None, stacklevel=1, source=None):
+    """warnings.warn's arguments, by its signature."""
+    return message, category, stacklevel, source
 
 
 def _printable(a, depth=0):

@@ -525,6 +525,59 @@ def _generated_library(frame):
         name.startswith("hop")
 
 
+def _one_line_templates():
+    """The code the concrete interpreter runs an operation of the user's
+    with (_at_line), each on one line: a call, each binary operator (by
+    BINARY_OP's argument, in place ones too), comparison and unary
+    operator, an item read, write and delete, `in`."""
+    src = {"call": "def t(f, a, k): return f(*a, **k)",
+           "getitem": "def t(a, k): return a[k]",
+           "setitem": "def t(a, k, v): a[k] = v",
+           "delitem": "def t(a, k): del a[k]",
+           "in": "def t(a, b): return a in b",
+           "-": "def t(a): return -a", "+": "def t(a): return +a", "~": "def t(a): return ~a"}
+    for n, (_, symbol) in enumerate(getattr(dis, "_nb_ops", ())):
+        src[n] = f"def t(a, b): a {symbol} b; return a" if symbol.endswith("=") else \
+            f"def t(a, b): return a {symbol} b"
+    for symbol in dis.cmp_op:
+        src[symbol] = f"def t(a, b): return a {symbol} b"
+    out = {}
+    for key, text in src.items():
+        scope = {}
+        exec(compile(text, "<hop>", "exec"), scope)  # noqa: S102 (hop's own text)
+        out[key] = scope["t"].__code__
+    return out
+
+
+_TEMPLATES = _one_line_templates()
+_PLACES = {}  # (code, line, id(globals), operation) -> (function, globals), a few thousand
+
+
+def _at_line(fr, what):
+    """A function that runs operation `what` (a key of _TEMPLATES: "call"
+    takes (f, args, kwargs), an operator its operands) from a frame of fr's
+    code at fr's line, under its function's globals: the frame CPython's
+    warnings read (file, line, the module's name and __warningregistry__;
+    NumPy's warnings from C, warnings.warn's stacklevel), a traceback shows
+    and hop.numpy asks which operator ran (_ndarray._operator_of_caller: the
+    template's own BINARY_OP).  The concrete interpreter runs the user's
+    operations through it: from its own frame, eager's warnings would name
+    hop's line."""
+    glb = getattr(fr.func, "__globals__", None)
+    key = (fr.code, fr.line, id(glb), what)
+    hit = _PLACES.get(key)
+    if hit is not None and hit[1] is glb:
+        return hit[0]
+    code = _TEMPLATES[what].replace(co_filename=fr.code.co_filename, co_name=fr.code.co_name,
+                                    co_qualname=fr.code.co_qualname,
+                                    co_firstlineno=max(fr.line or 1, 1))
+    place = types.FunctionType(code, glb if type(glb) is dict else {"__name__": None})
+    if len(_PLACES) >= 4096:
+        _PLACES.clear()
+    _PLACES[key] = (place, glb)
+    return place
+
+
 def _site(code, line):
     return f"{os.path.basename(code.co_filename)}:{line}"
 

@@ -16,8 +16,9 @@ import weakref
 
 from . import _C
 from . import _exact
+from . import _paths
 from ._frame_base import (
-    _BreakHere, _CONTAINERS, _DELETED, _instructions, _NoMerge, _numpy_value,
+    _at_line, _BreakHere, _CONTAINERS, _DELETED, _instructions, _NoMerge, _numpy_value,
     _numpy_written_back, _PLAIN, _site, _traced, _TransGen, _UNBOUND, _user_function,
     Unsupported)
 
@@ -28,14 +29,15 @@ __all__ = ["REPLAYED", "Effect", "replay", "written_names", "lifted_now", "lifte
 # The effect kinds the translator replays (_effects.KINDS keys).
 # (and "type": nothing to replay, the translator answers type() as eagerly;
 # "holds": nothing to replay, the translator follows what the function stored)
-REPLAYED = frozenset(["global", "nonlocal", "attribute", "item", "mutation", "print", "type",
-                      "holds"])
+REPLAYED = frozenset(["global", "nonlocal", "attribute", "item", "mutation", "print", "warn",
+                      "type", "holds"])
 
 
 class Effect:
     """One entry of the side-effect table: kind ("cell", "del_cell",
     "global", "del_global", "attr", "del_attr", "item", "del_item", "call",
-    "print"), the target (a cell, a globals dict and name, an object), the
+    "print", "warn"), the target (a cell, a globals dict and name, an
+    object), the key (a name; for "warn" _paths.warn_at's arguments), the
     values (a tuple that may hold traced values: an output of the plan),
     and where (file:line) and what, for explain()."""
 
@@ -97,6 +99,8 @@ def replay(effects, values, tree):
             getattr(e.target, e.key)(*v[0], **dict(v[1]))
         elif k == "print":
             print(*v[0], **dict(v[1]))
+        elif k == "warn":
+            _paths.warn_at(*e.key)
 
 
 def written_names(fn):
@@ -1053,7 +1057,11 @@ class _State:
             # (an environment ndarray: a write to it is an effect hop does
             # not replay, as before it was loaded as hop.numpy's array)
             self._fail("an item write to a ndarray hop cannot replay")
-        kind = "made" if self.concrete else self._kind(obj)
+        if self.concrete:  # (at the user's line: _at_line)
+            if v is _DELETED:
+                return _at_line(self._cur, "delitem")(obj, k)
+            return _at_line(self._cur, "setitem")(obj, k, v)
+        kind = self._kind(obj)
         if kind == "made" or kind is None and (_traced(obj) or isinstance(obj, _C.Tensor)) or \
                 _numpy_written_back(obj):
             if v is _DELETED:

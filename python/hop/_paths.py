@@ -39,6 +39,7 @@ import linecache
 import os
 import sys
 import threading
+import warnings
 
 from . import _C
 from ._pytree import flatten, repeats, unflatten_with
@@ -130,12 +131,51 @@ def user_site(f):
     return Site(f.f_code.co_filename, f.f_lineno)
 
 
+def is_hop_file(filename):
+    """Whether code of filename is hop's own (a module of this package)."""
+    return os.path.abspath(filename).startswith(_HOP_DIR)
+
+
+def warn_at(message, category, where):
+    """What warnings.warn(message, category) does for a frame at where:
+    (file, line, globals), or an int n, the frame n calls out of the first
+    one outside hop on this thread's stack (the compiled function's
+    caller's, found now).  As CPython 3.11's setup_context
+    (Python/_warnings.c): the module is the globals' __name__ (a str or
+    None, else "<string>"), the registry their __warningregistry__, made
+    there when missing; no source line (warn gives none either)."""
+    filename, lineno, glb = _caller_place(where) if type(where) is int else where
+    registry = glb.get("__warningregistry__")
+    if registry is None:
+        registry = glb["__warningregistry__"] = {}
+    module = glb.get("__name__", "<string>")
+    if module is not None and not isinstance(module, str):
+        module = "<string>"
+    warnings.warn_explicit(message, category, filename, lineno, module, registry)
+
+
+def _caller_place(up):
+    """(file, line, globals) of the frame up calls out of the first one
+    outside hop on this thread's stack; CPython's ("sys", 1, sys.__dict__)
+    past the stack's end."""
+    f = sys._getframe(1)
+    while f is not None and is_hop_file(f.f_code.co_filename):
+        f = f.f_back
+    for _ in range(up):
+        if f is None:
+            break
+        f = f.f_back
+    if f is None:
+        return "sys", 1, sys.__dict__
+    return f.f_code.co_filename, f.f_lineno, f.f_globals
+
+
 def user_stacklevel():
     """The stacklevel for warnings.warn (called by hop) that names the first
     frame outside hop: the user's call."""
     f = sys._getframe(2)  # the caller of warnings.warn
     level = 2
-    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_HOP_DIR):
+    while f is not None and is_hop_file(f.f_code.co_filename):
         f = f.f_back
         level += 1
     return level

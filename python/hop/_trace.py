@@ -459,6 +459,29 @@ def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False, 
     known only once the function has written them, and every run of the
     function (path specialisation runs it again) must return the same
     structure."""
+    if compiling and _np is not None:
+        # NumPy's floating-point exceptions of what the trace computes on
+        # constants (np.log(0.0), np.float64(1e308) * 10): eager meets them
+        # on every call, the plan never, so each run raises their flags and
+        # the call's check has NumPy run it (docs/ARCHITECTURE.md,
+        # "Floating-point warnings"); not given at trace time (np.errstate
+        # is this thread's)
+        flags = [0]
+
+        def met(kind, status):
+            flags[0] |= status & 15
+
+        with _np.errstate(all="call", call=met):
+            out = _trace_growing(fn, example_args, dynamic, paths, kwargs, compiling, frame)
+        out[1].plan.fp_static = flags[0]
+        return out
+    return _trace_growing(fn, example_args, dynamic, paths, kwargs, compiling, frame)
+
+
+def _trace_growing(fn, example_args, dynamic, paths, kwargs, compiling, frame):
+    """_trace's traces, with write-back slots for the arrays each run found
+    written in place (hop.numpy._storage.GrowSlots), until one needs none
+    more."""
     slots, arrays = (), {}
     while True:
         try:

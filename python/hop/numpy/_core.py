@@ -18,7 +18,7 @@ import numbers
 
 import numpy as _np
 
-from .. import _C, _exact
+from .. import _breaks, _C, _exact
 from .._reads import is_hop_module
 
 __all__ = []
@@ -64,21 +64,30 @@ def tracing():
     return _C.tracing() is not None
 
 
-def numpy_warns(what, message, category, traced=False):
+def numpy_warns(what, message, category, traced=False, replay=False, at=None):
     """NumPy's warning of a call (what: what the call does, for hop's
     error; message, category: NumPy's, a DeprecationWarning of an
-    argument).  Eagerly warned at the user's line; while tracing (or with
-    traced: the call reads a traced value) a break of hop.compile's graph,
-    so that the call runs eagerly and warns on every call, as NumPy (a
-    warning at trace time would be the first call's only), hop.trace's
-    UnsupportedError."""
-    if traced or tracing():
-        from .._breaks import conversion
-        conversion(_C.UnsupportedError, f"hop.numpy: {what}: NumPy warns ({category.__name__}: "
-                                        f"{message}) on every call")
-    import warnings
-    from .._paths import user_stacklevel
-    warnings.warn(message, category, stacklevel=user_stacklevel())
+    argument), given where NumPy gives it: at (module, line) of NumPy's
+    own code, else the user's line.  Eagerly warned now; while tracing
+    (or with traced: the call reads a traced value) a break of
+    hop.compile's graph, so that the call runs eagerly and warns on every
+    call, as NumPy (a warning at trace time would be the first call's
+    only), hop.trace's UnsupportedError.  replay: a warning of the call's
+    dtypes and arguments alone, never of values: in hop.compile's frame
+    translator an effect it replays on every call (the graph goes on), in
+    a trace of hop.trace given at trace time (the trace is of one call)."""
+    where = None if at is None else (at[0].__file__, at[1], vars(at[0]))
+    if replay and _breaks.replayed_warning(message, category, where):
+        return
+    if traced or tracing() and (not replay or _breaks.in_compile_trace()):
+        _breaks.conversion(_C.UnsupportedError, f"hop.numpy: {what}: NumPy warns "
+                                                f"({category.__name__}: {message}) on every call")
+    from .. import _paths
+    if where is not None:
+        _paths.warn_at(message, category, where)
+    else:
+        import warnings
+        warnings.warn(message, category, stacklevel=_paths.user_stacklevel())
 
 
 def fp_errors_reported():

@@ -18,7 +18,6 @@ written back to the caller's memory after each call.
 
 import operator
 import sys
-import warnings as _warnings
 
 import numpy as _np
 
@@ -466,8 +465,9 @@ class ndarray:
                 raise TypeError(f"Cannot cast scalar from {self.dtype!r} to {npd!r} according "
                                 f"to the rule {casting!r}")
         if self.dtype.kind == "c" and npd.kind in "iuf":
-            _warnings.warn("Casting complex values to real discards the imaginary part",
-                           _np.ComplexWarning, stacklevel=2)
+            _core.numpy_warns(f"astype of {self.dtype} to {npd}", "Casting complex values to "
+                              "real discards the imaginary part", _np.ComplexWarning,
+                              replay=True)
         if npd == self.dtype and not copy and not self._scalar:
             return self  # (a scalar's astype is a new scalar, as its other methods)
         if _core.fp_errors_reported() and not _core.tracing() and not _C._is_proxy(self._t):
@@ -697,8 +697,9 @@ def _equal_of_other(self, other, negated):
     if isinstance(other, (str, bytes)):
         if self.ndim == 0:
             return negated
-        _warnings.warn("elementwise comparison failed; returning scalar instead, but in the "
-                       "future will perform elementwise comparison", FutureWarning, stacklevel=3)
+        _core.numpy_warns("an array compared with a string", "elementwise comparison failed; "
+                          "returning scalar instead, but in the future will perform "
+                          "elementwise comparison", FutureWarning, replay=True)
         return negated
     return NotImplemented
 
@@ -845,9 +846,9 @@ def _unop(name, py):
             # np.positive refuses bool), a NumPy scalar of a 0-d one; +s is s
             if self._scalar:
                 return self
-            _warnings.warn("Applying '+' to a non-numerical array is ill-defined. Returning a "
-                           "copy, but in the future this will error.", DeprecationWarning,
-                           stacklevel=2)
+            _core.numpy_warns("+ of a bool array", "Applying '+' to a non-numerical array is "
+                              "ill-defined. Returning a copy, but in the future this will "
+                              "error.", DeprecationWarning, replay=True)
             return self.copy()[()] if self.ndim == 0 else self.copy()
         if self._scalar and _reported_scalar_math(self, None):
             return _numpy_scalar_math(py, (self,))

@@ -9,6 +9,7 @@ last to first, and errors are NumPy's ValueErrors.
 
 import builtins
 import operator
+import sys
 
 import numpy as _np
 
@@ -80,6 +81,28 @@ def _length(t, n, axis, norm, inverse, default=None):
     return n, axis
 
 
+def _cast_line(last):
+    """(module, line) where NumPy 1.24's rfft gives its ComplexWarning: the
+    line of _raw_fft whose pocketfft call casts (the first of its two for
+    the last axis), found in NumPy's source once; None without it."""
+    global _CAST_LINES
+    if _CAST_LINES is None:
+        import inspect
+        mod = sys.modules.get("numpy.fft._pocketfft")
+        try:
+            lines, first = inspect.getsourcelines(mod._raw_fft)
+        except (AttributeError, OSError, TypeError):
+            lines, first = [], 0
+        calls = [first + i for i, text in enumerate(lines) if "pfi.execute(" in text]
+        _CAST_LINES = (mod, calls) if len(calls) == 2 else ()
+    if not _CAST_LINES:
+        return None
+    return _CAST_LINES[0], _CAST_LINES[1][0 if last else 1]
+
+
+_CAST_LINES = None
+
+
 def _prep(a, n, axis, what, norm, inverse, real_in=False):
     t = F._t(a, what)
     n, axis = _length(t, n, axis, norm, inverse)
@@ -87,7 +110,8 @@ def _prep(a, n, axis, what, norm, inverse, real_in=False):
     if real_in:
         if dt.kind == "c":  # NumPy's rfft discards the imaginary part (with a warning)
             _core.numpy_warns(f"{what} of complex values", "Casting complex values to real "
-                              "discards the imaginary part", _np.ComplexWarning)
+                              "discards the imaginary part", _np.ComplexWarning, replay=True,
+                              at=_cast_line(axis % t.ndim == t.ndim - 1))
             t = _C._op("real", t)
         t = _core.cast(t, _np.dtype(_np.float64))
     else:
