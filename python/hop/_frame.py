@@ -79,11 +79,11 @@ from . import _breaks
 from . import _paths
 from . import _pytree
 from ._frame_base import (
-    _ALLOWED, _BreakHere, _CONST, _CONTAINERS, _CONTROL_FLOW, _DELETED, _finding_a_module,
-    _at_line, _Frame, _generated_library, _HANDLED, _INERT, _instructions, _INTERNAL, _LOAD, _LOAD_CONST,
-    _NoMerge, _NULL, _numpy_written_back, _PAUSED, _rows_known_at_run_time, _site, _SKIP,
-    _static_rows, _steps_table, _Stop, _STORE, _symfloat, _traced, _TransGen, _TransMap,
-    _UNBOUND, _user_function, _userish, _YIELDED, is_user_code, Unsupported)
+    _ALLOWED, _at_line, _BreakHere, _CONST, _CONTAINERS, _CONTROL_FLOW, _DELETED,
+    _finding_a_module, _Frame, _generated_library, _HANDLED, _INERT, _instructions, _INTERNAL,
+    _LOAD, _LOAD_CONST, _NoMerge, _NULL, _numpy_written_back, _PAUSED, _rows_known_at_run_time,
+    _site, _SKIP, _static_rows, _steps_table, _Stop, _STORE, _symfloat, _traced, _TransGen,
+    _TransMap, _UNBOUND, _user_function, _userish, _YIELDED, is_user_code, Unsupported)
 from ._frame_library import _Library, _NOT_MODELLED, modelled
 from ._frame_merge import _Merging, _touches
 from ._frame_resume import _Breaking, Resume
@@ -551,7 +551,7 @@ class Translator(_State, _Library, _Merging, _Breaking):
         given where eager's call would give it: at the frame stacklevel - 1
         calls out of this one.  Translated, recorded (the place fixed now,
         the frame one the translation follows); each call's replay gives it
-        there (_frame_state.warn_at), after the plan, in program order.
+        there (_paths.warn_at), after the plan, in program order.
         Concrete (the Python run of a break), given now, at that place (the
         call from here would name the translator's own line)."""
         try:
@@ -790,7 +790,9 @@ class Translator(_State, _Library, _Merging, _Breaking):
                                     k == 2 and type(stack[-2]) not in inert) and \
                         _userish(stack[len(stack) - k:]):
                     pc = self._guarded_step(step, fr, i, op, pc, at, stack, push, pop)
-                elif op == "BINARY_OP" and not concrete:  # _step's, without the call: the commonest
+                elif op == "BINARY_OP" and not concrete:
+                    # (_step's, without the call: the commonest; concrete:
+                    # _binary's, at the user's line)
                     b = pop()
                     a = pop()
                     # (a new value's operator, from here: ACTS_FOR_USER as _binary)
