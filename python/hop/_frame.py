@@ -1059,7 +1059,8 @@ class Translator(_State, _Library, _Merging, _Breaking):
             stack[-1], stack[-k] = stack[-k], stack[-1]
         elif op == "BINARY_SUBSCR":
             k = pop()
-            push(_at_line(fr, "getitem")(pop(), k) if self.concrete else self._sub(pop()[k]))
+            obj = pop()
+            push(self._sub(_at_line(fr, "getitem")(obj, k) if self.concrete else obj[k]))
         elif op == "BUILD_SLICE":
             args = [pop() for _ in range(i.arg)][::-1]
             push(slice(*args))
