@@ -54,8 +54,15 @@ _Static_assert((SMALL_MIN << (SMALL_CLASSES - 1)) == HOP__SMALL_MAX, "the larges
  * one serves a request of n bytes when it holds n and no more than a
  * quarter of it is left over. */
 #define LARGE_MIN ((size_t)32 << 10)
-#define LARGE_DEPTH 4
+#define LARGE_DEPTH 16
 #define LARGE_KEEP ((size_t)64 << 20)
+#define GROW_OVER 64 /* hop__grow takes a kept block up to 64 times its need */
+/* Full arena chunks (blocks of HOP__CHUNK_BLOCK bytes) a thread keeps, in a
+ * list through their first word: at most CHUNK_KEEP bytes of them. */
+#define CHUNK_KEEP ((size_t)32 << 20)
+#define CHUNK_DEPTH (CHUNK_KEEP / HOP__CHUNK_BLOCK)
+_Static_assert(HOP__CHUNK_BLOCK > HOP__SMALL_MAX && HOP__CHUNK_BLOCK < LARGE_MIN,
+               "a chunk is neither a small nor a large block");
 
 typedef struct counters {
     atomic_long count, live;
@@ -71,6 +78,9 @@ typedef struct counters {
     size_t large_bytes;
     void *large[LARGE_DEPTH];
     size_t large_size[LARGE_DEPTH];
+    /* freed full arena chunks, the last freed first */
+    void *chunks;
+    size_t nchunks;
 } counters;
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -92,6 +102,12 @@ cache_drop(counters *c)
     while (c->nlarge > 0)
         c->cache_fn(c->cache_ud, c->large[--c->nlarge], 0);
     c->large_bytes = 0;
+    while (c->chunks != NULL) {
+        void *next = *(void **)c->chunks;
+        c->cache_fn(c->cache_ud, c->chunks, 0);
+        c->chunks = next;
+    }
+    c->nchunks = 0;
 }
 
 /* Removes c's large block i. */
@@ -107,14 +123,15 @@ large_remove(counters *c, int i)
 }
 
 /* The index of c's large block that best serves n bytes (the smallest
- * that fits; of equal ones the last freed, warm in the caches), or -1. */
+ * that holds n and no more than `most`; of equal ones the last freed, warm
+ * in the caches), or -1. */
 static int
-large_fit(const counters *c, size_t n)
+large_fit(const counters *c, size_t n, size_t most)
 {
     int best = -1;
     for (int i = c->nlarge - 1; i >= 0; i--) {
         size_t s = c->large_size[i];
-        if (s >= n && s - n <= s / 4 && (best < 0 || s < c->large_size[best]))
+        if (s >= n && s <= most && (best < 0 || s < c->large_size[best]))
             best = i;
     }
     return best;
@@ -350,13 +367,14 @@ small_class(size_t n)
 }
 _Static_assert(SMALL_MIN == 1 << 9, "small_class's shift");
 
-/* A large block of at least n bytes from c's cache, or NULL (none fits,
- * or the fault injector fails it: then with the error set). */
+/* A large block of n to `most` bytes from c's cache (its size in *size),
+ * or NULL (none fits, or the fault injector fails it: then with the error
+ * set). */
 static void *
-large_take(counters *c, size_t n, bool *failed)
+large_take(counters *c, size_t n, size_t most, size_t *size, bool *failed)
 {
     cache_check(c);
-    int i = large_fit(c, n);
+    int i = large_fit(c, n, most);
     if (i < 0)
         return NULL;
     if (injected_failure()) {
@@ -365,9 +383,32 @@ large_take(counters *c, size_t n, bool *failed)
         return NULL;
     }
     void *p = c->large[i];
+    *size = c->large_size[i];
     large_remove(c, i);
     bump(c, &c->count, 1);
     bump_bytes(c, (long long)n);
+    bump(c, &c->live, 1);
+    return p;
+}
+
+/* A kept arena chunk, or NULL (none kept, or the fault injector fails
+ * it: then with the error set). */
+static void *
+chunk_take(counters *c, bool *failed)
+{
+    cache_check(c);
+    if (c->chunks == NULL)
+        return NULL;
+    if (injected_failure()) {
+        hop_error(HOP_NOMEM, "out of memory (allocating %d bytes)", HOP__CHUNK_BLOCK);
+        *failed = true;
+        return NULL;
+    }
+    void *p = c->chunks;
+    c->chunks = *(void **)p;
+    c->nchunks--;
+    bump(c, &c->count, 1);
+    bump_bytes(c, HOP__CHUNK_BLOCK);
     bump(c, &c->live, 1);
     return p;
 }
@@ -376,10 +417,18 @@ void *
 hop__malloc_small(size_t n)
 {
     int k = small_class(n);
+    if (n == HOP__CHUNK_BLOCK) {
+        counters *c = my_counters();
+        bool failed = false;
+        void *p = c != &gone ? chunk_take(c, &failed) : NULL;
+        return p != NULL || failed ? p : hop__malloc(n);
+    }
     if (k < 0) {
         counters *c = n >= LARGE_MIN ? my_counters() : &gone;
         bool failed = false;
-        void *p = c != &gone ? large_take(c, n, &failed) : NULL;
+        size_t size;
+        /* (no more than a quarter of the block left over) */
+        void *p = c != &gone ? large_take(c, n, n + n / 3, &size, &failed) : NULL;
         return p != NULL || failed ? p : hop__malloc(n);
     }
     /* always the whole class: any block of it fits any n of it */
@@ -427,6 +476,15 @@ hop__free_small(void *p, size_t n)
         if (c->ncached[k] < SMALL_DEPTH) {
             bump(c, &c->live, -1);
             c->cached[k][c->ncached[k]++] = p;
+            return;
+        }
+    } else if (n == HOP__CHUNK_BLOCK && c != &gone) {
+        cache_check(c);
+        if (c->nchunks < CHUNK_DEPTH) {
+            bump(c, &c->live, -1);
+            *(void **)p = c->chunks;
+            c->chunks = p;
+            c->nchunks++;
             return;
         }
     } else if (k < 0 && n >= LARGE_MIN && n <= LARGE_KEEP && c != &gone) {
@@ -488,10 +546,41 @@ hop__grow(void **items, size_t *cap, size_t need, size_t elem)
         ncap *= 2;
     if (ncap > SIZE_MAX / elem)
         return hop_error(HOP_NOMEM, "out of memory (array of %zu items)", need);
-    void *p = hop__realloc(*items, ncap * elem);
+    void *p;
+    if (ncap * elem < LARGE_MIN) {
+        p = hop__realloc(*items, ncap * elem);
+    } else {
+        /* A large array moves into a block the thread kept when it has one,
+         * up to GROW_OVER times the size needed, all of which it takes: an
+         * array that grew as large in the last lowering goes there in one
+         * step.  The block it leaves is kept for the next. */
+        counters *c = my_counters();
+        bool failed = false;
+        size_t size = 0;
+        size_t most = ncap * elem <= LARGE_KEEP / GROW_OVER ? ncap * elem * GROW_OVER : LARGE_KEEP;
+        p = c != &gone ? large_take(c, ncap * elem, most, &size, &failed) : NULL;
+        if (p != NULL)
+            ncap = size / elem;
+        else if (!failed)
+            p = hop__malloc(ncap * elem);
+        if (p != NULL && *cap > 0) {
+            memcpy(p, *items, *cap * elem);
+            hop__grow_free(*items, *cap, elem);
+        }
+    }
     if (p == NULL)
         return HOP_NOMEM;
     *items = p;
     *cap = ncap;
     return HOP_OK;
+}
+
+void
+hop__grow_free(void *items, size_t cap, size_t elem)
+{
+    /* (a small array's block is its own size, not a small class's) */
+    if (cap * elem >= LARGE_MIN)
+        hop__free_small(items, cap * elem);
+    else
+        hop__free(items);
 }

@@ -33,6 +33,33 @@ struct hop__chunk {
 };
 
 enum { ARENA_FIRST = 1024, ARENA_MAX = 1 << 13 };
+_Static_assert(sizeof(hop__chunk) + ARENA_MAX == HOP__CHUNK_BLOCK, "a full chunk's block");
+
+/* Whether a chunk of `size` bytes of room is a full one or a big one-off:
+ * those come from, and go back to, the blocks the thread keeps (core.h:
+ * HOP__CHUNK_BLOCK, hop__malloc_small), so that a graph, plan or lowering
+ * made after another one died reuses its pages. */
+static bool
+kept_size(size_t size)
+{
+    return size == ARENA_MAX || size > ARENA_MAX * 4;
+}
+
+static hop__chunk *
+chunk_new(size_t size)
+{
+    return kept_size(size) ? hop__malloc_small(sizeof(hop__chunk) + size)
+                           : hop__malloc(sizeof(hop__chunk) + size);
+}
+
+static void
+chunk_free(hop__chunk *c)
+{
+    if (kept_size(c->size))
+        hop__free_small(c, sizeof *c + c->size);
+    else
+        hop__free(c);
+}
 
 void
 hop__arena_init(hop__arena *a)
@@ -57,7 +84,7 @@ free_chunks(hop__chunk *c)
 {
     while (c) {
         hop__chunk *next = c->next;
-        hop__free(c);
+        chunk_free(c);
         c = next;
     }
 }
@@ -100,7 +127,7 @@ chunk_for(hop__arena *a, size_t n)
         size = n;
     hop__chunk *nc = take_spare(a, n);
     if (nc == NULL) {
-        if ((nc = hop__malloc(sizeof *nc + size)) == NULL)
+        if ((nc = chunk_new(size)) == NULL)
             return NULL;
         nc->size = size;
         a->reserved += size;

@@ -32,6 +32,12 @@ char *hop__strdup(const char *s);
  * another allocator installed.
  */
 #define HOP__SMALL_MAX 8192
+/* A full arena chunk's block (8 KiB of room and its header): hop__malloc_small
+ * and hop__free_small of exactly this size keep freed ones per thread, up to
+ * 32 MiB, so that a graph, plan or lowering built after another one dies
+ * reuses its chunks (pages the system's allocator would give back and fault
+ * in again, at ~10 us each). */
+#define HOP__CHUNK_BLOCK (8192 + 32)
 void *hop__malloc_small(size_t n);
 void hop__free_small(void *p, size_t n);
 /* A block that stays allocated but is handed to a new user (a dead tensor's
@@ -44,6 +50,9 @@ bool hop__count_reuse(size_t n);
 /* Grows a dynamic array *items of *cap elements of size elem so that it holds
  * at least need elements.  HOP_OK or HOP_NOMEM (the array is unchanged). */
 hop_status hop__grow(void **items, size_t *cap, size_t need, size_t elem);
+/* Frees an array hop__grow made (hop__free works too): one of 32 KiB or more
+ * is kept for the thread's next large array or block (hop__malloc_small). */
+void hop__grow_free(void *items, size_t cap, size_t elem);
 
 /*
  * Arena: bump allocation in chunks that grow by half up to 8 KiB.  Nothing is freed

@@ -17,9 +17,11 @@
 static hop_status
 resize_values(hop_lower_ctx *cx, size_t cap)
 {
-    hop__vmap **t = cap <= SIZE_MAX / 2 / sizeof *t ? hop__calloc(cap, sizeof *t) : NULL;
+    /* (a large table is kept for the next lowering: ctx_free) */
+    hop__vmap **t = cap <= SIZE_MAX / 2 / sizeof *t ? hop__malloc_small(cap * sizeof *t) : NULL;
     if (t == NULL)
         return hop_error(HOP_NOMEM, "out of memory growing a hash table");
+    memset(t, 0, cap * sizeof *t);
     hop__vmap **old = cx->values;
     size_t oldcap = cx->vcap;
     cx->values = t;
@@ -33,7 +35,7 @@ resize_values(hop_lower_ctx *cx, size_t cap)
             k = (k + 1) & (cap - 1);
         t[k] = m;
     }
-    hop__free(old);
+    hop__free_small(old, oldcap * sizeof *old);
     return HOP_OK;
 }
 

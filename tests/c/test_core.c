@@ -197,7 +197,7 @@ test_cached_small_blocks_go_back_to_their_allocator_when_it_is_replaced(void **s
 }
 
 /* Large blocks (32 KiB to 64 MiB) freed by hop__free_small stay the
- * thread's, up to four and 64 MiB: the next request a block holds with no
+ * thread's, up to sixteen and 64 MiB: the next request a block holds with no
  * more than a quarter left over gets it (the smallest such), counted as an
  * allocation the fault injector can fail; the oldest goes first; another
  * allocator installed gets them back. */
@@ -231,34 +231,135 @@ test_large_blocks_are_kept_for_a_request_of_about_their_size(void **state)
     hop__free_small(b, 2 * mb - 4096);
     hop__free_small(a, mb - 1000);
     hop__free_small(c, mb);
-    /* a fourth and a fifth: the oldest (b's) goes back */
+    /* b, a and c kept; thirteen more fill the sixteen, a seventeenth sends
+     * the oldest (b's) back */
     char *d = hop__malloc_small(3 * mb), *e = hop__malloc_small(4 * mb);
+    char *fill[12];
+    for (int i = 0; i < 12; i++)
+        fill[i] = hop__malloc_small((size_t)(64 + 16 * i) << 10);
     long calls = custom_calls;
     hop__free_small(d, 3 * mb);
+    for (int i = 0; i < 12; i++)
+        hop__free_small(fill[i], (size_t)(64 + 16 * i) << 10);
     assert_int_equal(custom_calls, calls);
     hop__free_small(e, 4 * mb);
-    assert_int_equal(custom_calls, calls + 1);  /* b freed */
+    assert_int_equal(custom_calls, calls + 1); /* b freed */
+    for (int i = 0; i < 12; i++) {             /* (taken back, and not kept) */
+        assert_ptr_equal(hop__malloc_small((size_t)(64 + 16 * i) << 10), fill[i]);
+        hop__free(fill[i]);
+    }
+    assert_int_equal(custom_calls, calls + 13);
+    calls = custom_calls;
     char *f = hop__malloc_small(2 * mb - 4096); /* d and e would leave too much over */
-    assert_int_equal(custom_calls, calls + 2);
+    assert_int_equal(custom_calls, calls + 1);
     hop__free(f);
     assert_ptr_equal(hop__malloc_small(3 * mb - 10), d);
     hop__free_small(d, 3 * mb - 10);
-    /* 64 MiB in all: a block of 40 MiB pushes out the oldest until it fits */
+    /* 64 MiB in all: a, c, e and d (9 MiB) and a block of 40 MiB stay; one
+     * of 20 MiB more pushes out the oldest until it fits */
     char *g = hop__malloc_small(40 * mb);
     calls = custom_calls;
     hop__free_small(g, 40 * mb);
-    assert_int_equal(custom_calls, calls + 1); /* a (the oldest) freed: 48 MiB kept */
-    char *h = hop__malloc_small(20 * mb);      /* (g would leave half over) */
+    assert_int_equal(custom_calls, calls); /* 49 MiB kept */
+    char *h = hop__malloc_small(20 * mb);  /* (g would leave half over) */
     assert_ptr_not_equal(h, g);
     calls = custom_calls;
-    hop__free_small(h, 20 * mb); /* c and e go (64 MiB at most): d, g and h stay */
-    assert_int_equal(custom_calls, calls + 2);
+    hop__free_small(h, 20 * mb); /* a, c and e go (64 MiB at most): d, g and h stay */
+    assert_int_equal(custom_calls, calls + 3);
     assert_ptr_equal(hop__malloc_small(40 * mb), g);
     hop__free_small(g, 40 * mb);
     hop__free_small(hop__malloc_small(65 * mb), 65 * mb); /* past 64 MiB: never kept */
-    assert_int_equal(custom_calls, calls + 4);
+    assert_int_equal(custom_calls, calls + 5);
     hop_set_allocator(NULL, NULL); /* the kept ones (d, g, h) go back to counting_alloc */
-    assert_int_equal(custom_calls, calls + 7);
+    assert_int_equal(custom_calls, calls + 8);
+}
+
+/* A full arena chunk's block (HOP__CHUNK_BLOCK) freed by hop__free_small
+ * stays the thread's, up to 32 MiB of them: the next one is the last one
+ * freed, counted as an allocation the fault injector can fail; another
+ * allocator installed gets them back. */
+static void
+test_full_arena_chunks_are_kept_for_the_next_one(void **state)
+{
+    (void)state;
+    hop_set_allocator(counting_alloc, NULL);
+    custom_calls = 0;
+    enum { KEEP = (32 << 20) / HOP__CHUNK_BLOCK };
+    char **blocks = malloc((KEEP + 1) * sizeof *blocks);
+    assert_non_null(blocks);
+    for (int i = 0; i <= KEEP; i++)
+        assert_non_null(blocks[i] = hop__malloc_small(HOP__CHUNK_BLOCK));
+    memset(blocks[0], 3, HOP__CHUNK_BLOCK); /* the whole block is the caller's */
+    assert_int_equal(custom_calls, KEEP + 1);
+    long live = hop_alloc_live(), count = hop_alloc_count();
+    for (int i = 0; i <= KEEP; i++)
+        hop__free_small(blocks[i], HOP__CHUNK_BLOCK);
+    assert_int_equal(custom_calls, KEEP + 2); /* the last one past 32 MiB freed */
+    assert_int_equal(hop_alloc_live(), live - KEEP - 1);
+    hop_alloc_fail_at(1);
+    assert_null(hop__malloc_small(HOP__CHUNK_BLOCK));
+    assert_int_equal(hop_error_code(), HOP_NOMEM);
+    char *p = hop__malloc_small(HOP__CHUNK_BLOCK);
+    assert_ptr_equal(p, blocks[KEEP - 1]); /* the last one kept */
+    assert_int_equal(hop_alloc_count(), count + 1);
+    assert_int_equal(hop_alloc_live(), live - KEEP);
+    hop__free(p); /* plain hop__free: not kept */
+    assert_int_equal(custom_calls, KEEP + 3);
+    /* an arena's full chunks go back to the kept ones and come out again */
+    hop__arena a;
+    hop__arena_init(&a);
+    for (int i = 0; i < 4000; i++)
+        assert_non_null(hop__arena_alloc(&a, 64));
+    hop__arena_destroy(&a);
+    long calls = custom_calls;
+    hop__arena_init(&a);
+    for (int i = 0; i < 4000; i++)
+        assert_non_null(hop__arena_alloc(&a, 64));
+    hop__arena_destroy(&a);
+    assert_int_equal(custom_calls, calls + 2 * 6); /* the growing chunks, made and freed */
+    hop_set_allocator(NULL, NULL);                 /* the kept ones go back to counting_alloc */
+    assert_int_equal(custom_calls, calls + 12 + KEEP - 1);
+    free(blocks);
+}
+
+/* hop__grow moves a large array into a block the thread kept, up to 64
+ * times its need, and takes all of it; the block it leaves is kept, and so
+ * is the one hop__grow_free frees. */
+static void
+test_grow_takes_a_kept_block_whole(void **state)
+{
+    (void)state;
+    hop_set_allocator(counting_alloc, NULL);
+    custom_calls = 0;
+    size_t mb = (size_t)1 << 20;
+    char *big = hop__malloc_small(4 * mb);
+    hop__free_small(big, 4 * mb);
+    int *items = NULL;
+    size_t cap = 0;
+    assert_int_equal(hop__grow((void **)&items, &cap, 100, sizeof *items), HOP_OK);
+    assert_int_equal(cap, 128); /* small: realloc'd, doubling */
+    for (int i = 0; i < 100; i++)
+        items[i] = i;
+    assert_int_equal(hop__grow((void **)&items, &cap, 9000, sizeof *items), HOP_OK);
+    assert_ptr_equal(items, big); /* 64 KiB needed: the 4 MiB block, whole */
+    assert_int_equal(cap, 4 * mb / sizeof *items);
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(items[i], i);
+    assert_int_equal(custom_calls, 3); /* big; the small array made and freed */
+    hop__grow_free(items, cap, sizeof *items);
+    assert_int_equal(custom_calls, 3); /* kept */
+    /* 16 KiB, then 32 KiB: a new block (4 MiB is past 64 times 32 KiB) */
+    items = NULL;
+    cap = 0;
+    assert_int_equal(hop__grow((void **)&items, &cap, 4096, sizeof *items), HOP_OK);
+    assert_int_equal(hop__grow((void **)&items, &cap, 4097, sizeof *items), HOP_OK);
+    assert_int_equal(cap, 8192);
+    assert_ptr_not_equal(items, big);
+    assert_int_equal(custom_calls, 6); /* 16 KiB made; 32 KiB made, 16 KiB freed */
+    hop__grow_free(items, cap, sizeof *items);
+    assert_int_equal(custom_calls, 6); /* kept */
+    hop_set_allocator(NULL, NULL);     /* both large ones go back */
+    assert_int_equal(custom_calls, 8);
 }
 
 static void
@@ -416,6 +517,8 @@ main(void)
             test_small_blocks_are_reused_within_their_class_and_counted_as_allocations),
         cmocka_unit_test(test_cached_small_blocks_go_back_to_their_allocator_when_it_is_replaced),
         cmocka_unit_test(test_large_blocks_are_kept_for_a_request_of_about_their_size),
+        cmocka_unit_test(test_full_arena_chunks_are_kept_for_the_next_one),
+        cmocka_unit_test(test_grow_takes_a_kept_block_whole),
         cmocka_unit_test(test_arena_grows_without_capacity_limit_and_aligns),
         cmocka_unit_test(test_arena_bytes_pack_behind_aligned_blocks_without_overlap),
         cmocka_unit_test(test_arena_failure_is_nomem_and_arena_stays_usable),
