@@ -163,7 +163,7 @@ hop__regs_copy(int64_t *dst, const int64_t *src)
     __builtin_memcpy(dst, src, (size_t)src[-1] * sizeof(int64_t) + (size_t)src[-1]);
 }
 
-/* Evaluates x over the int registers.  HOP_RUNTIME when a symbol is not
+/* Evaluates x over the int registers.  HOP_CHECK when a symbol is not
  * bound yet, on division by zero or overflow (message names the text). */
 hop_status hop__xeval(const hop__xprog *x, const int64_t *regs, int64_t *out);
 

@@ -365,10 +365,14 @@ run_extern(hop__frame *f, const hop__insn *in)
 
 /* ------------------------------------------------------------ int programs */
 
+/* A size or int the plan computes that int64 cannot hold, or a zero
+ * divisor: a run-time check that failed (HOP_CHECK), where eager Python
+ * gives a big int or raises ZeroDivisionError (hop.compile then runs the
+ * call eagerly, docs/ARCHITECTURE.md "Run-time checks"). */
 static hop_status
 xfail(const hop__xprog *x, const char *why)
 {
-    return hop_error(HOP_RUNTIME, "cannot evaluate %s: %s", x->text, why);
+    return hop_error(HOP_CHECK, "cannot evaluate %s: %s", x->text, why);
 }
 
 static bool

@@ -253,6 +253,10 @@ int hop_py_tensor_init(PyObject *module);
  * the module), *cache staying NULL so that the next call tries again.  The
  * one way the extension keeps a Python-level attribute (module.c). */
 PyObject *hop_py__import_attr(PyObject **cache, const char *module, const char *name);
+/* handler(self, *args, **kwargs); NULL (the error set) for a NULL handler,
+ * as hop_py__import_attr's failure gives. */
+PyObject *hop_py__call_with_self(PyObject *handler, PyObject *self, PyObject *args,
+                                 PyObject *kwargs);
 
 /* getattr(obj, name, missing) from what a getattr gave (got: a new
  * reference, or NULL with an exception): got; a new reference to missing

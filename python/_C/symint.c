@@ -133,10 +133,23 @@ symint_float_op(const char *op, PyObject *a, PyObject *b)
     return r;
 }
 
+/* Whether o is an operand of SymInt arithmetic in C: an int (a bool too)
+ * or a SymInt. */
+static bool
+int_like(PyObject *o)
+{
+    return PyLong_Check(o) || PyObject_TypeCheck(o, &hop_py_SymIntType);
+}
+
+/* A SymInt operator with ints and SymInts is C's; with anything else Python
+ * decides (hop._symfloat.symint_op): a float makes a SymFloat, a NumPy
+ * scalar is NumPy's to combine (NotImplemented: its operator calls the
+ * ufunc, which the SymInt's __array_ufunc__ hands to hop.numpy), a complex
+ * number takes the SymInt's value. */
 static PyObject *
 symint_arith(PyObject *a, PyObject *b, sym_binop f, const char *op)
 {
-    if (PyFloat_Check(a) || PyFloat_Check(b))
+    if (!int_like(a) || !int_like(b))
         return symint_float_op(op, a, b);
     return symint_binary(a, b, f);
 }
@@ -190,14 +203,11 @@ symint_mod(PyObject *a, PyObject *b)
     return symint_arith(a, b, hop_sym_mod, "%");
 }
 
-/* True division of ints (bools too) and SymInts (and floats) gives a float. */
+/* True division of ints (bools too) and SymInts (and floats) gives a float
+ * (and of other operands what symint_op says). */
 static PyObject *
 symint_truediv(PyObject *a, PyObject *b)
 {
-    bool ok_a = PyObject_TypeCheck(a, &hop_py_SymIntType) || PyLong_Check(a) || PyFloat_Check(a);
-    bool ok_b = PyObject_TypeCheck(b, &hop_py_SymIntType) || PyLong_Check(b) || PyFloat_Check(b);
-    if (!ok_a || !ok_b)
-        Py_RETURN_NOTIMPLEMENTED;
     return symint_float_op("/", a, b);
 }
 
@@ -227,13 +237,10 @@ static PyObject *
 symint_pow(PyObject *a, PyObject *b, PyObject *m)
 {
     bool sym_a = PyObject_TypeCheck(a, &hop_py_SymIntType);
-    bool sym_b = PyObject_TypeCheck(b, &hop_py_SymIntType);
     bool int_b = PyLong_Check(b); /* a bool is the int 0 or 1 */
     if (!sym_a || !int_b || m != Py_None) {
-        bool num_a = sym_a || PyLong_Check(a) || PyFloat_Check(a);
-        bool num_b = sym_b || int_b || PyFloat_Check(b);
-        if (!num_a || !num_b)
-            Py_RETURN_NOTIMPLEMENTED;
+        if (!int_like(a) || !int_like(b)) /* (Python decides, as symint_arith) */
+            return symint_float_op(m == Py_None ? "**" : "pow", a, b);
         if (m != Py_None && sym_a && int_b) {
             PyObject *p = symint_pow(a, b, Py_None);
             if (p == NULL || p == Py_NotImplemented)
@@ -319,8 +326,20 @@ symint_richcompare(PyObject *a, PyObject *b, int op)
     hop_shape_env *env;
     const hop_expr *x, *y;
     int k = binary_operands(a, b, &s, &env, &x, &y, NULL);
-    if (k <= 0)
-        return k < 0 ? NULL : Py_NewRef(Py_NotImplemented);
+    if (k < 0)
+        return NULL;
+    if (k == 0) {
+        /* A float (exactly, as Python compares an int with one), a complex
+         * number, a NumPy scalar (NumPy's: NotImplemented), an int past
+         * int64: Python decides (hop._symfloat.symint_compare). */
+        static const char *const names[] = {"<", "<=", "==", "!=", ">", ">="};
+        PyObject *mod = PyImport_ImportModule("hop._symfloat");
+        if (mod == NULL)
+            return NULL;
+        PyObject *r = PyObject_CallMethod(mod, "symint_compare", "sOO", names[op], a, b);
+        Py_DECREF(mod);
+        return r;
+    }
     static const sym_binop rel[] = {hop_sym_lt, hop_sym_le, hop_sym_eq,
                                     hop_sym_ne, hop_sym_gt, hop_sym_ge};
     const hop_expr *cond = rel[op](env, x, y);
@@ -478,7 +497,36 @@ symint_user_class(PyObject *self, PyObject *unused)
     return Py_NewRef((PyObject *)&PyLong_Type);
 }
 
+/* np.add(n, 1), np.float64(1.5) * n, np.maximum(n, 2): hop.numpy's ufuncs
+ * and functions, which give NumPy's scalars (NumPy's own object loop gave
+ * Python ints, and wrapped nothing at int64's end). */
+static PyObject *np_ufunc_handler, *np_function_handler;
+
+static PyObject *
+m_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return hop_py__call_with_self(
+        hop_py__import_attr(&np_ufunc_handler, "hop.numpy", "symint_array_ufunc"), self, args,
+        kwargs);
+}
+
+static PyObject *
+m_array_function(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return hop_py__call_with_self(
+        hop_py__import_attr(&np_function_handler, "hop.numpy", "symint_array_function"), self, args,
+        kwargs);
+}
+
+/* clang-format off */
 static PyMethodDef symint_methods[] = {
+    {"__array_ufunc__", (PyCFunction)(void (*)(void))m_array_ufunc, METH_VARARGS | METH_KEYWORDS,
+     HOP_PY_SIG("__array_ufunc__($self, ufunc, method, /, *inputs, **kwargs)")
+     "NumPy's ufuncs on a SymInt: hop.numpy's, with NumPy's scalars."},
+    {"__array_function__", (PyCFunction)(void (*)(void))m_array_function,
+     METH_VARARGS | METH_KEYWORDS,
+     HOP_PY_SIG("__array_function__($self, func, types, args, kwargs, /)")
+     "NumPy's functions on a SymInt: hop.numpy's."},
     {"_user_class", symint_user_class, METH_NOARGS,
      "_user_class(): int, the class of the value eagerly: while hop traces, the user's code "
      "sees it as x.__class__ (isinstance(n, int) is True) and hop.compile's type(n)."},
@@ -487,6 +535,7 @@ static PyMethodDef symint_methods[] = {
                                               "code of a hop.compile trace (as str())."},
     {NULL, NULL, 0, NULL},
 };
+/* clang-format on */
 
 static PyGetSetDef symint_getset[] = {
     {"expr", symint_get_expr, NULL, "the expression, e.g. '2*s0 + 1'", NULL},

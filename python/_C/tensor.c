@@ -1059,9 +1059,8 @@ numpy_handler(const char *name, PyObject **cache)
     return hop_py__import_attr(cache, "hop.numpy", name);
 }
 
-/* Calls handler(self, *args, **kwargs). */
-static PyObject *
-call_handler(PyObject *handler, PyObject *self, PyObject *args, PyObject *kwargs)
+PyObject *
+hop_py__call_with_self(PyObject *handler, PyObject *self, PyObject *args, PyObject *kwargs)
 {
     if (handler == NULL)
         return NULL;
@@ -1083,15 +1082,16 @@ static PyObject *np_ufunc_handler, *np_function_handler;
 static PyObject *
 m_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    return call_handler(numpy_handler("tensor_array_ufunc", &np_ufunc_handler), self, args, kwargs);
+    return hop_py__call_with_self(numpy_handler("tensor_array_ufunc", &np_ufunc_handler), self,
+                                  args, kwargs);
 }
 
 /* np.sum(t), np.concatenate([t, ...]): hop.numpy's functions. */
 static PyObject *
 m_array_function(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    return call_handler(numpy_handler("tensor_array_function", &np_function_handler), self, args,
-                        kwargs);
+    return hop_py__call_with_self(numpy_handler("tensor_array_function", &np_function_handler),
+                                  self, args, kwargs);
 }
 
 /* ------------------------------------------------------ buffer protocol */

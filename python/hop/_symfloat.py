@@ -24,6 +24,8 @@ take a SymFloat as the same weak float: python/_C/args.c and hop_py_run_op
 traced function returns a SymFloat as a Python float (_trace._Runner).
 """
 
+import math
+import operator
 import sys
 
 from . import _C
@@ -119,9 +121,41 @@ def _value(x):
     return x
 
 
+def _numpy_scalar(x):
+    """Whether x is a NumPy scalar (np.float64 too, a float subclass)."""
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(x, np.generic)
+
+
+_OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+              "//": operator.floordiv, "%": operator.mod, "**": operator.pow,
+              "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
+              ">": operator.gt, ">=": operator.ge}
+
+
+def _by_value(op, a, b):
+    """a op b with the SymInt's value (int(): a guard on a size, a graph
+    break in hop.compile for an unbacked one), as Python computes it."""
+    a = int(a) if isinstance(a, _C.SymInt) else a
+    b = int(b) if isinstance(b, _C.SymInt) else b
+    return _OPERATORS[op](a, b)
+
+
 def symint_op(op, a, b):
-    """a op b where a or b is a SymInt and Python's result is a float."""
-    a = float(a) if isinstance(a, float) else a  # NumPy's float64 as a Python float
+    """a op b where a or b is a SymInt and the other is neither an int nor a
+    SymInt, or op is "/": a float result is a SymFloat; a NumPy scalar is
+    NumPy's to combine (NotImplemented: its operator calls the ufunc, which
+    the SymInt's __array_ufunc__ hands to hop.numpy, so `np.float64(1.5) *
+    n` is an np.float64 as eagerly); a complex number takes the SymInt's
+    value; anything else is NotImplemented."""
+    other = b if isinstance(a, _C.SymInt) else a
+    if _numpy_scalar(other):
+        return NotImplemented
+    if isinstance(other, complex) and op != "pow":
+        return _by_value(op, a, b)
+    if not isinstance(other, (int, float, _C.SymInt)):
+        return NotImplemented
+    a = float(a) if isinstance(a, float) else a
     b = float(b) if isinstance(b, float) else b
     if op in _ARITH:
         if op == "/":
@@ -153,6 +187,59 @@ def symint_op(op, a, b):
         f"{_desc(a)} {op} {_desc(b)}: a float result of {op} is not supported for SymInts "
         f"(SymInts make floats only with +, -, * and /, which give Python's bits); use int "
         f"operands, or compute it on a float64 tensor: {_alt_of(a)} {op} {_text(b)}")
+
+
+_FLIPPED = {"<": ">", "<=": ">=", "==": "==", "!=": "!=", ">": "<", ">=": "<="}
+_INT64_END = 2.0 ** 63
+
+
+def _compare_float(op, s, f):
+    """s op f for a SymInt s and a float f, as Python compares an int with a
+    float (exactly, not in double): a decision on s against f's neighbouring
+    ints, with the ShapeEnv's guard; a NaN is unordered; a float past int64
+    lies beyond every SymInt."""
+    if f != f:
+        return op == "!="
+    if f >= _INT64_END:
+        return op in ("<", "<=", "!=")
+    if f < -_INT64_END:
+        return op in (">", ">=", "!=")
+    if op in ("==", "!="):
+        equal = f.is_integer() and bool(s == int(f))
+        return equal if op == "==" else not equal
+    if op == "<":
+        return bool(s < math.ceil(f))
+    if op == "<=":
+        return bool(s <= math.floor(f))
+    if op == ">":
+        return bool(s > math.floor(f))
+    return bool(s >= math.ceil(f))
+
+
+def symint_compare(op, a, b):
+    """a op b (a comparison) where a or b is a SymInt and the other is not
+    an int of int64: a float or complex number as Python compares an int
+    with it; a NumPy scalar is NumPy's (NotImplemented: its comparison calls
+    the ufunc, the SymInt's __array_ufunc__ hop.numpy's); an int past int64
+    lies beyond every SymInt; else NotImplemented."""
+    if isinstance(a, _C.SymInt):
+        s, other = a, b
+    else:
+        s, other, op = b, a, _FLIPPED[op]
+    if _numpy_scalar(other) or isinstance(other, (SymFloat, _C.Tensor)):
+        return NotImplemented
+    if isinstance(other, int):
+        return _OPERATORS[op](0, 1 if other > 0 else -1)  # (s's side of a big int)
+    if isinstance(other, float):
+        return _compare_float(op, s, float(other))
+    if isinstance(other, complex):
+        if op in ("==", "!="):
+            equal = other.imag == 0 and _compare_float("==", s, other.real)
+            return equal if op == "==" else not equal
+        left, right = ("int", "complex") if s is a else ("complex", "int")
+        raise TypeError(f"'{op if s is a else _FLIPPED[op]}' not supported between instances of "
+                        f"'{left}' and '{right}'")
+    return NotImplemented
 
 
 def _weak_dtype(t):
@@ -206,6 +293,10 @@ class SymFloat:
         if isinstance(other, _C.Tensor):
             t = self._t.to(_weak_dtype(other))
             return _apply(op, other, t) if reflected else _apply(op, t, other)
+        if _numpy_scalar(other):
+            # (a Python float with a NumPy scalar is NumPy's scalar: its value
+            # is needed, at run time)
+            return self._unsupported(op, other)
         if not (isinstance(other, (int, float, _C.SymInt, SymFloat))):
             return NotImplemented
         if op == "/":
@@ -246,7 +337,8 @@ class SymFloat:
         return SymFloat(abs(self._t), f"abs({self._text})")
 
     def _unsupported(self, what, other=None):
-        if not isinstance(other, (int, float, _C.SymInt, SymFloat, type(None))):
+        if not isinstance(other, (int, float, _C.SymInt, SymFloat, type(None))) and \
+                not _numpy_scalar(other):
             return NotImplemented
         shown = f"{_desc(self)} {what} {_desc(other)}" if other is not None \
             else f"{what}({_desc(self)})"

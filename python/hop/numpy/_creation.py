@@ -27,7 +27,7 @@ import threading
 import numpy as _np
 
 from .. import _C
-from . import _core
+from . import _core, _ndarray
 
 __all__ = ["enter", "leave"]
 
@@ -145,7 +145,9 @@ def _dispatching(name, original):
                 (_traced_in(args) or _traced_in(kwargs.values())) and \
                 _users_call(name, translated) and \
                 not (_tensor_in(args) or _tensor_in(kwargs.values())):
-            return _funcs.array_function(original, (), args, kwargs)
+            # (NumPy's own function called: with no array among the values,
+            # only sizes, NumPy's result -- np.sum([n, 1]) an np.int64)
+            return _funcs.array_function(original, (), args, kwargs, _ndarray.NumpyArg)
         return original(*args, **kwargs)
     dispatching.__hop_original__ = original
     return dispatching

@@ -1520,12 +1520,13 @@ def result_type(*arrays_and_dtypes, _kind=None):
 
 # ------------------------------------------------------------- dispatch
 
-def array_function(func, types, args, kwargs):
-    """__array_function__ of hop.numpy arrays and hop.Tensor."""
+def array_function(func, types, args, kwargs, default=ndarray):
+    """__array_function__ of hop.numpy arrays and hop.Tensor (and, default
+    NumpyArg, hop.SymInt: symint_array_function)."""
     impl = FUNCS.get(func)
     vals = list(args) + list(kwargs.values())  # np.ediff1d(ary=a): arrays as keywords too
     kind = result_kind(vals, NumpyArg if builtins.any(type(x) is NumpyArg for x in vals)
-                       else ndarray)
+                       else default)
     if impl is None:
         from ._ufuncs import fallback
         return fallback(func, func.__name__, args, kwargs, kind)
@@ -1536,6 +1537,12 @@ def tensor_array_function(self, func, types, args, kwargs):
     """hop.Tensor.__array_function__: NumPy's functions on hop tensors give
     hop tensors."""
     return array_function(func, types, args, kwargs)
+
+
+def symint_array_function(self, func, types, args, kwargs):
+    """hop.SymInt.__array_function__: NumPy's functions on a size or lifted
+    int (np.clip(n, 0, 3)) are NumPy code's, as symint_array_ufunc."""
+    return array_function(func, types, args, kwargs, NumpyArg)
 
 
 round = round_  # noqa: A001 (NumPy's name)

@@ -943,8 +943,9 @@ def _call_divmod(args, kwargs, kind):
     return q, r
 
 
-def array_ufunc(ufunc, method, inputs, kwargs):
-    """__array_ufunc__ of hop.numpy arrays and hop.Tensor."""
+def array_ufunc(ufunc, method, inputs, kwargs, default=ndarray):
+    """__array_ufunc__ of hop.numpy arrays and hop.Tensor (and, default
+    NumpyArg, hop.SymInt: symint_array_ufunc)."""
     name = ufunc.__name__
     if method == "__call__" and not kwargs:
         r = _eager.call(name, inputs)
@@ -955,7 +956,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         + ((kwargs["out"],) if "out" in kwargs and not isinstance(kwargs["out"], tuple) else ())
     if not all(takes(x) or x is None for x in everything):
         return NotImplemented
-    kind = result_kind(inputs, NumpyArg if any(type(x) is NumpyArg for x in inputs) else ndarray)
+    kind = result_kind(inputs, NumpyArg if any(type(x) is NumpyArg for x in inputs) else default)
     if method == "__call__":
         if name == "divmod":
             return _call_divmod(inputs, dict(kwargs), kind)
@@ -1012,3 +1013,12 @@ def tensor_array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """hop.Tensor.__array_ufunc__: NumPy's ufuncs on hop tensors give hop
     tensors, with NumPy's dtypes."""
     return array_ufunc(ufunc, method, inputs, kwargs)
+
+
+def symint_array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """hop.SymInt.__array_ufunc__: NumPy's ufuncs on a size or lifted int
+    while hop traces (np.add(n, 1), and `np.float64(1.5) * n`, which
+    NumPy's scalar hands to the ufunc) are NumPy code's: hop.numpy computes
+    them, and the function returns NumPy's scalar (np.int64, np.float64),
+    as eagerly.  (NumPy's own object loop gave Python ints.)"""
+    return array_ufunc(ufunc, method, inputs, kwargs, NumpyArg)
