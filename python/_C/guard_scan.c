@@ -707,7 +707,11 @@ scan_one(PyObject *s, PyObject *f, PyObject *guards, PyObject *seen, PyObject *k
         PyObject *t = PyList_GET_ITEM(roots, i);
         PyObject *kind = PyTuple_GET_ITEM(t, 0), *name = PyTuple_GET_ITEM(t, 1);
         PyObject *holder = PyTuple_GET_ITEM(t, 2), *v = PyTuple_GET_ITEM(t, 3);
-        if ((kind == s_cell || kind == s_global) && PyFunction_Check(v)) {
+        /* (a function with attributes of its own: _visit reads the ones
+         * the code names, helper.scale) */
+        PyObject *fdict = PyFunction_Check(v) ? ((PyFunctionObject *)v)->func_dict : NULL;
+        if ((kind == s_cell || kind == s_global) && PyFunction_Check(v) &&
+            (fdict == NULL || PyDict_GET_SIZE(fdict) == 0)) {
             if (PyList_GET_SIZE(guards) < max) /* (_visit's first test) */
                 rc = guard_function(guards, seen, kind, name, holder, v);
             continue;

@@ -29,6 +29,9 @@ attribute and item steps) that re-reads the value on a later call:
   absent  a global the code loads that neither the globals nor the
           builtins defined, or an empty closure cell: still so (eager reads
           a global defined or a cell filled later).
+  lacks   an object of the user's class whose class answers names the
+          code names (a method, a class attribute): its __dict__ still holds
+          none of them (`o.m = g` between calls shadows the class's).
   names   one per plan: the builtins the code loads as globals (len, range)
           are still the builtins' objects and no global of the code's module
           shadows them (BuiltinNames: checked by dict version tags, in C).
@@ -50,8 +53,10 @@ the new objects (and the new captured tensors) for the next fast check.
 import array
 import builtins
 import collections
+import functools
 import keyword
 import math
+import operator
 import sys
 import types
 import weakref
@@ -227,6 +232,8 @@ class Guard:
             return f"{self.source!r} keeps its shape, strides, dtype, memory and flags in place"
         if self.kind == "len":
             return f"len({self.source!r}) == {e}"
+        if self.kind == "lacks":
+            return f"{self.source!r} holds none of {', '.join(e)} (its class's answer)"
         if self.kind == "contents" and type(e) is Uncomparable:
             return (f"{self.source!r} holds Python objects (a HOP body read it, where NumPy "
                     f"computes with it while tracing; hop cannot compare such contents: every "
@@ -340,6 +347,7 @@ def scan(fn, arg_leaves=(), arg_names=(), static=()):
             leaf = _wrapped(leaf)
         if static[i] and isinstance(leaf, types.FunctionType) and not is_hop_function(leaf):
             _collect_functions(s, leaf)
+    _spelled_names(s, [leaf for i, leaf in enumerate(arg_leaves) if static[i]])
     if self_obj is not None:
         _method_names(s, type(self_obj))
     for i, leaf in enumerate(arg_leaves):
@@ -354,6 +362,36 @@ def scan(fn, arg_leaves=(), arg_names=(), static=()):
     # function in a cell or a global, a nest's every level; the rest here.)
     _C._guard_scan_functions(s, Source, Guard, _visit_root, _scan_function, _MAX_GUARDS)
     return s
+
+
+def _spelled_names(s, values):
+    """Adds to s.names the attribute names the code may read through a
+    value rather than its own text (_reads.code_names takes its string
+    constants): a string in a global or closure cell its functions read, or
+    a constant argument (`getattr(o, NAME)`, `getattr(o, name)`), and the
+    names an operator.attrgetter or methodcaller there holds (`AG(o)`).
+    Before, `o.w` read so was not guarded, and its old value answered."""
+    for f in list(s.functions):
+        g = f.__globals__
+        for name in f.__code__.co_names:
+            _spell(s.names, g.get(name))
+        for cell in f.__closure__ or ():
+            try:
+                _spell(s.names, cell.cell_contents)
+            except ValueError:  # (an empty cell)
+                pass
+    for v in values:
+        _spell(s.names, v)
+
+
+def _spell(names, v):
+    if type(v) is str:
+        if len(v) <= 64:
+            names.update(p for p in v.split(".") if p.isidentifier())
+    elif type(v) in (operator.attrgetter, operator.methodcaller):
+        args = v.__reduce__()[1]
+        for a in args if type(v) is operator.attrgetter else args[:1]:
+            _spell(names, a)
 
 
 def _scan_functions(s):
@@ -560,6 +598,12 @@ def _visit(s, src, v, depth):
         s.guards.append(Guard(src, "id", v))
         if depth < _MAX_DEPTH:
             s.seen.add(id(v))
+            d = v.__dict__
+            if d and not s.names.isdisjoint(d):
+                # its data attributes the code names (`helper.scale`): the
+                # user's state, as an object's (before, not guarded)
+                for name in sorted(n for n in s.names if n in d):
+                    _visit(s, src.child("attr", name), d[name], depth + 1)
         return
     if isinstance(v, types.ModuleType):
         # A module itself is not guarded (rebinding a module name is not
@@ -651,6 +695,15 @@ def _walk_children(s, src, v, depth):
         for k, x in items:
             _visit(s, src.child("item", k), x, depth + 1)
         return
+    if type(v) is functools.partial:
+        # what a call of it runs and passes: its function (scanned), its
+        # arguments and keywords (`P.keywords["b"] = 10.0` between calls:
+        # before, not guarded)
+        if isinstance(v.func, types.FunctionType) and not is_hop_function(v.func):
+            _collect_functions(s, v.func)
+        for step in ("func", "args", "keywords"):
+            _visit(s, src.child("attr", step), getattr(v, step), depth + 1)
+        return
     if isinstance(v, (set, frozenset)):
         if len(v) <= _MAX_ITEMS and all(is_value(x) for x in tuple(v)):
             s.add(src, "eq", tuple(v))
@@ -669,6 +722,13 @@ def _walk_children(s, src, v, depth):
         # `o.__class__ = B` between calls must miss
         s.add(src.child("attr", "__class__"), "id", type(v))
     _method_names(s, type(v))
+    if is_user_module(getattr(type(v), "__module__", "") or ""):
+        # the names its class answers (and its methods' code names) that
+        # the object does not hold itself: still so (`o.m = g` between calls
+        # shadows the class's method; before, the class's answered on)
+        shadowed = _shadowable(s, type(v), d)
+        if shadowed:
+            s.add(src.child("attr", "__dict__"), "lacks", shadowed)
     for name in sorted(n for n in s.names if n in d):
         _visit(s, src.child("attr", name), d[name], depth + 1)
     if not s.names.isdisjoint(("vars", "__dict__", "dir")):
@@ -676,6 +736,24 @@ def _walk_children(s, src, v, depth):
         # added between calls changes len(vars(o)))
         _visit(s, src.child("attr", "__dict__"), d, depth + 1)
     _class_data(s, src, type(v), depth, d)
+
+
+def _shadowable(s, cls, own):
+    """The names the code names that an object of the user's class cls
+    does not hold itself (own: its __dict__) and that it would hold first
+    if it did: those its class (or a base) holds but not as a data
+    descriptor (a property, a slot: those win over the object's dict)."""
+    out = []
+    for name in sorted(s.names):
+        if name in own or name.startswith("__"):  # (Python looks dunders up on the class)
+            continue
+        for klass in cls.__mro__[:-1]:
+            a = vars(klass).get(name, MISSING)
+            if a is not MISSING:
+                if not hasattr(type(a), "__set__") and not hasattr(type(a), "__delete__"):
+                    out.append(name)
+                break
+    return tuple(out)
 
 
 def _class_data(s, src, cls, depth, own):
@@ -784,7 +862,7 @@ class Guards:
                 if g.held() is not v:
                     g.expected = v
                 continue
-            if kind not in ("tensor", "names"):
+            if kind not in ("tensor", "names", "lacks"):
                 try:
                     v = g.source.read(leaves)
                 except Exception:
@@ -883,6 +961,12 @@ class Guards:
                                         f"every call retraces)")
                 if type(g.expected) is not Uncomparable and not _same_contents(v, g.expected):
                     raise _C.GuardError(_changed_inside(g.source))
+                continue
+            elif g.kind == "lacks":
+                held = [n for n in g.expected if n in v]
+                if held:
+                    raise _C.GuardError(f"guard failed: {g.source!r} holds {held[0]!r} now "
+                                        f"(the class's answered when traced)")
                 continue
             elif g.kind == "len":
                 if len(v) != g.expected:
@@ -1091,6 +1175,14 @@ def _absent(src):
     return src.key not in src.base if src.kind == "global" else _empty_cell(src.base)
 
 
+def _lacks(d, names):
+    """Whether dict d holds none of names (a "lacks" guard)."""
+    for n in names:
+        if n in d:
+            return False
+    return True
+
+
 def _short(v):
     r = repr(v)
     return r if len(r) <= 60 else r[:57] + "..."
@@ -1205,6 +1297,8 @@ def _compile_factory(shape):
             terms.append(f"_same_contents({text}, e[{j}])")
         elif kind == "len":
             terms.append(f"len({text}) == e[{j}]")
+        elif kind == "lacks":
+            terms.append(f"_lacks({text}, e[{j}])")
         elif kind == "eq":
             terms.append(f"isinstance({text}, _SETS) and tuple({text}) == e[{j}]")
         elif kind == "weak":
@@ -1220,6 +1314,7 @@ def _compile_factory(shape):
     # bytes made per check)
     fast = _np is not None and _C._np_layout(_np.empty(0)) is not None
     scope = {"_array_tensor": _array_tensor, "_empty": _empty_cell, "_SETS": (set, frozenset),
+             "_lacks": _lacks,
              "_same_contents": _C._np_same_contents if fast else _same_contents,
              "_same_layout": _C._np_same_layout if fast else lambda a, e: _layout(a) == e}
     exec(compile(src, "<hop guards>", "exec"), scope)
