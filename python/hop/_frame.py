@@ -1288,7 +1288,9 @@ class Translator(_State, _Library, _Merging, _Breaking):
     def _truth(self, v):
         if type(v) is bool:
             return v
-        if _traced(v) and not self.concrete:
+        if self.concrete:  # (at the user's line: _at_line)
+            return _at_line(self._cur, "truth")(v)
+        if _traced(v):
             raise _BreakHere(_CONTROL_FLOW, self.depth)
         return bool(v)
 

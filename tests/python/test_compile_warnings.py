@@ -399,3 +399,20 @@ def test_plan_fp_static_is_checked():
     with pytest.raises(ValueError, match="not deleted"):
         del gm.plan.fp_static
     assert gm.plan.fp_static == 0
+
+
+def truth_of(x):
+    if x:
+        LOG.append("yes")
+        return 1
+    return 0
+
+
+def test_the_truth_of_an_empty_array_warns_at_the_users_line():
+    # (a break at `if x:`; the Python part tests it at the user's line, so
+    # NumPy's DeprecationWarning names it, as eagerly)
+    cf = hop.compile(truth_of)
+    for x in (np.array([1.0]), np.array([0.0]), np.array([]), np.array([])):
+        assert _given(cf, x) == _given(truth_of, x)
+    with pytest.raises(ValueError, match="truth value of an array with more than one element"):
+        cf(np.ones(2))
