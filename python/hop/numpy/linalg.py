@@ -49,15 +49,15 @@ def _tensor(a, what):
 def _common(*ts, what):
     """NumPy 1.24's _commonType: the dtype LAPACK runs in (always double:
     float64 or complex128) and the result dtype (float32 or complex64 when
-    every float operand is single precision, else float64 or complex128)."""
+    every operand is single precision, else float64 or complex128: a bool or
+    integer operand counts as double, so float32 with int64 is float64)."""
     dts = [_core.np_dtype(t) for t in ts]
     for d in dts:
         if d == _np.dtype(_np.float16):
             raise TypeError("array type float16 is unsupported in linalg")
         if d.kind not in "biufc":
             raise TypeError(f"array type {d} is unsupported in linalg")
-    single = builtins.all(d in (_np.dtype(_np.float32), _np.dtype(_np.complex64)) for d in dts
-                          if d.kind in "fc") and builtins.any(d.kind in "fc" for d in dts)
+    single = builtins.all(d in (_np.dtype(_np.float32), _np.dtype(_np.complex64)) for d in dts)
     cplx = builtins.any(d.kind == "c" for d in dts)
     ct = _np.dtype(_np.complex128 if cplx else _np.float64)
     if single:
