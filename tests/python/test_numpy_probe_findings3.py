@@ -654,3 +654,37 @@ def test_a_bool_scalars_conj_is_a_bool_scalar_eagerly_and_compiled():
     f = hop.compile(lambda a: a.any().conj())
     got = f(np.array([False, True]))
     assert type(got) is np.bool_ and got
+
+
+# ---------------------------------- linspace family of float16/float32 bounds
+
+F32_BOUNDS = np.array([0.0, 1.0], np.float32)
+SPACES = {
+    "linspace f32 arrays": lambda a: np.linspace(a, a + 2, 3),
+    "linspace f32 array, retstep": lambda a: np.linspace(a, 2, 5, retstep=True),
+    "linspace f16 array, int": lambda a: np.linspace(a.astype(np.float16), 1, 3),
+    "linspace f16 array, a 0-d bound beyond float16": lambda a: np.linspace(
+        a.astype(np.float16), 1e5, 3),
+    "linspace f32 0-d arrays": lambda a: np.linspace(a[0], a[1], 3),
+    "linspace f32 NumPy scalars": lambda a: np.linspace(np.float32(0), np.float32(1), 3),
+    "linspace int8 array": lambda a: np.linspace(a.astype(np.int8), 5, 4),
+    "linspace c64 array": lambda a: np.linspace(a.astype(np.complex64), 5, 4),
+    "linspace f16 array, dtype int": lambda a: np.linspace(a.astype(np.float16), 5, 4, dtype=int),
+    "linspace f32, axis": lambda a: np.linspace(a, [3, 4], 4, endpoint=False, axis=1),
+    "logspace f32 arrays": lambda a: np.logspace(a, a + 2, 3),
+    "logspace f16 array": lambda a: np.logspace(a.astype(np.float16), 2, 4),
+    # (bounds whose float32 log10 is exact: hop's float32 log10 of 3 is two
+    # ulps from NumPy's)
+    "geomspace f32 arrays": lambda a: np.geomspace(a * 9 + 1, a * 990 + 10, 3),
+    "geomspace f16 array overflows": lambda a: np.geomspace(a.astype(np.float16) + 1, 5, 4),
+    "geomspace int array": lambda a: np.geomspace(a.astype(np.int32) + 1, 8, 4),
+}
+
+
+@pytest.mark.parametrize("case", SPACES)
+def test_linspace_family_of_single_precision_bounds_keeps_their_dtype(case):
+    # NumPy 1.24: start * 1.0, stop * 1.0, then result_type(start, stop,
+    # float(num)) casting by value (hop took float64 for every float bound)
+    want, eager, compiled = _three_ways(SPACES[case], F32_BOUNDS)
+    assert eager == want
+    assert compiled == want

@@ -955,8 +955,15 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     div = (num - 1) if endpoint else num
-    s, e = _t(start), _t(stop)
-    dt = _np.result_type(_core.np_dtype(s), _core.np_dtype(e), float)
+    # NumPy's start * 1.0 and stop * 1.0, then result_type(start, stop,
+    # float(num)), casting by value: float32 or float16 bounds keep their
+    # dtype unless a 0-d bound's value or num needs a wider one
+    s, e = (_core.cast(t, _core.result_dtypes(_np.multiply, [_core.operand(t, "linspace"),
+                                                            _core.Opnd(value=1.0)],
+                                              "linspace")[0])
+            for t in (_t(start, "linspace"), _t(stop, "linspace")))
+    dt = _core.result_dtype([_core.operand(s, "linspace"), _core.operand(e, "linspace"),
+                             _core.Opnd(value=float(num))], "linspace")
     s, e = _core.cast(s, dt), _core.cast(e, dt)
     delta = e - s
     y = _C.arange(num).to(_core.hop_dtype(dt, "linspace"))
