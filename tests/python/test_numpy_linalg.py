@@ -196,6 +196,20 @@ def test_single_precision_with_an_integer_operand_computes_and_answers_in_double
     check(fn, _F32_2, b, rtol=1e-6)
 
 
+_BOOL3 = np.array([[True, False, False], [True, True, False], [False, True, True]])
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, 8, -1])
+def test_matrix_power_of_a_bool_matrix_is_numpys_bool_matmul(n):
+    # (hop's matmul has no bool: DTypeError; NumPy's bool matmul is an OR of
+    # ANDs), a matrix and a stack, eager and compiled
+    for x in (_BOOL3, np.stack([_BOOL3, ~_BOOL3])):
+        fn = lambda a: np.linalg.matrix_power(a, n)  # noqa: E731
+        want = fn(x)
+        same(_as_numpy(fn(hnp.asarray(x))), want)
+        check(fn, x)
+
+
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_linalg_errors_are_numpys(name):
     fn, *args = ERRORS[name]
