@@ -789,14 +789,8 @@ def _k_order(a, order):
     return (a if perm is None else F.transpose(a, perm, _kind=type(a))), "C"
 
 
-def _ravel_function(a, order="C", *, _kind=None, _fn=F.ravel):
-    a, order = _k_order(a, order)
-    return _fn(a, order, _kind=_kind)
-
-
 def _ravel_method(self, order="C"):
-    a, order = _k_order(self, order)
-    return F.ravel(a, order, _kind=type(self))
+    return F.ravel(self, order, _kind=type(self))
 
 
 def _flatten_checked(self, order="C", _fn=ndarray.flatten):
@@ -804,7 +798,6 @@ def _flatten_checked(self, order="C", _fn=ndarray.flatten):
     return _fn(a, order)
 
 
-F.FUNCS[_np.ravel] = _ravel_function
 # (a C method that tries the reshape fast path's view of a C-ordered array
 # first: np_eager_shape.c, role "ravel")
 ndarray.ravel = _C._np_eager_method("ravel", None, F.scalar_method(_ravel_method))

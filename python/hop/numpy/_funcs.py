@@ -348,6 +348,11 @@ def _reshape_copy_view(kind, a, r, shape, out):
 
 @implements(_np.ravel)
 def ravel(a, order="C", *, _kind=None):
+    if isinstance(order, str) and order.upper() == "K":
+        # NumPy's iterator order: a transpose of a into its memory order,
+        # then 'C' (_attrs._k_order, which a.ravel and a.flatten take too)
+        from ._attrs import _k_order
+        a, order = _k_order(a if isinstance(a, ndarray) else asarray(a), order)
     contiguous = True
     if isinstance(a, ndarray) and order in ("A", "F", "C"):
         if order == "A":
@@ -355,11 +360,6 @@ def ravel(a, order="C", *, _kind=None):
         # (a is in Fortran order exactly when its transpose is in C order)
         contiguous = None if order is None else \
             _c_order(a if order == "C" else transpose(a, _kind=ndarray))
-    if order == "K" and _t(a, "ravel").ndim > 1:
-        # (NumPy's memory order of a's elements: hop.compile runs the
-        # statement in NumPy, a graph break; eagerly an UnsupportedError)
-        from .._breaks import conversion
-        conversion(_C.UnsupportedError, "hop.numpy: ravel with order='K' is not supported")
     if contiguous is None:
         # a view or a copy per call's layout, which the plan cannot decide
         # (symbolic sizes of an array the function computed): the statement
