@@ -511,8 +511,10 @@ ndarray.__complex__ = _complex
 
 
 def _round(self, ndigits=None):
-    if not self._scalar:
-        raise TypeError("type numpy.ndarray doesn't define __round__ method")
+    if not self._scalar or self.dtype.kind == "b":
+        # (np.bool_ is not a number: no __round__, as an ndarray has none)
+        raise TypeError(f"type numpy.{'bool_' if self._scalar else 'ndarray'} doesn't define "
+                        f"__round__ method")
     if ndigits is None and self.dtype.kind != "c":
         return round(float(self))
     # a NumPy scalar rounded to digits, or a complex one, is a NumPy scalar
