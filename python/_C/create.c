@@ -924,6 +924,24 @@ f_full(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
         hop_py__to_shape_opnd("full", "size", &a[0], 1, &opnds[0], items) < 0 ||
         hop_py__to_dtype_opnd("full", a[2], &opnds[2]) < 0)
         return NULL;
+    if (opnds[2].kind == HOP_PY_DTYPE && opnds[2].u.d == HOP_U64 && PyLong_Check(a[1]) &&
+        !PyBool_Check(a[1])) {
+        /* A uint64 fill value beyond int64: op scalars are int64, and the
+         * full kernel's conversion to uint64 wraps, so pass its bits. */
+        int overflow;
+        (void)PyLong_AsLongLongAndOverflow(a[1], &overflow);
+        if (overflow > 0) {
+            unsigned long long u = PyLong_AsUnsignedLongLong(a[1]);
+            if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_OverflowError, "full(): %R does not fit in uint64", a[1]);
+                return NULL;
+            }
+            opnds[1].kind = HOP_PY_INT;
+            opnds[1].u.i = (long long)u;
+            return hop_py_run_op(HOP_OP_full, opnds, 3);
+        }
+    }
     int r = hop_py__value_opnd("full", a[1], &opnds[1], &tmp);
     if (r == 0 && opnds[1].kind == HOP_PY_SYMFLOAT) {
         PyObject *res = full_symfloat(a[1], tmp, &opnds[0], &opnds[2]);

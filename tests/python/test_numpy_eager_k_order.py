@@ -96,3 +96,31 @@ def test_reshape_of_a_fortran_sum_is_a_copy_a_write_through_it_leaves_the_sum():
     r[0] = 100
     assert float(b[0, 0]) == 1.0
     assert b.strides == (8, 16) and b.flags.f_contiguous and not b.flags.c_contiguous
+
+
+_K_RAVELS = {
+    "a transpose": lambda m, x: m.ravel(x.transpose(2, 0, 1), order="K"),
+    "a transpose, lower case": lambda m, x: m.ravel(x.transpose(1, 2, 0), order="k"),
+    "Fortran order": lambda m, x: m.ravel(x.T.copy().T, order="K"),
+    "a strided view": lambda m, x: m.ravel(x[:, ::2].transpose(2, 1, 0), order="K"),
+    "C order": lambda m, x: m.ravel(x, order="K"),
+    "a vector": lambda m, x: m.ravel(x[0, 0], order="K"),
+    "a broadcast": lambda m, x: m.ravel(m.broadcast_to(x[0, :, :1], (3, 4)), order="K"),
+}
+
+
+@pytest.mark.parametrize("case", _K_RAVELS)
+def test_ravel_function_in_k_order_is_numpys_values_and_view(case):
+    # hnp.ravel(a, order='K') raised UnsupportedError where np.ravel of a
+    # hop.numpy array and a.ravel('K') answered: one owner now (_funcs.ravel)
+    f = _K_RAVELS[case]
+    x = np.arange(24.0).reshape(2, 3, 4)
+    want = f(np, x)
+    for m in (hnp, np):
+        h = hnp.asarray(x.copy())
+        got = f(m, h)
+        assert type(got) is hnp.ndarray and got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
+        assert np.shares_memory(np.asarray(got), np.asarray(h)) == np.shares_memory(want, x)
+    got = hnp.ravel(x.transpose(2, 0, 1), order="K")  # a NumPy array's memory order
+    np.testing.assert_array_equal(np.asarray(got), np.ravel(x.transpose(2, 0, 1), order="K"))

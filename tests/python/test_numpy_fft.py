@@ -132,3 +132,20 @@ def test_an_array_the_trace_made_with_numpy_is_new_on_every_call():
     g = np.arange(3.0)
     h = hop.compile(lambda x: (x + 1, g))  # an array the function reads is that array
     assert h(np.ones(2))[1] is g
+
+
+@pytest.mark.parametrize("fn", ["fftfreq", "rfftfreq"])
+@pytest.mark.parametrize("args", [(7, 0.5), (7, 2), (3,), (8, np.float32(0.3)), (5, 0.1), (1,)],
+                         ids=repr)
+def test_sample_frequencies_are_numpys_float64_bits(fn, args):
+    # NumPy multiplies its int array by 1 / (n * d) in float64; eagerly hop
+    # multiplied the int64 tensor by a Python float, a float32 product
+    want = getattr(F, fn)(*args)
+    eager = getattr(hnp.fft, fn)(*args)
+    assert type(eager) is hnp.ndarray and eager.dtype == np.float64
+    assert np.asarray(eager).tobytes() == want.tobytes()
+    dispatched = getattr(F, fn)(hnp.asarray(np.zeros(args[0])).shape[0], *args[1:])
+    assert np.asarray(dispatched).tobytes() == want.tobytes()
+    got = hop.compile(lambda x: getattr(F, fn)(x.shape[0], *args[1:]))(np.zeros(args[0]))
+    assert type(got) is np.ndarray and got.dtype == np.float64
+    assert got.tobytes() == want.tobytes()

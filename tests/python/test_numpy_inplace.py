@@ -398,3 +398,38 @@ def test_putmask_takes_any_mask_of_the_arrays_size_and_refuses_another(shape, ma
     got = hop.compile(fn)(make())
     assert got.shape == want.shape
     np.testing.assert_array_equal(got, want)
+
+
+_FLOAT_ITEMS = [1e10, -1e10, 2.5e9, 3e9, -1.5, 9.3e18, 1e19, 1e20, 1e300, float("inf"),
+                float("-inf"), float("nan")]
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                                np.uint32, np.uint64, np.bool_])
+@pytest.mark.parametrize("key", [0, slice(None, 2), [1]], ids=["int", "slice", "list"])
+def test_python_float_beyond_the_int_range_is_written_as_numpys_setitem(dt, key):
+    # NumPy reads the float as a C long (int(value); uint32/uint64 as an
+    # unsigned long too) and wraps it to the dtype: 1e10 into int32 is
+    # 1410065408, 1e300 an OverflowError, inf an OverflowError, NaN a
+    # ValueError; compiled hop cast float64 to the dtype (INT_MIN) and
+    # raised ValueError for inf
+    for v in _FLOAT_ITEMS:
+        def f(x):
+            x[key] = v
+            return x
+
+        x = np.array([0, 1, 2]).astype(dt)
+        try:
+            want = ("ok", f(x.copy()))
+        except Exception as e:  # noqa: BLE001 (compared)
+            want = ("raised", type(e), str(e))
+        for run in (lambda a: np.asarray(f(hnp.asarray(a))), hop.compile(f)):
+            try:
+                got = ("ok", np.asarray(run(x.copy())))
+            except Exception as e:  # noqa: BLE001
+                got = ("raised", type(e), str(e))
+            if want[0] == "ok":
+                assert got[0] == "ok", (v, got)
+                assert got[1].dtype == want[1].dtype and got[1].tolist() == want[1].tolist(), v
+            else:
+                assert got == want, v

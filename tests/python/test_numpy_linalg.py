@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import hop
 import hop.numpy as hnp
 from budget import examples
-from numpy_diff import check
+from numpy_diff import check, same
+from test_numpy_operand_campaign import _as_numpy
 
 LA = np.linalg
 RNG = np.random.default_rng(0)
@@ -168,6 +169,45 @@ def test_linalg_matches_numpy(name):
 def test_linalg_in_float32_keeps_float32(name):
     fn, *args = CASES[name]
     check(fn, *[a.astype(np.float32) for a in args], rtol=2e-5)
+
+
+_F32_2 = np.array([[2.0, 1.0], [1.0, 3.0]], np.float32)
+_MIXED = {
+    "solve f32, int": lambda a, b: np.linalg.solve(a, b),
+    "solve int8, f32": lambda a, b: np.linalg.solve(b.astype(np.int8) * np.eye(2, dtype=np.int8),
+                                                    a[0]),
+    "solve f32, bool": lambda a, b: np.linalg.solve(a, b > 1),
+    "solve c64, int": lambda a, b: np.linalg.solve(a.astype(np.complex64), b),
+    "solve f32, f32": lambda a, b: np.linalg.solve(a, a[0]),
+    "lstsq f32, int": lambda a, b: np.linalg.lstsq(a, b, rcond=None),
+    "tensorsolve f32, int": lambda a, b: np.linalg.tensorsolve(a, b),
+}
+
+
+@pytest.mark.parametrize("case", _MIXED)
+def test_single_precision_with_an_integer_operand_computes_and_answers_in_double(case):
+    # NumPy's _commonType counts a bool or integer operand as double: float32
+    # with int64 is float64 (hop kept float32), eager and compiled
+    fn = _MIXED[case]
+    b = np.array([1, 2])
+    want = fn(_F32_2, b)
+    got = fn(hnp.asarray(_F32_2), hnp.asarray(b))
+    same(_as_numpy(got), want, rtol=1e-6)
+    check(fn, _F32_2, b, rtol=1e-6)
+
+
+_BOOL3 = np.array([[True, False, False], [True, True, False], [False, True, True]])
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, 8, -1])
+def test_matrix_power_of_a_bool_matrix_is_numpys_bool_matmul(n):
+    # (hop's matmul has no bool: DTypeError; NumPy's bool matmul is an OR of
+    # ANDs), a matrix and a stack, eager and compiled
+    for x in (_BOOL3, np.stack([_BOOL3, ~_BOOL3])):
+        fn = lambda a: np.linalg.matrix_power(a, n)  # noqa: E731
+        want = fn(x)
+        same(_as_numpy(fn(hnp.asarray(x))), want)
+        check(fn, x)
 
 
 @pytest.mark.parametrize("name", sorted(ERRORS))

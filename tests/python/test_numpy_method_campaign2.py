@@ -275,3 +275,12 @@ def test_flat_index_out_of_bounds_says_numpys_text(expr, src):
     # integer read names the axis).  (NumPy's a.flat[[0, 9]] = 1 writes
     # element 0 before it raises; hop raises first: not drawn)
     agree(expr, src)
+
+
+@pytest.mark.parametrize("expr,src", [
+    ("round(a[0])", "np.array([True, False])"), ("round(a[1], 1)", "np.array([True, False])"),
+    ("round(a[0], None)", "np.array([True, False])"), ("round(a[0])", "np.array([3, 4])"),
+    ("round(a[0])", "np.array([2.5, 3.5], np.float32)"), ("round(a)", "np.array([True])")])
+def test_round_of_a_bool_scalar_is_numpys_type_error(expr, src):
+    # (np.bool_ defines no __round__: hop.numpy returned round(float(x)), 1)
+    agree(expr, src)

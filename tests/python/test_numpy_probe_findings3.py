@@ -654,3 +654,90 @@ def test_a_bool_scalars_conj_is_a_bool_scalar_eagerly_and_compiled():
     f = hop.compile(lambda a: a.any().conj())
     got = f(np.array([False, True]))
     assert type(got) is np.bool_ and got
+
+
+# ---------------------------------- linspace family of float16/float32 bounds
+
+F32_BOUNDS = np.array([0.0, 1.0], np.float32)
+SPACES = {
+    "linspace f32 arrays": lambda a: np.linspace(a, a + 2, 3),
+    "linspace f32 array, retstep": lambda a: np.linspace(a, 2, 5, retstep=True),
+    "linspace f16 array, int": lambda a: np.linspace(a.astype(np.float16), 1, 3),
+    "linspace f16 array, a 0-d bound beyond float16": lambda a: np.linspace(
+        a.astype(np.float16), 1e5, 3),
+    "linspace f32 0-d arrays": lambda a: np.linspace(a[0], a[1], 3),
+    "linspace f32 NumPy scalars": lambda a: np.linspace(np.float32(0), np.float32(1), 3),
+    "linspace int8 array": lambda a: np.linspace(a.astype(np.int8), 5, 4),
+    "linspace c64 array": lambda a: np.linspace(a.astype(np.complex64), 5, 4),
+    "linspace f16 array, dtype int": lambda a: np.linspace(a.astype(np.float16), 5, 4, dtype=int),
+    "linspace f32, axis": lambda a: np.linspace(a, [3, 4], 4, endpoint=False, axis=1),
+    "logspace f32 arrays": lambda a: np.logspace(a, a + 2, 3),
+    "logspace f16 array": lambda a: np.logspace(a.astype(np.float16), 2, 4),
+    # (bounds whose float32 log10 is exact: hop's float32 log10 of 3 is two
+    # ulps from NumPy's)
+    "geomspace f32 arrays": lambda a: np.geomspace(a * 9 + 1, a * 990 + 10, 3),
+    "geomspace f16 array overflows": lambda a: np.geomspace(a.astype(np.float16) + 1, 5, 4),
+    "geomspace int array": lambda a: np.geomspace(a.astype(np.int32) + 1, 8, 4),
+}
+
+
+@pytest.mark.parametrize("case", SPACES)
+def test_linspace_family_of_single_precision_bounds_keeps_their_dtype(case):
+    # NumPy 1.24: start * 1.0, stop * 1.0, then result_type(start, stop,
+    # float(num)) casting by value (hop took float64 for every float bound)
+    want, eager, compiled = _three_ways(SPACES[case], F32_BOUNDS)
+    assert eager == want
+    assert compiled == want
+
+
+# ----------------------------------------------------- arange's fill rule
+
+ARANGE_FILLS = {
+    "int dtype, half steps": lambda x: np.arange(0, 5, 0.5, dtype=int),
+    "int8 dtype, 1.5 steps": lambda x: np.arange(-3, 3, 1.5, dtype=np.int8),
+    "int16 dtype, negative steps": lambda x: np.arange(5, 0, -0.7, dtype=np.int16),
+    "int8 dtype wraps": lambda x: np.arange(0, 300.0, 100, dtype=np.int8),
+    "uint8 dtype, negative start": lambda x: np.arange(-2.0, 3, dtype=np.uint8),
+    "uint64 dtype, negative int start": lambda x: np.arange(-1, 3, dtype=np.uint64),
+    "uint64 dtype, float start": lambda x: np.arange(0.5, 4, dtype=np.uint64),
+    "float32 tenths": lambda x: np.arange(0, 1, 0.1, dtype=np.float32),
+    "float32 large": lambda x: np.arange(0.0, 3e7, 1e6, dtype=np.float32),
+    "float16 tenths": lambda x: np.arange(0, 1, 0.1, dtype=np.float16),
+    "float16 beyond 2048": lambda x: np.arange(0, 3000, 1.0, dtype=np.float16),
+    "float64 tenths": lambda x: np.arange(0, 1, 0.1, dtype=np.float64),
+    "complex128 dtype": lambda x: np.arange(0, 5, 0.5, dtype=complex),
+    "complex64 dtype": lambda x: np.arange(0, 1, 0.1, dtype=np.complex64),
+    "float32 NaN stop": lambda x: np.arange(0, np.nan, 1.0, dtype=np.float32),
+    "float32 zero step": lambda x: np.arange(0, 10, 0.0, dtype=np.float32),
+    "int32 dtype, a size and half steps": lambda x: np.arange(0, x.shape[0], 0.5, dtype=np.int32),
+    # NumPy's TypeError past two booleans, and its other corners (bug10)
+    "bool of two": lambda x: np.arange(0, 2, dtype=bool),
+    "bool of two floats": lambda x: np.arange(0.0, 1.5, 0.7, dtype=bool),
+    "bool of three": lambda x: np.arange(3, dtype=bool),
+    "bool of none": lambda x: np.arange(0, dtype=bool),
+    "complex bounds, empty": lambda x: np.arange(0, 3j, 1j),
+    "complex bounds": lambda x: np.arange(1j, 5 + 3j, 1 + 1j),
+    "stop by keyword": lambda x: np.arange(stop=3),
+    "start and stop by keyword": lambda x: np.arange(start=1, stop=3),
+    "stop by keyword, float32": lambda x: np.arange(stop=3.0, dtype=np.float32),
+    "no stop": lambda x: np.arange(),
+}
+
+
+@pytest.mark.parametrize("case", ARANGE_FILLS)
+def test_arange_with_a_dtype_fills_as_numpys(case):
+    # NumPy converts start and start + step into the dtype, then steps by
+    # their difference in the dtype (hop computed start + i * step in
+    # float64 and cast each element)
+    want, eager, compiled = _three_ways(ARANGE_FILLS[case], np.zeros(7))
+    assert eager == want
+    assert compiled == want
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float16, np.int8, np.uint64])
+def test_arange_with_a_dtype_is_numpys_bits(dt):
+    want = np.arange(0.3, 40, 0.7, dtype=dt)
+    for got in (hnp.arange(0.3, 40, 0.7, dtype=dt),
+                hop.compile(lambda: np.arange(0.3, 40, 0.7, dtype=dt))()):
+        got = np.asarray(got)
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes()

@@ -483,3 +483,29 @@ def test_histogram_of_complex_data_is_numpys(f):
     want, eager, compiled = _three_ways(f, np.linspace(0, 1, 7))
     assert eager == want
     assert compiled == want
+
+
+# ------------------------------------------- uint64 values beyond int64
+
+UINT64_BIG = {
+    "pad constant 2**63": lambda x: np.pad(x, 1, constant_values=2**63),
+    "pad constant -1": lambda x: np.pad(x, 1, constant_values=-1),
+    "pad constant uint64 max": lambda x: np.pad(x, (0, 2), constant_values=np.uint64(2**64 - 1)),
+    "insert 2**63": lambda x: np.insert(x, 0, 2**63),
+    "insert uint64 scalar": lambda x: np.insert(x, [1, 2], np.uint64(2**63 + 5)),
+    "append uint64 scalar": lambda x: np.append(x, np.uint64(2**63)),
+    "linspace to 2**63": lambda x: np.linspace(0, 2**63, 3, dtype=np.uint64),
+    "full 2**63": lambda x: np.full(3, 2**63, dtype=np.uint64),
+    "where with 2**63": lambda x: np.where(x > 0, x, np.uint64(2**63)),
+}
+
+
+@pytest.mark.parametrize("case", UINT64_BIG)
+def test_uint64_values_beyond_int64_are_numpys(case):
+    # (raised OverflowError "full(): ... does not fit in int64": hop's op
+    # scalars are int64, and _C.full refused a uint64 fill value beyond them)
+    x = np.array([0, 1, 3], np.uint64)
+    want, eager, compiled = _three_ways(UINT64_BIG[case], x)
+    assert eager == want
+    assert compiled == want
+    assert _three_ways(lambda: UINT64_BIG[case](hnp.asarray(x.copy())))[0] == want

@@ -941,6 +941,10 @@ def test_repr_of_a_big_tensor_is_summarised():
          "add(): 1180591620717411303424 does not fit in int64"),
         (lambda: hop.full((1,), -2**63 - 1), OverflowError,
          "full(): -9223372036854775809 does not fit in int64"),
+        (lambda: hop.full((1,), 2**63), OverflowError,
+         "full(): 9223372036854775808 does not fit in int64"),
+        (lambda: hop.full((1,), 2**64, dtype=hop.uint64), OverflowError,
+         "full(): 18446744073709551616 does not fit in uint64"),
     ],
 )
 def test_errors_have_exact_types_and_messages(fn, exc, message):
@@ -1303,3 +1307,12 @@ def test_ops_on_proxies_are_recorded_with_concrete_operands_and_scalars():
         # While tracing, constructors are recorded too (not computed at trace time).
         "Tensor(proxy permute: f32[3, 2])",
     ]
+
+
+@pytest.mark.parametrize("v", [2**63, 2**64 - 1, 2**63 + 12345])
+def test_full_of_uint64_takes_values_beyond_int64(v):
+    # (was "full(): ... does not fit in int64": op scalars are int64, and the
+    # binding passes a uint64 fill value's bits)
+    t = hop.full((2, 3), v, dtype=hop.uint64)
+    assert t.dtype == hop.uint64
+    assert np.array_equal(t.numpy(), np.full((2, 3), v, np.uint64))

@@ -511,8 +511,10 @@ ndarray.__complex__ = _complex
 
 
 def _round(self, ndigits=None):
-    if not self._scalar:
-        raise TypeError("type numpy.ndarray doesn't define __round__ method")
+    if not self._scalar or self.dtype.kind == "b":
+        # (np.bool_ is not a number: no __round__, as an ndarray has none)
+        raise TypeError(f"type numpy.{'bool_' if self._scalar else 'ndarray'} doesn't define "
+                        f"__round__ method")
     if ndigits is None and self.dtype.kind != "c":
         return round(float(self))
     # a NumPy scalar rounded to digits, or a complex one, is a NumPy scalar
@@ -789,14 +791,8 @@ def _k_order(a, order):
     return (a if perm is None else F.transpose(a, perm, _kind=type(a))), "C"
 
 
-def _ravel_function(a, order="C", *, _kind=None, _fn=F.ravel):
-    a, order = _k_order(a, order)
-    return _fn(a, order, _kind=_kind)
-
-
 def _ravel_method(self, order="C"):
-    a, order = _k_order(self, order)
-    return F.ravel(a, order, _kind=type(self))
+    return F.ravel(self, order, _kind=type(self))
 
 
 def _flatten_checked(self, order="C", _fn=ndarray.flatten):
@@ -804,7 +800,6 @@ def _flatten_checked(self, order="C", _fn=ndarray.flatten):
     return _fn(a, order)
 
 
-F.FUNCS[_np.ravel] = _ravel_function
 # (a C method that tries the reshape fast path's view of a C-ordered array
 # first: np_eager_shape.c, role "ravel")
 ndarray.ravel = _C._np_eager_method("ravel", None, F.scalar_method(_ravel_method))

@@ -348,6 +348,11 @@ def _reshape_copy_view(kind, a, r, shape, out):
 
 @implements(_np.ravel)
 def ravel(a, order="C", *, _kind=None):
+    if isinstance(order, str) and order.upper() == "K":
+        # NumPy's iterator order: a transpose of a into its memory order,
+        # then 'C' (_attrs._k_order, which a.ravel and a.flatten take too)
+        from ._attrs import _k_order
+        a, order = _k_order(a if isinstance(a, ndarray) else asarray(a), order)
     contiguous = True
     if isinstance(a, ndarray) and order in ("A", "F", "C"):
         if order == "A":
@@ -355,11 +360,6 @@ def ravel(a, order="C", *, _kind=None):
         # (a is in Fortran order exactly when its transpose is in C order)
         contiguous = None if order is None else \
             _c_order(a if order == "C" else transpose(a, _kind=ndarray))
-    if order == "K" and _t(a, "ravel").ndim > 1:
-        # (NumPy's memory order of a's elements: hop.compile runs the
-        # statement in NumPy, a graph break; eagerly an UnsupportedError)
-        from .._breaks import conversion
-        conversion(_C.UnsupportedError, "hop.numpy: ravel with order='K' is not supported")
     if contiguous is None:
         # a view or a copy per call's layout, which the plan cannot decide
         # (symbolic sizes of an array the function computed): the statement
@@ -892,8 +892,69 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, _
                  lambda s, d: full(s, fill_value, d, _kind=ndarray)._t, "full_like")
 
 
+def _arange_length(q):
+    """NumPy's _arange_safe_ceil_to_intp of (stop - start) / step."""
+    if q != q:
+        raise ValueError("arange: cannot compute length")
+    if q >= 2.0 ** 63:
+        raise ValueError("Maximum allowed size exceeded")
+    return math.ceil(q)
+
+
+def _wrapped64(v):
+    """An integer as the int64 with its low 64 bits (two's complement)."""
+    return (v + 2**63) % 2**64 - 2**63
+
+
+def _arange_filled(start, stop, step, npd):
+    """NumPy 1.24's arange of concrete numbers into dtype npd
+    (PyArray_ArangeObj): the length ceil((stop - start) / step), of a
+    complex dtype the smaller of the real and imaginary parts'; the first
+    two elements start and start + step converted as its setitem converts
+    them (0.5 into an int is 0, so arange(0, 5, 0.5, dtype=int) is zeros);
+    then the dtype's fill, start + i * delta with delta the difference of
+    those two in the dtype's arithmetic (float32's in float32, float16's in
+    float32 rounded once, an integer's in C's wrapping integers)."""
+    q = (stop - start) / step
+    if npd.kind == "c" and isinstance(q, complex):
+        n = builtins.min(_arange_length(q.real), _arange_length(q.imag))
+    else:
+        n = _arange_length(q)
+    if n <= 0:
+        return ndarray(_full_t((0,), 0, npd))
+    if npd.kind == "b" and n > 2:
+        raise TypeError("arange() is only supported for booleans when the result has at most "
+                        "length 2.")
+    head = _np.empty(builtins.min(n, 2), npd)
+    head[0] = start
+    if n > 1:
+        head[1] = start + step
+    if n <= 2:
+        return ndarray(_C.tensor(head))
+    i = _C.arange(n)
+    if npd.kind in "iu":
+        h0 = int(head[0])
+        t = i * _wrapped64(int(head[1]) - h0) + _wrapped64(h0)
+    else:
+        # float16's fill computes in float32; a complex one per part
+        ct = npd if npd.itemsize >= (8 if npd.kind == "c" else 4) else _np.dtype(_np.float32)
+        h = head.astype(ct)
+        with _np.errstate(all="ignore"):
+            d = h[1] - h[0]
+        t = _core.cast(i, ct) * _t(d) + _t(h[0])
+    t = _core.cast(t, npd)
+    return ndarray(_C.cat([_C.tensor(head), t[2:]], 0))
+
+
+_NO_START = object()  # arange(stop=3): NumPy's start not given
+
+
 @implements(name="arange")
-def arange(start, stop=None, step=None, dtype=None, *, like=None):
+def arange(start=_NO_START, stop=None, step=None, dtype=None, *, like=None):
+    if start is _NO_START:
+        if stop is None:
+            raise TypeError("arange() requires stop to be specified.")
+        start, stop = stop, None
     given = [v for v in (start, stop, step) if isinstance(v, (ndarray, _np.ndarray))]
     if given:
         # An array argument: NumPy's arange takes its value through Python's
@@ -919,6 +980,17 @@ def arange(start, stop=None, step=None, dtype=None, *, like=None):
         a = _np.arange(start, stop, step, dtype=dtype)
         _core.hop_dtype(a.dtype, "arange")
         return ndarray(_C.tensor(a))
+    cplx = builtins.any(isinstance(v, (complex, _np.complexfloating)) for v in vals)
+    npd = _np.dtype(dtype) if dtype is not None else \
+        _np.dtype(_np.complex128) if cplx else None
+    if npd is not None and builtins.all(
+            type(v) in (bool, int, float, complex) or isinstance(v, _np.number) for v in vals) \
+            and (cplx or npd.kind in "bc" or npd in (_np.dtype(_np.float16), _np.dtype(_np.float32))
+                 or (npd.kind in "iu" and not builtins.all(
+                     isinstance(v, (int, _np.integer)) for v in vals))):
+        # where NumPy's fill differs from start + i * step computed in
+        # float64 (or int64) and cast
+        return _arange_filled(start, stop, step, npd)
     if builtins.any(isinstance(v, float) or (isinstance(v, _np.floating)) for v in vals) or \
             (dtype is not None and _np.dtype(dtype).kind == "f"):
         # NumPy's fill: start, start + step, then start + i * delta with
@@ -955,8 +1027,15 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     div = (num - 1) if endpoint else num
-    s, e = _t(start), _t(stop)
-    dt = _np.result_type(_core.np_dtype(s), _core.np_dtype(e), float)
+    # NumPy's start * 1.0 and stop * 1.0, then result_type(start, stop,
+    # float(num)), casting by value: float32 or float16 bounds keep their
+    # dtype unless a 0-d bound's value or num needs a wider one
+    s, e = (_core.cast(t, _core.result_dtypes(_np.multiply, [_core.operand(t, "linspace"),
+                                                            _core.Opnd(value=1.0)],
+                                              "linspace")[0])
+            for t in (_t(start, "linspace"), _t(stop, "linspace")))
+    dt = _core.result_dtype([_core.operand(s, "linspace"), _core.operand(e, "linspace"),
+                             _core.Opnd(value=float(num))], "linspace")
     s, e = _core.cast(s, dt), _core.cast(e, dt)
     delta = e - s
     y = _C.arange(num).to(_core.hop_dtype(dt, "linspace"))

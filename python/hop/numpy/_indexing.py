@@ -613,6 +613,19 @@ def _plain_items(seq):
                isinstance(x, _np.generic) for x in seq)
 
 
+def _float_as_long(value, npd):
+    """A Python float as NumPy's setitem of an integer dtype reads it (its
+    MyPyLong_AsLong: int(value), then a C long; uint32 and uint64 take an
+    unsigned long too): an int in [-2**63, 2**63), or [-2**63, 2**64) for
+    uint32/uint64, that the dtype then wraps (1e10 into int32 is
+    1410065408); NaN's ValueError, inf's and a wider value's OverflowError."""
+    i = int(value)
+    hi = 2**64 if npd in (_np.dtype(_np.uint32), _np.dtype(_np.uint64)) else 2**63
+    if not -2**63 <= i < hi:
+        raise OverflowError("Python int too large to convert to C long")
+    return i
+
+
 def setitem(a, key, value):
     """a[key] = value with NumPy's casting (unsafe: 2.7 into an int array is
     2) and broadcasting, for any key NumPy takes."""
@@ -647,11 +660,11 @@ def setitem(a, key, value):
         v = _core.complex_scalar(complex(value), npd)  # any number fits a complex array
     elif isinstance(value, (bool, int, float)) or isinstance(value, _np.generic):
         # (a complex one only into a complex array: converted above)
+        if npd.kind in "iu" and type(value) is float:
+            value = _float_as_long(value, npd)
         with _np.errstate(all="ignore"):
             cv = _np.asarray(value).astype(npd) if not isinstance(value, float) or \
                 npd.kind == "f" else _np.asarray(_np.float64(value)).astype(npd)
-        if npd.kind in "iu" and isinstance(value, float) and not _np.isfinite(value):
-            raise ValueError(f"cannot convert float {value!r} to integer".replace("nan", "NaN"))
         v = _C.full((), cv.item(), dtype=a._tv.dtype)
     elif isinstance(value, complex):
         raise TypeError("can't convert complex to float")

@@ -647,13 +647,17 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     from ._funcs import asarray
     from ._ufuncs import call_ufunc
-    s0 = asarray(start) * 1.0
-    s1 = asarray(stop) * 1.0
+    s0 = asarray(start)
+    s1 = asarray(stop)
     if _core.decide(_C.logical_or(_C.any(_C.eq(s0._t, 0), None, False),
                                   _C.any(_C.eq(s1._t, 0), None, False)),
                     "geomspace: whether a bound is zero"):
         raise ValueError("Geometric sequence cannot include zero")
-    dt = _np.result_type(s0.dtype, s1.dtype, float(num), _np.zeros((), dtype))
+    # NumPy's result_type(start, stop, float(num), zeros((), dtype)), casting
+    # 0-d bounds by value: float16 or float32 array bounds keep their dtype
+    dt = _core.result_dtype([_core.operand(s0, "geomspace"), _core.operand(s1, "geomspace"),
+                             _core.Opnd(value=float(num))], "geomspace",
+                            extra=(_np.zeros((), dtype),))
     dtype = dt if dtype is None else _np.dtype(dtype)
     s0, s1 = s0.astype(dt), s1.astype(dt)
     neg = ndarray(_C.logical_and(_C.lt(s0._t, 0), _C.lt(s1._t, 0)))

@@ -196,7 +196,7 @@ def _frexp(x):
     e = _C.where(normal, _C.floor(_C.log2(_C.where(normal, ad, 1.0))) + 1.0, 0.0)
     m = _C.ldexp(d, -e)
     am = _C.abs(m)
-    up = _C.ge(am, 1.0)
+    up = _C.logical_and(normal, _C.ge(am, 1.0))  # not inf, whose m is inf
     down = _C.logical_and(normal, _C.lt(am, 0.5))
     e = e + _C.where(up, 1.0, _C.where(down, -1.0, 0.0))
     m = _C.ldexp(d, -e)

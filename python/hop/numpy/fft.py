@@ -266,12 +266,19 @@ def _freq_ints(n, first):
     return _C.where(_C.lt(k, first), k, k - n)
 
 
+def _times_val(ints, val):
+    """NumPy's `results * val` of the frequencies' int64 array: in float64
+    (hop's int64 tensor times a Python float is float32)."""
+    if isinstance(val, _np.generic):
+        val = val.item()
+    return _core.cast(ints, _np.dtype(_np.float64)) * val
+
+
 @_implements(_np.fft.fftfreq)
 def fftfreq(n, d=1.0, *, _kind=None):
     if not isinstance(n, (int, _np.integer, _C.SymInt)):
         raise ValueError("n should be an integer")
-    val = 1.0 / (n * d)
-    r = _freq_ints(n, (n - 1) // 2 + 1) * val
+    r = _times_val(_freq_ints(n, (n - 1) // 2 + 1), 1.0 / (n * d))
     return wrap(_kind or ndarray, _core.cast(r, _np.dtype(_np.float64)))
 
 
@@ -279,8 +286,7 @@ def fftfreq(n, d=1.0, *, _kind=None):
 def rfftfreq(n, d=1.0, *, _kind=None):
     if not isinstance(n, (int, _np.integer, _C.SymInt)):
         raise ValueError("n should be an integer")
-    val = 1.0 / (n * d)
-    r = _C.arange(0, n // 2 + 1, 1, dtype=_C.int64) * val
+    r = _times_val(_C.arange(0, n // 2 + 1, 1, dtype=_C.int64), 1.0 / (n * d))
     return wrap(_kind or ndarray, _core.cast(r, _np.dtype(_np.float64)))
 
 

@@ -49,15 +49,15 @@ def _tensor(a, what):
 def _common(*ts, what):
     """NumPy 1.24's _commonType: the dtype LAPACK runs in (always double:
     float64 or complex128) and the result dtype (float32 or complex64 when
-    every float operand is single precision, else float64 or complex128)."""
+    every operand is single precision, else float64 or complex128: a bool or
+    integer operand counts as double, so float32 with int64 is float64)."""
     dts = [_core.np_dtype(t) for t in ts]
     for d in dts:
         if d == _np.dtype(_np.float16):
             raise TypeError("array type float16 is unsupported in linalg")
         if d.kind not in "biufc":
             raise TypeError(f"array type {d} is unsupported in linalg")
-    single = builtins.all(d in (_np.dtype(_np.float32), _np.dtype(_np.complex64)) for d in dts
-                          if d.kind in "fc") and builtins.any(d.kind in "fc" for d in dts)
+    single = builtins.all(d in (_np.dtype(_np.float32), _np.dtype(_np.complex64)) for d in dts)
     cplx = builtins.any(d.kind == "c" for d in dts)
     ct = _np.dtype(_np.complex128 if cplx else _np.float64)
     if single:
@@ -583,6 +583,12 @@ def pinv(a, rcond=1e-15, hermitian=False, *, _kind=None):
                                       what="pinv"))
 
 
+def _bool_matmul(x, y):
+    """NumPy's bool matmul (an OR of ANDs): hop's matmul has no bool, so the
+    int64 product's nonzero elements, as _products.dot."""
+    return _C.ne(_C.matmul(x.to(_C.int64), y.to(_C.int64)), 0)
+
+
 @_implements(_np.linalg.matrix_power)
 def matrix_power(a, n, *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
@@ -601,16 +607,17 @@ def matrix_power(a, n, *, _kind=None):
         n = abs(n)
     if n == 1:
         return wrap(kind, t.clone())
+    mm = _C.matmul if t.dtype is not _C.bool else _bool_matmul
     if n == 2:
-        return wrap(kind, _C.matmul(t, t))
+        return wrap(kind, mm(t, t))
     if n == 3:
-        return wrap(kind, _C.matmul(_C.matmul(t, t), t))
+        return wrap(kind, mm(mm(t, t), t))
     z = result = None
     while n > 0:
-        z = t if z is None else _C.matmul(z, z)
+        z = t if z is None else mm(z, z)
         n, bit = divmod(n, 2)
         if bit:
-            result = z if result is None else _C.matmul(result, z)
+            result = z if result is None else mm(result, z)
     return wrap(kind, result)
 
 
