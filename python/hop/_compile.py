@@ -234,6 +234,12 @@ class CompiledFunction(_C._CompiledCall):
     (1, ['s0'])
     """
 
+    # hop's own attributes of a CompiledFunction (the others, but
+    # underscored ones, are the user's: `g.scale` set on a decorated g,
+    # which the guards read, _guards._walk_children)
+    _hop_state = frozenset(("fn", "dynamic", "recompile_limit", "fullgraph", "quiet",
+                            "eager_calls", "recompiles"))
+
     def __init__(self, fn, dynamic=None, recompile_limit=8, fullgraph=False):
         if not callable(fn):
             raise TypeError(f"hop.compile: fn must be callable, got {type(fn).__name__}")

@@ -666,10 +666,16 @@ def _walk_children(s, src, v, depth):
         return
     if _hop_object(v):
         # identity guarded (the user's binding); what it runs is the user's
-        # function, scanned; its own attributes are hop's state
+        # function, scanned; its own attributes are hop's state, but those
+        # the user set on it (`g.scale` on a decorated g: what is not in its
+        # class's _hop_state nor underscored) that the code names
         w = _wrapped(v)
         if w is not None and not is_hop_function(w):
             _collect_functions(s, w)
+        own, d = getattr(type(v), "_hop_state", None), getattr(v, "__dict__", None)
+        if own is not None and type(d) is dict:
+            for name in sorted(n for n in s.names if n in d and n not in own and n[0] != "_"):
+                _visit(s, src.child("attr", name), d[name], depth + 1)
         return
     if isinstance(v, (list, tuple, dict) + _SEQUENCES):
         if len(v) > _MAX_ITEMS:

@@ -162,3 +162,28 @@ def test_a_methodcallers_method_reads_its_list():
     _agree(methodcaller_global, cf, x)
     LIST.append(1.0)
     _agree(methodcaller_global, cf, x)
+
+
+@hop.compile
+def decorated(x):
+    return x * decorated.scale
+
+
+decorated.scale = 2.0
+
+
+def test_an_attribute_the_user_set_on_a_compiled_function_is_guarded():
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(decorated(x), x * 2.0)
+    decorated.scale = 5.0
+    np.testing.assert_array_equal(decorated(x), x * 5.0)
+    assert decorated.recompiles == 1
+    assert "global 'decorated'.scale == 5.0 (float)" in decorated.explain()
+
+
+def test_a_compiled_functions_own_public_attributes_are_all_hops_state():
+    # (what _hop_state leaves out, the guards would read as the user's)
+    cf = hop.compile(lambda x: x + 1)
+    cf(np.ones(2))
+    public = {n for n in vars(cf) if not n.startswith("_")}
+    assert public <= type(cf)._hop_state, public - type(cf)._hop_state
