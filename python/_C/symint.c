@@ -506,16 +506,16 @@ static PyObject *
 m_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     return hop_py__call_with_self(
-        hop_py__import_attr(&np_ufunc_handler, "hop.numpy", "symint_array_ufunc"), self, args,
-        kwargs);
+        hop_py__import_attr(&np_ufunc_handler, "hop.numpy._ufuncs", "symint_array_ufunc"), self,
+        args, kwargs);
 }
 
 static PyObject *
 m_array_function(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     return hop_py__call_with_self(
-        hop_py__import_attr(&np_function_handler, "hop.numpy", "symint_array_function"), self, args,
-        kwargs);
+        hop_py__import_attr(&np_function_handler, "hop.numpy._funcs", "symint_array_function"),
+        self, args, kwargs);
 }
 
 /* clang-format off */

@@ -32,8 +32,8 @@ from ._ndarray import ndarray, NumpyArg
 from . import _direct, _eager, _eager_shape, _funcs, _products
 from ._funcs import *  # noqa: F401,F403 (the functions)
 from ._ufuncs import UFUNCS as _UFUNCS, _TWO_OUT, call_ufunc as _call_ufunc, \
-    tensor_array_ufunc, symint_array_ufunc
-from ._funcs import tensor_array_function, symint_array_function
+    tensor_array_ufunc
+from ._funcs import tensor_array_function
 from . import _lib, _twodim, _index_routines  # noqa: F401 (more functions: _funcs.PUBLIC)
 from . import _sorting, _stats, _histograms, _sets, _mathfuncs, _polynomial  # noqa: F401
 from . import _attrs  # noqa: F401 (the ndarray methods of those functions)
