@@ -852,7 +852,10 @@ compiled_call(CompiledCallObject *self, PyObject *args, PyObject *kwargs)
 {
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0)
         return PyObject_CallMethodObjArgs((PyObject *)self, str_call_kw, args, kwargs, NULL);
-    PyObject *fast = self->fast;
+    /* (called while this thread traces, a compiled helper of a function
+     * hop translates or traces: the general path inlines it into that
+     * trace; its plan must not run, nor its effects replay, for real) */
+    PyObject *fast = hop_py_tracing_active() ? NULL : self->fast;
     if (fast != NULL && fast != Py_None &&
         (!self->distinct || distinct_args(args) || hop_py__array_call_aliased(fast) ||
          (Py_IS_TYPE(fast, &EffectsCallType) && ((EffectsCallObject *)fast)->alias != NULL))) {
@@ -932,6 +935,14 @@ static PyMemberDef compiled_members[] = {
      "the bound plan (hop.compile's own functions trace it as two inputs)"},
     {NULL},
 };
+
+static PyTypeObject CompiledCallType;
+
+int
+hop_py__is_compiled_call(PyObject *o)
+{
+    return PyObject_TypeCheck(o, &CompiledCallType);
+}
 
 static PyTypeObject CompiledCallType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop._C._CompiledCall",

@@ -257,6 +257,8 @@ PyObject *hop_py__import_attr(PyObject **cache, const char *module, const char *
  * as hop_py__import_attr's failure gives. */
 PyObject *hop_py__call_with_self(PyObject *handler, PyObject *self, PyObject *args,
                                  PyObject *kwargs);
+/* compiled_call.c: whether o is a hop.compile object (a _C._CompiledCall). */
+int hop_py__is_compiled_call(PyObject *o);
 
 /* getattr(obj, name, missing) from what a getattr gave (got: a new
  * reference, or NULL with an exception): got; a new reference to missing

@@ -307,6 +307,10 @@ roots_into(PyFunctionObject *fn, PyObject *plan, int check, roots_out *o, int de
             v = missing;
         if (push_root(o->cells, PyTuple_GET_ITEM(freevars, i), cell, v) < 0)
             return -1;
+        /* (a hop.compile object runs its function inside the trace: the
+         * full check, in Python, walks that function) */
+        if (hop_py__is_compiled_call(v) && PyTuple_GET_ITEM(cell_body, i) != Py_True)
+            return ROOTS_ASK;
         if (PyFunction_Check(v) && PyTuple_GET_ITEM(cell_body, i) != Py_True &&
             (rc = walk_callee(v, o, depth)) != ROOTS_READ)
             return rc;
@@ -333,6 +337,9 @@ roots_into(PyFunctionObject *fn, PyObject *plan, int check, roots_out *o, int de
         }
         Py_INCREF(v); /* (the walk below runs code that may rebind it) */
         rc = push_root(o->globs, name, g, v) < 0 ? -1 : ROOTS_READ;
+        if (rc == ROOTS_READ && hop_py__is_compiled_call(v) &&
+            PyTuple_GET_ITEM(global_body, j) != Py_True)
+            rc = ROOTS_ASK; /* (as a cell's, above) */
         if (rc == ROOTS_READ && PyFunction_Check(v) && PyTuple_GET_ITEM(global_body, j) != Py_True) {
             int in_cells = PySequence_Contains(freevars, name);
             if (in_cells < 0)

@@ -321,8 +321,13 @@ class CompiledFunction(_C._CompiledCall):
 
     def _call_args(self, args):
         """fn(*args) through the newest plan that fits (see the class)."""
+        if _C.tracing() is not None:
+            # (inside another trace or translation, a compiled helper or a
+            # callback: part of that trace, as in _call; a plan of its own
+            # would run and replay its effects for real)
+            return self.fn(*args)
         if _C._np_fp_reported() and not self._hop_fn and \
-                (self._numpy_env or _numpy_call(args, None)) and _C.tracing() is None:
+                (self._numpy_env or _numpy_call(args, None)):
             return self.fn(*args)  # (see _numpy_call)
         entries = self._entries
         if not entries:

@@ -272,10 +272,12 @@ class _Check(Walk, Policy):
             (self.cells if kind == "cell" else self.globals).append((name, holder, value))
             # A function of the body's module (or a closure) that the body
             # may call mutates the same state: check what it reaches too
-            # (unless it is only a HOP's body: see _verdict).
-            if isinstance(value, types.FunctionType) and not body and (
-                    value.__globals__ is fn.__globals__ or name in fn.__code__.co_freevars):
-                self.scan(value)
+            # (unless it is only a HOP's body: see _verdict); a hop.compile
+            # of one runs it inside the trace.
+            callee = _compiled_fn(value)
+            if isinstance(callee, types.FunctionType) and not body and (
+                    callee.__globals__ is fn.__globals__ or name in fn.__code__.co_freevars):
+                self.scan(callee)
             if flag & WRITE and value is not _MISSING:
                 self._snap(name, value, flag)
 
@@ -661,9 +663,21 @@ def _owner(fn):
     return fn, (name, obj)
 
 
+def _compiled_fn(v):
+    """The function a hop.compile object runs inside a trace (its plans are
+    for calls outside one: _compile._call_args), or v itself."""
+    while isinstance(v, _C._CompiledCall):
+        v = v.fn
+    return v
+
+
 def run_pure(hop_name, which, fn, args, kwargs=None):
     """fn(*args, **kwargs), raising hop.TraceError (with outer state restored)
     if the body changes state outside itself."""
+    if type(fn) is not types.FunctionType:
+        # (a hop.compile'd body is its function: checked as one, and run as
+        # the trace would run it; before, it ran unchecked, its effect once)
+        fn = _compiled_fn(fn)
     if type(fn) is not types.FunctionType:
         fn, owner = _owner(fn)
         if owner is not None:  # (its object's state: the full check)
