@@ -43,6 +43,7 @@ from ._reads import is_hop_function, is_hop_module
 from ._pytree import flatten, nodes, structure_changed, unflatten
 from ._trace import FPWarned, _call_tree, _trace, eager_array
 from ._writeback import SharedWrite, shares_memory
+from ._reads import loaded_hop_numpy
 
 __all__ = ["compile", "CompiledFunction"]
 
@@ -1258,7 +1259,7 @@ def _numpy_call(args, kwargs):
     np = sys.modules.get("numpy")
     if np is None:
         return False
-    hnp = sys.modules.get("hop.numpy")
+    hnp = loaded_hop_numpy()
     kinds = (np.ndarray, np.generic) if hnp is None else (np.ndarray, np.generic, hnp.ndarray)
     # (not flatten's leaves: a hop.numpy array's is its tensor)
     todo = [args, kwargs]

@@ -55,6 +55,7 @@ from ._effect_holders import (
     _top)
 from ._purity import _NP_WRITERS
 from ._reads import is_hop_module, root_value
+from ._reads import loaded_hop_numpy
 
 try:
     import numpy as _np
@@ -154,7 +155,7 @@ def _safe_methods():
         kinds = [str, bytes, tuple, frozenset, int, float, complex, dict, list, set, _C.Tensor]
         if _np is not None:
             kinds += [_np.ndarray, _np.generic, _np.dtype]
-        hnp = sys.modules.get("hop.numpy")
+        hnp = loaded_hop_numpy()
         if hnp is not None:
             kinds.append(hnp.ndarray)
         for k in kinds:
@@ -493,7 +494,7 @@ class _Finder:
         vals = self.target_values(frame, v, set())
         if not vals:
             return False
-        hnp = sys.modules.get("hop.numpy")
+        hnp = loaded_hop_numpy()
         for x in vals:
             if hnp is not None and isinstance(x, hnp.ndarray) and not _C._is_proxy(x._t):
                 continue
@@ -1262,7 +1263,7 @@ def _mutates(obj, name):
     """Whether obj's method name may change obj."""
     if isinstance(obj, _C.Tensor):
         return False
-    hnp = sys.modules.get("hop.numpy")
+    hnp = loaded_hop_numpy()
     if (_np is not None and isinstance(obj, _np.ndarray)) or \
             (hnp is not None and isinstance(obj, hnp.ndarray)):
         return name in _ARRAY_MUTATORS
@@ -1274,7 +1275,7 @@ def _mutable_inplace(v):
         return True
     if _np is not None and isinstance(v, _np.ndarray):
         return True
-    hnp = sys.modules.get("hop.numpy")
+    hnp = loaded_hop_numpy()
     if hnp is not None and isinstance(v, hnp.ndarray):
         return True
     return False

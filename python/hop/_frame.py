@@ -88,6 +88,7 @@ from ._frame_library import _Library, _NOT_MODELLED, modelled
 from ._frame_merge import _Merging, _touches
 from ._frame_resume import _Breaking, Resume
 from ._frame_state import _MUTATORS, _ndarray_type, _Recorded, _State
+from ._reads import loaded_hop_numpy
 
 __all__ = ["Translator"]
 
@@ -265,7 +266,7 @@ class Translator(_State, _Library, _Merging, _Breaking):
         self.arg_containers = any(type(v) in _MUTABLE and len(path) >= 2
                                   for path, v in self.argpaths.values())
         self.pre.update(self.argpaths)
-        hnp = sys.modules.get("hop.numpy")
+        hnp = loaded_hop_numpy()
         # NumPy semantics: hop's float reductions may differ from NumPy's in
         # the last bit, which a conversion, a printed or a stored value would
         # show; Python gets only values with NumPy's bits (_exact)

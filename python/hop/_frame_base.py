@@ -14,6 +14,7 @@ import types
 from . import _C
 from . import _breaks
 from . import _paths
+from ._reads import loaded_hop_numpy
 
 __all__ = ["Unsupported", "is_user_code"]
 
@@ -247,7 +248,7 @@ def _hop_data():
     wrappers (hop.compile(f), GraphModules, transformations: they do)."""
     from ._symfloat import SymFloat
     out = {_C.Tensor, _C.SymInt, type(_C.float32), SymFloat}
-    hnp = sys.modules.get("hop.numpy")
+    hnp = loaded_hop_numpy()
     if hnp is not None:
         out.add(hnp.ndarray)
     return out
@@ -367,7 +368,7 @@ def _traced(v):
         return _C._is_proxy(v)
     if isinstance(v, _C.SymInt):
         return True
-    hnp = sys.modules.get("hop.numpy")
+    hnp = loaded_hop_numpy()
     if hnp is not None and isinstance(v, hnp.ndarray):
         return True
     return type(v).__name__ == "SymFloat"
@@ -376,7 +377,7 @@ def _traced(v):
 def _static_rows(v):
     """Whether v is a traced hop.numpy array or tensor of rank >= 1 whose
     leading size is a number (iterating it takes that many rows)."""
-    hnp = sys.modules.get("hop.numpy")
+    hnp = loaded_hop_numpy()
     if not (isinstance(v, _C.Tensor) or hnp is not None and isinstance(v, hnp.ndarray)):
         return False
     shape = tuple(v.shape)
@@ -387,7 +388,7 @@ def _rows_known_at_run_time(v):
     """Whether v is a traced hop.numpy array or tensor of rank >= 1 whose
     leading size is symbolic (a selection's count: iterating it needs the
     values)."""
-    hnp = sys.modules.get("hop.numpy")
+    hnp = loaded_hop_numpy()
     if not (isinstance(v, _C.Tensor) or hnp is not None and isinstance(v, hnp.ndarray)):
         return False
     shape = tuple(v.shape)
@@ -417,7 +418,7 @@ def _numpy_written_back(v):
     whose writes hop.numpy puts into the plan and copies into the caller's
     memory after each call (write-back slots, _trace), or refuses with its
     own error; never an effect of the table."""
-    hnp = sys.modules.get("hop.numpy")
+    hnp = loaded_hop_numpy()
     return hnp is not None and isinstance(v, hnp.ndarray) and _C._is_proxy(v._t)
 
 

@@ -4,7 +4,6 @@ hop.cond (the _Merging mixin of the Translator: _merge_if, _merge_sides);
 _SideState keeps what a side could change, so a side that changes anything
 is refused and everything put back (the `if` stays a graph break)."""
 
-import sys
 import types
 
 from . import _C
@@ -15,6 +14,7 @@ from ._pytree import flatten, repeats, unflatten_with
 from ._frame_base import (
     _BreakHere, _cell_value, _CONTROL_FLOW, _EMPTY, _Frame, _instructions, _NoMerge, _PAUSED,
     _traced, _TransGen, _UNBOUND, Unsupported)
+from ._reads import loaded_hop_numpy
 
 
 # At most this many sides of data-dependent ifs are traced per translation:
@@ -225,7 +225,7 @@ def _cond_value(v, containers, depth=0):
     if v is None or type(v) in (int, float, bool, str, complex) or \
             isinstance(v, (_C.Tensor, _C.SymInt)):
         return True
-    hnp = sys.modules.get("hop.numpy")
+    hnp = loaded_hop_numpy()
     if hnp is not None and isinstance(v, hnp.ndarray):
         return True
     if depth > 8:
@@ -287,7 +287,7 @@ def _identity(v):
     would replace by a new one."""
     if isinstance(v, _C.Tensor):
         return True
-    hnp = sys.modules.get("hop.numpy")
+    hnp = loaded_hop_numpy()
     return hnp is not None and isinstance(v, hnp.ndarray)
 
 
@@ -354,7 +354,7 @@ def _views_memory(v):
     """Whether v is a hop.numpy array that is memory NumPy's code can tell
     apart from a copy (an argument, a captured array, a view): merging it
     into a cond's output would return (and write) a copy."""
-    hnp = sys.modules.get("hop.numpy")
+    hnp = loaded_hop_numpy()
     return hnp is not None and isinstance(v, hnp.ndarray) and bool(
         v._vw or isinstance(v._role, int) or
         (v._st is not None and isinstance(v._st.root, tuple)))
@@ -414,7 +414,7 @@ class _Merging:
             return False
         if isinstance(v, _C.Tensor):
             return _C._is_proxy(v)
-        hnp = sys.modules.get("hop.numpy")
+        hnp = loaded_hop_numpy()
         return hnp is not None and isinstance(v, hnp.ndarray) and _C._is_proxy(v._t)
 
     def _merge_if(self, fr, k, target, v, jump_on):

@@ -15,6 +15,7 @@ from . import _exact
 from ._frame_base import (
     _cell_value, _EMPTY, _Frame, _FUNC, _Hoist, _instructions, _METHOD, _NULL, _numpy_value,
     _PAUSED, _PLAIN, _site, _Stop, _symfloat, _traced)
+from ._reads import loaded_hop_numpy
 
 __all__ = ["Break", "Resume"]
 
@@ -222,7 +223,7 @@ def _shared_memory(values):
     argument itself (a captured array), or one of two live arrays over one
     storage (hop/numpy/_storage.py).  Handed to Python, the plan's outputs
     are new memory each: a write through one would not reach the others."""
-    hnp = sys.modules.get("hop.numpy")
+    hnp = loaded_hop_numpy()
     if hnp is None:
         return None
     try:

@@ -18,7 +18,6 @@ import functools
 import inspect
 import numbers
 import operator
-import sys
 import types
 
 from . import _C
@@ -27,6 +26,7 @@ from ._paths import _in_body
 from ._purity import body_env_arrays, body_prints, run_pure
 from ._reads import Policy, is_hop_function, names_of, roots
 from ._pytree import _REGISTERED, LEAF, Spec, flat_spec, flatten, unflatten
+from ._reads import loaded_hop_numpy
 
 try:
     import numpy as _np
@@ -172,14 +172,14 @@ def _constants(result):
 def _array_agnostic(spec):
     """spec with hop.numpy arrays as plain tensors: branches may return a
     NumPy array in one and a tensor in the other (as eagerly)."""
-    hnp = sys.modules.get("hop.numpy")
+    hnp = loaded_hop_numpy()
     return spec if hnp is None else hnp._array_agnostic_spec(spec)
 
 
 def _merged(results):
     """The structure of a HOP's result from its bodies' (a hop.numpy array
     where any body returned one)."""
-    hnp = sys.modules.get("hop.numpy")
+    hnp = loaded_hop_numpy()
     r = results[0]
     if hnp is None or len(results) == 1:
         return r
@@ -289,7 +289,7 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
             if slices is not None:
                 structs = [ins[slices[0]]] if len(slices) == 1 else [ins[s] for s in slices]
             else:
-                hnp = sys.modules.get("hop.numpy")
+                hnp = loaded_hop_numpy()
                 if hnp is None:
                     structs = _structs(ins, made, parts)
                 else:
@@ -333,7 +333,7 @@ def _traced_body(tr, hop, which, fn, args, kwargs, call):
     float max/min whose zero's sign reaches the body's results:
     hop.numpy._core.body_begin).  call: (the HOP's name, the body's inputs,
     how many of them the HOP makes, the operand groups)."""
-    hnp = sys.modules.get("hop.numpy")
+    hnp = loaded_hop_numpy()
     scope = hnp._core.body_begin(tr, call[0], _explicit_sources(*call)) \
         if hnp is not None else None
     try:

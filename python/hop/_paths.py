@@ -43,6 +43,7 @@ import warnings
 
 from . import _C
 from ._pytree import flatten, repeats, unflatten_with
+from ._reads import loaded_hop_numpy
 
 # How many HOP bodies the Python layer is running on this thread (_hops
 # counts them, in C: _C._in_body(d) adds d and gives the count): a branch on
@@ -553,12 +554,12 @@ def _trap_outputs(result):
 
 
 def _agnostic(spec):
-    hnp = sys.modules.get("hop.numpy")
+    hnp = loaded_hop_numpy()
     return spec if hnp is None else hnp._array_agnostic_spec(spec)
 
 
 def _merge(a, b):
-    hnp = sys.modules.get("hop.numpy")
+    hnp = loaded_hop_numpy()
     return a if hnp is None else hnp._merge_array_specs(a, b)
 
 
@@ -580,7 +581,7 @@ def record_path(fn, args, kwargs=None):
     # here too, as in the trace: a branch on one (`if (np.ones(3) * 2).sum()
     # > 5:`, or hop.numpy's own in eigvals of such an array) is then met by
     # both runs, where NumPy's own arrays would take it unseen
-    creation = getattr(sys.modules.get("hop.numpy"), "_creation", None)
+    creation = getattr(loaded_hop_numpy(), "_creation", None)
     previous = _C._set_bool_hook(hook)
     was = recording()
     _state.recording = True
@@ -603,7 +604,7 @@ def record_path(fn, args, kwargs=None):
 def _copied_arrays(args):
     """args with each hop.numpy array in them (in tuples, lists and dicts) a
     copy of the same class."""
-    hnp = sys.modules.get("hop.numpy")
+    hnp = loaded_hop_numpy()
     if hnp is None:
         return args
 

@@ -198,6 +198,19 @@ def names_of(code):
     return n
 
 
+def loaded_hop_numpy():
+    """hop.numpy once it is imported whole, else None (not imported, or
+    another thread still importing it: a module half made, whose ndarray
+    may not be defined yet; no hop.numpy array exists before it is).  Never
+    imports it.  Before, a compiled function's first call while another
+    thread imported hop.numpy failed its effect analysis on the half-made
+    module and ran eagerly ever after."""
+    m = sys.modules.get("hop.numpy")
+    if m is None or getattr(getattr(m, "__spec__", None), "_initializing", False):
+        return None
+    return m
+
+
 def is_hop_module(name):
     """Whether a module name is hop itself or one of its submodules: hop's
     own functions and globals are its machinery, not user state, so the

@@ -27,10 +27,10 @@ import importlib
 import json
 import os
 import pickle
-import sys
 
 from . import _C
 from ._pytree import LEAF, NONE, Spec
+from ._reads import loaded_hop_numpy
 
 __all__ = ["save", "load"]
 
@@ -74,7 +74,7 @@ def _spec_to_json(spec, what):
                                 f"({type(k).__name__}); saved keys are str, int, float, bool "
                                 f"or None")
         return {"d": [[k, _spec_to_json(c, what)] for k, c in zip(spec.keys, spec.children)]}
-    hnp = sys.modules.get("hop.numpy")
+    hnp = loaded_hop_numpy()
     if spec.kind == "custom" and hnp is not None and spec.cls is hnp._NumpyOut:
         # an ndarray result of NumPy code (a NumPy scalar when keys is true)
         return {"n": [bool(spec.keys), _spec_to_json(spec.children[0], what)]}

@@ -24,6 +24,7 @@ from ._pytree import (LEAF, flatten, leaf_names, repeats, structure_changed, sub
                       unflatten_with)
 from ._symfloat import SymFloat
 from ._writeback import _WriteBack, _layout
+from ._reads import loaded_hop_numpy
 
 __all__ = ["trace", "GraphModule", "Graph", "Node", "TensorMeta", "SymMeta"]
 
@@ -488,7 +489,7 @@ def _trace_growing(fn, example_args, dynamic, paths, kwargs, compiling, frame):
             return _trace_once(fn, example_args, dynamic, paths, slots, arrays, kwargs, compiling,
                                frame)
         except BaseException as e:  # noqa: B036 (a restart, or the error as it is)
-            hnp = sys.modules.get("hop.numpy")
+            hnp = loaded_hop_numpy()
             if hnp is None or not isinstance(e, hnp._storage.GrowSlots):
                 raise
             if e.key in slots or len(slots) >= _MAX_SLOTS:
@@ -775,7 +776,7 @@ def _run_traced(tr, call, fn, paths, compiling, slots, spec, env):
         if slots:
             out, writes = out
         out_leaves, out_spec = flatten(out)
-        hnp = sys.modules.get("hop.numpy")
+        hnp = loaded_hop_numpy()
         if hnp is not None:
             out_spec = hnp._numpy_out_spec(out_spec)
         traced = [x for x in out_leaves if isinstance(x, _TRACED_OUT)]
@@ -1275,7 +1276,7 @@ class _Runner:
         # The common NumPy call, fn(a1, ..., an) on ndarrays returning
         # arrays: (whether a tuple, the 0-d results to return as NumPy
         # scalars), or None.
-        hnp = sys.modules.get("hop.numpy")
+        hnp = loaded_hop_numpy()
         self._ndflat = len(self.statics) if flat and tensors and all(self.as_array) else -1
         self._ndout = hnp._simple_out(self.out_spec) if hnp is not None and \
             all(t is None for t in self.template) and not any(self.sym_out) else None

@@ -148,3 +148,50 @@ def test_a_pure_compiled_body_traces_and_computes():
     body(hop.ones(3))
     gm = hop.trace(lambda x: hop.map(body, x), hop.ones(2, 3))
     np.testing.assert_array_equal(gm(hop.ones(2, 3)).numpy(), np.full((2, 3), 3.0))
+
+
+_HALF_IMPORTED = r'''
+import importlib, importlib.abc, sys, threading, warnings
+import numpy as np, hop
+started, release = threading.Event(), threading.Event()
+class Slow(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "hop.numpy._ndarray" and threading.current_thread() is not threading.main_thread():
+            started.set()
+            release.wait(2)  # (the main thread waits on the import lock meanwhile)
+        return None
+assert "hop.numpy" not in sys.modules
+sys.meta_path.insert(0, Slow())
+t = threading.Thread(target=lambda: importlib.import_module("hop.numpy"))
+t.start()
+assert started.wait(10)
+def f(x, log):
+    log.append(1)
+    return x * 2
+cf = hop.compile(f)
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    cf(hop.tensor(np.ones(2, np.float32)), [])  # hop.numpy half made in sys.modules
+release.set()
+t.join(10)
+for n in (3, 4, 5):
+    log = []
+    assert np.allclose(cf(hop.tensor(np.ones(n, np.float32)), log).numpy(), 2) and log == [1]
+print(cf.eager_calls, [str(m.message) for m in w])
+'''
+
+
+def test_a_first_call_while_another_thread_imports_hop_numpy_compiles():
+    # (before: the effect analysis read the half-made module's ndarray,
+    # failed, and the function ran eagerly for good)
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ)  # (this hop, not another on the path)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(os.path.dirname(hop.__file__))] +
+        ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    r = subprocess.run([sys.executable, "-c", _HALF_IMPORTED], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "0 []"
