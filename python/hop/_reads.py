@@ -205,10 +205,17 @@ def loaded_hop_numpy():
     imports it.  Before, a compiled function's first call while another
     thread imported hop.numpy failed its effect analysis on the half-made
     module and ran eagerly ever after."""
+    m = _HOP_NUMPY[0]
+    if m is not None:
+        return m
     m = sys.modules.get("hop.numpy")
     if m is None or getattr(getattr(m, "__spec__", None), "_initializing", False):
         return None
+    _HOP_NUMPY[0] = m  # (whole: the same module from now on, read per traced value)
     return m
+
+
+_HOP_NUMPY = [None]
 
 
 def is_hop_module(name):
