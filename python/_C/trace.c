@@ -1272,6 +1272,22 @@ py_trace_depth(PyObject *self, PyObject *unused)
     return PyLong_FromSize_t(tr != NULL ? hop_output_graph_depth(tr->og) : 0);
 }
 
+/* The name of the graph the active trace records into now ("cond_true_0",
+ * "map_body_0"; "forward" at its root), None when none is active: a
+ * conversion in a HOP body names the body (hop/_breaks.py). */
+static PyObject *
+py_body_name(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    TraceObject *tr = hop_py__current;
+    hop_tracer *t = tr != NULL ? hop_output_graph_current(tr->og) : NULL;
+    hop_graph *g = t != NULL ? hop_tracer_graph(t) : NULL;
+    if (g == NULL || g->name == NULL)
+        Py_RETURN_NONE;
+    return PyUnicode_FromString(g->name);
+}
+
 /* ------------------------------------------------- dynamic indexing */
 
 /* k of `start + k`, `k + start` or `start - k` at node n, with start's node
@@ -1459,6 +1475,8 @@ static PyMethodDef trace_functions[] = {
     {"tracing", py_tracing, METH_NOARGS, "This thread's active Trace, or None."},
     {"_trace_depth", py_trace_depth, METH_NOARGS,
      "The tracer stack depth of the active trace, 0 when none is active."},
+    {"_body_name", py_body_name, METH_NOARGS,
+     "The name of the graph the active trace records into now, None when none is active."},
     {"_is_proxy", py_is_proxy, METH_O, "True for a traced value (a proxy Tensor)."},
     {"_proxy_live", py_proxy_live, METH_O,
      "True for a traced value whose tracer has not ended (usable, lifted if need be)."},

@@ -156,8 +156,20 @@ def conversion(error, message):
     if tr is None:
         if _paths.recording():  # (hop.compile's eager run for the path: it ends here)
             raise _paths.BreakMet()
-        raise error(message)
+        raise error(message + _in_body(sys._getframe(1)))
     _break(tr, error, message, _paths.user_site(sys._getframe(1)))
+
+
+def _in_body(frame):
+    """The context of a conversion in a HOP body ("" elsewhere): which body,
+    the user's line and why a body cannot have it."""
+    if _C._trace_depth() < 2:
+        return ""
+    body = _C._body_name() or "a HOP body"
+    how = "hop.compile makes no graph break inside one" if in_compile_trace() else \
+        "traced once"
+    return (f" (in {body}, at {_paths.user_site(frame)}: a HOP body is one graph, {how}, so "
+            f"its Python code cannot read a traced value)")
 
 
 def _break(tr, error, message, site):

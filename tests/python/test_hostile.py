@@ -539,11 +539,23 @@ def _rebind(v):
 
 
 DIFFERENT = "hop.cond: the branches return different structures: the true branch returns "
+
+
+def _in_body(body, call):
+    """The message of `if` on a traced value in HOP body `body`, at call's
+    line (a conversion in a body names the body and the line)."""
+    return (f"bool() of a traced tensor is data-dependent Python control flow; use hop.cond("
+            f"pred, true_fn, false_fn, operands) instead (in {body}, at test_hostile.py:"
+            f"{call.__code__.co_firstlineno}: a HOP body is one graph, traced once, so its "
+            f"Python code cannot read a traced value)")
+
+
 SIDE = " has a side effect: {}; a body is traced once and must not change state outside itself " \
        "(return values instead)"
 
-# (id, call(a, b, pred, a.sum()), exception, message).  pred is made before
-# the snapshot: it is the user's own op, not part of the failed call.
+# (id, call(a, b, pred, a.sum()), exception, message or message(depth)).
+# pred is made before the snapshot: it is the user's own op, not part of the
+# failed call.
 TRACED_FAILURES = [
     ("wrap-raises", lambda a, b, p, s: hop.wrap(lambda: 1 / 0), ZeroDivisionError,
      "division by zero"),
@@ -552,8 +564,7 @@ TRACED_FAILURES = [
     ("wrap-shape-error-inside", lambda a, b, p, s: hop.wrap(lambda: a @ a), hop.ShapeError,
      "matmul: cannot multiply f32[3, 4] by f32[3, 4]: inner sizes 4 and 3 differ"),
     ("wrap-data-dependent-if", lambda a, b, p, s: hop.wrap(lambda: a if a.sum() > 0 else b),
-     hop.TraceError, "bool() of a traced tensor is data-dependent Python control flow; use "
-     "hop.cond(pred, true_fn, false_fn, operands) instead"),
+     hop.TraceError, lambda depth, call: _in_body(f"wrap_body_{depth}", call)),
     ("wrap-nested-raise", lambda a, b, p, s: hop.wrap(lambda: hop.wrap(lambda: hop.wrap(
         lambda: 1 / 0))), ZeroDivisionError, "division by zero"),
     ("wrap-inner-cond-mismatch", lambda a, b, p, s: hop.wrap(
@@ -599,8 +610,7 @@ TRACED_FAILURES = [
     ("cond-str-pred", lambda a, b, p, s: hop.cond("x", lambda: a, lambda: a), TypeError,
      "hop.cond: pred must be a bool, a number or a tensor with one element, got str"),
     ("map-per-row-shape", lambda a, b, p, s: hop.map(lambda r: r[:1] if r.sum() > 0 else r, a),
-     hop.TraceError, "bool() of a traced tensor is data-dependent Python control flow; use "
-     "hop.cond(pred, true_fn, false_fn, operands) instead"),
+     hop.TraceError, lambda depth, call: _in_body("map_body_0", call)),
     ("map-returns-int", lambda a, b, p, s: hop.map(lambda r: 1, a), hop.TraceError,
      "hop.map: the map body must return tensors (a constant cannot be stacked)"),
     ("map-returns-size", lambda a, b, p, s: hop.map(lambda r: r.shape[0], a), hop.TraceError,
@@ -661,6 +671,8 @@ def test_a_failed_hop_call_in_a_trace_changes_nothing(call, exc, msg, depth, hea
     # hop tensors inside (the calls use hop's API); called with the arrays
     gm = hop.trace(f, hop.asarray(a), hop.asarray(b))
     out, raised, text = gm(a, b)
+    if callable(msg):
+        msg = msg(depth, call)
     assert (raised, text) == (exc, msg)
     assert _C._trace_depth() == 0 and _C.tracing() is None
     # The graph is what it would be without the failed call.
