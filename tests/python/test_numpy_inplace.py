@@ -400,6 +400,56 @@ def test_putmask_takes_any_mask_of_the_arrays_size_and_refuses_another(shape, ma
     np.testing.assert_array_equal(got, want)
 
 
+def _place(a, v):
+    np.place(a, a != 0, v)
+    return a
+
+
+def _putmask(a, v):
+    np.putmask(a, a != 0, v)
+    return a
+
+
+def _written(fn, a, v):
+    """fn(a, v) as a list, or its exception's type and text."""
+    try:
+        return np.asarray(fn(a, v)).tolist()
+    except Exception as e:  # noqa: BLE001 (compared with NumPy's)
+        return type(e), str(e)
+
+
+@pytest.mark.parametrize("fn", [_place, _putmask], ids=["place", "putmask"])
+@pytest.mark.parametrize("values", [
+    np.array([7, 8]), np.array([7.0, 8.5]), np.array([7, 8], np.int32), np.array([2 + 1j]),
+    np.array([True]), np.array([7, 8], np.uint8), np.array([1.5], np.float16), np.array(7),
+    np.array(300), np.array(-1), np.array(7.5), np.float64(2.5), np.int64(7), 2.5, 7, [7, 8.5]],
+    ids=repr)
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.int32, np.uint8, np.int64, np.complex64,
+                                np.bool_])
+def test_place_and_putmask_take_an_array_of_values_only_by_safe_casting(fn, values, dt):
+    # NumPy converts the values to a's dtype refusing an array that does not
+    # cast by the rule 'safe' (a 0-d one by its value); Python numbers,
+    # lists and NumPy scalars are cast whatever they hold.  Before, hop
+    # wrote int64 values into a float32 array (hunt29 bug05)
+    def make():
+        return np.array([2, 0, 3], dt)
+    want = _written(fn, make(), values)
+    hv = hnp.asarray(values) if isinstance(values, np.ndarray) else values
+    assert _written(fn, hnp.asarray(make()), hv) == want
+    cf = hop.compile(fn)
+    assert _written(cf, make(), values) == want
+    assert _written(cf, make(), values) == want
+
+
+def test_place_refuses_a_mask_of_another_size_as_numpy():
+    a = np.array([1.0, 2.0, 3.0])
+    want = _written(lambda a, v: np.place(a, [True, False], v), a.copy(), 1.0)
+    assert want == (ValueError, "place: mask and data must be the same size")
+    assert _written(lambda a, v: np.place(a, [True, False], v), hnp.asarray(a), 1.0) == want
+    cf = hop.compile(lambda a, v: np.place(a, [True, False], v))
+    assert _written(cf, a.copy(), 1.0) == want
+
+
 _FLOAT_ITEMS = [1e10, -1e10, 2.5e9, 3e9, -1.5, 9.3e18, 1e19, 1e20, 1e300, float("inf"),
                 float("-inf"), float("nan")]
 

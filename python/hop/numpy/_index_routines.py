@@ -125,11 +125,36 @@ def put(a, ind, v, mode="raise", *, _kind=None):
     _flat_write(a, pos, v, "put")
 
 
+def _safe_values(values, dst, what):
+    """NumPy's place and putmask take an array of values only when it casts
+    to dst's dtype by the rule 'safe' (a 0-d one by its value, NumPy 1.24's
+    value-based casting: np.array(7) into int32 but not into bool), else its
+    TypeError; Python numbers, lists and NumPy scalars are cast whatever
+    they hold."""
+    if not isinstance(values, _np.ndarray) and \
+            not (isinstance(values, ndarray) and not values._scalar):
+        return
+    vd = _np.dtype(values.dtype)
+    if _np.can_cast(vd, dst, "safe"):
+        return
+    if values.ndim == 0:
+        v = values if isinstance(values, _np.ndarray) else \
+            values._numpy_scalar(f"{what}'s casting check")
+        if _np.can_cast(v, dst, "safe"):
+            return
+        raise TypeError(f"Cannot cast scalar from {vd!r} to {dst!r} according to the rule 'safe'")
+    raise TypeError(f"Cannot cast array data from {vd!r} to {dst!r} according to the rule 'safe'")
+
+
 @implements(_np.place)
 def place(arr, mask, vals, *, _kind=None):
     m = _t(mask, "place").reshape(-1)
     if _core.np_dtype(m) != _np.dtype(bool):
         m = _C.ne(m, 0)
+    ms, ts = _size(m.shape), _size(_t(arr, "place").shape)
+    if isinstance(ms, int) and isinstance(ts, int) and ms != ts:
+        raise ValueError("place: mask and data must be the same size")
+    _safe_values(vals, _np.dtype(arr.dtype), "place")
     pos = m.nonzero().select(1, 0)
     v = _t(vals, "place").reshape(-1)
     if isinstance(v.shape[0], int) and v.shape[0] == 0:
@@ -149,6 +174,7 @@ def putmask(a, mask, values, *, _kind=None):
     ms, ts = _size(m.shape), _size(t.shape)
     if isinstance(ms, int) and isinstance(ts, int) and ms != ts:
         raise ValueError("putmask: mask and data must be the same size")
+    _safe_values(values, _core.np_dtype(t), "putmask")
     m = m.reshape(tuple(t.shape)).reshape(-1)
     pos = m.nonzero().select(1, 0)
     v = _core.cast(_t(values, "putmask"), _core.np_dtype(t)).reshape(-1)
