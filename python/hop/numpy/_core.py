@@ -507,6 +507,8 @@ def ufunc_cast_error(name, have, want, casting, output=True, i=0):
     a TypeError), with NumPy's message."""
     from numpy.core import _exceptions
     uf = getattr(_np, name, None)
+    if not isinstance(uf, _np.ufunc):  # (np.clip is a function; its ufunc is umath's)
+        uf = getattr(_np.core.umath, name, None)
     cls = _exceptions._UFuncOutputCastingError if output else _exceptions._UFuncInputCastingError
     if isinstance(uf, _np.ufunc):
         return cls(uf, casting, _np.dtype(have), _np.dtype(want), i)

@@ -1315,10 +1315,52 @@ def clip(a, a_min, a_max, out=None, *, _kind=None, **kwargs):
     if a_min is None and a_max is None:
         raise ValueError("One of max or min must be given")
     if a_min is None:
-        return call_ufunc("minimum", (a, a_max), kw, kind)
-    if a_max is None:
-        return call_ufunc("maximum", (a, a_min), kw, kind)
-    return call_ufunc("clip", (a, a_min, a_max), kw, kind)
+        name, args = "minimum", (a, a_max)
+    elif a_max is None:
+        name, args = "maximum", (a, a_min)
+    else:
+        name, args = "clip", (a, a_min, a_max)
+    if "casting" in kwargs:
+        return call_ufunc(name, args, kw, kind)
+    # NumPy 1.24's _clip_dep_invoke_with_casting: without casting=, an out=
+    # the result does not cast to by 'same_kind' is written unsafely, with
+    # its DeprecationWarning (a warning of the dtypes: replayed on every
+    # compiled call), given at the line of _methods._clip that calls it
+    from numpy.core._exceptions import _UFuncOutputCastingError
+    try:
+        return call_ufunc(name, args, kw, kind)
+    except _UFuncOutputCastingError as e:
+        _core.numpy_warns("clip into an out= of another kind",
+                          f"Converting the output of clip from {e.from_!r} to {e.to!r} is "
+                          f"deprecated. Pass `casting=\"unsafe\"` explicitly to silence this "
+                          f"warning, or correct the type of the variables.", DeprecationWarning,
+                          replay=True, at=_clip_line(name))
+    return call_ufunc(name, args, dict(kw, casting="unsafe"), kind)
+
+
+_CLIP_LINES = None
+
+
+def _clip_line(name):
+    """(module, line) of NumPy 1.24's _methods._clip that calls
+    _clip_dep_invoke_with_casting with ufunc name (minimum, maximum or
+    clip), found in NumPy's source once; None without it."""
+    global _CLIP_LINES
+    if _CLIP_LINES is None:
+        import inspect
+        mod = _np.core._methods
+        try:
+            lines, first = inspect.getsourcelines(mod._clip)
+        except (AttributeError, OSError, TypeError):
+            lines, first = [], 0
+        calls = {}
+        for i, text in enumerate(lines):
+            for uf in ("minimum", "maximum", "clip"):
+                if f"um.{uf}, a," in text and "_clip_dep_invoke_with_casting(" in lines[i - 1]:
+                    calls[uf] = first + i - 1
+        _CLIP_LINES = (mod, calls)
+    line = _CLIP_LINES[1].get(name)
+    return None if line is None else (_CLIP_LINES[0], line)
 
 
 @implements(_np.round, _np.around, _np.round_, name="round")
