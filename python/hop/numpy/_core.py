@@ -90,6 +90,17 @@ def numpy_warns(what, message, category, traced=False, replay=False, at=None):
         warnings.warn(message, category, stacklevel=_paths.user_stacklevel())
 
 
+def complex_cast_warns(src, dst, what, traced=False):
+    """NumPy's ComplexWarning for a cast of complex values (dtype src) into
+    a real dtype dst that is not bool (NumPy's complex-to-bool cast tests
+    for nonzero, silently): once per cast, whatever the values, an empty
+    array's too.  A warning of the dtypes: replayed on every compiled call
+    (numpy_warns)."""
+    if _np.dtype(src).kind == "c" and _np.dtype(dst).kind in "iuf":
+        numpy_warns(what, "Casting complex values to real discards the imaginary part",
+                    _np.ComplexWarning, traced=traced, replay=not traced)
+
+
 def fp_errors_reported():
     """Whether NumPy's floating-point error handling (numpy.errstate,
     numpy.seterr) now raises, calls, prints or logs for some kind of error,

@@ -1140,6 +1140,8 @@ def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, lik
         t = o.t if o.t is not None else _t(object, "array")
         src = t
         if dtype is not None:
+            _core.complex_cast_warns(_core.np_dtype(t), dtype, "array of complex values with "
+                                     "a real dtype=")
             t = _core.cast(t, _np.dtype(dtype))
         if isinstance(object, ndarray) and (copy or t is not src or
                                             not _in_order(object, order)) and ndmin <= t.ndim:

@@ -157,6 +157,7 @@ def place(arr, mask, vals, *, _kind=None):
     _safe_values(vals, _np.dtype(arr.dtype), "place")
     pos = m.nonzero().select(1, 0)
     v = _t(vals, "place").reshape(-1)
+    _core.complex_cast_warns(_core.np_dtype(v), arr.dtype, "place of complex values")
     if isinstance(v.shape[0], int) and v.shape[0] == 0:
         if _core.decide(_C.any(m, None, False), "place: whether the mask selects anything"):
             raise ValueError("Cannot insert from an empty array!")
@@ -177,7 +178,9 @@ def putmask(a, mask, values, *, _kind=None):
     _safe_values(values, _core.np_dtype(t), "putmask")
     m = m.reshape(tuple(t.shape)).reshape(-1)
     pos = m.nonzero().select(1, 0)
-    v = _core.cast(_t(values, "putmask"), _core.np_dtype(t)).reshape(-1)
+    v = _t(values, "putmask")
+    _core.complex_cast_warns(_core.np_dtype(v), _core.np_dtype(t), "putmask of complex values")
+    v = _core.cast(v, _core.np_dtype(t)).reshape(-1)
     # the value for position p is values[p % len(values)]: by position, not count
     vals = _C._op("take", v, 0, pos % v.shape[0])
     _write_flat(arr, pos, vals, "putmask")
@@ -191,6 +194,7 @@ def copyto(dst, src, casting="same_kind", where=True, *, _kind=None):
         if not _np.can_cast(_core.np_dtype(s.t), d.dtype, casting=casting):
             raise TypeError(f"Cannot cast array data from {_core.np_dtype(s.t)!r} to "
                             f"{d.dtype!r} according to the rule {casting!r}")
+        _core.complex_cast_warns(_core.np_dtype(s.t), d.dtype, "copyto of complex values")
         v = _core.cast(s.t, d.dtype)
     else:
         if not _np.can_cast(_np.asarray(s.value), d.dtype, casting=casting):

@@ -671,6 +671,7 @@ def setitem(a, key, value):
     else:
         vo = _core.operand(value, what)
         if vo.t is not None:
+            _core.complex_cast_warns(_core.np_dtype(vo.t), a.dtype, what)
             v = _core.cast(vo.t, a.dtype)
         else:
             v = _C.full((), _core.as_compute(vo, a.dtype), dtype=a._tv.dtype)

@@ -7,6 +7,7 @@ helpers exist; import hop.numpy (or _funcs), not this module, first.
 
 import builtins
 import math
+import warnings
 
 import numpy as _np
 
@@ -32,10 +33,15 @@ def _reduce_dtype(np_fn, t, dtype, what):
         key = d = None
     if d is None:
         kw = {"dtype": dtype} if dtype is not None else {}
-        d = _core.numpy_probe(lambda: _np.asarray(np_fn(_np.ones(1, have), **kw))).dtype
+        with warnings.catch_warnings():
+            # (the probe's ComplexWarning is the call's, given below on each)
+            warnings.simplefilter("ignore", _np.ComplexWarning)
+            d = _core.numpy_probe(lambda: _np.asarray(np_fn(_np.ones(1, have), **kw))).dtype
         if key is not None:
             _REDUCE_DTYPE[key] = d
     _core.hop_dtype(d, what)
+    if dtype is not None:  # (NumPy casts a complex operand into dtype= once)
+        _core.complex_cast_warns(have, dtype, f"{what} of complex values with dtype={dtype}")
     return d
 
 
@@ -320,6 +326,8 @@ def _cast_first(a, kind, t, axis, keepdims, dtype, fn):
 
     def compute(x, axes, kd):
         if _core.np_dtype(x) != _np.dtype(dtype):
+            _core.complex_cast_warns(_core.np_dtype(x), dtype,
+                                     f"mean of complex values with dtype={dtype}")
             x = in_order(x, mem, lambda y: _core.cast(y, _np.dtype(dtype)))
         return fn(x, axes, dtype, kd)._t
     return compute

@@ -758,6 +758,11 @@ def call_ufunc(name, args, kwargs, kind):
         # answers; nothing was written yet (docs/ARCHITECTURE.md,
         # "Floating-point warnings")
         return by_numpy(uf, name, args, kwargs, kind, kwargs.get("out"))
+    if out is not None and out[0] is not None and \
+            (where is not True or not isinstance(out[0], _np.ndarray)):
+        # (into an np.ndarray _write_out's NumPy assignment warns itself)
+        _core.complex_cast_warns(_core.np_dtype(r), out[0].dtype,
+                                 f"numpy.{name} of complex values into a real out=")
     if where is not True:
         if out is not None and out[0] is not None:
             base = _core.tensor_of(out[0])
