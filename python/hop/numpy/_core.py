@@ -101,6 +101,29 @@ def complex_cast_warns(src, dst, what, traced=False):
                     _np.ComplexWarning, traced=traced, replay=not traced)
 
 
+def python_ints_warn(values, npd, what):
+    """NumPy 1.24's DeprecationWarning for each Python int of values (a
+    number, or a list or tuple of them, nested) that an integer dtype npd
+    (not bool) does not hold, converted into it (np.put(x, 0, 300) of a
+    uint8 x): "The conversion of 300 to uint8 will fail in the future".  A
+    warning of the call's arguments: replayed on every compiled call."""
+    npd = _np.dtype(npd)
+    if npd.kind not in "iu":
+        return
+    info = _np.iinfo(npd)
+    stack = [values]
+    while stack:
+        v = stack.pop(0)
+        if isinstance(v, (list, tuple)):
+            stack[:0] = list(v)
+        elif type(v) is int and not info.min <= v <= info.max:
+            numpy_warns(what, f"NumPy will stop allowing conversion of out-of-bound Python "
+                        f"integers to integer arrays.  The conversion of {v} to {npd} will fail "
+                        f"in the future.\nFor the old behavior, usually:\n    "
+                        f"np.array(value).astype(dtype)`\nwill give the desired result (the "
+                        f"cast overflows).", DeprecationWarning, replay=True)
+
+
 def fp_errors_reported():
     """Whether NumPy's floating-point error handling (numpy.errstate,
     numpy.seterr) now raises, calls, prints or logs for some kind of error,

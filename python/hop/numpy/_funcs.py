@@ -1744,9 +1744,17 @@ def _numpys_item(value, npd):
     assignment convert it (None to NaN for a float, a str parsed, a bool's
     truth), raising NumPy's exception where NumPy's conversion fails
     (ValueError for 'x' into a float or a sequence, TypeError for a complex
-    into a float, OverflowError); a NumPy scalar of npd."""
+    into a float, OverflowError); a NumPy scalar of npd.  NumPy's warnings
+    of the conversion (an out-of-bound Python int's DeprecationWarning, a
+    complex's ComplexWarning) are the value's alone: given at the user's
+    line and replayed on every compiled call (_core.numpy_warns)."""
+    import warnings
     box = _np.empty((), npd)
-    box.fill(value)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        box.fill(value)
+    for x in w:
+        _core.numpy_warns("a conversion NumPy warns of", str(x.message), x.category, replay=True)
     return box[()]
 
 

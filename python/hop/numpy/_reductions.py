@@ -140,6 +140,7 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
     if initial is not None and isinstance(initial, (int, float, complex, _np.generic)):
         # NumPy casts initial to the reduction's dtype first (min of a bool
         # array with initial=-5 starts from True; prod of ints with 2.5 from 2)
+        _core.python_ints_warn(initial, rdt, f"{what} with initial=")
         with _np.errstate(all="ignore"):
             initial = _np.array(initial).astype(rdt, casting="unsafe")[()].item()
     if op in ("sum", "prod") and (dtype is not None or _core.np_dtype(t).kind == "f"):
