@@ -35,15 +35,23 @@ def _isinf(x):
 
 
 def _logaddexp(a, b):
-    m = _C.maximum(a, b)
-    r = m + _C.log1p(_C.exp(-_C.abs(a - b)))
-    return _C.where(_C.eq(a, b), a + math.log(2.0), r)
+    # NumPy's npy_logaddexp: a == b first (infinities of one sign), then
+    # tmp = a - b compared with 0, whose ordered comparison of a NaN raises
+    # FE_INVALID (NumPy's "invalid value encountered in logaddexp" for a
+    # NaN operand: hop's gt raises it the same way), a NaN tmp itself
+    tmp = a - b
+    pos = _C.gt(tmp, 0.0)
+    r = _C.where(pos, a + _C.log1p(_C.exp(-tmp)), b + _C.log1p(_C.exp(tmp)))
+    return _C.where(_C.eq(a, b), a + math.log(2.0), _C.where(_C.ne(tmp, tmp), tmp, r))
 
 
 def _logaddexp2(a, b):
-    m = _C.maximum(a, b)
-    r = m + _C.log1p(_C.exp2(-_C.abs(a - b))) / math.log(2.0)
-    return _C.where(_C.eq(a, b), a + 1.0, r)
+    # (NumPy's npy_logaddexp2: as _logaddexp, in base 2)
+    tmp = a - b
+    pos = _C.gt(tmp, 0.0)
+    r = _C.where(pos, a + _C.log1p(_C.exp2(-tmp)) / math.log(2.0),
+                 b + _C.log1p(_C.exp2(tmp)) / math.log(2.0))
+    return _C.where(_C.eq(a, b), a + 1.0, _C.where(_C.ne(tmp, tmp), tmp, r))
 
 
 def _fmax(a, b):
