@@ -86,7 +86,33 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False, _kind
     return avg
 
 
+def _cov_says(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
+              **kwargs):
+    """NumPy's cov's "Degrees of freedom <= 0 for slice" without weights:
+    no more observations than ddof (its shapes say; None: no warning)."""
+    if fweights is not None or aweights is not None:
+        return None  # (the weights' sum decides: data)
+    try:
+        shape = tuple(_t(m, "cov").shape)
+    except Exception:  # noqa: BLE001 - the implementation raises NumPy's error
+        return None
+    if len(shape) > 2:
+        return None
+    shape = (1,) * (2 - len(shape)) + shape
+    if not rowvar and shape[0] != 1:
+        shape = shape[::-1]
+    n = shape[1]
+    if ddof is None:
+        ddof = 0 if bias else 1
+    try:
+        return "Degrees of freedom <= 0 for slice" if type(n) is int and shape[0] != 0 and \
+            n - ddof <= 0 else None
+    except TypeError:
+        return None
+
+
 @implements(_np.cov)
+@checked(_np.cov, says=_cov_says)
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
         dtype=None, _kind=None):
     kind = _kind or result_kind((m, y), ndarray)
@@ -171,6 +197,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
 
 
 @implements(_np.corrcoef)
+@checked(_np.corrcoef)
 def corrcoef(x, y=None, rowvar=True, bias=None, ddof=None, *, dtype=None, _kind=None):
     kind = _kind or result_kind((x, y), ndarray)
     c = _t(cov(x, y, rowvar, dtype=dtype, _kind=ndarray))
