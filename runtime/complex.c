@@ -138,7 +138,8 @@ CMUL(c64, float, c64, CMPLXF, crealf, cimagf)
 CMUL(c128, double, c128, CMPLX, creal, cimag)
 
 /* NumPy 1.24's nc_pow (umath's power loop): 0**y is 0 for a positive real
- * y, nan otherwise; an integer exponent below 100 in size is z itself, z*z,
+ * y, nan otherwise with FE_INVALID (nc_pow raises it, so NumPy warns
+ * "invalid value encountered in power"); an integer exponent below 100 in size is z itself, z*z,
  * z*(z*z), else a product by squaring (the textbook product), a negative
  * one then its reciprocal by the division above; else cpow. */
 #define CPOW(T, R, sfx, CPOWF, CMPLXF_, CREAL, CIMAG)                                              \
@@ -147,8 +148,12 @@ CMUL(c128, double, c128, CMPLX, creal, cimag)
         R yr = CREAL(y), yi = CIMAG(y);                                                            \
         if (yr == 0 && yi == 0)                                                                    \
             return CMPLXF_(1, 0);                                                                  \
-        if (CREAL(x) == 0 && CIMAG(x) == 0)                                                        \
-            return yr > 0 && yi == 0 ? CMPLXF_(0, 0) : CMPLXF_(NAN, NAN);                          \
+        if (CREAL(x) == 0 && CIMAG(x) == 0) {                                                      \
+            if (yr > 0 && yi == 0)                                                                 \
+                return CMPLXF_(0, 0);                                                              \
+            hop__fp_note(HOP_FP_INVALID);                                                          \
+            return CMPLXF_(NAN, NAN);                                                              \
+        }                                                                                          \
         if (yi == 0 && yr > -100 && yr < 100 && yr == (R)(long)yr) {                               \
             long k = (long)yr, m = k < 0 ? -k : k;                                                 \
             if (k == 1)                                                                            \

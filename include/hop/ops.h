@@ -790,8 +790,11 @@ typedef enum hop_put_combine {
       "a NaN sends NumPy down a path hop does not follow (np.ma.median's NaN fill tied with an "   \
       "infinity, a nanquantile method hop computes only without NaNs)")                            \
     X(NUMPY_WARNS,                                                                                 \
-      "a reduction's result is not finite, where NumPy may warn of the data (an all-NaN slice, "  \
-      "an empty one, no more elements than ddof), which hop's plan does not")
+      "a reduction's result is not finite, where NumPy may warn of the data (an all-NaN slice, "   \
+      "an empty one, no more elements than ddof), which hop's plan does not")                      \
+    X(NUMPY_EMPTY,                                                                                 \
+      "an axis whose length is known only at run time is empty, where NumPy's median warns and "   \
+      "its quantile raises, which hop's plan does not")
 
 typedef enum hop_check_kind {
 #define HOP__CHECK_ENUM(code, msg) HOP_CHECK_##code,

@@ -57,6 +57,7 @@ CHECK_NUMPY_CAST: int
 CHECK_NUMPY_TIES: int
 CHECK_NUMPY_NAN_PATH: int
 CHECK_NUMPY_WARNS: int
+CHECK_NUMPY_EMPTY: int
 
 # What a dtype argument accepts: a hop dtype, its name ("float32"), or the
 # Python types bool, int (int64) and float (float64).

@@ -44,6 +44,22 @@ CASES = [
     ("f32_overflow", lambda a: a * np.float32(1e10), (np.array([1e30], np.float32),)),
     ("nothing_raises", lambda a, b: np.sqrt(a) / b + 1, (np.array([4.0, 9.0]), np.array([2.0, 3.0]))),
     ("two_ops_same_kind", lambda a: (a / 0, a / 0), (np.array([1.0]),)),
+    # NumPy's nc_pow raises FE_INVALID for a complex 0 to a power that is not
+    # a positive real (hop's nan was silent: hunt29 bug16)
+    ("complex_zero_pow", lambda a: 0 ** a, (np.array([0j, -3 + 0j, 5 + 0j]),)),
+    ("complex_zero_pow_complex", lambda a, b: a ** b,
+     (np.array([0j, 0j, 2 + 0j], np.complex64), np.array([1j, 2 + 0j, 1j], np.complex64))),
+    ("int_pow_imaginary", lambda a: a ** 2j, (np.array([0, -3, 5], np.int8),)),
+    ("complex_pow_nothing_raises", lambda a: a ** (1 + 1j), (np.array([1j, 2 + 0j]),)),
+    # NumPy's npy_logaddexp compares a - b with 0, which raises FE_INVALID
+    # for a NaN operand (hop's composition was silent: hunt29 bug16)
+    ("logaddexp_of_nan", lambda a: np.logaddexp(a, np.nan), (np.array([0.5, -3.0, 5.0]),)),
+    ("logaddexp_nan_operand", lambda a, b: np.logaddexp(a, b),
+     (np.array([np.nan, 1.0, np.inf], np.float32), np.array([1.0, 2.0, np.inf], np.float32))),
+    ("logaddexp2_of_nan", lambda a, b: np.logaddexp2(a, b),
+     (np.array([np.nan, 1.0]), np.array([np.nan, -np.inf]))),
+    ("logaddexp_infinities_raise_nothing", lambda a, b: np.logaddexp(a, b),
+     (np.array([np.inf, -np.inf, np.inf]), np.array([np.inf, -np.inf, -np.inf]))),
 ]
 # (name, function, arguments, errstate): underflow warns only when asked
 UNDER = [("underflow", lambda a: a * 1e-300, (np.array([1e-300]),))]

@@ -400,6 +400,57 @@ def test_putmask_takes_any_mask_of_the_arrays_size_and_refuses_another(shape, ma
     np.testing.assert_array_equal(got, want)
 
 
+def _place(a, v):
+    np.place(a, a != 0, v)
+    return a
+
+
+def _putmask(a, v):
+    np.putmask(a, a != 0, v)
+    return a
+
+
+def _written(fn, a, v):
+    """fn(a, v) as a list, or its exception's type and text."""
+    try:
+        return np.asarray(fn(a, v)).tolist()
+    except Exception as e:  # noqa: BLE001 (compared with NumPy's)
+        return type(e), str(e)
+
+
+@pytest.mark.parametrize("fn", [_place, _putmask], ids=["place", "putmask"])
+@pytest.mark.parametrize("values", [
+    np.array([7, 8]), np.array([7.0, 8.5]), np.array([7, 8], np.int32), np.array([2 + 1j]),
+    np.array([True]), np.array([7, 8], np.uint8), np.array([1.5], np.float16), np.array(7),
+    np.array(300), np.array(-1), np.array(7.5), np.float64(2.5), np.int64(7), 2.5, 7, [7, 8.5],
+    1j, [1j, 2], [1, "x"]], ids=repr)
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.int32, np.uint8, np.int64, np.complex64,
+                                np.bool_])
+def test_place_and_putmask_take_an_array_of_values_only_by_safe_casting(fn, values, dt):
+    # NumPy converts the values to a's dtype refusing an array that does not
+    # cast by the rule 'safe' (a 0-d one by its value); Python numbers,
+    # lists and NumPy scalars are cast whatever they hold, with the errors
+    # of NumPy's conversion (a Python complex into a real dtype).  Before,
+    # hop wrote int64 values into a float32 array (hunt29 bug05), and 1j
+    def make():
+        return np.array([2, 0, 3], dt)
+    want = _written(fn, make(), values)
+    hv = hnp.asarray(values) if isinstance(values, np.ndarray) else values
+    assert _written(fn, hnp.asarray(make()), hv) == want
+    cf = hop.compile(fn)
+    assert _written(cf, make(), values) == want
+    assert _written(cf, make(), values) == want
+
+
+def test_place_refuses_a_mask_of_another_size_as_numpy():
+    a = np.array([1.0, 2.0, 3.0])
+    want = _written(lambda a, v: np.place(a, [True, False], v), a.copy(), 1.0)
+    assert want == (ValueError, "place: mask and data must be the same size")
+    assert _written(lambda a, v: np.place(a, [True, False], v), hnp.asarray(a), 1.0) == want
+    cf = hop.compile(lambda a, v: np.place(a, [True, False], v))
+    assert _written(cf, a.copy(), 1.0) == want
+
+
 _FLOAT_ITEMS = [1e10, -1e10, 2.5e9, 3e9, -1.5, 9.3e18, 1e19, 1e20, 1e300, float("inf"),
                 float("-inf"), float("nan")]
 
@@ -433,3 +484,60 @@ def test_python_float_beyond_the_int_range_is_written_as_numpys_setitem(dt, key)
                 assert got[1].dtype == want[1].dtype and got[1].tolist() == want[1].tolist(), v
             else:
                 assert got == want, v
+
+
+def _warned(fn, make):
+    """fn(make())'s dtype and values or exception, and its warnings."""
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r = np.asarray(fn(make()))
+            r = r.dtype, r.tolist()
+        except Exception as e:  # noqa: BLE001 (compared with NumPy's)
+            r = type(e), str(e)
+    return r, [(x.category, str(x.message)) for x in w if not str(x.message).startswith("hop")]
+
+
+def _set(key, value):
+    def f(x):
+        x[key] = value
+        return x
+    return f
+
+
+OUT_OF_BOUND_INTS = {
+    "put": lambda x: (np.put(x, [0], 300), x)[1],
+    "put list": lambda x: (np.put(x, [0, 1], [300, -1]), x)[1],
+    "put int8": lambda x: (lambda y: (np.put(y, [0], 128), y)[1])(x.astype(np.int8)),
+    "put bool": lambda x: (lambda y: (np.put(y, [0], 300), y)[1])(x.astype(bool)),
+    "putmask": lambda x: (np.putmask(x, x > 1, 300), x)[1],
+    "putmask list": lambda x: (np.putmask(x, x > 1, [300, 400]), x)[1],
+    "place": lambda x: (np.place(x, x > 1, 300), x)[1],
+    "place list": lambda x: (np.place(x, x > 1, [300, -5]), x)[1],
+    "insert": lambda x: np.insert(x, 0, 300),
+    "insert list": lambda x: np.insert(x, [0, 1], [300, 500]),
+    "fill_diagonal": lambda x: (lambda y: (np.fill_diagonal(y, 300), y)[1])(x.reshape(2, 2)),
+    "fill_diagonal list": lambda x: (lambda y: (np.fill_diagonal(y, [300, 400]), y)[1])(
+        x.reshape(2, 2)),
+    "max(initial=300)": lambda x: np.max(x, initial=300),
+    "min(initial=-100)": lambda x: np.min(x, initial=-100),
+    "x.max(initial=300)": lambda x: x.max(initial=300),
+    "sum(initial=300)": lambda x: np.sum(x, initial=300),
+    "x[0] = -1": _set(0, -1), "x[:2] = [-1, 300]": _set(slice(0, 2), [-1, 300]),
+    "x[0] = 255": _set(0, 255), "x[mask] = 256": _set(np.array([True, False, True, False]), 256),
+    "x.fill(300)": lambda x: (x.fill(300), x)[1]}
+
+
+@pytest.mark.parametrize("f", OUT_OF_BOUND_INTS.values(), ids=OUT_OF_BOUND_INTS.keys())
+def test_out_of_bound_python_ints_warn_as_numpy_on_every_call(f):
+    # NumPy 1.24 converts a Python int an integer dtype does not hold with a
+    # DeprecationWarning ("The conversion of 300 to uint8 will fail in the
+    # future"), one per such int; hop gave none for these (a compiled
+    # x[0] = -1 none, x.fill(300) only on its first call) (hunt29 bug15)
+    def make():
+        return np.array([0, 1, 3, 2], np.uint8)
+    want = _warned(f, make)
+    assert _warned(f, lambda: hnp.asarray(make())) == want
+    cf = hop.compile(f)
+    for _ in range(3):
+        assert _warned(cf, make) == want

@@ -7,10 +7,13 @@ NumPy's: each part's value (a NaN part as NaN), dtype, shape, the type of
 the result (NumPy scalar or array) and the exception type and message.
 (test_numpy_reductions_diff draws the reductions over real arrays.)"""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+import hop
 from budget import examples
 from test_numpy_reductions_diff import _compiled, _outcome
 
@@ -146,3 +149,68 @@ def test_complex_nanquantile_of_another_method_with_a_dtype_branch_runs_in_numpy
 
 def test_nanquantile_of_a_3d_q_raises_numpys_error():
     assert_same("nanquantile", NAN_2D, {"q": np.full((1, 1, 2), 0.5).tolist(), "axis": 1}, {})
+
+
+def _warned(fn, *args):
+    """fn(*args)'s result or exception, and its warnings (category, text)."""
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r = fn(*args), None
+        except Exception as e:  # noqa: BLE001 (compared with NumPy's)
+            r = None, e
+    return r, [(x.category, str(x.message)) for x in w if not str(x.message).startswith("hop")]
+
+
+# x[x > 0] of these: 0 to 5 values, a NaN among them in the last
+_SELECTIONS = [[-1.0, -2.0, -3.0, -4.0, -5.0, -6.0], [2.0, -1.0, -1.0, -1.0, -1.0, -1.0],
+               [3.0, 1.0, -1.0, -1.0, -1.0, -1.0], [4.0, -1.0, 1.0, 9.0, -1.0, -1.0],
+               [-0.0, 4.0, 2.5, 1.0, 7.0, -1.0], [5.0, 1.0, 1.0, 2.0, 8.0, 0.5],
+               [5.0, np.nan, 1.0, 2.0, -1.0, -1.0]]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int64, np.complex128])
+@pytest.mark.parametrize("name, kw", [("median", {})] + [
+    ("quantile", {"q": q, "method": m})
+    for m in sorted(np.lib.function_base._QuantileMethods) for q in (0.3, (0.0, 0.5, 1.0))] + [
+    ("percentile", {"q": 40}), ("percentile", {"q": (10, 100), "method": "nearest"})])
+def test_median_and_quantiles_of_a_masked_selection_are_computed_in_the_plan(dtype, name, kw):
+    # a boolean mask's selection has a size known only when the plan runs:
+    # NumPy's virtual indexes, neighbours and gamma are computed in the plan
+    # from it (before: UnsupportedError "median over a symbolic size is not
+    # supported" from every compiled call); an empty selection, where
+    # NumPy's median warns and its quantile raises, runs in NumPy (a run-time
+    # check, kind NUMPY_EMPTY)
+    args = ", ".join(f"{k}={v!r}" for k, v in kw.items())
+    fn = eval(f"lambda x: np.{name}(x[x.real > 0]{', ' if args else ''}{args})", {"np": np})
+    cf = hop.compile(fn)
+    empty = 0
+    for vals in _SELECTIONS[1:] + _SELECTIONS[:1] + _SELECTIONS[1:]:
+        x = np.nan_to_num(vals, nan=6.0) if np.dtype(dtype).kind == "i" else np.array(vals)
+        x = x.astype(dtype)
+        empty += not (x.real > 0).any()
+        (want, err), wwarn = _warned(fn, x)
+        (got, herr), hwarn = _warned(cf, x)
+        assert hwarn == wwarn, (vals, wwarn, hwarn)
+        if err is not None or herr is not None:
+            assert type(herr) is type(err) and str(herr) == str(err), (vals, err, herr)
+            continue
+        assert type(got) is type(want), (vals, want, got)
+        w, g = np.asarray(want), np.asarray(got)
+        assert (g.dtype, g.shape) == (w.dtype, w.shape), (vals, want, got)
+        for gp, wp in zip(_parts(g), _parts(w)):  # (the bits: the sign of a zero too)
+            np.testing.assert_array_equal(gp, wp, err_msg=f"{vals}")
+            np.testing.assert_array_equal(np.signbit(gp), np.signbit(wp), err_msg=f"{vals}")
+    assert len(cf.graphs) == 1 and cf.eager_calls == empty, cf.explain()
+
+
+def test_median_of_a_masked_selection_into_out_runs_in_numpy():
+    def fn(x):
+        o = np.zeros(())
+        np.median(x[x > 0], out=o)
+        return o
+
+    cf = hop.compile(fn)
+    for vals in _SELECTIONS[1:]:
+        x = np.array(vals)
+        np.testing.assert_array_equal(cf(x), fn(x))

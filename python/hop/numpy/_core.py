@@ -90,6 +90,40 @@ def numpy_warns(what, message, category, traced=False, replay=False, at=None):
         warnings.warn(message, category, stacklevel=_paths.user_stacklevel())
 
 
+def complex_cast_warns(src, dst, what, traced=False):
+    """NumPy's ComplexWarning for a cast of complex values (dtype src) into
+    a real dtype dst that is not bool (NumPy's complex-to-bool cast tests
+    for nonzero, silently): once per cast, whatever the values, an empty
+    array's too.  A warning of the dtypes: replayed on every compiled call
+    (numpy_warns)."""
+    if _np.dtype(src).kind == "c" and _np.dtype(dst).kind in "iuf":
+        numpy_warns(what, "Casting complex values to real discards the imaginary part",
+                    _np.ComplexWarning, traced=traced, replay=not traced)
+
+
+def python_ints_warn(values, npd, what):
+    """NumPy 1.24's DeprecationWarning for each Python int of values (a
+    number, or a list or tuple of them, nested) that an integer dtype npd
+    (not bool) does not hold, converted into it (np.put(x, 0, 300) of a
+    uint8 x): "The conversion of 300 to uint8 will fail in the future".  A
+    warning of the call's arguments: replayed on every compiled call."""
+    npd = _np.dtype(npd)
+    if npd.kind not in "iu":
+        return
+    info = _np.iinfo(npd)
+    stack = [values]
+    while stack:
+        v = stack.pop(0)
+        if isinstance(v, (list, tuple)):
+            stack[:0] = list(v)
+        elif type(v) is int and not info.min <= v <= info.max:
+            numpy_warns(what, f"NumPy will stop allowing conversion of out-of-bound Python "
+                        f"integers to integer arrays.  The conversion of {v} to {npd} will fail "
+                        f"in the future.\nFor the old behavior, usually:\n    "
+                        f"np.array(value).astype(dtype)`\nwill give the desired result (the "
+                        f"cast overflows).", DeprecationWarning, replay=True)
+
+
 def fp_errors_reported():
     """Whether NumPy's floating-point error handling (numpy.errstate,
     numpy.seterr) now raises, calls, prints or logs for some kind of error,
@@ -507,6 +541,8 @@ def ufunc_cast_error(name, have, want, casting, output=True, i=0):
     a TypeError), with NumPy's message."""
     from numpy.core import _exceptions
     uf = getattr(_np, name, None)
+    if not isinstance(uf, _np.ufunc):  # (np.clip is a function; its ufunc is umath's)
+        uf = getattr(_np.core.umath, name, None)
     cls = _exceptions._UFuncOutputCastingError if output else _exceptions._UFuncInputCastingError
     if isinstance(uf, _np.ufunc):
         return cls(uf, casting, _np.dtype(have), _np.dtype(want), i)
@@ -546,7 +582,7 @@ def compiling():
 CHECK_CUTOFF, CHECK_ZERO_SIGN, CHECK_CAST = \
     _C.CHECK_NUMPY_CUTOFF, _C.CHECK_NUMPY_ZERO_SIGN, _C.CHECK_NUMPY_CAST
 CHECK_TIES, CHECK_NAN_PATH = _C.CHECK_NUMPY_TIES, _C.CHECK_NUMPY_NAN_PATH
-CHECK_WARNS = _C.CHECK_NUMPY_WARNS
+CHECK_WARNS, CHECK_EMPTY = _C.CHECK_NUMPY_WARNS, _C.CHECK_NUMPY_EMPTY
 
 
 def checking():

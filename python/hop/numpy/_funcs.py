@@ -1140,6 +1140,8 @@ def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, lik
         t = o.t if o.t is not None else _t(object, "array")
         src = t
         if dtype is not None:
+            _core.complex_cast_warns(_core.np_dtype(t), dtype, "array of complex values with "
+                                     "a real dtype=")
             t = _core.cast(t, _np.dtype(dtype))
         if isinstance(object, ndarray) and (copy or t is not src or
                                             not _in_order(object, order)) and ndmin <= t.ndim:
@@ -1315,10 +1317,52 @@ def clip(a, a_min, a_max, out=None, *, _kind=None, **kwargs):
     if a_min is None and a_max is None:
         raise ValueError("One of max or min must be given")
     if a_min is None:
-        return call_ufunc("minimum", (a, a_max), kw, kind)
-    if a_max is None:
-        return call_ufunc("maximum", (a, a_min), kw, kind)
-    return call_ufunc("clip", (a, a_min, a_max), kw, kind)
+        name, args = "minimum", (a, a_max)
+    elif a_max is None:
+        name, args = "maximum", (a, a_min)
+    else:
+        name, args = "clip", (a, a_min, a_max)
+    if "casting" in kwargs:
+        return call_ufunc(name, args, kw, kind)
+    # NumPy 1.24's _clip_dep_invoke_with_casting: without casting=, an out=
+    # the result does not cast to by 'same_kind' is written unsafely, with
+    # its DeprecationWarning (a warning of the dtypes: replayed on every
+    # compiled call), given at the line of _methods._clip that calls it
+    from numpy.core._exceptions import _UFuncOutputCastingError
+    try:
+        return call_ufunc(name, args, kw, kind)
+    except _UFuncOutputCastingError as e:
+        _core.numpy_warns("clip into an out= of another kind",
+                          f"Converting the output of clip from {e.from_!r} to {e.to!r} is "
+                          f"deprecated. Pass `casting=\"unsafe\"` explicitly to silence this "
+                          f"warning, or correct the type of the variables.", DeprecationWarning,
+                          replay=True, at=_clip_line(name))
+    return call_ufunc(name, args, dict(kw, casting="unsafe"), kind)
+
+
+_CLIP_LINES = None
+
+
+def _clip_line(name):
+    """(module, line) of NumPy 1.24's _methods._clip that calls
+    _clip_dep_invoke_with_casting with ufunc name (minimum, maximum or
+    clip), found in NumPy's source once; None without it."""
+    global _CLIP_LINES
+    if _CLIP_LINES is None:
+        import inspect
+        mod = _np.core._methods
+        try:
+            lines, first = inspect.getsourcelines(mod._clip)
+        except (AttributeError, OSError, TypeError):
+            lines, first = [], 0
+        calls = {}
+        for i, text in enumerate(lines):
+            for uf in ("minimum", "maximum", "clip"):
+                if f"um.{uf}, a," in text and "_clip_dep_invoke_with_casting(" in lines[i - 1]:
+                    calls[uf] = first + i - 1
+        _CLIP_LINES = (mod, calls)
+    line = _CLIP_LINES[1].get(name)
+    return None if line is None else (_CLIP_LINES[0], line)
 
 
 @implements(_np.round, _np.around, _np.round_, name="round")
@@ -1700,9 +1744,17 @@ def _numpys_item(value, npd):
     assignment convert it (None to NaN for a float, a str parsed, a bool's
     truth), raising NumPy's exception where NumPy's conversion fails
     (ValueError for 'x' into a float or a sequence, TypeError for a complex
-    into a float, OverflowError); a NumPy scalar of npd."""
+    into a float, OverflowError); a NumPy scalar of npd.  NumPy's warnings
+    of the conversion (an out-of-bound Python int's DeprecationWarning, a
+    complex's ComplexWarning) are the value's alone: given at the user's
+    line and replayed on every compiled call (_core.numpy_warns)."""
+    import warnings
     box = _np.empty((), npd)
-    box.fill(value)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        box.fill(value)
+    for x in w:
+        _core.numpy_warns("a conversion NumPy warns of", str(x.message), x.category, replay=True)
     return box[()]
 
 

@@ -17,6 +17,7 @@ import numpy as _np
 from .. import _C, _breaks
 from . import _core, _storage
 from ._funcs import _axis, _kind_of, _size, _t, implements, ravel
+from ._indexing import _plain_items
 from ._lib import _arr, broadcast_shapes
 from ._ndarray import ndarray, result_kind, wrap
 
@@ -29,6 +30,7 @@ def _flat_write(a, pos, values, what):
     """a.flat[pos] = values with NumPy's flat assignment: values cast to a's
     dtype and repeated (cyclically) as often as pos needs."""
     a = _require_array(a, what)
+    _core.python_ints_warn(values, a.dtype, what)
     v = _core.cast(_t(values, what), a.dtype).reshape(-1)
     count = pos.shape[0]
     nv = v.shape[0]
@@ -125,13 +127,54 @@ def put(a, ind, v, mode="raise", *, _kind=None):
     _flat_write(a, pos, v, "put")
 
 
+def _safe_values(values, dst, what):
+    """NumPy's place and putmask take an array of values only when it casts
+    to dst's dtype by the rule 'safe' (a 0-d one by its value, NumPy 1.24's
+    value-based casting: np.array(7) into int32 but not into bool), else its
+    TypeError; Python numbers, lists and NumPy scalars are cast whatever
+    they hold, converted as NumPy converts them (a list of numbers and
+    strings item by item, with its errors: a complex into a real dtype is
+    "float() argument must be ..."; its warnings, of the values alone, given
+    at the user's line and replayed on every compiled call): the values to
+    write."""
+    if type(values) is complex or isinstance(values, (list, tuple)) and \
+            _plain_items(values):
+        import warnings
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            values = _np.array(values, dtype=dst)
+        for x in w:
+            _core.numpy_warns(f"{what} of values NumPy warns of", str(x.message), x.category,
+                              replay=True)
+        return values
+    if not isinstance(values, _np.ndarray) and \
+            not (isinstance(values, ndarray) and not values._scalar):
+        return values
+    vd = _np.dtype(values.dtype)
+    if _np.can_cast(vd, dst, "safe"):
+        return values
+    if values.ndim == 0:
+        v = values if isinstance(values, _np.ndarray) else \
+            values._numpy_scalar(f"{what}'s casting check")
+        if _np.can_cast(v, dst, "safe"):
+            return values
+        raise TypeError(f"Cannot cast scalar from {vd!r} to {dst!r} according to the rule 'safe'")
+    raise TypeError(f"Cannot cast array data from {vd!r} to {dst!r} according to the rule 'safe'")
+
+
 @implements(_np.place)
 def place(arr, mask, vals, *, _kind=None):
     m = _t(mask, "place").reshape(-1)
     if _core.np_dtype(m) != _np.dtype(bool):
         m = _C.ne(m, 0)
+    ms, ts = _size(m.shape), _size(_t(arr, "place").shape)
+    if isinstance(ms, int) and isinstance(ts, int) and ms != ts:
+        raise ValueError("place: mask and data must be the same size")
+    vals = _safe_values(vals, _np.dtype(arr.dtype), "place")
+    _core.python_ints_warn(vals, arr.dtype, "place")
     pos = m.nonzero().select(1, 0)
     v = _t(vals, "place").reshape(-1)
+    _core.complex_cast_warns(_core.np_dtype(v), arr.dtype, "place of complex values")
     if isinstance(v.shape[0], int) and v.shape[0] == 0:
         if _core.decide(_C.any(m, None, False), "place: whether the mask selects anything"):
             raise ValueError("Cannot insert from an empty array!")
@@ -149,9 +192,13 @@ def putmask(a, mask, values, *, _kind=None):
     ms, ts = _size(m.shape), _size(t.shape)
     if isinstance(ms, int) and isinstance(ts, int) and ms != ts:
         raise ValueError("putmask: mask and data must be the same size")
+    values = _safe_values(values, _core.np_dtype(t), "putmask")
+    _core.python_ints_warn(values, _core.np_dtype(t), "putmask")
     m = m.reshape(tuple(t.shape)).reshape(-1)
     pos = m.nonzero().select(1, 0)
-    v = _core.cast(_t(values, "putmask"), _core.np_dtype(t)).reshape(-1)
+    v = _t(values, "putmask")
+    _core.complex_cast_warns(_core.np_dtype(v), _core.np_dtype(t), "putmask of complex values")
+    v = _core.cast(v, _core.np_dtype(t)).reshape(-1)
     # the value for position p is values[p % len(values)]: by position, not count
     vals = _C._op("take", v, 0, pos % v.shape[0])
     _write_flat(arr, pos, vals, "putmask")
@@ -165,6 +212,7 @@ def copyto(dst, src, casting="same_kind", where=True, *, _kind=None):
         if not _np.can_cast(_core.np_dtype(s.t), d.dtype, casting=casting):
             raise TypeError(f"Cannot cast array data from {_core.np_dtype(s.t)!r} to "
                             f"{d.dtype!r} according to the rule {casting!r}")
+        _core.complex_cast_warns(_core.np_dtype(s.t), d.dtype, "copyto of complex values")
         v = _core.cast(s.t, d.dtype)
     else:
         if not _np.can_cast(_np.asarray(s.value), d.dtype, casting=casting):

@@ -646,8 +646,15 @@ def setitem(a, key, value):
         # NumPy converts a sequence of numbers (str, None) item by item into
         # the array's dtype, as np.array(value, dtype) does, with its errors:
         # a complex into a real array a TypeError, NaN into an int one a
-        # ValueError (hop cast the array it made of the list: [0., 2.], -2**63)
-        value = _np.array(value, dtype=npd)
+        # ValueError (hop cast the array it made of the list: [0., 2.], -2**63);
+        # an out-of-bound int's DeprecationWarning on every compiled call
+        import warnings
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "NumPy will stop allowing conversion of "
+                                    "out-of-bound", DeprecationWarning)
+            converted = _np.array(value, dtype=npd)
+        _core.python_ints_warn(value, npd, what)
+        value = converted
     if number and not _C._is_proxy(a._tv) and _storage.current() is None:
         # eagerly NumPy writes a number itself (a._write: into the array's
         # memory): its conversion, its checks in its order (the key's
@@ -660,6 +667,7 @@ def setitem(a, key, value):
         v = _core.complex_scalar(complex(value), npd)  # any number fits a complex array
     elif isinstance(value, (bool, int, float)) or isinstance(value, _np.generic):
         # (a complex one only into a complex array: converted above)
+        _core.python_ints_warn(value, npd, what)
         if npd.kind in "iu" and type(value) is float:
             value = _float_as_long(value, npd)
         with _np.errstate(all="ignore"):
@@ -671,6 +679,7 @@ def setitem(a, key, value):
     else:
         vo = _core.operand(value, what)
         if vo.t is not None:
+            _core.complex_cast_warns(_core.np_dtype(vo.t), a.dtype, what)
             v = _core.cast(vo.t, a.dtype)
         else:
             v = _C.full((), _core.as_compute(vo, a.dtype), dtype=a._tv.dtype)

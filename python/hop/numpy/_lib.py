@@ -809,6 +809,7 @@ def insert(arr, obj, values, axis=None, *, _kind=None):
             raise IndexError(f"index {obj} is out of bounds for axis {axis} with size {N}")
         if index < 0:
             index += N
+        _core.python_ints_warn(values, a.dtype, "insert")  # (NumPy's array(values, dtype))
         vals = F["array"](values, copy=False, ndmin=ndim, dtype=a.dtype)
         if indices.ndim == 0:
             vals = F["moveaxis"](vals, 0, axis)

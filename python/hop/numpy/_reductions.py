@@ -7,6 +7,7 @@ helpers exist; import hop.numpy (or _funcs), not this module, first.
 
 import builtins
 import math
+import warnings
 
 import numpy as _np
 
@@ -32,10 +33,15 @@ def _reduce_dtype(np_fn, t, dtype, what):
         key = d = None
     if d is None:
         kw = {"dtype": dtype} if dtype is not None else {}
-        d = _core.numpy_probe(lambda: _np.asarray(np_fn(_np.ones(1, have), **kw))).dtype
+        with warnings.catch_warnings():
+            # (the probe's ComplexWarning is the call's, given below on each)
+            warnings.simplefilter("ignore", _np.ComplexWarning)
+            d = _core.numpy_probe(lambda: _np.asarray(np_fn(_np.ones(1, have), **kw))).dtype
         if key is not None:
             _REDUCE_DTYPE[key] = d
     _core.hop_dtype(d, what)
+    if dtype is not None:  # (NumPy casts a complex operand into dtype= once)
+        _core.complex_cast_warns(have, dtype, f"{what} of complex values with dtype={dtype}")
     return d
 
 
@@ -134,6 +140,7 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
     if initial is not None and isinstance(initial, (int, float, complex, _np.generic)):
         # NumPy casts initial to the reduction's dtype first (min of a bool
         # array with initial=-5 starts from True; prod of ints with 2.5 from 2)
+        _core.python_ints_warn(initial, rdt, f"{what} with initial=")
         with _np.errstate(all="ignore"):
             initial = _np.array(initial).astype(rdt, casting="unsafe")[()].item()
     if op in ("sum", "prod") and (dtype is not None or _core.np_dtype(t).kind == "f"):
@@ -320,6 +327,8 @@ def _cast_first(a, kind, t, axis, keepdims, dtype, fn):
 
     def compute(x, axes, kd):
         if _core.np_dtype(x) != _np.dtype(dtype):
+            _core.complex_cast_warns(_core.np_dtype(x), dtype,
+                                     f"mean of complex values with dtype={dtype}")
             x = in_order(x, mem, lambda y: _core.cast(y, _np.dtype(dtype)))
         return fn(x, axes, dtype, kd)._t
     return compute

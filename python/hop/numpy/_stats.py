@@ -86,7 +86,33 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False, _kind
     return avg
 
 
+def _cov_says(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
+              **kwargs):
+    """NumPy's cov's "Degrees of freedom <= 0 for slice" without weights:
+    no more observations than ddof (its shapes say; None: no warning)."""
+    if fweights is not None or aweights is not None:
+        return None  # (the weights' sum decides: data)
+    try:
+        shape = tuple(_t(m, "cov").shape)
+    except Exception:  # noqa: BLE001 - the implementation raises NumPy's error
+        return None
+    if len(shape) > 2:
+        return None
+    shape = (1,) * (2 - len(shape)) + shape
+    if not rowvar and shape[0] != 1:
+        shape = shape[::-1]
+    n = shape[1]
+    if ddof is None:
+        ddof = 0 if bias else 1
+    try:
+        return "Degrees of freedom <= 0 for slice" if type(n) is int and shape[0] != 0 and \
+            n - ddof <= 0 else None
+    except TypeError:
+        return None
+
+
 @implements(_np.cov)
+@checked(_np.cov, says=_cov_says)
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
         dtype=None, _kind=None):
     kind = _kind or result_kind((m, y), ndarray)
@@ -171,6 +197,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
 
 
 @implements(_np.corrcoef)
+@checked(_np.corrcoef)
 def corrcoef(x, y=None, rowvar=True, bias=None, ddof=None, *, dtype=None, _kind=None):
     kind = _kind or result_kind((x, y), ndarray)
     c = _t(cov(x, y, rowvar, dtype=dtype, _kind=ndarray))
@@ -237,36 +264,111 @@ def _quantile(t, q, axis, method, what):
     never written), for concrete quantiles q: an ndarray."""
     m = _quantile_method(method)
     s, n = _sorted_along(t, axis)
-    if not isinstance(n, int):
-        raise _C.UnsupportedError(f"hop.numpy: {what} over a symbolic size is not supported")
-    if n == 0:
-        _numpy_empty_quantile(s, q, method)
-    fb = _np.lib.function_base
-    vi = _np.asanyarray(m["get_virtual_index"](n, _np.asanyarray(q)))
     npd = _core.np_dtype(s)
-    if vi.dtype.kind in "iu":
-        idx = _C.asarray(_np.array(vi, dtype=_np.int64, order="C"))
-        res = ndarray(_C._op("take", s, 0, idx))
+    if not isinstance(n, int):
+        res, last = _quantile_counted(s, n, _np.asanyarray(q), method, what)
     else:
-        prev, nxt = fb._get_indexes(_np.empty(0, npd), vi, n)
-        gamma = _np.asanyarray(fb._get_gamma(vi, prev, m))
-        gamma = gamma.reshape(vi.shape + (1,) * (s.ndim - 1))
-        before = ndarray(_C._op("take", s, 0, _C.asarray(_np.array(prev, dtype=_np.int64,
-                                                                     order="C"))))
-        after = ndarray(_C._op("take", s, 0, _C.asarray(_np.array(nxt, dtype=_np.int64,
-                                                                    order="C"))))
-        res = _lerp(before, after, gamma if gamma.ndim else gamma[()])
-    if npd.kind in "fc" and n:
+        if n == 0:
+            _numpy_empty_quantile(s, q, method)
+        fb = _np.lib.function_base
+        vi = _np.asanyarray(m["get_virtual_index"](n, _np.asanyarray(q)))
+        if vi.dtype.kind in "iu":
+            idx = _C.asarray(_np.array(vi, dtype=_np.int64, order="C"))
+            res = ndarray(_C._op("take", s, 0, idx))
+        else:
+            prev, nxt = fb._get_indexes(_np.empty(0, npd), vi, n)
+            gamma = _np.asanyarray(fb._get_gamma(vi, prev, m))
+            gamma = gamma.reshape(vi.shape + (1,) * (s.ndim - 1))
+            before = ndarray(_C._op("take", s, 0, _C.asarray(_np.array(prev, dtype=_np.int64,
+                                                                         order="C"))))
+            after = ndarray(_C._op("take", s, 0, _C.asarray(_np.array(nxt, dtype=_np.int64,
+                                                                        order="C"))))
+            res = _lerp(before, after, gamma if gamma.ndim else gamma[()])
+        last = s.select(0, n - 1) if n else None
+    if npd.kind in "fc" and last is not None:
         # NumPy's partition puts a NaN (of either part) last, and a slice
         # whose last is one gets np.nan (nan+0j); the values taken before
         # it are the sorted ones, as hop's
-        last = s.select(0, n - 1)
         rt = res._t
         res = ndarray(_C.where(_C.ne(last, last), _nan_of(rt), rt))
         if rt.ndim == 0 and _core.np_dtype(rt) != npd and \
                 _core.decide(_C.ne(last, last), f"{what}: whether the values hold a NaN"):
             res = ndarray(_core.cast(res._t, npd))  # (NumPy's arr.dtype.type(nan))
     return res
+
+
+def _run_count(s, n):
+    """n, the length of s's axis 0 known only when the plan runs (x[mask]'s
+    unbacked size), as a 0-d int64 tensor that hands the call to eager
+    (hop.compile) when it is 0: there NumPy's median warns of the empty
+    slice and its quantile raises."""
+    cnt = _C.full((), n, dtype=_C.int64)
+    return _core.unknown_if(_C.eq(cnt, 0), cnt, _core.CHECK_EMPTY)
+
+
+def _f64(v):
+    return _C.full((), v, dtype=_C.float64)
+
+
+def _even(f):
+    """Whether each integral float of f is even (NumPy's f % 2 == 0)."""
+    return _C.eq(f - _C.floor(f * 0.5) * 2, 0.0)
+
+
+def _discrete_index(index, on_previous):
+    """NumPy's _discret_interpolation_to_boundaries on a float64 tensor:
+    floor(index) where on_previous(gamma, index), else the next integer,
+    as int64, negatives 0."""
+    prev = _C.floor(index)
+    res = _C.where(on_previous(index - prev, index), prev, prev + 1).to(_C.int64)
+    return _C.where(_C.lt(res, 0), 0, res)
+
+
+# The quantile methods whose NumPy virtual index or gamma (np.full, then
+# np.copyto into it) cannot take a count that is a hop array: the same
+# rules on tensors (NumPy 1.24's _inverted_cdf, _closest_observation and
+# fix_gamma's _get_gamma_mask).  The others' lambdas run on the count as
+# it is (an ndarray: their arithmetic and np.floor/np.around are hop's).
+_COUNTED_INDEX = {
+    "inverted_cdf": lambda n, q: _discrete_index(n * q - 1, lambda g, i: _C.eq(g, 0.0)),
+    "closest_observation": lambda n, q: _discrete_index(
+        n * q - 1 - 0.5, lambda g, i: _C.logical_and(_C.eq(g, 0.0), _even(_C.floor(i)))),
+}
+_COUNTED_GAMMA = {
+    "averaged_inverted_cdf": lambda g, i: _C.where(_C.eq(g, 0.0), _f64(0.5), _f64(1.0)),
+    "midpoint": lambda g, i: _C.where(_C.eq(_C.floor(i), i), _f64(0.0), _f64(0.5)),
+}
+
+
+def _quantile_counted(s, n, q, method, what):
+    """NumPy's _quantile of s along axis 0 whose length n is known only when
+    the plan runs (a boolean mask's selection): its virtual indexes, the
+    neighbours _get_indexes picks (-1 past the end, 0 before the start),
+    gamma and lerp, computed in the plan from n; (result, s's last row)."""
+    cnt = _run_count(s, n)
+    nf = cnt.to(_C.float64)
+    qt = _C.asarray(_np.array(q, dtype=_np.float64, order="C"))
+    if method in _COUNTED_INDEX:
+        vi = _COUNTED_INDEX[method](nf, qt)
+    else:
+        vi = _t(_quantile_method(method)["get_virtual_index"](ndarray(cnt), q), what)
+    last = _C._op("take", s, 0, cnt - 1)
+    if _core.np_dtype(vi).kind in "iu":
+        return ndarray(_C._op("take", s, 0, vi.to(_C.int64))), last
+    # (_get_indexes: below the start wins over past the end, as NumPy
+    # assigns it second; gamma is taken from these, -1 included)
+    floor = _C.floor(vi)
+    above, below = _C.ge(vi, nf - 1), _C.lt(vi, 0.0)
+    prev = _C.where(below, _f64(0.0), _C.where(above, _f64(-1.0), floor)).to(_C.int64)
+    nxt = _C.where(below, _f64(0.0), _C.where(above, _f64(-1.0), floor + 1)).to(_C.int64)
+    gamma = vi - prev.to(_C.float64)
+    fix = _COUNTED_GAMMA.get(method)
+    if fix is not None:
+        gamma = fix(gamma, vi)
+    gamma = gamma.reshape(tuple(vi.shape) + (1,) * (s.ndim - 1))
+    before = ndarray(_C._op("take", s, 0, prev))
+    after = ndarray(_C._op("take", s, 0, nxt))
+    return _lerp(before, after, ndarray(gamma)), last
 
 
 def _numpy_empty_quantile(s, q, method):
@@ -281,10 +383,13 @@ def _numpy_empty_quantile(s, q, method):
 
 def _lerp(a, b, t):
     """NumPy's _lerp: a + (b - a) * t, and b - (b - a) * (1 - t) where
-    t >= 0.5 (exact at both ends); t a concrete ndarray or NumPy scalar."""
+    t >= 0.5 (exact at both ends); t a concrete NumPy array or scalar, or
+    a hop.numpy ndarray."""
     diff = b - a
     low = a + diff * t
     high = b - diff * (1 - t)
+    if isinstance(t, ndarray):  # (a gamma computed in the plan)
+        return F.where(ndarray(_C.ge(t._t, 0.5)), high, low, _kind=ndarray)
     tt = _np.asarray(t)
     if tt.ndim == 0:
         return high if tt >= 0.5 else low
@@ -409,22 +514,49 @@ def _keep(r, x, axes, keepdims):
 
 def _median_t(t, axis):
     """The median of tensor t along axis (None: all of it)."""
-    s, n, part = _middle(t, axis)
-    rt = _t(F.mean(ndarray(part), axis=0, _kind=ndarray))
-    if _core.np_dtype(t).kind in "fc" and n > 0:
-        last = s.select(0, n - 1)
+    s, n = _sorted_along(t, axis)
+    if isinstance(n, int):
+        rt = _t(F.mean(ndarray(_middle_of(s, n)), axis=0, _kind=ndarray))
+        last = s.select(0, n - 1) if n > 0 else None
+    else:
+        rt, last = _median_counted(s, n)
+    if _core.np_dtype(t).kind in "fc" and last is not None:
         rt = _C.where(_C.ne(last, last), _nan_of(rt), rt)
     return rt
+
+
+def _middle_of(s, n):
+    """The middle element (n odd) or two (even) of s along axis 0 of length
+    n: what NumPy's median takes the mean of."""
+    return s.slice(0, n // 2 - (n % 2 == 0), n // 2 + 1, 1)
+
+
+def _median_counted(s, n):
+    """NumPy's median of s along axis 0 whose length n is known only when
+    the plan runs (a boolean mask's selection): the mean of the middle
+    element or of the middle two, taken at indexes computed in the plan
+    (an odd count's one element is not the mean of it twice, which can
+    overflow); (median, s's last row)."""
+    cnt = _run_count(s, n)
+    lo = _C._op("take", s, 0, (cnt - 1) // 2)
+    hi = _C._op("take", s, 0, cnt // 2)
+    one = _t(F.mean(ndarray(lo.unsqueeze(0)), axis=0, _kind=ndarray))
+    two = _t(F.mean(ndarray(_C.stack([lo, hi], 0)), axis=0, _kind=ndarray))
+    return _C.where(_C.eq(cnt % 2, 1), one, two), _C._op("take", s, 0, cnt - 1)
 
 
 def _middle(t, axis):
     """t sorted along axis (None: all of it), moved to the front (nan
     last), its length, and its middle element (odd) or two (even): what
-    NumPy's median takes the mean of."""
+    NumPy's median takes the mean of.  A length known only when the plan
+    runs (a boolean mask's selection) is a break (hop.compile runs the
+    call in NumPy): median(..., out=) only comes here."""
     s, n = _sorted_along(t, axis)
     if not isinstance(n, int):
-        raise _C.UnsupportedError("hop.numpy: median over a symbolic size is not supported")
-    return s, n, s.slice(0, n // 2 - (n % 2 == 0), n // 2 + 1, 1)
+        from .._breaks import conversion
+        conversion(_C.UnsupportedError, "hop.numpy: median(..., out=) over an axis whose "
+                   "length is known only at run time is not supported")
+    return s, n, _middle_of(s, n)
 
 
 def _median_into(t, axis, out, kind):

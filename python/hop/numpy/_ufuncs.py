@@ -35,15 +35,23 @@ def _isinf(x):
 
 
 def _logaddexp(a, b):
-    m = _C.maximum(a, b)
-    r = m + _C.log1p(_C.exp(-_C.abs(a - b)))
-    return _C.where(_C.eq(a, b), a + math.log(2.0), r)
+    # NumPy's npy_logaddexp: a == b first (infinities of one sign), then
+    # tmp = a - b compared with 0, whose ordered comparison of a NaN raises
+    # FE_INVALID (NumPy's "invalid value encountered in logaddexp" for a
+    # NaN operand: hop's gt raises it the same way), a NaN tmp itself
+    tmp = a - b
+    pos = _C.gt(tmp, 0.0)
+    r = _C.where(pos, a + _C.log1p(_C.exp(-tmp)), b + _C.log1p(_C.exp(tmp)))
+    return _C.where(_C.eq(a, b), a + math.log(2.0), _C.where(_C.ne(tmp, tmp), tmp, r))
 
 
 def _logaddexp2(a, b):
-    m = _C.maximum(a, b)
-    r = m + _C.log1p(_C.exp2(-_C.abs(a - b))) / math.log(2.0)
-    return _C.where(_C.eq(a, b), a + 1.0, r)
+    # (NumPy's npy_logaddexp2: as _logaddexp, in base 2)
+    tmp = a - b
+    pos = _C.gt(tmp, 0.0)
+    r = _C.where(pos, a + _C.log1p(_C.exp2(-tmp)) / math.log(2.0),
+                 b + _C.log1p(_C.exp2(tmp)) / math.log(2.0))
+    return _C.where(_C.eq(a, b), a + 1.0, _C.where(_C.ne(tmp, tmp), tmp, r))
 
 
 def _fmax(a, b):
@@ -758,6 +766,11 @@ def call_ufunc(name, args, kwargs, kind):
         # answers; nothing was written yet (docs/ARCHITECTURE.md,
         # "Floating-point warnings")
         return by_numpy(uf, name, args, kwargs, kind, kwargs.get("out"))
+    if out is not None and out[0] is not None and \
+            (where is not True or not isinstance(out[0], _np.ndarray)):
+        # (into an np.ndarray _write_out's NumPy assignment warns itself)
+        _core.complex_cast_warns(_core.np_dtype(r), out[0].dtype,
+                                 f"numpy.{name} of complex values into a real out=")
     if where is not True:
         if out is not None and out[0] is not None:
             base = _core.tensor_of(out[0])

@@ -792,16 +792,20 @@ def cond(x, p=None, *, _kind=None):
     x = ndarray(_tensor(x, "cond"))
     if x.size == 0 and x.ndim >= 2 and x.shape[-2] * x.shape[-1] == 0:
         raise LinAlgError("cond is not defined on empty arrays")
+    # (NumPy computes the quotient, the inverse and the norms' product under
+    # errstate(all='ignore'): a singular matrix's 1/0 warns of nothing)
     if p is None or p == 2 or p == -2:
         s = svd(x, compute_uv=False)
-        r = s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]
+        with _np.errstate(all="ignore"):
+            r = s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]
     else:
         _stacked_2d(x._t)
         _stacked_square(x._t)
         ct, result_t = _common(x._t, what="cond")
         # NumPy's inverse stays double here (its gufunc inv, not linalg.inv)
-        invx = ndarray(_inv_or_nan(_core.cast(x._t, ct)))
-        r = norm(x, p, axis=(-2, -1)) * norm(invx, p, axis=(-2, -1))
+        with _np.errstate(all="ignore"):
+            invx = ndarray(_inv_or_nan(_core.cast(x._t, ct)))
+            r = norm(x, p, axis=(-2, -1)) * norm(invx, p, axis=(-2, -1))
         r = r.astype(result_t, copy=False)
     # a NaN is inf unless the matrix had a NaN (a where, not NumPy's masked
     # write, so that it traces)
