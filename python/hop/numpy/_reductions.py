@@ -124,6 +124,15 @@ def _zero_sign_unknown(x, r, axes, keepdims, initial):
 # np_fn (op) of array a as NumPy computes it.  visit: NumPy's iterator order
 # of a where= reduction (a's axes, outermost first) when it is not that of a
 # and where as given (masked_visit: a NaN-replaced copy's).
+def _initial_in(initial, rdt, what):
+    """A number initial= as NumPy casts it to the reduction's dtype first
+    (min of a bool array with initial=-5 starts from True; prod of ints
+    with 2.5 from 2), with its warning for an out-of-bound Python int."""
+    _core.python_ints_warn(initial, rdt, f"{what} with initial=")
+    with _np.errstate(all="ignore"):
+        return _np.array(initial).astype(rdt, casting="unsafe")[()].item()
+
+
 def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what, visit=None):
     t = _t(a, what)
     axes = _axes(axis, t.ndim)
@@ -138,11 +147,7 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         x = into_loop(t, axes, out, op in ("amax", "amin") and initial is None)
         rdt = _core.np_dtype(x)
     if initial is not None and isinstance(initial, (int, float, complex, _np.generic)):
-        # NumPy casts initial to the reduction's dtype first (min of a bool
-        # array with initial=-5 starts from True; prod of ints with 2.5 from 2)
-        _core.python_ints_warn(initial, rdt, f"{what} with initial=")
-        with _np.errstate(all="ignore"):
-            initial = _np.array(initial).astype(rdt, casting="unsafe")[()].item()
+        initial = _initial_in(initial, rdt, what)
     if op in ("sum", "prod") and (dtype is not None or _core.np_dtype(t).kind == "f"):
         x = _cast_in_order(a, kind, t, rdt)  # computed in the dtype asked for
     # a float or complex sum with where=: NumPy's masked reduction (_masked_sum)
