@@ -114,6 +114,16 @@ symint_binary(PyObject *a, PyObject *b, sym_binop f)
     return r ? hop_py__symint_new(owner, r, NULL) : hop_py_raise();
 }
 
+static PyObject *py_symint_op, *py_symint_compare; /* hop._symfloat's, imported once */
+
+/* Whether a or b is a hop Tensor: its reflected operator answers (a SymInt's
+ * operator returns NotImplemented in C, no Python call on that path). */
+static bool
+tensor_operand(PyObject *a, PyObject *b)
+{
+    return PyObject_TypeCheck(a, &hop_py_TensorType) || PyObject_TypeCheck(b, &hop_py_TensorType);
+}
+
 /*
  * A SymInt with a float, or a true division: Python's result is a float,
  * which hop.SymFloat (python/hop/_symfloat.py) stands for while tracing.
@@ -123,14 +133,12 @@ symint_binary(PyObject *a, PyObject *b, sym_binop f)
 static PyObject *
 symint_float_op(const char *op, PyObject *a, PyObject *b)
 {
+    if (tensor_operand(a, b))
+        Py_RETURN_NOTIMPLEMENTED;
     if (hop_py__symint_usable(a) < 0 || hop_py__symint_usable(b) < 0)
         return NULL;
-    PyObject *mod = PyImport_ImportModule("hop._symfloat");
-    if (mod == NULL)
-        return NULL;
-    PyObject *r = PyObject_CallMethod(mod, "symint_op", "sOO", op, a, b);
-    Py_DECREF(mod);
-    return r;
+    PyObject *fn = hop_py__import_attr(&py_symint_op, "hop._symfloat", "symint_op");
+    return fn ? PyObject_CallFunction(fn, "sOO", op, a, b) : NULL;
 }
 
 /* Whether o is an operand of SymInt arithmetic in C: an int (a bool too)
@@ -333,12 +341,10 @@ symint_richcompare(PyObject *a, PyObject *b, int op)
          * number, a NumPy scalar (NumPy's: NotImplemented), an int past
          * int64: Python decides (hop._symfloat.symint_compare). */
         static const char *const names[] = {"<", "<=", "==", "!=", ">", ">="};
-        PyObject *mod = PyImport_ImportModule("hop._symfloat");
-        if (mod == NULL)
-            return NULL;
-        PyObject *r = PyObject_CallMethod(mod, "symint_compare", "sOO", names[op], a, b);
-        Py_DECREF(mod);
-        return r;
+        if (tensor_operand(a, b))
+            Py_RETURN_NOTIMPLEMENTED;
+        PyObject *fn = hop_py__import_attr(&py_symint_compare, "hop._symfloat", "symint_compare");
+        return fn ? PyObject_CallFunction(fn, "sOO", names[op], a, b) : NULL;
     }
     static const sym_binop rel[] = {hop_sym_lt, hop_sym_le, hop_sym_eq,
                                     hop_sym_ne, hop_sym_gt, hop_sym_ge};
