@@ -63,7 +63,7 @@ import weakref
 
 from . import _C
 from ._reads import MISSING, Policy, Walk, is_hop_function, is_hop_module, is_user_module, \
-    names_of, roots
+    loaded_hop_numpy, names_of, roots
 
 try:
     import numpy as _np
@@ -269,11 +269,10 @@ def _hop_object(v):
 
 
 def _hnp_ndarray():
-    """hop.numpy's ndarray class, or None before hop.numpy is imported (no
-    such array exists then).  Never imports it: a guard scan in one thread
-    while another imports hop.numpy would see the module half made."""
-    m = sys.modules.get("hop.numpy._ndarray")
-    return getattr(m, "ndarray", None)
+    """hop.numpy's ndarray class, or None before hop.numpy is imported whole
+    (no such array exists then; _reads.loaded_hop_numpy)."""
+    m = loaded_hop_numpy()
+    return m.ndarray if m is not None else None
 
 
 def _wrapped(v):
