@@ -546,7 +546,7 @@ effects_run(EffectsCallObject *self, PyObject *args, int *ran)
     }
     PyObject *small_in[16], **in = small_in, *outs = NULL;
     Py_ssize_t nl = PyTuple_GET_SIZE(self->lifted), nin = n;
-    if (n + nl > 16 && (in = PyMem_Malloc((size_t)(n + nl) * sizeof *in)) == NULL) {
+    if (n + nl > 16 && (in = PyMem_RawMalloc((size_t)(n + nl) * sizeof *in)) == NULL) {
         Py_DECREF(state);
         return PyErr_NoMemory();
     }
@@ -555,7 +555,7 @@ effects_run(EffectsCallObject *self, PyObject *args, int *ran)
         if (!hop_py__alias_pattern_holds(self->alias, self->nargs,
                                          ((PyTupleObject *)args)->ob_item, in, &nin)) {
             if (in != small_in)
-                PyMem_Free(in);
+                PyMem_RawFree(in);
             Py_DECREF(state);
             Py_RETURN_NOTIMPLEMENTED;
         }
@@ -573,7 +573,7 @@ effects_run(EffectsCallObject *self, PyObject *args, int *ran)
     for (Py_ssize_t i = n; i < nin; i++)
         Py_DECREF(in[i]);
     if (in != small_in)
-        PyMem_Free(in);
+        PyMem_RawFree(in);
     Py_DECREF(state);
     if (took == 0)
         Py_RETURN_NOTIMPLEMENTED; /* a lifted source holds no int: the general path's miss */
@@ -587,7 +587,7 @@ effects_run(EffectsCallObject *self, PyObject *args, int *ran)
     Py_ssize_t nleaves = PyTuple_GET_SIZE(self->consts), k = 0;
     const char *traced = PyBytes_AS_STRING(self->traced);
     PyObject *small[32], **leaves = small, *built = NULL, *result = NULL;
-    if (nleaves > 32 && (leaves = PyMem_Malloc((size_t)nleaves * sizeof *leaves)) == NULL) {
+    if (nleaves > 32 && (leaves = PyMem_RawMalloc((size_t)nleaves * sizeof *leaves)) == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -602,7 +602,7 @@ effects_run(EffectsCallObject *self, PyObject *args, int *ran)
     built = NULL;
 done:
     if (leaves != small)
-        PyMem_Free(leaves);
+        PyMem_RawFree(leaves);
     Py_XDECREF(built);
     Py_DECREF(outs);
     return result;
@@ -655,7 +655,7 @@ alias_of(PyObject *alias, Py_ssize_t nargs, Py_ssize_t **out)
                                          "argument");
         return -1;
     }
-    Py_ssize_t *a = PyMem_Malloc((size_t)(nargs > 0 ? nargs : 1) * sizeof *a);
+    Py_ssize_t *a = PyMem_RawMalloc((size_t)(nargs > 0 ? nargs : 1) * sizeof *a);
     if (a == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -667,7 +667,7 @@ alias_of(PyObject *alias, Py_ssize_t nargs, Py_ssize_t **out)
             if (!PyErr_Occurred())
                 PyErr_Format(PyExc_TypeError, "_EffectsCall: alias %zd is not -1 or an earlier "
                                               "argument of its own", j);
-            PyMem_Free(a);
+            PyMem_RawFree(a);
             return -1;
         }
     }
@@ -742,7 +742,7 @@ effects_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     }
     EffectsCallObject *self = (EffectsCallObject *)type->tp_alloc(type, 0);
     if (self == NULL) {
-        PyMem_Free(pattern);
+        PyMem_RawFree(pattern);
         return NULL;
     }
     self->alias = pattern;
@@ -800,7 +800,7 @@ effects_dealloc(EffectsCallObject *self)
 {
     PyObject_GC_UnTrack(self);
     effects_clear(self);
-    PyMem_Free(self->alias);
+    PyMem_RawFree(self->alias);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 

@@ -105,13 +105,13 @@ release_buffer(void *user_data, void *data)
         PyThreadState *mine = PyGILState_GetThisThreadState();
         if (mine != NULL && mine == _PyThreadState_UncheckedGet()) {
             PyBuffer_Release(view);
-            PyMem_Free(view);
+            PyMem_RawFree(view);
         }
         return;
     }
     PyGILState_STATE g = PyGILState_Ensure();
     PyBuffer_Release(view);
-    PyMem_Free(view);
+    PyMem_RawFree(view);
     PyGILState_Release(g);
 }
 
@@ -142,7 +142,7 @@ unsupported_buffer(PyObject *obj, const char *fname, const char *fmt)
 static PyObject *
 wrap_buffer(PyObject *obj, const char *fname, const hop_py_opnd *want)
 {
-    Py_buffer *view = PyMem_Malloc(sizeof *view);
+    Py_buffer *view = PyMem_RawMalloc(sizeof *view);
     bool copy = false;
     hop_dtype dt;
     int64_t sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK];
@@ -151,7 +151,7 @@ wrap_buffer(PyObject *obj, const char *fname, const hop_py_opnd *want)
     if (PyObject_GetBuffer(obj, view, PyBUF_RECORDS) < 0) {
         PyErr_Clear();
         if (PyObject_GetBuffer(obj, view, PyBUF_RECORDS_RO) < 0) {
-            PyMem_Free(view);
+            PyMem_RawFree(view);
             /* NumPy refuses a buffer of a dtype it has no format for
              * (datetime64, timedelta64): hop has no such dtype either */
             if (PyErr_ExceptionMatches(PyExc_ValueError) && PyObject_HasAttrString(obj, "dtype")) {
@@ -166,7 +166,7 @@ wrap_buffer(PyObject *obj, const char *fname, const hop_py_opnd *want)
         char fmt[16];
         snprintf(fmt, sizeof fmt, "%s", view->format != NULL ? view->format : "B");
         PyBuffer_Release(view);
-        PyMem_Free(view);
+        PyMem_RawFree(view);
         if ((fmt[0] == '<' || fmt[0] == '>' || fmt[0] == '!') && fmt[1] != '\0' &&
             PyObject_HasAttrString(obj, "astype") && PyObject_HasAttrString(obj, "dtype")) {
             /* the other byte order (a big-endian NumPy array): a copy in the
@@ -198,7 +198,7 @@ wrap_buffer(PyObject *obj, const char *fname, const hop_py_opnd *want)
         PyErr_Format(hop_py_ShapeError, "%s(): the buffer has %d dims; hop tensors have at most %d",
                      fname, view->ndim, HOP_MAX_RANK);
         PyBuffer_Release(view);
-        PyMem_Free(view);
+        PyMem_RawFree(view);
         return NULL;
     }
     int rank = view->ndim;
@@ -222,7 +222,7 @@ wrap_buffer(PyObject *obj, const char *fname, const hop_py_opnd *want)
                             release_buffer, view);
         if (t == NULL) {
             PyBuffer_Release(view);
-            PyMem_Free(view);
+            PyMem_RawFree(view);
             return hop_py_raise();
         }
         PyObject *res = hop_py_tensor_new(t); /* on failure, t's release frees view */
@@ -234,7 +234,7 @@ wrap_buffer(PyObject *obj, const char *fname, const hop_py_opnd *want)
         PyErr_Format(PyExc_BufferError, "%s(): the buffer's length %zd is not its %lld elements",
                      fname, view->len, (long long)numel);
         PyBuffer_Release(view);
-        PyMem_Free(view);
+        PyMem_RawFree(view);
         return NULL;
     }
     bool c_order = true;
@@ -242,7 +242,7 @@ wrap_buffer(PyObject *obj, const char *fname, const hop_py_opnd *want)
         t = hop_py__copy_in_order(view, dt, sizes, numel, &c_order);
         if (!c_order) {
             PyBuffer_Release(view);
-            PyMem_Free(view);
+            PyMem_RawFree(view);
             return t != NULL ? hop_py_tensor_new(t) : hop_py_raise();
         }
     }
@@ -250,11 +250,11 @@ wrap_buffer(PyObject *obj, const char *fname, const hop_py_opnd *want)
     if (t != NULL && numel > 0 && PyBuffer_ToContiguous(t->data, view, view->len, 'C') < 0) {
         hop_tensor_release(t);
         PyBuffer_Release(view);
-        PyMem_Free(view);
+        PyMem_RawFree(view);
         return NULL;
     }
     PyBuffer_Release(view);
-    PyMem_Free(view);
+    PyMem_RawFree(view);
     return hop_py_tensor_new(t);
 }
 

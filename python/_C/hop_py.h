@@ -20,6 +20,12 @@
  * function receives hop.Tensors.  Every op goes through hop_py_run_op, which
  * runs eagerly when all operands are concrete and records into the current
  * tracer when any is a proxy or a SymInt.
+ *
+ * The extension's own buffers (argument arrays, memo tables, Py_buffer
+ * geometry) come from PyMem_RawMalloc and friends, that is from malloc, never
+ * from pymalloc: the sanitizer pass runs CPython's objects on pymalloc (twice
+ * as fast as PYTHONMALLOC=malloc) and AddressSanitizer checks only malloc's
+ * blocks (docs/RELIABILITY.md).
  */
 #ifndef HOP_PY_H
 #define HOP_PY_H

@@ -580,7 +580,7 @@ static PyObject *
 finish(frame *f, hop_status st, PyObject *result)
 {
     innermost = f->outer;
-    PyMem_Free(f->in.args);
+    PyMem_RawFree(f->in.args);
     f->in.args = NULL;
     if (st == HOP_OK)
         return result;
@@ -619,7 +619,7 @@ begin_call(const arg_mode *m, PyObject *tr, const hop_class *cls, const hop_para
            size_t np, PyObject *leads, PyObject *groups, frame *f)
 {
     Py_ssize_t total = PyTuple_GET_SIZE(f->operands);
-    char *args = PyMem_Calloc(np + (size_t)total + 1, m->size);
+    char *args = PyMem_RawCalloc(np + (size_t)total + 1, m->size);
     if (args == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -649,7 +649,7 @@ begin_call(const arg_mode *m, PyObject *tr, const hop_class *cls, const hop_para
     innermost = f;
     return 0;
 fail:
-    PyMem_Free(args);
+    PyMem_RawFree(args);
     return -1;
 }
 
@@ -935,7 +935,7 @@ py_list_hops(PyObject *self, PyObject *unused)
     (void)self;
     (void)unused;
     size_t n = hop_list_hops(NULL, 0);
-    const char **names = PyMem_Calloc(n + 1, sizeof *names);
+    const char **names = PyMem_RawCalloc(n + 1, sizeof *names);
     if (names == NULL)
         return PyErr_NoMemory();
     n = hop_list_hops(names, n);
@@ -943,7 +943,7 @@ py_list_hops(PyObject *self, PyObject *unused)
     for (size_t i = 0; list && i < n; i++) {
         hop_py_fill(&list, (Py_ssize_t)i, PyUnicode_FromString(names[i]));
     }
-    PyMem_Free(names);
+    PyMem_RawFree(names);
     return list;
 }
 

@@ -38,7 +38,7 @@ struct hop_py_memo {
 hop_py_memo *
 hop_py_memo_new(void)
 {
-    hop_py_memo *m = PyMem_Calloc(1, sizeof *m);
+    hop_py_memo *m = PyMem_RawCalloc(1, sizeof *m);
     if (m == NULL)
         return (hop_py_memo *)PyErr_NoMemory();
     m->depth = -1;
@@ -49,7 +49,7 @@ static void
 truncate_to(hop_py_memo *m, size_t n)
 {
     while (m->n > n)
-        PyMem_Free(m->items[--m->n].args);
+        PyMem_RawFree(m->items[--m->n].args);
 }
 
 void
@@ -58,8 +58,8 @@ hop_py_memo_free(hop_py_memo *m)
     if (m == NULL)
         return;
     truncate_to(m, 0);
-    PyMem_Free(m->items);
-    PyMem_Free(m);
+    PyMem_RawFree(m->items);
+    PyMem_RawFree(m);
 }
 
 static bool
@@ -136,7 +136,7 @@ hop_py_memo_record(hop_py_memo *m, int depth, hop_op op, const hop_arg *args, si
     truncate_to(m, m->cursor);
     if (m->n == m->cap) {
         size_t cap = m->cap ? 2 * m->cap : 64;
-        memo_entry *grown = PyMem_Realloc(m->items, cap * sizeof *grown);
+        memo_entry *grown = PyMem_RawRealloc(m->items, cap * sizeof *grown);
         if (grown == NULL) {
             PyErr_NoMemory();
             return -1;
@@ -145,7 +145,7 @@ hop_py_memo_record(hop_py_memo *m, int depth, hop_op op, const hop_arg *args, si
         m->cap = cap;
     }
     size_t total = hop_args_count(args, nargs);
-    hop_arg *copy = PyMem_Malloc((total ? total : 1) * sizeof *copy);
+    hop_arg *copy = PyMem_RawMalloc((total ? total : 1) * sizeof *copy);
     if (copy == NULL) {
         PyErr_NoMemory();
         return -1;

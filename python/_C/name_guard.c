@@ -143,8 +143,8 @@ names_hold_slow(NameGuardObject *s)
     /* The tags read before the names: a write during the reading (a key's
      * __eq__) moves them again, and the next check reads again. */
     Py_ssize_t n = s->ndicts;
-    char small[16], *moved = n <= 16 ? small : PyMem_Malloc((size_t)n);
-    uint64_t small_tags[16], *now = n <= 16 ? small_tags : PyMem_Malloc((size_t)n * sizeof *now);
+    char small[16], *moved = n <= 16 ? small : PyMem_RawMalloc((size_t)n);
+    uint64_t small_tags[16], *now = n <= 16 ? small_tags : PyMem_RawMalloc((size_t)n * sizeof *now);
     int holds = -1;
     if (moved == NULL || now == NULL) {
         PyErr_NoMemory();
@@ -162,9 +162,9 @@ names_hold_slow(NameGuardObject *s)
     }
 done:
     if (moved != small)
-        PyMem_Free(moved);
+        PyMem_RawFree(moved);
     if (now != small_tags)
-        PyMem_Free(now);
+        PyMem_RawFree(now);
     return holds;
 }
 
@@ -220,7 +220,7 @@ name_guard_fill(NameGuardObject *s, PyObject *reads)
 {
     Py_ssize_t n = PyTuple_GET_SIZE(reads);
     PyObject *dicts = PyList_New(0);
-    if (dicts == NULL || (s->r = PyMem_Calloc(n ? (size_t)n : 1, sizeof *s->r)) == NULL) {
+    if (dicts == NULL || (s->r = PyMem_RawCalloc(n ? (size_t)n : 1, sizeof *s->r)) == NULL) {
         Py_XDECREF(dicts);
         return dicts == NULL ? -1 : (PyErr_NoMemory(), -1);
     }
@@ -257,7 +257,7 @@ name_guard_fill(NameGuardObject *s, PyObject *reads)
     if (s->dicts == NULL)
         return -1;
     Py_ssize_t nd = s->ndicts = PyTuple_GET_SIZE(s->dicts);
-    if ((s->tags = PyMem_Calloc(nd ? (size_t)nd : 1, sizeof *s->tags)) == NULL) {
+    if ((s->tags = PyMem_RawCalloc(nd ? (size_t)nd : 1, sizeof *s->tags)) == NULL) {
         PyErr_NoMemory();
         return -1;
     }
@@ -328,8 +328,8 @@ name_guard_dealloc(NameGuardObject *s)
 {
     PyObject_GC_UnTrack(s);
     name_guard_clear(s);
-    PyMem_Free(s->r);
-    PyMem_Free(s->tags);
+    PyMem_RawFree(s->r);
+    PyMem_RawFree(s->tags);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 

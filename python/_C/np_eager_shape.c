@@ -610,11 +610,11 @@ fast_concatenate(PyObject *arrays, PyObject *axis) /* axis NULL: 0 */
     if (n == 0 || hop_py__np_shape_tensor(items[0]) == NULL)
         return NULL;
     hop_tensor *few[16], **ts = few;
-    if (n > 16 && (ts = PyMem_Malloc((size_t)n * sizeof *ts)) == NULL)
+    if (n > 16 && (ts = PyMem_RawMalloc((size_t)n * sizeof *ts)) == NULL)
         return PyErr_NoMemory();
     PyObject *res = join(items, ts, n, axis);
     if (ts != few)
-        PyMem_Free(ts);
+        PyMem_RawFree(ts);
     return res;
 }
 

@@ -144,7 +144,7 @@ void
 hop_py__np_take_release(hop_py_take *tk)
 {
     if (tk->offsets != tk->small)
-        PyMem_Free(tk->offsets);
+        PyMem_RawFree(tk->offsets);
     tk->offsets = NULL;
 }
 
@@ -170,7 +170,7 @@ hop_py__np_take(const hop_tensor *t, const hop_tensor *k, hop_py_take *tk)
             return 0; /* (the general path's IndexError names the dim) */
     if (n > (int64_t)(sizeof tk->small / sizeof *tk->small) &&
         (n > PY_SSIZE_T_MAX / (int64_t)sizeof(int64_t) ||
-         (tk->offsets = PyMem_Malloc((size_t)n * sizeof(int64_t))) == NULL)) {
+         (tk->offsets = PyMem_RawMalloc((size_t)n * sizeof(int64_t))) == NULL)) {
         tk->offsets = tk->small;
         PyErr_NoMemory();
         return -1;

@@ -42,11 +42,11 @@ run_arrays(PlanObject *p, PyObject *const *arrays, Py_ssize_t na, PyObject *caps
     PyObject *res = NULL;
     Py_ssize_t nin = 0; /* in[0..nin) are set */
     if (p->ninputs > SMALL) {
-        in = PyMem_Calloc(p->ninputs, sizeof *in);
-        wrapped = PyMem_Calloc(p->ninputs, sizeof *wrapped);
+        in = PyMem_RawCalloc(p->ninputs, sizeof *in);
+        wrapped = PyMem_RawCalloc(p->ninputs, sizeof *wrapped);
     }
     if (p->noutputs > SMALL)
-        out = PyMem_Calloc(p->noutputs, sizeof *out);
+        out = PyMem_RawCalloc(p->noutputs, sizeof *out);
     if (in == NULL || wrapped == NULL || out == NULL) {
         PyErr_NoMemory();
         goto done;
@@ -105,11 +105,11 @@ done:
             hop_tensor_release(in[i]);
     }
     if (in != small_in)
-        PyMem_Free(in);
+        PyMem_RawFree(in);
     if (wrapped != small_wrapped)
-        PyMem_Free(wrapped);
+        PyMem_RawFree(wrapped);
     if (out != small_out)
-        PyMem_Free(out);
+        PyMem_RawFree(out);
     return res;
 }
 
@@ -432,7 +432,7 @@ array_call_dealloc(ArrayCallObject *c)
 {
     PyObject_GC_UnTrack(c);
     array_call_clear(c);
-    PyMem_Free(c->alias);
+    PyMem_RawFree(c->alias);
     PyObject_GC_Del(c);
 }
 
@@ -531,7 +531,7 @@ array_call_vectorcall(ArrayCallObject *c, PyObject *const *args, size_t nargsf, 
     enum { SMALL = 16 };
     PyObject *small_own[SMALL], **own = small_own, *r = NULL;
     if (c->alias != NULL) {
-        if (c->nown > SMALL && (own = PyMem_Malloc((size_t)c->nown * sizeof *own)) == NULL)
+        if (c->nown > SMALL && (own = PyMem_RawMalloc((size_t)c->nown * sizeof *own)) == NULL)
             return PyErr_NoMemory();
         Py_ssize_t nown;
         if (!hop_py__alias_pattern_holds(c->alias, c->nargs, in, own, &nown)) {
@@ -543,7 +543,7 @@ array_call_vectorcall(ArrayCallObject *c, PyObject *const *args, size_t nargsf, 
     r = array_call_run(c, tup, in);
 done:
     if (own != small_own)
-        PyMem_Free(own);
+        PyMem_RawFree(own);
     return r;
 }
 
@@ -619,7 +619,7 @@ alias_of(PyObject *tup, Py_ssize_t n, Py_ssize_t **out, Py_ssize_t *nown, const 
         return 0;
     Py_ssize_t *a = NULL;
     if (!PyTuple_Check(tup) || PyTuple_GET_SIZE(tup) != n ||
-        (a = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof *a)) == NULL)
+        (a = PyMem_RawMalloc((size_t)(n > 0 ? n : 1) * sizeof *a)) == NULL)
         goto bad;
     for (Py_ssize_t j = 0; j < n; j++) {
         Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GET_ITEM(tup, j));
@@ -631,7 +631,7 @@ alias_of(PyObject *tup, Py_ssize_t n, Py_ssize_t **out, Py_ssize_t *nown, const 
     *out = a;
     return 0;
 bad:
-    PyMem_Free(a);
+    PyMem_RawFree(a);
     if (PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_MemoryError))
         return -1;
     PyErr_Clear();
@@ -647,7 +647,7 @@ static PyObject *
 with_alias(ArrayCallObject *c, Py_ssize_t nown, Py_ssize_t *alias)
 {
     if (c == NULL) {
-        PyMem_Free(alias);
+        PyMem_RawFree(alias);
         return NULL;
     }
     c->alias = alias;
@@ -672,7 +672,7 @@ hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     if ((size_t)(nown + PyTuple_GET_SIZE(args[1])) != p->ninputs ||
         (size_t)PyTuple_GET_SIZE(args[2]) != p->noutputs) {
-        PyMem_Free(alias);
+        PyMem_RawFree(alias);
         return PyErr_Format(PyExc_TypeError,
                             "bind_arrays: the plan takes %zu tensors and gives %zu results, "
                             "not %zd + %zd and %zd",
@@ -680,7 +680,7 @@ hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
                             PyTuple_GET_SIZE(args[2]));
     }
     if (hop_py__import_attr(&numpy_ndarray_type, "numpy", "ndarray") == NULL) {
-        PyMem_Free(alias);
+        PyMem_RawFree(alias);
         return NULL;
     }
     ArrayCallObject *c = (ArrayCallObject *)array_call_new(p, n, args[1], args[2], 0);
@@ -704,7 +704,7 @@ hop_py__plan_bind_tensors(PlanObject *p, PyObject *const *args, Py_ssize_t nargs
         return NULL;
     if ((size_t)(nown + PyTuple_GET_SIZE(args[1])) != p->ninputs ||
         (single && p->noutputs != 1)) {
-        PyMem_Free(alias);
+        PyMem_RawFree(alias);
         return PyErr_Format(PyExc_TypeError,
                             "bind_tensors: the plan takes %zu tensors and gives %zu results, "
                             "not %zd + %zd%s",

@@ -558,7 +558,7 @@ hop_py__concat(const char *fname, hop_op op, PyObject *const *args, Py_ssize_t n
     if (seq == NULL)
         return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(seq);
-    if (n > 16 && (items = PyMem_Malloc((size_t)n * sizeof *items)) == NULL) {
+    if (n > 16 && (items = PyMem_RawMalloc((size_t)n * sizeof *items)) == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -578,7 +578,7 @@ hop_py__concat(const char *fname, hop_op op, PyObject *const *args, Py_ssize_t n
     res = hop_py_run_op(op, opnds, 2);
 done:
     if (items != stack_items)
-        PyMem_Free(items);
+        PyMem_RawFree(items);
     Py_DECREF(seq);
     return res;
 }

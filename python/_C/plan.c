@@ -135,9 +135,9 @@ hop_py__plan_run_tensors(PlanObject *p, PyObject *const *items, Py_ssize_t n, Py
                             n + nc);
     hop_tensor *small_in[16], **in = small_in, *small_out[16], **out = small_out;
     if (n + nc > 16)
-        in = PyMem_Calloc((size_t)(n + nc), sizeof *in);
+        in = PyMem_RawCalloc((size_t)(n + nc), sizeof *in);
     if (p->noutputs > 16)
-        out = PyMem_Calloc(p->noutputs, sizeof *out);
+        out = PyMem_RawCalloc(p->noutputs, sizeof *out);
     PyObject *result = NULL;
     if (in == NULL || out == NULL) {
         PyErr_NoMemory();
@@ -169,9 +169,9 @@ hop_py__plan_run_tensors(PlanObject *p, PyObject *const *items, Py_ssize_t n, Py
     }
 done:
     if (in != small_in)
-        PyMem_Free(in);
+        PyMem_RawFree(in);
     if (out != small_out)
-        PyMem_Free(out);
+        PyMem_RawFree(out);
     return result;
 }
 

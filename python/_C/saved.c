@@ -179,9 +179,9 @@ py_save(PyObject *self, PyObject *args)
     if (og == NULL)
         return NULL;
     Py_ssize_t nc = PyList_GET_SIZE(caps), ns = PyDict_GET_SIZE(secs);
-    hop_saved_tensor *ts = PyMem_Calloc((size_t)nc + 1, sizeof *ts);
-    hop_tensor **held = PyMem_Calloc((size_t)nc + 1, sizeof *held);
-    hop_saved_section *ss = PyMem_Calloc((size_t)ns + 1, sizeof *ss);
+    hop_saved_tensor *ts = PyMem_RawCalloc((size_t)nc + 1, sizeof *ts);
+    hop_tensor **held = PyMem_RawCalloc((size_t)nc + 1, sizeof *held);
+    hop_saved_section *ss = PyMem_RawCalloc((size_t)ns + 1, sizeof *ss);
     PyObject *result = NULL;
     if (ts == NULL || held == NULL || ss == NULL) {
         PyErr_NoMemory();
@@ -230,9 +230,9 @@ py_save(PyObject *self, PyObject *args)
 done:
     for (Py_ssize_t i = 0; held && i < nc; i++)
         hop_tensor_release(held[i]);
-    PyMem_Free(ts);
-    PyMem_Free(held);
-    PyMem_Free(ss);
+    PyMem_RawFree(ts);
+    PyMem_RawFree(held);
+    PyMem_RawFree(ss);
     return result;
 }
 

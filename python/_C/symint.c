@@ -377,7 +377,7 @@ symint_int(PyObject *a)
         return NULL;
     hop_shape_env *env = symint_env(s);
     size_t n = hop_shape_env_nsymbols(env);
-    int64_t *hints = PyMem_Calloc(n + 1, sizeof *hints);
+    int64_t *hints = PyMem_RawCalloc(n + 1, sizeof *hints);
     if (hints == NULL)
         return PyErr_NoMemory();
     for (size_t i = 0; i < n; i++)
@@ -385,7 +385,7 @@ symint_int(PyObject *a)
             hints[i] = HOP_UNBOUND;
     int64_t v;
     hop_status st = hop_expr_eval(s->expr, hints, n, &v);
-    PyMem_Free(hints);
+    PyMem_RawFree(hints);
     if (st != HOP_OK) {
         char e[128];
         hop_expr_print(s->expr, e, sizeof e);

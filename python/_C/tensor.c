@@ -1154,7 +1154,7 @@ tensor_getbuffer(TensorObject *self, Py_buffer *view, int flags)
     size_t esize = hop_dtype_size(t->dtype);
     Py_ssize_t *geo = NULL;
     if (t->rank > 0) {
-        geo = PyMem_Malloc(2 * (size_t)t->rank * sizeof *geo);
+        geo = PyMem_RawMalloc(2 * (size_t)t->rank * sizeof *geo);
         if (geo == NULL) {
             PyErr_NoMemory();
             return -1;
@@ -1182,7 +1182,7 @@ tensor_getbuffer(TensorObject *self, Py_buffer *view, int flags)
 static void
 tensor_releasebuffer(TensorObject *self, Py_buffer *view)
 {
-    PyMem_Free(view->internal);
+    PyMem_RawFree(view->internal);
 }
 
 static PyBufferProcs tensor_as_buffer = {

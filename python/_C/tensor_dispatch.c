@@ -242,7 +242,7 @@ hop_py_run_op(hop_op op, const hop_py_opnd *args, size_t nargs)
         if (args[i].kind == HOP_PY_LIST)
             nitems += args[i].u.list.n;
     }
-    if (nitems > RUN_STACK_ITEMS && (items = PyMem_Malloc(nitems * sizeof *items)) == NULL)
+    if (nitems > RUN_STACK_ITEMS && (items = PyMem_RawMalloc(nitems * sizeof *items)) == NULL)
         return PyErr_NoMemory();
     size_t used = 0;
     for (size_t i = 0; i < nargs; i++) {
@@ -257,7 +257,7 @@ hop_py_run_op(hop_op op, const hop_py_opnd *args, size_t nargs)
     }
     PyObject *res = run_eager(op, rt, nargs);
     if (items != stack_items)
-        PyMem_Free(items);
+        PyMem_RawFree(items);
     return res;
 }
 

@@ -291,7 +291,7 @@ static void
 arg_buffer_free(arg_buffer *b)
 {
     if (b->args != b->small)
-        PyMem_Free(b->args);
+        PyMem_RawFree(b->args);
     b->args = b->small;
 }
 
@@ -307,7 +307,7 @@ traced_args(const char *what, const hop_py_opnd *args, size_t nargs, arg_buffer 
     if (tr == NULL)
         return NULL;
     size_t total = nargs + count_items(args, nargs);
-    if (total > 64 && (b->args = PyMem_Calloc(total, sizeof *b->args)) == NULL) {
+    if (total > 64 && (b->args = PyMem_RawCalloc(total, sizeof *b->args)) == NULL) {
         b->args = b->small;
         PyErr_NoMemory();
         return NULL;
@@ -731,11 +731,11 @@ node_args(TraceObject *tr, PyObject *seq, Py_ssize_t *n, const char *what)
     if (fast == NULL)
         return NULL;
     *n = PySequence_Fast_GET_SIZE(fast);
-    hop_arg *args = PyMem_Calloc((size_t)*n + 1, sizeof *args);
+    hop_arg *args = PyMem_RawCalloc((size_t)*n + 1, sizeof *args);
     for (Py_ssize_t i = 0; args && i < *n; i++) {
         hop_node *node = value_node(tr, PySequence_Fast_GET_ITEM(fast, i), what);
         if (node == NULL) {
-            PyMem_Free(args);
+            PyMem_RawFree(args);
             args = NULL;
             break;
         }
@@ -757,7 +757,7 @@ trace_output(TraceObject *tr, PyObject *leaves)
     if (args == NULL)
         return NULL;
     hop_node *o = hop_tracer_output(hop_output_graph_root(tr->og), args, (size_t)n);
-    PyMem_Free(args);
+    PyMem_RawFree(args);
     /* Not verified here: lower() verifies the root graph (hop_lower), and
      * hop_apply verified each HOP call node as it was recorded.  A second
      * walk here cost ~5% of tracing a HOP call (issue #30). */

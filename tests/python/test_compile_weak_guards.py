@@ -115,9 +115,8 @@ def test_an_object_at_a_freed_guarded_objects_address_does_not_pass_its_guard(he
             break
         made.append(o)
     if id(o) != old_id:
-        # (the sanitizer pass runs CPython on malloc, PYTHONMALLOC=malloc,
-        # and ASan keeps a freed block in quarantine: no address comes back;
-        # elsewhere another allocation of that size took the block first)
+        # (another allocation of that size took the block first; under
+        # PYTHONMALLOC=malloc, ASan's quarantine never hands it back)
         pytest.skip("the allocator did not hand the freed address out again")
     OBJ = o
     np.testing.assert_array_equal(cf(x).numpy(), [0.0, 3.0, 6.0, 9.0])
