@@ -794,7 +794,10 @@ typedef enum hop_put_combine {
       "an empty one, no more elements than ddof), which hop's plan does not")                      \
     X(NUMPY_EMPTY,                                                                                 \
       "an axis whose length is known only at run time is empty, where NumPy's median warns and "   \
-      "its quantile raises, which hop's plan does not")
+      "its quantile raises, which hop's plan does not")                                            \
+    X(NUMPY_SCALAR_OVERFLOW,                                                                       \
+      "a NumPy scalar's integer arithmetic overflowed, where NumPy's scalar math warns (or "       \
+      "raises, under numpy.errstate), which hop's plan does not")
 
 typedef enum hop_check_kind {
 #define HOP__CHECK_ENUM(code, msg) HOP_CHECK_##code,

@@ -63,7 +63,7 @@ def test_check_error_class_and_the_op_eagerly():
     assert str(e.value) == "fail_if: flag must be a bool tensor, got f32[1]"
     with pytest.raises(hop.InvalidError) as e:
         hop._C._op("fail_if", x, hop.tensor([False]), 9)
-    assert str(e.value) == "fail_if: 9 is not a check kind (0 to 7)"
+    assert str(e.value) == "fail_if: 9 is not a check kind (0 to 8)"
 
 
 def test_compile_checks_with_fail_if_and_falls_back_to_numpy():

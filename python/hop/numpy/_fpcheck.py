@@ -271,3 +271,75 @@ def _data_checked(r, sig, args, kwargs, nan):
     return type(r)(v, scalar=r._scalar)
 
 
+
+
+# ----------------------------------------------- NumPy scalars' integer overflow
+
+# The operators whose NumPy scalar math checks an integer result for
+# overflow (NumPy 1.24's scalarmath.c.src: `+ - *`, `//` and divmod's
+# quotient, unary `-` and abs()); `%`, `**` and the shifts wrap silently, as
+# every ufunc on arrays does, and np.add(s, t) is the ufunc: no check.
+SCALAR_OVERFLOW = frozenset(("add", "subtract", "multiply", "floor_divide", "negative",
+                             "absolute"))
+
+
+def scalar_overflow(name, args, r):
+    """r, the traced result of NumPy scalar math `name` on args (hop.numpy
+    scalars, Python and NumPy integers and bools), through a run-time check
+    that its integer result did not wrap.  NumPy's scalar math warns there
+    ("overflow encountered in scalar multiply"), hop's integer kernels
+    raise no flag, so the plan fails the check (fail_if, kind
+    NUMPY_SCALAR_OVERFLOW) and hop.compile runs that call by NumPy, which
+    warns (or raises, under numpy.errstate) as eager does.  r itself when
+    nothing here can overflow: a float result, an array operand (no
+    scalar math), an eager value (_ndarray._reported_scalar_math's)."""
+    if name not in SCALAR_OVERFLOW or not isinstance(r, ndarray) or not r._scalar or \
+            r.dtype.kind not in "iu" or not _core.is_traced(r._t):
+        return r
+    dt = r.dtype
+    info = _np.iinfo(dt)
+    ops = []
+    for a in args:
+        if isinstance(a, ndarray) and a._scalar:
+            ops.append(_core.cast(a._t, dt))
+        elif isinstance(a, (bool, int, _np.integer, _np.bool_)) and \
+                info.min <= int(a) <= info.max:
+            ops.append(_C.full((), int(a), dtype=_core.hop_dtype(dt, name)))
+        else:
+            return r  # (an operand no scalar math takes as this dtype)
+    flag = _overflowed(name, ops, r._t, info)
+    if flag is None:
+        return r
+    return type(r)(_core.unknown_if(flag, r._t, _core.CHECK_OVERFLOW), scalar=True)
+
+
+def _overflowed(name, ops, r, info):
+    """The bool tensor: whether r, `name` of ops in r's integer dtype
+    (wrapping), is not the exact result; None where it cannot differ."""
+    signed = info.min < 0
+    a = ops[0]
+    if name == "negative":
+        return _C.eq(a, info.min) if signed else _C.ne(a, 0)
+    if name == "absolute":
+        return _C.eq(a, info.min) if signed else None
+    b = ops[1]
+    if name == "floor_divide":  # (by zero: the kernel's flag, as an array's)
+        return _C.logical_and(_C.eq(a, info.min), _C.eq(b, -1)) if signed else None
+    if name == "add":  # signed: both operands' signs differ from the result's
+        return _C.lt(_C.bitwise_and(_C.bitwise_xor(a, r), _C.bitwise_xor(b, r)), 0) \
+            if signed else _C.lt(r, a)
+    if name == "subtract":  # signed: a's and b's signs differ, and a's and r's
+        return _C.lt(_C.bitwise_and(_C.bitwise_xor(a, b), _C.bitwise_xor(a, r)), 0) \
+            if signed else _C.lt(a, b)
+    # multiply: exact iff r // a == b (a wrapped product differs from a * b
+    # by a multiple of 2**bits, more than |a|); a == -1 wraps only b ==
+    # min (min // -1 itself wraps), and the divisor is never 0 or -1, whose
+    # division would raise the kernel's own flag
+    zero = _C.eq(a, 0)
+    minus_one = _C.eq(a, -1) if signed else None
+    odd = _C.logical_or(zero, minus_one) if signed else zero
+    divisor = _C.where(odd, _C.full((), 1, dtype=a.dtype), a)
+    flag = _C.logical_and(_C.logical_not(zero), _C.ne(_C.floor_divide(r, divisor), b))
+    if signed:
+        flag = _C.where(minus_one, _C.eq(b, info.min), flag)
+    return flag

@@ -336,7 +336,14 @@ class ndarray:
             # calls np.power only because a is not NumPy's
             return _pow(wrap(type(self), _core.from_numpy(inputs[0])), self)
         from ._ufuncs import array_ufunc
-        return array_ufunc(ufunc, method, inputs, kwargs)
+        r = array_ufunc(ufunc, method, inputs, kwargs)
+        if len(inputs) == 2 and inputs[1] is self and self._scalar and method == "__call__" and \
+                not kwargs and ufunc.__name__ in _SCALAR_CHECKED and \
+                isinstance(inputs[0], _np.generic) and _operator_of_caller(ufunc):
+            # `np.int64(4) * s` traced: NumPy's scalar math, which checks
+            # for overflow, handed s to the ufunc only because s is not its
+            return _scalar_math_checked(ufunc.__name__, inputs, r)
+        return r
 
     def __array_function__(self, func, types, args, kwargs):
         from ._funcs import array_function
@@ -668,13 +675,26 @@ def _binop(name, reflected=False, py=None):
             if ct is not None:
                 return _scalar_order(name, ct, args, result_kind(args))
         try:
-            return call_ufunc(name, args, {}, result_kind(args))
+            r = call_ufunc(name, args, {}, result_kind(args))
         except ValueError:  # (hop's ShapeError too)
             if name in ("equal", "not_equal") and _failed_comparison(name, self, other):
                 return NotImplemented
             raise
+        return _scalar_math_checked(name, args, r) if self._scalar else r
     op.__name__ = name
     return _C._np_eager_op(name, 2, reflected, op)
+
+
+def _scalar_math_checked(name, args, r):
+    """r, NumPy scalar math `name` of args, with its traced integer
+    overflow checked at run time (_fpcheck.scalar_overflow)."""
+    if name not in _SCALAR_CHECKED or not _C._is_proxy(r._t):
+        return r
+    from ._fpcheck import scalar_overflow
+    return scalar_overflow(name, args, r)
+
+
+_SCALAR_CHECKED = ("add", "subtract", "multiply", "floor_divide", "negative", "absolute")
 
 
 def _equal_of_other(self, other, negated):
@@ -822,16 +842,18 @@ def operator_index(a):
     return operator.index(a)
 
 
-def _iop(name):
+def _iop(name, binary):
     def op(self, other):
         from ._ufuncs import call_ufunc, takes
         if _defers_to(self, other) or not takes(other):
             return NotImplemented
         if self._scalar:
-            # A NumPy scalar is immutable: `s += 1` rebinds s to s + 1, in
-            # the result type of the operation (np.bool_(False) + 1 is an
-            # int64), so `a[k] += 1` stores that value back into a bool a.
-            return call_ufunc(name, (self, other), {}, result_kind((self, other)))
+            # A NumPy scalar is immutable, and has no in-place operators:
+            # `s += 1` is `s = s + 1`, NumPy's scalar math (its warnings of
+            # an integer overflow too), in the result type of the operation
+            # (np.bool_(False) + 1 is an int64), so `a[k] += 1` stores that
+            # value back into a bool a.
+            return binary(self, other)
         call_ufunc(name, (self, other), {"out": (self,)}, type(self))
         return self
     op.__name__ = name
@@ -856,7 +878,8 @@ def _unop(name, py):
             # NumPy's abs() of a complex scalar: npy_hypot of its parts (its
             # ufunc's SIMD loop rounds otherwise: |3.3 + 0.001j|)
             return call_ufunc("hypot", (self.real, self.imag), {}, type(self))
-        return call_ufunc(name, (self,), {}, type(self))
+        r = call_ufunc(name, (self,), {}, type(self))
+        return _scalar_math_checked(name, (self,), r) if self._scalar else r
     op.__name__ = name
     # the eager fast path first (_eager), but for +a, whose bool array NumPy
     # copies where np.positive refuses it (above)
@@ -869,9 +892,10 @@ def _reported_scalar_math(self, other):
     numpy.errstate raises, calls or warns (NumPy's default) for some error,
     which NumPy's scalar math reports (an integer overflow too:
     np.int8(100) * 2, "overflow encountered in scalar multiply") and hop's
-    kernels do not."""
+    kernels do not.  Not in hop.compile's recording run, whose plan (its
+    flags, its checks of integer overflow) warns for the call."""
     from ._fpcheck import outer  # (a checked reduction's own steps: its flags decide)
-    if _core.tracing() or _C._is_proxy(self._t) or outer() or \
+    if _core.tracing() or _C._is_proxy(self._t) or outer() or _core._recording() or \
             not (_core.fp_errors_reported() or _C._np_fp_warns()):
         return False
     if isinstance(other, ndarray):
@@ -952,7 +976,7 @@ for _dunder, _uf in _BINOPS.items():
     _py = getattr(operator, f"__{_dunder}__")
     setattr(ndarray, f"__{_dunder}__", _binop(_uf, py=_py))
     setattr(ndarray, f"__r{_dunder}__", _binop(_uf, reflected=True, py=_py))
-    setattr(ndarray, f"__i{_dunder}__", _iop(_uf))
+    setattr(ndarray, f"__i{_dunder}__", _iop(_uf, getattr(ndarray, f"__{_dunder}__")))
 
 
 def _fast_power(self, other):
@@ -1061,7 +1085,8 @@ def _divmod(self, other, reflected=False):
     if not self._scalar or isinstance(other, (list, tuple, _np.ndarray)) or \
             isinstance(other, ndarray) and not other._scalar:
         return call_ufunc("divmod", args, {}, kind)
-    return (call_ufunc("floor_divide", args, {}, kind), call_ufunc("remainder", args, {}, kind))
+    return (_scalar_math_checked("floor_divide", args, call_ufunc("floor_divide", args, {}, kind)),
+            call_ufunc("remainder", args, {}, kind))
 
 
 def _rdivmod(self, other):
