@@ -1593,6 +1593,39 @@ def r_print_mid():
                   f"{n['median']:.0f} ns; stdout to /dev/null", {"eager": e, "plain": n})
 
 
+@row("log_mid", "200 elementwise ops on f32[16], one log.info(..., x.sum()) between two halves: "
+     "compiled (a graph break) vs eager hop", ">= 5x eager")
+def r_log_mid():
+    import io
+    import logging
+    one_thread()
+    log = logging.getLogger("hop.bench.log_mid")
+    log.propagate = False
+    sink = io.StringIO()
+    log.addHandler(logging.StreamHandler(sink))
+    log.setLevel(logging.INFO)
+    half = chain_with(100, lambda x: None)
+
+    def f(x):
+        x = half(x)
+        log.info("sum %s", x.sum())
+        return half(x)
+
+    cf = hop.compile(f)
+    x = hop.randn(16, seed=1)
+    cf(x)
+    s = measure_all({"c": lambda: cf(x), "e": lambda: f(x)})
+    breaks = sum("graph break at" in line for line in cf.explain().splitlines())
+    ok = cf.recompiles == 0 and cf.eager_calls == 0 and breaks == 1
+    h, e = s["c"].as_dict(), s["e"].as_dict()
+    ratio = e["median"] / h["median"]
+    return result("ns", h, None, None, ratio >= 5 and ok, f"eager/compiled {ratio:.1f}x",
+                  f"the logging call runs in Python on every call (issue 28: an I/O effect is "
+                  f"a graph break; the function ran eagerly whole before); {breaks} break, "
+                  f"{cf.eager_calls} eager calls; eager hop {e['median']:.0f} ns",
+                  {"eager": e, "breaks": breaks})
+
+
 @row("train_step", "a training step appending its loss to a list and bumping a nonlocal step, "
      "compiled vs eager", ">= 5x eager; 1 plan, 0 recompiles over 100 calls")
 def r_train_step():

@@ -58,6 +58,7 @@ CHECK_NUMPY_TIES: int
 CHECK_NUMPY_NAN_PATH: int
 CHECK_NUMPY_WARNS: int
 CHECK_NUMPY_EMPTY: int
+CHECK_NUMPY_SCALAR_OVERFLOW: int
 
 # What a dtype argument accepts: a hop dtype, its name ("float32"), or the
 # Python types bool, int (int64) and float (float64).

@@ -184,6 +184,22 @@ _RUN_ERRORS = (_C.OutOfBoundsError, _C.LinAlgError, _C.ShapeError, _C.InvalidErr
                _C.CheckError)
 
 
+def _effect_lines(effects):
+    """{(file's basename, line): whether an effect there is one the
+    translator breaks at (_frame_state.BROKEN: I/O)} for the lines of
+    effects: the translator breaks at a call on such a line that it cannot
+    see into (hop/_frame.py, _call_function)."""
+    lines = {}
+    for e in effects:
+        if e.kind in ("type", "holds"):
+            continue
+        file, _, line = e.site.rpartition(":")
+        if line.isdigit():
+            key = (file, int(line))
+            lines[key] = lines.get(key, False) or e.kind in _frame_state.BROKEN
+    return lines
+
+
 def _plan_run(call, *args):
     """call(*args), a plan's run: _PlanRaised for one of _RUN_ERRORS."""
     try:
@@ -458,12 +474,8 @@ class CompiledFunction(_C._CompiledCall):
         # The Python effects of the call, from its bytecode: once per trace,
         # never per call (a call a plan fits had none when it was traced).
         effects = _effects.find(self.fn, args, kwargs)
-        # (an effect the translator does not replay -- next(), random draws,
-        # the clock, I/O -- is a new value on every call: a break there would
-        # recompile its resume on every call, so such a function runs eagerly)
-        if effects and isinstance(self.fn, types.FunctionType) and \
-                all(e.kind in _frame_state.REPLAYED for e in effects):
-            # effects the frame translator replays: translated, compiled
+        if effects and self._translatable(effects):
+            # effects the frame translator replays or breaks at: translated, compiled
             out = self._translated(args, kwargs, effects, reason)
             if out is not _UNTRANSLATED:
                 return out
@@ -603,6 +615,21 @@ class CompiledFunction(_C._CompiledCall):
             return out
         return self._fall_back(missed + [self._untranslated], args, kwargs)
 
+    def _translatable(self, effects):
+        """Whether the frame translator compiles a function of these
+        effects: each one it replays, or one of I/O (a break at its call in
+        the user's code, which it runs instruction by instruction; not of a
+        library function compiled itself, hop.compile(np.loadtxt), whose
+        I/O is inside library calls it runs for real, once).  An effect it
+        does neither for -- next(), random draws, the clock -- is a new
+        value on every call, so a break there would recompile its resume on
+        every call: such a function runs eagerly."""
+        if not isinstance(self.fn, types.FunctionType):
+            return False
+        user = _frame_base.is_user_code(self.fn.__code__)
+        return all(e.kind in _frame_state.REPLAYED or e.kind in _frame_state.BROKEN and user
+                   for e in effects)
+
     def _translated(self, args, kwargs, effects, reason, plain=False):
         """_translate's answer, or _UNTRANSLATED when the translator cannot
         compile the function (why: self._untranslated, for explain() and
@@ -633,9 +660,7 @@ class CompiledFunction(_C._CompiledCall):
         # (an argument's attribute: not a resume's, whose arguments are not fn's)
         lifted = _frame_state.lifted_sources(self.fn.func, None) if resume else \
             _frame_state.lifted_sources(self.fn, args, kwargs)
-        lines = self.fn.effect_lines if resume else \
-            {(s.rsplit(":", 1)[0], int(s.rsplit(":", 1)[1])) for s in
-             (e.site for e in effects if e.kind not in ("type", "holds")) if s.rsplit(":", 1)[-1].isdigit()}
+        lines = self.fn.effect_lines if resume else _effect_lines(effects)
         state = _frame_state.lifted_now(lifted)
         args2 = tuple(args) + state
         saved = (None if self._dims is None else [set(d) for d in self._dims], self._first)

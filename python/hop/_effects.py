@@ -32,6 +32,7 @@ iterator reached only through a computation (not a name, attribute or item),
 in-place operators on values it cannot resolve.
 """
 
+import builtins
 import collections.abc
 import functools
 import inspect
@@ -115,6 +116,39 @@ _MAX_CONTEXTS = 4
 # Frames per call: a widened frame still tells its object arguments apart.
 _MAX_FRAMES = _MAX_FUNCTIONS * (_MAX_CONTEXTS + 1)
 _MAX_ITEMS = 64    # candidates of an item step whose key is not a constant
+
+
+def callable_effect(v):
+    """(kind, what) when v is a callable whose call is an effect of that kind
+    (print, warnings.warn, input, open, exec, eval, a function or bound
+    method of a module of I/O, the clock or random numbers), else None.
+    Handed to library code (`any(map(log.info, xs))`, `sorted(xs,
+    key=print)`), v runs where hop cannot see it: the finder counts the
+    effect at that call (callbacks) and the frame translator breaks there
+    (its library code would call v once, while translating)."""
+    if not callable(v) or isinstance(v, type):
+        return None
+    name = getattr(v, "__qualname__", None) or getattr(v, "__name__", None) or type(v).__name__
+    if v is builtins.print:
+        return ("print", "print()")
+    if v is warnings.warn:
+        return ("warn", "warnings.warn()")
+    owner = getattr(v, "__self__", None)
+    if isinstance(v, types.BuiltinFunctionType) and owner is builtins:
+        hit = _BUILTIN_EFFECTS.get(v.__name__)
+        return (hit[0], f"{name}()") if hit is not None else None
+    if isinstance(v, types.MethodType):
+        module = getattr(v.__func__, "__module__", None)
+    elif isinstance(v, types.BuiltinMethodType) and owner is not None and \
+            not isinstance(owner, types.ModuleType):
+        module = type(owner).__module__  # (sys.stdout.write: _io's)
+    elif isinstance(v, (types.FunctionType, types.BuiltinFunctionType)):
+        module = owner.__name__ if isinstance(owner, types.ModuleType) else \
+            getattr(v, "__module__", None)
+    else:
+        return None
+    kind = _EFFECT_MODULES.get(_top(module or ""))
+    return (kind, f"{module}.{name}()") if kind in ("io", "time", "random") else None
 
 
 def _fp_errors_reported(site):
@@ -787,15 +821,21 @@ class _Calls(_Holders):
                 continue  # nested: analysed with this code
             for c in f.candidates(frame, v.src):
                 c = _unwrap(c)
-                if isinstance(c, types.MethodType) and isinstance(c.__func__, types.FunctionType):
-                    if _is_user(_module_name(c.__func__)):
-                        f.call_user(c.__func__, frame, None, bound=c.__self__, unknown_args=True)
+                if isinstance(c, types.MethodType) and isinstance(c.__func__, types.FunctionType) \
+                        and _is_user(_module_name(c.__func__)):
+                    f.call_user(c.__func__, frame, None, bound=c.__self__, unknown_args=True)
                 elif isinstance(c, types.FunctionType) and _is_user(_module_name(c)):
                     f.call_user(c, frame, None, unknown_args=True)
                 elif isinstance(c, functools.partial):
                     fn = _unwrap(c.func)
                     if isinstance(fn, types.FunctionType) and _is_user(_module_name(fn)):
                         f.call_user(fn, frame, None, unknown_args=True)
+                    elif callable_effect(fn) is not None:
+                        kind, what = callable_effect(fn)
+                        self.add(kind, f"passes a partial of {what} to a call that may call it")
+                elif callable_effect(c) is not None:
+                    kind, what = callable_effect(c)
+                    self.add(kind, f"passes {what} to a call that may call it")
 
     def consumed_iterators(self, what):
         """An iterator argument of a library call is advanced by it."""

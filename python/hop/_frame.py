@@ -84,6 +84,7 @@ from ._frame_base import (
     _LOAD, _LOAD_CONST, _NoMerge, _NULL, _numpy_written_back, _PAUSED, _rows_known_at_run_time,
     _site, _SKIP, _static_rows, _steps_table, _Stop, _STORE, _symfloat, _traced, _TransGen,
     _TransMap, _UNBOUND, _user_function, _userish, _YIELDED, is_user_code, Unsupported)
+from ._effects import KINDS as _effects_KINDS, callable_effect
 from ._frame_library import _Library, _NOT_MODELLED, modelled
 from ._frame_merge import _Merging, _touches
 from ._frame_resume import _Breaking, Resume
@@ -195,7 +196,8 @@ class Translator(_State, _Library, _Merging, _Breaking):
         self.lifted = list(lifted)      # (kind, cell or globals, name): inputs (lifted_sources)
         self.env_ids = env_ids  # ids of objects that existed before the call (+ the arguments')
         self.pre = set()
-        self.effect_lines = effect_lines  # {(basename, line)} _effects found effects on
+        # {(basename, line): an I/O effect there} of the effects _effects found
+        self.effect_lines = effect_lines
         self.effects = []
         self.cells = {}      # id(cell) -> value assigned (overlay)
         self.globs = {}      # (id(globals), name) -> value assigned
@@ -494,8 +496,10 @@ class Translator(_State, _Library, _Merging, _Breaking):
         if fr is not None and self.effect_lines and \
                 (os.path.basename(fr.code.co_filename), fr.line) in \
                 self.effect_lines and not self._safe(f):
+            io = self.effect_lines[(os.path.basename(fr.code.co_filename), fr.line)]
             raise _BreakHere(f"{getattr(f, '__qualname__', type(f).__name__)}() may change "
-                             f"state hop cannot see (a Python effect on this line)", self.depth)
+                             f"state hop cannot see (a Python effect on this line)", self.depth,
+                             in_loop=not io)
         if f is isinstance and len(args) == 2 and not kwargs:
             return self._isinstance(*args)
         if (f is map and len(args) >= 2 or f is filter and len(args) == 2) and not kwargs and \
@@ -509,6 +513,26 @@ class Translator(_State, _Library, _Merging, _Breaking):
             hit = self.env_arrays.get(id(args[0]))
             if hit is not None and hit[1] is args[0]:
                 args = (hit[0],) + tuple(args[1:])
+        return self._library(f, args, kwargs)
+
+    def _library(self, f, args, kwargs):
+        """A call of library code, run for real (watched: _native): never
+        one of I/O, the clock or random numbers, nor one handed such a
+        callable (it would happen once, here): a break."""
+        what = callable_effect(f)
+        if what is not None:
+            # (an I/O call the effect finder did not see: never run here,
+            # once, while translating)
+            raise _BreakHere(f"{what[1]} {_effects_KINDS[what[0]]}: it runs in Python on "
+                             f"every call", self.depth, in_loop=False)
+        for a in tuple(args) + tuple(kwargs.values()):
+            what = callable_effect(a)
+            if what is not None:
+                what = what[1]
+                # (library code given print: it would print once, here)
+                raise _BreakHere(f"{getattr(f, '__qualname__', type(f).__name__)}() is given "
+                                 f"{what}, whose calls hop cannot see inside it (the call runs "
+                                 f"in Python on every call)", self.depth, in_loop=False)
         self.opaque_call(f, args, kwargs)
         # (np.zeros(3), np.mean([...]) called by the user's code: hop.numpy's
         # wrapper of it answers as when the user's code calls it itself)
@@ -872,6 +896,10 @@ class Translator(_State, _Library, _Merging, _Breaking):
         if not root:
             if self.can_break and fr is not self.root and not self.concrete:
                 # in an inlined call: the root frame breaks at its call
+                if not b.in_loop and any(t <= pc - 1 <= j for t, j in _instructions(fr.code)[5]):
+                    self._fail(f"{b.message}, inside a loop of {fr.code.co_qualname}: the call "
+                               f"runs eagerly, as CPython runs the loop faster than hop's "
+                               f"Python part of a graph break would", fr, brk=op)
                 if b.site is None:
                     b.site, b.opname = _site(fr.code, fr.line), op
                     b.func = fr.code.co_qualname

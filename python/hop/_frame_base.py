@@ -37,10 +37,15 @@ class _BreakHere(Exception):
     value): a graph break if it is an instruction of the root frame (depth
     1), else Unsupported."""
 
-    def __init__(self, message, depth):
+    def __init__(self, message, depth, in_loop=True):
         super().__init__(message)
         self.message = message
         self.depth = depth
+        # whether a break inside a loop is taken (the loop runs in Python:
+        # hop's concrete interpreter, slower than CPython), or the function
+        # is eager instead (an I/O call in a loop, which ran eagerly before
+        # it was a break: 4-6x slower through that interpreter)
+        self.in_loop = in_loop
         self.site = None    # where, when in an inlined call (its frame's)
         self.opname = None
         self.func = None

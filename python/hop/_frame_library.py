@@ -29,12 +29,14 @@ translating, and the plan never again; `operator.methodcaller("append",
     contents.
 """
 
+import builtins
 import collections
 import functools
 import gc
 import itertools
 import operator
 import types
+import warnings
 
 from . import _C
 from . import _breaks
@@ -109,8 +111,11 @@ def modelled(f):
     """Whether _library_call translates a call of f (so map(f, xs) and
     filter(f, xs) translate f at each next(), as for the user's f): a
     partial, a getter, a methodcaller, a C method of a list, dict or set
-    that changes it (bound or not)."""
+    that changes it (bound or not); print and warnings.warn, whose calls
+    the translator records."""
     from ._frame_state import _MUTATORS
+    if f is builtins.print or f is warnings.warn:
+        return True
     t = type(f)
     if t in (functools.partial, operator.methodcaller, operator.attrgetter,
              operator.itemgetter):

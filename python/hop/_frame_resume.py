@@ -596,6 +596,10 @@ class _Breaking:
             head = lo - 1 if lo > 0 and (ins[lo - 1].opname == "GET_ITER" or
                                          ins[lo - 1].opname.startswith("POP_JUMP")) else lo
             what = f"inside the loop at {_site(code, lines[head])}, which runs in Python"
+            if not b.in_loop:
+                self._fail(f"{b.message}, inside the loop at {_site(code, lines[head])}: the "
+                           f"call runs eagerly, as CPython runs the loop faster than hop's "
+                           f"Python part of a graph break would", fr, brk=op)
         elif not direct:
             what = f"in {b.func}() (from the call at {_site(code, fr.line)}, which runs in " \
                    f"Python)"

@@ -22,7 +22,7 @@ from ._frame_base import (
     _numpy_written_back, _PLAIN, _site, _traced, _TransGen, _UNBOUND, _user_function,
     Unsupported)
 
-__all__ = ["REPLAYED", "Effect", "replay", "written_names", "lifted_now", "lifted_sources",
+__all__ = ["BROKEN", "REPLAYED", "Effect", "replay", "written_names", "lifted_now", "lifted_sources",
            "unguard"]
 
 
@@ -31,6 +31,12 @@ __all__ = ["REPLAYED", "Effect", "replay", "written_names", "lifted_now", "lifte
 # "holds": nothing to replay, the translator follows what the function stored)
 REPLAYED = frozenset(["global", "nonlocal", "attribute", "item", "mutation", "print", "warn",
                       "type", "holds"])
+# The kinds whose calls the translator makes graph breaks (issue 28): I/O
+# (a logging call, sys.stdout.write, open, np.save) runs in Python on every
+# call, on the plan's values, and the rest of the function stays compiled.
+# (Not next(), random draws or the clock: each call's new value would be a
+# resume function's new constant, a recompile per call.)
+BROKEN = frozenset(["io"])
 
 
 class Effect:

@@ -726,7 +726,8 @@ def _walk_children(s, src, v, depth):
         # class attribute): those are guarded on the class it had, so
         # `o.__class__ = B` between calls must miss
         s.add(src.child("attr", "__class__"), "id", type(v))
-    _method_names(s, type(v))
+    if not _io_class(type(v)):
+        _method_names(s, type(v))
     if is_user_module(getattr(type(v), "__module__", "") or ""):
         # the names its class answers (and its methods' code names) that
         # the object does not hold itself: still so (`o.m = g` between calls
@@ -741,6 +742,18 @@ def _walk_children(s, src, v, depth):
         # added between calls changes len(vars(o)))
         _visit(s, src.child("attr", "__dict__"), d, depth + 1)
     _class_data(s, src, type(v), depth, d)
+
+
+def _io_class(cls):
+    """Whether cls is a class of a module of I/O (logging.Logger, a file's
+    io.TextIOWrapper: hop/_effect_tables.py): hop.compile's translator
+    breaks at every call of its methods (_frame_state.BROKEN), which then
+    run in Python on each call, so what they read is not the trace's (a
+    module-level logger's methods walked were some 60 guards, sys.path's
+    items among them, and a warning of its handlers' state)."""
+    from ._effect_tables import _EFFECT_MODULES
+    module = getattr(cls, "__module__", None) or ""
+    return _EFFECT_MODULES.get(module.split(".")[0]) == "io"
 
 
 def _shadowable(s, cls, own):
