@@ -34,6 +34,7 @@ __all__ = ["enter", "leave"]
 # The creation functions of NumPy without an array argument to dispatch on.
 _NAMES = ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "geomspace", "eye",
           "identity", "tri", "indices", "array", "asarray", "asanyarray", "ascontiguousarray",
+          "asfortranarray", "require", "asarray_chkfinite", "isfortran",
           "asfarray", "fromiter", "hamming", "hanning", "bartlett", "blackman", "kaiser",
           "tril_indices", "triu_indices", "diag_indices", "fromfunction", "frombuffer",
           "from_dlpack")
@@ -42,6 +43,7 @@ _NAMES = ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "g
 # SymInts), hop.numpy's array (np.array([a[0], a[1]]) stacks them in the
 # trace); of a hop tensor, a conversion (hop.compile's business).
 _CONVERSIONS = frozenset({"array", "asarray", "asanyarray", "ascontiguousarray", "asfarray",
+                          "asfortranarray", "require", "asarray_chkfinite", "isfortran",
                           "fromiter"})
 
 _lock = threading.Lock()

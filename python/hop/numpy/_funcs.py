@@ -1225,6 +1225,15 @@ def ascontiguousarray(a, dtype=None, *, like=None):
     return reshape(r, (1,)) if r.ndim == 0 else r
 
 
+@implements(name="asfortranarray")
+def asfortranarray(a, dtype=None, *, like=None):
+    """NumPy's: a itself (cast to dtype) when its memory is in Fortran
+    order, else a copy in Fortran order (asarray's order='F'); at least 1-d
+    (a 0-d array's view of shape (1,))."""
+    r = asarray(a, dtype=dtype, order="F")
+    return reshape(r, (1,)) if r.ndim == 0 else r
+
+
 @implements(_np.copy)
 def copy(a, order="K", subok=False, *, _kind=None):
     from ._ufuncs import in_memory_order

@@ -599,6 +599,63 @@ def asfarray(a, dtype=_np.float64, *, _kind=None):
     return _as(_kind or _kind_of(a), asarray(a, dtype=dtype))
 
 
+@implements(name="require")
+def require(a, dtype=None, requirements=None, *, like=None):
+    """NumPy's require: an array of dtype that has the flags asked for
+    (NumPy's names and letters, case-insensitive; an unknown one is NumPy's
+    KeyError): C/F order through array(order=), and a copy (in order 'A',
+    or the one asked for) when 'W' (writeable), 'O' (owns its data) or 'A'
+    (aligned: hop's arrays always are) does not hold; 'E' (not a
+    subclass) holds for every hop.numpy array.  Traced, 'O' reads the
+    layout flags: hop.compile's compiled part ends there."""
+    from ._funcs import array, asarray
+    if not requirements:
+        return asarray(a, dtype=dtype)
+    reqs = {_np.core._asarray.POSSIBLE_FLAGS[x.upper()] for x in requirements}
+    reqs.discard("E")
+    order = "A"
+    if reqs >= {"C", "F"}:
+        raise ValueError('Cannot specify both "C" and "F" order')
+    if "F" in reqs:
+        order = "F"
+        reqs.remove("F")
+    elif "C" in reqs:
+        order = "C"
+        reqs.remove("C")
+    arr = array(a, dtype=dtype, order=order, copy=False)
+    for prop in sorted(reqs):
+        if prop == "A" and (_C._is_proxy(arr._t) or _core.tracing()):
+            continue  # (hop's memory is aligned)
+        if not arr.flags[prop]:
+            return arr.copy(order)
+    return arr
+
+
+@implements(name="isfortran")
+def isfortran(a):
+    """NumPy's: a.flags.fnc (Fortran-contiguous and not C-contiguous).
+    Traced, a layout flag: hop.compile's compiled part ends there."""
+    return a.flags.fnc
+
+
+@implements(name="asarray_chkfinite")
+def asarray_chkfinite(a, dtype=None, order=None):
+    """NumPy's asarray that raises NumPy's ValueError when a float or
+    complex array holds an inf or a NaN.  Traced, the check is a decision on
+    the data (_core.decide): hop.compile's plan computes it on every call
+    (a path specialisation: a call with infs or NaNs takes the side that
+    raises NumPy's ValueError), hop.trace cannot decide it (TraceError)."""
+    from ._funcs import asarray
+    from ._ufuncs import call_ufunc
+    r = asarray(a, dtype=dtype, order=order)
+    if r.dtype.char in _np.typecodes["AllFloat"]:
+        finite = _t(call_ufunc("isfinite", (r,), {}, ndarray), "asarray_chkfinite")
+        if _core.decide(_C.logical_not(_C.all(finite, None, False)),
+                        "asarray_chkfinite's check for infs and NaNs"):
+            raise ValueError("array must not contain infs or NaNs")
+    return r
+
+
 # ------------------------------------------------------------- aliases
 
 @implements(_np.alltrue, name="alltrue")
