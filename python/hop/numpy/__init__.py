@@ -44,6 +44,9 @@ globals().update({_k: _v for _k, _v in _funcs.PUBLIC.items() if _k not in global
 __all__ = ["linalg", "fft", "ndarray", "newaxis", "pi", "e", "inf", "nan", "dtype", "errstate"] + \
     list(_funcs.__all__)
 
+from ._index_tricks import mgrid, ogrid, r_, c_  # noqa: E402 (NumPy's index tricks)
+__all__ += ["mgrid", "ogrid", "r_", "c_"]
+
 newaxis = None
 pi = _math.pi
 e = _math.e

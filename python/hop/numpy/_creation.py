@@ -15,7 +15,8 @@ Python code (the bytecode of the call is read, once per call site: a
 Cython function that looks numpy.empty up itself must get an ndarray);
 `from numpy import zeros` binds NumPy's before any trace and is not seen.
 The swap is made while any trace runs (counted across threads) and undone
-when the last one ends.
+when the last one ends.  numpy.mgrid, ogrid, r_ and c_ are swapped for
+hop's objects too (_index_tricks).
 """
 
 import dis
@@ -203,22 +204,43 @@ def _redirect(name, original):
         if name in ("zeros", "ones", "empty", "full") and \
                 (args[0] if args else kwargs.get("shape", ())) is None:
             _funcs.none_shape()
-        r = original(*args, **kwargs)
-        if isinstance(r, _np.ndarray) and _np.dtype(r.dtype) in _core._HOP:
-            from . import _storage
-            from ._ndarray import NumpyArg
-            t = _C.asarray(r)  # concrete: over its memory, which it keeps
-            run = _storage.current()
-            if run is not None and not any(isinstance(a, _np.ndarray) and
-                                           _np.may_share_memory(r, a)
-                                           for a in list(args) + list(kwargs.values())):
-                run.made.append(t)  # new memory: nothing outside the call holds it
-            r2 = NumpyArg(t)
-            r2._ro = not r.flags.writeable  # np.asarray of a read-only array is that array
-            return r2
-        return r
+        return held(original(*args, **kwargs), list(args) + list(kwargs.values()))
     creation.__hop_original__ = original
     return creation
+
+
+def held(r, args=()):
+    """NumPy's result r of a creation function (or index trick) the user's
+    code called with concrete arguments args while a trace runs, held by
+    hop (a NumpyArg over its memory, which it keeps) so that writes of
+    traced values into it are traced; r itself when hop cannot hold it (a
+    dtype hop lacks, not an array)."""
+    if isinstance(r, _np.ndarray) and _np.dtype(r.dtype) in _core._HOP:
+        from . import _storage
+        from ._ndarray import NumpyArg
+        t = _C.asarray(r)  # concrete: over its memory, which it keeps
+        run = _storage.current()
+        if run is not None and not any(isinstance(a, _np.ndarray) and
+                                       _np.may_share_memory(r, a) for a in args):
+            run.made.append(t)  # new memory: nothing outside the call holds it
+        r2 = NumpyArg(t)
+        r2._ro = not r.flags.writeable  # np.asarray of a read-only array is that array
+        return r2
+    if type(r) is list:
+        return [held(x, args) for x in r]
+    return r
+
+
+def users_subscript(depth):
+    """Whether hop's object swapped in for numpy.r_ (c_, mgrid, ogrid) is
+    subscripted by the user's code while this thread traces a function (or
+    records its path): the frame `depth` up from here is outside NumPy and
+    hop (the frame translator's subscript, made in hop, gets NumPy's
+    arrays)."""
+    if not getattr(_tls, "depth", 0) or (_C.tracing() is None and not _core._recording()):
+        return False
+    code = sys._getframe(depth).f_code
+    return not os.path.abspath(code.co_filename).startswith(_LIBRARY_DIRS)
 
 
 def _fromiter_items(args, kwargs):
@@ -299,6 +321,10 @@ def _wrappers():
         for name, original in _dispatched_names().items():
             originals[name] = original
             wrappers[name] = _dispatching(name, original)
+        from ._index_tricks import traced_objects
+        for name, obj in traced_objects().items():
+            originals[name] = getattr(_np, name)
+            wrappers[name] = obj
         _wrapper_cache = (originals, wrappers)
     return _wrapper_cache
 
