@@ -45,7 +45,8 @@ __all__ = ["linalg", "fft", "ndarray", "newaxis", "pi", "e", "inf", "nan", "dtyp
     list(_funcs.__all__)
 
 from ._index_tricks import mgrid, ogrid, r_, c_  # noqa: E402 (NumPy's index tricks)
-__all__ += ["mgrid", "ogrid", "r_", "c_"]
+from ._vectorize import vectorize  # noqa: E402
+__all__ += ["mgrid", "ogrid", "r_", "c_", "vectorize"]
 
 newaxis = None
 pi = _math.pi

@@ -16,7 +16,9 @@ Cython function that looks numpy.empty up itself must get an ndarray);
 `from numpy import zeros` binds NumPy's before any trace and is not seen.
 The swap is made while any trace runs (counted across threads) and undone
 when the last one ends.  numpy.mgrid, ogrid, r_ and c_ are swapped for
-hop's objects too (_index_tricks).
+hop's objects too (_index_tricks), and numpy.vectorize's call over its
+arguments (_vectorize_call) for hop's, which traces pyfunc with hop.vmap
+when an argument is traced (_vectorize).
 """
 
 import dis
@@ -301,6 +303,9 @@ def enter():
             originals, wrappers = _wrappers()
             _saved.update(originals)
             vars(_np).update(wrappers)  # one dict update (each setattr costs more)
+            # numpy.vectorize's call over its arguments: hop's for traced ones
+            from ._vectorize import traced_vectorize_call
+            _np.vectorize._vectorize_call = traced_vectorize_call
         _count += 1
 
 
@@ -338,3 +343,5 @@ def leave():
         if _count == 0:
             vars(_np).update(_saved)
             _saved.clear()
+            from ._vectorize import _NUMPYS_CALL
+            _np.vectorize._vectorize_call = _NUMPYS_CALL
