@@ -252,8 +252,9 @@ def test_matrix_directives():
         _hop_same(hnp.r_[d, hx, hx], np.r_[d, X, X])
         _hop_same(hnp.r_[d, 1:4], np.r_[d, 1:4])
         check(lambda x, d=d: np.r_[d, x, x], X)  # compiled: NumPy's matrix (a break)
-    a, b = np.ones((2, 2)), np.zeros((2, 2))  # noqa: F841 (bmat reads them by name)
+    a, b = np.ones((2, 2)), np.zeros((2, 2))  # (bmat reads them by name from this frame)
     _hop_same(hnp.r_["a, b; b, a"], np.r_["a, b; b, a"])
+    assert a.sum() == 4 and b.sum() == 0
     with pytest.raises(hop.UnsupportedError, match="matrix directive"):
         hop.trace(lambda x: np.r_["r", x, x], X)
 
