@@ -29,7 +29,7 @@ import numpy as _np
 from .. import _C
 from .._pytree import register_pytree_node as _register
 from ._ndarray import ndarray, NumpyArg
-from . import _direct, _eager, _eager_shape, _funcs, _products
+from . import _direct, _eager, _eager_shape, _funcs, _products, _ufunc_methods
 from ._funcs import *  # noqa: F401,F403 (the functions)
 from ._ufuncs import UFUNCS as _UFUNCS, _TWO_OUT, call_ufunc as _call_ufunc, \
     tensor_array_ufunc
@@ -87,9 +87,10 @@ def _make_ufunc(name):
             if r is not None:
                 return r
         return _call_ufunc(name, args, kwargs, ndarray)
-    ufunc.__name__ = ufunc.__qualname__ = name
     ufunc.__doc__ = f"numpy.{name} on hop arrays: a hop.numpy.ndarray (see numpy.{name})."
-    return ufunc
+    # NumPy's methods (reduce, accumulate, reduceat, outer, at) and attributes
+    # (nin, nout, ..., its __name__): _ufunc_methods
+    return _ufunc_methods.attach(ufunc, getattr(_np, name))
 
 
 for _name in list(_UFUNCS) + list(_TWO_OUT) + ["isnat"]:
@@ -107,6 +108,7 @@ def divmod(x1, x2, /, out=None, **kwargs):
     return _call_divmod((x1, x2), dict(kwargs, out=out) if out is not None else kwargs, ndarray)
 
 
+_ufunc_methods.attach(divmod, _np.divmod)
 __all__.append("divmod")
 del _name, _alias, _target
 

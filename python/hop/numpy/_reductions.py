@@ -938,9 +938,11 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
         _visit=vis)), "nansum", where)
 
 
-def _scan(op, np_fn, a, axis, dtype, out, kind, nan=None):
-    """cumsum/cumprod of a (nancumsum/nancumprod: NaN read as nan)."""
+def _scan(op, np_fn, a, axis, dtype, out, kind, nan=None, scan=None):
+    """cumsum/cumprod of a (nancumsum/nancumprod: NaN read as nan); scan:
+    another scan of a tensor along an axis, in place of hop's op."""
     t = _t(a, op)
+    scan = scan or getattr(_C, op)
     if nan is not None and _core.np_dtype(t).kind in "fc":
         from ._stats import _replace_nan  # (a complex NaN: either part)
         t = _replace_nan(t, nan)[0]
@@ -964,10 +966,10 @@ def _scan(op, np_fn, a, axis, dtype, out, kind, nan=None):
     if perm is not None:
         # NumPy's accumulate lays its result out in its iterator's (K) order
         # of the argument's axes: scanned in that order, NumPy's view
-        r = _core.cast(getattr(_C, op)(x.permute(*perm), perm.index(ax)), rdt)
+        r = _core.cast(scan(x.permute(*perm), perm.index(ax)), rdt)
         inverse = tuple(sorted(range(t.ndim), key=perm.__getitem__))
         return _funcs.transpose(wrap(kind, r), inverse, _kind=kind)
-    r = _core.cast(getattr(_C, op)(x, ax), rdt)
+    r = _core.cast(scan(x, ax), rdt)
     return _out(kind, r, out=out, what=op)
 
 
@@ -981,3 +983,115 @@ def cumsum(a, axis=None, dtype=None, out=None, *, _kind=None):
 @checked(_np.cumprod)
 def cumprod(a, axis=None, dtype=None, out=None, *, _kind=None):
     return _scan("cumprod", _np.cumprod, a, axis, dtype, out, _kind or _kind_of(a))
+
+
+# ------------------------------------------------ ufunc methods' own (_ufunc_methods)
+
+# NumPy's maximum.accumulate and minimum.accumulate, as _reduce_dtype's probe
+_EXTREME_ACCUMULATE = {n: (lambda a, _uf=getattr(_np, n), **kw: _uf.accumulate(a, **kw))
+                       for n in ("maximum", "minimum")}
+
+
+def _moved(x, src, dst):
+    """Tensor x with its axis src moved to dst (NumPy's moveaxis)."""
+    src %= x.ndim
+    order = [d for d in range(x.ndim) if d != src]
+    order.insert(dst % x.ndim if x.ndim else 0, src)
+    return x.permute(*order)
+
+
+def extreme_accumulate(name, ufunc, a, t, axis, dtype, kind):
+    """np.maximum.accumulate / np.minimum.accumulate of a (tensor t, of a
+    real dtype) along axis: an associative scan of the ufunc's loop (NumPy's
+    loop propagates the first NaN, and of equal values keeps the second,
+    the first in float16: an associative choice either way)."""
+    from .._hops import associative_scan
+    from ._ufuncs import loop
+
+    def scan(x, ax):
+        impl = loop(name, [_core.Opnd(t=x, dtype=_core.np_dtype(x))] * 2, _core.np_dtype(x))[0]
+        return associative_scan(impl, x, dim=ax)
+    return _scan(f"{name}.accumulate", _EXTREME_ACCUMULATE[name], a, axis, dtype, None, kind,
+                 scan=scan)
+
+
+def subtract_reduce(ufunc, a, axis, kw, kind):
+    """np.subtract.reduce(a, axis, dtype=, keepdims=) of an integer, float32
+    or float64 array along at most one axis: NumPy's loop subtracts in
+    order, x0 - x1 - x2 ..., which is x0 + (-x1) + (-x2) ... exactly (a NaN
+    x_k kept as it is: the NaN x0 - x_k gives), a cumsum's last element.
+    NumPy's checks (several axes: not reorderable; an empty axis: no
+    identity; bools) on a stand-in.  None for where=, initial=, out= and
+    other dtypes (the caller's fallback)."""
+    from ._ufunc_methods import _numpy_checks, _concrete_shape
+    t = _t(a, "numpy.subtract.reduce")
+    if not _concrete_shape(t):
+        return None
+    extra = {k: kw[k] for k in ("dtype", "keepdims") if k in kw}
+    want = _np.asarray(_numpy_checks(ufunc, "reduce", t, axis=axis, **extra))
+    if builtins.any(k not in ("dtype", "keepdims") for k in kw) or \
+            want.dtype.kind not in "iuf" or want.dtype == _np.float16:
+        return None
+    keepdims = bool(kw.get("keepdims", False))
+    axes = tuple(range(t.ndim)) if axis is None else \
+        tuple(axis) if isinstance(axis, (tuple, list)) else (axis,) if t.ndim else ()
+    x = _core.cast(t, want.dtype)
+    if axes:
+        ax = _axis(axes[0], t.ndim)
+        x = _moved(x, ax, 0)
+        head, tail = x[0:1], x[1:]
+        neg = _C.neg(tail)
+        if want.dtype.kind == "f":
+            neg = _C.where(_C.ne(tail, tail), tail, neg)
+        x = _core.cast(_C.cumsum(_C.cat([head, neg], 0), 0)[-1], want.dtype)
+        if keepdims:
+            x = x.unsqueeze(ax)
+    return wrap(kind, x.clone(), scalar=x.ndim == 0)
+
+
+def _add_segment(first, rest, dt):
+    """NumPy's add.reduceat of one segment: its first element plus the
+    pairwise sum of the rest (the binary loop's reduce), which is hop's sum
+    of the rest (0 + that sum) but where all the rest are -0.0 (their sum
+    -0.0, 0 + it 0.0)."""
+    s = _t(sum(wrap(ndarray, rest.clone()), axis=-1, dtype=dt, _kind=ndarray), "add.reduceat")
+    r = first + s
+    if dt.kind in "fc":
+        one = _C.ones((), dtype=rest.dtype)
+        negzero = _C.logical_and(_C.eq(rest, 0), _C.lt(_C.copysign(one, rest), 0)) \
+            if dt.kind == "f" else None
+        if negzero is not None:
+            r = _C.where(_C.all(negzero, -1), first, r)
+    return _core.cast(r, dt)
+
+
+def reduceat(ufunc, name, a, t, indices, axis, dtype, kind):
+    """np.<name>.reduceat(a, indices, axis, dtype) of add, multiply,
+    maximum or minimum (concrete indices and sizes): each segment
+    x[i:j] (j the next index, or the end) reduced along the axis as NumPy's
+    inner loop reduces it (a contiguous line: add's pairwise sum, multiply's
+    product in order), x[i] where j <= i.  NumPy's checks (indices out of
+    bounds, the axis, dtype=) and result dtype on a stand-in."""
+    from ._ufunc_methods import _numpy_checks
+    want = _np.asarray(_numpy_checks(ufunc, "reduceat", t, indices, axis=axis, dtype=dtype))
+    idx = [int(i) for i in _np.asarray(indices).reshape(-1)]
+    if want.dtype.kind not in "biufc" or not idx:
+        return None
+    ax = _axis(axis, t.ndim)
+    x = _moved(_core.cast(t, want.dtype), ax, -1)
+    n = x.shape[-1]
+    fn = {"add": sum, "multiply": prod, "maximum": max, "minimum": min}[name]
+    kw = {"dtype": want.dtype} if name in ("add", "multiply") else {}
+    parts = []
+    for k, i in enumerate(idx):
+        j = idx[k + 1] if k + 1 < len(idx) else n
+        if i + 1 < j and name == "add":
+            parts.append(_add_segment(x[..., i], x[..., i + 1:j], kw["dtype"]))
+        elif i < j:
+            seg = wrap(ndarray, x[..., i:j].clone())
+            parts.append(_core.cast(_t(fn(seg, axis=-1, _kind=ndarray, **kw), name),
+                                    want.dtype))
+        else:
+            parts.append(x[..., i])
+    r = _moved(_C.stack(parts, -1), -1, ax)
+    return wrap(kind, r.clone(), scalar=False)

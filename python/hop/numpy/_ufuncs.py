@@ -282,7 +282,6 @@ _LOGICAL = {"logical_and", "logical_or", "logical_xor", "logical_not"}
 _PREDICATES = {"isnan", "isinf", "isfinite", "signbit"}
 _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
            "logical_or": "any", "logical_and": "all"}
-_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
 _KWARGS = {"out", "where", "dtype", "casting", "order", "subok", "signature"}
 
 
@@ -964,7 +963,14 @@ def array_ufunc(ufunc, method, inputs, kwargs, default=ndarray):
         r = _eager.call(name, inputs)
         if r is not None:
             return r
-    everything = tuple(inputs) + tuple(v for v in (kwargs.get("out") or ())
+    if method in ("reduce", "accumulate", "reduceat") and ("array" in kwargs or
+                                                          "indices" in kwargs):
+        # np.add.reduce(array=x): NumPy 1.24 hands the keyword on beside the
+        # input it made of it
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("array", "indices")}
+    # (at's indices: anything NumPy's indexing takes)
+    data = (inputs[:1] + inputs[2:]) if method == "at" else inputs
+    everything = tuple(data) + tuple(v for v in (kwargs.get("out") or ())
                                        if isinstance(kwargs.get("out"), tuple)) \
         + ((kwargs["out"],) if "out" in kwargs and not isinstance(kwargs["out"], tuple) else ())
     if not all(takes(x) or x is None for x in everything):
@@ -986,16 +992,14 @@ def array_ufunc(ufunc, method, inputs, kwargs, default=ndarray):
     if method == "at" and ((name in UFUNCS and UFUNCS[name][0] in (1, 2)) or ufunc.nout != 1):
         from ._index_routines import ufunc_at
         return ufunc_at(name, *inputs)
-    if method == "reduce" and name in _REDUCE and len(inputs) == 1:
-        from . import _funcs
-        kw = dict(kwargs)
-        axis = kw.pop("axis", 0)
-        return getattr(_funcs, _REDUCE[name])(inputs[0], axis=axis, _kind=kind, **kw)
-    if method == "accumulate" and name in _ACCUMULATE and len(inputs) == 1:
-        from . import _funcs
-        kw = dict(kwargs)
-        axis = kw.pop("axis", 0)
-        return getattr(_funcs, _ACCUMULATE[name])(inputs[0], axis=axis, _kind=kind, **kw)
+    if method in ("reduce", "accumulate", "reduceat") and len(inputs) == 1 + (method == "reduceat"):
+        # (_ufunc_methods: None where hop computes nothing of its own)
+        from . import _ufunc_methods as m
+        r = m.reduce_method(ufunc, name, inputs[0], kwargs, kind) if method == "reduce" else \
+            m.accumulate_method(ufunc, name, inputs[0], kwargs, kind) if method == "accumulate" \
+            else m.reduceat_method(ufunc, name, inputs[0], inputs[1], kwargs, kind)
+        if r is not None:
+            return r
     return fallback(getattr(ufunc, method), f"{name}.{method}", inputs, kwargs, kind)
 
 
