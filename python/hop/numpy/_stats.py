@@ -423,12 +423,46 @@ def _quantile_common(a, q, axis, out, overwrite_input, method, keepdims, what, k
     t = _t(a, what)
     t2, ax = _reduce_axes(t, axis)
     r = _quantile(t2, qc, ax, method, what)
-    rt = r._t
+    rt = _zero_sign_known(t, r._t, what)
+    if rt is None:
+        return _by_numpy(_np.quantile, a, qc, axis, out, method, keepdims, what, kind)
     if keepdims:
         rt = _numpy_keepdims(rt, t, axis)
     # (keepdims: NumPy's r[..., newaxis...], an array even when 0-d)
     return F._out(kind, rt, scalar=rt.ndim == 0 and out is None and not keepdims, out=out,
                   what=what)
+
+
+def _zero_sign_known(t, r, what):
+    """r, hop's quantiles of float tensor t, where its signs of zero are
+    NumPy's: NumPy takes the elements from np.partition's order (and
+    nanquantile from its NaN-removed copy's), which puts -0.0 and 0.0, equal
+    values, where its introselect happens to, not where hop's sort does;
+    when a result is a zero and t holds zeros of both signs NumPy's sign is
+    one hop does not know.  Traced: a run-time check (NUMPY_ZERO_SIGN:
+    hop.compile runs the call eagerly); eagerly None then (the caller's
+    NumPy call on the memory); else r."""
+    if _core.np_dtype(t).kind != "f":
+        return r
+    zero = _C.eq(t, 0)
+    neg = _C.lt(_C.copysign(_C.full((), 1.0, dtype=t.dtype), t), 0)
+    flag = _C.logical_and(
+        _C.logical_and(_C.any(_C.eq(r, 0), None, False),
+                       _C.any(_C.logical_and(zero, neg), None, False)),
+        _C.any(_C.logical_and(zero, _C.logical_not(neg)), None, False))
+    if _core.checking():
+        return _exact.checked(_core.unknown_if(flag, r, _core.CHECK_ZERO_SIGN))
+    if _core._recording():
+        return r  # (the trace checks it)
+    return None if _core.decide(flag, f"{what}: whether a zero's sign is NumPy's") else r
+
+
+def _by_numpy(np_fn, a, qc, axis, out, method, keepdims, what, kind):
+    """np_fn (np.quantile, np.nanquantile) by NumPy on a's memory, of the
+    quantiles qc (a percentile's divided by 100 already, as NumPy's own)."""
+    from ._ufuncs import fallback
+    return fallback(np_fn, what, (a, qc), dict(axis=axis, out=out, method=method,
+                                               keepdims=keepdims), kind)
 
 
 def _check_q(qc, hi, name):
@@ -1007,6 +1041,9 @@ def _nanquantile(a, qc, axis, out, method, keepdims, what, kind):
             t2 = _nan_path_checked(_C.any(_C.ne(t2, t2), None, False), t2,
                                    f"{what} with method={method!r} of an array holding a NaN")
         r = _quantile(t2, qc, ax, method, what)._t
+    r = _zero_sign_known(t, r, what)
+    if r is None:
+        return _by_numpy(_np.nanquantile, a, qc, axis, out, method, keepdims, what, kind)
     r = _along_axis_order(r, _np.ndim(qc), t2, axis)
     if keepdims:
         r = _numpy_keepdims(r, t, axis)
@@ -1042,8 +1079,12 @@ def _nanquantile_t(t, t2, ax, qc, method, what):
         if method in ("lower", "higher", "nearest"):
             rt = before._t  # (NumPy's take of an integer index: no lerp)
         else:
-            # NumPy's _lerp: the difference in a's dtype, times gamma (f64)
-            gamma = ndarray(vi - prev)
+            # NumPy's _lerp: the difference in a's dtype, times gamma (f64);
+            # linear's gamma is vi - previous index, which NumPy sets to -1
+            # at the last number (_get_indexes): 1 for one number, whose
+            # lerp then keeps -0.0 (gamma 0 made it -0.0 + 0.0)
+            gamma = ndarray(vi - _C.where(above, -1.0, prev) if method == "linear" else
+                            vi - prev)
             diff = after - before
             low = before + diff * gamma
             high = after - diff * (1 - gamma)
