@@ -946,15 +946,38 @@ def _arange_filled(start, stop, step, npd):
     return ndarray(_C.cat([_C.tensor(head), t[2:]], 0))
 
 
-_NO_START = object()  # arange(stop=3): NumPy's start not given
+_ARANGE_ARGS = ("start", "stop", "step", "dtype")
+
+
+def _arange_args(args, kwargs):
+    """NumPy 1.24's parse of arange's arguments (npy_parse_arguments, then
+    array_arange): (start, stop, step, dtype), with its TypeErrors (their
+    texts).  Without stop, NumPy needs a positional argument: arange(3) and
+    arange(stop=3) are [0, 1, 2], arange(start=3) and arange() are errors."""
+    if len(args) > 4:
+        raise TypeError(f"arange() takes from 0 to 4 positional arguments but {len(args)} "
+                        f"were given")
+    got = dict(zip(_ARANGE_ARGS, args))
+    for k, v in kwargs.items():
+        if k == "like":
+            continue
+        if k not in _ARANGE_ARGS:
+            raise TypeError(f"arange() got an unexpected keyword argument '{k}'")
+        if k in got:
+            raise TypeError(f"argument for arange() given by name ('{k}') and position "
+                            f"(position {_ARANGE_ARGS.index(k)})")
+        got[k] = v
+    if "stop" not in got:
+        if not args:
+            raise TypeError("arange() requires stop to be specified.")
+    elif "start" not in got:
+        got["start"] = got.pop("stop")
+    return got["start"], got.get("stop"), got.get("step"), got.get("dtype")
 
 
 @implements(name="arange")
-def arange(start=_NO_START, stop=None, step=None, dtype=None, *, like=None):
-    if start is _NO_START:
-        if stop is None:
-            raise TypeError("arange() requires stop to be specified.")
-        start, stop = stop, None
+def arange(*args, **kwargs):
+    start, stop, step, dtype = _arange_args(args, kwargs)
     given = [v for v in (start, stop, step) if isinstance(v, (ndarray, _np.ndarray))]
     if given:
         # An array argument: NumPy's arange takes its value through Python's
