@@ -554,7 +554,6 @@ MATH_FN(sqrt)
 LIBM_FN(expm1, expm1f, expm1)
 LIBM_FN(log1p, log1pf, log1p)
 LIBM_FN(log2, log2f, log2)
-LIBM_FN(log10, log10f, log10)
 LIBM_FN(exp2, exp2f, exp2)
 LIBM_FN(tan, tanf, tan)
 LIBM_FN(arctan, atanf, atan)
@@ -661,7 +660,7 @@ UINT_TYPES(UINT_DIVMOD)
 FLOAT_DIVMOD(float, f32, fmodf, floorf)
 FLOAT_DIVMOD(double, f64, fmod, floor)
 
-/* The backend's further functions (sinh ... cbrt; atan2, hypot). */
+/* The backend's further functions (sinh ... cbrt, log10; atan2, hypot). */
 #define MATH_UNARY_FN(name, f)                                                                     \
     static void name##_f32(int64_t n, void *out, const void *const *in, const int *inc)            \
     {                                                                                              \

@@ -117,7 +117,8 @@ typedef void (*hop__mfn2_f64)(int64_t n, double *out, const double *a, const dou
 #define HOP__MATH_UNARY(X)                                                                         \
     X(sinh, sinh)                                                                                  \
     X(cosh, cosh)                                                                                  \
-    X(asin, asin) X(acos, acos) X(asinh, asinh) X(acosh, acosh) X(atanh, atanh) X(cbrt, cbrt)
+    X(asin, asin)                                                                                  \
+    X(acos, acos) X(asinh, asinh) X(acosh, acosh) X(atanh, atanh) X(cbrt, cbrt) X(log10, log10)
 #define HOP__MATH_BINARY(X) X(atan2, atan2) X(hypot, hypot)
 typedef enum hop__math_unary {
 #define HOP__MU_ENUM(name, f) HOP__MU_##name,
@@ -184,6 +185,7 @@ const hop__math *hop__math_get(void);
     X(acosh, unary_f32[HOP__MU_acosh], unary_f64[HOP__MU_acosh], 1)                                \
     X(atanh, unary_f32[HOP__MU_atanh], unary_f64[HOP__MU_atanh], 1)                                \
     X(cbrt, unary_f32[HOP__MU_cbrt], unary_f64[HOP__MU_cbrt], 1)                                   \
+    X(log10, unary_f32[HOP__MU_log10], unary_f64[HOP__MU_log10], 1)                                \
     X(pow, pow_f32, pow_f64, 2)                                                                    \
     X(atan2, binary_f32[HOP__MB_atan2], binary_f64[HOP__MB_atan2], 2)
 

@@ -260,7 +260,7 @@ hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
     if (change == 2)
         return hop_error(HOP_INVALID,
                          "hop_runtime_math_adopt: no math function '%s' (exp, log, sin, cos, tanh, "
-                         "sinh, cosh, asin, acos, asinh, acosh, atanh, cbrt, pow, atan2)",
+                         "sinh, cosh, asin, acos, asinh, acosh, atanh, cbrt, log10, pow, atan2)",
                          name);
     bool *dn = default_nan_flag(name, dtype == HOP_F64);
     if (dn != NULL) /* a function adopted again, or hop's own: its own NaNs */
@@ -292,7 +292,7 @@ hop_runtime_math_adopt_default_nan(const char *name, hop_dtype dtype, bool on)
         return hop_error(HOP_INVALID,
                          "hop_runtime_math_adopt_default_nan: needs a one-argument math function "
                          "(exp, log, sin, cos, tanh, sinh, cosh, asin, acos, asinh, acosh, atanh, "
-                         "cbrt) and f32 or f64, got %s and %s",
+                         "cbrt, log10) and f32 or f64, got %s and %s",
                          name ? name : "NULL", hop_dtype_name(dtype));
     if (!runs_adopted(name, dtype == HOP_F64))
         return hop_error(HOP_INVALID,

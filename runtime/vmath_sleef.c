@@ -340,6 +340,23 @@ FURTHER_F64(acosh, acosh, 1e150)
 FURTHER_F64(atanh, atanh, INFINITY)
 FURTHER_F64(cbrt, cbrt, INFINITY)
 
+/* log10: libm's, one element at a time, as before it was a member of the
+ * table (it is one so that NumPy's SVML log10 can be adopted in its place:
+ * vmath_adopt.c). */
+static void
+u_log10_f32(int64_t n, float *out, const float *in)
+{
+    for (int64_t i = 0; i < n; i++)
+        out[i] = log10f(in[i]);
+}
+
+static void
+u_log10_f64(int64_t n, double *out, const double *in)
+{
+    for (int64_t i = 0; i < n; i++)
+        out[i] = log10(in[i]);
+}
+
 BINARY_F32(atan2, SF(atan2, u10))
 BINARY_F32(hypot, SF(hypot, u05))
 BINARY_F64(atan2, SD(atan2, u10))

@@ -2,7 +2,7 @@
 "Math functions: NumPy's bits").
 
 NumPy 1.24 runs Intel's SVML (AVX-512) for float64 exp, log, sin, cos, tanh,
-pow, arctan2, the hyperbolic and inverse functions and cbrt, and for float32
+pow, arctan2, the hyperbolic and inverse functions, cbrt and log10, and for float32
 all of those but exp, log, sin and cos, on CPUs with AVX512_SKX; its
 extension module exports them (`__svml_exp8`, `__svml_tanhf16`, ...).
 hop's own kernels (SLEEF) are within 1 ulp but differ from those in the last
@@ -44,6 +44,7 @@ FUNCTIONS = (
     ("acosh", np.arccosh, ("e1", -30.0, 300.0), ("e1", -15.0, 60.0)),
     ("atanh", np.arctanh, ("u", -0.999999, 0.999999), ("u", -0.9999, 0.9999)),
     ("cbrt", np.cbrt, ("pe", -600.0, 600.0), ("pe", -80.0, 80.0)),
+    ("log10", np.log10, ("e", -700.0, 700.0), ("e", -85.0, 88.0)),
     ("pow", np.power, ("e", -5.0, 5.0), ("e", -3.0, 3.0)),
     ("atan2", np.arctan2, ("pe", -20.0, 20.0), ("pe", -20.0, 20.0)),
 )
