@@ -184,6 +184,7 @@ def test_reduce_out(name):
 def test_reduce_positional_and_keyword_array(name):
     check(lambda m, a: getattr(m, name).reduce(a, 1, None, None, True), F)
     check(lambda m, a: getattr(m, name).reduce(array=a), F)
+    check(lambda m, a: getattr(m, name).reduce(a, axis=1, dtype=None), F)
 
 
 @pytest.mark.parametrize("args", [(np.zeros((0, 3)), {}), (np.zeros((0, 3)), {"axis": 1}),

@@ -193,8 +193,8 @@ def reduce_method(ufunc, name, x, kwargs, kind):
                 _numpy_checks(ufunc, "reduce", t.reshape(-1)[:1] if t.ndim else t, axis=None,
                               dtype=dt)
                 x = wrap(ndarray, _core.cast(t, dt))
-        else:
-            kw.pop("dtype", None) if kw.get("dtype", 0) is None else None
+        elif "dtype" in kw and kw["dtype"] is None:
+            del kw["dtype"]  # (max, min, any, all take no dtype=)
         return fn(x, axis=axis, _kind=kind, **kw)
     if name == "subtract":
         return _reductions.subtract_reduce(ufunc, x, axis, kw, kind)

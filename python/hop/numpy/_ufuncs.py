@@ -4,8 +4,10 @@ concrete array, with NumPy's dtypes (see _core), out= and where=.
 A ufunc is computed in the dtype NumPy's loop uses (the result dtype, or for
 comparisons the common dtype of the inputs), by hop ops; a scalar operand
 stays a scalar of the op (a weak operand of that dtype), so `x * 2.5` is
-one `mul` node.  Methods: __call__, reduce (np.add.reduce is sum, ...) and
-accumulate (np.add.accumulate is cumsum).  A ufunc or method hop has no
+one `mul` node.  Methods (array_ufunc, the one owner of hop.numpy's ufunc
+objects' methods too: _ufunc_methods): __call__, outer, at, reduce
+(np.add.reduce is sum, ...), accumulate (np.add.accumulate is cumsum) and
+reduceat, those hop computes in _ufunc_methods.  A ufunc or method hop has no
 implementation for raises hop.UnsupportedError naming it while tracing;
 eagerly NumPy computes it on the arrays' memory.
 """
