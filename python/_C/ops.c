@@ -70,7 +70,7 @@ binary_named(const char *fname, hop_op op, PyObject *a, PyObject *b)
     X(log2, "The base-2 logarithm, elementwise (an int tensor gives float32).",                    \
       "hop.tensor([1.0, 8.0])", "hop.tensor([0., 3.])")                                            \
     X(log10, "The base-10 logarithm, elementwise (an int tensor gives float32).",                  \
-      "hop.tensor([1.0, 1000.0])", "hop.tensor([0., 3.])")                                         \
+      "hop.tensor([1.0, 10.0])", "hop.tensor([0., 1.])")                                             \
     X(exp2, "2 ** x, elementwise (an int tensor gives float32).", "hop.tensor([0.0, 3.0])",        \
       "hop.tensor([1., 8.])")                                                                      \
     X(tan, "The tangent (radians), elementwise (an int tensor gives float32).",                    \
