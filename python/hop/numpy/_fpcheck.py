@@ -38,7 +38,7 @@ import numpy as _np
 
 from .. import _C
 from . import _core
-from ._ndarray import ndarray
+from ._ndarray import SCALAR_CHECKED, ndarray
 
 _STATE = threading.local()
 
@@ -275,14 +275,6 @@ def _data_checked(r, sig, args, kwargs, nan):
 
 # ----------------------------------------------- NumPy scalars' integer overflow
 
-# The operators whose NumPy scalar math checks an integer result for
-# overflow (NumPy 1.24's scalarmath.c.src: `+ - *`, `//` and divmod's
-# quotient, unary `-` and abs()); `%`, `**` and the shifts wrap silently, as
-# every ufunc on arrays does, and np.add(s, t) is the ufunc: no check.
-SCALAR_OVERFLOW = frozenset(("add", "subtract", "multiply", "floor_divide", "negative",
-                             "absolute"))
-
-
 def scalar_overflow(name, args, r):
     """r, the traced result of NumPy scalar math `name` on args (hop.numpy
     scalars, Python and NumPy integers and bools), through a run-time check
@@ -293,7 +285,7 @@ def scalar_overflow(name, args, r):
     warns (or raises, under numpy.errstate) as eager does.  r itself when
     nothing here can overflow: a float result, an array operand (no
     scalar math), an eager value (_ndarray._reported_scalar_math's)."""
-    if name not in SCALAR_OVERFLOW or not isinstance(r, ndarray) or not r._scalar or \
+    if name not in SCALAR_CHECKED or not isinstance(r, ndarray) or not r._scalar or \
             r.dtype.kind not in "iu" or not _core.is_traced(r._t):
         return r
     dt = r.dtype

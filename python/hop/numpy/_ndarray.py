@@ -338,7 +338,7 @@ class ndarray:
         from ._ufuncs import array_ufunc
         r = array_ufunc(ufunc, method, inputs, kwargs)
         if len(inputs) == 2 and inputs[1] is self and self._scalar and method == "__call__" and \
-                not kwargs and ufunc.__name__ in _SCALAR_CHECKED and \
+                not kwargs and ufunc.__name__ in SCALAR_CHECKED and \
                 isinstance(inputs[0], _np.generic) and _operator_of_caller(ufunc):
             # `np.int64(4) * s` traced: NumPy's scalar math, which checks
             # for overflow, handed s to the ufunc only because s is not its
@@ -688,13 +688,18 @@ def _binop(name, reflected=False, py=None):
 def _scalar_math_checked(name, args, r):
     """r, NumPy scalar math `name` of args, with its traced integer
     overflow checked at run time (_fpcheck.scalar_overflow)."""
-    if name not in _SCALAR_CHECKED or not _C._is_proxy(r._t):
+    if name not in SCALAR_CHECKED or not _C._is_proxy(r._t):
         return r
     from ._fpcheck import scalar_overflow
     return scalar_overflow(name, args, r)
 
 
-_SCALAR_CHECKED = ("add", "subtract", "multiply", "floor_divide", "negative", "absolute")
+# The operators whose NumPy scalar math checks an integer result for
+# overflow (NumPy 1.24's scalarmath.c.src: `+ - *`, `//` and divmod's
+# quotient, unary `-` and abs()); `%`, `**` and the shifts wrap silently, as
+# every ufunc on arrays does, and np.add(s, t) is the ufunc: no check.
+SCALAR_CHECKED = frozenset(("add", "subtract", "multiply", "floor_divide", "negative",
+                            "absolute"))
 
 
 def _equal_of_other(self, other, negated):
