@@ -830,12 +830,11 @@ class _Calls(_Holders):
                     fn = _unwrap(c.func)
                     if isinstance(fn, types.FunctionType) and _is_user(_module_name(fn)):
                         f.call_user(fn, frame, None, unknown_args=True)
-                    elif callable_effect(fn) is not None:
-                        kind, what = callable_effect(fn)
-                        self.add(kind, f"passes a partial of {what} to a call that may call it")
-                elif callable_effect(c) is not None:
-                    kind, what = callable_effect(c)
-                    self.add(kind, f"passes {what} to a call that may call it")
+                    elif (hit := callable_effect(fn)) is not None:
+                        self.add(hit[0], f"passes a partial of {hit[1]} to a call that may "
+                                         f"call it")
+                elif (hit := callable_effect(c)) is not None:
+                    self.add(hit[0], f"passes {hit[1]} to a call that may call it")
 
     def consumed_iterators(self, what):
         """An iterator argument of a library call is advanced by it."""

@@ -528,11 +528,10 @@ class Translator(_State, _Library, _Merging, _Breaking):
         for a in tuple(args) + tuple(kwargs.values()):
             what = callable_effect(a)
             if what is not None:
-                what = what[1]
                 # (library code given print: it would print once, here)
                 raise _BreakHere(f"{getattr(f, '__qualname__', type(f).__name__)}() is given "
-                                 f"{what}, whose calls hop cannot see inside it (the call runs "
-                                 f"in Python on every call)", self.depth, in_loop=False)
+                                 f"{what[1]}, whose calls hop cannot see inside it (the call "
+                                 f"runs in Python on every call)", self.depth, in_loop=False)
         self.opaque_call(f, args, kwargs)
         # (np.zeros(3), np.mean([...]) called by the user's code: hop.numpy's
         # wrapper of it answers as when the user's code calls it itself)
