@@ -601,6 +601,31 @@ def r_np_eager_create():
                                "in extra")
 
 
+@row("np_eager_join", "eager hop.numpy joins and products vs NumPy (hstack, vstack, stack, "
+                     "outer, einsum 'i,i', 'ij,j->i', 'ij,jk'; hnp.f and np.f; 16 float64, "
+                     "16x16)", "<= 2x NumPy")
+def r_np_eager_join():
+    import hop.numpy as hnp
+    one_thread()
+    a, an = hnp.arange(16.0), np.arange(16.0)
+    m, mn = hnp.asarray(np.arange(256.0).reshape(16, 16)), np.arange(256.0).reshape(16, 16)
+    cases = {"hstack": (lambda: hnp.hstack([a, a]), lambda: np.hstack([an, an])),
+             "np_hstack": (lambda: np.hstack([a, a]), lambda: np.hstack([an, an])),
+             "vstack": (lambda: hnp.vstack([a, a]), lambda: np.vstack([an, an])),
+             "stack": (lambda: hnp.stack([a, a], 1), lambda: np.stack([an, an], 1)),
+             "outer": (lambda: hnp.outer(a, a), lambda: np.outer(an, an)),
+             "einsum_dot": (lambda: hnp.einsum("i,i", a, a), lambda: np.einsum("i,i", an, an)),
+             "einsum_mv": (lambda: hnp.einsum("ij,j->i", m, a),
+                           lambda: np.einsum("ij,j->i", mn, an)),
+             "einsum_mm": (lambda: hnp.einsum("ij,jk", m, m), lambda: np.einsum("ij,jk", mn, mn))}
+    return _per_call_within_2x(cases, "hstack",
+                               "hstack/vstack/stack: NumPy's composition by the eager fast paths "
+                               "of indexing and concatenate; outer: multiply of the raveled "
+                               "views; einsum: its decisions kept per subscripts, shapes and "
+                               "dtypes (_products._EINSUM_PLANS); the figures: hstack; every "
+                               "call in extra")
+
+
 def map_case(rows):
     """The map rows' program and inputs: a compiled map of (r*w + b).relu()
     over rows x 16 floats (called once), its operands and their arrays."""

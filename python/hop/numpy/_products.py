@@ -94,6 +94,12 @@ def inner(a, b, *, _kind=None):
 
 @implements(_np.outer)
 def outer(a, b, out=None, *, _kind=None):
+    if out is None and _kind is None and type(a) is ndarray and type(b) is ndarray and \
+            not _C.tracing():
+        # eagerly, NumPy's own composition, multiply(a.ravel()[:, None],
+        # b.ravel()[None, :]), each step of it an eager fast path (traced, the
+        # views of an argument it makes would cost the plan's call a check)
+        return a.ravel()[:, None] * b.ravel()[None, :]
     kind = _kind or result_kind((a, b), ndarray)
     from ._ufuncs import call_ufunc
     ta, tb = _t(a, "outer").reshape(-1), _t(b, "outer").reshape(-1)
@@ -321,51 +327,106 @@ def _einsum_check(ts, ins, outs, single):
                                      for sizes, r in zip(combined, remapped)))
 
 
-def _einsum_reduce(t, subs, keep, k=0):
-    """Sums out the indices of t (operand k) that keep does not contain,
-    after taking the diagonal of each index repeated in it ('ii', 'iij')."""
-    from ._twodim import _diagonal_fn
+def _einsum_reduce_plan(shape, subs, keep, k=0):
+    """The steps that sum out the indices of an operand of this shape
+    (operand k) that keep does not contain, after taking the diagonal of
+    each index repeated in it ('ii', 'iij'), and the shape and labels they
+    leave; the steps run by _einsum_run_reduce."""
+    steps, shape = [], list(shape)
     for c in subs:
         while subs.count(c) > 1:
             i = subs.index(c)
             j = subs.index(c, i + 1)
-            if t.shape[i] != t.shape[j]:
+            if shape[i] != shape[j]:
                 raise ValueError(f"dimensions in operand {k} for collapsing index '{c}' don't "
-                                 f"match ({t.shape[i]} != {t.shape[j]})")
-            t = _diagonal_fn(t.ndim, 0, i, j)(t)  # the diagonal goes last
+                                 f"match ({shape[i]} != {shape[j]})")
+            steps.append((len(shape), i, j))  # the diagonal goes last
+            shape = [n for m, n in enumerate(shape) if m not in (i, j)] + [shape[i]]
             subs = "".join(x for n, x in enumerate(subs) if n not in (i, j)) + c
     drop = [i for i, c in enumerate(subs) if c not in keep]
     if drop:
-        t = _C.sum(t, drop, False)
+        steps.append(drop)
+        shape = [n for n, c in zip(shape, subs) if c in keep]
         subs = "".join(c for c in subs if c in keep)
-    return t, subs
+    return steps, shape, subs
 
 
-def _einsum_pair(ta, sa, tb, sb, keep):
-    """Contracts two operands over their shared indices that keep does not
-    need, with one (batched) matmul."""
+def _einsum_run_reduce(t, steps):
+    for step in steps:
+        if type(step) is tuple:  # (ndim, i, j): the diagonal of dims i and j
+            from ._twodim import _diagonal_fn
+            ndim, i, j = step
+            t = _diagonal_fn(ndim, 0, i, j)(t)
+        else:
+            t = _C.sum(t, step, False)
+    return t
+
+
+def _einsum_reduce(t, subs, keep, k=0):
+    """Tensor t (operand k) reduced as _einsum_reduce_plan says, and its
+    labels."""
+    steps, _, subs = _einsum_reduce_plan(tuple(t.shape), subs, keep, k)
+    return _einsum_run_reduce(t, steps), subs
+
+
+def _einsum_pair_plan(shape_a, sa, shape_b, sb, keep):
+    """How two operands of these shapes are contracted over their shared
+    indices that keep does not need, with one (batched) matmul
+    (_einsum_run_pair), and the shape and labels of the result."""
     shared = [c for c in sa if c in sb]
     contract = [c for c in shared if c not in keep]
     batch = [c for c in shared if c in keep]
     left = [c for c in sa if c not in sb]
     right = [c for c in sb if c not in sa]
     sizes = {}
-    for t, s in ((ta, sa), (tb, sb)):
+    for shape, s in ((shape_a, sa), (shape_b, sb)):
         for i, c in enumerate(s):
-            if c in sizes and sizes[c] != t.shape[i] and 1 not in (sizes[c], t.shape[i]):
+            if c in sizes and sizes[c] != shape[i] and 1 not in (sizes[c], shape[i]):
                 raise ValueError(f"operands could not be broadcast together with remapped shapes "
-                                 f"for index {c!r}: {sizes[c]} and {t.shape[i]}")
-            sizes[c] = t.shape[i] if c not in sizes or sizes[c] == 1 else sizes[c]
-    pa = ta.permute(*[sa.index(c) for c in batch + left + contract]) if ta.ndim > 1 else ta
-    pb = tb.permute(*[sb.index(c) for c in batch + contract + right]) if tb.ndim > 1 else tb
+                                 f"for index {c!r}: {sizes[c]} and {shape[i]}")
+            sizes[c] = shape[i] if c not in sizes or sizes[c] == 1 else sizes[c]
+    ga, gb = batch + left + contract, batch + contract + right
     nb, nl, nk, nr = (_size([sizes[c] for c in g]) for g in (batch, left, contract, right))
-    pa = pa.expand(*[sizes[c] for c in batch + left + contract]) if batch + left + contract \
-        else pa
-    pb = pb.expand(*[sizes[c] for c in batch + contract + right]) if batch + contract + right \
-        else pb
-    r = _C.matmul(pa.reshape(nb, nl, nk), pb.reshape(nb, nk, nr))
-    r = r.reshape([sizes[c] for c in batch + left + right])
-    return r, "".join(batch + left + right)
+    shape = [sizes[c] for c in batch + left + right]
+    return ([sa.index(c) for c in ga] if len(shape_a) > 1 else None,
+            [sb.index(c) for c in gb] if len(shape_b) > 1 else None,
+            [sizes[c] for c in ga], [sizes[c] for c in gb], (nb, nl, nk), (nb, nk, nr),
+            shape), shape, "".join(batch + left + right)
+
+
+def _einsum_run_pair(ta, tb, plan):
+    perm_a, perm_b, exp_a, exp_b, shape_a, shape_b, shape = plan
+    pa = ta.permute(*perm_a) if perm_a is not None else ta
+    pb = tb.permute(*perm_b) if perm_b is not None else tb
+    pa = pa.expand(*exp_a) if exp_a else pa
+    pb = pb.expand(*exp_b) if exp_b else pb
+    return _C.matmul(pa.reshape(*shape_a), pb.reshape(*shape_b)).reshape(shape)
+
+
+def _einsum_plan(ins, outs, shapes):
+    """The steps of the contraction, left to right, an index kept while the
+    output or a later operand needs it: the first operand's reduction, per
+    later operand its reduction and its pair's matmul, the last reduction,
+    the output's permutation (None: none)."""
+    first, shape, s = _einsum_reduce_plan(shapes[0], ins[0], set(outs) | set("".join(ins[1:])))
+    pairs = []
+    for k in range(1, len(ins)):
+        later = set(outs) | set("".join(ins[k + 1:]))
+        steps, shape_b, sb = _einsum_reduce_plan(shapes[k], ins[k], later | set(s), k)
+        pair, shape, s = _einsum_pair_plan(shape, s, shape_b, sb, later)
+        pairs.append((steps, pair))
+    last, shape, s = _einsum_reduce_plan(shape, s, set(outs))
+    perm = [s.index(c) for c in outs] if s != outs and len(outs) > 1 else None
+    return first, pairs, last, perm
+
+
+def _einsum_run(ts, plan):
+    first, pairs, last, perm = plan
+    t = _einsum_run_reduce(ts[0], first)
+    for k, (steps, pair) in enumerate(pairs, 1):
+        t = _einsum_run_pair(t, _einsum_run_reduce(ts[k], steps), pair)
+    t = _einsum_run_reduce(t, last)
+    return t.permute(*perm) if perm is not None else t
 
 
 def _einsum_view(kind, a, subscripts, sub, outs):
@@ -378,6 +439,49 @@ def _einsum_view(kind, a, subscripts, sub, outs):
     from ._funcs import _view
     return _view(kind, a, fn, lambda x: _np.einsum(subscripts, x),
                  copies=len(set(sub)) < len(sub))
+
+
+# einsum's decisions (the parse, NumPy's checks in its order, the dtypes and
+# the contraction's steps) depend on the subscripts, the operands' shapes and
+# dtypes and the keywords alone; kept per such key for concrete shapes (a call
+# that raised keeps nothing, so each such call raises again; a view is not
+# kept): they were ~20 us of an eager einsum of two small arrays
+_EINSUM_PLANS = {}
+
+
+def _einsum_key(subscripts, ts, single, view, dtype, casting, path):
+    """The key of einsum's decisions for these operands, or None where they
+    are not kept (a symbolic size, an explicit path, an unhashable keyword)."""
+    shapes = []
+    for t in ts:
+        shape = tuple(t.shape)
+        if builtins.any(type(n) is not int for n in shape):
+            return None
+        shapes.append((shape, t.dtype))
+    if type(path) is list or type(casting) is not str or \
+            not (dtype is None or isinstance(dtype, (str, type, _np.dtype))):
+        return None
+    return subscripts, tuple(shapes), single, view, dtype, casting, path
+
+
+def _einsum_dtypes(ts, dtype, casting):
+    """The result dtype and the one the contraction computes in, with the
+    TypeError of NumPy's iterator for an operand it cannot cast."""
+    dt = _np.dtype(dtype) if dtype is not None else _core.promoted_dtype(ts)
+    for i, t in enumerate(ts):  # NumPy's iterator casts each operand under `casting`
+        if not _np.can_cast(_core.np_dtype(t), dt, casting):
+            raise TypeError(f"Iterator operand {i} dtype could not be cast from "
+                            f"{_core.np_dtype(t)!r} to {dt!r} according to the rule {casting!r}")
+    return dt, _np.dtype(_np.int64) if dt == _np.dtype(bool) else dt
+
+
+def _einsum_cast(ts, dt, cdt):
+    """The operands in the dtype the contraction computes in: a bool result's
+    (cdt int64) each cast to bool first, as NumPy's iterator casts them (0.5
+    is True, not int64's 0)."""
+    if dt == _np.dtype(bool):
+        ts = [_core.cast(t, dt) for t in ts]
+    return [_core.cast(t, cdt) for t in ts]
 
 
 @implements(_np.einsum)
@@ -397,29 +501,27 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     path = _einsum_optimize(optimize)
     kind = _kind or result_kind(arrays, ndarray)
     ts = [_t(a, "einsum") for a in arrays]
-    ins, outs = _einsum_parse(subscripts, ts)
-    _einsum_path_check(path, ins, outs)
-    _einsum_check(ts, ins, outs, len(ts) == 1 and out is None)
-    if len(ts) == 1 and out is None and outs and set(ins[0]) <= set(outs) and \
-            isinstance(arrays[0], ndarray) and not arrays[0]._scalar:
-        return _einsum_view(kind, arrays[0], subscripts, ins[0], outs)
-    dt = _np.dtype(dtype) if dtype is not None else _core.promoted_dtype(ts)
-    for i, t in enumerate(ts):  # NumPy's iterator casts each operand under `casting`
-        if not _np.can_cast(_core.np_dtype(t), dt, casting):
-            raise TypeError(f"Iterator operand {i} dtype could not be cast from "
-                            f"{_core.np_dtype(t)!r} to {dt!r} according to the rule {casting!r}")
-    cdt = _np.dtype(_np.int64) if dt == _np.dtype(bool) else dt
-    ts = [_core.cast(t, cdt) for t in ts]
-    # contract left to right; an index is kept while the output or a later
-    # operand needs it
-    t, s = _einsum_reduce(ts[0], ins[0], set(outs) | set("".join(ins[1:])))
-    for k in range(1, len(ts)):
-        later = set(outs) | set("".join(ins[k + 1:]))
-        tb, sb = _einsum_reduce(ts[k], ins[k], later | set(s), k)
-        t, s = _einsum_pair(t, s, tb, sb, later)
-    t, s = _einsum_reduce(t, s, set(outs))
-    if s != outs:
-        t = t.permute(*[s.index(c) for c in outs]) if len(outs) > 1 else t
+    single = len(ts) == 1 and out is None
+    view = single and isinstance(arrays[0], ndarray) and not arrays[0]._scalar
+    key = _einsum_key(subscripts, ts, single, view, dtype, casting, path)
+    got = _EINSUM_PLANS.get(key) if key is not None else None
+    if got is None:
+        ins, outs = _einsum_parse(subscripts, ts)
+        _einsum_path_check(path, ins, outs)
+        _einsum_check(ts, ins, outs, single)
+        if view and outs and set(ins[0]) <= set(outs):
+            return _einsum_view(kind, arrays[0], subscripts, ins[0], outs)
+        dt, cdt = _einsum_dtypes(ts, dtype, casting)
+        ts = _einsum_cast(ts, dt, cdt)
+        got = dt, cdt, _einsum_plan(ins, outs, [tuple(t.shape) for t in ts])
+        if key is not None:
+            if len(_EINSUM_PLANS) >= 512:
+                _EINSUM_PLANS.clear()
+            _EINSUM_PLANS[key] = got
+    else:
+        ts = _einsum_cast(ts, got[0], got[1])
+    dt, _, plan = got
+    t = _einsum_run(ts, plan)
     if dt == _np.dtype(bool):
         t = _C.ne(t, 0)
     return _out(kind, _core.cast(t, dt).clone() if t.ndim else _core.cast(t, dt),
