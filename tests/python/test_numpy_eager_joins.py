@@ -211,3 +211,26 @@ def test_joins_compiled_as_numpy(call, args):
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
     assert cf.eager_calls == 0
+
+
+LINSPACE = [(0, 1, 16), (0.0, 1.0, 7), (-3, 10**15 + 1, 5), (2**53 + 1, 2**53 + 9, 4),
+            (True, 5, 3), (1.5, -2.25, 11), (-0.0, 0.0, 3), (0, 1, 1), (0, 1, 0), (3, 3, 6),
+            (2**63 - 1, 2**62, 3), (-2**63, 0, 3)]
+
+
+@pytest.mark.parametrize("start,stop,num", LINSPACE)
+@pytest.mark.parametrize("kw", [{}, {"endpoint": False}, {"dtype": np.int32}, {"retstep": True},
+                                {"dtype": np.float32}])
+def test_linspace_of_python_numbers_as_numpy(start, stop, num, kw):
+    # Python bounds take float64 without NumPy's dtype probes; the answer is
+    # NumPy's bit for bit, as the probed path's (a 0-d array bound)
+    want = np.linspace(start, stop, num, **kw)
+    for got in (hnp.linspace(start, stop, num, **kw),
+                hnp.linspace(hnp.asarray(np.float64(start)), stop, num, **kw)):
+        if kw.get("retstep"):
+            (got, gstep), (w, wstep) = got, want
+            np.testing.assert_array_equal(np.asarray(gstep), wstep, strict=True)
+        else:
+            w = want
+        assert got.dtype == w.dtype
+        np.testing.assert_array_equal(np.asarray(got), w, strict=True)

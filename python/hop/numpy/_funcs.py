@@ -1107,22 +1107,33 @@ def arange(*args, **kwargs):
     return ndarray(_C.arange(start, stop, step, dtype=_core.hop_dtype(npd, "arange")))
 
 
+_PLAIN_BOUNDS = (int, float, bool)  # (linspace's bounds whose dtype needs no probe)
+
+
 @implements(name="linspace")
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     div = (num - 1) if endpoint else num
-    # NumPy's start * 1.0 and stop * 1.0, then result_type(start, stop,
-    # float(num)), casting by value: float32 or float16 bounds keep their
-    # dtype unless a 0-d bound's value or num needs a wider one
-    s, e = (_core.cast(t, _core.result_dtypes(_np.multiply, [_core.operand(t, "linspace"),
-                                                            _core.Opnd(value=1.0)],
-                                              "linspace")[0])
-            for t in (_t(start, "linspace"), _t(stop, "linspace")))
-    dt = _core.result_dtype([_core.operand(s, "linspace"), _core.operand(e, "linspace"),
-                             _core.Opnd(value=float(num))], "linspace")
-    s, e = _core.cast(s, dt), _core.cast(e, dt)
+    if type(start) in _PLAIN_BOUNDS and type(stop) in _PLAIN_BOUNDS and \
+            -2**63 <= start < 2**63 and -2**63 <= stop < 2**63:
+        # Python numbers: start * 1.0 and stop * 1.0 are Python floats, and
+        # result_type of two of them and float(num) is float64, what the
+        # probes below would find (they are most of a small linspace's cost)
+        dt = _np.dtype(_np.float64)
+        s, e = _core.cast(_t(start, "linspace"), dt), _core.cast(_t(stop, "linspace"), dt)
+    else:
+        # NumPy's start * 1.0 and stop * 1.0, then result_type(start, stop,
+        # float(num)), casting by value: float32 or float16 bounds keep their
+        # dtype unless a 0-d bound's value or num needs a wider one
+        s, e = (_core.cast(t, _core.result_dtypes(_np.multiply, [_core.operand(t, "linspace"),
+                                                                _core.Opnd(value=1.0)],
+                                                  "linspace")[0])
+                for t in (_t(start, "linspace"), _t(stop, "linspace")))
+        dt = _core.result_dtype([_core.operand(s, "linspace"), _core.operand(e, "linspace"),
+                                 _core.Opnd(value=float(num))], "linspace")
+        s, e = _core.cast(s, dt), _core.cast(e, dt)
     delta = e - s
     y = _C.arange(num).to(_core.hop_dtype(dt, "linspace"))
     shape_extra = (1,) * s.ndim
