@@ -12,6 +12,7 @@ import types
 from . import _C
 from . import _breaks
 from . import _exact
+from . import _region
 from ._frame_base import (
     _cell_value, _EMPTY, _Frame, _FUNC, _Hoist, _instructions, _METHOD, _NULL, _numpy_value,
     _PAUSED, _PLAIN, _site, _Stop, _symfloat, _traced)
@@ -58,6 +59,7 @@ class Break:
         # CompiledFunction (or _FloatInputs)
         self.resumes = {}
         self.floats_seen = {}  # key -> the float arguments of its first call
+        self.regions = {}  # the bound locals' names -> _region's function or None
 
     def describe(self):
         where = f"; {self.where}" if self.where else ""
@@ -102,13 +104,39 @@ class Break:
         t.depth = 1
         return self._finish(t, fr, compile)
 
+    def _region(self, t, fr):
+        """The code from pc until it has passed until with an empty stack,
+        on frame fr: run by CPython (_region: the function's code entered
+        at pc, returning at the region's exits) where its code can be
+        copied, else by the concrete interpreter t.  _PAUSED with fr at the
+        exit, or the function's return value."""
+        bound = tuple(fr.fast)
+        fn = self.regions.get(bound, False) if not fr.stack else None
+        if fn is False:
+            code = _region.region(fr.code, self.pc, self.until, bound)
+            fn = self.regions[bound] = None if code is None else \
+                types.FunctionType(code, self.func.__globals__, fr.code.co_name, None,
+                                   self.func.__closure__)
+        if fn is None:
+            return t._execute(fr, self.pc, until=self.until)
+        fast = fr.fast
+        got = fn(*[fast.get(n) for n in fr.code.co_varnames])
+        if type(got) is tuple and len(got) == 2 and type(got[0]) is tuple and \
+                len(got[0]) == 2 and got[0][0] is _region.EXIT:
+            # (locals() holds the free variables too: the frame's are its cells)
+            names = fr.code.co_varnames
+            fr.fast = {k: v for k, v in got[1].items() if k in names}
+            fr.pc = got[0][1]
+            return _PAUSED
+        return got
+
     def _finish(self, t, fr, compile):
         """The breaking instruction (or the region of until) in Python on
         frame fr, then the resume."""
         if self.until is None:
             got = t._execute(fr, self.pc, 1)  # the instruction itself, in Python
         else:
-            got = t._execute(fr, self.pc, until=self.until)  # the loop, block, statement
+            got = self._region(t, fr)  # the loop, block, statement
         if got is not _PAUSED:
             return got
         # (a generator only where there is one to find: a steady call comes
