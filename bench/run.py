@@ -1651,6 +1651,32 @@ def r_log_mid():
                   {"eager": e, "breaks": breaks})
 
 
+@row("loop_break", "a for loop of 10 turns with float(y.sum()) in each between two compiled "
+     "parts (f32[16]), compiled vs eager", "<= 1x eager")
+def r_loop_break():
+    one_thread()
+
+    def f(x):
+        y = x * 2
+        for i in range(10):
+            y = y + 1
+            if float(y.sum()) > 1e9:
+                break
+        return y * 3
+
+    cf = hop.compile(f)
+    x = hop.randn(16, seed=1)
+    cf(x)
+    s = measure_all({"c": lambda: cf(x), "e": lambda: f(x)})
+    h, e = s["c"].as_dict(), s["e"].as_dict()
+    ratio = h["median"] / e["median"]
+    ok = cf.recompiles == 0 and cf.eager_calls == 0
+    return result("ns", h, None, None, ratio <= 1 and ok, f"compiled/eager {ratio:.1f}x",
+                  f"the loop is the break's region, run by CPython (hop/_region.py; the "
+                  f"concrete interpreter before); eager hop {e['median']:.0f} ns; "
+                  f"{cf.eager_calls} eager calls", {"eager": e})
+
+
 @row("train_step", "a training step appending its loss to a list and bumping a nonlocal step, "
      "compiled vs eager", ">= 5x eager; 1 plan, 0 recompiles over 100 calls")
 def r_train_step():

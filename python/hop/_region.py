@@ -35,6 +35,7 @@ entry's jump, an exit without room for its own."""
 
 import dis
 import opcode
+import sys
 
 __all__ = ["EXIT", "region"]
 
@@ -125,8 +126,8 @@ def _exits(ins, at, pc, until):
 
 
 def _make(code, pc, until, bound):
-    if code.co_cellvars or code.co_flags & _GENERATORS:
-        return None
+    if sys.version_info[:2] != (3, 11) or code.co_cellvars or code.co_flags & _GENERATORS:
+        return None  # (the copy is 3.11's bytecode: its opcodes, caches and line table)
     ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
     at = {i.offset: n for n, i in enumerate(ins)}
     # (a closure's code copies its free cells first: COPY_FREE_VARS, RESUME)
