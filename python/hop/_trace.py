@@ -1295,6 +1295,15 @@ class _Runner:
         # hop.numpy arrays in, one out (hop.compile(hop.grad(f))): call()'s fast hop.numpy call
         self._hnflat = hnp._flat_arrays(self) if hnp is not None else -1
         self._hnarr = hnp and hnp.ndarray
+        # The call fn(a1, ..., an) of hop.Tensors and constants (a resume's
+        # locals: a loop counter, a flag), positional, whatever its results
+        # (a break's plan returns the caller's own objects): the statics,
+        # checked here without flattening (_mixed_tensors); None: not this
+        # call
+        self._mixed = tuple(self.statics) if spec.kind == "tuple" and \
+            all(c == LEAF for c in spec.children) and not self.kw and \
+            not any(self.as_array) and not aliased and not self._order and \
+            self.writeback is None else None
         # Arguments _C._EffectsCall takes as they are (_compile._effects_call),
         # an aliased plan's with its pattern (alias)
         self.flat_in = flat_in and not self._order and self.writeback is None
@@ -1452,8 +1461,29 @@ class _Runner:
                 if self.fp_warned is not None and self.fp_warned(args, None):
                     raise FPWarned
                 return self._hnarr(results[0])
+        elif self._mixed is not None and len(args) == len(self._mixed):
+            tensors = self._mixed_tensors(args)
+            if tensors is not None:
+                if self.distinct and len(tensors) > 1 and _twice(tensors):
+                    _aliased(args, None)
+                return self._run(tensors, False, list(args), args)
         tensors, as_numpy, leaves = self.tensors(args, mismatch)
         return self._run(tensors, as_numpy, leaves, args)
+
+    def _mixed_tensors(self, args):
+        """The tensors of a call fn(a1, ..., an) of hop.Tensors (where the
+        trace had one) and constants equal to the trace's, as tensors()
+        finds them; None for anything else (tensors() then answers, with
+        its errors)."""
+        tensors = []
+        for a, s in zip(args, self._mixed):
+            if s is None:
+                if type(a) is not _C.Tensor:
+                    return None
+                tensors.append(a)
+            elif not (a is s or (_guards.is_value(s) and _guards.same_value(a, s))):
+                return None
+        return tensors
 
     def call_kw(self, args, mismatch, kwargs):
         """call() with keyword arguments (none: call())."""
