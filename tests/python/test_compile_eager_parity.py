@@ -523,17 +523,17 @@ def test_an_error_hop_raises_while_tracing_is_not_rerun_eagerly():
 
 
 def _raise_where_hop_misreads(x):
-    # eagerly NumPy answers; traced, hop.numpy refuses quantiles that are
-    # traced values (UnsupportedError is a NotImplementedError; take's
-    # mode="wrap" and einsum's '...' here before, which hop.numpy has now)
-    # and the user's except turns that into their own raise.  (A NumPy
-    # function hop.numpy lacks, einsum_path here before, is a graph break
-    # now, which no except catches:
+    # eagerly NumPy answers; traced, hop.numpy refuses an insert at one
+    # traced index (UnsupportedError is a NotImplementedError; take's
+    # mode="wrap", einsum's '...' and traced quantiles here before, which
+    # hop.numpy has or breaks on now) and the user's except turns that into
+    # their own raise.  (A NumPy function hop.numpy lacks, einsum_path here
+    # before, is a graph break now, which no except catches:
     # test_a_function_hop_lacks_is_a_break_no_except_catches)
     try:
-        np.quantile(x, x[:1] / 4)
+        np.insert(x, x[:1].astype(int), 1.0)
     except NotImplementedError:
-        raise ValueError("the quantiles are traced")
+        raise ValueError("the index is traced")
     return x * 2
 
 
@@ -561,7 +561,7 @@ def test_a_user_raise_where_eager_answers_falls_back_with_eagers_answer():
     x = np.arange(3.0)
     cf = hop.compile(_raise_where_hop_misreads)
     with pytest.warns(RuntimeWarning, match=r"runs eagerly: the trace raised ValueError "
-                                            r"\(the quantiles are traced\) where the call itself "
+                                            r"\(the index is traced\) where the call itself "
                                             r"answers"):
         assert cf(x).tolist() == [0.0, 2.0, 4.0]
     assert cf(x).tolist() == [0.0, 2.0, 4.0]
@@ -592,7 +592,7 @@ def test_fullgraph_raises_trace_error_where_eager_answers_a_user_raise():
                 cf(x)
         assert str(e.value) == (
             "hop.compile(fullgraph=True): _raise_where_hop_misreads cannot be one graph: the "
-            "trace raised ValueError (the quantiles are traced) where the call itself answers; "
+            "trace raised ValueError (the index is traced) where the call itself answers; "
             "the call ran eagerly once to tell (its effects happened) and answered")
     assert cf.eager_calls == 2 and not cf.graphs and cf._eager_why is None
 
@@ -666,12 +666,13 @@ def test_a_hop_limit_after_a_write_stays_the_traces_error_not_an_eager_call():
     # eagerly (that would have written y and answered).
     def f(y):
         y += 1
-        # (take's mode="wrap" and einsum's '...' before hop.numpy had them)
-        return np.quantile(y, y[:1] / 4)
+        # (take's mode="wrap", einsum's '...' and a traced q of quantile
+        # before hop.numpy had them)
+        return np.insert(y, y[:1].astype(int), 1.0)
 
     y = np.zeros(3)
     cf = hop.compile(f)
-    with pytest.raises(hop.UnsupportedError, match="quantile with traced quantiles is not "
+    with pytest.raises(hop.UnsupportedError, match="insert at a traced single index is not "
                                                    "supported"):
         cf(y)
     assert y.tolist() == [0.0, 0.0, 0.0] and cf.eager_calls == 0

@@ -413,11 +413,22 @@ def _method_of(method, interpolation, fname):
     return interpolation
 
 
+def _traced_q(what, noun):
+    """A traced q (an argument, or a hop.numpy array of the function's
+    environment, which hop.compile reads on every call): its values decide
+    which elements are taken and whether NumPy's range check raises.  In
+    hop.compile a graph break (NumPy computes the statement on every call,
+    its answer and errors); elsewhere (hop.trace, a HOP body) hop's
+    UnsupportedError."""
+    from .. import _breaks
+    _breaks.conversion(_C.UnsupportedError, f"hop.numpy: {what} with traced {noun} is not "
+                                            f"supported (they decide which elements are taken)")
+
+
 def _quantile_common(a, q, axis, out, overwrite_input, method, keepdims, what, kind):
     qc = _concrete(q)
     if qc is None:
-        raise _C.UnsupportedError(f"hop.numpy: {what} with traced quantiles is not supported "
-                                  f"(they decide which elements are taken)")
+        _traced_q(what, "quantiles")
     if qc.ndim > 2:
         raise ValueError("q must be a scalar or 1d")
     t = _t(a, what)
@@ -1146,7 +1157,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     method = _method_of(method, interpolation, "nanquantile")
     qc = _concrete(q)
     if qc is None:
-        raise _C.UnsupportedError("hop.numpy: nanquantile with traced quantiles is not supported")
+        _traced_q("nanquantile", "quantiles")
     _check_q(qc, 1, "Quantiles")
     return _nanquantile(a, qc, axis, out, method, keepdims, "nanquantile", _kind or _kind_of(a))
 
@@ -1157,8 +1168,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
     method = _method_of(method, interpolation, "nanpercentile")
     qc = _concrete(q)
     if qc is None:
-        raise _C.UnsupportedError("hop.numpy: nanpercentile with traced percentiles is not "
-                                  "supported")
+        _traced_q("nanpercentile", "percentiles")
     qc = _np.asanyarray(_np.true_divide(qc, 100))
     if qc.size and not (_np.all(0 <= qc) and _np.all(qc <= 1)):
         raise ValueError("Percentiles must be in the range [0, 100]")
