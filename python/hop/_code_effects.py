@@ -254,6 +254,9 @@ def _analyze_all(top, eff):
 
 _EMPTY = frozenset()
 _NOCONST = object()
+# The attribute names of NumPy's index tricks (np.r_, np.c_, np.mgrid,
+# np.ogrid): an item of one is a call (_binary_subscr)
+_INDEX_TRICKS = frozenset(("r_", "c_", "mgrid", "ogrid"))
 ANY = "*"  # an item step with a key not known before the call
 
 
@@ -692,6 +695,16 @@ class _Interp:
         step = ("[]", k.const if k.const is not _NOCONST else ANY)
         part = obj.part(obj.taint | k.taint)
         part.src = _step_src(obj, step)
+        if obj.src is not None and len(obj.src) > 2 and obj.src[-1] in _INDEX_TRICKS:
+            # `np.r_[x, y]`, `np.mgrid[0:3]`: an item of a module's object
+            # that may be NumPy's index trick, whose __getitem__ makes a new
+            # array: a call of __getitem__, resolved when checked
+            # (_effects._Calls.method_call: a new object, or else a part of
+            # the receiver, as any other item)
+            key, line = self.at(x, i)
+            self.eff.site(key, Site(self.code, line, _V(method="__getitem__"), obj, [k], (), [],
+                                    False))
+            part.prov = part.reach = frozenset([("r", self.code, key[1])])
         s.append(part)
 
     @_handles("BINARY_SLICE")

@@ -953,6 +953,12 @@ class _Calls(_Holders):
         if objs:
             results = []
             for obj in objs:
+                if m == "__getitem__" and _index_trick(obj):
+                    # np.r_[...], np.mgrid[...]: a new array (a list of
+                    # them for ogrid, a matrix for 'r'), none of its key's
+                    # arrays or of NumPy's (_code_effects._binary_subscr)
+                    results.append(("new", None))
+                    continue
                 meth = _static_attr(obj, m)
                 if meth is _MISSING:
                     results.append(self.unresolved_method(m))
@@ -1296,6 +1302,15 @@ class _Calls(_Holders):
         if name in _BUILTIN_ARGS:
             return ("args", None)
         return ("new", None)
+
+
+def _index_trick(obj):
+    """Whether obj is NumPy's np.r_, np.c_, np.mgrid or np.ogrid (or
+    hop.numpy's, their subclasses): an item of one is a new array."""
+    if _np is None:
+        return False
+    tricks = _np.lib.index_tricks
+    return isinstance(obj, (tricks.AxisConcatenator, tricks.nd_grid))
 
 
 def _mutates(obj, name):

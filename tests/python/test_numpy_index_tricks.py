@@ -128,8 +128,8 @@ def test_grid_of_concrete_hop_bounds():
 
 
 def test_writes_into_a_grid_or_r_result():
-    # (hop.compile's effect finder takes np.r_[...]'s result for a part of
-    # the global np: such a function runs eagerly, NumPy's answer)
+    # (an item of np.r_ or np.mgrid is a new array: the writes compile;
+    # tests/python/test_numpy_gaps_s34.py checks that no call runs eagerly)
     def f(x):
         g = np.mgrid[0:2, 0:3].astype(float)
         g[0, 0] = x.sum()
