@@ -483,6 +483,7 @@ static const hop_op_ad_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_linalg_svdvals] = {.vjp = hop__vjp_linalg, .jvp = hop__jvp_linalg},
     /* gelsd's values only: hop.numpy's lstsq differentiates its SVD solution */
     [HOP_OP_linalg_lstsq] = NONDIFF,
+    [HOP_OP_linalg_qr_raw] = NONDIFF,
     [HOP_OP_linalg_eigh] = {.vjp = hop__vjp_linalg, .jvp = hop__jvp_linalg},
     [HOP_OP_linalg_eigvalsh] = {.vjp = hop__vjp_linalg, .jvp = hop__jvp_linalg},
     [HOP_OP_linalg_eig] = {.vjp = hop__vjp_linalg, .jvp = hop__jvp_linalg},

@@ -1299,6 +1299,7 @@ static const hop_op_batch_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_linalg_slogdet] = ELEM,
     [HOP_OP_linalg_cholesky] = ELEM,
     [HOP_OP_linalg_qr] = ELEM,
+    [HOP_OP_linalg_qr_raw] = ELEM,
     [HOP_OP_linalg_svd] = ELEM,
     [HOP_OP_linalg_svdvals] = ELEM,
     [HOP_OP_linalg_lstsq] = ELEM,

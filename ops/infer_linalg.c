@@ -186,8 +186,8 @@ hop__infer_linalg(hop__infer *c)
         return infer_solve(c);
     if (c->op == HOP_OP_linalg_lstsq)
         return infer_lstsq(c);
-    bool square =
-        c->op != HOP_OP_linalg_qr && c->op != HOP_OP_linalg_svd && c->op != HOP_OP_linalg_svdvals;
+    bool square = c->op != HOP_OP_linalg_qr && c->op != HOP_OP_linalg_qr_raw &&
+                  c->op != HOP_OP_linalg_svd && c->op != HOP_OP_linalg_svdvals;
     const hop_meta *x;
     hop_status st = matrices(c, 0, square, &x);
     if (st != HOP_OK)
@@ -215,6 +215,11 @@ hop__infer_linalg(hop__infer *c)
         const hop_expr *q = flag ? m : sym_min(c, m, n);
         const hop_expr *rows = sym_add(c, m, 0, q), *cols = sym_max(c, q, n);
         return set_batched(c, x, dt, keep, (const hop_expr *[]){rows, cols}, 2);
+    }
+    case HOP_OP_linalg_qr_raw: {
+        /* (tau's min(m, n) entries fit in a row of m) */
+        const hop_expr *rows = sym_add(c, n, 1, NULL);
+        return set_batched(c, x, dt, keep, (const hop_expr *[]){rows, m}, 2);
     }
     case HOP_OP_linalg_svd: {
         const hop_expr *k = sym_min(c, m, n);

@@ -11,7 +11,7 @@
  * (lwork = -1) and taken from one scratch block.  The routines NumPy's
  * umath_linalg calls: gesv (solve, inv: a solve against the identity),
  * getrf (det, slogdet), potrf (cholesky, the lower triangle), geqrf with
- * orgqr/ungqr (qr), gesdd (svd), syevd/heevd (eigh; the lower triangle
+ * orgqr/ungqr (qr; geqrf alone for qr_raw), gesdd (svd), syevd/heevd (eigh; the lower triangle
  * unless `upper`), geev (eig: right eigenvectors only), gelsd (lstsq).  Errors are NumPy's LinAlgError messages as
  * HOP_LINALG: "Singular matrix", "Matrix is not positive definite", "SVD did not converge",
  * "Eigenvalues did not converge".
@@ -554,6 +554,44 @@ run_qr(const lcall *l, hop_tensor *out)
     return HOP_OK;
 }
 
+/* NumPy's qr(mode='raw'): geqrf's factored matrix (column-major m x n:
+ * the output's first n rows of m) and tau (row n), with NumPy 1.24's
+ * workspace (umath_linalg's init_geqrf: max(1, n, the query)), so that the
+ * blocked or unblocked code is the one NumPy's LAPACK runs. */
+static hop_status
+run_qr_raw(const lcall *l, hop_tensor *out)
+{
+    const hop_tensor *a = l->c->args[0].u.tensor;
+    int64_t m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1], k = m < n ? m : n;
+    if (m > INT_MAX || n > INT_MAX || m * n > INT_MAX)
+        return hop_error(HOP_UNSUPPORTED, "linalg_qr_raw: matrices this large are not supported");
+    _Alignas(16) double query[4] = {0};
+    lapack_int lw = 1;
+    if (m > 0 && n > 0) {
+        geqrf(l->dt, (lapack_int)m, (lapack_int)n, NULL, (lapack_int)m, NULL, query, -1);
+        lw = work_size(l->dt, query);
+        lw = lw > (lapack_int)n ? lw : (lapack_int)n;
+    }
+    size_t sa = align16((size_t)(m * n) * l->es), st_ = align16((size_t)(k + 1) * l->es);
+    char *w = scratch(l, sa + st_ + (size_t)lw * l->es);
+    if (w == NULL)
+        return hop_error_code();
+    char *tau = w + sa, *work = tau + st_;
+    int64_t osize = (n + 1) * m;
+    for (int64_t bi = 0; bi < l->batch; bi++) {
+        char *o = (char *)out->data + bi * osize * (int64_t)l->es;
+        memset(o, 0, (size_t)osize * l->es);
+        if (m == 0 || n == 0)
+            continue; /* no reflectors */
+        load(l, a, bi, w);
+        geqrf(l->dt, (lapack_int)m, (lapack_int)n, w, (lapack_int)m, tau, work, lw);
+        memcpy(o, w, (size_t)(m * n) * l->es);
+        memcpy(o + (size_t)(m * n) * l->es, tau, (size_t)k * l->es);
+    }
+    scratch_done(l, w);
+    return HOP_OK;
+}
+
 static hop_status
 run_svd(const lcall *l, hop_tensor *out)
 {
@@ -900,6 +938,9 @@ hop__linalg_run(const hop__call *c, const hop__imem *mem, hop_tensor *out)
         break;
     case HOP_OP_linalg_qr:
         st = run_qr(&l, out);
+        break;
+    case HOP_OP_linalg_qr_raw:
+        st = run_qr_raw(&l, out);
         break;
     case HOP_OP_linalg_svd:
     case HOP_OP_linalg_svdvals:

@@ -534,6 +534,10 @@ typedef enum hop_sort_kind {
  *                        the LU's diagonal, potrf (the lower factor; HOP_LINALG when a is
  *                        not positive definite)
  *   linalg_qr            (a, complete: BOOL) -> Q and R packed (ops/infer_linalg.c)
+ *   linalg_qr_raw        (a: [..., m, n]) -> geqrf's factored matrix and its reflectors'
+ *                        scales packed: [..., n + 1, m], rows 0..n-1 the factored matrix
+ *                        (LAPACK's column-major m x n, NumPy's qr(mode='raw') h), row n
+ *                        tau (min(m, n) entries, then zeros)
  *   linalg_svd           (a, full: BOOL) -> U, S, Vh packed (gesdd); linalg_svdvals (a) -> S
  *   linalg_eigh          (a, upper: BOOL) -> w, V packed (syevd/heevd; upper: read the upper
  *                        triangle, else the lower); linalg_eigvalsh (a, upper) -> w
@@ -709,6 +713,7 @@ typedef enum hop_sort_kind {
     X(linalg_slogdet, 1, LINALG, INDEX, C, 1)                                                      \
     X(linalg_cholesky, 1, LINALG, INDEX, C, 1)                                                     \
     X(linalg_qr, 2, LINALG, INDEX, C, 1)                                                           \
+    X(linalg_qr_raw, 1, LINALG, INDEX, C, 1)                                                       \
     X(linalg_svd, 2, LINALG, INDEX, C, 1)                                                          \
     X(linalg_svdvals, 1, LINALG, INDEX, C, 1)                                                      \
     X(linalg_eigh, 2, LINALG, INDEX, C, 1)                                                         \

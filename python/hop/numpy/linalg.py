@@ -172,14 +172,20 @@ def qr(a, mode="reduced", *, _kind=None):
             raise _C.UnsupportedError(f"hop.numpy: numpy.linalg.qr mode {mode!r} (deprecated "
                                       f"in NumPy) is not supported")
         raise ValueError(f"Unrecognized mode '{mode}'")
-    if mode == "raw":
-        raise _C.UnsupportedError("hop.numpy: numpy.linalg.qr(mode='raw') is not supported")
     t = _tensor(a, "qr")
     _stacked_2d(t)
     ct, rt = _common(t, what="qr")
     t = _core.cast(t, ct)
     m, n = t.shape[-2], t.shape[-1]
     k = builtins.min(m, n)
+    if mode == "raw":
+        # NumPy's (h, tau): h its factored matrix swapped (geqrf's
+        # column-major m x n read as n x m), a view of a C-ordered m x n as
+        # NumPy's; both in the result dtype
+        p = _C._op("linalg_qr_raw", t)
+        h = _core.cast(p.slice(-2, 0, n), rt).transpose(-1, -2).contiguous().transpose(-1, -2)
+        tau = _core.cast(p.select(-2, n).slice(-1, 0, k), rt).contiguous()
+        return wrap(kind, h), wrap(kind, tau)
     q = m if mode == "complete" else k
     p = _C._op("linalg_qr", t, mode == "complete")
     r = _core.cast(p.slice(-2, m, m + q).slice(-1, 0, n), rt)
