@@ -44,9 +44,9 @@ globals().update({_k: _v for _k, _v in _funcs.PUBLIC.items() if _k not in global
 __all__ = ["linalg", "fft", "ndarray", "newaxis", "pi", "e", "inf", "nan", "dtype", "errstate"] + \
     list(_funcs.__all__)
 
-from ._index_tricks import mgrid, ogrid, r_, c_  # noqa: E402 (NumPy's index tricks)
+from ._index_tricks import mgrid, ogrid, r_, c_, nditer  # noqa: E402 (NumPy's index tricks)
 from ._vectorize import vectorize  # noqa: E402
-__all__ += ["mgrid", "ogrid", "r_", "c_", "vectorize"]
+__all__ += ["mgrid", "ogrid", "r_", "c_", "nditer", "vectorize"]
 
 newaxis = None
 pi = _math.pi
@@ -68,7 +68,7 @@ for _name in ("bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32", "i
               "complexfloating", "typecodes", "sctypes", "issubdtype", "finfo", "iinfo",
               "AxisError", "index_exp", "s_", "True_", "False_", "mintypecode",
               "promote_types", "can_cast", "ndenumerate", "ndindex", "ushort", "uintc", "uint",
-              "iterable", "base_repr", "binary_repr",
+              "iterable", "base_repr", "binary_repr", "frompyfunc",
               # hop.numpy's repr/str read NumPy's print options (_attrs)
               "set_printoptions", "get_printoptions", "printoptions"):
     if _name not in globals():

@@ -41,7 +41,9 @@ from numpy.lib import index_tricks as _it
 from .. import _C, _breaks
 from ._ndarray import ndarray
 
-__all__ = ["mgrid", "ogrid", "r_", "c_"]
+__all__ = ["mgrid", "ogrid", "r_", "c_", "nditer"]
+
+_NUMPYS_NDITER = _np.nditer
 
 
 def _has_hop(key):
@@ -289,10 +291,35 @@ r_ = RClass()
 c_ = CClass()
 
 
+class _NditerType(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, _NUMPYS_NDITER)
+
+
+class nditer(metaclass=_NditerType):
+    """NumPy's nditer (its own iterator, over the memory of hop.numpy
+    arrays, whose readwrite operands write it), with hop.numpy operands
+    made NumPy arrays first: NumPy 1.24's nditer of several operands
+    crashes the process (a segfault) when converting one raises, as a
+    traced array's conversion does (the break that runs the statement in
+    NumPy, hop.trace's error).  numpy.nditer while a trace runs
+    (_creation); isinstance(it, nditer) holds for NumPy's iterators."""
+
+    def __new__(cls, op, *args, **kwargs):
+        if isinstance(op, ndarray):
+            op = _np.asarray(op)
+        elif isinstance(op, (list, tuple)):
+            op = type(op)(_np.asarray(o) if isinstance(o, ndarray) else o for o in op)
+        return _NUMPYS_NDITER(op, *args, **kwargs)
+
+
+nditer.__doc__ = _NUMPYS_NDITER.__doc__
+
+
 def traced_objects():
     """name -> the object numpy.<name> is while a trace runs (_creation):
-    its results are NumPy code's arrays."""
-    out = {}
+    its results are NumPy code's arrays (numpy.nditer: hop.numpy's)."""
+    out = {"nditer": nditer}
     for name, cls in (("mgrid", MGridClass), ("ogrid", OGridClass), ("r_", RClass),
                       ("c_", CClass)):
         o = cls()

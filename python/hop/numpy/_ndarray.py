@@ -176,6 +176,10 @@ class ndarray:
         elif self._ro and a.flags.writeable:
             a = a.view()  # (NumPy's read-only array: a real array's imag, a broadcast)
             a.flags.writeable = False
+        elif self._st is None and a.flags.writeable:
+            # NumPy's code may write the memory through a (np.nditer's
+            # readwrite operand): a view hop made as a copy reads again
+            _storage.numpy_may_write()
         if dtype is not None and _np.dtype(dtype) != a.dtype:
             a = a.astype(dtype)  # (of its own dtype NumPy's __array__ is the array itself)
         return a

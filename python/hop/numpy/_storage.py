@@ -1005,6 +1005,16 @@ def eager_write(a, store):
     _read_now(a)
 
 
+def numpy_may_write():
+    """Counts a write NumPy may make to concrete arrays' memory through its
+    own view of it (np.asarray(a) handed out, a NumPy function on the
+    arrays' memory: an iterator's readwrite operand, a foreign ufunc's
+    out=), so that an eager view that hop made as a copy reads its elements
+    again at its next read (fresh)."""
+    global WRITES
+    WRITES = next(_NUMBERS)
+
+
 def fresh(a):
     """The tensor of eager array a, a view that hop made as a copy (a._cp),
     with its elements read again from the array it views (and that one's

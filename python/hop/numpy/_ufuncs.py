@@ -315,7 +315,12 @@ def _to_numpy(v):
     if isinstance(v, (list, tuple)):
         return type(v)(_to_numpy(x) for x in v)
     if isinstance(v, ndarray):
-        return v._t.numpy()[()] if v._scalar else v._t.numpy()
+        if v._scalar:
+            return v._t.numpy()[()]
+        # (a view hop made as a copy, a[::-1]: NumPy's own view of the
+        # memory, as np.asarray gives, which NumPy's out= writes)
+        a = _storage.numpy_of_copy(v) if v._cp is not None and v._st is None else None
+        return a if a is not None else v._t.numpy()
     if isinstance(v, _C.Tensor):
         return v.numpy()
     return v
@@ -351,21 +356,25 @@ def _numpy_moveless_strides(t, r):
     return _C._restride(t, want)
 
 
-def fallback(func, name, args, kwargs, kind):
+def fallback(func, name, args, kwargs, kind, what=None):
     """func by NumPy on the arrays' memory when nothing is traced; else it
     needs the traced values: in hop.compile's own code a graph break (the
     call runs in Python, by NumPy, and compiling resumes after it), in
-    hop.trace or a HOP body the error that says hop cannot trace it."""
+    hop.trace or a HOP body the error that says hop cannot trace it
+    (naming what, default NumPy's name of func)."""
     if _core.tracing() or _traced_any(args) or _traced_any(kwargs.values()):
         from .. import _breaks
         _breaks.conversion(
             _C.UnsupportedError,
-            f"hop.numpy: {_qualified(func, name)} is not supported by hop, so it cannot be "
+            f"hop.numpy: {what or _qualified(func, name)} is not supported by hop, so it cannot be "
             f"traced (it would "
             f"have to run on the traced values now); use the functions hop.numpy lists "
             f"(hop.numpy.__all__) or compute it outside the traced function")
-    return _from_numpy(func(*_to_numpy(args), **{k: _to_numpy(v) for k, v in kwargs.items()}),
-                       kind)
+    try:
+        r = func(*_to_numpy(args), **{k: _to_numpy(v) for k, v in kwargs.items()})
+    finally:
+        _storage.numpy_may_write()  # (out=, ufunc.at: NumPy wrote the memory)
+    return _from_numpy(r, kind)
 
 
 def by_numpy(func, name, args, kwargs, kind, out):
@@ -961,6 +970,23 @@ def array_ufunc(ufunc, method, inputs, kwargs, default=ndarray):
     """__array_ufunc__ of hop.numpy arrays and hop.Tensor (and, default
     NumpyArg, hop.SymInt: symint_array_ufunc)."""
     name = ufunc.__name__
+    if getattr(_np.core.umath, name, None) is not ufunc:
+        # not NumPy's own ufunc of that name (np.frompyfunc's, another
+        # library's): hop knows nothing of it, its name included; by NumPy
+        # on the values (a break of hop.compile's graph while traced)
+        kind = result_kind(inputs, NumpyArg if any(type(x) is NumpyArg for x in inputs)
+                           else default)
+        r = fallback(getattr(ufunc, method), name, inputs, kwargs, kind,
+                     what=f"the ufunc {name!r} (not one of NumPy's own: np.frompyfunc's, "
+                          f"another library's)")
+        out = kwargs.get("out") if method != "at" else None
+        if out is None:
+            return r
+        if not isinstance(out, tuple):
+            return out  # (NumPy returns its out= array itself)
+        if len(out) == 1:
+            return r if out[0] is None else out[0]
+        return tuple(r_i if o is None else o for o, r_i in zip(out, r))
     if method == "__call__" and not kwargs:
         r = _eager.call(name, inputs)
         if r is not None:
