@@ -464,6 +464,15 @@ class ndarray:
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         npd = _np.dtype(dtype)
+        if npd.newbyteorder("=") not in _core._HOP and not _core.tracing():
+            # a dtype hop has no arrays of (str, bytes, object, datetime64,
+            # longdouble): NumPy's astype of the values, a NumPy array (a
+            # NumPy scalar of a hop scalar), NumPy's sizes (str: U32 of
+            # float64) and errors.  While tracing, hop_dtype's break (NumPy
+            # runs the statement on every call), hop.trace's DTypeError.
+            v = _np.asarray(self)
+            return (v[()] if self._scalar else v).astype(dtype, order=order, casting=casting,
+                                                         subok=subok, copy=copy)
         _core.hop_dtype(npd, "astype", makes=True)
         if not _np.can_cast(self.dtype, npd, casting=casting):
             if self.ndim:
