@@ -50,14 +50,28 @@ def ported_counts():
     return out
 
 
-def _copy(a):
+def copied(a):
+    """a with every ndarray in it (lists and tuples item by item) a copy."""
     if isinstance(a, np.ndarray):
         return a.copy()
     if isinstance(a, list):
-        return [_copy(x) for x in a]
+        return [copied(x) for x in a]
     if isinstance(a, tuple):
-        return tuple(_copy(x) for x in a)
+        return tuple(copied(x) for x in a)
     return a
+
+
+def as_numpy(r):
+    """A hop.numpy result as NumPy's: an ndarray, or a NumPy scalar where
+    the hop array is one (lists and tuples item by item)."""
+    if isinstance(r, tuple):
+        return tuple(as_numpy(x) for x in r)
+    if isinstance(r, list):
+        return [as_numpy(x) for x in r]
+    if isinstance(r, hop.numpy.ndarray):
+        a = np.array(np.asarray(r))
+        return a[()] if r._scalar else a
+    return r
 
 
 def same(got, want, rtol=None, path="result"):
@@ -106,7 +120,7 @@ def check(fn, *args, rtol=None, calls=None, dynamic=None, post=None):
     cf = hop.compile(fn) if dynamic is None else hop.compile(fn, dynamic=dynamic)
     want = None
     for call in calls if calls is not None else [args]:
-        wargs, gargs = _copy(call), _copy(call)
+        wargs, gargs = copied(call), copied(call)
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             try:
@@ -140,13 +154,13 @@ def raises(exc, fn, *args):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            fn(*_copy(args))
+            fn(*copied(args))
         except exc:
             pass
         else:
             raise AssertionError(f"NumPy did not raise {exc.__name__}")
         try:
-            hop.compile(fn)(*_copy(args))
+            hop.compile(fn)(*copied(args))
         except exc:
             return
         raise AssertionError(f"hop did not raise {exc.__name__}")

@@ -25,31 +25,10 @@ import pytest
 import hop
 import hop.numpy as hnp
 
-from numpy_diff import same
+from numpy_diff import as_numpy, copied, same
 
 X = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0])
 XN = np.array([3.0, np.nan, 4.0, 1.0, 5.0, np.nan, 2.0, 6.0])
-
-
-def _copy(v):
-    if isinstance(v, np.ndarray):
-        return v.copy()
-    if isinstance(v, (list, tuple)):
-        return type(v)(_copy(x) for x in v)
-    return v
-
-
-def _as_numpy(r):
-    """A hop.numpy result as NumPy's: an ndarray, or a NumPy scalar where
-    the hop array is one."""
-    if isinstance(r, tuple):
-        return tuple(_as_numpy(x) for x in r)
-    if isinstance(r, list):
-        return [_as_numpy(x) for x in r]
-    if isinstance(r, hnp.ndarray):
-        a = np.array(np.asarray(r))
-        return a[()] if r._scalar else a
-    return r
 
 
 def _run(fn, args):
@@ -66,7 +45,7 @@ def check(body, *args, compiled=True):
     eagerly; hop.compile'd with m numpy (compiled): the same results and
     arguments after the call, or the same exception type.  Returns the
     compiled function."""
-    want_args = _copy(args)
+    want_args = copied(args)
     want, werr = _run(lambda *a: body(np, *a), want_args)
 
     def compare(got, gerr, got_args, who):
@@ -77,10 +56,10 @@ def check(body, *args, compiled=True):
             return
         if gerr is not None:
             raise AssertionError(f"{who}: hop raised {gerr!r}") from gerr
-        same(_as_numpy(got), want, None, who)
-        same([_as_numpy(a) for a in got_args], list(want_args), None, f"{who}: arguments")
+        same(as_numpy(got), want, None, who)
+        same([as_numpy(a) for a in got_args], list(want_args), None, f"{who}: arguments")
 
-    a1 = tuple(hnp.asarray(a) if isinstance(a, np.ndarray) else a for a in _copy(args))
+    a1 = tuple(hnp.asarray(a) if isinstance(a, np.ndarray) else a for a in copied(args))
     compare(*_run(lambda *a: body(hnp, *a), a1), a1, "hnp eager")
     cf = None
     if compiled:
@@ -88,7 +67,7 @@ def check(body, *args, compiled=True):
         # in body's frame, as a function of the user's that reads np)
         cf = hop.compile({1: lambda a: body(np, a), 2: lambda a, b: body(np, a, b)}[len(args)])
         for _ in range(2):  # (the second call runs the plan)
-            a2 = _copy(args)
+            a2 = copied(args)
             compare(*_run(cf, a2), a2, "compiled")
     return cf
 
@@ -124,8 +103,8 @@ def test_quantiles_of_a_closure_hop_array_q_are_numpys(fname, qname):
     want = getattr(np, fname)(x, scaled) + 0
     cf = hop.compile(f)
     for _ in range(2):
-        same(_as_numpy(cf(x)), want)
-    same(_as_numpy(f(hnp.asarray(x))), want)
+        same(as_numpy(cf(x)), want)
+    same(as_numpy(f(hnp.asarray(x))), want)
     assert "with traced" in cf.explain()
 
 
@@ -167,9 +146,9 @@ def test_quantile_of_a_global_hop_array_sees_its_change():
         return np.quantile(a, GQ)
 
     cf = hop.compile(f)
-    same(_as_numpy(cf(X)), np.quantile(X, [0.25, 0.5]))
+    same(as_numpy(cf(X)), np.quantile(X, [0.25, 0.5]))
     GQ[1] = 0.9
-    same(_as_numpy(cf(X)), np.quantile(X, [0.25, 0.9]))
+    same(as_numpy(cf(X)), np.quantile(X, [0.25, 0.9]))
 
 
 def test_traced_q_stays_unsupported_in_hop_trace():

@@ -14,30 +14,11 @@ from hypothesis import given, settings, strategies as st, HealthCheck
 import hop
 import hop.numpy as hnp
 
-from numpy_diff import same
+from numpy_diff import as_numpy, copied, same
 
 UFUNC_NAMES = sorted(n for n in dir(np) if isinstance(getattr(np, n), np.ufunc))
 BINARY = [n for n in UFUNC_NAMES if getattr(np, n).nin == 2 and getattr(np, n).nout == 1 and
           n != "matmul"]
-
-
-def _copy(v):
-    if isinstance(v, np.ndarray):
-        return v.copy()
-    if isinstance(v, (list, tuple)):
-        return type(v)(_copy(x) for x in v)
-    return v
-
-
-def _as_numpy(r):
-    """A hop.numpy result as NumPy's: an ndarray, or a NumPy scalar where
-    the hop array is one."""
-    if isinstance(r, tuple):
-        return tuple(_as_numpy(x) for x in r)
-    if isinstance(r, hnp.ndarray):
-        a = np.array(np.asarray(r))
-        return a[()] if r._scalar else a
-    return r
 
 
 def _run(fn, args):
@@ -60,7 +41,7 @@ def check(body, *args, exact=False):
     m numpy on hop arrays eagerly; compiled (hop.compile) with m numpy and
     with m hop.numpy: the same results (exact: the same bits), and the
     same arguments after the call."""
-    want_args = _copy(args)
+    want_args = copied(args)
     want, werr = _run(lambda *a: body(np, *a), want_args)
     rtol = 0.0 if exact else None
 
@@ -70,18 +51,18 @@ def check(body, *args, exact=False):
             return
         if gerr is not None:
             raise AssertionError(f"{who}: hop raised {type(gerr).__name__}: {gerr}") from gerr
-        same(_as_numpy(got), want, rtol, who)
-        same([_as_numpy(a) for a in got_args], list(want_args), rtol, f"{who}: arguments")
+        same(as_numpy(got), want, rtol, who)
+        same([as_numpy(a) for a in got_args], list(want_args), rtol, f"{who}: arguments")
         if exact:
-            _same_bits(_as_numpy(got), want, who)
+            _same_bits(as_numpy(got), want, who)
 
-    a1 = _copy(args)
+    a1 = copied(args)
     compare(*_run(lambda *a: body(hnp, *a), a1), a1, "hnp eager")
-    a2 = tuple(hnp.asarray(a) if isinstance(a, np.ndarray) else a for a in _copy(args))
+    a2 = tuple(hnp.asarray(a) if isinstance(a, np.ndarray) else a for a in copied(args))
     compare(*_run(lambda *a: body(np, *a), a2), a2, "np on hop arrays")
-    a3 = _copy(args)
+    a3 = copied(args)
     compare(*_run(hop.compile(lambda *a: body(np, *a)), a3), a3, "compiled numpy")
-    a4 = _copy(args)
+    a4 = copied(args)
     compare(*_run(hop.compile(lambda *a: body(hnp, *a)), a4), a4, "compiled hop.numpy")
     return want
 
