@@ -61,6 +61,17 @@ def copied(a):
     return a
 
 
+def quiet_call(fn, args):
+    """(fn(*args), None) or (None, the exception it raised), with every
+    warning and floating-point error state silenced."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            return fn(*args), None
+        except Exception as e:  # noqa: BLE001 (compared)
+            return None, e
+
+
 def as_numpy(r):
     """A hop.numpy result as NumPy's: an ndarray, or a NumPy scalar where
     the hop array is one (lists and tuples item by item)."""

@@ -25,19 +25,10 @@ import pytest
 import hop
 import hop.numpy as hnp
 
-from numpy_diff import as_numpy, copied, same
+from numpy_diff import as_numpy, copied, quiet_call, same
 
 X = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0])
 XN = np.array([3.0, np.nan, 4.0, 1.0, 5.0, np.nan, 2.0, 6.0])
-
-
-def _run(fn, args):
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        try:
-            return fn(*args), None
-        except Exception as e:  # noqa: BLE001 (compared)
-            return None, e
 
 
 def check(body, *args, compiled=True):
@@ -46,7 +37,7 @@ def check(body, *args, compiled=True):
     arguments after the call, or the same exception type.  Returns the
     compiled function."""
     want_args = copied(args)
-    want, werr = _run(lambda *a: body(np, *a), want_args)
+    want, werr = quiet_call(lambda *a: body(np, *a), want_args)
 
     def compare(got, gerr, got_args, who):
         if werr is not None:
@@ -60,7 +51,7 @@ def check(body, *args, compiled=True):
         same([as_numpy(a) for a in got_args], list(want_args), None, f"{who}: arguments")
 
     a1 = tuple(hnp.asarray(a) if isinstance(a, np.ndarray) else a for a in copied(args))
-    compare(*_run(lambda *a: body(hnp, *a), a1), a1, "hnp eager")
+    compare(*quiet_call(lambda *a: body(hnp, *a), a1), a1, "hnp eager")
     cf = None
     if compiled:
         # (named parameters: the effect finder binds m to the module numpy
@@ -68,7 +59,7 @@ def check(body, *args, compiled=True):
         cf = hop.compile({1: lambda a: body(np, a), 2: lambda a, b: body(np, a, b)}[len(args)])
         for _ in range(2):  # (the second call runs the plan)
             a2 = copied(args)
-            compare(*_run(cf, a2), a2, "compiled")
+            compare(*quiet_call(cf, a2), a2, "compiled")
     return cf
 
 

@@ -14,20 +14,11 @@ from hypothesis import given, settings, strategies as st, HealthCheck
 import hop
 import hop.numpy as hnp
 
-from numpy_diff import as_numpy, copied, same
+from numpy_diff import as_numpy, copied, quiet_call, same
 
 UFUNC_NAMES = sorted(n for n in dir(np) if isinstance(getattr(np, n), np.ufunc))
 BINARY = [n for n in UFUNC_NAMES if getattr(np, n).nin == 2 and getattr(np, n).nout == 1 and
           n != "matmul"]
-
-
-def _run(fn, args):
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        try:
-            return fn(*args), None
-        except Exception as e:  # noqa: BLE001 (compared)
-            return None, e
 
 
 def _same_error(got, want, who):
@@ -42,7 +33,7 @@ def check(body, *args, exact=False):
     with m hop.numpy: the same results (exact: the same bits), and the
     same arguments after the call."""
     want_args = copied(args)
-    want, werr = _run(lambda *a: body(np, *a), want_args)
+    want, werr = quiet_call(lambda *a: body(np, *a), want_args)
     rtol = 0.0 if exact else None
 
     def compare(got, gerr, got_args, who):
@@ -57,13 +48,13 @@ def check(body, *args, exact=False):
             _same_bits(as_numpy(got), want, who)
 
     a1 = copied(args)
-    compare(*_run(lambda *a: body(hnp, *a), a1), a1, "hnp eager")
+    compare(*quiet_call(lambda *a: body(hnp, *a), a1), a1, "hnp eager")
     a2 = tuple(hnp.asarray(a) if isinstance(a, np.ndarray) else a for a in copied(args))
-    compare(*_run(lambda *a: body(np, *a), a2), a2, "np on hop arrays")
+    compare(*quiet_call(lambda *a: body(np, *a), a2), a2, "np on hop arrays")
     a3 = copied(args)
-    compare(*_run(hop.compile(lambda *a: body(np, *a)), a3), a3, "compiled numpy")
+    compare(*quiet_call(hop.compile(lambda *a: body(np, *a)), a3), a3, "compiled numpy")
     a4 = copied(args)
-    compare(*_run(hop.compile(lambda *a: body(hnp, *a)), a4), a4, "compiled hop.numpy")
+    compare(*quiet_call(hop.compile(lambda *a: body(hnp, *a)), a4), a4, "compiled hop.numpy")
     return want
 
 
