@@ -211,12 +211,12 @@ hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
 }
 
 int
-hop_runtime_math_adopt_default_nan(const char *name, hop_dtype dtype, bool on)
+hop_runtime_math_adopt_nan(const char *name, hop_dtype dtype, hop_math_nan mode)
 {
-    (void)on;
+    (void)mode;
     return hop_error(HOP_INVALID,
-                     "hop_runtime_math_adopt_default_nan: %s %s is not adopted (this build "
-                     "adopts nothing)",
+                     "hop_runtime_math_adopt_nan: %s %s is not adopted (this build adopts "
+                     "nothing)",
                      name ? name : "NULL", hop_dtype_name(dtype));
 }
 #endif

@@ -46,55 +46,57 @@ typedef __m512 (*vfn_f)(__m512);
 typedef __m512d (*vfn2_d)(__m512d, __m512d);
 typedef __m512 (*vfn2_f)(__m512, __m512);
 
-/* fn(v), or with default_nan the positive default NaN in every lane where
- * v is a NaN (hop_runtime_math_adopt_default_nan; a masked move raises no
- * flag). */
+/* fn(v), with NaN lanes as nan says (hop_runtime_math_adopt_nan; a masked
+ * move raises no flag, the compare invalid for a signalling NaN). */
 static inline __m512d
-call_d(vfn_d fn, bool default_nan, __m512d v)
+call_d(vfn_d fn, hop_math_nan nan, __m512d v)
 {
-    __m512d r = fn(v);
-    if (default_nan)
-        r = _mm512_mask_mov_pd(r, _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q),
-                               _mm512_castsi512_pd(_mm512_set1_epi64(0x7ff8000000000000)));
-    return r;
+    if (nan == HOP_MATH_NAN_OWN)
+        return fn(v);
+    __mmask8 isnan = _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q);
+    if (nan == HOP_MATH_NAN_DEFAULT)
+        return _mm512_mask_mov_pd(fn(v), isnan,
+                                  _mm512_castsi512_pd(_mm512_set1_epi64(0x7ff8000000000000)));
+    return _mm512_mask_mov_pd(fn(_mm512_mask_mov_pd(v, isnan, _mm512_set1_pd(1.0))), isnan, v);
 }
 
 static inline __m512
-call_f(vfn_f fn, bool default_nan, __m512 v)
+call_f(vfn_f fn, hop_math_nan nan, __m512 v)
 {
-    __m512 r = fn(v);
-    if (default_nan)
-        r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q),
-                               _mm512_castsi512_ps(_mm512_set1_epi32(0x7fc00000)));
-    return r;
+    if (nan == HOP_MATH_NAN_OWN)
+        return fn(v);
+    __mmask16 isnan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    if (nan == HOP_MATH_NAN_DEFAULT)
+        return _mm512_mask_mov_ps(fn(v), isnan, _mm512_castsi512_ps(_mm512_set1_epi32(0x7fc00000)));
+    return _mm512_mask_mov_ps(fn(_mm512_mask_mov_ps(v, isnan, _mm512_set1_ps(1.0f))), isnan, v);
 }
 
 static inline void
-loop_d(vfn_d fn, bool default_nan, int64_t n, double *out, const double *in)
+loop_d(vfn_d fn, hop_math_nan nan, int64_t n, double *out, const double *in)
 {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
-        _mm512_storeu_pd(out + i, call_d(fn, default_nan, _mm512_loadu_pd(in + i)));
+        _mm512_storeu_pd(out + i, call_d(fn, nan, _mm512_loadu_pd(in + i)));
     if (i < n) {
         double buf[8];
         for (int k = 0; k < 8; k++)
             buf[k] = in[i + k < n ? i + k : n - 1];
-        _mm512_storeu_pd(buf, call_d(fn, default_nan, _mm512_loadu_pd(buf)));
+        _mm512_storeu_pd(buf, call_d(fn, nan, _mm512_loadu_pd(buf)));
         memcpy(out + i, buf, (size_t)(n - i) * sizeof(double));
     }
 }
 
 static inline void
-loop_f(vfn_f fn, bool default_nan, int64_t n, float *out, const float *in)
+loop_f(vfn_f fn, hop_math_nan nan, int64_t n, float *out, const float *in)
 {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(out + i, call_f(fn, default_nan, _mm512_loadu_ps(in + i)));
+        _mm512_storeu_ps(out + i, call_f(fn, nan, _mm512_loadu_ps(in + i)));
     if (i < n) {
         float buf[16];
         for (int k = 0; k < 16; k++)
             buf[k] = in[i + k < n ? i + k : n - 1];
-        _mm512_storeu_ps(buf, call_f(fn, default_nan, _mm512_loadu_ps(buf)));
+        _mm512_storeu_ps(buf, call_f(fn, nan, _mm512_loadu_ps(buf)));
         memcpy(out + i, buf, (size_t)(n - i) * sizeof(float));
     }
 }
@@ -133,20 +135,20 @@ loop2_f(vfn2_f fn, int64_t n, float *out, const float *a, const float *b)
     }
 }
 
-/* Per function and width: the adopted vector function, whether NaN lanes
- * answer the default NaN (one argument), and the loop over it that goes
- * into the table while it is adopted. */
+/* Per function and width: the adopted vector function, what NaN lanes
+ * answer (one argument), and the loop over it that goes into the table
+ * while it is adopted. */
 #define LOOPS_1(name)                                                                              \
     static vfn_f ad_##name##_f;                                                                    \
     static vfn_d ad_##name##_d;                                                                    \
-    static bool dn_##name##_f, dn_##name##_d;                                                      \
+    static hop_math_nan nan_##name##_f, nan_##name##_d;                                            \
     static void run_##name##_f32(int64_t n, float *out, const float *in)                           \
     {                                                                                              \
-        loop_f(ad_##name##_f, dn_##name##_f, n, out, in);                                          \
+        loop_f(ad_##name##_f, nan_##name##_f, n, out, in);                                         \
     }                                                                                              \
     static void run_##name##_f64(int64_t n, double *out, const double *in)                         \
     {                                                                                              \
-        loop_d(ad_##name##_d, dn_##name##_d, n, out, in);                                          \
+        loop_d(ad_##name##_d, nan_##name##_d, n, out, in);                                         \
     }
 #define LOOPS_2(name)                                                                              \
     static vfn2_f ad_##name##_f;                                                                   \
@@ -204,18 +206,17 @@ set_member(hop__math *m, const hop__math *base, const char *fname, bool f64, voi
     return 2;
 }
 
-/* The default-NaN flag of fname at one width (a one-argument function), or
- * NULL. */
-#define DN_FLAG_1(name)                                                                            \
+/* The NaN mode of fname at one width (a one-argument function), or NULL. */
+#define NAN_MODE_1(name)                                                                           \
     if (strcmp(fname, #name) == 0)                                                                 \
-        return f64 ? &dn_##name##_d : &dn_##name##_f;
-#define DN_FLAG_2(name)
-#define DN_FLAG(name, m32, m64, arity) DN_FLAG_##arity(name)
+        return f64 ? &nan_##name##_d : &nan_##name##_f;
+#define NAN_MODE_2(name)
+#define NAN_MODE(name, m32, m64, arity) NAN_MODE_##arity(name)
 
-static bool *
-default_nan_flag(const char *fname, bool f64)
+static hop_math_nan *
+nan_mode(const char *fname, bool f64)
 {
-    HOP__MATH_NAMED(DN_FLAG)
+    HOP__MATH_NAMED(NAN_MODE)
     return NULL;
 }
 
@@ -239,6 +240,15 @@ use_adopted(const hop__math *base, int change)
 }
 
 #ifdef HOP_HAVE_SLEEF_AVX512
+/* The function names for messages, from the one list: ", exp, log, ...",
+ * read from its third character; ONE_ARG_NAMES the one-argument ones. */
+#define NAME_OF(name, m32, m64, arity) ", " #name
+#define ONE_ARG_NAME_1(name) ", " #name
+#define ONE_ARG_NAME_2(name)
+#define ONE_ARG_NAME(name, m32, m64, arity) ONE_ARG_NAME_##arity(name)
+static const char MATH_NAMES[] = HOP__MATH_NAMED(NAME_OF);
+static const char ONE_ARG_NAMES[] = HOP__MATH_NAMED(ONE_ARG_NAME);
+
 int
 hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
 {
@@ -258,13 +268,11 @@ hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
         adopted = *base;
     int change = set_member(&adopted, base, name, dtype == HOP_F64, fn);
     if (change == 2)
-        return hop_error(HOP_INVALID,
-                         "hop_runtime_math_adopt: no math function '%s' (exp, log, sin, cos, tanh, "
-                         "sinh, cosh, asin, acos, asinh, acosh, atanh, cbrt, log10, pow, atan2)",
-                         name);
-    bool *dn = default_nan_flag(name, dtype == HOP_F64);
-    if (dn != NULL) /* a function adopted again, or hop's own: its own NaNs */
-        *dn = false;
+        return hop_error(HOP_INVALID, "hop_runtime_math_adopt: no math function '%s' (%s)", name,
+                         MATH_NAMES + 2);
+    hop_math_nan *nan = nan_mode(name, dtype == HOP_F64);
+    if (nan != NULL) /* a function adopted again, or hop's own: its own NaNs */
+        *nan = HOP_MATH_NAN_OWN;
     use_adopted(base, change);
     return HOP_OK;
 }
@@ -283,23 +291,25 @@ runs_adopted(const char *fname, bool f64)
 }
 
 int
-hop_runtime_math_adopt_default_nan(const char *name, hop_dtype dtype, bool on)
+hop_runtime_math_adopt_nan(const char *name, hop_dtype dtype, hop_math_nan mode)
 {
-    bool *dn = name != NULL && (dtype == HOP_F32 || dtype == HOP_F64)
-                   ? default_nan_flag(name, dtype == HOP_F64)
-                   : NULL;
-    if (dn == NULL)
+    hop_math_nan *nan = name != NULL && (dtype == HOP_F32 || dtype == HOP_F64)
+                            ? nan_mode(name, dtype == HOP_F64)
+                            : NULL;
+    if (nan == NULL)
         return hop_error(HOP_INVALID,
-                         "hop_runtime_math_adopt_default_nan: needs a one-argument math function "
-                         "(exp, log, sin, cos, tanh, sinh, cosh, asin, acos, asinh, acosh, atanh, "
-                         "cbrt, log10) and f32 or f64, got %s and %s",
-                         name ? name : "NULL", hop_dtype_name(dtype));
+                         "hop_runtime_math_adopt_nan: needs a one-argument math function (%s) and "
+                         "f32 or f64, got %s and %s",
+                         ONE_ARG_NAMES + 2, name ? name : "NULL", hop_dtype_name(dtype));
+    if (mode != HOP_MATH_NAN_OWN && mode != HOP_MATH_NAN_DEFAULT && mode != HOP_MATH_NAN_OPERAND)
+        return hop_error(HOP_INVALID, "hop_runtime_math_adopt_nan: %s: no NaN mode %d", name,
+                         (int)mode);
     if (!runs_adopted(name, dtype == HOP_F64))
         return hop_error(HOP_INVALID,
-                         "hop_runtime_math_adopt_default_nan: %s %s is not adopted "
+                         "hop_runtime_math_adopt_nan: %s %s is not adopted "
                          "(hop_runtime_math_adopt first)",
                          name, hop_dtype_name(dtype));
-    *dn = on;
+    *nan = mode;
     return HOP_OK;
 }
 #endif /* (without it: vmath.c's stubs) */

@@ -459,19 +459,29 @@ const char *hop_runtime_math_backend(void);
  */
 int hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn);
 
+/* What an adopted one-argument function answers where its argument is a
+ * NaN (hop_runtime_math_adopt_nan). */
+typedef enum hop_math_nan {
+    HOP_MATH_NAN_OWN,     /* whatever the function answers (the default) */
+    HOP_MATH_NAN_DEFAULT, /* the positive default NaN (0x7fc00000, 0x7ff8000000000000) */
+    HOP_MATH_NAN_OPERAND, /* the NaN argument itself, even signalling; the function sees 1.0 */
+} hop_math_nan;
+
 /*
- * Makes the adopted function name at dtype (one of the one-argument ones)
- * answer the positive default NaN (0x7fc00000 in float32,
- * 0x7ff8000000000000 in float64) wherever its argument is a NaN (on), or
- * whatever the function answers there (!on, the default; adopting name
- * again or returning to hop's own turns it off).  NumPy 1.24's tanh is a
- * loop of its own whose values SVML's tanh reproduces bit for bit except
- * there: NumPy answers that NaN for any NaN, SVML the NaN it was given.
- * Returns HOP_OK, or HOP_INVALID (a two-argument or unknown name, dtype
- * not HOP_F32 or HOP_F64, or name not adopted at dtype) with the error set
- * and nothing changed.
+ * Sets what the adopted function name at dtype (one of the one-argument
+ * ones) answers wherever its argument is a NaN; adopting name again or
+ * returning to hop's own sets HOP_MATH_NAN_OWN.  Two NumPy 1.24 loops
+ * around functions SVML reproduces differ from them only there: its tanh
+ * (a loop of its own) answers the default NaN for any NaN, SVML's tanh the
+ * NaN it was given; its float64 expm1 loop hands SVML 1.0 in a NaN's lane
+ * and answers the NaN itself, where SVML's expm1 quiets a signalling one.
+ * Either way the lane's compare raises invalid for a signalling NaN, as
+ * NumPy's does; nothing else raises a flag.  Returns HOP_OK, or
+ * HOP_INVALID (a two-argument or unknown name, dtype not HOP_F32 or
+ * HOP_F64, name not adopted at dtype, or an unknown mode) with the error
+ * set and nothing changed.
  */
-int hop_runtime_math_adopt_default_nan(const char *name, hop_dtype dtype, bool on);
+int hop_runtime_math_adopt_nan(const char *name, hop_dtype dtype, hop_math_nan mode);
 
 /*
  * Runs hop's reproduction of NumPy 1.24's own float32 loop for math

@@ -74,22 +74,31 @@ math_adopt_numpy(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* _math_default_nan(name, dtype, on): the adopted function name at dtype
- * answers the positive default NaN for a NaN argument, or not
- * (hop_runtime_math_adopt_default_nan; its errors are raised). */
+/* _math_nan(name, dtype, mode): what the adopted function name at dtype
+ * answers for a NaN argument, "own", "default" (the positive default NaN)
+ * or "operand" (the NaN itself) (hop_runtime_math_adopt_nan; its errors
+ * are raised). */
 static PyObject *
-math_default_nan(PyObject *self, PyObject *args)
+math_nan(PyObject *self, PyObject *args)
 {
     (void)self;
-    const char *name, *dts;
-    int on;
+    static const char *const modes[] = {[HOP_MATH_NAN_OWN] = "own",
+                                        [HOP_MATH_NAN_DEFAULT] = "default",
+                                        [HOP_MATH_NAN_OPERAND] = "operand"};
+    const char *name, *dts, *ms;
     hop_dtype dtype;
-    if (!PyArg_ParseTuple(args, "ssp:_math_default_nan", &name, &dts, &on) ||
-        dtype_arg(dts, &dtype) < 0)
+    if (!PyArg_ParseTuple(args, "sss:_math_nan", &name, &dts, &ms) || dtype_arg(dts, &dtype) < 0)
         return NULL;
-    if (hop_runtime_math_adopt_default_nan(name, dtype, on != 0) != HOP_OK)
-        return hop_py_raise();
-    Py_RETURN_NONE;
+    for (int mode = 0; mode < (int)(sizeof modes / sizeof modes[0]); mode++) {
+        if (strcmp(ms, modes[mode]) != 0)
+            continue;
+        if (hop_runtime_math_adopt_nan(name, dtype, (hop_math_nan)mode) != HOP_OK)
+            return hop_py_raise();
+        Py_RETURN_NONE;
+    }
+    PyErr_Format(PyExc_ValueError, "_math_nan: mode is 'own', 'default' or 'operand', got '%s'",
+                 ms);
+    return NULL;
 }
 
 /* _math_run(name, dtype, out, a, b=None): math function name of the
@@ -131,7 +140,7 @@ done:
 static PyMethodDef vector_math_functions[] = {
     {"_math_adopt", math_adopt, METH_VARARGS, NULL},
     {"_math_adopt_numpy", math_adopt_numpy, METH_VARARGS, NULL},
-    {"_math_default_nan", math_default_nan, METH_VARARGS, NULL},
+    {"_math_nan", math_nan, METH_VARARGS, NULL},
     {"_math_run", math_run, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };

@@ -128,7 +128,7 @@ def _svml(umath, rng):
                 x = np.concatenate([_specials(dtype), x])
             if _same_as_numpy(name, ufunc, x, y):
                 adopted.append((name, dt))
-            elif y is None and _same_with_default_nan(name, dt, ufunc, x):
+            elif y is None and _same_with_nan_mode(name, dt, ufunc, x):
                 adopted.append((name, dt))
             else:
                 _C._math_adopt(name, dt, None, None)
@@ -150,14 +150,17 @@ def _specials(dtype):
     return np.concatenate([values, np.array(nans, u).view(dtype)])
 
 
-def _same_with_default_nan(name, dt, ufunc, x):
+def _same_with_nan_mode(name, dt, ufunc, x):
     """Whether NumPy's ufunc gives the adopted function's bits once its NaN
     arguments answer the positive default NaN (NumPy's own tanh loop does,
-    SVML's tanh returns the NaN it was given); leaves that on if so."""
-    _C._math_default_nan(name, dt, True)
-    if _same_as_numpy(name, ufunc, x, None):
-        return True
-    _C._math_default_nan(name, dt, False)
+    SVML's tanh returns the NaN it was given) or the NaN argument itself
+    (NumPy's float64 expm1 loop keeps NaN lanes from SVML, whose expm1
+    quiets a signalling NaN); leaves the first such mode on."""
+    for mode in ("default", "operand"):
+        _C._math_nan(name, dt, mode)
+        if _same_as_numpy(name, ufunc, x, None):
+            return True
+    _C._math_nan(name, dt, "own")
     return False
 
 

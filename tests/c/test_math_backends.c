@@ -298,7 +298,7 @@ adopt_replaces_and_restores(void **state)
                          : HOP_UNSUPPORTED);
     assert_int_equal(hop_runtime_math_adopt("exp", HOP_I32, fn), HOP_INVALID);
     /* nothing adopted yet: no default NaN to turn on */
-    assert_int_equal(hop_runtime_math_adopt_default_nan("exp", HOP_F64, true), HOP_INVALID);
+    assert_int_equal(hop_runtime_math_adopt_nan("exp", HOP_F64, HOP_MATH_NAN_DEFAULT), HOP_INVALID);
     assert_non_null(strstr(hop_error_message(), "not adopted"));
     assert_string_equal(hop_runtime_math_backend(), before);
     if (hop__math_get() != hop__math_sleef_avx512() || !cpu_has_skx()) {
@@ -327,9 +327,9 @@ adopt_replaces_and_restores(void **state)
     uint64_t neg = 0xfff8000000000123ull, bits;
     for (int i = 0; i < 19; i++)
         memcpy(&nx[i], &neg, sizeof neg);
-    assert_int_equal(hop_runtime_math_adopt_default_nan("pow", HOP_F64, true), HOP_INVALID);
-    assert_int_equal(hop_runtime_math_adopt_default_nan("exp", HOP_F32, true), HOP_INVALID);
-    assert_int_equal(hop_runtime_math_adopt_default_nan("exp", HOP_F64, true), HOP_OK);
+    assert_int_equal(hop_runtime_math_adopt_nan("pow", HOP_F64, HOP_MATH_NAN_DEFAULT), HOP_INVALID);
+    assert_int_equal(hop_runtime_math_adopt_nan("exp", HOP_F32, HOP_MATH_NAN_DEFAULT), HOP_INVALID);
+    assert_int_equal(hop_runtime_math_adopt_nan("exp", HOP_F64, HOP_MATH_NAN_DEFAULT), HOP_OK);
     assert_int_equal(hop_runtime_math_run("exp", HOP_F64, 19, ny, nx, NULL), HOP_OK);
     for (int i = 0; i < 19; i++) {
         memcpy(&bits, &ny[i], sizeof bits);
@@ -337,12 +337,22 @@ adopt_replaces_and_restores(void **state)
     }
     assert_int_equal(hop_runtime_math_run("exp", HOP_F64, N, r2, x, NULL), HOP_OK);
     assert_memory_equal(r1, r2, sizeof r1); /* numbers as before */
+    /* the NaN operand itself, a signalling one too (x + x would quiet it) */
+    uint64_t snan = 0x7ff0000000000005ull;
+    memcpy(&nx[7], &snan, sizeof snan);
+    assert_int_equal(hop_runtime_math_adopt_nan("exp", HOP_F64, HOP_MATH_NAN_OPERAND), HOP_OK);
+    assert_int_equal(hop_runtime_math_run("exp", HOP_F64, 19, ny, nx, NULL), HOP_OK);
+    assert_memory_equal(nx, ny, sizeof nx);
+    assert_int_equal(hop_runtime_math_run("exp", HOP_F64, N, r2, x, NULL), HOP_OK);
+    assert_memory_equal(r1, r2, sizeof r1);
+    assert_int_equal(hop_runtime_math_adopt_nan("exp", HOP_F64, (hop_math_nan)7), HOP_INVALID);
+    assert_int_equal(hop_runtime_math_adopt_nan("exp", HOP_F64, HOP_MATH_NAN_DEFAULT), HOP_OK);
     /* adopting the function again: its own NaNs */
     assert_int_equal(hop_runtime_math_adopt("exp", HOP_F64, fn), HOP_OK);
     assert_int_equal(hop_runtime_math_run("exp", HOP_F64, 19, ny, nx, NULL), HOP_OK);
     memcpy(&bits, &ny[0], sizeof bits);
     assert_true(bits != 0x7ff8000000000000ull);
-    assert_int_equal(hop_runtime_math_adopt_default_nan("exp", HOP_F64, true), HOP_OK);
+    assert_int_equal(hop_runtime_math_adopt_nan("exp", HOP_F64, HOP_MATH_NAN_DEFAULT), HOP_OK);
     /* returning to hop's own and adopting again: off */
     assert_int_equal(hop_runtime_math_adopt("exp", HOP_F64, NULL), HOP_OK);
     assert_int_equal(hop_runtime_math_adopt("exp", HOP_F64, fn), HOP_OK);
