@@ -113,12 +113,25 @@ typedef void (*hop__mfn_f64)(int64_t n, double *out, const double *in);
 typedef void (*hop__mfn2_f32)(int64_t n, float *out, const float *a, const float *b);
 typedef void (*hop__mfn2_f64)(int64_t n, double *out, const double *a, const double *b);
 
-/* The backend's further functions, by index: X(name, libm f64 name). */
+/* The backend's further functions, by index: X(name, libm f64 name).  The
+ * SLEEF backends compute log10 ... atan with libm (vmath_sleef.c): they
+ * are members so that NumPy's SVML functions can be adopted for them. */
 #define HOP__MATH_UNARY(X)                                                                         \
     X(sinh, sinh)                                                                                  \
     X(cosh, cosh)                                                                                  \
     X(asin, asin)                                                                                  \
-    X(acos, acos) X(asinh, asinh) X(acosh, acosh) X(atanh, atanh) X(cbrt, cbrt) X(log10, log10)
+    X(acos, acos)                                                                                  \
+    X(asinh, asinh)                                                                                \
+    X(acosh, acosh)                                                                                \
+    X(atanh, atanh)                                                                                \
+    X(cbrt, cbrt)                                                                                  \
+    X(log10, log10)                                                                                \
+    X(log2, log2)                                                                                  \
+    X(exp2, exp2)                                                                                  \
+    X(expm1, expm1)                                                                                \
+    X(log1p, log1p)                                                                                \
+    X(tan, tan)                                                                                    \
+    X(atan, atan)
 #define HOP__MATH_BINARY(X) X(atan2, atan2) X(hypot, hypot)
 typedef enum hop__math_unary {
 #define HOP__MU_ENUM(name, f) HOP__MU_##name,
@@ -186,6 +199,12 @@ const hop__math *hop__math_get(void);
     X(atanh, unary_f32[HOP__MU_atanh], unary_f64[HOP__MU_atanh], 1)                                \
     X(cbrt, unary_f32[HOP__MU_cbrt], unary_f64[HOP__MU_cbrt], 1)                                   \
     X(log10, unary_f32[HOP__MU_log10], unary_f64[HOP__MU_log10], 1)                                \
+    X(log2, unary_f32[HOP__MU_log2], unary_f64[HOP__MU_log2], 1)                                   \
+    X(exp2, unary_f32[HOP__MU_exp2], unary_f64[HOP__MU_exp2], 1)                                   \
+    X(expm1, unary_f32[HOP__MU_expm1], unary_f64[HOP__MU_expm1], 1)                                \
+    X(log1p, unary_f32[HOP__MU_log1p], unary_f64[HOP__MU_log1p], 1)                                \
+    X(tan, unary_f32[HOP__MU_tan], unary_f64[HOP__MU_tan], 1)                                      \
+    X(atan, unary_f32[HOP__MU_atan], unary_f64[HOP__MU_atan], 1)                                   \
     X(pow, pow_f32, pow_f64, 2)                                                                    \
     X(atan2, binary_f32[HOP__MB_atan2], binary_f64[HOP__MB_atan2], 2)
 

@@ -2,7 +2,8 @@
  * runtime/vmath_sleef.c - the SLEEF math backends: exp, log, sin, cos,
  * tanh, pow, sinh, cosh, asin, acos, asinh, acosh, atanh, cbrt and atan2
  * with SLEEF's 1-ulp (u10) functions, hypot with its 0.5-ulp one, sigmoid
- * as 1 / (1 + exp(-x)), sqrt with the exact vector square root.
+ * as 1 / (1 + exp(-x)), sqrt with the exact vector square root; log10,
+ * log2, exp2, expm1, log1p, tan and atan with libm's.
  *
  * One source, two widths: built with -mavx2 -mfma as the AVX2 backend (8
  * floats / 4 doubles per vector, hop__math_sleef_avx2) and, through
@@ -340,22 +341,27 @@ FURTHER_F64(acosh, acosh, 1e150)
 FURTHER_F64(atanh, atanh, INFINITY)
 FURTHER_F64(cbrt, cbrt, INFINITY)
 
-/* log10: libm's, one element at a time, as before it was a member of the
- * table (it is one so that NumPy's SVML log10 can be adopted in its place:
- * vmath_adopt.c). */
-static void
-u_log10_f32(int64_t n, float *out, const float *in)
-{
-    for (int64_t i = 0; i < n; i++)
-        out[i] = log10f(in[i]);
-}
-
-static void
-u_log10_f64(int64_t n, double *out, const double *in)
-{
-    for (int64_t i = 0; i < n; i++)
-        out[i] = log10(in[i]);
-}
+/* log10, log2, exp2, expm1, log1p, tan and atan: libm's, one element at a
+ * time, as before they were members of the table (they are members so that
+ * NumPy's SVML functions can be adopted in their place: vmath_adopt.c). */
+#define LIBM_UNARY(name, LIBM)                                                                     \
+    static void u_##name##_f32(int64_t n, float *out, const float *in)                             \
+    {                                                                                              \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            out[i] = LIBM##f(in[i]);                                                               \
+    }                                                                                              \
+    static void u_##name##_f64(int64_t n, double *out, const double *in)                           \
+    {                                                                                              \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            out[i] = LIBM(in[i]);                                                                  \
+    }
+LIBM_UNARY(log10, log10)
+LIBM_UNARY(log2, log2)
+LIBM_UNARY(exp2, exp2)
+LIBM_UNARY(expm1, expm1)
+LIBM_UNARY(log1p, log1p)
+LIBM_UNARY(tan, tan)
+LIBM_UNARY(atan, atan)
 
 BINARY_F32(atan2, SF(atan2, u10))
 BINARY_F32(hypot, SF(hypot, u05))

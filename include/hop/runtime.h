@@ -445,9 +445,10 @@ const char *hop_runtime_math_backend(void);
 /*
  * Runs another library's AVX-512 vector function for one math function
  * from now on: name is one of exp log sin cos tanh sinh cosh asin acos
- * asinh acosh atanh cbrt pow atan2, dtype HOP_F32 or HOP_F64, fn a function
- * of the x86-64 vector ABI taking and returning one zmm register (16 floats
- * or 8 doubles; two arguments for pow and atan2), as SVML's __svml_exp8 or
+ * asinh acosh atanh cbrt log10 log2 exp2 expm1 log1p tan atan pow atan2,
+ * dtype HOP_F32 or HOP_F64, fn a function of the x86-64 vector ABI taking
+ * and returning one zmm register (16 floats or 8 doubles; two arguments
+ * for pow and atan2), as SVML's __svml_exp8 or
  * glibc's _ZGVeN8v_exp; NULL returns to hop's own.  For a front end that
  * must answer another library's bits (Python's `import hop` adopts NumPy's
  * SVML functions that reproduce NumPy's ufuncs bit for bit: see

@@ -1,9 +1,10 @@
 """NumPy's own vector math, adopted at `import hop` (docs/ARCHITECTURE.md,
 "Math functions: NumPy's bits").
 
-NumPy 1.24 runs Intel's SVML (AVX-512) for float64 exp, log, sin, cos, tanh,
-pow, arctan2, the hyperbolic and inverse functions, cbrt and log10, and for float32
-all of those but exp, log, sin and cos, on CPUs with AVX512_SKX; its
+NumPy 1.24 runs Intel's SVML (AVX-512) for float64 exp, log, sin, cos, tan,
+tanh, pow, arctan, arctan2, the hyperbolic and inverse functions, cbrt, log10,
+log2, exp2, expm1 and log1p, and for float32 all of those but exp, log, sin
+and cos, on CPUs with AVX512_SKX; its
 extension module exports them (`__svml_exp8`, `__svml_tanhf16`, ...).
 hop's own kernels (SLEEF) are within 1 ulp but differ from those in the last
 bit for 20-60% of elements.  So that hop.numpy answers with NumPy's bits,
@@ -29,7 +30,8 @@ import numpy as np
 from . import _C
 
 # (hop's name, NumPy ufunc, f64 probe domain, f32 probe domain); a domain
-# is (kind, low, high): "u" uniform, "e" exp of a uniform, "pe" +-exp.
+# is (kind, low, high): "u" uniform, "e" exp of a uniform, "pe" +-exp, "e1"
+# 1 + exp.
 FUNCTIONS = (
     ("exp", np.exp, ("u", -700.0, 700.0), ("u", -87.0, 88.0)),
     ("log", np.log, ("e", -700.0, 700.0), ("e", -85.0, 88.0)),
@@ -45,6 +47,12 @@ FUNCTIONS = (
     ("atanh", np.arctanh, ("u", -0.999999, 0.999999), ("u", -0.9999, 0.9999)),
     ("cbrt", np.cbrt, ("pe", -600.0, 600.0), ("pe", -80.0, 80.0)),
     ("log10", np.log10, ("e", -700.0, 700.0), ("e", -85.0, 88.0)),
+    ("log2", np.log2, ("e", -700.0, 700.0), ("e", -85.0, 88.0)),
+    ("exp2", np.exp2, ("u", -1080.0, 1030.0), ("u", -155.0, 130.0)),
+    ("expm1", np.expm1, ("pe", -40.0, 6.6), ("pe", -20.0, 4.5)),
+    ("log1p", np.log1p, ("pe", -40.0, 40.0), ("pe", -20.0, 20.0)),
+    ("tan", np.tan, ("pe", -20.0, 40.0), ("pe", -10.0, 20.0)),
+    ("atan", np.arctan, ("pe", -20.0, 20.0), ("pe", -20.0, 20.0)),
     ("pow", np.power, ("e", -5.0, 5.0), ("e", -3.0, 3.0)),
     ("atan2", np.arctan2, ("pe", -20.0, 20.0), ("pe", -20.0, 20.0)),
 )

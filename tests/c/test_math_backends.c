@@ -4,7 +4,8 @@
  * else AVX2, else the libm loops; under valgrind, whose cpuid reports no
  * AVX-512, AVX2), and every backend the CPU runs within its bound: SLEEF's
  * documented 1.0 ulp (u10; hypot 0.5 ulp, u05) against long double
- * references, the scalar backend bit for bit libm's own function.
+ * references, the scalar backend bit for bit libm's own function (and
+ * every backend for the members it computes with libm).
  */
 #include "test_runtime_util.h"
 
@@ -256,6 +257,56 @@ hypot_within_half_an_ulp(void **state)
     }
 }
 
+/* The members every backend computes with libm (log10 ... atan: members so
+ * that NumPy's SVML functions can be adopted for them) are libm's bits,
+ * signalling NaNs and infinities included, in every backend. */
+static const struct {
+    int index;
+    double (*f64)(double);
+    float (*f32)(float);
+    double lo, hi;
+} LIBM_MEMBERS[] = {
+    {HOP__MU_log10, log10, log10f, -1, 1e30}, {HOP__MU_log2, log2, log2f, -1, 1e30},
+    {HOP__MU_exp2, exp2, exp2f, -1100, 1100}, {HOP__MU_expm1, expm1, expm1f, -800, 800},
+    {HOP__MU_log1p, log1p, log1pf, -2, 1e30}, {HOP__MU_tan, tan, tanf, -1e6, 1e6},
+    {HOP__MU_atan, atan, atanf, -1e30, 1e30},
+};
+
+static void
+libm_members_are_libms_bits(void **state)
+{
+    (void)state;
+    const hop__math *ms[3];
+    int nm = runnable(ms);
+    static double x[NPTS], y[NPTS];
+    static float xf[NPTS], yf[NPTS];
+    uint64_t snan = 0x7ff0000000000005ull;
+    for (int k = 0; k < (int)N_(LIBM_MEMBERS); k++) {
+        double lo = LIBM_MEMBERS[k].lo, hi = LIBM_MEMBERS[k].hi;
+        for (int i = 0; i < NPTS; i++) {
+            double t = (double)i / (NPTS - 1);
+            x[i] = i % 2 == 0 ? lo + (hi - lo) * t : (i % 4 == 1 ? 1 : -1) * exp(-30 + 100 * t);
+            xf[i] = (float)x[i];
+        }
+        x[1] = INFINITY, x[3] = -INFINITY, x[5] = NAN, x[7] = -0.0, x[9] = 0.0;
+        memcpy(&x[11], &snan, sizeof snan);
+        for (int i = 1; i < 12; i += 2)
+            xf[i] = (float)x[i];
+        for (int b = 0; b < nm; b++) {
+            ms[b]->unary_f64[LIBM_MEMBERS[k].index](NPTS, y, x);
+            ms[b]->unary_f32[LIBM_MEMBERS[k].index](NPTS, yf, xf);
+            for (int i = 0; i < NPTS; i++) {
+                double want = LIBM_MEMBERS[k].f64(x[i]);
+                float wantf = LIBM_MEMBERS[k].f32(xf[i]);
+                if (memcmp(&y[i], &want, sizeof want) != 0 ||
+                    memcmp(&yf[i], &wantf, sizeof wantf) != 0)
+                    fail_msg("%s member %d at %a: %a (libm %a), f32 %a (libm %a)", ms[b]->name,
+                             LIBM_MEMBERS[k].index, x[i], y[i], want, (double)yf[i], (double)wantf);
+            }
+        }
+    }
+}
+
 /* glibc's libmvec AVX-512 exp, a function of the vector ABI that
  * hop_runtime_math_adopt takes (its type does not matter here: only its
  * address is passed). */
@@ -459,6 +510,7 @@ main(void)
         cmocka_unit_test(choice_follows_hop_math_and_the_cpu),
         cmocka_unit_test(every_backend_within_its_bound),
         cmocka_unit_test(hypot_within_half_an_ulp),
+        cmocka_unit_test(libm_members_are_libms_bits),
         cmocka_unit_test(adopt_replaces_and_restores),
         cmocka_unit_test(adopt_numpy_gives_numpys_bits),
     };

@@ -27,7 +27,7 @@ needs_svml = pytest.mark.skipif(not any(d == "f64" for _, d in _numpy_math.ADOPT
                                 reason="no SVML adopted (CPU without AVX512_SKX, or HOP_MATH)")
 
 NUMPY_NAME = {"asin": "arcsin", "acos": "arccos", "asinh": "arcsinh", "acosh": "arccosh",
-              "atanh": "arctanh", "pow": "power", "atan2": "arctan2"}
+              "atanh": "arctanh", "atan": "arctan", "pow": "power", "atan2": "arctan2"}
 
 
 def child(code, **env_set):
