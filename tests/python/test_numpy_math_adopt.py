@@ -2,6 +2,8 @@
 runtime/vmath_adopt.c): hop's kernels then answer NumPy's bits, eager,
 compiled and in hop's own API; what cannot be adopted is left alone."""
 
+import ctypes
+import ctypes.util
 import os
 import subprocess
 import sys
@@ -153,7 +155,8 @@ def test_special_values_and_warnings_are_numpys(dtype, n):
                             [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, 89.0, -104.0,
                              1e-38, 3e38, -3e38]]).astype(np.float32)
     x = np.resize(x, n)
-    for name in ("exp", "log", "sin", "cos", "tanh", "sinh", "cosh", "asin", "atanh", "cbrt"):
+    for name in ("exp", "log", "sin", "cos", "tanh", "sinh", "cosh", "asin", "atanh", "cbrt",
+                 "log10", "log2", "exp2", "expm1", "log1p", "tan", "atan"):
         uf = getattr(np, NUMPY_NAME.get(name, name))
         hf = getattr(hnp, NUMPY_NAME.get(name, name))
         assert_numpys_bits_and_warnings(uf, hf, x, name)
@@ -211,3 +214,90 @@ def test_adopt_unknown_name_raises_and_keeps_the_table():
     out = np.empty_like(x)
     hop._C._math_run("exp", "f64", out, x)
     assert np.array_equal(bits(out), bits(np.exp(x))) == (("exp", "f64") in _numpy_math.ADOPTED)
+
+
+# The functions hop computes with libm where nothing is adopted (log10 too:
+# test_numpy_fidelity_regressions.py): libm's differed from NumPy's SVML
+# bits in 4-40% of elements.  Each float32 sweep steps evenly through the
+# bit patterns of |x| over (low, high), both signs; float64 takes those
+# values nudged off float32.
+LIBM_MEMBERS = {"log2": (1e-3, 1e3), "exp2": (1e-4, 160.0), "expm1": (1e-7, 90.0),
+                "log1p": (1e-7, 1e6), "tan": (1e-4, 1e5), "atan": (1e-4, 1e4)}
+
+
+def numpy_runs_svml(name, dtype):
+    """Whether NumPy 1.24's ufunc runs SVML here: an AVX512_SKX CPU and the
+    symbol in its module (HOP_MATH set: hop adopts nothing)."""
+    if not SKX or os.environ.get("HOP_MATH") or not np.__version__.startswith("1.24."):
+        return False
+    symbol = _numpy_math._symbol(name, dtype)
+    try:
+        return hasattr(ctypes.CDLL(UMATH.__file__), symbol)
+    except OSError:
+        return False
+
+
+def sweep(name, dtype, n=100_000):
+    lo, hi = np.array(LIBM_MEMBERS[name], np.float32).view(np.uint32)
+    mag = np.arange(lo, hi, (hi - lo) // n, dtype=np.uint32).view(np.float32).astype(dtype)
+    if dtype == np.float64:
+        mag = mag * (1 + 2.0 ** -30)
+    return np.concatenate([_numpy_math._specials(dtype), mag, -mag])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(LIBM_MEMBERS))
+def test_libm_members_give_numpys_svml_bits(name, dtype):
+    if not numpy_runs_svml(name, dtype):
+        pytest.skip("NumPy runs no SVML %s here" % name)
+    assert (name, "f64" if dtype == np.float64 else "f32") in _numpy_math.ADOPTED
+    x = sweep(name, dtype)
+    uf = getattr(np, NUMPY_NAME.get(name, name))
+    hf = getattr(hnp, NUMPY_NAME.get(name, name))
+    with np.errstate(all="ignore"):
+        want = uf(x)
+        assert np.array_equal(bits(hf(x)), bits(want)), name
+        assert np.array_equal(bits(hop.compile(lambda a: uf(a))(x)), bits(want)), name
+        assert np.array_equal(bits(hop.compile(lambda a: uf(a[::3]))(x)), bits(want[::3]))
+        got = getattr(hop, NUMPY_NAME.get(name, name))(hop.asarray(x)).numpy()
+        assert np.array_equal(bits(got), bits(want)), name
+        # vmap and grad run the same op (its kernel, batched or fused)
+        rows = x[: x.size // 8 * 8].reshape(8, -1)
+        fn = getattr(hop, NUMPY_NAME.get(name, name))
+        assert np.array_equal(bits(hop.vmap(fn)(hop.asarray(rows)).numpy()), bits(uf(rows)))
+        value, _ = hop.value_and_grad(lambda t: fn(t).sum())(hop.asarray(rows))
+        assert np.array_equal(bits(np.asarray(value)), bits(np.asarray(fn(hop.asarray(rows))
+                                                                          .sum())))
+
+
+def test_hop_math_sleef_keeps_libms_bits_for_the_libm_members():
+    # the libm answers (no SLEEF function for them) as before they could be
+    # adopted, on a machine where they are adopted otherwise
+    code = ("import numpy as np, hop, hop.numpy as hnp, hop._numpy_math as m\n"
+            "assert m.ADOPTED == ()\n"
+            "x = np.load(%r)\n"
+            "with np.errstate(all='ignore'):\n"
+            "    for name in %r:\n"
+            "        for dt in (np.float32, np.float64):\n"
+            "            print(np.asarray(getattr(hnp, name)(x.astype(dt))).tobytes().hex())\n")
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    names = [NUMPY_NAME.get(n, n) for n in sorted(LIBM_MEMBERS)]
+    x = np.concatenate([sweep(n, np.float64, 300) for n in sorted(LIBM_MEMBERS)])
+    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), "hop_libm_members_%d.npy" % os.getpid())
+    np.save(path, x)
+    try:
+        lines = child(code % (path, names), HOP_MATH="sleef").split()
+    finally:
+        os.remove(path)
+    k = 0
+    for name in sorted(LIBM_MEMBERS):
+        for dt, ct, sfx in ((np.float32, ctypes.c_float, "f"), (np.float64, ctypes.c_double, "")):
+            f = getattr(libm, name + sfx)
+            f.restype, f.argtypes = ct, [ct]
+            with np.errstate(all="ignore"):
+                xs = x.astype(dt)
+            want = np.array([f(v) for v in xs.tolist()], dt)
+            got = np.frombuffer(bytes.fromhex(lines[k]), dt)
+            k += 1
+            nan = np.isnan(want) & np.isnan(got)  # ctypes passes a NaN through a Python float
+            assert np.array_equal(bits(got)[~nan], bits(want)[~nan]), (name, dt)
