@@ -4,10 +4,11 @@
 NumPy 1.24 runs Intel's SVML (AVX-512) for float64 exp, log, sin, cos, tan,
 tanh, pow, arctan, arctan2, the hyperbolic and inverse functions, cbrt, log10,
 log2, exp2, expm1 and log1p, and for float32 all of those but exp, log, sin
-and cos, on CPUs with AVX512_SKX; its
-extension module exports them (`__svml_exp8`, `__svml_tanhf16`, ...).
-hop's own kernels (SLEEF) are within 1 ulp but differ from those in the last
-bit for 20-60% of elements.  So that hop.numpy answers with NumPy's bits,
+and cos, on CPUs with AVX512_SKX; its extension module exports them
+(`__svml_exp8`, `__svml_tanhf16`, ...).  hop's own kernels (SLEEF) are
+within 1 ulp but differ from those in the last bit for 20-60% of elements
+(libm's, for log10, log2, exp2, expm1, log1p, tan and arctan, in 4-46%).
+So that hop.numpy answers with NumPy's bits,
 `import hop` adopts each such function whose results equal the NumPy ufunc's
 bit for bit on a probe of its domain (hop_runtime_math_adopt); one that
 differs is left to hop's own.  Nothing is adopted when HOP_MATH is set and
