@@ -222,6 +222,15 @@ binary_partial(const ad *a, const hop_node *n, size_t k, hop_node *v)
         return k == 0 ? v : op2c(g, HOP_OP_mul, v, 0.0);
     case HOP_OP_ldexp: /* 2^n for a; n is read as an integer: 0 for it */
         return k == 0 ? op2(g, HOP_OP_ldexp, v, operand(a, n, 1, dt)) : op2c(g, HOP_OP_mul, v, 0.0);
+    case HOP_OP_logaddexp:
+    case HOP_OP_logaddexp2: {
+        /* e^a / (e^a + e^b) = 1 / (1 + e^(b - a)) (base 2 alike: its ln 2
+         * cancels), PyTorch's form: no primal, and 1 or 0 where one operand
+         * is infinite (exp(a - out) would be inf - inf there) */
+        hop_op ex = n->op == HOP_OP_logaddexp ? HOP_OP_exp : HOP_OP_exp2;
+        hop_node *d = op2(g, HOP_OP_sub, operand(a, n, 1 - k, dt), operand(a, n, k, dt));
+        return op2(g, HOP_OP_div, v, op2c(g, HOP_OP_add, op1(g, ex, d), 1.0));
+    }
     default:
         hop_error(HOP_MISUSE, "autodiff: %s is not a binary op with a rule", hop_node_target(n));
         return NULL;
@@ -424,6 +433,8 @@ static const hop_op_ad_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_fmod] = BINARY,
     [HOP_OP_nextafter] = BINARY,
     [HOP_OP_ldexp] = BINARY,
+    [HOP_OP_logaddexp] = BINARY,
+    [HOP_OP_logaddexp2] = BINARY,
     [HOP_OP_add] = BINARY,
     [HOP_OP_sub] = BINARY,
     [HOP_OP_mul] = BINARY,

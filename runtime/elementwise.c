@@ -2,7 +2,8 @@
  * runtime/elementwise.c - the elementwise engine and its vector functions:
  * unary ops, binary arithmetic, comparisons, logical ops, where and copy,
  * and the float functions of NumPy's ufuncs (through the math backend or
- * libm; i0 and i1 from Cephes' series).
+ * libm; i0 and i1 from Cephes' series; logaddexp and logaddexp2 as NumPy's
+ * npymath computes them).
  *
  * The engine (hop__ew_init/hop__ew_compute) broadcasts every operand to the
  * output's shape with stride 0, drops size-1 dims and merges dims that are
@@ -707,6 +708,48 @@ BINARY_FN(ldexp_f32, float, float, y != y ? y : ldexpf(x, LDEXP_N(y)))
 BINARY_FN(ldexp_f64, double, double, y != y ? y : ldexp(x, LDEXP_N(y)))
 
 /*
+ * logaddexp and logaddexp2: NumPy 1.24's npy_logaddexp and npy_logaddexp2
+ * (npymath/npy_math_internal.h.src) line for line, with libm's exp, exp2
+ * and log1p as NumPy's loops call them (not the math backend: NumPy runs
+ * no SIMD loop here), so every result is NumPy's bits; float16 is the
+ * float32 function rounded once, as NumPy's half loop calls the float one.
+ * x == y first (infinities of one sign, with no inf - inf); a NaN operand
+ * makes tmp NaN, whose ordered comparison with 0 raises FE_INVALID
+ * (NumPy's "invalid value encountered in logaddexp"), and tmp is the
+ * result.  log2_1p(v) is LOG2E * log1p(v), NumPy's npy_log2_1p (C11 does
+ * not contract the sum into a fused multiply-add, nor did NumPy's build).
+ */
+#define LOGADDEXP(T, sfx, EXP, EXP2, LOG1P, LOGE2, LOG2E)                                          \
+    static T logaddexp_##sfx##_1(T x, T y)                                                         \
+    {                                                                                              \
+        if (x == y)                                                                                \
+            return x + LOGE2;                                                                      \
+        T tmp = x - y;                                                                             \
+        if (tmp > 0)                                                                               \
+            return x + LOG1P(EXP(-tmp));                                                           \
+        else if (tmp <= 0)                                                                         \
+            return y + LOG1P(EXP(tmp));                                                            \
+        return tmp;                                                                                \
+    }                                                                                              \
+    static T logaddexp2_##sfx##_1(T x, T y)                                                        \
+    {                                                                                              \
+        if (x == y)                                                                                \
+            return x + 1;                                                                          \
+        T tmp = x - y;                                                                             \
+        if (tmp > 0)                                                                               \
+            return x + LOG2E * LOG1P(EXP2(-tmp));                                                  \
+        else if (tmp <= 0)                                                                         \
+            return y + LOG2E * LOG1P(EXP2(tmp));                                                   \
+        return tmp;                                                                                \
+    }                                                                                              \
+    BINARY_FN(logaddexp_##sfx, T, T, logaddexp_##sfx##_1(x, y))                                    \
+    BINARY_FN(logaddexp2_##sfx, T, T, logaddexp2_##sfx##_1(x, y))
+LOGADDEXP(float, f32, expf, exp2f, log1pf, 0.693147180559945309417232121458176568F,
+          1.442695040888963407359924681001892137F)
+LOGADDEXP(double, f64, exp, exp2, log1p, 0.693147180559945309417232121458176568,
+          1.442695040888963407359924681001892137)
+
+/*
  * Integer fmod (the sign of the dividend, C's %): a zero divisor gives 0,
  * and so does -1 (MIN % -1 would trap).  gcd and lcm on magnitudes
  * (NumPy's npy_gcd/npy_lcm: lcm is |a| / gcd * |b| in C's int for int8 and
@@ -1120,6 +1163,8 @@ hop__vfn_binary(hop_op op, hop_dtype dt)
                           csign[HOP_DTYPE_COUNT] = {FLOAT_ROW(copysign)},
                           nexta[HOP_DTYPE_COUNT] = {FLOAT_ROW(nextafter)},
                           ldexp_[HOP_DTYPE_COUNT] = {FLOAT_ROW(ldexp)},
+                          lae[HOP_DTYPE_COUNT] = {FLOAT_ROW(logaddexp)},
+                          lae2[HOP_DTYPE_COUNT] = {FLOAT_ROW(logaddexp2)},
                           fmod_[HOP_DTYPE_COUNT] = {INT_ROW(ifmod), FLOAT_ROW(cfmod)},
                           gcd[HOP_DTYPE_COUNT] = {INT_ROW(gcd)},
                           lcm[HOP_DTYPE_COUNT] = {INT_ROW(lcm)},
@@ -1182,6 +1227,10 @@ hop__vfn_binary(hop_op op, hop_dtype dt)
         return nexta[dt];
     case HOP_OP_ldexp:
         return ldexp_[dt];
+    case HOP_OP_logaddexp:
+        return lae[dt];
+    case HOP_OP_logaddexp2:
+        return lae2[dt];
     case HOP_OP_fmod:
         return fmod_[dt];
     case HOP_OP_gcd:

@@ -589,8 +589,10 @@ typedef enum hop_sort_kind {
  * the dtype; expm1 log1p log2 log10 exp2 tan arctan and sinh cosh arcsin
  * arccos arcsinh arccosh arctanh cbrt i0 i1 (the modified Bessel functions
  * of order 0 and 1, Cephes' series: i0's is NumPy's) are float functions like exp; arctan2
- * hypot copysign nextafter ldexp are float functions of two operands
- * (ldexp(x, n) is x * 2**n with n read as an integer); fmod is C's
+ * hypot copysign nextafter ldexp logaddexp logaddexp2 are float functions of
+ * two operands (ldexp(x, n) is x * 2**n with n read as an integer;
+ * logaddexp(x, y) is log(e**x + e**y), logaddexp2 log2(2**x + 2**y), each
+ * NumPy 1.24's npy_logaddexp evaluated with libm: runtime/elementwise.c); fmod is C's
  * remainder, with the sign of the dividend (an integer divisor of 0 gives
  * 0); gcd and lcm take integers (lcm is |a / gcd(a, b) * b|, wrapping as
  * NumPy's does); left_shift and right_shift take integers, and a shift by a
@@ -696,6 +698,8 @@ typedef enum hop_sort_kind {
     X(fmod, 2, BINARY, BINARY, R, 4)                                                               \
     X(nextafter, 2, BINARY, BINARY, R, 1)                                                          \
     X(ldexp, 2, BINARY, BINARY, R, 1)                                                              \
+    X(logaddexp, 2, BINARY, BINARY, R, 16)                                                         \
+    X(logaddexp2, 2, BINARY, BINARY, R, 16)                                                        \
     X(gcd, 2, BINARY, BINARY, R, 4)                                                                \
     X(lcm, 2, BINARY, BINARY, R, 4)                                                                \
     X(left_shift, 2, BINARY, BINARY, R, 1)                                                         \

@@ -176,6 +176,12 @@ HOP_PY_UNARY_OPS(HOP_PY_DEF_UNARY)
     X(ldexp, "input * 2 ** other with other read as an integer, elementwise (int operands "       \
       "give float32)." HOP_PY_BROADCAST, "hop.tensor([1.0, 3.0])", "hop.tensor([3, -1])",         \
       "hop.tensor([8. , 1.5])")                                                                                    \
+    X(logaddexp, "log(exp(input) + exp(other)) without overflow, elementwise, as NumPy's "      \
+      "logaddexp (int operands give float32)." HOP_PY_BROADCAST, "hop.tensor([0.0, 1.0])", "0.0",  \
+      "hop.tensor([0.6931472, 1.3132617])")                                                        \
+    X(logaddexp2, "log2(2 ** input + 2 ** other) without overflow, elementwise, as NumPy's "    \
+      "logaddexp2 (int operands give float32)." HOP_PY_BROADCAST, "hop.tensor([1.0, 3.0])",      \
+      "1.0", "hop.tensor([2.      , 3.321928])")                                               \
     X(gcd, "The greatest common divisor of |input| and |other|, elementwise (int tensors)."       \
       HOP_PY_BROADCAST, "hop.tensor([12, -18])", "8", "hop.tensor([4, 2])")                                     \
     X(lcm, "The least common multiple of |input| and |other|, elementwise (int tensors)."         \

@@ -8,7 +8,8 @@
  * index shapes, strided inputs, HOP_INDEX for an index out of range), the
  * dynamic indexing ops (a start read from a tensor, clamped), and the
  * ufuncs of #29: hyperbolic and inverse trig functions, cbrt, i0/i1,
- * arctan2 hypot copysign nextafter fmod ldexp, gcd lcm and shifts, put
+ * arctan2 hypot copysign nextafter fmod ldexp, logaddexp and logaddexp2
+ * (NumPy's bits), gcd lcm and shifts, put
  * (set, add, and the combine codes of ufunc.at), searchsorted and bitcast.
  */
 #include "test_runtime_util.h"
@@ -348,6 +349,39 @@ test_two_operand_float_functions(void **state)
     RELEASE(a, b, at, hy, cs, na, fm, n, ld, big, e, lb, i, ai);
 }
 
+/* logaddexp and logaddexp2 give NumPy 1.24's bits (its values below): equal
+ * operands, infinities of one sign and of both, a NaN, a difference whose
+ * exp underflows; float32 computes in float32 (NumPy's 2.3132617f, where
+ * hop's former composition gave 2.3132615f) and float16 in float32, rounded
+ * once; int operands give float32. */
+static void
+test_logaddexp_is_numpys_npy_logaddexp(void **state)
+{
+    (void)state;
+    hop_tensor *a =
+        make(HOP_F64, 1, SIZES(8), (double[]){1, -INFINITY, INFINITY, INFINITY, NAN, 0, 1000, -3});
+    hop_tensor *b = make(HOP_F64, 1, SIZES(8),
+                         (double[]){2, -INFINITY, -INFINITY, INFINITY, 1, 0, -1000, -3.5});
+    hop_tensor *e = OP(logaddexp, TA(a), TA(b));
+    CHECK(e, HOP_F64, (8), 0x1.2818f57f7d825p+1, -INFINITY, INFINITY, INFINITY, NAN,
+          0x1.62e42fefa39efp-1, 1000, -0x1.43517204947f4p+1);
+    hop_tensor *e2 = OP(logaddexp2, TA(a), TA(b));
+    CHECK(e2, HOP_F64, (8), 0x1.4ae00d1cfdeb4p+1, -INFINITY, INFINITY, INFINITY, NAN, 1, 1000,
+          -0x1.1d3dbdc9e5505p+1);
+    hop_tensor *a32 = make(HOP_F32, 1, SIZES(1), (double[]){1});
+    hop_tensor *f = OP(logaddexp, TA(a32), FA(2));
+    CHECK(f, HOP_F32, (1), 0x1.2818f6p+1);
+    hop_tensor *f2 = OP(logaddexp2, TA(a32), FA(2));
+    CHECK(f2, HOP_F32, (1), 0x1.4ae00cp+1);
+    hop_tensor *a16 = make(HOP_F16, 1, SIZES(1), (double[]){1});
+    hop_tensor *h = OP(logaddexp, TA(a16), FA(2));
+    CHECK(h, HOP_F16, (1), 0x1.28p+1);
+    hop_tensor *i = make(HOP_I32, 1, SIZES(2), (double[]){1, 2});
+    hop_tensor *ei = OP(logaddexp, TA(i), IA(1));
+    assert_int_equal(ei->dtype, HOP_F32);
+    RELEASE(a, b, e, e2, a32, f, f2, a16, h, i, ei);
+}
+
 /* NumPy's integer semantics: fmod and gcd/lcm on magnitudes, zero divisors
  * give 0, shifts by counts outside [0, width) give 0 or -1. */
 static void
@@ -493,6 +527,7 @@ main(void)
         cmocka_unit_test(test_hyperbolic_and_inverse_trig_functions_match_libm),
         cmocka_unit_test(test_bessel_i0_and_i1_follow_the_cephes_series),
         cmocka_unit_test(test_two_operand_float_functions),
+        cmocka_unit_test(test_logaddexp_is_numpys_npy_logaddexp),
         cmocka_unit_test(test_integer_fmod_gcd_lcm_and_shifts),
         cmocka_unit_test(test_put_sets_or_accumulates_at_flat_indices),
         cmocka_unit_test(test_put_combines_in_values_dtype_in_index_order),
