@@ -36,26 +36,6 @@ def _isinf(x):
     return _C.eq(_C.abs(x), math.inf)
 
 
-def _logaddexp(a, b):
-    # NumPy's npy_logaddexp: a == b first (infinities of one sign), then
-    # tmp = a - b compared with 0, whose ordered comparison of a NaN raises
-    # FE_INVALID (NumPy's "invalid value encountered in logaddexp" for a
-    # NaN operand: hop's gt raises it the same way), a NaN tmp itself
-    tmp = a - b
-    pos = _C.gt(tmp, 0.0)
-    r = _C.where(pos, a + _C.log1p(_C.exp(-tmp)), b + _C.log1p(_C.exp(tmp)))
-    return _C.where(_C.eq(a, b), a + math.log(2.0), _C.where(_C.ne(tmp, tmp), tmp, r))
-
-
-def _logaddexp2(a, b):
-    # (NumPy's npy_logaddexp2: as _logaddexp, in base 2)
-    tmp = a - b
-    pos = _C.gt(tmp, 0.0)
-    r = _C.where(pos, a + _C.log1p(_C.exp2(-tmp)) / math.log(2.0),
-                 b + _C.log1p(_C.exp2(tmp)) / math.log(2.0))
-    return _C.where(_C.eq(a, b), a + 1.0, _C.where(_C.ne(tmp, tmp), tmp, r))
-
-
 def _fmax(a, b):
     return _C.where(_isnan(a), b, _C.where(_isnan(b), a, _C.maximum(a, b)))
 
@@ -243,8 +223,8 @@ UFUNCS = {
     "greater_equal": (2, _C.ge), "logical_and": (2, _C.logical_and),
     "logical_or": (2, _C.logical_or), "logical_xor": (2, _C.ne),
     "bitwise_and": (2, _C.bitwise_and), "bitwise_or": (2, _C.bitwise_or),
-    "bitwise_xor": (2, _C.bitwise_xor), "logaddexp": (2, _logaddexp),
-    "logaddexp2": (2, _logaddexp2), "matmul": (2, _matmul),
+    "bitwise_xor": (2, _C.bitwise_xor), "logaddexp": (2, _C.logaddexp),
+    "logaddexp2": (2, _C.logaddexp2), "matmul": (2, _matmul),
     "negative": (1, _C.neg), "positive": (1, _positive), "absolute": (1, _C.abs),
     "fabs": (1, _C.abs), "sign": (1, _C.sign), "sqrt": (1, _C.sqrt), "square": (1, _square),
     "reciprocal": (1, _reciprocal), "exp": (1, _C.exp), "exp2": (1, _C.exp2),
@@ -276,7 +256,7 @@ _TWO_OUT = {"modf": (1, _modf), "frexp": (1, _frexp)}
 _DIRECT = {_C.add, _C.sub, _C.mul, _C.div, _C.floor_divide, _C.remainder, _power, _C.maximum,
            _C.minimum, _C.eq, _C.ne, _C.lt, _C.le, _C.gt, _C.ge, _C.bitwise_and, _C.bitwise_or,
            _C.bitwise_xor, _C.arctan2, _C.hypot, _C.copysign, _C.fmod, _C.nextafter, _C.ldexp,
-           _C.gcd, _C.lcm, _C.left_shift, _C.right_shift}
+           _C.gcd, _C.lcm, _C.left_shift, _C.right_shift, _C.logaddexp, _C.logaddexp2}
 # Ufuncs whose loop reads its inputs in the common dtype of the inputs (the
 # result is bool): comparisons; and the logical ones, which read bools.
 _COMPARE = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
