@@ -14,6 +14,7 @@ import pytest
 import hop
 import hop.numpy as hnp
 from numpy_diff import assert_numpys_bits_and_warnings
+from hop import _exact
 
 DTYPES = [np.float16, np.float32, np.float64]
 NAMES = ["logaddexp", "logaddexp2"]
@@ -167,3 +168,23 @@ def test_logaddexp_grad_under_vmap_and_compile(name):
     np.testing.assert_allclose(compiled(hop.asarray(a), hop.asarray(b)).numpy(), whole,
                                rtol=1e-15)
 
+
+def test_a_logaddexp_handed_to_python_stays_compiled():
+    # its bits are NumPy's (_exact counts it so), so the print at the break
+    # does not need the part before it to run in Python (an exp does)
+    def f(x, y):
+        z = np.logaddexp2(np.logaddexp(x, y), y)
+        print(float(z[0]))
+        return z
+
+    def g(x, y):
+        z = np.exp(x) + y
+        print(float(z[0]))
+        return z
+
+    a, b = np.array([0.3, 2.0]), np.array([1.5, -40.0])
+    for fn, in_python in ((f, False), (g, True)):
+        cf = hop.compile(fn)
+        np.testing.assert_array_equal(cf(a, b), fn(a, b))
+        assert ("the part before it runs in Python" in cf.explain()) is in_python, cf.explain()
+    assert {"logaddexp", "logaddexp2"} <= _exact._EXACT
