@@ -431,6 +431,28 @@ def _out_value(x):
 _SYMBOL = re.compile(r"[A-Za-z_]\w*")
 
 
+def _same_leaves(r, out_spec):
+    """[(leaf index, ("arg", path) or ("obj", it))] of the caller's objects
+    a result returns as themselves (_Results.same) when each is a leaf of
+    out_spec and none is another's repeat (_Results.again); () otherwise."""
+    if r.again:
+        return ()
+    out = []
+    for path, how in r.same.items():
+        if how[0] not in ("arg", "obj"):
+            return ()
+        spec, i = out_spec, 0
+        for k in path:
+            if spec.kind in ("leaf", "none"):
+                return ()
+            i += sum(c.num_leaves() for c in spec.children[:k])
+            spec = spec.children[k]
+        if spec.kind != "leaf":
+            return ()
+        out.append((i, how))
+    return out
+
+
 def _call_tree(args, kwargs):
     """The structure of a call's arguments: the positional ones as a tuple,
     and with keyword arguments (args, {keyword: value}) in the call's keyword
@@ -1304,6 +1326,10 @@ class _Runner:
             all(c == LEAF for c in spec.children) and not self.kw and \
             not any(self.as_array) and not aliased and not self._order and \
             self.writeback is None else None
+        # finish's caller's objects that are leaves of the result: [(leaf
+        # index, ("arg", path) or ("obj", it))], () when another kind is
+        # (_same_leaves); None until finish first needs it
+        self._same_leaves = None
         # Arguments _C._EffectsCall takes as they are (_compile._effects_call),
         # an aliased plan's with its pattern (alias)
         self.flat_in = flat_in and not self._order and self.writeback is None
@@ -1539,6 +1565,14 @@ class _Runner:
             return unflatten(leaves, self.out_spec)
         # the caller's own objects, returned as themselves (eager: f(d) is d)
         tree = _call_tree(args, kwargs)
+        if self._same_leaves is None:
+            self._same_leaves = _same_leaves(r, self.out_spec)
+        if self._same_leaves:
+            # each a leaf of the result (a break's locals holding an
+            # argument): put in place of its leaf, no rebuild around it
+            for i, (kind, ref) in self._same_leaves:
+                leaves[i] = subtree(tree, self.spec, ref) if kind == "arg" else ref
+            return unflatten(leaves, self.out_spec)
         made = {}
         return unflatten_with(leaves, self.out_spec, {
             p: functools.partial(subtree, tree, self.spec, a[1]) if a[0] == "arg" else

@@ -287,3 +287,23 @@ def test_no_region_runs_in_the_concrete_interpreter_once_copied(monkeypatch):
     for _ in range(3):
         np.testing.assert_array_equal(cf(X).numpy(), f(X).numpy())
     assert len(regions) >= 2
+
+
+def test_the_callers_objects_come_back_as_themselves_after_a_break():
+    # (the break's plan returns its locals, which hold the arguments: each
+    # put back as itself, _trace._same_leaves)
+    def f(x, items, k):
+        y = x * 2
+        for i in range(k):
+            y = y + float(y[0])
+        items.append(len(items))
+        return x, items, y
+
+    cf = hop.compile(f)
+    for k in (2, 3, 2):
+        items = [7]
+        got = cf(X, items, k)
+        want = f(X, [7], k)
+        assert got[0] is X and got[1] is items and items == want[1]
+        np.testing.assert_array_equal(got[2].numpy(), want[2].numpy())
+    assert cf.eager_calls == 0
