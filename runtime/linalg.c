@@ -12,9 +12,9 @@
  * umath_linalg calls: gesv (solve, inv: a solve against the identity),
  * getrf (det, slogdet), potrf (cholesky, the lower triangle), geqrf with
  * orgqr/ungqr (qr; geqrf alone for qr_raw), gesdd (svd), syevd/heevd (eigh; the lower triangle
- * unless `upper`), geev (eig: right eigenvectors only), gelsd (lstsq).  Errors are NumPy's LinAlgError messages as
- * HOP_LINALG: "Singular matrix", "Matrix is not positive definite", "SVD did not converge",
- * "Eigenvalues did not converge".
+ * unless `upper`), geev (eig: right eigenvectors only), gelsd (lstsq).  Errors are NumPy's
+ * LinAlgError messages as HOP_LINALG: "Singular matrix", "Matrix is not positive definite", "SVD
+ * did not converge", "Eigenvalues did not converge".
  */
 #include "runtime/runtime.h"
 

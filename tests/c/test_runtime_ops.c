@@ -1509,10 +1509,10 @@ test_clone_makes_a_contiguous_copy(void **state)
  * programs brought (floor_divide ... take), in test_numpy_ops.c, and for
  * the complex, linalg and fft ops (real ... linalg_eig, irfft) in test_numpy_ops.c's
  * complex test and tests/python/test_numpy_linalg.py and
- * test_numpy_fft.py, linalg_qr_raw in tests/python/test_numpy_gaps_s34.py, linalg_lstsq in tests/python/test_numpy_linalg_lstsq_gelsd.py, bitcast in
- * test_numpy_ops.c, fail_if in test_check.c and masked_sum in
- * tests/python/test_numpy_masked_sum.py; this keeps the list
- * honest when ops are added. */
+ * test_numpy_fft.py, linalg_qr_raw in tests/python/test_numpy_gaps_s34.py, linalg_lstsq in
+ * tests/python/test_numpy_linalg_lstsq_gelsd.py, bitcast in test_numpy_ops.c, fail_if in
+ * test_check.c and masked_sum in tests/python/test_numpy_masked_sum.py; this keeps the list honest
+ * when ops are added. */
 static void
 test_every_op_of_the_table_is_covered(void **state)
 {
