@@ -30,8 +30,9 @@ propagates as eagerly; a path that leaves the region another way (an
 exception handler past it) runs on in Python to the function's end, which is
 eager's answer too.  Code this cannot copy returns None and the region runs
 in the concrete interpreter as before: the code's own cells (a variable a
-nested function reads or writes), a generator or coroutine, a region starting where there is no room for the
-entry's jump, an exit without room for its own."""
+nested function reads or writes), a generator or coroutine, a region
+starting where there is no room for the entry's jump, an exit without room
+for its own."""
 
 import dis
 import opcode
@@ -39,7 +40,7 @@ import sys
 
 __all__ = ["EXIT", "region"]
 
-EXIT = object()  # the first item of an epilogue's (EXIT, index, locals) return
+EXIT = object()  # an epilogue returns ((EXIT, the exit's index), locals())
 
 _OP = dis.opmap
 _CACHES = opcode._inline_cache_entries
@@ -49,14 +50,15 @@ _VARARGS = 0x04 | 0x08
 _NO_FALL = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP_FORWARD", "JUMP_BACKWARD",
             "JUMP_BACKWARD_NO_INTERRUPT"}
 
-_REGIONS = {}  # (code, pc, until, bound) -> function or None
+_REGIONS = {}  # (code, pc, until, bound) -> the copy's code object, or None
 
 
 def region(code, pc, until, bound):
-    """The function that runs code's instructions (dis indices, CACHE
+    """The code object that runs code's instructions (dis indices, CACHE
     entries not counted) from pc with the locals bound (a tuple of names,
-    the others unbound), returning (EXIT, index, locals) at an exit past
-    until (the module's text), or None where the code cannot be copied."""
+    the others unbound), its every local a positional parameter, returning
+    ((EXIT, index), locals()) at an exit past until (the module's text), or
+    None where the code cannot be copied."""
     key = (code, pc, until, bound)
     fn = _REGIONS.get(key, False)
     if fn is False:
@@ -150,8 +152,8 @@ def _make(code, pc, until, bound):
     def here():
         return len(raw) + len(tail)
 
-    # the entry: offset 2 jumps to the prologue, which deletes the unbound
-    # locals and jumps to pc
+    # the entry: the instruction after RESUME jumps to the prologue, which
+    # deletes the unbound locals and jumps to pc
     entry_at, start = ins[first].offset, ins[pc].offset
     prologue = here()
     entry = _jump(_OP["JUMP_FORWARD"], entry_at, prologue)

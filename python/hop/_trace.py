@@ -431,6 +431,12 @@ def _out_value(x):
 _SYMBOL = re.compile(r"[A-Za-z_]\w*")
 
 
+def _fits_static(leaf, static):
+    """Whether a call's argument leaf is the trace's constant static: the
+    same object, or a value equal to it and of its type (_guards)."""
+    return leaf is static or (_guards.is_value(static) and _guards.same_value(leaf, static))
+
+
 def _same_leaves(r, out_spec):
     """[(leaf index, ("arg", path) or ("obj", it))] of the caller's objects
     a result returns as themselves (_Results.same) when each is a leaf of
@@ -1284,7 +1290,8 @@ class _Runner:
         # The common call, fn(t1, ..., tn) on hop.Tensors returning tensors,
         # skips flattening and rebuilding (most of a small plan's call cost).
         spec, out_spec, template, plan = self.spec, self.out_spec, self.template, self.plan
-        flat = spec.kind == "tuple" and all(c == LEAF for c in spec.children) and not self.kw
+        flat = flat_args = spec.kind == "tuple" and all(c == LEAF for c in spec.children) and \
+            not self.kw
         # (hop.Tensors only, positional, each its own leaf or, for the bound
         # calls, an earlier one's object: _Alias, checked in C by the pattern)
         alias = tuple(s.i if type(s) is _Alias else -1 for s in self.statics)
@@ -1322,10 +1329,8 @@ class _Runner:
         # (a break's plan returns the caller's own objects): the statics,
         # checked here without flattening (_mixed_tensors); None: not this
         # call
-        self._mixed = tuple(self.statics) if spec.kind == "tuple" and \
-            all(c == LEAF for c in spec.children) and not self.kw and \
-            not any(self.as_array) and not aliased and not self._order and \
-            self.writeback is None else None
+        self._mixed = tuple(self.statics) if flat_args and not any(self.as_array) and \
+            not aliased and not self._order and self.writeback is None else None
         # finish's caller's objects that are leaves of the result: [(leaf
         # index, ("arg", path) or ("obj", it))], () when another kind is
         # (_same_leaves); None until finish first needs it
@@ -1415,8 +1420,7 @@ class _Runner:
                                         f"{kinds[was_np]}")
                 tensors.append(t)
                 numpy_in.append(was_np)
-            elif not (leaf is static or (_guards.is_value(static) and
-                                         _guards.same_value(leaf, static))):
+            elif not _fits_static(leaf, static):
                 raise _C.GuardError(f"guard failed: the constant argument {static!r} "
                                     f"({type(static).__name__}) was traced but {leaf!r} "
                                     f"({type(leaf).__name__}) was given")
@@ -1507,7 +1511,7 @@ class _Runner:
                 if type(a) is not _C.Tensor:
                     return None
                 tensors.append(a)
-            elif not (a is s or (_guards.is_value(s) and _guards.same_value(a, s))):
+            elif not _fits_static(a, s):
                 return None
         return tensors
 

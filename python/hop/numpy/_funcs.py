@@ -671,46 +671,50 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind", _kind=No
 # included): 12-15 us a call less on small arrays, which the general path's
 # atleast_2d, casts and dispatch cost
 
-def _eager_join(arrays, axis, least):
-    """concatenate(arrays, axis) by the eager fast path, each array of fewer
-    than `least` dims (1 or 2) first viewed as NumPy's atleast_1d/_2d views
-    it (a[None, :]), or None."""
-    if not arrays:
+def _eager_views_joined(arrays, axis, key):
+    """concatenate(arrays, axis) by the eager fast path, each array first
+    viewed as a[key(a)] by indexing's (key(a) None: the array as it is;
+    False: not taken), or None."""
+    if not isinstance(arrays, (list, tuple)) or not arrays:
         return None
     views = []
     for a in arrays:
         if type(a) is not ndarray:
             return None
-        nd = a.ndim
-        if nd < least:
-            if nd == 0 or least == 1:
-                return None  # (a 0-d array's reshape: the general path's)
-            a = _eager_shape.getitem(a, (None, slice(None)))
+        k = key(a)
+        if k is False:
+            return None
+        if k is not None:
+            a = _eager_shape.getitem(a, k)
             if a is None:
                 return None
         views.append(a)
     return _eager_shape.concatenate(views, axis)
 
 
+def _eager_join(arrays, axis, least):
+    """concatenate(arrays, axis) by the eager fast path, each array of fewer
+    than `least` dims (1 or 2) first viewed as NumPy's atleast_1d/_2d views
+    it (a[None, :]; a 0-d array's reshape is the general path's), or None."""
+    return _eager_views_joined(
+        arrays, axis, lambda a: None if a.ndim >= least else
+        (None, slice(None)) if a.ndim == 1 and least == 2 else False)
+
+
 def _eager_stack(arrays, axis):
     """stack(arrays, axis) by the eager fast path (NumPy's: each array
     viewed with a new axis at `axis`, then concatenate), or None."""
-    if not isinstance(arrays, (list, tuple)) or not arrays or \
-            builtins.any(type(a) is not ndarray for a in arrays):
+    if not isinstance(arrays, (list, tuple)) or not arrays or type(arrays[0]) is not ndarray:
         return None
     shape = arrays[0].shape
     nd = len(shape)
-    if not -nd - 1 <= axis <= nd or builtins.any(a.shape != shape for a in arrays):
+    if not -nd - 1 <= axis <= nd:
         return None  # (NumPy's errors: the general path's)
     axis = axis + nd + 1 if axis < 0 else axis
     key = (slice(None),) * axis + (None,)
-    views = []
-    for a in arrays:
-        v = _eager_shape.getitem(a, key)
-        if v is None:
-            return None
-        views.append(v)
-    return _eager_shape.concatenate(views, axis)
+    # (arrays of another shape: NumPy's error, the general path's)
+    return _eager_views_joined(
+        arrays, axis, lambda a: key if a.shape == shape else False)
 
 
 def _arrays_arg(tup, what):
