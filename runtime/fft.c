@@ -10,8 +10,10 @@
  * made with FFTW_ESTIMATE (no timing runs, so a plan is the same on every
  * run and cheap to make) and FFTW_UNALIGNED, and kept in a small cache keyed
  * by (kind, precision, n, outer, inner); the planner is not thread-safe, so
- * making and caching plans holds a lock, while executing a cached plan on
- * new arrays (fftw_execute_dft and friends) is safe on any thread.
+ * making, caching and destroying plans holds a lock, while executing a
+ * cached plan on new arrays (fftw_execute_dft and friends) is safe on any
+ * thread.  A plan counts its holders (the cache and each running transform):
+ * one evicted while another thread runs it is destroyed by the last.
  * Scaling (norm: 1, 1/sqrt(n), 1/n) multiplies the result afterwards.
  * c2r transforms destroy their input, which is why irfft copies it first.
  */
@@ -21,6 +23,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #undef complex
 #undef I
 
@@ -32,15 +35,36 @@ typedef struct plan_key {
     int64_t n, outer, inner;
 } plan_key;
 
+/* A plan and its holders: the cache (while it keeps it) and each transform
+ * running it; destroyed by the last to let go. */
+typedef struct held_plan {
+    void *plan; /* fftw_plan or fftwf_plan */
+    bool dbl;
+    int holders;
+} held_plan;
+
 typedef struct plan_entry {
     plan_key key;
-    void *plan; /* fftw_plan or fftwf_plan */
+    held_plan *held;
     uint64_t used;
 } plan_entry;
 
 static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
 static plan_entry cache[CACHE];
 static uint64_t clock_;
+
+/* One holder lets go of h; plan_lock held. */
+static void
+let_go_locked(held_plan *h)
+{
+    if (--h->holders > 0)
+        return;
+    if (h->dbl)
+        fftw_destroy_plan(h->plan);
+    else
+        fftwf_destroy_plan(h->plan);
+    free(h);
+}
 
 static bool
 same_key(const plan_key *a, const plan_key *b)
@@ -92,33 +116,47 @@ make_plan(const plan_key *k, void *in, void *out)
     }
 }
 
-/* The cached plan of key (made over in/out when missing); NULL when FFTW
- * cannot plan it. */
-static void *
-get_plan(const plan_key *k, void *in, void *out)
+/* The cached plan of key (made over in/out when missing), held for the
+ * caller until it calls let_go; NULL when FFTW cannot plan it, or (*nomem
+ * set) when there is no memory for its holder. */
+static held_plan *
+get_plan(const plan_key *k, void *in, void *out, bool *nomem)
 {
     pthread_mutex_lock(&plan_lock);
     plan_entry *slot = &cache[0];
     for (int i = 0; i < CACHE; i++) {
-        if (cache[i].plan != NULL && same_key(&cache[i].key, k)) {
+        if (cache[i].held != NULL && same_key(&cache[i].key, k)) {
             cache[i].used = ++clock_;
-            void *p = cache[i].plan;
+            held_plan *h = cache[i].held;
+            h->holders++;
             pthread_mutex_unlock(&plan_lock);
-            return p;
+            return h;
         }
-        if (cache[i].plan == NULL || cache[i].used < slot->used)
+        if (cache[i].held == NULL || cache[i].used < slot->used)
             slot = &cache[i];
     }
-    void *p = make_plan(k, in, out);
-    if (p != NULL) {
-        /* An evicted plan may still run on another thread: it is leaked
-         * rather than destroyed (at most one per eviction, a few KB). */
-        slot->key = *k;
-        slot->plan = p;
-        slot->used = ++clock_;
+    held_plan *h = malloc(sizeof *h);
+    *nomem = h == NULL;
+    void *p = h ? make_plan(k, in, out) : NULL;
+    if (p == NULL) {
+        free(h);
+        pthread_mutex_unlock(&plan_lock);
+        return NULL;
     }
+    *h = (held_plan){p, k->dbl, 2}; /* the cache and the caller */
+    if (slot->held != NULL)         /* evicted: destroyed now, or by its last runner */
+        let_go_locked(slot->held);
+    *slot = (plan_entry){*k, h, ++clock_};
     pthread_mutex_unlock(&plan_lock);
-    return p;
+    return h;
+}
+
+static void
+let_go(held_plan *h)
+{
+    pthread_mutex_lock(&plan_lock);
+    let_go_locked(h);
+    pthread_mutex_unlock(&plan_lock);
 }
 
 static void
@@ -229,14 +267,18 @@ hop__fft_run(const hop__call *c, const hop__imem *mem, hop_tensor *out)
         gather(x, dim, k.kind == 3 ? h : n, block, in_dt);
         in = block;
     }
-    void *p = get_plan(&k, in, out->data);
+    bool nomem = false;
+    held_plan *p = get_plan(&k, in, out->data, &nomem);
     if (p == NULL) {
         if (mem == NULL)
             hop_free(block);
+        if (nomem)
+            return hop_error(HOP_NOMEM, "%s: out of memory", c->info->name);
         return hop_error(HOP_RUNTIME, "%s: FFTW could not plan a transform of length %lld",
                          c->info->name, (long long)n);
     }
-    execute(&k, p, in, out->data);
+    execute(&k, p->plan, in, out->data);
+    let_go(p);
     if (mem == NULL)
         hop_free(block);
     double s = norm == 2 ? 1.0 / (double)n : norm == 1 ? 1.0 / sqrt((double)n) : 1.0;

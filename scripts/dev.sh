@@ -139,9 +139,12 @@ install_python() { # dir
 # is CPython, and every object went through ASan's allocator), its arenas
 # taken from malloc (the preloaded hop_pymalloc_arenas) so that LeakSanitizer
 # sees what live objects hold; hop's blocks come from malloc and are checked.
+# A 16 MB quarantine of freed blocks, not ASan's 256 MB: each worker frees
+# gigabytes, and the large one kept its heap's pages faulting in (the pass
+# 138 -> 117 s; docs/RELIABILITY.md says what the shorter window costs).
 sanitized_python() {
     LD_PRELOAD="$(gcc -print-file-name=libasan.so) $SANITIZE_DIR/python/libhop_pymalloc_arenas.so" \
-        ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2 \
+        ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2:quarantine_size_mb=16 \
         LSAN_OPTIONS="suppressions=$PWD/.ci/lsan.supp:print_suppressions=0" \
         HOP_TEST_BUDGET=sanitize $PYTHON "$@"
 }

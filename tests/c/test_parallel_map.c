@@ -10,6 +10,11 @@
  * batched reserves nothing for the batched body, and one that fits takes it
  * and is exact; an allocation-failure sweep over lower + run on 2 threads.  Also: the runtime frees
  * a thread's eager state when the thread exits.
+ *
+ * Under valgrind (HOP_TEST_SCALE set) the thread counts that only repeat a
+ * path another test of this file (or another file) runs are left out:
+ * every plan here runs on the pool, and the 40,000-row runs on one thread
+ * once (where this file took 78 s of the valgrind phase's 242 CPU-s).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
@@ -32,6 +37,9 @@ long hop__parmap_runs(void);
 #include <string.h>
 
 /* ------------------------------------------------------------ helpers */
+
+/* Set by HOP_TEST_SCALE (valgrind, scripts/dev.sh): see the header. */
+static bool under_valgrind;
 
 /* by_rows: every map row by row (the parallel row loop under test); else
  * a batchable body runs once over all rows. */
@@ -271,11 +279,14 @@ test_parallel_map_matches_sequential_and_eager_on_every_body(void **state)
     (void)state;
     static const int threads[] = {1, 2, 4};
     static const int64_t rows[] = {2, 3, 37, 2500};
+    /* under valgrind 2 and 4 threads: one thread is the sequential row loop
+     * every other plan test runs */
+    size_t first = under_valgrind ? 1 : 0;
     for (kind k = 0; k < NKINDS; k++) {
         prog p;
         size_t nout;
         hop_output_graph *og = program(k, &p, &nout);
-        for (size_t ti = 0; ti < LEN(threads); ti++) {
+        for (size_t ti = first; ti < LEN(threads); ti++) {
             hop_runtime_set_threads(threads[ti]);
             for (size_t ri = 0; ri < LEN(rows); ri++) {
                 hop_tensor *in[3];
@@ -492,7 +503,9 @@ test_a_map_run_row_by_row_reserves_nothing_for_its_batched_body(void **state)
     (void)state;
     prog pr;
     hop_output_graph *og = fit_program(&pr);
-    for (int threads = 1; threads <= 2; threads++) {
+    /* under valgrind 2 threads only: the next test runs the 40,000 rows on
+     * one */
+    for (int threads = under_valgrind ? 2 : 1; threads <= 2; threads++) {
         hop_runtime_set_threads(threads);
         hop_plan *p = lower(og, true, false);
         char *dump = hop_plan_dump(p);
@@ -542,7 +555,8 @@ test_a_map_run_that_fits_takes_the_batched_body_and_is_exact(void **state)
     prog pr;
     hop_output_graph *og = fit_program(&pr);
     int64_t rows = 1000;
-    for (int threads = 1; threads <= 2; threads++) {
+    /* under valgrind 1 thread only: the last test ran the 40,000 rows on 2 */
+    for (int threads = 1; threads <= (under_valgrind ? 1 : 2); threads++) {
         hop_runtime_set_threads(threads);
         hop_plan *p = lower(og, true, false), *by_rows = lower(og, true, true);
         hop_tensor *in[2], *big[2], *want[1], *got[1];
@@ -805,6 +819,7 @@ test_a_thread_that_ran_eager_ops_frees_its_state_when_it_exits(void **state)
 int
 main(void)
 {
+    under_valgrind = getenv("HOP_TEST_SCALE") != NULL;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parallel_map_matches_sequential_and_eager_on_every_body),
         cmocka_unit_test(test_rows_around_the_parallel_threshold_match_eager),

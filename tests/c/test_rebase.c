@@ -436,6 +436,10 @@ check_steady_runs(hop_body_fn body)
         inputs(rows[r], in);
         assert_int_equal(hop_graph_eval(og, in, 4, &want, 1), HOP_OK);
         for (size_t t = 0; t < LEN(threads); t++) {
+            /* under valgrind one pool size, the larger: a pool of 2 runs
+             * the same code with fewer workers */
+            if (scale_div > 1 && threads[t] == 2)
+                continue;
             hop_runtime_set_threads(threads[t]);
             hop_plan *p = lower(og);
             hop_tensor *out = hop_tensor_zeros(HOP_F32, 2, (int64_t[]){rows[r], COLS});
