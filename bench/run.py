@@ -602,8 +602,8 @@ def r_np_eager_create():
 
 
 @row("np_eager_join", "eager hop.numpy joins and products vs NumPy (hstack, vstack, stack, "
-                     "outer, einsum 'i,i', 'ij,j->i', 'ij,jk'; hnp.f and np.f; 16 float64, "
-                     "16x16)", "<= 2x NumPy")
+                     "outer, einsum 'i,i' (hnp and np), 'ij,j->i', 'ij,jk'; hnp.f and np.f; "
+                     "16 float64, 16x16)", "<= 2x NumPy")
 def r_np_eager_join():
     import hop.numpy as hnp
     one_thread()
@@ -615,6 +615,7 @@ def r_np_eager_join():
              "stack": (lambda: hnp.stack([a, a], 1), lambda: np.stack([an, an], 1)),
              "outer": (lambda: hnp.outer(a, a), lambda: np.outer(an, an)),
              "einsum_dot": (lambda: hnp.einsum("i,i", a, a), lambda: np.einsum("i,i", an, an)),
+             "np_einsum_dot": (lambda: np.einsum("i,i", a, a), lambda: np.einsum("i,i", an, an)),
              "einsum_mv": (lambda: hnp.einsum("ij,j->i", m, a),
                            lambda: np.einsum("ij,j->i", mn, an)),
              "einsum_mm": (lambda: hnp.einsum("ij,jk", m, m), lambda: np.einsum("ij,jk", mn, mn))}

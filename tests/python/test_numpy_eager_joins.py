@@ -120,17 +120,60 @@ def test_einsum_keywords_as_numpy_on_every_call(kw):
     _check(lambda m, a, c: m.einsum("ij,jk", a, c, **kw), (f64, f32), layout=False)
 
 
+def _decisions():
+    """How many distinct decisions einsum keeps (an eager call of exact
+    hop.numpy arrays keeps its decision under a second, shorter key too)."""
+    return len({id(v) for v in _products._EINSUM_PLANS.values()})
+
+
 def test_einsum_keeps_one_decision_per_subscripts_shapes_and_dtypes():
     _products._EINSUM_PLANS.clear()
     x, y = hnp.asarray(f64), hnp.asarray(f64[0])
     for _ in range(3):
         hnp.einsum("ij,j->i", x, y)
-    assert len(_products._EINSUM_PLANS) == 1
+    assert _decisions() == 1 and len(_products._EINSUM_PLANS) == 2
     hnp.einsum("ij,j->i", hnp.asarray(f32[:, :4].T.copy()), hnp.asarray(f32[0, :4]))
-    assert len(_products._EINSUM_PLANS) == 2
+    assert _decisions() == 2
     with pytest.raises(ValueError):
         hnp.einsum("ij,j->i", x, hnp.asarray(f64[:, 0]))  # a call that raised keeps nothing
-    assert len(_products._EINSUM_PLANS) == 2
+    assert _decisions() == 2
+    np.einsum("ij,j->i", x, y)  # NumPy's function on hop.numpy arrays: the same decision
+    hnp.einsum("ij,j->i", f64, f64[0])  # NumPy arrays: the general key's
+    assert _decisions() == 2 and len(_products._EINSUM_PLANS) == 4
+
+
+def test_einsum_by_the_short_key_decides_nothing_again(monkeypatch):
+    # the second call of exact hop.numpy arrays reads neither the subscripts
+    # nor the operands' checks: it runs the kept decision, with the answer of
+    # the first call bit for bit; a call with keywords takes the general key
+    _products._EINSUM_PLANS.clear()
+    a, c, ct = hnp.asarray(f64), hnp.asarray(f32), hnp.asarray(f32.T.copy())
+    cases = (("ij,jk", a, c), ("ij,jk->ki", a, c), ("ij,kj->ik", a, ct), ("i,i", c[0], c[1]))
+    first = [np.asarray(hnp.einsum(*case)) for case in cases]
+
+    def parse(*args):
+        raise AssertionError("parsed again")
+    monkeypatch.setattr(_products, "_einsum_parse", parse)
+    for case, want in zip(cases, first):
+        got = hnp.einsum(*case)
+        assert type(got) is hnp.ndarray and got.ndim == want.ndim
+        np.testing.assert_array_equal(np.asarray(got), want, strict=True)
+    for call in (lambda: hnp.einsum("ij,jk", a, c, dtype=np.float64),
+                 lambda: hnp.einsum("ij,jk", a, c, optimize=True)):
+        with pytest.raises(AssertionError, match="parsed again"):
+            call()
+
+
+def test_einsum_one_matmul_forms_are_one_matmul_op():
+    # 'ij,jk', 'ij,j->i', 'i,i' and a batch of matrices trace to one matmul
+    # of the operands as they are; a permuted output or operand adds its step
+    def ops(fn, *args):
+        gm = hop.trace(fn, *[hop.tensor(x) for x in args])
+        return [n.target for n in gm.graph.nodes if n.op == "call_op"]
+    for subs, args in (("ij,jk", (f64, f64.T)), ("ij,j->i", (f64, f64[0])),
+                       ("i,i", (f64[0], f64[0])), ("bij,bjk->bik", (bat, bat2))):
+        assert ops(lambda p, q: hnp.einsum(subs, p, q), *args) == ["matmul"], subs
+    assert "permute" in ops(lambda p, q: hnp.einsum("ij,kj->ik", p, q), f64, f64)
 
 
 def test_einsum_view_after_a_copy_of_the_same_key():

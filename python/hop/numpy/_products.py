@@ -371,8 +371,14 @@ def _einsum_reduce(t, subs, keep, k=0):
 
 def _einsum_pair_plan(shape_a, sa, shape_b, sb, keep):
     """How two operands of these shapes are contracted over their shared
-    indices that keep does not need, with one (batched) matmul
-    (_einsum_run_pair), and the shape and labels of the result."""
+    indices that keep does not need, with one matmul (_einsum_run_pair), and
+    the shape and labels of the result.  Each operand is permuted to
+    (batch, left, contract) and (batch, contract, right) and flattened to
+    those three sizes, but without a batch to a matrix, or to a vector where
+    its left or right is empty, so that the common forms are one plain
+    matmul ('ij,jk', 'ij,j', 'i,i'); the steps of sizes known to change
+    nothing (an identity permutation, an expand or a reshape to the shape
+    the operand has) are left out."""
     shared = [c for c in sa if c in sb]
     contract = [c for c in shared if c not in keep]
     batch = [c for c in shared if c in keep]
@@ -388,19 +394,46 @@ def _einsum_pair_plan(shape_a, sa, shape_b, sb, keep):
     ga, gb = batch + left + contract, batch + contract + right
     nb, nl, nk, nr = (_size([sizes[c] for c in g]) for g in (batch, left, contract, right))
     shape = [sizes[c] for c in batch + left + right]
-    return ([sa.index(c) for c in ga] if len(shape_a) > 1 else None,
-            [sb.index(c) for c in gb] if len(shape_b) > 1 else None,
-            [sizes[c] for c in ga], [sizes[c] for c in gb], (nb, nl, nk), (nb, nk, nr),
-            shape), shape, "".join(batch + left + right)
+    if batch:
+        mm_a, mm_b, mm = [nb, nl, nk], [nb, nk, nr], [nb, nl, nr]
+    else:
+        mm_a, mm_b = [nl, nk] if left else [nk], [nk, nr] if right else [nk]
+        mm = ([nl] if left else []) + ([nr] if right else [])
+    a = _einsum_operand_steps(shape_a, sa, ga, sizes, mm_a)
+    b = _einsum_operand_steps(shape_b, sb, gb, sizes, mm_b)
+    return (a, b, None if _same_sizes(mm, shape) else shape), shape, "".join(batch + left + right)
+
+
+def _same_sizes(a, b):
+    """Whether two size lists are known to be equal (ints, not symbols)."""
+    return len(a) == len(b) and builtins.all(type(m) is int and m == n for m, n in zip(a, b))
+
+
+def _einsum_operand_steps(shape, s, order, sizes, mm):
+    """The permutation, expand and reshape (each None where it would change
+    nothing) that take an operand of this shape and labels s to the matmul
+    operand of sizes mm."""
+    perm = [s.index(c) for c in order]
+    now = [shape[i] for i in perm]
+    want = [sizes[c] for c in order]
+    return (None if perm == list(range(len(shape))) else perm,
+            None if _same_sizes(now, want) else want,
+            None if _same_sizes(want, mm) else mm)
 
 
 def _einsum_run_pair(ta, tb, plan):
-    perm_a, perm_b, exp_a, exp_b, shape_a, shape_b, shape = plan
-    pa = ta.permute(*perm_a) if perm_a is not None else ta
-    pb = tb.permute(*perm_b) if perm_b is not None else tb
-    pa = pa.expand(*exp_a) if exp_a else pa
-    pb = pb.expand(*exp_b) if exp_b else pb
-    return _C.matmul(pa.reshape(*shape_a), pb.reshape(*shape_b)).reshape(shape)
+    a, b, shape = plan
+    t = _C.matmul(_einsum_run_operand(ta, a), _einsum_run_operand(tb, b))
+    return t.reshape(*shape) if shape is not None else t
+
+
+def _einsum_run_operand(t, steps):
+    perm, exp, mm = steps
+    if perm is not None:
+        t = t.permute(*perm)
+    if exp is not None:
+        t = t.expand(*exp)
+    return t.reshape(*mm) if mm is not None else t
 
 
 def _einsum_plan(ins, outs, shapes):
@@ -418,6 +451,15 @@ def _einsum_plan(ins, outs, shapes):
     last, shape, s = _einsum_reduce_plan(shape, s, set(outs))
     perm = [s.index(c) for c in outs] if s != outs and len(outs) > 1 else None
     return first, pairs, last, perm
+
+
+def _einsum_one_matmul(plan):
+    """Whether the plan is one matmul of the two operands as they are (no
+    reduction, permutation, expand or reshape): 'ij,jk', 'ij,j->i', 'i,i',
+    'bij,bjk->bik'."""
+    first, pairs, last, perm = plan
+    return not first and not last and perm is None and len(pairs) == 1 and \
+        not pairs[0][0] and pairs[0][1] == ((None, None, None), (None, None, None), None)
 
 
 def _einsum_run(ts, plan):
@@ -498,6 +540,10 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     if not arrays:
         raise ValueError("must specify the einstein sum subscripts string and at least one "
                          "operand")
+    fast, fast_ts = _einsum_fast_key(operands, out, dtype, casting, optimize, _kind)
+    got = _EINSUM_PLANS.get(fast) if fast is not None else None
+    if got is not None:
+        return _einsum_finish(ndarray, fast_ts, got, None)
     path = _einsum_optimize(optimize)
     kind = _kind or result_kind(arrays, ndarray)
     ts = [_t(a, "einsum") for a in arrays]
@@ -512,17 +558,53 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
         if view and outs and set(ins[0]) <= set(outs):
             return _einsum_view(kind, arrays[0], subscripts, ins[0], outs)
         dt, cdt = _einsum_dtypes(ts, dtype, casting)
+        same = builtins.all(_core.np_dtype(t) == cdt for t in ts) and dt == cdt
         ts = _einsum_cast(ts, dt, cdt)
-        got = dt, cdt, _einsum_plan(ins, outs, [tuple(t.shape) for t in ts])
+        plan = _einsum_plan(ins, outs, [tuple(t.shape) for t in ts])
+        got = dt, cdt, plan, same and _einsum_one_matmul(plan)
         if key is not None:
             if len(_EINSUM_PLANS) >= 512:
                 _EINSUM_PLANS.clear()
             _EINSUM_PLANS[key] = got
-    else:
-        ts = _einsum_cast(ts, got[0], got[1])
-    dt, _, plan = got
+            if fast is not None:
+                _EINSUM_PLANS[fast] = got
+        return _einsum_finish(kind, ts, got, out, cast=False)
+    return _einsum_finish(kind, ts, got, out)
+
+
+def _einsum_fast_key(operands, out, dtype, casting, optimize, _kind):
+    """The key of einsum's decisions for an eager call of a subscripts
+    string and two or more exact hop.numpy arrays with no keywords (their
+    shapes concrete), which einsum looks up before anything else (the
+    general key is ~3 us of reading the operands), and the arrays' tensors;
+    (None, None) for any other call.  Kept beside the general key of the
+    same decisions."""
+    if len(operands) < 3 or type(operands[0]) is not str or _kind not in (None, ndarray) or \
+            out is not None or dtype is not None or casting != "safe" or \
+            optimize is not False or _C.tracing() is not None:
+        return None, None
+    for a in operands[1:]:
+        if type(a) is not ndarray:
+            return None, None
+    ts = [a._t for a in operands[1:]]
+    return (operands[0], *[(t.shape, t.dtype) for t in ts]), ts
+
+
+def _einsum_finish(kind, ts, got, out, cast=True):
+    """einsum's result of operands ts by its decisions got (the operands
+    cast to the contraction's dtype unless cast is False: done)."""
+    dt, cdt, plan, one_matmul = got
+    if one_matmul:  # (the operands in their dtype; not bool)
+        t = _C.matmul(ts[0], ts[1])
+        return _out(kind, t, scalar=t.ndim == 0 and out is None, out=out, what="einsum")
+    if cast:
+        ts = _einsum_cast(ts, dt, cdt)
     t = _einsum_run(ts, plan)
     if dt == _np.dtype(bool):
         t = _C.ne(t, 0)
-    return _out(kind, _core.cast(t, dt).clone() if t.ndim else _core.cast(t, dt),
+    # a result that may share an operand's memory (one operand, or a
+    # permutation) is copied, C-ordered; a matmul's own result is not
+    fresh = plan[1] and plan[3] is None
+    t = _core.cast(t, dt)
+    return _out(kind, t.clone() if t.ndim and not fresh else t,
                 scalar=t.ndim == 0 and out is None, out=out, what="einsum")
