@@ -47,6 +47,8 @@ static PyObject *plans;          /* dict: (name, key[, key]) -> plan or None */
 static PyObject *planner;        /* _eager._plan(name, operands) -> plan or None */
 static PyObject *reduce_planner; /* _eager._reduce_plan(name, array, axis) -> plan or None */
 static PyObject *reduce_funcs;   /* dict: NumPy's function (np.sum) -> its reduction's name */
+static PyObject *array_funcs;    /* dict: NumPy's function -> hop.numpy's (_funcs.FUNCS) */
+static PyObject *kind_kwnames;   /* ("_kind",) */
 static PyObject *ufunc_names;    /* dict: ufunc -> its __name__, interned */
 PyObject *hop_py__np_cast;       /* _core.cast(tensor, numpy dtype) */
 /* This thread's count of reasons the fast path is off besides a trace: a
@@ -979,11 +981,41 @@ eager_array_ufunc_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, 
     return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
 }
 
+/* hop.numpy's function of NumPy's func called with positional args that
+ * are all exact hop.numpy arrays or strings (np.einsum("i,i", a, b)):
+ * impl(*args, _kind=ndarray), what _funcs.array_function calls for them,
+ * without its frames (~1 us).  Returns 1 when it called impl (*result its
+ * result, NULL with an exception if it raised; None is a result: np.copyto),
+ * 0 where that does not apply (another argument, no hop.numpy function, more
+ * than 8 arguments), -1 on an error of the lookup. */
+static int
+call_array_function(PyObject *func, PyObject *args, PyObject **result)
+{
+    PyObject *stack[9];
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (array_funcs == NULL || n > 8)
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = PyTuple_GET_ITEM(args, i);
+        if (Py_TYPE(a) != hop_py__np_type && !PyUnicode_CheckExact(a))
+            return 0;
+        stack[i] = a;
+    }
+    PyObject *impl = PyDict_GetItemWithError(array_funcs, func);
+    if (impl == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    stack[n] = (PyObject *)hop_py__np_type;
+    *result = PyObject_Vectorcall(impl, stack, (size_t)n, kind_kwnames);
+    return 1;
+}
+
 /* __array_function__(self, func, types, args, kwargs) of a reduction called
  * as func(a), func(a, axis) or func(a, axis=axis), of np.reshape,
  * np.concatenate, np.where, np.transpose or np.dot with positional arguments
  * (hop_py__np_shape_function), or of np.zeros_like(a), np.ones_like(a) or
- * np.empty_like(a) (hop_py__np_like_function) */
+ * np.empty_like(a) (hop_py__np_like_function); else, for positional
+ * arguments all hop.numpy arrays or strings, hop.numpy's function itself
+ * (call_array_function) */
 static PyObject *
 eager_array_function_call(EagerOpObject *op, PyObject *const *args, size_t nargsf,
                           PyObject *kwnames)
@@ -1017,6 +1049,9 @@ eager_array_function_call(EagerOpObject *op, PyObject *const *args, size_t nargs
         PyObject *r = name == NULL ? NULL : fast_reduce(name, PyTuple_GET_ITEM(args[3], 0), axis);
         if (r != NULL || PyErr_Occurred())
             return r;
+        int called = nkw == 0 ? call_array_function(args[1], args[3], &r) : 0;
+        if (called != 0)
+            return called > 0 ? r : NULL;
     }
     return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
 }
@@ -1491,7 +1526,28 @@ np_eager_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* _np_eager_functions(funcs): hop.numpy's functions by NumPy's
+ * ({np.einsum: _products.einsum, ...}, _funcs.FUNCS, read when called) for
+ * call_array_function. */
+static PyObject *
+np_eager_functions_set(PyObject *self, PyObject *funcs)
+{
+    (void)self;
+    if (!PyDict_CheckExact(funcs)) {
+        PyErr_SetString(PyExc_TypeError, "_np_eager_functions(funcs: dict)");
+        return NULL;
+    }
+    if (kind_kwnames == NULL && (kind_kwnames = Py_BuildValue("(s)", "_kind")) == NULL)
+        return NULL;
+    Py_XSETREF(array_funcs, Py_NewRef(funcs));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef np_eager_functions[] = {
+    {"_np_eager_functions", np_eager_functions_set, METH_O,
+     "_np_eager_functions(funcs): hop.numpy's functions by NumPy's (_funcs.FUNCS), which "
+     "ndarray.__array_function__ calls directly for arguments that are all hop.numpy arrays "
+     "or strings."},
     {"_np_eager", (PyCFunction)(void (*)(void))np_eager, METH_FASTCALL,
      "_np_eager(name, operands): NumPy ufunc `name` of hop.numpy operands by the eager fast "
      "path (hop.numpy._eager), or None when the general path must answer."},

@@ -277,3 +277,30 @@ def test_linspace_of_python_numbers_as_numpy(start, stop, num, kw):
             w = want
         assert got.dtype == w.dtype
         np.testing.assert_array_equal(np.asarray(got), w, strict=True)
+
+
+def test_numpys_function_on_hop_arrays_and_strings_calls_hop_numpys_once(monkeypatch):
+    # ndarray.__array_function__ (np_eager.c) calls hop.numpy's function
+    # itself for positional arguments that are all hop.numpy arrays or
+    # strings: once, with _kind=ndarray, its result (None too) or its error
+    # as it is; other calls reach it through _funcs.array_function as before
+    from hop.numpy import _funcs
+    calls = []
+
+    def fake(*args, _kind=None, **kwargs):
+        calls.append((len(args), _kind, kwargs))
+        if args[0] == "raise":
+            raise KeyError("from the implementation")
+        return None
+    monkeypatch.setitem(_funcs.FUNCS, np.einsum, fake)
+    a = hnp.asarray(f64[0])
+    assert np.einsum("i,i", a, a) is None
+    with pytest.raises(KeyError, match="from the implementation"):
+        np.einsum("raise", a)
+    np.einsum("i,i", a, a, optimize=False)  # a keyword: the general path
+    np.einsum("i,i", a, f64[0])  # a NumPy array: the general path
+    assert calls == [(3, hnp.ndarray, {}), (2, hnp.ndarray, {}),
+                     (3, hnp.ndarray, {"optimize": False}), (3, hnp.ndarray, {})]
+    monkeypatch.undo()
+    np.testing.assert_allclose(np.einsum("i,i", a, a), np.einsum("i,i", f64[0], f64[0]),
+                               rtol=1e-13)

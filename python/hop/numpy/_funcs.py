@@ -24,6 +24,10 @@ from . import _storage
 
 __all__ = []
 FUNCS = {}  # NumPy function -> implementation
+# ndarray.__array_function__ (np_eager.c) calls FUNCS[func](*args,
+# _kind=ndarray) itself for positional arguments that are all hop.numpy
+# arrays or strings, as array_function below would
+_C._np_eager_functions(FUNCS)
 PUBLIC = {}  # name in hop.numpy -> implementation (of every module that implements)
 
 
@@ -1757,11 +1761,6 @@ def array_function(func, types, args, kwargs, default=ndarray):
     """__array_function__ of hop.numpy arrays and hop.Tensor (and, default
     NumpyArg, hop.SymInt: symint_array_function)."""
     impl = FUNCS.get(func)
-    if impl is not None and not kwargs and default is ndarray and \
-            builtins.all(type(x) is ndarray or type(x) is str for x in args):
-        # (hop.numpy arrays and strings only: result_kind's answer, ndarray,
-        # without its walk; ~1 us of np.einsum("i,i", a, a))
-        return impl(*args, _kind=ndarray)
     vals = list(args) + list(kwargs.values())  # np.ediff1d(ary=a): arrays as keywords too
     kind = result_kind(vals, NumpyArg if builtins.any(type(x) is NumpyArg for x in vals)
                        else default)
