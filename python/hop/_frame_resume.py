@@ -99,10 +99,15 @@ class Break:
             stack[i] = _NULL
         fr = _frame_for(self.func, dict(zip(self.names, fast_vals)), stack, cell_vals)
         fr.kwnames = self.kwnames
+        return self._finish(None, fr, compile)
+
+    def _concrete(self, fr):
+        """The concrete interpreter on root frame fr (made where a resume
+        needs one: ~1 us, a tenth of a steady break's cost)."""
         t = _frame.Translator(self.func, [], set(), set(), concrete=True)
         t.root = fr
         t.depth = 1
-        return self._finish(t, fr, compile)
+        return t
 
     def _region(self, t, fr):
         """The code from pc until it has passed until with an empty stack,
@@ -118,7 +123,7 @@ class Break:
                 types.FunctionType(code, self.func.__globals__, fr.code.co_name, None,
                                    self.func.__closure__)
         if fn is None:
-            return t._execute(fr, self.pc, until=self.until)
+            return (t or self._concrete(fr))._execute(fr, self.pc, until=self.until)
         fast = fr.fast
         got = fn(*[fast.get(n) for n in fr.code.co_varnames])
         if type(got) is tuple and len(got) == 2 and type(got[0]) is tuple and \
@@ -132,38 +137,25 @@ class Break:
 
     def _finish(self, t, fr, compile):
         """The breaking instruction (or the region of until) in Python on
-        frame fr, then the resume."""
+        frame fr, then the resume (t: the concrete interpreter on fr, or
+        None to make one where it is needed)."""
         if self.until is None:
+            t = t or self._concrete(fr)
             got = t._execute(fr, self.pc, 1)  # the instruction itself, in Python
         else:
             got = self._region(t, fr)  # the loop, block, statement
         if got is not _PAUSED:
             return got
-        # (a generator only where there is one to find: a steady call comes
-        # here every time, and each generator costs ~1k instructions)
-        nulls = tuple(i for i, v in enumerate(fr.stack) if v is _NULL) \
-            if id(_NULL) in map(id, fr.stack) else ()
-        if not self.numpy and (_has_numpy(fr.stack) or self.until is not None and
-                               _has_numpy(fr.fast.values())):
-            # tensor code: what the instruction made is NumPy's (np.asarray,
-            # a NumPy function): compiled, the rest would compute with
-            # hop.numpy, whose reductions may differ from NumPy's in the last
-            # bit where eager's NumPy would not, so the rest runs eagerly in
-            # Python.  (NumPy code computes with hop.numpy anyway; its
-            # resume hands Python only NumPy's bits, as any of its breaks)
-            t.depth = 1
-            return t._execute(fr, fr.pc)
-        args = _resume_args(fr)
-        if args is None or _holds_iterator(args):
-            # a closure over the frame's own cells that cannot be made again
-            # in the resume, or an iterator (`sum(iter(x))` broken at iter):
-            # a translation consumes it, so a retranslation or the plan's
-            # next call would see it spent; the rest runs in Python
-            t.depth = 1
-            return t._execute(fr, fr.pc)
-        args, aliases = _aliased(args)
-        floats = tuple(i for i, v in enumerate(args) if type(v) is float) \
-            if id(float) in map(id, map(type, args)) else ()
+        args = None if fr.stack or fr.code.co_cellvars else _plain_locals(fr.fast)
+        if args is not None:
+            # (the steady break's common frame, decided in one pass: what
+            # the checks below would find of it)
+            nulls, aliases, floats = (), (), ()
+        else:
+            got = self._checked_args(t, fr)
+            if type(got) is not tuple:
+                return got[0]  # (the rest ran in Python)
+            args, nulls, aliases, floats = got
         key = (fr.pc, len(fr.stack), nulls, tuple(fr.fast), floats, aliases)
         cf = self.resumes.get(key)
         if cf is None:
@@ -189,6 +181,61 @@ class Break:
                 self.resumes[key] = _FloatInputs(dyn, floats, self.numpy)
             return out
         return cf(*args)
+
+    def _checked_args(self, t, fr):
+        """(the resume's arguments, the NULL slots of the stack, aliases,
+        the float arguments) for frame fr paused after the break; or
+        [the function's return value] where the rest runs in Python."""
+        # (a generator only where there is one to find: a steady call comes
+        # here every time, and each generator costs ~1k instructions)
+        nulls = tuple(i for i, v in enumerate(fr.stack) if v is _NULL) \
+            if id(_NULL) in map(id, fr.stack) else ()
+        if not self.numpy and (_has_numpy(fr.stack) or self.until is not None and
+                               _has_numpy(fr.fast.values())):
+            # tensor code: what the instruction made is NumPy's (np.asarray,
+            # a NumPy function): compiled, the rest would compute with
+            # hop.numpy, whose reductions may differ from NumPy's in the last
+            # bit where eager's NumPy would not, so the rest runs eagerly in
+            # Python.  (NumPy code computes with hop.numpy anyway; its
+            # resume hands Python only NumPy's bits, as any of its breaks)
+            t = t or self._concrete(fr)
+            t.depth = 1
+            return [t._execute(fr, fr.pc)]
+        args = _resume_args(fr)
+        if args is None or _holds_iterator(args):
+            # a closure over the frame's own cells that cannot be made again
+            # in the resume, or an iterator (`sum(iter(x))` broken at iter):
+            # a translation consumes it, so a retranslation or the plan's
+            # next call would see it spent; the rest runs in Python
+            t = t or self._concrete(fr)
+            t.depth = 1
+            return [t._execute(fr, fr.pc)]
+        args, aliases = _aliased(args)
+        floats = tuple(i for i, v in enumerate(args) if type(v) is float) \
+            if id(float) in map(id, map(type, args)) else ()
+        return args, nulls, aliases, floats
+
+
+# The locals a steady break's resume takes as they are (_plain_locals).
+_PLAIN_LOCALS = frozenset((_C.Tensor, int, bool, str, type(None)))
+
+
+def _plain_locals(fast):
+    """The resume's arguments for a frame with an empty stack and no cells
+    of its own whose locals are distinct hop.Tensors, ints, bools, strings
+    and None: fast's values, which _checked_args's checks would take as
+    they are (no NumPy value, closure, iterator, alias or float); else
+    None."""
+    values = list(fast.values())
+    tensors = 0
+    for v in values:
+        t = type(v)
+        if t not in _PLAIN_LOCALS:
+            return None
+        tensors += t is _C.Tensor
+    if tensors > 1 and len({id(v) for v in values if type(v) is _C.Tensor}) < tensors:
+        return None  # (one tensor under two names: _aliased's)
+    return values
 
 
 def _aliased(args):

@@ -261,6 +261,66 @@ def unflatten(leaves, spec):
     return _build(spec, iter(leaves))
 
 
+# What builder() writes out: nodes built by a display of their own (dict
+# keys among the builder's constants).  Not namedtuples, dataclasses and
+# registered nodes: their constructors run user code, which the general
+# walk calls as it always has.
+_DISPLAYS = frozenset(("leaf", "none", "tuple", "list", "dict"))
+_BUILDER_MAX = 256  # leaves and containers: larger structures take the walk
+
+
+def builder(spec):
+    """A function of a leaf sequence (a list or tuple with at least
+    spec.num_leaves() items) that returns unflatten(leaves, spec): for a
+    spec of tuples, lists, dicts, None and leaves alone, one generated
+    expression (`lambda L: ((), (L[0], L[1]), [L[2]])`), which builds the
+    structure in one Python call where _build makes one per node; else
+    unflatten itself.  Made once for a spec that is unflattened on every
+    call (a plan's results: a graph break hands its stack and locals as
+    nested tuples, ~1 us a call through _build)."""
+    parts, consts = [], []
+    if not _write(spec, parts, consts, [0, 0]):
+        return functools.partial(_unflatten_any, spec)
+    src = "lambda L, K: " + "".join(parts)
+    fn = eval(compile(src, "<hop unflatten>", "eval"))  # noqa: S307 (our own text)
+    return functools.partial(_unflatten_written, fn, tuple(consts))
+
+
+def _write(s, parts, consts, count):
+    """Appends the expression building spec s to parts (leaves as L[i],
+    dict keys as K[j]; count: the nodes and the leaves so far); False for a
+    spec builder() leaves to the walk."""
+    count[0] += 1
+    if s.kind not in _DISPLAYS or count[0] > _BUILDER_MAX:
+        return False
+    if s.kind == "leaf":
+        parts.append(f"L[{count[1]}]")
+        count[1] += 1
+        return True
+    if s.kind == "none":
+        parts.append("None")
+        return True
+    opening, closing = {"tuple": ("(", ")"), "list": ("[", "]"), "dict": ("{", "}")}[s.kind]
+    parts.append(opening)
+    for i, c in enumerate(s.children):
+        if s.kind == "dict":
+            parts.append(f"K[{len(consts)}]: ")
+            consts.append(s.keys[i])
+        if not _write(c, parts, consts, count):
+            return False
+        parts.append(", ")
+    parts.append(closing)
+    return True
+
+
+def _unflatten_written(fn, consts, leaves):
+    return fn(leaves, consts)
+
+
+def _unflatten_any(spec, leaves):
+    return unflatten(leaves, spec)
+
+
 def _build(s, it):
     if s.kind == "leaf":
         return next(it)

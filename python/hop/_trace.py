@@ -20,8 +20,8 @@ from . import _guards
 from . import _paths
 from . import _reads
 from ._graph import Graph, Node, SymMeta, TensorMeta, _build_graph
-from ._pytree import (LEAF, flatten, leaf_names, repeats, structure_changed, subtree, unflatten,
-                      unflatten_with)
+from ._pytree import (LEAF, builder, flatten, leaf_names, repeats, structure_changed, subtree,
+                      unflatten, unflatten_with)
 from ._symfloat import SymFloat
 from ._writeback import _WriteBack, _layout
 from ._reads import loaded_hop_numpy
@@ -1335,6 +1335,14 @@ class _Runner:
         # index, ("arg", path) or ("obj", it))], () when another kind is
         # (_same_leaves); None until finish first needs it
         self._same_leaves = None
+        # Whether finish's leaves are the plan's outputs as they are (no
+        # constant, SymInt or caller's object among them), and its rebuild
+        # of the result from leaves (_unflatten): made on the second call
+        # (_pytree.builder: one generated expression for a structure of
+        # tuples, lists and dicts); None until then, 0 after the first call
+        self._plain_out = all(t is None for t in self.template) and \
+            not any(self.sym_out) and self._results is None
+        self._build_out = None
         # Arguments _C._EffectsCall takes as they are (_compile._effects_call),
         # an aliased plan's with its pattern (alias)
         self.flat_in = flat_in and not self._order and self.writeback is None
@@ -1542,7 +1550,21 @@ class _Runner:
             results = wb.apply(results, leaves, captured)
         return self.finish(results, as_numpy, args, kwargs)
 
+    def _unflatten(self, leaves):
+        """unflatten(leaves, self.out_spec), by a builder from the second
+        call on (a GraphModule may have no other)."""
+        build = self._build_out
+        if build:
+            return build(leaves)
+        if build is None:
+            self._build_out = 0
+            return unflatten(leaves, self.out_spec)
+        self._build_out = build = builder(self.out_spec)
+        return build(leaves)
+
     def finish(self, results, as_numpy, args=None, kwargs=None):
+        if self._plain_out and not as_numpy:
+            return self._unflatten(results)
         results = [float(r.item()) if sym == "float" else int(r.item()) if sym else r
                    for r, sym in zip(results, self.sym_out)]
         it = iter(results)
@@ -1559,14 +1581,14 @@ class _Runner:
             leaves[i] = _np.lib.stride_tricks.as_strided(x, strides=(x.itemsize,)) \
                 if x.size == 0 else x
         if r is None:
-            return unflatten(leaves, self.out_spec)
+            return self._unflatten(leaves)
         for i, make in r.fresh.items():
             leaves[i] = make()  # a constant made anew, as eager makes it
         for i in r.copied:
             x = leaves[i]
             leaves[i] = x.clone() if isinstance(x, _C.Tensor) else x.copy()
         if not r.same and not r.again:
-            return unflatten(leaves, self.out_spec)
+            return self._unflatten(leaves)
         # the caller's own objects, returned as themselves (eager: f(d) is d)
         tree = _call_tree(args, kwargs)
         if self._same_leaves is None:
@@ -1576,7 +1598,7 @@ class _Runner:
             # argument): put in place of its leaf, no rebuild around it
             for i, (kind, ref) in self._same_leaves:
                 leaves[i] = subtree(tree, self.spec, ref) if kind == "arg" else ref
-            return unflatten(leaves, self.out_spec)
+            return self._unflatten(leaves)
         made = {}
         return unflatten_with(leaves, self.out_spec, {
             p: functools.partial(subtree, tree, self.spec, a[1]) if a[0] == "arg" else
