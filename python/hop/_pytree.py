@@ -281,9 +281,9 @@ def builder(spec):
     parts, consts = [], []
     if not _write(spec, parts, consts, [0, 0]):
         return functools.partial(_unflatten_any, spec)
-    src = "lambda L, K: " + "".join(parts)
-    fn = eval(compile(src, "<hop unflatten>", "eval"))  # noqa: S307 (our own text)
-    return functools.partial(_unflatten_written, fn, tuple(consts))
+    src = "lambda L: " + "".join(parts)
+    # (our own text; K, the keys, its one global)
+    return eval(compile(src, "<hop unflatten>", "eval"), {"K": tuple(consts)})  # noqa: S307
 
 
 def _write(s, parts, consts, count):
@@ -311,10 +311,6 @@ def _write(s, parts, consts, count):
         parts.append(", ")
     parts.append(closing)
     return True
-
-
-def _unflatten_written(fn, consts, leaves):
-    return fn(leaves, consts)
 
 
 def _unflatten_any(spec, leaves):
