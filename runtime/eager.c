@@ -492,8 +492,7 @@ quick_lookup(quick_entry *e, hop_op op, hop_dtype dt, bool unary)
         fn = quick_none;
     int cost = hop_op_get(op)->cost;
     int64_t most = cost > 0 ? (HOP__GRAIN - 1) / cost : 4096;
-    atomic_store_explicit(&e->max, 1 + (int32_t)(most < 4096 ? most : 4096),
-                          memory_order_relaxed);
+    atomic_store_explicit(&e->max, 1 + (int32_t)(most < 4096 ? most : 4096), memory_order_relaxed);
     atomic_store_explicit(&e->esize, (int32_t)hop_dtype_size(dt), memory_order_relaxed);
     atomic_store_explicit(&e->fn, fn, memory_order_release);
     return fn;
@@ -576,6 +575,66 @@ hop_eager_quick_spare(hop_op op, const hop_tensor *a, const hop_tensor *b, hop_t
 {
     bool done;
     *out = eager_dense(op, a, b, spare, &done);
+    return done;
+}
+
+/* eager_dense's tensor-and-scalar form (hop_eager_quick_scalar): the
+ * scalar converted to a's dtype as the general path's elementwise engine
+ * converts a scalar operand (hop__ew_init), then read with increment 0. */
+static hop_tensor *
+eager_scalar(hop_op op, const hop_tensor *a, const hop_rt_arg *s, bool s_first, hop_tensor *spare,
+             bool *done)
+{
+    *done = false;
+    if (a == NULL || s == NULL || a->rank < 0 || a->rank > HOP_MAX_RANK ||
+        (unsigned)op >= HOP_OP_COUNT)
+        return NULL;
+    hop_dtype dt = a->dtype;
+    bool fl = dt == HOP_F32 || dt == HOP_F64;
+    if (!(fl || dt == HOP_I32 || dt == HOP_I64) ||
+        !(s->kind == HOP_OPND_INT || (fl && s->kind == HOP_OPND_FLOAT)))
+        return NULL;
+    quick_entry *e = &quick[0][op][dt];
+    hop__vfn fn = atomic_load_explicit(&e->fn, memory_order_acquire);
+    if (__builtin_expect(fn == NULL, 0))
+        fn = quick_lookup(e, op, dt, false);
+    if (fn == quick_none)
+        return NULL;
+    int64_t n = 1;
+    for (int d = a->rank - 1; d >= 0; d--) {
+        int64_t size = a->sizes[d];
+        if (size < 0 || (size != 1 && a->strides[d] != n) || __builtin_mul_overflow(n, size, &n))
+            return NULL;
+    }
+    if (n >= atomic_load_explicit(&e->max, memory_order_relaxed))
+        return NULL;
+    *done = true;
+    hop_tensor *t;
+    if (spare != NULL) {
+        size_t esize = (size_t)atomic_load_explicit(&e->esize, memory_order_relaxed);
+        t = hop__tensor_recycle(spare, dt, a->rank, a->sizes, n, esize);
+    } else {
+        t = hop__tensor_empty_checked(dt, a->rank, a->sizes, n);
+    }
+    if (t == NULL)
+        return NULL;
+    _Alignas(8) unsigned char v[8];
+    if (s->kind == HOP_OPND_FLOAT)
+        hop__convert(1, v, dt, &s->u.f, HOP_F64, 1);
+    else
+        hop__convert(1, v, dt, &s->u.i, HOP_I64, 1);
+    const void *in[2] = {s_first ? (const void *)v : a->data, s_first ? a->data : (const void *)v};
+    const int inc[2] = {!s_first, s_first};
+    fn(n, t->data, in, inc);
+    return t;
+}
+
+bool
+hop_eager_quick_scalar(hop_op op, const hop_tensor *a, const hop_rt_arg *s, bool s_first,
+                       hop_tensor *spare, hop_tensor **out)
+{
+    bool done;
+    *out = eager_scalar(op, a, s, s_first, spare, &done);
     return done;
 }
 

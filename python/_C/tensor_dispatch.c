@@ -12,8 +12,9 @@
  * that and call hop_eager_quick directly: `a + b` is one type check per
  * operand, one test that no thread traces and one hop_eager_quick_spare
  * into the object and block of the last result that died (tensor.c's
- * hop_py__warm), or a new block and an object from a free list.  While a thread traces, a two-value op on a proxy and another
- * or a Python number, and a one-tensor op on a proxy, are recorded by
+ * hop_py__warm), or a new block and an object from a free list.  A tensor and a Python
+ * number (`x * 1.5`) take hop_eager_quick_scalar the same way.  While a thread traces, a two-value
+ * op on a proxy and another or a Python number, and a one-tensor op on a proxy, are recorded by
  * trace_op.c without the conversions to hop_py_opnd and back.
  *
  * While this thread traces, every op is recorded, concrete operands included
@@ -133,6 +134,45 @@ run_concrete(hop_op op, hop_tensor *a, hop_tensor *b)
         return t != NULL ? hop_py_tensor_new(t) : eager_failed(op, hop_error_code());
     }
     return run_pair(op, a, b);
+}
+
+/* op on concrete tensor t and Python number n (exactly a float, or an int
+ * that fits in int64; n the left operand when n_first) outside a trace:
+ * hop_eager_quick_scalar, into the last dead result when there is one.
+ * NULL without an error when it does not apply (the general path then
+ * decides, and reports the errors: an int past int64). */
+static PyObject *
+run_scalar(hop_op op, hop_tensor *t, PyObject *n, bool n_first)
+{
+    hop_rt_arg s;
+    if (PyFloat_CheckExact(n)) {
+        s = hop_rt_float(PyFloat_AS_DOUBLE(n));
+    } else if (PyLong_CheckExact(n)) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(n, &overflow);
+        if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return NULL;
+        }
+        s = hop_rt_int(v);
+    } else {
+        return NULL;
+    }
+    hop_tensor *r;
+    if (hop_py__nwarm > 0) {
+        TensorObject *o = hop_py__warm[hop_py__nwarm - 1];
+        if (!hop_eager_quick_scalar(op, t, &s, n_first, o->t, &r))
+            return NULL;
+        hop_py__nwarm--;
+        o->t = r;
+        if (r != NULL)
+            return hop_py__warm_revive(o);
+        hop_py__tensor_free(o);
+        return eager_failed(op, hop_error_code());
+    }
+    if (!hop_eager_quick_scalar(op, t, &s, n_first, NULL, &r))
+        return NULL;
+    return r != NULL ? hop_py_tensor_new(r) : eager_failed(op, hop_error_code());
 }
 
 /* The runtime operand of a concrete Python operand (lists excluded). */
@@ -308,6 +348,14 @@ hop_py__binary(hop_op op, PyObject *a, PyObject *b)
     if (HOP_PY_IS_TENSOR(a) && HOP_PY_IS_TENSOR(b) && HOP_PY_TENSOR(a)->t != NULL &&
         HOP_PY_TENSOR(b)->t != NULL && !hop_py_tracing_active())
         return run_concrete(op, HOP_PY_TENSOR(a)->t, HOP_PY_TENSOR(b)->t);
+    /* a concrete tensor and a Python number (`x * 1.5`, `1.0 - x`) */
+    bool n_first = !HOP_PY_IS_TENSOR(a);
+    PyObject *t = n_first ? b : a;
+    if (HOP_PY_IS_TENSOR(t) && HOP_PY_TENSOR(t)->t != NULL && !hop_py_tracing_active()) {
+        PyObject *r = run_scalar(op, HOP_PY_TENSOR(t)->t, n_first ? a : b, n_first);
+        if (r != NULL || PyErr_Occurred())
+            return r;
+    }
     return binary_general(op, a, b);
 }
 

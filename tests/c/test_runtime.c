@@ -10,6 +10,7 @@
 #include "runtime/runtime.h"
 
 #include <dlfcn.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -190,6 +191,91 @@ test_eager_quick_gives_hop_eagers_result_or_declines(void **state)
     assert_int_equal(hop_error_code(), HOP_NOMEM);
     assert_int_equal(hop_alloc_live(), live);
     hop_tensor *ts[] = {a, at, row, d, ia, e1, e2};
+    for (size_t k = 0; k < N_(ts); k++)
+        hop_tensor_release(ts[k]);
+}
+
+/* hop_eager_quick_scalar: hop_eager's result, bit for bit, for a tensor and
+ * an int or float scalar on either side (special values, ints wrapping into
+ * i32 as the general path converts them), into spare's block when it holds
+ * it; false and nothing done where the general path must decide. */
+static void
+test_eager_quick_scalar_gives_hop_eagers_result_or_declines(void **state)
+{
+    (void)state;
+    double v[12] = {-6, -0.0, 0.5, 1e-310, 3.25, 1e9, -1e9, 7, 2147483647.0, -3, 1, 0};
+    hop_tensor *f = make(HOP_F32, 2, SIZES(3, 4), v), *d = make(HOP_F64, 1, SIZES(12), v);
+    hop_tensor *i = make(HOP_I32, 2, SIZES(3, 4), v), *l = make(HOP_I64, 1, SIZES(12), v);
+    hop_tensor *z = make(HOP_F32, 0, NULL, v), *t;
+    hop_tensor *tensors[] = {f, d, i, l, z};
+    const hop_op ops[] = {HOP_OP_add, HOP_OP_sub,     HOP_OP_mul,
+                          HOP_OP_div, HOP_OP_maximum, HOP_OP_minimum};
+    const hop_rt_arg scalars[] = {FA(1.5), FA(-0.0), FA(1e300),        FA(NAN), FA(1e-45),
+                                  IA(3),   IA(-7),   IA(2147483648LL), IA(0),   IA(1LL << 62)};
+    int taken = 0;
+    for (size_t k = 0; k < N_(tensors); k++)
+        for (size_t o = 0; o < N_(ops); o++)
+            for (size_t c = 0; c < N_(scalars); c++)
+                for (int first = 0; first < 2; first++) {
+                    hop_rt_arg args[2] = {TA(tensors[k]), scalars[c]};
+                    if (first) {
+                        args[0] = scalars[c];
+                        args[1] = TA(tensors[k]);
+                    }
+                    hop_dtype dt = tensors[k]->dtype;
+                    bool fl = dt == HOP_F32 || dt == HOP_F64;
+                    bool expect = (fl || (ops[o] != HOP_OP_div && scalars[c].kind == HOP_OPND_INT));
+                    t = tensors[k];
+                    bool got =
+                        hop_eager_quick_scalar(ops[o], tensors[k], &scalars[c], first, NULL, &t);
+                    assert_int_equal(got, expect);
+                    if (!got) {
+                        assert_null(t);
+                        continue;
+                    }
+                    taken++;
+                    hop_tensor *want = run_op(ops[o], args, 2);
+                    assert_non_null(t);
+                    check_meta(t, want->dtype, want->rank, want->sizes);
+                    assert_memory_equal(t->data, want->data,
+                                        (size_t)hop_tensor_numel(t) * hop_dtype_size(t->dtype));
+                    hop_tensor_release(t);
+                    hop_tensor_release(want);
+                }
+    /* f32, f64, 0-d f32: every op, scalar and side; i32, i64: not div, int scalars */
+    assert_int_equal(taken, 3 * 6 * 10 * 2 + 2 * 5 * 5 * 2);
+    /* declined: a strided tensor, a bool scalar, f16, one piece's work */
+    hop_tensor *ft = OP(transpose, TA(f), IA(0), IA(1));
+    hop_tensor *h = make(HOP_F16, 1, SIZES(12), v),
+               *big = hop_tensor_zeros(HOP_F32, 1, SIZES(4096));
+    hop_rt_arg one = FA(1.0), yes = hop_rt_bool(true);
+    assert_false(hop_eager_quick_scalar(HOP_OP_add, ft, &one, false, NULL, &t));
+    assert_false(hop_eager_quick_scalar(HOP_OP_add, f, &yes, false, NULL, &t));
+    assert_false(hop_eager_quick_scalar(HOP_OP_add, h, &one, false, NULL, &t));
+    assert_false(hop_eager_quick_scalar(HOP_OP_exp, f, &one, false, NULL, &t));
+    assert_false(hop_eager_quick_scalar(HOP_OP_pow, f, &one, false, NULL, &t));
+    assert_true(hop_eager_quick_scalar(HOP_OP_add, big, &one, false, NULL, &t));
+    assert_true(((float *)t->data)[4095] == 1.0f);
+    hop_tensor_release(t);
+    /* into a dead tensor's block: spare itself, rewritten */
+    hop_tensor *spare = hop_tensor_empty(HOP_F64, 1, SIZES(6));
+    hop_rt_arg two = FA(2.0), mf[] = {TA(f), two};
+    hop_tensor *want = run_op(HOP_OP_mul, mf, 2);
+    assert_true(hop_eager_quick_scalar(HOP_OP_mul, f, &two, false, spare, &t));
+    assert_ptr_equal(t, spare);
+    check_meta(t, HOP_F32, 2, SIZES(3, 4));
+    assert_memory_equal(t->data, want->data, 48);
+    hop_tensor_release(t);
+    hop_tensor_release(want);
+    /* a failed allocation: taken, NULL, HOP_NOMEM, nothing left allocated */
+    long live = hop_alloc_live();
+    hop_alloc_fail_at(1);
+    assert_true(hop_eager_quick_scalar(HOP_OP_mul, f, &two, true, NULL, &t));
+    hop_alloc_fail_at(0);
+    assert_null(t);
+    assert_int_equal(hop_error_code(), HOP_NOMEM);
+    assert_int_equal(hop_alloc_live(), live);
+    hop_tensor *ts[] = {f, d, i, l, z, ft, h, big};
     for (size_t k = 0; k < N_(ts); k++)
         hop_tensor_release(ts[k]);
 }
@@ -1895,6 +1981,7 @@ main(void)
         cmocka_unit_test(test_eager_unary_shortcut_matches_the_general_path),
         cmocka_unit_test(test_eager_quick_gives_hop_eagers_result_or_declines),
         cmocka_unit_test(test_eager_quick_spare_reuses_a_recyclable_tensor_or_releases_it),
+        cmocka_unit_test(test_eager_quick_scalar_gives_hop_eagers_result_or_declines),
         cmocka_unit_test(test_new_tensor_is_contiguous_aligned_and_owned_once),
         cmocka_unit_test(test_zeros_from_data_and_zero_dim_tensors),
         cmocka_unit_test(test_tensor_creation_rejects_bad_shapes),
