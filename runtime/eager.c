@@ -498,6 +498,17 @@ quick_lookup(quick_entry *e, hop_op op, hop_dtype dt, bool unary)
     return fn;
 }
 
+/* The quick path's result of a's dtype and sizes (n elements): in spare's
+ * block (hop__tensor_recycle) or new; NULL on error. */
+static inline hop_tensor *
+quick_result(const quick_entry *e, const hop_tensor *a, int64_t n, hop_tensor *spare)
+{
+    if (spare == NULL)
+        return hop__tensor_empty_checked(a->dtype, a->rank, a->sizes, n);
+    size_t esize = (size_t)atomic_load_explicit(&e->esize, memory_order_relaxed);
+    return hop__tensor_recycle(spare, a->dtype, a->rank, a->sizes, n, esize);
+}
+
 /*
  * The common eager call from Python - arithmetic on two dense tensors of one
  * dtype and one shape, or a float function of one dense f32 or f64 tensor
@@ -546,13 +557,7 @@ eager_dense(hop_op op, const hop_tensor *a, const hop_tensor *b, hop_tensor *spa
     if (n >= atomic_load_explicit(&e->max, memory_order_relaxed))
         return NULL;
     *done = true;
-    hop_tensor *t;
-    if (spare != NULL) {
-        size_t esize = (size_t)atomic_load_explicit(&e->esize, memory_order_relaxed);
-        t = hop__tensor_recycle(spare, a->dtype, a->rank, a->sizes, n, esize);
-    } else {
-        t = hop__tensor_empty_checked(a->dtype, a->rank, a->sizes, n);
-    }
+    hop_tensor *t = quick_result(e, a, n, spare);
     if (t == NULL)
         return NULL;
     const void *in[2] = {a->data, b->data};
@@ -609,13 +614,7 @@ eager_scalar(hop_op op, const hop_tensor *a, const hop_rt_arg *s, bool s_first, 
     if (n >= atomic_load_explicit(&e->max, memory_order_relaxed))
         return NULL;
     *done = true;
-    hop_tensor *t;
-    if (spare != NULL) {
-        size_t esize = (size_t)atomic_load_explicit(&e->esize, memory_order_relaxed);
-        t = hop__tensor_recycle(spare, dt, a->rank, a->sizes, n, esize);
-    } else {
-        t = hop__tensor_empty_checked(dt, a->rank, a->sizes, n);
-    }
+    hop_tensor *t = quick_result(e, a, n, spare);
     if (t == NULL)
         return NULL;
     _Alignas(8) unsigned char v[8];
