@@ -90,6 +90,7 @@ from ._frame_merge import _Merging, _touches
 from ._frame_resume import _Breaking, Resume
 from ._frame_state import _MUTATORS, _ndarray_type, _Recorded, _State
 from ._reads import loaded_hop_numpy
+from ._symfloat import SymFloat as _SymFloat
 
 __all__ = ["Translator"]
 
@@ -118,6 +119,60 @@ _SAFE_BUILTINS = frozenset(n for n in dir(builtins) if n not in (
 
 
 _MUTABLE = (list, dict, set, bytearray)
+_FORWARD_IFS = frozenset(("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE"))
+_EXACT_INT = 1 << 53  # (the ints a float64 holds exactly, every one below)
+
+
+def _f64_operand(v):
+    """A comparison operand as a float64 value the graph compares exactly as
+    Python compares it with a float: a SymFloat's tensor, a float, a bool, an
+    int a float64 holds (Python compares a larger int exactly, a float64
+    tensor would round it); else None."""
+    t = type(v)
+    if t is _SymFloat:
+        return v._t
+    if t is float or t is bool or t is int and -_EXACT_INT <= v <= _EXACT_INT:
+        return float(v)
+    return None
+
+
+def _holds_symfloat(values, depth=0):
+    """Whether values (call arguments) hold a SymFloat, themselves or in the
+    tuples, lists, sets and dicts among them (three deep)."""
+    for v in values:
+        t = type(v)
+        if t is _SymFloat:
+            return True
+        if depth < 3 and (t is tuple or t is list or t is set or t is frozenset or t is dict) \
+                and _holds_symfloat(v.values() if t is dict else v, depth + 1):
+            return True
+    return False
+
+
+def _hop_callable(f):
+    """Whether f is hop's own (hop.full, a hop.Tensor's method, hop.numpy's
+    functions), which take a SymFloat as the float it stands for."""
+    owner = getattr(f, "__self__", None)
+    if owner is not None and (type(owner) is _C.Tensor or type(owner) is _SymFloat):
+        return True
+    mod = getattr(f, "__module__", None) or getattr(type(f), "__module__", None) or ""
+    return mod == "hop" or mod.startswith("hop.")
+
+
+def _decided_compare(a, b, op, fr, pc):
+    """a <op> b of a SymFloat (float() of a traced value, a float a size
+    makes) and a number or another SymFloat where instruction pc of fr, the
+    next, is an `if`'s forward jump: the comparison of their float64 values
+    in the graph, a traced bool the jump decides as a cond (_merge_if), so
+    never a value the user's code sees.  None otherwise: the SymFloat's own
+    operator, which needs its value (a graph break)."""
+    ins = _instructions(fr.code)[0]
+    if pc >= len(ins) or ins[pc].opname not in _FORWARD_IFS:
+        return None
+    x, y = _f64_operand(a), _f64_operand(b)
+    if x is None or y is None:
+        return None
+    return _COMPARE[op](x, y)
 _SHARED_WHAT = "list, dict or set the function reaches through a global or closure (the " \
     "translation keeps the argument's effects apart from the environment's)"
 
@@ -532,6 +587,13 @@ class Translator(_State, _Library, _Merging, _Breaking):
                 raise _BreakHere(f"{getattr(f, '__qualname__', type(f).__name__)}() is given "
                                  f"{what[1]}, whose calls hop cannot see inside it (the call "
                                  f"runs in Python on every call)", self.depth, in_loop=False)
+        if _holds_symfloat(tuple(args) + tuple(kwargs.values())) and not _hop_callable(f):
+            # (NumPy takes an object it does not know for an object: np.array([s])
+            # an object array holding the SymFloat, not its value)
+            raise _BreakHere(f"{getattr(f, '__qualname__', type(f).__name__)}() is given a "
+                             f"float known only when the program runs (a SymFloat), which "
+                             f"only hop's functions take: it runs in Python on every call",
+                             self.depth)
         self.opaque_call(f, args, kwargs)
         # (np.zeros(3), np.mean([...]) called by the user's code: hop.numpy's
         # wrapper of it answers as when the user's code calls it itself)
@@ -636,6 +698,48 @@ class Translator(_State, _Library, _Merging, _Breaking):
         self._record("warn", None, (message, category, where), (),
                      f"hop.numpy's {category.__name__}")
         return True
+
+    def _decided_float(self, fr, pc, v, stack):
+        """float(v) at the CALL before instruction pc of fr, where v is a
+        traced one-element real hop.Tensor and the float's one use is an
+        `if` on its comparison with a number (`if float(y.sum()) > tol:`,
+        `if tol < float(s):`): a SymFloat over v as float64 (as Python's
+        float() of its item: exact for a float or a bool, the nearest double
+        for an int), which _decided_compare turns into a traced bool the
+        `if` decides as a cond.  The user's code never sees it.  None
+        otherwise: float() ends the compiled part, as always (a SymFloat the
+        code could hand anywhere would need its value at places hop cannot
+        all see)."""
+        if not self.can_break or type(v) is not _C.Tensor or not _C._is_proxy(v) or \
+                v.dtype in (_C.complex64, _C.complex128) or \
+                any(type(d) is not int or d != 1 for d in v.shape):
+            return None
+        ins = _instructions(fr.code)[0]
+        nxt = [x.opname for x in ins[pc:pc + 3]]
+        if nxt[:1] == ["COMPARE_OP"] and len(nxt) > 1 and nxt[1] in _FORWARD_IFS:
+            other = stack[-1] if stack else None  # (the comparison's left operand)
+        elif nxt[1:2] == ["COMPARE_OP"] and len(nxt) > 2 and nxt[2] in _FORWARD_IFS:
+            other = self._loaded(fr, ins[pc])  # (the right operand, loaded next)
+        else:
+            return None
+        if _f64_operand(other) is None or type(other) is _SymFloat:
+            return None
+        return _SymFloat(v.reshape(()).to(_C.float64), "float(tensor)")
+
+    def _loaded(self, fr, i):
+        """What instruction i of frame fr, a LOAD_CONST, or a LOAD_FAST or
+        LOAD_DEREF of a bound name, will push, as it stands now (the next
+        instruction, so nothing runs between); else None."""
+        if i.opname == "LOAD_CONST":
+            return i.argval
+        if i.opname == "LOAD_FAST":
+            return fr.fast.get(i.argval)
+        if i.opname == "LOAD_DEREF" and i.argval in fr.cells:
+            try:
+                return self._load_cell(fr, i.argval)  # (the read its own load makes next)
+            except NameError:  # (an unbound cell: the load raises it)
+                return None
+        return None
 
     def _isinstance(self, obj, cls):
         """isinstance as the user's code sees it while hop traces: a
@@ -968,7 +1072,9 @@ class Translator(_State, _Library, _Merging, _Breaking):
                 kw = dict(zip(fr.kwnames, args[len(args) - nk:]))
                 args = args[:len(args) - nk]
                 fr.kwnames = ()
-            push(self._call_function(f, tuple(args), kw))
+            got = self._decided_float(fr, pc, args[0], stack) \
+                if f is float and len(args) == 1 and not kw else None
+            push(self._call_function(f, tuple(args), kw) if got is None else got)
             self._cur = fr
         elif op == "LOAD_GLOBAL":
             if i.arg & 1:
@@ -1043,7 +1149,10 @@ class Translator(_State, _Library, _Merging, _Breaking):
         if self.concrete:
             push(_at_line(fr, i.argval)(pop(), b))
             return pc
-        push(_COMPARE[i.argval](pop(), b))
+        a = pop()
+        decided = _decided_compare(a, b, i.argval, fr, pc) if \
+            self.can_break and _SymFloat in (type(a), type(b)) else None
+        push(_COMPARE[i.argval](a, b) if decided is None else decided)
         return pc
 
     def _step_value(self, fr, i, op, pc, at, stack, push, pop):
