@@ -69,17 +69,34 @@ class _SideState:
             if depth < 3:
                 todo.extend((x, depth + 1) for x in _held(o, c))
         self.opaque = opaque
+        # the loops' own range iterators (on the stack only: `for i in
+        # range(n)`; one the code names, `it = iter(range(n))`, could be
+        # read after the call, where its place must be eager's)
+        named = {id(v) for v in fr.fast.values()} | {id(_cell_value(c)) for c in fr.cells.values()}
+        self.loop_iters = {id(v) for v in fr.stack
+                           if type(v) in _RANGE_ITERS and id(v) not in named}
 
-    def changed(self, tr):
-        """What a side changed (explain()'s words), or None."""
+    def changed(self, tr, to_return=False):
+        """What a side changed (explain()'s words), or None.  A side that
+        runs on to the return (to_return) may advance a loop's own range
+        iterator (loop_iters): nothing runs after it, and rewind() puts it
+        back for the other side."""
         if len(tr.effects) != self.neffects:
             e = tr.effects[self.neffects]
             return f"has a Python effect ({e.what} at {e.site})"
         for o, c in self.made:
+            if to_return and id(o) in self.loop_iters:
+                continue
             if not _same_contents(o, c):
                 return f"changes a {type(o).__name__} the function made before the `if` " \
                        f"(the other side and the code after it must not see that)"
         return None
+
+    def rewind(self):
+        """The loops' range iterators back where they were at the `if`."""
+        for o, c in self.made:
+            if id(o) in self.loop_iters:
+                o.__setstate__(c[0])
 
     def restore(self, tr):
         del tr.effects[self.neffects:]
@@ -108,6 +125,9 @@ class _SideState:
 
 
 _OPAQUE = object()  # _contents: state it cannot read
+# A loop's range iterator: its state is its position (__reduce__'s third
+# item), which __setstate__ puts back, even after it ran out.
+_RANGE_ITERS = (type(iter(range(0))), type(iter(range(1 << 64))))
 _FIXED = object()   # _contents: an object with no state a side could change
 _FIXED_TYPES = frozenset([int, float, bool, str, bytes, complex, tuple, frozenset, range, slice,
                           type(None), type(Ellipsis), _C.SymInt, types.CodeType,
@@ -125,6 +145,8 @@ def _contents(o):
         return (_cell_value(o),)
     if t is _TransGen:
         return (o.pc, o.done, tuple(o.fr.stack), tuple(o.fr.fast.items()))
+    if t in _RANGE_ITERS:
+        return (o.__reduce__()[2],)
     if t in _FIXED_TYPES or isinstance(o, (_C.Tensor, type)) or _traced(o):
         return _FIXED
     if t is types.MethodType:
@@ -149,7 +171,7 @@ def _held(o, c):
         return c
     if t is dict:
         return tuple(x for kv in c for x in kv)
-    if c is _FIXED or t is _TransGen:
+    if c is _FIXED or t is _TransGen or t in _RANGE_ITERS:
         return ()
     return tuple(v for _, v in c[0])  # an object's attributes
 
@@ -190,6 +212,8 @@ def _put_contents(o, c):
                 pass
         else:
             o.cell_contents = c[0]
+    elif t in _RANGE_ITERS:
+        o.__setstate__(c[0])
     elif t is _TransGen:
         o.pc, o.done = c[0], c[1]
         o.fr.stack[:] = c[2]
@@ -427,9 +451,10 @@ class _Merging:
         why.  Each side first runs to the join (the end of the `if`
         statement or conditional expression): the locals the `if` may
         assign and the value it pushes are the cond's outputs.  Where that
-        fails and the `if` is in no loop of fr, each side runs to the
-        return instead (the rest of the function in each body: a side that
-        returns, sides that assign different Python numbers)."""
+        fails, each side runs to the return instead (the rest of the
+        function in each body, the rest of a loop's turns too: a side that
+        returns, breaks or continues, sides that assign different Python
+        numbers)."""
         ins, at, _, _, _, loops = _instructions(fr.code)
         try:
             if self.numpy_mode:
@@ -455,8 +480,6 @@ class _Merging:
         site = _paths.Site(fr.code.co_filename, fr.line)
         why = None
         for region in ((k + 1, join), None):
-            if region is None and in_loop:
-                break
             try:
                 pc = self._merge_sides(fr, k, starts, region, pred, in_loop)
             except _NoMerge as e:
@@ -518,9 +541,11 @@ class _Merging:
                     else:
                         tr.scratch[_breaks.SIDE] = saved[2]
                     self._cur = fr
-                changed = state.changed(self)
+                changed = state.changed(self, region is None)
                 if changed is not None:
                     raise _NoMerge(f"{what} {changed}")
+                if region is None:
+                    state.rewind()
                 if region is not None:
                     if got is not _PAUSED:
                         raise _NoMerge(f"{what} returns inside the `if`")

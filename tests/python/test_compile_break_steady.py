@@ -43,7 +43,7 @@ def _alias_kept(x):
     a = x * 2
     b = a
     for _ in range(3):
-        if float(a.sum()) > 1e9:
+        if a.sum().item() > 1e9:  # (a break: float() here is a cond, test_compile_float_if.py)
             break
     return a, b, a is b
 
@@ -58,7 +58,7 @@ def _float_local(x):
 def _early_exit(x):
     y = x + 1
     for i in range(5):
-        if float(y.sum()) > 10:
+        if y.sum().item() > 10:  # (a break: float() here is a cond)
             return y * i
         y = y * 2
     return y

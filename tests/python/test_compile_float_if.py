@@ -233,18 +233,113 @@ def test_other_uses_of_the_float_still_break_with_eagers_answers(fn):
     assert cf.eager_calls == 0
 
 
-def test_a_loop_that_breaks_on_a_float_matches_eager():
+def _loop_break(x):
+    y = x * 2
+    for _ in range(10):
+        y = y + 1
+        if float(y.sum()) > 40.0:
+            break
+    return y * 3
+
+
+def _early_return(x):
+    y = x + 1
+    for i in range(5):
+        if float(y.sum()) > 10:
+            return y * i  # (the loop's index at the turn it returns)
+        y = y * 2
+    return y
+
+
+def _alias_kept(x):
+    a = x * 2
+    b = a
+    for _ in range(3):
+        if float(a.sum()) > 1e9:
+            break
+    return a, b, a is b
+
+
+@pytest.mark.parametrize("fn", [_loop_break, _early_return, _alias_kept],
+                         ids=lambda f: f.__name__)
+def test_a_loop_with_an_if_on_a_float_is_one_plan_with_eagers_answers(fn):
+    """Each side of such an `if` in a `for` loop over a range runs on to the
+    return (the rest of the loop in each cond body, the range iterator put
+    back between the sides), so a loop that breaks on a float is one plan."""
+    cf = hop.compile(fn)
+    for v in ([0.5, 0.25], [3.0, 4.0], [-10.0, -20.0], [1.0, 1.5], [0.0, 2.0],
+              [float("nan"), 0.0]):
+        x = hop.tensor(v)
+        _same(cf(x), fn(x))
+    assert _breaks(cf) == [] and len(cf.graphs) == 1
+    assert cf.recompiles == 0 and cf.eager_calls == 0
+
+
+def test_a_named_range_iterator_keeps_eagers_place():
+    cf = hop.compile(_named_iterator)
+    for v in ([0.5, 0.25], [3.0, 4.0], [-10.0, -20.0]):
+        x = hop.tensor(v)
+        _same(cf(x), _named_iterator(x))
+    assert "graph break at" in cf.explain() or cf.eager_calls > 0
+
+
+def test_a_loop_over_a_list_stays_a_break():
+    """A list's iterator cannot be put back once it ran out (its reduce
+    forgets the list), so such a loop still runs in Python."""
     def f(x):
         y = x * 2
-        for _ in range(10):
-            y = y + 1
-            if float(y.sum()) > 40.0:
+        for k in [1.0, 2.0, 3.0]:
+            y = y + k
+            if float(y.sum()) > 10.0:
                 break
         return y * 3
     cf = hop.compile(f)
     for v in ([0.5, 0.25], [3.0, 4.0], [-10.0, -20.0]):
         x = hop.tensor(v)
         _same(cf(x), f(x))
+    assert _breaks(cf) and cf.eager_calls == 0
+
+
+def _named_iterator(x):
+    y = x * 2
+    it = iter(range(5))  # (named: read after the loop, its place must be eager's)
+    for _ in it:
+        y = y + 1
+        if float(y.sum()) > 10.0:
+            break
+    return y, list(it)
+
+
+def _numbers(x):
+    y = x * 1.0
+    n = 0
+    for i in range(3):
+        if float(y.sum()) > i:
+            n = n + 1  # (the sides return different Python ints: no cond returns both)
+        y = y - 1.0
+    return y, n
+
+
+def _continues(x):
+    y = x * 1.0
+    for i in range(8):
+        if float(y.sum()) > i:
+            y = y + 1.0
+            continue  # (a jump out of the `if`: each side runs on to the return)
+        y = y - 0.5
+    return y
+
+
+@pytest.mark.parametrize("fn,why", [
+    (_numbers, "Python values a cond cannot return as one"),
+    (_continues, "more than 64 sides"),  # (2**8 bodies: both sides go on with the loop)
+], ids=["numbers", "continues"])
+def test_a_loop_whose_sides_cannot_be_one_cond_stays_a_break(fn, why):
+    cf = hop.compile(fn)
+    for v in ([0.5, 0.25], [30.0, 4.0], [-10.0, -20.0], [2.0, 1.0]):
+        x = hop.tensor(v)
+        _same(cf(x), fn(x))
+    assert any(why in line for line in _breaks(cf)), cf.explain()
     assert cf.eager_calls == 0
 
 
