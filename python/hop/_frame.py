@@ -555,6 +555,8 @@ class Translator(_State, _Library, _Merging, _Breaking):
             raise _BreakHere(f"{getattr(f, '__qualname__', type(f).__name__)}() may change "
                              f"state hop cannot see (a Python effect on this line)", self.depth,
                              in_loop=not io)
+        if f is globals and not args and not kwargs:
+            return self._globals(fr)
         if f is isinstance and len(args) == 2 and not kwargs:
             return self._isinstance(*args)
         if (f is map and len(args) >= 2 or f is filter and len(args) == 2) and not kwargs and \
@@ -725,6 +727,20 @@ class Translator(_State, _Library, _Merging, _Breaking):
         if _f64_operand(other) is None or type(other) is _SymFloat:
             return None
         return _SymFloat(v.reshape(()).to(_C.float64), "float(tensor)")
+
+    def _globals(self, fr):
+        """globals() in the code of frame fr: its function's module dict (a
+        call from here would give hop's).  Where the translation assigns or
+        lifts a global of that dict, the dict does not show what hop
+        replays after the plan (`'Z' in globals()`, `globals().get('Z')`
+        after `Z = Z + 1`): hop cannot compile that yet (eager runs it)."""
+        g = fr.func.__globals__
+        if any(key[0] == id(g) for key in self.globs) or \
+                any(ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")
+                    for ins in _instructions(fr.code)[0]):
+            self._fail("globals() in a function that assigns globals (the dict would not "
+                       "show the assignments hop replays after the plan)")
+        return g
 
     def _loaded(self, fr, i):
         """What instruction i of frame fr, a LOAD_CONST, or a LOAD_FAST or

@@ -360,7 +360,30 @@ def scan(fn, arg_leaves=(), arg_names=(), static=()):
     # loop, each function's roots and builtins, and the identity guard of a
     # function in a cell or a global, a nest's every level; the rest here.)
     _C._guard_scan_functions(s, Source, Guard, _visit_root, _scan_function, _MAX_GUARDS)
+    _globals_reads(s)
     return s
+
+
+def _globals_reads(s):
+    """The module dicts that code calling globals() reads whole: their
+    length (`len(globals())`) and the names it may ask for that are absent
+    (`'Q' in globals()`, `globals().get('W', 3)`: _Names.probed), still so
+    (the names present are guarded as the globals they are)."""
+    seen = set()
+    for f in list(s.functions):
+        g = getattr(f, "__globals__", None)
+        code = getattr(f, "__code__", None)
+        if type(g) is not dict or id(g) in seen or not isinstance(code, types.CodeType) or \
+                "globals" not in names_of(code).set or is_hop_module(g.get("__name__") or ""):
+            continue
+        seen.add(id(g))
+        src = Source("obj", g, None, f"globals() of {g.get('__name__')}")
+        s.add(src, "len", len(g))
+        absent = tuple(n for n in _unanswered(s, object, {}) if n not in g)
+        if absent:
+            s.add(src, "lacks", absent)
+        for name in sorted(n for n in names_of(code).probed() if n in g):
+            _visit(s, Source("global", g, name, f"global {name!r}"), g[name], 0)
 
 
 def _spelled_names(s, values):
@@ -615,6 +638,11 @@ def _visit(s, src, v, depth):
                 if name in d and not callable(d[name]) and not isinstance(d[name],
                                                                           types.ModuleType):
                     _visit(s, src.child("attr", name), d[name], depth + 1)
+            if is_user_module(v.__name__):
+                # (getattr(mod, "P", 0) answered by the default: still absent)
+                absent = _unanswered(s, type(v), d)
+                if absent:
+                    s.add(src.child("attr", "__dict__"), "lacks", absent)
         return
     if v is MISSING:
         if not src.path and src.kind in ("global", "cell"):
@@ -653,6 +681,9 @@ def _walk_children(s, src, v, depth):
     if isinstance(v, type) and is_user_module(getattr(v, "__module__", "") or ""):
         _method_names(s, v, _CLASS_IMPLICIT)  # a class the code may instantiate
         _class_data(s, src, v, depth, ())
+        absent = _unanswered(s, v, {})  # (getattr(C, "m", 0): still absent)
+        if absent:
+            s.add(src.child("attr", "__dict__"), "lacks", absent)
         return
     if isinstance(v, _OPAQUE):
         return
@@ -719,22 +750,34 @@ def _walk_children(s, src, v, depth):
     d = getattr(v, "__dict__", None)
     if not isinstance(d, dict):
         return
-    if is_user_module(getattr(type(v), "__module__", "") or "") and \
-            any(n not in d and any(n in vars(k) for k in type(v).__mro__[:-1])
-                for n in s.names):
-        # its class, when the code names what the class holds (a method, a
-        # class attribute): those are guarded on the class it had, so
-        # `o.__class__ = B` between calls must miss
+    user = is_user_module(getattr(type(v), "__module__", "") or "")
+    if not user and not _io_class(type(v)):
+        absent = _unanswered(s, type(v), d)  # (a SimpleNamespace's, a Namespace's)
+        if absent:
+            s.add(src.child("attr", "__dict__"), "lacks", absent)
+    if user:
+        # its class: what the class holds is guarded on the class it had,
+        # and isinstance(o, A), type(o) is A read it without naming anything
+        # of it, so `o.__class__ = B` between calls must miss
         s.add(src.child("attr", "__class__"), "id", type(v))
     if not _io_class(type(v)):
         _method_names(s, type(v))
-    if is_user_module(getattr(type(v), "__module__", "") or ""):
+    if user:
         # the names its class answers (and its methods' code names) that
         # the object does not hold itself: still so (`o.m = g` between calls
-        # shadows the class's method; before, the class's answered on)
-        shadowed = _shadowable(s, type(v), d)
-        if shadowed:
-            s.add(src.child("attr", "__dict__"), "lacks", shadowed)
+        # shadows the class's method; before, the class's answered on); and
+        # the names neither answers, which the code may read with a default
+        # (getattr(o, "k", 5), hasattr, `except AttributeError`): still
+        # absent (`o.k = 2` between calls; before, the default answered on)
+        absent = _unanswered(s, type(v), d)
+        lacking = _shadowable(s, type(v), d) + absent
+        if lacking:
+            s.add(src.child("attr", "__dict__"), "lacks", lacking)
+        if absent:
+            # (and by its classes: `C.k = 11` between calls answers o.k)
+            for klass in type(v).__mro__[:-1]:
+                s.add(Source("obj", klass, None, klass.__qualname__).child("attr", "__dict__"),
+                      "lacks", absent)
     for name in sorted(n for n in s.names if n in d):
         _visit(s, src.child("attr", name), d[name], depth + 1)
     if not s.names.isdisjoint(("vars", "__dict__", "dir")):
@@ -772,6 +815,22 @@ def _shadowable(s, cls, own):
                     out.append(name)
                 break
     return tuple(out)
+
+
+def _unanswered(s, cls, own):
+    """The attribute names the code reads with a default or a test
+    (_Names.probed: getattr(o, "k", d), hasattr(o, "k"), `o.k` in a try
+    block) that neither an object of cls (own: its __dict__) nor cls holds:
+    an absent attribute answered the trace, so one added between calls must
+    miss."""
+    probed = set()
+    for f in s.functions:
+        code = getattr(f, "__code__", None)
+        if isinstance(code, types.CodeType):
+            probed |= names_of(code).probed()
+    return tuple(n for n in sorted(probed)
+                 if n not in own and not n.startswith("__") and
+                 not any(n in vars(k) for k in cls.__mro__))
 
 
 def _class_data(s, src, cls, depth, own):

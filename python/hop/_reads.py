@@ -140,7 +140,7 @@ class _Names:
     analysis of the code (_code_effects._effects), made when first asked for."""
 
     __slots__ = ("set", "order", "sorted", "gorder", "gsorted", "effects", "code", "loads",
-                 "__weakref__")
+                 "probes", "__weakref__")
 
     def __init__(self, code, ref):
         s = set()
@@ -152,7 +152,19 @@ class _Names:
         self.gsorted = tuple(sorted(g))
         self.effects = None
         self.loads = None
+        self.probes = None
         self.code = ref
+
+    def probed(self):
+        """The attribute names the code (and the code defined in it) may
+        read where their absence is an answer: its identifier string
+        constants (getattr(o, "k", d), hasattr(o, "k")) and the attributes
+        it loads inside a try block (`o.k` under `except AttributeError`),
+        made when first asked for."""
+        if self.probes is None:
+            code = self.code()
+            self.probes = frozenset() if code is None else _probed(code, set())
+        return self.probes
 
     def global_loads(self):
         """The names the code (and the code defined in it) loads or deletes
@@ -165,6 +177,21 @@ class _Names:
 
 
 _LOADS = frozenset(["LOAD_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME"])
+_ATTR_LOADS = frozenset(["LOAD_ATTR", "LOAD_METHOD"])
+
+
+def _probed(code, out):
+    b = dis.Bytecode(code)
+    spans = [(e.start, e.end) for e in b.exception_entries]
+    for i in b:
+        if i.opname in _ATTR_LOADS and any(a <= i.offset < z for a, z in spans):
+            out.add(i.argval)
+    for const in code.co_consts:
+        if type(const) is str and const.isidentifier():
+            out.add(const)
+        elif isinstance(const, types.CodeType):
+            _probed(const, out)
+    return out
 
 
 def _global_loads(code, out):
