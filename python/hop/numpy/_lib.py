@@ -23,6 +23,7 @@ import operator
 import numpy as _np
 
 from .. import _C
+from .. import _breaks
 from . import _core
 from ._funcs import (_axis, _kind_of, _same, _shape_arg, _sizes_arg, _t, _view, implements, concatenate,
                      reshape, transpose, flip, expand_dims, where, ravel)
@@ -738,8 +739,10 @@ def _window(name):
     def window(*args):
         if not builtins.all(isinstance(a, (int, float, _np.integer, _np.floating))
                             for a in args):
-            raise _C.UnsupportedError(f"hop.numpy: {name} of a traced or symbolic size is not "
-                                      f"supported")
+            # (hop.compile: a graph break, NumPy's window of the values; a
+            # traced beta of kaiser as much as a traced size)
+            _breaks.conversion(_C.UnsupportedError, f"hop.numpy: {name} of a traced or "
+                               f"symbolic argument is not supported")
         return _const(getattr(_np, name)(*args), ndarray)
     window.__name__ = window.__qualname__ = name
     window.__doc__ = f"numpy.{name}: the window NumPy computes (a constant of the trace)."

@@ -849,9 +849,11 @@ def _repeat_sequence(scalar, seq):
         raise TypeError(f"can't multiply sequence by non-int of type "
                         f"'numpy.{scalar.dtype.name}'")
     if not scalar._fixed():
-        raise _C.TraceError("hop.numpy: a NumPy integer times a list or tuple repeats the "
-                            "sequence by the integer's value, which is known only when the "
-                            "program runs; make the count a Python int, or the sequence an array")
+        # (hop.compile: a graph break, Python repeating it by the value)
+        _breaks.conversion(_C.TraceError, "hop.numpy: a NumPy integer times a list or tuple "
+                           "repeats the sequence by the integer's value, which is known only "
+                           "when the program runs; make the count a Python int, or the "
+                           "sequence an array")
     return seq * operator_index(scalar)
 
 
