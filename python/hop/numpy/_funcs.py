@@ -11,6 +11,7 @@ naming it while tracing; eagerly NumPy computes it on the arrays' memory.
 """
 
 import builtins
+import functools
 import math
 import operator
 
@@ -21,6 +22,7 @@ from . import _core, _corder, _eager, _eager_shape
 from ._ndarray import ndarray, NumpyArg, result_kind, view, viewed_by, wrap
 from ._storage import Step
 from . import _storage
+from ._fpcheck import checked as _checked
 
 __all__ = []
 FUNCS = {}  # NumPy function -> implementation
@@ -1480,43 +1482,132 @@ def _clip_line(name):
 
 
 @implements(_np.round, _np.around, _np.round_, name="round")
+@_checked(_np.round)
 def round_(a, decimals=0, out=None, *, _kind=None):
+    """NumPy 1.24's PyArray_Round: an integer array with decimals >= 0 is
+    itself (copied into out= by the 'same_kind' rule), decimals 0 is rint;
+    else multiply(a, f, out=o), rint(o, out=o), true_divide(o, f, out=o)
+    (divide, then multiply, for decimals < 0), with f the Python float
+    power_of_ten(|decimals|) and o out= or a new array of a's dtype (float64
+    for an integer a, cast back to a's dtype after): each ufunc's loop is
+    the one NumPy's value-based promotion picks for o and f (1e5 does not
+    fit float16, so float16's multiply runs in float32; a 0-d array's in
+    float64), its result cast into o under 'same_kind' (NumPy's
+    UFuncTypeError before anything is written).  A complex array rounds
+    each part.  Eagerly its floating-point warnings are NumPy's (_checked:
+    a flag raised has NumPy compute the call again)."""
     kind = _kind or _kind_of(a)
     t = _t(a, "round")
     # (NumPy's round of a 0-d array is a NumPy scalar: PyArray_Return)
     scalar = t.ndim == 0 and out is None
-    if _core.np_dtype(t).kind == "b":
-        if decimals == 0:  # a bool is no integer to PyArray_Round: rint into float16
-            return _out(kind, _core.cast(t, _np.dtype(_np.float16)), scalar=scalar, out=out,
-                        what="round")
-        # NumPy multiplies (divides) into the bool array
-        raise _np.core._exceptions._UFuncOutputCastingError(
-            _np.multiply if decimals > 0 else _np.divide, "same_kind",
-            _np.dtype(_np.float64), _np.dtype(bool), 0)
-    if _core.np_dtype(t).kind in "iu":
-        if decimals >= 0:
-            return _out(kind, t.clone(), scalar=scalar, out=out, what="round")
-        # NumPy's: rint(a / 10**-decimals) * 10**-decimals in float64, cast back
-        # (unsafely: 127 of an int8 rounds to 130, which wraps)
-        f = float(10 ** -decimals)
-        r = _C.round(_core.cast(t, _np.dtype(_np.float64)) / f) * f
-        return _out(kind, _core.cast(r, _core.np_dtype(t)), scalar=scalar, out=out,
-                    what="round")
-    if _core.np_dtype(t).kind == "c":  # NumPy rounds each part
-        r = _C._op("complex", _round_t(_C._op("real", t), decimals),
-                   _round_t(_C._op("imag", t), decimals))
-    else:
-        r = _round_t(t, decimals)
-    return _out(kind, _core.cast(r, _core.np_dtype(t)), scalar=scalar, out=out, what="round")
+    dt = _core.np_dtype(t)
+    if out is not None:
+        from ._ufuncs import out_array
+        if not out_array(out):
+            raise TypeError("hop.numpy: round: out= must be an array")
+        if _size(tuple(out.shape)) != _size(tuple(t.shape)):
+            raise ValueError("invalid output shape")
+    decimals = operator.index(decimals)
+    if dt.kind == "c":
+        # NumPy's: arr = out (or a copy of a); arr.real = a.real.round(d);
+        # arr.imag = a.imag.round(d)
+        re = _round_t(_C._op("real", t), decimals, None, t.ndim)
+        if out is not None and out.dtype.kind != "c":
+            # (a real out's .real is itself, written unsafely; it has no
+            # imaginary part to set.  Eagerly NumPy's own call: its warnings
+            # of both parts' rounding come before its TypeError)
+            from ._ufuncs import _traced_any, by_numpy
+            if not _core.tracing() and not _core._recording() and \
+                    not _traced_any((a, out)):
+                return by_numpy(_np.round, "round", (a, decimals, out), {}, kind, out)
+            _out(kind, _core.cast(re(), out.dtype), out=out, what="round")
+            raise TypeError("array does not have imaginary part to set")
+        im = _round_t(_C._op("imag", t), decimals, None, t.ndim)
+        r = _C._op("complex", re(), im())
+        if out is not None:
+            r = _core.cast(r, out.dtype)
+        return _out(kind, r, scalar=scalar, out=out, what="round")
+    if dt.kind in "iu" and decimals >= 0:
+        # PyArray_AssignArray into out= (NPY_DEFAULT_ASSIGN_CASTING)
+        if out is not None and not _np.can_cast(dt, out.dtype, "same_kind"):
+            raise TypeError(f"Cannot cast array data from {dt!r} to {out.dtype!r} according "
+                            f"to the rule 'same_kind'")
+        r = t.clone() if out is None else _core.cast(t, out.dtype)
+        return _out(kind, r, scalar=scalar, out=out, what="round")
+    # (decimals 0 is rint(a) or rint(a, out=out): a bool's is float16)
+    od = out.dtype if out is not None else None if decimals == 0 else \
+        _np.dtype(_np.float64) if dt.kind in "iu" else dt
+    r = _round_t(t, decimals, od, out.ndim if out is not None else t.ndim)()
+    if out is None and dt.kind in "iu":
+        r = _core.cast(r, dt)  # (unsafely: 127 of an int8 rounds to 130, which wraps)
+    return _out(kind, r, scalar=scalar, out=out, what="round")
 
 
-def _round_t(t, decimals):
+def _power_of_ten(n):
+    """NumPy's power_of_ten: 1e9 multiplied by 10. n - 9 times above 8."""
+    if n < 9:
+        return float(10 ** n)
+    r = 1e9
+    for _ in range(n - 9):
+        r *= 10.0
+        if r == _np.inf:
+            break
+    return r
+
+
+def _loop_dtype(uf, dt, nd, f=None):
+    """The dtype of NumPy's loop of ufunc uf on an array of dtype dt and nd
+    dims (0: a scalar to value-based promotion) and the Python float f."""
+    return _loop_dtype_of(uf, _np.dtype(dt), nd > 0, f)
+
+
+@functools.lru_cache(maxsize=512)
+def _loop_dtype_of(uf, dt, dims, f):
+    x = _np.zeros((0,) if dims else (), dt)
+    return _core.numpy_probe(lambda: uf(x) if f is None else uf(x, f)).dtype
+
+
+def _round_t(t, decimals, od, nd):
+    """PyArray_Round of tensor t (real) into a new array of dtype od
+    (None: t's own; with decimals 0 rint's), which has nd dims: a function
+    that computes it.  NumPy's UFuncTypeError when a ufunc's result does not
+    cast to od by 'same_kind', raised here, before anything is computed:
+    the loops' dtypes are asked of NumPy first, whose ufunc calls clear the
+    floating-point flags that hop's computing raises and the caller reads."""
+    dt = _core.np_dtype(t)
     if decimals == 0:
-        return _C.round(t)
-    f = 10.0 ** decimals
-    if decimals > 0:
-        return _C.round(t * f) / f
-    return _C.round(t / (1.0 / f)) * (1.0 / f)
+        ldt = _loop_dtype(_np.rint, dt, t.ndim)
+        od = ldt if od is None else _np.dtype(od)
+        _same_kind(_np.rint, ldt, od)
+        return lambda: _core.cast(_rint(_core.cast(t, ldt)), od)
+    od = dt if od is None else _np.dtype(od)
+    f = _power_of_ten(abs(decimals))
+    op1, op2 = (_np.multiply, _np.true_divide) if decimals > 0 else \
+        (_np.true_divide, _np.multiply)
+    l1 = _same_kind(op1, _loop_dtype(op1, dt, t.ndim, f), od)
+    l2 = _same_kind(op2, _loop_dtype(op2, od, nd, f), od)
+
+    def step(uf, x, ldt):
+        x = _core.cast(x, ldt)
+        return _core.cast(x * f if uf is _np.multiply else x / f, od)
+
+    # op1(a, f, out=o); rint(o, out=o) in o's dtype; op2(o, f, out=o)
+    return lambda: step(op2, _rint(step(op1, t, l1)), l2)
+
+
+def _same_kind(uf, ldt, od):
+    """ldt, NumPy's UFuncTypeError unless ufunc uf's loop dtype ldt casts to
+    the out= dtype od by 'same_kind'."""
+    if not _np.can_cast(ldt, od, "same_kind"):
+        raise _core.ufunc_cast_error(uf.__name__, ldt, od, "same_kind")
+    return ldt
+
+
+def _rint(x):
+    """NumPy's rint of tensor x (a complex one's each part)."""
+    if _core.np_dtype(x).kind == "c":
+        return _C._op("complex", _C.round(_C._op("real", x)), _C.round(_C._op("imag", x)))
+    return _C.round(x)
 
 
 around = round_

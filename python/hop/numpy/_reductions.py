@@ -127,10 +127,45 @@ def _zero_sign_unknown(x, r, axes, keepdims, initial):
 def _initial_in(initial, rdt, what):
     """A number initial= as NumPy casts it to the reduction's dtype first
     (min of a bool array with initial=-5 starts from True; prod of ints
-    with 2.5 from 2), with its warning for an out-of-bound Python int."""
+    with 2.5 from 2), with its warning for an out-of-bound Python int.
+    NumPy packs it into its result with the dtype's setitem, as NumPy's
+    own reduction of no elements shows: into a signed integer dtype a float
+    goes through Python's int() and a C long (OverflowError "cannot convert
+    float infinity to integer" or "Python int too large to convert to C
+    long", ValueError "cannot convert float NaN to integer").  A NumPy
+    float scalar into an unsigned dtype is cast, which warns (NumPy's
+    floating-point warnings under the caller's numpy.errstate) for a value
+    out of range: traced, a break of hop.compile's graph, so that the call
+    runs eagerly, as NumPy's, on every call; eagerly the invalid flag,
+    which a checked reduction's own check (_fpcheck) reads to have NumPy
+    compute the call (NumPy's call here cleared the flags: those raised
+    before are put back), else NumPy's cast again, which warns as NumPy's."""
+    raised = _C._fp_status()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                with _np.errstate(all="raise"):
+                    v, flagged = _np.maximum.reduce(_np.zeros((0,), rdt), initial=initial), False
+            except FloatingPointError:
+                with _np.errstate(all="ignore"):
+                    v, flagged = _np.maximum.reduce(_np.zeros((0,), rdt), initial=initial), True
+    finally:
+        if raised:
+            _C._fp_note(raised)
+    if flagged:
+        from ._fpcheck import outer
+        if _core.tracing():
+            _core.numpy_warns(f"{what} with initial={initial!r}",
+                              "invalid value encountered in cast", RuntimeWarning)
+        elif outer():
+            _C._fp_note(8)
+        else:
+            # (max and min are not checked: NumPy's own warnings, or its
+            # FloatingPointError, under the caller's state)
+            _np.maximum.reduce(_np.zeros((0,), rdt), initial=initial)
     _core.python_ints_warn(initial, rdt, f"{what} with initial=")
-    with _np.errstate(all="ignore"):
-        return _np.array(initial).astype(rdt, casting="unsafe")[()].item()
+    return v.item()
 
 
 def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what, visit=None):

@@ -213,14 +213,33 @@ def setdiff1d(ar1, ar2, assume_unique=False, *, _kind=None):
 
 @implements(_np.setxor1d)
 def setxor1d(ar1, ar2, assume_unique=False, *, _kind=None):
+    """NumPy 1.24's, step for step: the uniques of both (the arrays as
+    given with assume_unique), concatenated (np.concatenate's dtype of the
+    two: float16 and int64 make float64, where values of one array may meet),
+    sorted, and the elements that differ from both neighbours."""
     kind = _kind or result_kind((ar1, ar2), ndarray)
-    a = _t(unique(_t(ar1).reshape(-1), _kind=ndarray))
-    b = _t(unique(_t(ar2).reshape(-1), _kind=ndarray))
-    ina = _t(in1d(a, b, invert=True, _kind=ndarray))
-    inb = _t(in1d(b, a, invert=True, _kind=ndarray))
-    both = _C.cat([_C._op("take", a, 0, ina.nonzero().select(1, 0)),
-                   _C._op("take", b, 0, inb.nonzero().select(1, 0))], 0)
-    return wrap(kind, _corder.sort_any(both, 0))
+    a, b = _t(ar1), _t(ar2)
+    if not assume_unique:
+        a = _t(unique(a.reshape(-1), _kind=ndarray))
+        b = _t(unique(b.reshape(-1), _kind=ndarray))
+    aux = F.concatenate((a, b), _kind=_C.Tensor)
+    n = aux.shape[0] if aux.ndim == 1 else None
+    if isinstance(n, int) and n == 0 or aux.ndim > 1 and 0 in tuple(aux.shape):
+        return wrap(kind, aux)  # (NumPy's aux itself, unsorted)
+    if aux.ndim != 1:
+        # NumPy's concatenate(([True], aux[1:] != aux[:-1], [True]))
+        raise ValueError(f"all the input arrays must have same number of dimensions, but the "
+                         f"array at index 0 has 1 dimension(s) and the array at index 1 has "
+                         f"{aux.ndim} dimension(s)")
+    aux = _corder.sort_any(aux, 0)
+    # (each element against its neighbours, by position: n may be known
+    # only at run time; NaN != NaN keeps each NaN)
+    pos = _C.arange(n)
+    prev = _C._op("take", aux, 0, _C.maximum(pos - 1, 0))
+    nxt = _C._op("take", aux, 0, _C.minimum(pos + 1, n - 1))
+    keep = _C.logical_and(_C.logical_or(_C.eq(pos, 0), _C.ne(aux, prev)),
+                          _C.logical_or(_C.eq(pos, n - 1), _C.ne(aux, nxt)))
+    return wrap(kind, _C._op("take", aux, 0, keep.nonzero().select(1, 0)))
 
 
 BOOL_SUBTRACT = ("numpy boolean subtract, the `-` operator, is not supported, use the "
