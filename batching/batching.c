@@ -86,13 +86,14 @@ hop_batch_set(hop_batch_ctx *cx, const hop_node *n, size_t i, hop_node *v, bool 
     return HOP_OK;
 }
 
-hop_node *
-hop_batch_broadcast(hop_batch_ctx *cx, hop_node *v)
+/* An unbatched value v of g expanded to the batch (a new dim 0). */
+static hop_node *
+broadcast_in(hop_batch_ctx *cx, hop_graph *g, hop_node *v)
 {
     if (v == NULL)
         return NULL;
     const hop_meta *m = &v->meta->meta;
-    hop_node *u = hop__batch_unsqueeze(cx->rw.out, v, 0);
+    hop_node *u = hop__batch_unsqueeze(g, v, 0);
     if (u == NULL)
         return NULL;
     hop_arg items[HOP_MAX_RANK];
@@ -100,7 +101,13 @@ hop_batch_broadcast(hop_batch_ctx *cx, hop_node *v)
     for (int d = 0; d < m->rank; d++)
         items[d + 1] = hop_arg_int(-1);
     hop_arg args[] = {hop_arg_node(u), hop_arg_list(items, (size_t)m->rank + 1)};
-    return hop_graph_call_op(cx->rw.out, HOP_OP_expand, args, 2);
+    return hop_graph_call_op(g, HOP_OP_expand, args, 2);
+}
+
+hop_node *
+hop_batch_broadcast(hop_batch_ctx *cx, hop_node *v)
+{
+    return broadcast_in(cx, cx->rw.out, v);
 }
 
 /* ------------------------------------------------------------ copying */
@@ -325,22 +332,44 @@ hop_batch_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batched, ho
     return hop_batch_body_outs(cx, body, batched, NULL, vmapped);
 }
 
-/* A [B] mask m reshaped to [B, 1, ...] against a value of rank r. */
+/* A [B] mask m reshaped to [B, 1, ...] against a value of rank r, made
+ * once per rank (by_rank). */
 static hop_node *
-lane_mask(hop_batch_ctx *cx, hop_graph *g, hop_node *m, int r)
+lane_mask(hop_batch_ctx *cx, hop_graph *g, hop_node *m, int r, hop_node **by_rank)
 {
     if (r <= 1)
         return m;
+    if (by_rank[r] != NULL)
+        return by_rank[r];
     hop_arg sizes[HOP_MAX_RANK];
     sizes[0] = hop_arg_sym(cx->size);
     for (int d = 1; d < r; d++)
         sizes[d] = hop_arg_int(1);
-    return hop_graph_call_op(g, HOP_OP_reshape,
-                             (hop_arg[]){hop_arg_node(m), hop_arg_list(sizes, (size_t)r)}, 2);
+    return by_rank[r] = hop_graph_call_op(
+               g, HOP_OP_reshape, (hop_arg[]){hop_arg_node(m), hop_arg_list(sizes, (size_t)r)}, 2);
 }
 
-/* `<body>_vmap`: the step `<body>_vmap_step` inlined between body's inputs
- * (then the extra ones) and one where per carry over the caller's mask. */
+/* Whether the step reads input ph through mask_gradient: a float tensor. */
+static bool
+lane_masked(const hop_node *ph)
+{
+    return ph->meta->kind == HOP_VALUE_TENSOR && hop_dtype_is_inexact(ph->meta->meta.dtype);
+}
+
+/*
+ * `<body>_vmap`: the mask first, from body's inputs (then the extra ones),
+ * the step `<body>_vmap_step` inlined over body's inputs, and one where per
+ * carry over the mask.  The step reads each float input through
+ * mask_gradient with the mask (an unbatched one broadcast first: the step
+ * takes it batched), so a finished lane gets no gradient from the step.
+ * Without it, where's gradient gives the step's results on a finished lane
+ * a zero cotangent, which the step's own rules turn into nan where its
+ * derivative is infinite at that lane's carry (0 * inf: exp overflowing
+ * once the lane is done, sqrt at the bound that ended it); an unbatched
+ * input's gradient is a sum over the lanes, so it is masked per lane before
+ * the sum.  The select strategy of a batched cond does the same
+ * (hop/branch_kit.c).  Only views are added: the forward is the same.
+ */
 hop_status
 hop_batch_masked_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batched, size_t at,
                       const hop_batch_lanes *lanes, hop_graph **vmapped)
@@ -355,14 +384,21 @@ hop_batch_masked_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batc
                          "hop_batch_masked_body: %s has %zu inputs, not %zu carries at %zu",
                          body->name, nph, nout, at);
     int *od = hop__calloc(nout + 1, sizeof *od); /* zeros: every output batched at 0 */
-    hop_node **in = hop__calloc(nin + nout + 1, sizeof *in), **o = in ? in + nin : NULL;
+    /* in: the new body's inputs; sin: the step's (masked); o: its results */
+    hop_node **in = hop__calloc(nin + nph + nout + 1, sizeof *in);
+    hop_node **sin = in ? in + nin : NULL, **o = in ? sin + nph : NULL;
+    bool *sb = hop__calloc(nph + 1, sizeof *sb); /* the step's batched inputs */
     hop_arg *res = hop__calloc(nout + 1, sizeof *res);
+    hop_node *by_rank[HOP_MAX_RANK + 1] = {NULL};
     char base[256];
     snprintf(base, sizeof base, "%s_vmap_step", body->name);
-    hop_graph *step = od && in && res ? hop_graph_new_subgraph(cx->rw.out, base) : NULL;
-    hop_status st = od && in && res ? (step ? HOP_OK : hop_error_code()) : HOP_NOMEM;
+    bool ok = od && in && sb && res;
+    hop_graph *step = ok ? hop_graph_new_subgraph(cx->rw.out, base) : NULL;
+    hop_status st = ok ? (step ? HOP_OK : hop_error_code()) : HOP_NOMEM;
+    for (size_t i = 0; i < nph && st == HOP_OK; i++)
+        sb[i] = batched[i] || lane_masked(hop_graph_placeholder_at(body, i));
     if (st == HOP_OK)
-        st = hop_batch_graph(cx, body, batched, od, step);
+        st = hop_batch_graph(cx, body, sb, od, step);
     snprintf(base, sizeof base, "%s_vmap", body->name);
     hop_graph *g = st == HOP_OK ? hop_graph_new_subgraph(cx->rw.out, base) : NULL;
     if (st == HOP_OK && g == NULL)
@@ -373,20 +409,32 @@ hop_batch_masked_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batc
             continue; /* no input: in[i] stays NULL */
         const char *name =
             own ? hop_graph_placeholder_at(body, i)->name : lanes->extra_names[i - nph];
-        const hop_value_info *meta =
-            own ? hop_graph_placeholder_at(step, i)->meta : lanes->extra[i - nph]->meta;
-        if ((in[i] = hop_graph_placeholder(g, name, meta)) == NULL)
+        hop_value_info meta =
+            own ? *hop_graph_placeholder_at(step, i)->meta : *lanes->extra[i - nph]->meta;
+        if (own && !batched[i] && sb[i]) /* the caller passes it unbatched */
+            meta = hop_value_info_drop_dim(&meta, 0);
+        if ((in[i] = hop_graph_placeholder(g, name, &meta)) == NULL)
             st = hop_error_code();
     }
     hop_node *mask = NULL;
-    if (st == HOP_OK && lanes->first)
-        st = lanes->build(lanes->arg, g, in, in + nph, &mask);
     if (st == HOP_OK)
-        st = hop_graph_inline(g, step, in, o);
-    if (st == HOP_OK && !lanes->first)
         st = lanes->build(lanes->arg, g, in, in + nph, &mask);
+    for (size_t i = 0; i < nph && st == HOP_OK; i++) {
+        hop_node *v = sin[i] = in[i], *m;
+        if (!lane_masked(v))
+            continue;
+        if (!batched[i])
+            v = broadcast_in(cx, g, v);
+        if (v == NULL || (m = lane_mask(cx, g, mask, v->meta->meta.rank, by_rank)) == NULL ||
+            (sin[i] = hop_graph_call_op(g, HOP_OP_mask_gradient,
+                                        (hop_arg[]){hop_arg_node(v), hop_arg_node(m)}, 2)) == NULL)
+            st = hop_error_code();
+    }
+    if (st == HOP_OK)
+        st = hop_graph_inline(g, step, sin, o);
     for (size_t j = 0; j < nout && st == HOP_OK; j++) {
-        hop_node *c = in[at + j], *m = lane_mask(cx, g, mask, c->meta->meta.rank), *w = NULL;
+        hop_node *c = in[at + j], *m = lane_mask(cx, g, mask, c->meta->meta.rank, by_rank);
+        hop_node *w = NULL;
         if (m != NULL)
             w = hop_graph_call_op(g, HOP_OP_where,
                                   (hop_arg[]){hop_arg_node(m), hop_arg_node(o[j]), hop_arg_node(c)},
@@ -405,6 +453,7 @@ hop_batch_masked_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batc
     hop_graph_free(step);
     hop__free(od);
     hop__free(in);
+    hop__free(sb);
     hop__free(res);
     return st;
 }

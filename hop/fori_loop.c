@@ -294,7 +294,7 @@ static hop_status
 bound_bodies(void *bnd, hop_batch_ctx *cx, const hop_node *call, const bool *batched,
              hop_span carries, hop_build *b)
 {
-    hop_batch_lanes lanes = {bound_lanes, NULL, false, 2, (const char *[]){"lower", "upper"}, bnd};
+    hop_batch_lanes lanes = {bound_lanes, NULL, 2, (const char *[]){"lower", "upper"}, bnd};
     hop_graph *fb = NULL;
     hop_status st = hop_batch_masked_body(cx, hop_node_body(call, "body_fun"), batched, carries.at,
                                           &lanes, &fb);

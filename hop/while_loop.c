@@ -337,7 +337,7 @@ masked_bodies(void *arg, hop_batch_ctx *cx, const hop_node *call, const bool *ba
         st = hop_batch_graph(cx, cond, batched, od, gc);
     if (st == HOP_OK)
         st = masked_cond(cx, cond, gc, &cv);
-    hop_batch_lanes lanes = {pred_lanes, gc, true, 0, NULL, NULL};
+    hop_batch_lanes lanes = {pred_lanes, gc, 0, NULL, NULL};
     if (st == HOP_OK)
         st = hop_batch_masked_body(cx, body, batched, carries.at, &lanes, &bv);
     if (st == HOP_OK)

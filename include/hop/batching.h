@@ -187,18 +187,20 @@ hop_status hop_batch_graph(hop_batch_ctx *cx, const hop_graph *body, const bool 
  * step being body batched (hop_batch_graph, every output at 0), inlined,
  * and mask the bool [B] of the lanes still running (reshaped to [B, 1, ..]
  * against each carry): a finished lane keeps its carries, the step's
- * results on it discarded.  lanes->build(arg, g, in, extra, &mask) makes
- * mask in the new body g from its inputs: in (standing for body's) and
- * extra (extra[k] for lanes->extra[k], NULL for a NULL one); before the
- * step's nodes when lanes->first, else after them.  Errors: HOP_MISUSE for
- * bad arguments; what hop_batch_graph, the builders or build return
+ * results on it discarded.  The step reads each float input through
+ * mask_gradient(x, mask) (an unbatched one broadcast to the batch first),
+ * so a finished lane gets no gradient from the step it ran for nothing (a
+ * zero cotangent times an infinite derivative there would be nan).
+ * lanes->build(arg, g, in, extra, &mask) makes mask in the new body g from
+ * its inputs, before the step's nodes: in (standing for body's) and extra
+ * (extra[k] for lanes->extra[k], NULL for a NULL one).  Errors: HOP_MISUSE
+ * for bad arguments; what hop_batch_graph, the builders or build return
  * (nothing installed).
  */
 typedef struct hop_batch_lanes {
     hop_status (*build)(void *arg, hop_graph *g, hop_node *const *in, hop_node *const *extra,
                         hop_node **mask);
-    void *arg;  /* passed to build */
-    bool first; /* build before the step is inlined (else after) */
+    void *arg; /* passed to build */
     size_t nextra;
     const char *const *extra_names;
     hop_node *const *extra;

@@ -306,7 +306,8 @@ test_vmap_graph_selects_a_cheap_cond(void **state)
 }
 
 /* fori_loop with a batched bound: one loop over [0, max n) whose lanes keep
- * their carries once i reaches their own n. */
+ * their carries once i reaches their own n; the step reads the carry
+ * through mask_gradient, so a finished lane gets no gradient from it. */
 static void
 test_vmap_graph_masks_the_lanes_of_a_fori_loop_with_a_batched_bound(void **state)
 {
@@ -320,10 +321,11 @@ test_vmap_graph_masks_the_lanes_of_a_fori_loop_with_a_batched_bound(void **state
         code,
         "def f_vmap(x: \"f32[3]\", n: \"i64[4]\"):\n"
         "    def fori_loop_body_0_vmap(i: \"Sym(u1)\", c: \"f32[4, 3]\", upper: \"i64[4]\"):\n"
-        "        mul: \"f32[4, 3]\" = mul(c, 2.0)\n"
-        "        add: \"f32[4, 3]\" = add(mul, i)\n"
         "        gt: \"bool[4]\" = gt(upper, i)\n"
         "        reshape: \"bool[4, 1]\" = reshape(gt, [4, 1])\n"
+        "        mask_gradient: \"f32[4, 3]\" = mask_gradient(c, reshape)\n"
+        "        mul: \"f32[4, 3]\" = mul(mask_gradient, 2.0)\n"
+        "        add: \"f32[4, 3]\" = add(mul, i)\n"
         "        where: \"f32[4, 3]\" = where(reshape, add, c)\n"
         "        return (where,)\n"
         "\n"

@@ -794,12 +794,13 @@ def test_vmap_fori_loop_with_batched_bounds_traces_one_masked_loop():
 def forward(x: "f32[3, 2]", lo: "i64[3]", hi: "i64[3]"):
     def vmap_body_0_vmap(x: "f32[3, 2]", lo: "i64[3]", hi: "i64[3]"):
         def fori_loop_body_0_vmap(i: "Sym(u2)", x: "f32[3, 2]", lower: "i64[3]", upper: "i64[3]"):
-            mul: "f32[3, 2]" = mul(x, 2)
-            add: "f32[3, 2]" = add(mul, i)
             le: "bool[3]" = le(lower, i)
             gt: "bool[3]" = gt(upper, i)
             logical_and: "bool[3]" = logical_and(le, gt)
             reshape: "bool[3, 1]" = reshape(logical_and, [3, 1])
+            mask_gradient: "f32[3, 2]" = mask_gradient(x, reshape)
+            mul: "f32[3, 2]" = mul(mask_gradient, 2)
+            add: "f32[3, 2]" = add(mul, i)
             where: "f32[3, 2]" = where(reshape, add, x)
             return (where,)
 
