@@ -246,10 +246,19 @@ def vjp(f, *primals):
 def _vjp_fn(spec, args, kwargs):
     f, primals, out_spec = spec
     ct_leaves, ct_spec = flatten(args[0] if len(args) == 1 else args)
+    bad = [c for c in ct_leaves if not _is_tensor(c)]
+    if (bad or ct_spec != out_spec) and repr(ct_spec) == repr(out_spec):
+        # (the same shape of tree, another kind of leaf: a number, a NumPy
+        # array where the output has a hop.Tensor; the structures' texts
+        # read alike)
+        what = f"a {type(bad[0]).__qualname__}" if bad else "a NumPy or hop.numpy array" \
+            if "Numpy" in getattr(ct_spec.cls, "__name__", "") else "of another kind"
+        raise TypeError(f"hop.vjp: a cotangent is {what} where the output has a hop.Tensor; "
+                        f"pass hop.tensor(...) of it")
     if ct_spec != out_spec:
         raise ValueError(f"hop.vjp: the cotangent's structure {ct_spec!r} differs from the "
                          f"output's {out_spec!r}")
-    if not all(_is_tensor(c) for c in ct_leaves):
+    if bad:
         raise TypeError("hop.vjp: cotangents must be tensors")
     nums = tuple(range(len(primals)))
     _, _, per_arg = _vjp_node("vjp", f, primals, {}, nums, False, ct_leaves)

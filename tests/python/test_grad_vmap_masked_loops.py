@@ -225,3 +225,14 @@ def test_the_masked_body_reads_its_float_inputs_through_mask_gradient():
     # the carry, and the closure broadcast to the batch first
     assert code.count("mask_gradient(") == 2
     assert "expand(" in code
+
+
+@pytest.mark.parametrize("ct,what", [(np.ones(3), "a NumPy or hop.numpy array"),
+                                     (2.0, "a float")], ids=["ndarray", "float"])
+def test_a_cotangent_of_another_kind_names_it(ct, what):
+    """(found beside this file's bug: the message read `structure * differs
+    from the output's *`)"""
+    _, fn = hop.vjp(lambda x: x.sin(), hop.ones(3))
+    with pytest.raises(TypeError, match=f"a cotangent is {what} where the output has a "
+                                        f"hop.Tensor; pass hop.tensor"):
+        fn(ct)
