@@ -301,6 +301,7 @@ class _Scan:
         self.skipped = []    # text: what was guarded by identity without a walk
         self.builtins = []   # (globals, builtins, name, value, pinned): builtins the code names
         self.builtin_keys = set()
+        self.probed = (0, ())  # (_probed)
 
     def add(self, source, kind, value):
         self.guards.append(Guard(source, kind, value))
@@ -751,33 +752,31 @@ def _walk_children(s, src, v, depth):
     if not isinstance(d, dict):
         return
     user = is_user_module(getattr(type(v), "__module__", "") or "")
-    if not user and not _io_class(type(v)):
-        absent = _unanswered(s, type(v), d)  # (a SimpleNamespace's, a Namespace's)
-        if absent:
-            s.add(src.child("attr", "__dict__"), "lacks", absent)
+    io = _io_class(type(v))
     if user:
         # its class: what the class holds is guarded on the class it had,
         # and isinstance(o, A), type(o) is A read it without naming anything
         # of it, so `o.__class__ = B` between calls must miss
         s.add(src.child("attr", "__class__"), "id", type(v))
-    if not _io_class(type(v)):
+    if not io:
         _method_names(s, type(v))
-    if user:
-        # the names its class answers (and its methods' code names) that
-        # the object does not hold itself: still so (`o.m = g` between calls
-        # shadows the class's method; before, the class's answered on); and
-        # the names neither answers, which the code may read with a default
-        # (getattr(o, "k", 5), hasattr, `except AttributeError`): still
-        # absent (`o.k = 2` between calls; before, the default answered on)
-        absent = _unanswered(s, type(v), d)
-        lacking = _shadowable(s, type(v), d) + absent
-        if lacking:
-            s.add(src.child("attr", "__dict__"), "lacks", lacking)
-        if absent:
-            # (and by its classes: `C.k = 11` between calls answers o.k)
-            for klass in type(v).__mro__[:-1]:
-                s.add(Source("obj", klass, None, klass.__qualname__).child("attr", "__dict__"),
-                      "lacks", absent)
+    # The names the code may read with a default (getattr(o, "k", 5),
+    # hasattr, `except AttributeError`) that neither the object nor its
+    # class answers: still absent (`o.k = 2` between calls; before, the
+    # default answered on); and, of the user's class, the names its class
+    # answers (and its methods' code names) that the object does not hold
+    # itself: still so (`o.m = g` between calls shadows the class's method;
+    # before, the class's answered on)
+    absent = () if io and not user else _unanswered(s, type(v), d)
+    lacking = (_shadowable(s, type(v), d) if user else ()) + absent
+    if lacking:
+        s.add(src.child("attr", "__dict__"), "lacks", lacking)
+    if user and absent:
+        # (and by its classes: `C.k = 11` between calls answers o.k; a
+        # built-in class, a SimpleNamespace's, takes no attributes)
+        for klass in type(v).__mro__[:-1]:
+            s.add(Source("obj", klass, None, klass.__qualname__).child("attr", "__dict__"),
+                  "lacks", absent)
     for name in sorted(n for n in s.names if n in d):
         _visit(s, src.child("attr", name), d[name], depth + 1)
     if not s.names.isdisjoint(("vars", "__dict__", "dir")):
@@ -823,14 +822,24 @@ def _unanswered(s, cls, own):
     block) that neither an object of cls (own: its __dict__) nor cls holds:
     an absent attribute answered the trace, so one added between calls must
     miss."""
-    probed = set()
-    for f in s.functions:
-        code = getattr(f, "__code__", None)
-        if isinstance(code, types.CodeType):
-            probed |= names_of(code).probed()
-    return tuple(n for n in sorted(probed)
+    return tuple(n for n in _probed(s)
                  if n not in own and not n.startswith("__") and
                  not any(n in vars(k) for k in cls.__mro__))
+
+
+def _probed(s):
+    """The sorted probed names of the functions scanned so far, gathered
+    again only when the walk has added functions since (s.probed: (how many
+    functions, the names)): _unanswered asks for every object visited."""
+    n, names = s.probed
+    if n != len(s.functions):
+        found = set()
+        for f in s.functions:
+            code = getattr(f, "__code__", None)
+            if isinstance(code, types.CodeType):
+                found |= names_of(code).probed()
+        s.probed = n, names = len(s.functions), tuple(sorted(found))
+    return names
 
 
 def _class_data(s, src, cls, depth, own):
