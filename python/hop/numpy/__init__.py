@@ -70,7 +70,15 @@ for _name in ("bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32", "i
               "promote_types", "can_cast", "ndenumerate", "ndindex", "ushort", "uintc", "uint",
               "iterable", "base_repr", "binary_repr", "frompyfunc",
               # hop.numpy's repr/str read NumPy's print options (_attrs)
-              "set_printoptions", "get_printoptions", "printoptions"):
+              "set_printoptions", "get_printoptions", "printoptions",
+              # NumPy 1.24's other names of dtypes and constants, its type queries, and its
+              # floating-point error state, which hop.numpy reads (errstate above)
+              "cfloat", "singlecomplex", "uintp", "Inf", "Infinity", "NaN", "NAN", "NINF",
+              "PINF", "NZERO", "PZERO", "infty", "euler_gamma", "little_endian", "ScalarType",
+              "sctypeDict", "typename", "find_common_type", "obj2sctype", "sctype2char",
+              "issctype", "issubsctype", "issubclass_", "maximum_sctype",
+              "format_float_positional", "format_float_scientific", "seterr", "geterr",
+              "seterrcall", "geterrcall", "setbufsize", "getbufsize"):
     if _name not in globals():
         globals()[_name] = getattr(_np, _name)
         __all__.append(_name)

@@ -14,7 +14,7 @@ import numpy as _np
 
 from .. import _C
 from . import _core
-from ._funcs import _axis, _kind_of, _t, _view, implements, nonzero
+from ._funcs import _axis, _kind_of, _t, _view, implements, nonzero, ones
 from ._lib import _as, _const, _static
 from ._ndarray import ndarray, wrap
 
@@ -94,6 +94,15 @@ def tril_indices(n, k=0, m=None):
 @implements(name="triu_indices")
 def triu_indices(n, k=0, m=None):
     return _tri_indices(n, k, m, True)
+
+
+@implements(name="mask_indices")
+def mask_indices(n, mask_func, k=0):
+    """NumPy's: the indices where mask_func(ones((n, n), int), k) is not 0
+    (mask_func a hop.numpy function such as triu, or any function of an
+    array and k)."""
+    a = mask_func(ones((n, n), int), k)
+    return nonzero(a != 0)
 
 
 def _tri_indices_from(arr, k, upper, kind):
