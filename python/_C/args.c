@@ -303,6 +303,34 @@ hop_py__symfloat_tensor(PyObject *o, PyObject **t)
 }
 
 /*
+ * Whether o, a hop.numpy array over tensor t, stands for a NumPy float64
+ * scalar (a 0-d float64 array NumPy would give as np.float64: its `_scalar`
+ * is true).  np.float64 is a Python float, so eagerly it is a weak operand
+ * of a hop.Tensor op (`x * np.float64(2.0)` keeps x's f32); the array that
+ * stands for it in a compiled function must be one too.  1, 0, or -1 with
+ * an error set.
+ */
+static int
+np_float_scalar(PyObject *o, TensorObject *t)
+{
+    hop_dtype d;
+    if (hop_py__tensor_rank(t) != 0 || hop_py__tensor_dtype(t, &d) < 0 || d != HOP_F64) {
+        PyErr_Clear(); /* (a dead proxy: the op reports it) */
+        return 0;
+    }
+    PyObject *flag = PyObject_GetAttrString(o, "_scalar");
+    if (flag == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    int r = PyObject_IsTrue(flag);
+    Py_DECREF(flag);
+    return r;
+}
+
+/*
  * A value operand of an elementwise op: a Tensor, a Python scalar, a SymInt,
  * or anything with the buffer protocol (NumPy arrays and scalars, wrapped
  * without a copy into a new Tensor left in *tmp for the caller to drop).
@@ -376,7 +404,18 @@ hop_py__value_opnd(const char *fname, PyObject *o, hop_py_opnd *out, PyObject **
         return -1;
     }
     *tmp = t;
-    hop_py__set_tensor_opnd(out, t);
+    int weak = np_float_scalar(o, HOP_PY_TENSOR(t));
+    if (weak < 0)
+        return -1;
+    if (weak && HOP_PY_TENSOR(t)->t != NULL) {
+        out->kind = HOP_PY_FLOAT;
+        memcpy(&out->u.f, HOP_PY_TENSOR(t)->t->data, sizeof out->u.f);
+    } else if (weak) {
+        out->kind = HOP_PY_SYMFLOAT;
+        out->u.t = HOP_PY_TENSOR(t);
+    } else {
+        hop_py__set_tensor_opnd(out, t);
+    }
     return 0;
 }
 

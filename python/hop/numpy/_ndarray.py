@@ -667,6 +667,14 @@ def _binop(name, reflected=False, py=None):
             r = _equal_of_other(self, other, name == "not_equal")
             if r is not NotImplemented:
                 return r
+        if self._scalar and not reflected and isinstance(other, _C.Tensor) and \
+                getattr(_np, name, None) is not None:
+            # `s + t` of the NumPy scalar s stands for: NumPy's scalar operator
+            # calls the ufunc, which the tensor's __array_ufunc__ answers with
+            # NumPy's dtypes (np.float64(1.5) + an int32 tensor is float64;
+            # `t + s` is the tensor's own operator, s a weak float)
+            from ._ufuncs import tensor_array_ufunc
+            return tensor_array_ufunc(other, getattr(_np, name), "__call__", self, other)
         if _defers_to(self, other) or not takes(other):
             return NotImplemented
         if self._scalar and _reported_scalar_math(self, other):
