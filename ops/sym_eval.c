@@ -304,6 +304,145 @@ hop__sym_bounds(const hop_expr *e, int64_t *lo, int64_t *hi)
     *hi = m->bhi;
 }
 
+/*
+ * Linear forms k + sum c[i] * m[i], for bounds that see through Min and Max.
+ * Interval arithmetic bounds each term apart, so `u0 - Min(u0, x)` (which is
+ * Max(0, u0 - x), never negative) gets [-inf, inf].  Here equal atoms
+ * (interned: the same pointer) are merged, so u0 - u0 cancels, and a Min or
+ * Max term is distributed over the rest, c * Min(b...) + r = Min(c*b + r...)
+ * for c > 0 (a Max for c < 0), each of those forms bounded again.  Both are
+ * exact rewrites, so the bounds stay sound, and never looser than the terms'
+ * apart.  A form past LIN_TERMS terms, an overflow of a coefficient, or more
+ * than LIN_FORMS forms in a distribution gives up (ok false: the caller
+ * keeps the plain bounds).
+ */
+#define LIN_TERMS 16
+#define LIN_FORMS 32
+
+typedef struct lin {
+    bool ok;
+    int64_t k;
+    size_t n;
+    const hop_expr *m[LIN_TERMS];
+    int64_t c[LIN_TERMS];
+} lin;
+
+static bool
+is_minmax(const hop_expr *e)
+{
+    return e->kind == HOP_EXPR_MIN || e->kind == HOP_EXPR_MAX;
+}
+
+/* l += c * e, sums flattened into their terms. */
+static void
+lin_add(lin *l, const hop_expr *e, int64_t c)
+{
+    int64_t v;
+    if (!l->ok || c == 0)
+        return;
+    if (e->kind == HOP_EXPR_CONST || e->kind == HOP_EXPR_ADD) {
+        if (hop__mul_overflows(c, e->value, &v) || hop__add_overflows(l->k, v, &l->k)) {
+            l->ok = false;
+            return;
+        }
+        for (size_t i = 0; e->kind == HOP_EXPR_ADD && i < e->n; i++) {
+            if (hop__mul_overflows(c, e->coefs[i], &v)) {
+                l->ok = false;
+                return;
+            }
+            lin_add(l, e->ops[i], v);
+        }
+        return;
+    }
+    for (size_t i = 0; i < l->n; i++) {
+        if (l->m[i] == e) {
+            l->ok = !hop__add_overflows(l->c[i], c, &l->c[i]);
+            return;
+        }
+    }
+    if (l->n == LIN_TERMS) {
+        l->ok = false;
+        return;
+    }
+    l->m[l->n] = e;
+    l->c[l->n++] = c;
+}
+
+/* The bounds of l into [*lo, *hi]; *forms counts down the forms a
+ * distribution may still make; false where l gave up. */
+static bool
+lin_bounds(const lin *l, int *forms, int64_t *lo, int64_t *hi)
+{
+    if (!l->ok)
+        return false;
+    for (size_t i = 0; i < l->n; i++) {
+        const hop_expr *m = l->m[i];
+        if (l->c[i] == 0 || !is_minmax(m) || *forms < (int)m->n)
+            continue;
+        *forms -= (int)m->n;
+        /* a Min when c > 0 keeps Min, c < 0 makes it a Max, and so on */
+        bool min = (m->kind == HOP_EXPR_MIN) == (l->c[i] > 0);
+        for (size_t j = 0; j < m->n; j++) {
+            lin sub = *l;
+            sub.c[i] = 0;
+            lin_add(&sub, m->ops[j], l->c[i]);
+            int64_t a, b;
+            if (!lin_bounds(&sub, forms, &a, &b))
+                return false;
+            if (j == 0) {
+                *lo = a;
+                *hi = b;
+            } else {
+                *lo = min ? min64(*lo, a) : max64(*lo, a);
+                *hi = min ? min64(*hi, b) : max64(*hi, b);
+            }
+        }
+        return true;
+    }
+    *lo = *hi = l->k;
+    for (size_t i = 0; i < l->n; i++) {
+        int64_t a, b, x, y;
+        if (l->c[i] == 0)
+            continue;
+        hop__sym_bounds(l->m[i], &a, &b);
+        interval_mul(a, b, l->c[i], l->c[i], &x, &y);
+        *lo = sat_add(*lo, x);
+        *hi = sat_add(*hi, y);
+    }
+    return true;
+}
+
+/* The bounds of a - b (b NULL: of a) through lin_bounds; false where it
+ * gave up. */
+static bool
+diff_bounds(const hop_expr *a, const hop_expr *b, int64_t *lo, int64_t *hi)
+{
+    lin l = {.ok = true};
+    lin_add(&l, a, 1);
+    if (b != NULL)
+        lin_add(&l, b, -1);
+    int forms = LIN_FORMS;
+    return lin_bounds(&l, &forms, lo, hi);
+}
+
+/* Whether an ADD has a Min or Max term (one lin_bounds can see through). */
+static bool
+has_minmax_term(const hop_expr *e)
+{
+    for (size_t i = 0; i < e->n; i++) {
+        if (is_minmax(e->ops[i]))
+            return true;
+    }
+    return false;
+}
+
+/* Whether e is a Min or Max, or a sum with one among its terms. */
+static bool
+has_minmax(const hop_expr *e)
+{
+    return is_minmax(e) || (e->kind == HOP_EXPR_ADD && has_minmax_term(e));
+}
+
 static void
 bounds_uncached(const hop_expr *e, int64_t *lo, int64_t *hi)
 {
@@ -317,6 +456,8 @@ bounds_uncached(const hop_expr *e, int64_t *lo, int64_t *hi)
         *hi = e->hi;
         return;
     case HOP_EXPR_ADD:
+        if (has_minmax_term(e) && diff_bounds(e, NULL, lo, hi))
+            return;
         *lo = *hi = e->value;
         for (size_t i = 0; i < e->n; i++) {
             hop__sym_bounds(e->ops[i], &a, &b);
@@ -415,11 +556,25 @@ hop__sym_decide_static(const hop_expr *e)
         hop__sym_bounds(e->ops[0], &a, &b);
         hop__sym_bounds(e->ops[1], &c, &d);
         if (e->kind == HOP_EXPR_LT)
-            return b < c ? 1 : a >= d ? 0 : -1;
-        if (e->kind == HOP_EXPR_LE)
-            return b <= c ? 1 : a > d ? 0 : -1;
-        v = (a == b && b == c && c == d) ? 1 : (b < c || a > d) ? 0 : -1;
-        return e->kind == HOP_EXPR_EQ || v < 0 ? v : !v;
+            r = b < c ? 1 : a >= d ? 0 : -1;
+        else if (e->kind == HOP_EXPR_LE)
+            r = b <= c ? 1 : a > d ? 0 : -1;
+        else
+            r = (a == b && b == c && c == d) ? 1 : (b < c || a > d) ? 0 : -1;
+        if (r < 0 && (has_minmax(e->ops[0]) || has_minmax(e->ops[1])) &&
+            diff_bounds(e->ops[0], e->ops[1], &a, &b)) {
+            /* the sides' ranges overlap, but their difference may not
+             * (Max(0, u0 - 1) <= u0: u0 - Max(0, u0 - 1) is Min(u0, 1)) */
+            if (e->kind == HOP_EXPR_LT)
+                r = b < 0 ? 1 : a >= 0 ? 0 : -1;
+            else if (e->kind == HOP_EXPR_LE)
+                r = b <= 0 ? 1 : a > 0 ? 0 : -1;
+            else
+                r = (a == 0 && b == 0) ? 1 : (b < 0 || a > 0) ? 0 : -1;
+        }
+        if (e->kind == HOP_EXPR_LT || e->kind == HOP_EXPR_LE)
+            return r;
+        return e->kind == HOP_EXPR_EQ || r < 0 ? r : !r;
     case HOP_EXPR_AND:
     case HOP_EXPR_OR:
         r = e->kind == HOP_EXPR_AND;

@@ -583,6 +583,56 @@ test_min_max_drop_operands_the_lattice_laws_dominate(void **state)
     assert_int_equal(hop_shape_env_nguards(env), 0);
 }
 
+/* Bounds see through Min and Max in sums: equal terms cancel and a Min or
+ * Max term is distributed over the rest, so the decisions the third order
+ * of a while_loop's gradient needs (its peeled step's slices of u0 - Min(u0,
+ * Max(0, u0 - 1)) elements) are taken; what stays open stays open. */
+static void
+test_bounds_see_through_min_and_max_in_sums(void **state)
+{
+    hop_shape_env *env = *state;
+    const hop_expr *u = hop_shape_env_unbacked(env, 0, INT64_MAX);
+    const hop_expr *v = hop_shape_env_unbacked(env, 0, INT64_MAX);
+    const hop_expr *um1 = hop_sym_max(env, C(0), hop_sym_add_int(env, u, -1));
+    int64_t lo, hi;
+    /* u - Max(0, u - 1) is Min(u, 1) */
+    hop_shape_env_bounds(env, hop_sym_sub(env, u, um1), &lo, &hi);
+    assert_int_equal(lo, 0);
+    assert_int_equal(hi, 1);
+    /* u - Min(u, Max(0, u - 1)) is Max(0, Min(u, 1)) */
+    const hop_expr *size = hop_sym_sub(env, u, hop_sym_min(env, u, um1));
+    hop_shape_env_bounds(env, size, &lo, &hi);
+    assert_int_equal(lo, 0);
+    assert_int_equal(hi, 1);
+    bool out = true;
+    assert_true(hop_shape_env_decide_static(
+        env, hop_sym_lt(env, hop_sym_min(env, C(0), size), C(0)), &out));
+    assert_false(out);
+    assert_true(hop_shape_env_decide_static(env, hop_sym_le(env, um1, u), &out));
+    assert_true(out);
+    assert_true(hop_shape_env_decide_static(env, hop_sym_lt(env, u, um1), &out));
+    assert_false(out);
+    assert_true(hop_shape_env_decide_static(
+        env, hop_sym_ne(env, hop_sym_max(env, u, C(3)), hop_sym_add_int(env, u, -1)), &out));
+    assert_true(out);
+    /* 2*Min(u, 5) - Min(2*u, 10) is always 0; distributing pairs each form
+     * with both of the other Min's operands, so the bounds are sound but not
+     * exact ([0, 10]) */
+    const hop_expr *m = hop_sym_sub(env, hop_sym_mul_int(env, hop_sym_min(env, u, C(5)), 2),
+                                    hop_sym_min(env, hop_sym_mul_int(env, u, 2), C(10)));
+    hop_shape_env_bounds(env, m, &lo, &hi);
+    assert_int_equal(lo, 0);
+    assert_int_equal(hi, 10);
+    /* a relation between unrelated symbols stays undecided */
+    assert_false(hop_shape_env_decide_static(env, hop_sym_le(env, um1, v), &out));
+    /* (true for u, v >= 0, but not by these bounds: never decided false) */
+    out = true;
+    hop_shape_env_decide_static(
+        env, hop_sym_le(env, hop_sym_max(env, u, v), hop_sym_add(env, u, v)), &out);
+    assert_true(out);
+    assert_int_equal(hop_shape_env_nguards(env), 0);
+}
+
 /* ------------------------------------------------------------------- dtypes */
 
 static void
@@ -925,6 +975,7 @@ main(void)
         T(test_constants_made_while_marked_are_made_again_after_rollback),
         T(test_decide_static_uses_ranges_only_and_records_nothing),
         T(test_min_max_drop_operands_the_lattice_laws_dominate),
+        T(test_bounds_see_through_min_and_max_in_sums),
         T(test_dtype_table_names_sizes_and_kinds),
         T(test_f16_conversions_round_to_nearest_even),
         T(test_dtype_promotion_follows_kind_then_width),
