@@ -31,11 +31,14 @@ is_reversal(hop_shape_env *env, const hop_node *idx, const hop_expr *size)
 }
 
 /*
- * take(x, dim, index): the scatter-add of the cotangent into x's dim, as a
- * one-hot matmul; a flip's cotangent flips back (O(size), and the second
- * derivative of a rule that flips stays linear).  x is seen as [P, size, Q] and the cotangent as
- * [P, M, Q] (M the index's elements); onehot[j, m] = (index[m] == j), so
- * the gradient is onehot @ ct [P, size, Q].
+ * take(x, dim, index): the scatter-add of the cotangent into x's dim, a put
+ * that adds; a flip's cotangent flips back (O(size), and the second
+ * derivative of a rule that flips stays linear).  x is seen as [P, size, Q]
+ * and the cotangent as [P, M, Q] (M the index's elements): ct[p, m, q] adds
+ * into x's flat element (p * size + index[m]) * Q + q.  (A one-hot matmul,
+ * onehot[j, m] = (index[m] == j), multiplied each element of the cotangent
+ * by the zeros of the positions it does not go to: an infinite or nan one,
+ * sqrt's slope at 0, made every other gradient along the dim nan.)
  */
 VJP_ARG0(vjp_take)
 {
@@ -48,24 +51,30 @@ VJP_ARG0(vjp_take)
     const hop_expr *P = size_product(env, xm->sizes, 0, d);
     const hop_expr *Q = size_product(env, xm->sizes, d + 1, xm->rank);
     const hop_expr *M = hop_meta_numel(im, env);
-    if (P == NULL || Q == NULL || M == NULL)
+    const hop_expr *numel = hop_meta_numel(xm, env), *nct = hop_meta_numel(meta_of(n), env);
+    if (P == NULL || Q == NULL || M == NULL || numel == NULL || nct == NULL)
         return hop_error_code();
     if (is_reversal(env, n->args[2].u.node, size)) {
         hop_node *back =
             HOP_EMIT(g, take, N(hop_vjp_ct(cx, n, 0)), I(d), N(primal(a, n->args[2].u.node)));
         return accumulate(cx, x, back);
     }
-    hop_node *idx =
-        HOP_EMIT(g, reshape, N(primal(a, n->args[2].u.node)), hop_arg_list((hop_arg[]){S(M)}, 1));
+    hop_node *idx = HOP_EMIT(g, reshape, N(primal(a, n->args[2].u.node)),
+                             hop_arg_list((hop_arg[]){I(1), S(M), I(1)}, 3));
     idx = HOP_EMIT(g, remainder, N(idx), S(size)); /* negative indices count from the end */
-    hop_node *pos = HOP_EMIT(g, unsqueeze, N(arange_n(g, size)), I(1));
-    hop_node *onehot =
-        HOP_EMIT(g, eq, N(pos), N(HOP_EMIT(g, unsqueeze, N(idx), I(0)))); /* [size, M] */
-    onehot = to_dtype(g, onehot, meta_of(n)->dtype);
-    hop_node *ct3 = HOP_EMIT(g, reshape, N(hop_vjp_ct(cx, n, 0)),
-                             hop_arg_list((hop_arg[]){S(P), S(M), S(Q)}, 3));
-    hop_node *g3 = op2(g, HOP_OP_matmul, onehot, ct3);
-    return accumulate(cx, x, g3 ? reshape_to(g, g3, xm) : NULL);
+    hop_node *rows = HOP_EMIT(g, reshape, N(HOP_EMIT(g, mul, N(arange_n(g, P)), S(size))),
+                              hop_arg_list((hop_arg[]){S(P), I(1), I(1)}, 3));
+    hop_node *cols = HOP_EMIT(g, reshape, N(arange_n(g, Q)),
+                              hop_arg_list((hop_arg[]){I(1), I(1), S(Q)}, 3));
+    hop_node *at = op2(g, HOP_OP_add, HOP_EMIT(g, mul, N(op2(g, HOP_OP_add, rows, idx)), S(Q)),
+                       cols); /* [P, M, Q] */
+    at = HOP_EMIT(g, reshape, N(at), hop_arg_list((hop_arg[]){S(nct)}, 1));
+    hop_node *ct = HOP_EMIT(g, reshape, N(hop_vjp_ct(cx, n, 0)),
+                            hop_arg_list((hop_arg[]){S(nct)}, 1));
+    hop_node *zeros = HOP_EMIT(g, full, hop_arg_list((hop_arg[]){S(numel)}, 1), F(0.0),
+                               hop_arg_dtype(meta_of(n)->dtype));
+    hop_node *sum = HOP_EMIT(g, put, N(zeros), N(at), N(ct), hop_arg_bool(true));
+    return accumulate(cx, x, sum ? reshape_to(g, sum, xm) : NULL);
 }
 
 /*

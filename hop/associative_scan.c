@@ -195,8 +195,10 @@ typedef struct one_op {
     int dim;
 } one_op;
 
+/* Whether combine_fn g over nx xs is one add, mul, maximum or minimum of
+ * its two operands, all of one dtype (k: the op, the dtype, the order). */
 static bool
-one_op_combine(const hop_graph *g, size_t nx, one_op *k)
+one_op_body(const hop_graph *g, size_t nx, one_op *k)
 {
     if (nx != 1 || g->nplaceholders != 2 || g->nnodes != 4 || g->output == NULL ||
         g->output->nargs != 1 || g->output->args[0].kind != HOP_ARG_NODE)
@@ -218,13 +220,23 @@ one_op_combine(const hop_graph *g, size_t nx, one_op *k)
     if (!((l == a && r == b) || (l == b && r == a)))
         return false;
     hop_dtype dt = n->meta->meta.dtype;
-    if ((dt != HOP_I32 && dt != HOP_I64 && dt != HOP_F32 && dt != HOP_F64) ||
-        a->meta->meta.dtype != dt || b->meta->meta.dtype != dt)
+    if (a->meta->meta.dtype != dt || b->meta->meta.dtype != dt)
         return false;
     k->op = n->op;
     k->dtype = dt;
     k->swapped = l == b;
     return true;
+}
+
+/* one_op_body over a dtype the kernel below computes in (the autodiff
+ * rules, which emit graph ops, take any float dtype: float16 too). */
+static bool
+one_op_combine(const hop_graph *g, size_t nx, one_op *k)
+{
+    if (!one_op_body(g, nx, k))
+        return false;
+    hop_dtype dt = k->dtype;
+    return dt == HOP_I32 || dt == HOP_I64 || dt == HOP_F32 || dt == HOP_F64;
 }
 
 /* A line: len elements at stride st from p (bytes, elements). */
@@ -774,7 +786,7 @@ scan_eval(hop_eval_ctx *ex)
 
 /*
  * Rules for a combine_fn of one add, mul, maximum or minimum of its two
- * operands over one float xs (what one_op_combine recognises, either
+ * operands over one float xs (what one_op_body recognises, either
  * operand order); any other combine_fn is HOP_UNSUPPORTED naming the call.
  *
  * add (a cumulative sum) is linear: its tangent is the same scan of the
@@ -846,7 +858,7 @@ check_combine(const hop_node *call, const char *mode, one_op *k, hop_node **x)
     size_t na;
     const hop_arg *a = hop_node_group(call, "a", &na);
     *x = a[0].u.node;
-    if (one_op_combine(hop_node_body(call, "combine_fn"), na, k) && hop_dtype_is_float(k->dtype))
+    if (one_op_body(hop_node_body(call, "combine_fn"), na, k) && hop_dtype_is_float(k->dtype))
         return HOP_OK;
     return hop_error(HOP_UNSUPPORTED,
                      "autodiff: associative_scan %s has no %s rule for its combine_fn: only a "

@@ -43,12 +43,44 @@ tensor_carries(const hop_node *call, size_t nc, const char *mode)
     return HOP_OK;
 }
 
-/* row stacked along dim (as scan stacks a y) into n steps. */
-static hop_value_info
-stacked_at(const hop_value_info *row, const hop_expr *n, int64_t dim)
+/* The leading unit dims a row of rank r needs to be stacked along dim: a
+ * carry of lower rank than a scan's dim asks (a 0-d counter of a scan along
+ * dim 1) is stacked with them, and has them dropped again in each backward
+ * step. */
+static int
+stack_pad(int r, int64_t dim)
 {
-    int64_t d = dim < 0 ? dim + row->meta.rank + 1 : dim;
-    return hop_value_info_insert_dim(row, (int)d, n);
+    int64_t need = dim < 0 ? -dim - 1 : dim;
+    return need > r ? (int)(need - r) : 0;
+}
+
+/* row with its stack_pad unit dims for dim. */
+static hop_value_info
+padded(hop_shape_env *env, const hop_value_info *row, int64_t dim)
+{
+    hop_value_info v = *row;
+    for (int k = stack_pad(row->meta.rank, dim); k > 0; k--)
+        v = hop_value_info_insert_dim(&v, 0, hop_sym_const(env, 1));
+    return v;
+}
+
+/* row (padded) stacked along dim (as scan stacks a y) into n steps. */
+static hop_value_info
+stacked_at(hop_shape_env *env, const hop_value_info *row, const hop_expr *n, int64_t dim)
+{
+    hop_value_info v = padded(env, row, dim);
+    int64_t d = dim < 0 ? dim + v.meta.rank + 1 : dim;
+    return hop_value_info_insert_dim(&v, (int)d, n);
+}
+
+/* v with k unit dims added in front (unsqueeze) or, k < 0, -k dropped. */
+static hop_node *
+unit_dims(hop_graph *g, hop_node *v, int k)
+{
+    for (; v && k != 0; k += k > 0 ? -1 : 1)
+        v = hop_graph_call_op(g, k > 0 ? HOP_OP_unsqueeze : HOP_OP_squeeze,
+                              (hop_arg[]){hop_arg_node(v), hop_arg_int(0)}, 2);
+    return v;
 }
 
 /* ------------------------------------------------------------ the loop */
@@ -262,14 +294,18 @@ augmented_forward(const loop_ad *la)
         st = inputs_like_f(la, b, "lifted", la->r, rp);
     if (st == HOP_OK)
         st = run_step(la, fa, la->f, ph, xp, rp, NULL, 0, fo);
-    for (size_t j = 0; j < nouts && st == HOP_OK; j++)
-        st = hop_build_output(b, "f", j < la->nout ? fo[j] : ph[j - la->nout]);
+    for (size_t j = 0; j < nouts && st == HOP_OK; j++) {
+        hop_node *o = j < la->nout ? fo[j] : ph[j - la->nout];
+        if (j >= la->nout)
+            o = unit_dims(fa, o, stack_pad(o->meta->meta.rank, la->dim));
+        st = o ? hop_build_output(b, "f", o) : hop_error_code();
+    }
     hop_node *aug = NULL;
     if (st == HOP_OK) {
         for (size_t j = 0; j < la->nout; j++)
             outs[j] = la->call->outs[j];
         for (size_t j = 0; j < la->c.n; j++)
-            outs[la->nout + j] = stacked_at(&la->call->outs[j], la->n, la->dim);
+            outs[la->nout + j] = stacked_at(la->g->env, &la->call->outs[j], la->n, la->dim);
         aug = hop_build_emit(b, outs, nouts);
         b = NULL;
     }
@@ -344,11 +380,12 @@ backward_carries(const loop_ad *la, const bwd_phase *ph, hop_build *b, hop_node 
 }
 
 /* The backward scan's xs, each cut to ph's steps: f's xs (their values
- * into xv), the stacked carries (c, as f names them), the cotangents of the
- * ys ph's step takes (`<y>_ct`); their placeholders into x, c, cty. */
+ * into xv), the stacked carries (c, as f names them, their stack_pad unit
+ * dims dropped in gb), the cotangents of the ys ph's step takes (`<y>_ct`);
+ * their placeholders into x, c, cty. */
 static hop_status
-backward_xs(const loop_ad *la, const bwd_phase *ph, hop_build *b, hop_node *aug, hop_node **x,
-            hop_node **xv, hop_node **c, hop_node **cty, size_t *ncty)
+backward_xs(const loop_ad *la, const bwd_phase *ph, hop_build *b, hop_graph *gb, hop_node *aug,
+            hop_node **x, hop_node **xv, hop_node **c, hop_node **cty, size_t *ncty)
 {
     hop_status st = HOP_OK;
     size_t nx = la->counted ? 1 : la->x.n;
@@ -362,7 +399,9 @@ backward_xs(const loop_ad *la, const bwd_phase *ph, hop_build *b, hop_node *aug,
     for (size_t j = 0; j < la->c.n && st == HOP_OK; j++) {
         const hop_node *p = hop_graph_placeholder_at(la->f, la->c.at + j);
         hop_node *s = phase_steps(la, ph, hop_graph_getitem(la->g, aug, la->nout + j));
-        if (s == NULL || (c[j] = hop_build_input(b, "xs", s, p->name, p->meta)) == NULL)
+        hop_value_info m = padded(la->g->env, p->meta, la->dim);
+        if (s == NULL || (c[j] = hop_build_input(b, "xs", s, p->name, &m)) == NULL ||
+            (c[j] = unit_dims(gb, c[j], -stack_pad(p->meta->meta.rank, la->dim))) == NULL)
             st = hop_error_code();
     }
     char name[256];
@@ -434,7 +473,7 @@ backward_scan(const loop_ad *la, const bwd_phase *ph, hop_node *aug)
     if (st == HOP_OK)
         st = backward_carries(la, ph, b, acc, outs, &no);
     if (st == HOP_OK)
-        st = backward_xs(la, ph, b, aug, x, xv, c, cty, &ncty);
+        st = backward_xs(la, ph, b, gb, aug, x, xv, c, cty, &ncty);
     for (size_t j = 0; j < la->r.n && st == HOP_OK; j++) {
         const hop_node *p = hop_graph_placeholder_at(la->f, la->r.at + j);
         if ((rp[j] = hop_build_input(b, "lifted", la->prim[la->r.at + j], p->name, p->meta)) ==

@@ -17,7 +17,6 @@ float does); a complex argument's gradient is JAX's (docs/AUTODIFF.md).
 """
 
 import functools
-import numbers
 
 from . import _C
 from ._purity import body_env_arrays, run_pure
@@ -42,6 +41,8 @@ def _argnums(fn, argnums, nargs):
         if not -nargs <= i < nargs:
             raise ValueError(f"hop.{fn}: argnums {i} is out of range for {nargs} positional "
                              f"argument{'s' if nargs != 1 else ''}")
+        if i % nargs in out:
+            raise ValueError(f"hop.{fn}: argnums {argnums!r} names argument {i % nargs} twice")
         out.append(i % nargs)
     return single, tuple(out)
 
@@ -162,16 +163,14 @@ def _vjp_node(fn_name, f, args, kwargs, nums, has_aux, cts=None):
     spec, nout, aux_spec, naux = record[0]
     value = unflatten(outs[:nout], spec)
     aux = unflatten(outs[nout:nout + naux], aux_spec)
+    # one gradient per differentiated operand, in the operands' order (the
+    # arguments' positions), given back in argnums' order
     grads = list(outs[nout + naux:])
-    per_arg = []
-    k = 0
-    for i in nums:
-        spec_i, slots = parts[i]
-        leaves = []
-        for s in slots:
-            leaves.append(grads[k])
-            k += 1
-        per_arg.append(unflatten(leaves, spec_i))
+    at = {}
+    for k, w in enumerate(wrt):
+        if w:
+            at[k] = len(at)
+    per_arg = [unflatten([grads[at[s]] for s in parts[i][1]], parts[i][0]) for i in nums]
     return value, aux, per_arg
 
 
@@ -239,6 +238,12 @@ def vjp(f, *primals):
     out_leaves, out_spec = flatten(out)
     nums = tuple(range(len(primals)))
     _leaves_of("vjp", primals, nums)  # the primals' errors now, as JAX raises them
+    # vjp_fn differentiates at the primals as they are now: a copy of each
+    # tensor leaf, so that writing into a primal afterwards (x[0] = 5, a
+    # hop.numpy array's setitem) does not move the point it linearises at
+    # (JAX's arrays cannot change; a silently different gradient here).
+    leaves, spec = flatten(primals)
+    primals = unflatten([v.clone() if _is_tensor(v) else v for v in leaves], spec)
 
     return out, _Transformed(f, "vjp", _vjp_fn, (f, primals, out_spec))
 

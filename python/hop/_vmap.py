@@ -182,7 +182,19 @@ def _vmap(spec, args, kwargs):
             raise ValueError(f"hop.vmap: out_axes {ax} is out of range for output leaf {j} "
                              f"of shape {_shape(v)[1:] if batched else _shape(v)} (batched: rank "
                              f"{r + 1})")
+        dst = ax % (r + 1)
+        if batched and dst == 0:
+            res.append(v)
+            continue
         if not batched:
             v = v.unsqueeze(0).expand(size, *v.shape)
-        res.append(_move(v, 0, ax % (r + 1)))
+        v = _move(v, 0, dst)
+        # A view here may be one of an argument's: the vmap's output is its
+        # operand when f passes an input through (lambda x: x, x.T), or the
+        # unbatched value f returns (w of in_axes None), and the plan returns
+        # views of views.  The loop over the examples that vmap stands for
+        # stacks fresh values, so writing into the result never writes an
+        # argument: a copy (out_axes 0 of a batched output is the vmap's
+        # own output, which the plan already gives as a fresh tensor).
+        res.append(v.clone())
     return unflatten(res, out_spec)
