@@ -343,6 +343,8 @@ append_call_args(hop__buf *b, const hop_node *n)
     append_args(b, n->args, n->nargs, "(", ")", n->kind == HOP_NODE_CALL_HOP);
 }
 
+enum { HOP__PRINT_SLOT_MAX = 1 << 20 }; /* bytes a print slot may say a call's text takes */
+
 /* The right-hand side of a call's line: `target(args)`, or what the HOP's
  * print slot writes. */
 static void
@@ -355,9 +357,19 @@ append_call(hop__buf *b, const hop_node *n)
         append_call_args(b, n);
         return;
     }
+    /* The slot is a library's code: its length is taken at its word only up
+     * to what a call's line could need (SIZE_MAX, a negative int returned as
+     * a size, would make need + 1 wrap to a 0-byte buffer), and a NUL at that
+     * length bounds what is read should it not end its text. */
     char small[256];
     size_t need = owner->print(n, small, sizeof small);
+    if (need > HOP__PRINT_SLOT_MAX) {
+        hop__buf_printf(b, "%s<its print slot returned a length of %zu>", hop_node_target(n), need);
+        append_call_args(b, n);
+        return;
+    }
     if (need < sizeof small) {
+        small[need] = '\0';
         hop__buf_puts(b, small);
         return;
     }
@@ -366,7 +378,9 @@ append_call(hop__buf *b, const hop_node *n)
         b->failed = true;
         return;
     }
+    big[0] = '\0';
     owner->print(n, big, need + 1);
+    big[need] = '\0';
     hop__buf_puts(b, big);
     hop__free(big);
 }

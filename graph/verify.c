@@ -495,6 +495,10 @@ check_call_hop(const hop_graph *g, const hop_node *n)
     if (st != HOP_OK)
         return st;
     const hop_class *owner = HOP_CLASS_SLOT_OWNER(n->cls, verify);
+    /* A slot (a library's) that fails without a message must not be
+     * reported with the message of an older error. */
+    if (owner)
+        hop_error_clear();
     st = owner ? owner->verify(n) : hop_verify_default(n);
     if (st != HOP_OK && hop_error_code() != HOP_VERIFY && hop_error_code() != HOP_NOMEM)
         st = hop_verify_error(n, st);

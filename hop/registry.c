@@ -431,14 +431,19 @@ hop_load_library(const char *path, const char **names, size_t cap, size_t *n)
             goto done;
         }
     st = find_descriptor(h, path, &d);
-    if (st == HOP_OK)
+    bool ran = st == HOP_OK;
+    if (ran)
         st = run_init(h, path, d);
     if (st != HOP_OK) {
-        /* Nothing of the library is registered any more: unload it. */
+        /* Nothing of the library is registered any more.  One whose init ran
+         * stays loaded: while it ran, its HOPs and kernels were in the
+         * registry for every thread, and a graph or a plan that took one
+         * then must not point into an unloaded library. */
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", hop_error_message());
         hop_status code = hop_error_code() != HOP_OK ? hop_error_code() : st;
-        dlclose(h);
+        if (!ran)
+            dlclose(h);
         st = hop_error(code, "%s", msg);
     } else {
         report(&libraries[nlibraries - 1], names, cap, n);

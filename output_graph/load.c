@@ -203,6 +203,11 @@ get_name(hop__reader *r, char *buf)
     if (s != NULL)
         memcpy(buf, s, len);
     buf[len] = '\0';
+    /* A NUL would cut the name short: "mul\0x" read as the op mul. */
+    if (s != NULL && memchr(s, '\0', len) != NULL) {
+        hop__reader_fail(r, "the name \"%s\" holds a NUL byte", buf);
+        buf[0] = '\0';
+    }
 }
 
 /* The count that opens a section: errors point at the section from now on
@@ -226,6 +231,9 @@ read_env(loader *L)
             break;
         /* A backed symbol is a size its trace met: its hint within its range,
          * both sizes (a negative one would make a constant negative size). */
+        if (unbacked == 1 && hint != 0)
+            return hop__reader_fail(r, "symbol %zu: an unbacked symbol has the hint %lld, not 0", i,
+                                    (long long)hint);
         if (!unbacked && !(0 <= lo && lo <= hint && hint <= hi))
             return hop__reader_fail(r,
                                     "symbol %zu: a size's hint %lld and range [%lld, %lld] "
@@ -591,6 +599,26 @@ read_graphs(loader *L)
 
 /* ------------------------------------------------------- capture tables */
 
+/* Whether cause, the parent's value a lifted SymInt placeholder names as the
+ * tensor whose shape brought it in, is a tensor with that symbol in a size
+ * (what the tracer records; it records no cause for a lifted tensor). */
+static bool
+is_cause_of(const hop_node *ph, const hop_node *cause)
+{
+    const hop_expr *sym = ph->meta->kind == HOP_VALUE_SYM ? ph->meta->sym : NULL;
+    if (sym == NULL || hop_expr_kind_of(sym) != HOP_EXPR_SYMBOL ||
+        cause->meta->kind != HOP_VALUE_TENSOR)
+        return false;
+    for (int d = 0; d < cause->meta->meta.rank; d++) {
+        const hop_expr *found[2 * HOP_MAX_RANK];
+        size_t k = hop_expr_free_symbols(cause->meta->meta.sizes[d], found, HOP__ARRAY_LEN(found));
+        for (size_t i = 0; i < k && i < HOP__ARRAY_LEN(found); i++)
+            if (found[i] == sym)
+                return true;
+    }
+    return false;
+}
+
 static hop_status
 read_capture_tables(loader *L)
 {
@@ -634,6 +662,11 @@ read_capture_tables(loader *L)
             if (!r->failed && (cause > L->nnodes[pi] || note_flags > 3 || note_flags == 2))
                 return hop__reader_fail(r, "%s.%s: cause %llu or note flag out of range", g->name,
                                         ph->name, (unsigned long long)cause);
+            if (!r->failed && cause && !is_cause_of(ph, L->nodes[pi][cause - 1]))
+                return hop__reader_fail(r,
+                                        "%s.%s: the cause %s is not a tensor of %s's parent "
+                                        "with this symbol in its shape",
+                                        g->name, ph->name, L->nodes[pi][cause - 1]->name, g->name);
             if (r->failed)
                 break;
             if (hop__tracer_add_lifted(L->tracers[gi], ph, sources[gi][j],
@@ -701,14 +734,26 @@ read_inputs(loader *L)
     memset(seen, 0, (root->nplaceholders + 1) * sizeof *seen);
     if (n != root->nplaceholders)
         return hop__reader_fail(r, "%zu root inputs for %zu placeholders", n, root->nplaceholders);
-    size_t ncaptures = 0;
+    size_t ncaptures = 0, nargs = 0;
     for (size_t i = 0; i < n && !r->failed; i++) {
         uint64_t k = hop__get_u(r);
         unsigned kind = hop__get_byte(r);
         memset(&srcs[i], 0, sizeof srcs[i]);
         srcs[i].kind = (hop_source_kind)kind;
+        /* The writer lists the root's placeholders in order, arguments
+         * numbered as they come: a plan takes its inputs in placeholder order,
+         * so a list in another order would bind a value to a placeholder the
+         * file gives another. */
+        if (!r->failed && k != i)
+            return hop__reader_fail(r,
+                                    "root input %zu is placeholder %llu, not %zu (the root "
+                                    "inputs are its placeholders in order)",
+                                    i, (unsigned long long)k, i);
         if (kind == HOP_SOURCE_ARG) {
             srcs[i].position = (size_t)hop__get_u(r);
+            if (!r->failed && srcs[i].position != nargs++)
+                return hop__reader_fail(r, "root input %zu is argument %zu, not %zu", i,
+                                        srcs[i].position, nargs - 1);
         } else if (kind == HOP_SOURCE_SIZE) {
             srcs[i].input = (size_t)hop__get_u(r);
             srcs[i].dim = (size_t)hop__get_u(r);
@@ -728,6 +773,17 @@ read_inputs(loader *L)
             seen[k] = true;
             nodes[i] = L->nodes[0][k];
         }
+    }
+    /* A size symbol is a size of a tensor input: the one the file names. */
+    for (size_t i = 0; i < n && !r->failed; i++) {
+        if (srcs[i].kind != HOP_SOURCE_SIZE)
+            continue;
+        const hop_value_info *t = nodes[srcs[i].input]->meta;
+        if (srcs[srcs[i].input].kind == HOP_SOURCE_SIZE || t->kind != HOP_VALUE_TENSOR ||
+            srcs[i].dim >= (size_t)t->meta.rank ||
+            t->meta.sizes[srcs[i].dim] != nodes[i]->meta->sym)
+            return hop__reader_fail(r, "root input %zu (%s) is not size %zu of root input %zu", i,
+                                    nodes[i]->name, srcs[i].dim, srcs[i].input);
     }
     size_t nvalues = section_count(r, "captured values", 3);
     if (!r->failed && nvalues != ncaptures)
@@ -801,6 +857,8 @@ read_sections(loader *L)
     for (size_t i = 0; i < n && !r->failed; i++) {
         size_t nlen, len;
         const char *name = hop__get_bytes(r, HOP__SAVED_MAX_SECTION, &nlen);
+        if (name && memchr(name, '\0', nlen) != NULL)
+            return hop__reader_fail(r, "the name of section %zu holds a NUL byte", i);
         const void *data = hop__get_bytes(r, SIZE_MAX, &len);
         if (r->failed)
             break;

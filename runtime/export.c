@@ -221,11 +221,15 @@ export_check(hop_export *e)
     return HOP_OK;
 }
 
-/* Sizes of an exported tensor from the size registers. */
+/* Sizes of exported tensor xt from the size registers: each at least 0 and
+ * their product (the elements of the caller's buffer) an int64, else an
+ * error naming the function and the parameter. */
 static hop_status
-export_sizes(const xtensor *xt, const int64_t *regs, int64_t *sizes, int64_t *numel)
+export_sizes(const hop_export *e, const xtensor *xt, const int64_t *regs, int64_t *sizes,
+             int64_t *numel)
 {
     *numel = 1;
+    bool overflow = false, empty = false;
     for (int d = 0; d < xt->rank; d++) {
         const dimsrc *ds = &xt->dims[d];
         hop_status st = HOP_OK;
@@ -237,11 +241,31 @@ export_sizes(const xtensor *xt, const int64_t *regs, int64_t *sizes, int64_t *nu
             sizes[d] = ds->value;
         if (st != HOP_OK)
             return st;
+        char pt[128];
         if (sizes[d] < 0)
             return hop_error(HOP_INVALID,
-                             "exported %s: size %d of a tensor is %" PRId64 ", which is negative",
-                             "function", d, sizes[d]);
-        *numel *= sizes[d];
+                             "%s: parameter %zu (%s): size %d is %" PRId64 ", which is negative",
+                             e->sig.name, xt->param + 1,
+                             hop__param_text(&e->sig, xt->param, pt, sizeof pt), d, sizes[d]);
+        overflow |= __builtin_mul_overflow(*numel, sizes[d], numel);
+        empty |= sizes[d] == 0;
+    }
+    int64_t bytes;
+    overflow |= __builtin_mul_overflow(*numel, (int64_t)hop_dtype_size(xt->dtype), &bytes);
+    if (empty) {
+        *numel = 0;
+    } else if (overflow) {
+        /* a byte count past int64 is no caller's buffer (2^62 x 4 wraps to 0) */
+        char pt[128], shape[160];
+        size_t n = (size_t)snprintf(shape, sizeof shape, "%s[", hop_dtype_name(xt->dtype));
+        for (int d = 0; d < xt->rank && n < sizeof shape; d++)
+            n += (size_t)snprintf(shape + n, sizeof shape - n, "%s%" PRId64, d ? ", " : "",
+                                  sizes[d]);
+        return hop_error(HOP_INVALID,
+                         "%s: parameter %zu (%s) would be %s], which no buffer "
+                         "holds (its byte count overflows int64)",
+                         e->sig.name, xt->param + 1,
+                         hop__param_text(&e->sig, xt->param, pt, sizeof pt), shape);
     }
     return HOP_OK;
 }
@@ -250,7 +274,7 @@ static hop_tensor *
 export_wrap(const hop_export *e, const xtensor *xt, const int64_t *regs, void *data)
 {
     int64_t sizes[HOP_MAX_RANK], numel;
-    if (export_sizes(xt, regs, sizes, &numel) != HOP_OK)
+    if (export_sizes(e, xt, regs, sizes, &numel) != HOP_OK)
         return NULL;
     char pt[128];
     if (data == NULL && numel > 0) {

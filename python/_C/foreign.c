@@ -42,10 +42,24 @@ foreign_register(PyObject *self, PyObject *args, PyObject *kwargs)
                      Py_TYPE(addr)->tp_name);
         return NULL;
     }
-    void *fn = PyLong_AsVoidPtr(addr);
+    /* PyLong_AsVoidPtr takes -1 for 2**64 - 1: a negative int is no address
+     * (calling it crashed), nor is one past 64 bits. */
+    PyObject *zero = PyLong_FromLong(0);
+    int negative = zero ? PyObject_RichCompareBool(addr, zero, Py_LT) : -1;
+    Py_XDECREF(zero);
+    if (negative < 0)
+        return NULL;
+    void *fn = negative ? NULL : PyLong_AsVoidPtr(addr);
     if (fn == NULL) {
-        if (!PyErr_Occurred())
+        if (negative || PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError,
+                         "foreign_register(): address %R is not an address (an int from 1 to "
+                         "2**64 - 1)",
+                         addr);
+        } else if (!PyErr_Occurred()) {
             PyErr_SetString(PyExc_ValueError, "foreign_register(): address is 0");
+        }
         return NULL;
     }
     hop_foreign_options o = {.side_effects = side_effects != 0};

@@ -211,9 +211,14 @@ py_save(PyObject *self, PyObject *args)
             PyErr_SetString(PyExc_TypeError, "_save: sections map str to bytes");
             goto done;
         }
-        ss[k].name = PyUnicode_AsUTF8(key);
+        Py_ssize_t len;
+        ss[k].name = PyUnicode_AsUTF8AndSize(key, &len);
         if (ss[k].name == NULL)
             goto done;
+        if ((size_t)len != strlen(ss[k].name)) { /* the file's names are C strings */
+            PyErr_Format(PyExc_ValueError, "_save: the section name %R holds a NUL character", key);
+            goto done;
+        }
         ss[k].data = PyBytes_AS_STRING(value);
         ss[k].size = (size_t)PyBytes_GET_SIZE(value);
         k++;
@@ -281,6 +286,15 @@ py_load(PyObject *self, PyObject *arg)
             PyErr_Clear();
             PyErr_Format(hop_py_Error, "load: sections: the name of section %zu is not UTF-8 text",
                          i);
+            goto done;
+        }
+        /* The writer's sections come from a dict: a name twice would leave
+         * one of them unread. */
+        int seen = PyDict_Contains(secs, key);
+        if (seen != 0) {
+            if (seen > 0)
+                PyErr_Format(hop_py_Error, "load: sections: the section %U appears twice", key);
+            Py_DECREF(key);
             goto done;
         }
         PyObject *b =

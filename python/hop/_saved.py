@@ -249,6 +249,37 @@ def _python_section(sections):
         kw
 
 
+def _check_sym_out(tr, sym_out):
+    """hop.Error unless each result sym_out calls an int is a SymInt (a
+    symbol, or the 0-d int64 tensor of an expression: _trace._out_value)
+    and each it calls a float a 0-d float64 tensor (a SymFloat's): the
+    runner returns such a result's item(), which would turn a tensor of one
+    element of another kind into a number the program never computed."""
+    nodes = tr.describe(())["nodes"]
+    metas = {n[1]: n[4] for n in nodes}
+    for k, (arg, sym) in enumerate(zip(nodes[-1][3], sym_out)):
+        meta = metas.get(arg[1]) if isinstance(arg, tuple) and arg[0] == "%node" else None
+        if sym is True:
+            ok = meta is not None and (meta[0] == "sym" or meta[1:] == (_C.int64, ()))
+        elif sym == "float":
+            ok = meta is not None and meta[0] == "tensor" and meta[1:] == (_C.float64, ())
+        else:
+            ok = meta is not None and meta[0] == "tensor"
+        if not ok:
+            what = {True: "an int (a SymInt)", "float": "a float (a SymFloat)"}.get(sym,
+                                                                                   "a tensor")
+            raise _C.Error(f"hop.load: the section hop.python says result {k} is {what}, but "
+                           f"the program's output {k} is {_describe_meta(meta)}")
+
+
+def _describe_meta(meta):
+    if meta is None:
+        return "not a value"
+    if meta[0] == "sym":
+        return f"the SymInt {meta[1]}"
+    return f"a tensor of {meta[1]} and sizes [{', '.join(map(str, meta[2]))}]"
+
+
 def loads(data):
     """The object saved in data (see load)."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
@@ -258,10 +289,19 @@ def loads(data):
     spec, out_spec, statics, template, traced_out, sym_out, all_numpy, as_array, kw = \
         _python_section(sections)
     from ._trace import GraphModule, _Runner
+    # A runner passes the arguments' tensors, then the captured ones, to the
+    # plan's inputs (the root's tensor placeholders in order): an argument
+    # after a capture would take the capture's place.
+    kinds = [k for _, k, _ in tr.inputs() if k != "size"]
+    if "capture" in kinds and "arg" in kinds[kinds.index("capture"):]:
+        name = [n for n, k, _ in tr.inputs() if k == "arg"][-1]
+        raise _C.Error(f"hop.load: root input {name} is an argument after a captured input "
+                       f"(a saved program's arguments come first)")
     plan = tr.lower()
     if len(sym_out) != plan.noutputs or sum(traced_out) != plan.noutputs or \
             len(captures) != len(tr.captures):
         raise _C.Error("hop.load: the section hop.python does not match the program's outputs")
+    _check_sym_out(tr, sym_out)
     if sum(s is None for s in statics) + len(captures) != len(plan.input_names):
         raise _C.Error("hop.load: the section hop.python does not match the program's inputs")
     runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out,
@@ -269,6 +309,13 @@ def loads(data):
     if kind == "tensor":
         if spec.num_leaves() != 0 or len(captures) != 1:
             raise _C.Error("hop.load: a saved tensor holds one captured value and no argument")
+        # (what _tensor_bytes writes: the program returns its captured value;
+        # one that computes something else is no saved tensor)
+        nodes = tr.describe(())["nodes"]
+        if [n[0] for n in nodes] != ["placeholder", "output"] or \
+                nodes[1][3] != [("%node", nodes[0][1])] or tr.describe(())["subgraphs"]:
+            raise _C.Error("hop.load: a saved tensor's program must return its captured value; "
+                           "this one computes something else (save it as a GraphModule)")
         return captures[0]
     if kind != "graphmodule":
         raise _C.Error(f"hop.load: unknown kind {kind!r} (this hop reads tensor and "

@@ -928,6 +928,55 @@ test_an_exported_plan_is_called_from_c_with_raw_arrays_at_two_sizes(void **state
     assert_int_equal(hop_foreign_unregister("saxpy"), HOP_OK);
 }
 
+typedef int (*exported2_fn)(int64_t s0, int64_t s1, const float *x, float *out);
+
+/* Sizes whose product no buffer holds (2^62 x 4 elements wrapped int64 to 0,
+ * which skipped the NULL check and left hop_tensor_wrap to say "too large"
+ * as HOP_NOMEM) and negative sizes are HOP_INVALID naming the function and
+ * the parameter; nothing runs. */
+static void
+test_an_exported_call_refuses_sizes_no_buffer_holds_naming_the_parameter(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){4, 3}, true);
+    hop_node *m = OP(hop_output_graph_root(og), HOP_OP_mul, N(x), hop_arg_int(2));
+    finish(og, &m, 1);
+    hop_plan *p = lower(og);
+    hop_export *e = NULL;
+    assert_int_equal(
+        hop_plan_export(p, "int run(int64_t s0, int64_t s1, const float *x, float *out)", &e),
+        HOP_OK);
+    exported2_fn fn = (exported2_fn)hop_export_fn(e);
+    float xs[6] = {1, 2, 3, 4, 5, 6}, out[6] = {0};
+    assert_int_equal(fn(2, 3, xs, out), HOP_OK);
+    assert_true(out[0] == 2 && out[5] == 12);
+    static const struct {
+        int64_t s0, s1;
+        const char *msg;
+    } cases[] = {
+        {(int64_t)1 << 62, 4,
+         "run: parameter 3 (const float *x) would be f32[4611686018427387904, 4], which no buffer "
+         "holds (its byte count overflows int64)"},
+        {(int64_t)1 << 32, (int64_t)1 << 32,
+         "run: parameter 3 (const float *x) would be f32[4294967296, 4294967296], which no "
+         "buffer holds (its byte count overflows int64)"},
+        {(int64_t)1 << 61, 2,
+         "run: parameter 3 (const float *x) would be f32[2305843009213693952, 2], which no buffer "
+         "holds (its byte count overflows int64)"},
+        {-1, 3, "run: parameter 3 (const float *x): size 0 is -1, which is negative"},
+        {3, INT64_MIN,
+         "run: parameter 3 (const float *x): size 1 is -9223372036854775808, which is negative"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        assert_int_equal(fn(cases[i].s0, cases[i].s1, NULL, NULL), HOP_INVALID);
+        assert_string_equal(hop_error_message(), cases[i].msg);
+    }
+    hop_export_free(e);
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+}
+
 static void
 test_export_signature_mismatches_are_clear_errors(void **state)
 {
@@ -1368,6 +1417,9 @@ main(void)
             test_an_exported_plan_is_called_from_c_with_raw_arrays_at_two_sizes, unregister_all),
         cmocka_unit_test_teardown(test_export_signature_mismatches_are_clear_errors,
                                   unregister_all),
+        cmocka_unit_test_teardown(
+            test_an_exported_call_refuses_sizes_no_buffer_holds_naming_the_parameter,
+            unregister_all),
         cmocka_unit_test_teardown(test_allocation_failures_in_register_are_nomem_and_leak_nothing,
                                   unregister_all),
         cmocka_unit_test_teardown(

@@ -14,6 +14,8 @@
 #include "hop.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -411,7 +413,7 @@ test_a_library_without_a_descriptor_of_this_abi_is_refused_before_it_runs(void *
 }
 
 /* A failed init leaves no trace: its HOP and its kernel are unregistered
- * (their names free again) before the library is unloaded. */
+ * (their names free again); the library stays loaded (see below). */
 static void
 test_a_failed_init_unregisters_every_hop_and_kernel_it_registered(void **state)
 {
@@ -434,6 +436,36 @@ test_a_failed_init_unregisters_every_hop_and_kernel_it_registered(void **state)
     /* and loading it again fails the same way, with nothing left behind */
     assert_int_equal(hop_load_library(HOSTILE("fails"), NULL, 0, &n), HOP_INVALID);
     assert_null(hop_foreign_find("hostile_leaky_kernel"));
+}
+
+/* A class another thread found while the init that registered it ran stays
+ * valid after that init fails: the library is not unloaded (it was, and the
+ * finder's class pointed into unmapped memory). */
+static void *
+find_seen_hop(void *arg)
+{
+    const hop_class **found = arg;
+    for (int i = 0; i < 2000000 && *found == NULL; i++) {
+        *found = hop_find_hop("hostile_seen_hop");
+        if (*found == NULL)
+            sched_yield();
+    }
+    return NULL;
+}
+
+static void
+test_a_hop_found_while_its_failing_init_ran_stays_valid(void **state)
+{
+    (void)state;
+    const hop_class *found = NULL;
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, find_seen_hop, &found), 0);
+    assert_int_equal(hop_load_library(HOSTILE("seen_fails"), NULL, 0, NULL), HOP_INVALID);
+    assert_string_equal(hop_error_message(), "hostile: this init fails after being seen");
+    pthread_join(th, NULL);
+    assert_null(hop_find_hop("hostile_seen_hop"));
+    assert_non_null(found);
+    assert_string_equal(found->name, "hostile_seen_hop");
 }
 
 /* An init may load the library it depends on (the lock is recursive); one
@@ -479,6 +511,59 @@ test_an_output_meta_slot_that_gives_no_outputs_is_an_error_naming_it(void **stat
                                              "outputs but the body hostile_body_0 returns 1");
     assert_int_equal(hop_output_graph_root_graph(og)->nnodes, before);
     assert_int_equal(out.n, 0);
+    hop_values_clear(&out);
+    hop_output_graph_free(og);
+}
+
+/* A library's print slot that says its text takes SIZE_MAX bytes (need + 1
+ * wrapped to a 0-byte buffer, read as text) or 2^40 bytes (an out-of-memory
+ * error for every printer) gets the generic text with what the slot said;
+ * a verify slot that fails without a message is not reported with an older
+ * error's. */
+static void
+test_print_and_verify_slots_that_misreport_are_contained(void **state)
+{
+    (void)state;
+    assert_int_equal(hop_load_library(HOSTILE("bad_slots"), NULL, 0, NULL), HOP_OK);
+    static const struct {
+        const char *hop, *text;
+    } prints[] = {
+        {"hostile_print_size_max", "hostile_print_size_max: \"f32[s0]\" = "
+                                   "hostile_print_size_max<its print slot returned a length of "
+                                   "18446744073709551615>(hostile_body_0, (x,))"},
+        {"hostile_print_terabyte", "hostile_print_terabyte: \"f32[s0]\" = "
+                                   "hostile_print_terabyte<its print slot returned a length of "
+                                   "1099511627776>(hostile_body_0, (x,))"},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        const hop_class *cls = hop_find_hop(prints[i].hop);
+        assert_non_null(cls);
+        hop_output_graph *og = hop_output_graph_new();
+        hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 1, (int64_t[]){4}, true);
+        hop_arg xa = hop_arg_node(x);
+        hop_arg args[] = {hop_arg_list(&xa, 1)};
+        hop_body b = {identity_body, NULL};
+        hop_values out = {0};
+        assert_int_equal(hop_apply(og, cls, args, 1, &b, 1, &out), HOP_OK);
+        char *code = hop_graph_code(hop_output_graph_root_graph(og));
+        assert_non_null(code);
+        assert_non_null(strstr(code, prints[i].text));
+        hop_free(code);
+        hop_values_clear(&out);
+        hop_output_graph_free(og);
+    }
+    const hop_class *cls = hop_find_hop("hostile_verify_silently");
+    assert_non_null(cls);
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 1, (int64_t[]){4}, true);
+    hop_arg xa = hop_arg_node(x);
+    hop_arg args[] = {hop_arg_list(&xa, 1)};
+    hop_body b = {identity_body, NULL};
+    hop_values out = {0};
+    hop_error(HOP_VERIFY, "an older error");
+    assert_int_not_equal(hop_apply(og, cls, args, 1, &b, 1, &out), HOP_OK);
+    assert_null(strstr(hop_error_message(), "an older error"));
+    assert_non_null(strstr(hop_error_message(), "node hostile_verify_silently: invalid argument"));
     hop_values_clear(&out);
     hop_output_graph_free(og);
 }
@@ -646,6 +731,8 @@ main(void)
         cmocka_unit_test(test_a_failed_init_unregisters_every_hop_and_kernel_it_registered),
         cmocka_unit_test(test_an_init_may_load_its_dependency_but_not_its_own_library),
         cmocka_unit_test(test_an_output_meta_slot_that_gives_no_outputs_is_an_error_naming_it),
+        cmocka_unit_test(test_print_and_verify_slots_that_misreport_are_contained),
+        cmocka_unit_test(test_a_hop_found_while_its_failing_init_ran_stays_valid),
         cmocka_unit_test(test_a_loaded_hop_traces_lowers_and_evaluates_like_a_built_in),
         cmocka_unit_test(test_a_hop_lowers_to_a_kernel_of_its_own_that_can_fail_the_run),
     };

@@ -10,9 +10,16 @@
  *   HOSTILE_DATA_DESC  exports `int hop_library = 42` (not a descriptor)
  *   HOSTILE_OLD_ABI    a descriptor for another ABI version
  *   HOSTILE_NO_OUTPUTS a HOP whose output_meta returns HOP_OK with no outputs
+ *   HOSTILE_SEEN_FAILS registers a HOP, waits while another thread finds it,
+ *                      then fails
+ *   HOSTILE_BAD_SLOTS  HOPs whose print slot says its text takes SIZE_MAX or
+ *                      2^40 bytes, and one whose verify fails without a message
  *
  * Every name is unique to its library, so one process may load them all.
  */
+#if defined(HOSTILE_SEEN_FAILS)
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
+#endif
 #include <hop.h>
 
 #include <stdint.h>
@@ -108,6 +115,78 @@ no_outputs_init(void)
 }
 
 HOP_LIBRARY(no_outputs_init);
+
+#elif defined(HOSTILE_SEEN_FAILS)
+
+#include <time.h>
+
+static const hop_class seen_class = {.name = "hostile_seen_hop"};
+
+static hop_status
+seen_init(void)
+{
+    hop_status st = hop_register_hop(&seen_class);
+    /* the registry is every thread's: another finds the class meanwhile */
+    nanosleep(&(struct timespec){0, 300 * 1000 * 1000}, NULL);
+    return st == HOP_OK ? hop_error(HOP_INVALID, "hostile: this init fails after being seen") : st;
+}
+
+HOP_LIBRARY(seen_init);
+
+#elif defined(HOSTILE_BAD_SLOTS)
+
+static size_t
+print_size_max(const hop_node *call, char *buf, size_t cap)
+{
+    (void)call;
+    (void)buf;
+    (void)cap;
+    return SIZE_MAX; /* writes nothing: a 0-byte buffer read as text was the bug */
+}
+
+static size_t
+print_terabyte(const hop_node *call, char *buf, size_t cap)
+{
+    (void)call;
+    if (cap)
+        buf[0] = '\0';
+    return (size_t)1 << 40;
+}
+
+static hop_status
+verify_silently(const hop_node *call)
+{
+    (void)call;
+    return HOP_INVALID; /* and no message */
+}
+
+static const hop_class bad_slot_classes[] = {
+    {.name = "hostile_print_size_max",
+     .params = {{"body", HOP_PARAM_BODY, "hostile_body"}, {"args", HOP_PARAM_VARARGS}},
+     .input_mode = HOP_INPUTS_EXPLICIT,
+     .print = print_size_max},
+    {.name = "hostile_print_terabyte",
+     .params = {{"body", HOP_PARAM_BODY, "hostile_body"}, {"args", HOP_PARAM_VARARGS}},
+     .input_mode = HOP_INPUTS_EXPLICIT,
+     .print = print_terabyte},
+    {.name = "hostile_verify_silently",
+     .params = {{"body", HOP_PARAM_BODY, "hostile_body"}, {"args", HOP_PARAM_VARARGS}},
+     .input_mode = HOP_INPUTS_EXPLICIT,
+     .verify = verify_silently},
+};
+
+static hop_status
+bad_slots_init(void)
+{
+    for (size_t i = 0; i < sizeof bad_slot_classes / sizeof *bad_slot_classes; i++) {
+        hop_status st = hop_register_hop(&bad_slot_classes[i]);
+        if (st != HOP_OK)
+            return st;
+    }
+    return HOP_OK;
+}
+
+HOP_LIBRARY(bad_slots_init);
 
 #else
 #error "define one HOSTILE_* (tests/c/CMakeLists.txt)"
