@@ -227,6 +227,39 @@ done:
     return result;
 }
 
+/* foreign_unsized(name) -> the names of the kernel's pointer parameters
+ * without a size (their extents come from the caller's word only), or None
+ * when no kernel of that name is registered. */
+static PyObject *
+foreign_unsized(PyObject *self, PyObject *name)
+{
+    if (!PyUnicode_Check(name)) {
+        PyErr_Format(PyExc_TypeError, "foreign_unsized(): name must be a str, not %.100s",
+                     Py_TYPE(name)->tp_name);
+        return NULL;
+    }
+    const char *text = PyUnicode_AsUTF8(name);
+    if (text == NULL)
+        return NULL;
+    const hop_foreign *f = hop_foreign_acquire(text);
+    if (f == NULL) {
+        hop_error_clear();
+        Py_RETURN_NONE;
+    }
+    PyObject *out = PyList_New(0);
+    for (size_t i = 0; out != NULL && i < hop_foreign_nparams(f); i++) {
+        const hop_foreign_param *p = hop_foreign_param_at(f, i);
+        if (p->kind == HOP_FOREIGN_SCALAR || p->size != NULL)
+            continue;
+        PyObject *n = PyUnicode_FromString(p->name);
+        if (n == NULL || PyList_Append(out, n) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(n);
+    }
+    hop_foreign_release(f);
+    return out;
+}
+
 static PyMethodDef foreign_functions[] = {
     {"_foreign_register", (PyCFunction)(void (*)(void))foreign_register,
      METH_VARARGS | METH_KEYWORDS,
@@ -236,6 +269,8 @@ static PyMethodDef foreign_functions[] = {
     {"_foreign_unregister", foreign_unregister, METH_O, "foreign_unregister(name)"},
     {"_foreign_signature", foreign_signature, METH_O,
      "foreign_signature(name) -> the kernel's prototype in canonical spelling."},
+    {"_foreign_unsized", foreign_unsized, METH_O,
+     "foreign_unsized(name) -> the kernel's pointer parameters without a size, or None."},
     {"_foreign_call", (PyCFunction)(void (*)(void))foreign_call, METH_FASTCALL,
      "foreign_call(name, *args): calls the kernel eagerly, or records it while tracing."},
     {NULL},

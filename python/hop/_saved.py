@@ -280,11 +280,37 @@ def _describe_meta(meta):
     return f"a tensor of {meta[1]} and sizes [{', '.join(map(str, meta[2]))}]"
 
 
-def loads(data):
+def _check_kernels(tr, path=()):
+    """hop.Error when a graph of tr calls a registered foreign kernel with a
+    pointer parameter whose signature gives it no size: the ints the call
+    passes (`n` of `void f(int64_t n, const float *x)`) would come from the
+    file unchecked, and a hostile file would make the kernel read or write
+    past its buffers.  A kernel whose pointers all have sizes is checked on
+    every call (hop_foreign_call_into), whatever the file says."""
+    d = tr.describe(path)
+    for node in d["nodes"]:
+        if node[0] != "call_foreign":
+            continue
+        unsized = _C._foreign_unsized(node[1])
+        if unsized:
+            raise _C.Error(
+                f"hop.load: the program calls the foreign kernel {_C._foreign_signature(node[1])}"
+                f", whose pointer parameter{'s' if len(unsized) > 1 else ''} "
+                f"{', '.join(unsized)} {'have' if len(unsized) > 1 else 'has'} no size, so the "
+                f"ints the file passes it would be used unchecked; declare the sizes in its "
+                f"signature (const float x[n]), or load a file you trust with "
+                f"hop.load(path, trust_kernels=True)")
+    for sub in d["subgraphs"]:
+        _check_kernels(tr, path + (sub,))
+
+
+def loads(data, *, trust_kernels=False):
     """The object saved in data (see load)."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"hop.load: expected bytes, got {type(data).__name__}")
     tr, captures, sections = _C._load(data)
+    if not trust_kernels:
+        _check_kernels(tr)
     kind = sections.get(_KIND, b"").decode("utf-8", "replace")
     spec, out_spec, statics, template, traced_out, sym_out, all_numpy, as_array, kw = \
         _python_section(sections)
@@ -346,14 +372,17 @@ def save(obj, path):
         f.write(data)
 
 
-def load(path):
-    """load(path) -> hop.Tensor | GraphModule
+def load(path, *, trust_kernels=False):
+    """load(path, *, trust_kernels=False) -> hop.Tensor | GraphModule
 
     Reads what hop.save wrote.  A truncated, corrupted or hostile file is a
     hop.Error naming what is wrong (a checksum protects every byte); loading
     never unpickles or runs anything from the file.  A program that calls a
     HOP this process has not registered (hop.load_library) is a hop.Error
-    naming it.
+    naming it.  So is one that calls a foreign kernel (hop.foreign) with a
+    pointer parameter its signature gives no size, whose int arguments the
+    file would decide unchecked, unless trust_kernels=True says the file is
+    trusted.
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "w.hop")
@@ -368,7 +397,13 @@ def load(path):
     hop.Error: load: not a saved hop program (no "hopsaved" magic number)
     """
     with open(os.fspath(path), "rb") as f:
-        return loads(f.read())
+        return loads(f.read(), trust_kernels=trust_kernels)
+
+
+def _loads_pickled(data):
+    """loads for pickle: unpickling runs code of its own (the pickle is as
+    trusted as a module), so its programs' kernels are too."""
+    return loads(data, trust_kernels=True)
 
 
 # ------------------------------------------------------------ pickling
@@ -379,7 +414,7 @@ def _reduce_tensor(t):
 
 
 def _reduce_graphmodule(gm):
-    return (loads, (dumps(gm),))
+    return (_loads_pickled, (dumps(gm),))
 
 
 def _importable(fn):
@@ -437,7 +472,7 @@ class FrozenCompiled:
 
 
 def _compiled_from_programs(programs, name):
-    return FrozenCompiled([loads(p) for p in programs], name)
+    return FrozenCompiled([_loads_pickled(p) for p in programs], name)
 
 
 def _install():

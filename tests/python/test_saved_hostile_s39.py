@@ -6,9 +6,12 @@ what the writer never writes with a hop.Error naming the field, or loads
 and runs what it should.  Last, hop.foreign's refusal of an int that is no
 address (a library's own hostile slots and exports are C tests:
 tests/c/test_hop_classes.c, tests/c/test_foreign.c)."""
+import ctypes
 import json
+import pickle
 import threading
 
+import numpy as np
 import pytest
 
 import hop
@@ -444,3 +447,58 @@ def test_a_negative_or_too_wide_int_is_no_kernel_address():
         hop.foreign("void h4_nowhere(int64_t n)", 0)
     with pytest.raises(hop.Error):  # nothing was registered under the name
         hop._C._foreign_signature("h4_nowhere")
+
+
+# ------------------------------------------- foreign kernels without sizes
+
+F32P = ctypes.POINTER(ctypes.c_float)
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_float, F32P, F32P)
+def _scale(n, a, x, y):
+    for i in range(n):
+        y[i] = a * x[i]
+
+
+def _kernel_program(kernels, sized):
+    sig = ("void s39_scale_sized(int64_t n, float a, const float x[n], float y[n])" if sized
+           else "void s39_scale(int64_t n, float a, const float *x, float *y)")
+    k = kernels(sig, _scale)
+    f = lambda x: hop.cond(x.sum() > 0, lambda x: k(3, 2.0, x, x * 1),  # noqa: E731
+                           lambda x: x - 1, (x,))
+    return hop.trace(f, hop.ones(3), dynamic=True), k
+
+
+def test_a_program_calling_a_kernel_with_unsized_pointers_loads_only_when_trusted(kernels,
+                                                                                  tmp_path):
+    # A file decides the ints the kernel's call passes (`n`): with pointers
+    # the signature gives no size, a hostile file made the kernel run past
+    # its buffers (a segfault).  Such a program loads when the caller says
+    # the file is trusted; a pickle (which runs code of its own) is.
+    gm, k = _kernel_program(kernels, sized=False)
+    path = tmp_path / "k.hop"
+    hop.save(gm, path)
+    with pytest.raises(hop.Error) as e:
+        hop.load(path)
+    assert str(e.value) == (
+        "hop.load: the program calls the foreign kernel void s39_scale(int64_t n, float a, "
+        "const float *x, float *y), whose pointer parameters x, y have no size, so the ints "
+        "the file passes it would be used unchecked; declare the sizes in its signature "
+        "(const float x[n]), or load a file you trust with hop.load(path, trust_kernels=True)")
+    assert k.signature.startswith("void s39_scale(")  # (the registry is as it was)
+    x = hop.tensor(np.array([1.0, 2.0, 3.0], np.float32))
+    same = hop.load(path, trust_kernels=True)
+    assert same(x).tolist() == gm(x).tolist() == [2.0, 4.0, 6.0]
+    assert pickle.loads(pickle.dumps(gm))(x).tolist() == [2.0, 4.0, 6.0]
+
+
+def test_a_program_calling_a_kernel_with_sized_pointers_loads_and_checks_each_call(kernels,
+                                                                                   tmp_path):
+    gm, _ = _kernel_program(kernels, sized=True)
+    path = tmp_path / "k.hop"
+    hop.save(gm, path)
+    same = hop.load(path)
+    x = hop.tensor(np.array([1.0, 2.0, 3.0], np.float32))
+    assert same(x).tolist() == [2.0, 4.0, 6.0]
+    with pytest.raises(hop.ShapeError):
+        same(hop.ones(2))  # n = 3 for 2 elements: refused, not run
