@@ -9,6 +9,13 @@
 
 #include <string.h>
 
+/* The status st a class's slot (a HOP's, possibly a library's: cls its
+ * name, slot the slot's) returned: where it failed without a message, one
+ * naming the class and the slot.  The caller clears the error context
+ * before the slot runs, so that an older error's message is never reported
+ * for the slot's failure. */
+hop_status hop__slot_status(const char *cls, const char *slot, hop_status st);
+
 /* Allocate through the installed allocator.  NULL on failure, with the error
  * context set to HOP_NOMEM.  hop__free(NULL) is a no-op. */
 void *hop__malloc(size_t n);

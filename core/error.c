@@ -82,3 +82,12 @@ hop_error(hop_status code, const char *fmt, ...)
     va_end(ap);
     return code;
 }
+
+hop_status
+hop__slot_status(const char *cls, const char *slot, hop_status st)
+{
+    if (st != HOP_OK && last_code == HOP_OK)
+        return hop_error(st, "%s: its %s slot failed with %s and gave no message", cls, slot,
+                         hop_status_name(st));
+    return st;
+}

@@ -539,7 +539,13 @@ static hop_status
 eval_call(hop_eval_ctx *ex)
 {
     const hop_class *owner = HOP_CLASS_SLOT_OWNER(ex->cls, eval);
-    hop_status st = owner ? owner->eval(ex) : hop_eval_default(ex);
+    hop_status st;
+    if (owner) {
+        hop_error_clear();
+        st = hop__slot_status(owner->name, "eval", owner->eval(ex));
+    } else {
+        st = hop_eval_default(ex);
+    }
     if (st == HOP_OK && !ex->have)
         st = hop_error(HOP_MISUSE, "eval of %s: returned without hop_eval_results", ex->cls->name);
     if (st == HOP_OK && ex->call && ex->results.n != ex->call->nouts)

@@ -34,7 +34,16 @@ resolve(const hop_class *cls, size_t offset)
     return NULL; /* unreachable: the base fills every slot */
 }
 
-#define RESOLVE(cls, slot) resolve((cls), offsetof(hop_class, slot))
+/* Runs cls's tracing slot `name` (at offset) on c, with a message naming
+ * the slot where it fails without one (hop__slot_status). */
+static hop_status
+run_slot(const hop_class *cls, size_t offset, const char *name, hop_call *c)
+{
+    hop_error_clear();
+    return hop__slot_status(cls->name, name, resolve(cls, offset)(c));
+}
+
+#define SLOT(cls, slot, c) run_slot((cls), offsetof(hop_class, slot), #slot, (c))
 
 /* ------------------------------------------------------------ base slots */
 
@@ -820,12 +829,12 @@ hop_status
 hop__call_run(hop_call *c, hop_values *outputs)
 {
     const hop_class *cls = c->cls;
-    hop_status st = RESOLVE(cls, check_operands)(c);
+    hop_status st = SLOT(cls, check_operands, c);
     if (st == HOP_OK && c->inline_body >= 0)
         return run_inline(c, (size_t)c->inline_body, outputs);
     if (st == HOP_OK && hop_class_input_mode(cls) == HOP_INPUTS_EXPLICIT) {
         size_t made = hop_class_made_inputs(cls);
-        st = RESOLVE(cls, body_inputs)(c);
+        st = SLOT(cls, body_inputs, c);
         if (st == HOP_OK && c->ninputs != made + c->noperands)
             st = hop_error(HOP_MISUSE,
                            "%s: body_inputs made %zu inputs for %zu operands and %zu "
@@ -839,22 +848,22 @@ hop__call_run(hop_call *c, hop_values *outputs)
                                cls->name, i);
     }
     if (st == HOP_OK)
-        st = RESOLVE(cls, lookup)(c);
+        st = SLOT(cls, lookup, c);
     if (st == HOP_OK && c->reuse[0] == NULL) {
         st = trace_bodies(c);
         if (st == HOP_OK)
-            st = RESOLVE(cls, check_outputs)(c);
+            st = SLOT(cls, check_outputs, c);
         if (st == HOP_OK)
-            st = RESOLVE(cls, signature)(c);
+            st = SLOT(cls, signature, c);
         if (st == HOP_OK)
-            st = RESOLVE(cls, output_meta)(c);
+            st = SLOT(cls, output_meta, c);
     }
     if (st == HOP_OK)
         st = check_outputs_made(c, c->reuse[0] ? "lookup" : "output_meta");
     if (st == HOP_OK)
         st = emit_call(c, outputs);
     if (st == HOP_OK)
-        st = RESOLVE(cls, installed)(c);
+        st = SLOT(cls, installed, c);
     return st;
 }
 

@@ -362,7 +362,13 @@ compile_call_hop(hop_lower_ctx *cx, const hop_node *n)
     cx->nresults = 0;
     cx->have_results = false;
     int nctl = cx->nctl;
-    hop_status st = owner ? owner->lower(cx, n) : hop_lower_default(cx, n);
+    hop_status st;
+    if (owner) {
+        hop_error_clear();
+        st = hop__slot_status(owner->name, "lower", owner->lower(cx, n));
+    } else {
+        st = hop_lower_default(cx, n);
+    }
     if (st == HOP_OK && cx->nctl != nctl)
         st = hop_error(HOP_MISUSE, "lowering of %s: unbalanced if/loop blocks", hop_node_target(n));
     if (st == HOP_OK && (!cx->have_results || cx->nresults != n->nouts))

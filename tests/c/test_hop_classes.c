@@ -568,6 +568,48 @@ test_print_and_verify_slots_that_misreport_are_contained(void **state)
     hop_output_graph_free(og);
 }
 
+/* A tracing, lower or eval slot that fails without a message is reported by
+ * its class and slot (hop__slot_status), not with an older error's message
+ * ("lowering of ...: gave 0 results", or whatever the thread said last). */
+static void
+test_slots_failing_without_a_message_are_named(void **state)
+{
+    (void)state;
+    assert_int_equal(hop_load_library(HOSTILE("bad_slots"), NULL, 0, NULL), HOP_OK);
+    hop_arg xa;
+    hop_body b = {identity_body, NULL};
+    hop_values out = {0};
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 1, (int64_t[]){4}, true);
+    xa = hop_arg_node(x);
+    hop_arg args[] = {hop_arg_list(&xa, 1)};
+    hop_error(HOP_VERIFY, "an older error");
+    assert_int_equal(
+        hop_apply(og, hop_find_hop("hostile_output_meta_silently"), args, 1, &b, 1, &out),
+        HOP_SHAPE);
+    assert_string_equal(hop_error_message(), "hostile_output_meta_silently: its output_meta slot "
+                                             "failed with HOP_SHAPE and gave no message");
+    hop_values_clear(&out);
+    /* the lower slot, then the eval slot */
+    assert_int_equal(hop_apply(og, hop_find_hop("hostile_lower_silently"), args, 1, &b, 1, &out),
+                     HOP_OK);
+    assert_non_null(
+        hop_tracer_output(hop_output_graph_root(og), (hop_arg[]){hop_arg_node(out.items[0])}, 1));
+    hop_error(HOP_VERIFY, "an older error");
+    assert_null(hop_lower(og, NULL));
+    assert_string_equal(hop_error_message(), "hostile_lower_silently: its lower slot failed with "
+                                             "HOP_UNSUPPORTED and gave no message");
+    hop_tensor *t = vec((float[]){1, 2, 3, 4}, 4);
+    hop_tensor *res[1] = {NULL};
+    hop_error(HOP_VERIFY, "an older error");
+    assert_int_equal(hop_graph_eval(og, &t, 1, res, 1), HOP_RUNTIME);
+    assert_string_equal(hop_error_message(), "hostile_lower_silently: its eval slot failed with "
+                                             "HOP_RUNTIME and gave no message");
+    hop_tensor_release(t);
+    hop_values_clear(&out);
+    hop_output_graph_free(og);
+}
+
 /* A HOP lowered to a kernel of its own (hop_lower_kernel): twice(body, xs)
  * returns 2 * xs[0] (its body, the identity, is traced and ignored); the
  * kernel fails on a NaN, and its lower slot checks the toolkit's refusals. */
@@ -732,6 +774,7 @@ main(void)
         cmocka_unit_test(test_an_init_may_load_its_dependency_but_not_its_own_library),
         cmocka_unit_test(test_an_output_meta_slot_that_gives_no_outputs_is_an_error_naming_it),
         cmocka_unit_test(test_print_and_verify_slots_that_misreport_are_contained),
+        cmocka_unit_test(test_slots_failing_without_a_message_are_named),
         cmocka_unit_test(test_a_hop_found_while_its_failing_init_ran_stays_valid),
         cmocka_unit_test(test_a_loaded_hop_traces_lowers_and_evaluates_like_a_built_in),
         cmocka_unit_test(test_a_hop_lowers_to_a_kernel_of_its_own_that_can_fail_the_run),

@@ -160,6 +160,30 @@ verify_silently(const hop_node *call)
     return HOP_INVALID; /* and no message */
 }
 
+/* Slots that fail without a message: each must be reported by its class
+ * and slot, not with whatever the thread's error context held before. */
+static hop_status
+output_meta_silently(hop_call *c)
+{
+    (void)c;
+    return HOP_SHAPE;
+}
+
+static hop_status
+lower_silently(hop_lower_ctx *cx, const hop_node *call)
+{
+    (void)cx;
+    (void)call;
+    return HOP_UNSUPPORTED;
+}
+
+static hop_status
+eval_silently(hop_eval_ctx *ex)
+{
+    (void)ex;
+    return HOP_RUNTIME;
+}
+
 static const hop_class bad_slot_classes[] = {
     {.name = "hostile_print_size_max",
      .params = {{"body", HOP_PARAM_BODY, "hostile_body"}, {"args", HOP_PARAM_VARARGS}},
@@ -173,6 +197,15 @@ static const hop_class bad_slot_classes[] = {
      .params = {{"body", HOP_PARAM_BODY, "hostile_body"}, {"args", HOP_PARAM_VARARGS}},
      .input_mode = HOP_INPUTS_EXPLICIT,
      .verify = verify_silently},
+    {.name = "hostile_output_meta_silently",
+     .params = {{"body", HOP_PARAM_BODY, "hostile_body"}, {"args", HOP_PARAM_VARARGS}},
+     .input_mode = HOP_INPUTS_EXPLICIT,
+     .output_meta = output_meta_silently},
+    {.name = "hostile_lower_silently",
+     .params = {{"body", HOP_PARAM_BODY, "hostile_body"}, {"args", HOP_PARAM_VARARGS}},
+     .input_mode = HOP_INPUTS_EXPLICIT,
+     .lower = lower_silently,
+     .eval = eval_silently},
 };
 
 static hop_status
