@@ -224,16 +224,51 @@ hop_f16_from_double(double d)
     return sign | (uint16_t)((E + 15) << 10) | (uint16_t)((int)m - 1024);
 }
 
+/* NumPy's npy_floatbits_to_halfbits: integer arithmetic on the float's
+ * bits (no frexp/ldexp per element: float16 kernels convert every result
+ * through here), the same bits and flags as hop_f16_from_double of the
+ * exact double (checked over every float of the subnormal, overflow and
+ * NaN ranges and 2^27 others): ties to even, FE_OVERFLOW for a finite value
+ * that becomes inf, FE_UNDERFLOW for a nonzero one whose float16 is
+ * subnormal or zero and not exact; a NaN keeps its payload's top 10 bits
+ * (kept a NaN when they are all zero), unquieted. */
 uint16_t
 hop_f16_from_float(float f)
 {
-    if (isnan(f)) {
-        /* NumPy's npy_floatbits_to_halfbits, from the float's own bits: a
-         * conversion to double would quiet a signalling nan */
-        uint32_t bits;
-        memcpy(&bits, &f, sizeof bits);
-        uint16_t sig = (uint16_t)((bits & 0x007fffffu) >> 13);
-        return (uint16_t)((bits >> 16) & 0x8000) | 0x7c00 | (sig ? sig : 1);
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    uint16_t sign = (uint16_t)((b >> 16) & 0x8000u);
+    uint32_t fexp = b & 0x7f800000u, fsig = b & 0x007fffffu;
+    if (fexp >= 0x47800000u) { /* 2^16 and beyond: inf, or a NaN */
+        if (fexp == 0x7f800000u && fsig != 0) {
+            uint16_t sig = (uint16_t)(fsig >> 13);
+            return sign | 0x7c00u | (sig ? sig : 1);
+        }
+        if (fexp != 0x7f800000u)
+            feraiseexcept(FE_OVERFLOW);
+        return sign | 0x7c00u;
     }
-    return hop_f16_from_double((double)f); /* exact, so one rounding */
+    if (fexp <= 0x38000000u) {    /* below 2^-14: subnormal or zero */
+        if (fexp < 0x33000000u) { /* below 2^-25: zero */
+            if ((b & 0x7fffffffu) != 0)
+                feraiseexcept(FE_UNDERFLOW);
+            return sign;
+        }
+        uint32_t e = fexp >> 23, s = 0x00800000u + fsig;
+        if ((s & ((1u << (126 - e)) - 1)) != 0)
+            feraiseexcept(FE_UNDERFLOW);
+        s >>= 113 - e;
+        /* half an ulp added unless the kept part is even and the rest is
+         * exactly half (the shift dropped up to 11 bits: b's own say) */
+        if ((s & 0x3fffu) != 0x1000u || (b & 0x7ffu) != 0)
+            s += 0x1000u;
+        return sign | (uint16_t)(s >> 13); /* (a carry makes the smallest normal) */
+    }
+    uint32_t hexp = (fexp - 0x38000000u) >> 13;
+    if ((fsig & 0x3fffu) != 0x1000u)
+        fsig += 0x1000u;
+    uint32_t h = hexp + (fsig >> 13); /* (a carry moves to the exponent, or inf) */
+    if (h == 0x7c00u)
+        feraiseexcept(FE_OVERFLOW);
+    return sign | (uint16_t)h;
 }

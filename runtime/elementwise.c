@@ -113,6 +113,14 @@ hop__ew_init(hop__ew *e, void *out, hop_dtype odtype, int rank, const int64_t *s
         for (int i = 0; i < nin; i++)
             e->in[i].strides[d] = cst[i][d];
     }
+    for (int i = 0; i < nin; i++) {
+        bool some0 = false, some = false;
+        for (int d = 0; d < n && e->in[i].data != NULL; d++) {
+            some0 = some0 || (cst[i][d] == 0 && csize[d] > 1);
+            some = some || cst[i][d] != 0;
+        }
+        e->in[i].partial = some0 && some;
+    }
 
     bool flat =
         fdtype == odtype && (n == 0 || (n == 1 && (e->ostrides[0] == 1 || e->sizes[0] == 1)));
@@ -154,11 +162,18 @@ run(const hop__ew *e, int64_t n, char *o, int64_t ost, const char *const *ip, co
     size_t osz = hop_dtype_size(e->odtype);
     bool convert_out = e->fdtype != e->odtype;
     bool direct = (ost == 1 || n == 1) && !convert_out, all_bcast = e->nin > 0;
+    /* A complex128 operand broadcast along the inner dim but not along
+     * every dim is spread into a block, as NumPy's buffered iterator hands
+     * it to its loop: its complex multiply's bits depend on whether an
+     * operand is one element for the whole loop (complex.c, mul_c128). */
+    bool spread[HOP__EW_MAXIN];
     for (int i = 0; i < e->nin; i++) {
-        direct = direct && e->in[i].dtype == e->in[i].need && (ist[i] == 0 || ist[i] == 1);
-        all_bcast = all_bcast && ist[i] == 0;
+        spread[i] = ist[i] == 0 && e->in[i].partial && e->fdtype == HOP_C128 && n > 1;
+        direct =
+            direct && e->in[i].dtype == e->in[i].need && (ist[i] == 0 || ist[i] == 1) && !spread[i];
+        all_bcast = all_bcast && ist[i] == 0 && !spread[i];
         p[i] = ip[i];
-        inc[i] = ist[i] != 0;
+        inc[i] = ist[i] != 0 || spread[i];
     }
     _Alignas(64) unsigned char buf[HOP__EW_MAXIN][BLK * 16];
     _Alignas(64) unsigned char obuf[BLK * 16];
@@ -190,9 +205,14 @@ run(const hop__ew *e, int64_t n, char *o, int64_t ost, const char *const *ip, co
         return;
     }
     for (int i = 0; i < e->nin; i++) {
-        if (ist[i] == 0 && e->in[i].dtype != e->in[i].need) {
+        if (ist[i] == 0 && (e->in[i].dtype != e->in[i].need || spread[i])) {
             hop__convert(1, buf[i], e->in[i].need, ip[i], e->in[i].dtype, 1);
             p[i] = buf[i];
+        }
+        if (spread[i]) { /* a block's copies of the one element (16 bytes) */
+            size_t nsz = hop_dtype_size(e->in[i].need);
+            for (int64_t k = 1; k < (n < BLK ? n : BLK); k++)
+                memcpy(buf[i] + k * nsz, buf[i], nsz);
         }
     }
     for (int64_t j = 0; j < n; j += BLK) {
@@ -516,22 +536,25 @@ MATH_FN(exp)
 MATH_FN(log)
 MATH_FN(sin)
 MATH_FN(cos)
-/* The backend's own, whatever is adopted: what float16 rounds from. */
-#define BASE_MATH_FN(name)                                                                         \
-    static void name##_base_f32(int64_t n, void *out, const void *const *in, const int *inc)       \
+/* What float16 rounds from: the table's float16 members (the backend's own
+ * float32 functions, or NumPy's SVML ones once adopted: NumPy's float16
+ * loop of a contiguous array runs SVML's float32 functions, not the loops
+ * of its own it runs for a float32 array). */
+#define HALF_MATH_FN(name)                                                                         \
+    static void name##_for_f16(int64_t n, void *out, const void *const *in, const int *inc)        \
     {                                                                                              \
         (void)inc;                                                                                 \
-        hop__math_base()->name##_f32(n, out, in[0]);                                               \
+        hop__math_get()->name##_f16(n, out, in[0]);                                                \
     }
-/* exp for float16: the backend's float32 function, whose vector code raises
- * no flag, noting the overflow (inf of a finite x) and underflow (0 of a
- * finite x) glibc's expf raises, which NumPy's float16 loop calls: exp(254)
- * is inf in float32 already, where the conversion to float16 notes nothing. */
+/* exp for float16: the table's float16 exp, whose vector code may raise no
+ * flag, noting the overflow (inf of a finite x) and underflow (0 of a
+ * finite x) glibc's expf and SVML's raise: exp(254) is inf in float32
+ * already, where the conversion to float16 notes nothing. */
 static void
-exp_base_f32(int64_t n, void *out, const void *const *in, const int *inc)
+exp_for_f16(int64_t n, void *out, const void *const *in, const int *inc)
 {
     (void)inc;
-    hop__math_base()->exp_f32(n, out, in[0]);
+    hop__math_get()->exp_f16(n, out, in[0]);
     const float *x = in[0], *y = out;
     int flags = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -541,9 +564,10 @@ exp_base_f32(int64_t n, void *out, const void *const *in, const int *inc)
     if (flags != 0)
         hop__fp_note(flags);
 }
-BASE_MATH_FN(log)
-BASE_MATH_FN(sin)
-BASE_MATH_FN(cos)
+HALF_MATH_FN(log)
+HALF_MATH_FN(sin)
+HALF_MATH_FN(cos)
+HALF_MATH_FN(tanh)
 MATH_FN(tanh)
 MATH_FN(sigmoid)
 MATH_FN(sqrt)
@@ -1009,13 +1033,15 @@ hop__vfn_unary_f16(hop_op op)
     case HOP_OP_arcsinh:
         return f16_asin_by_libm() ? asinh_libm_f32 : hop__vfn_unary(op, HOP_F32);
     case HOP_OP_exp:
-        return exp_base_f32;
+        return exp_for_f16;
     case HOP_OP_log:
-        return log_base_f32;
+        return log_for_f16;
     case HOP_OP_sin:
-        return sin_base_f32;
+        return sin_for_f16;
     case HOP_OP_cos:
-        return cos_base_f32;
+        return cos_for_f16;
+    case HOP_OP_tanh:
+        return tanh_for_f16;
     default:
         return hop__vfn_unary(op, HOP_F32);
     }

@@ -68,6 +68,7 @@ typedef struct hop__ew_in {
     const char *data; /* NULL: a scalar, stored converted in sval */
     hop_dtype dtype;  /* dtype of data */
     hop_dtype need;   /* dtype the vector function reads */
+    bool partial;     /* broadcast along some dims, not all (a complex128 one is spread) */
     int64_t strides[HOP_MAX_RANK];
 } hop__ew_in;
 
@@ -156,6 +157,11 @@ typedef struct hop__math {
     hop__mfn_f64 unary_f64[HOP__MU_COUNT];
     hop__mfn2_f32 binary_f32[HOP__MB_COUNT];
     hop__mfn2_f64 binary_f64[HOP__MB_COUNT];
+    /* the float32 functions a float16 exp, log, sin, cos and tanh round
+     * from: the backend's own float32 ones, or NumPy's SVML ones once
+     * adopted (NumPy runs SVML's for a float16 array but loops of its own,
+     * or another NaN, for a float32 one: hop_runtime_math_adopt, HOP_F16) */
+    hop__mfn_f32 exp_f16, log_f16, sin_f16, cos_f16, tanh_f16;
 } hop__math;
 
 /* A backend's table, from the functions its file defines under the same
@@ -176,7 +182,8 @@ typedef struct hop__math {
         .unary_f32 = {HOP__MATH_UNARY(HOP__MATH_ROW_U32)},                                         \
         .unary_f64 = {HOP__MATH_UNARY(HOP__MATH_ROW_U64)},                                         \
         .binary_f32 = {HOP__MATH_BINARY(HOP__MATH_ROW_B32)},                                       \
-        .binary_f64 = {HOP__MATH_BINARY(HOP__MATH_ROW_B64)},                                       \
+        .binary_f64 = {HOP__MATH_BINARY(HOP__MATH_ROW_B64)}, .exp_f16 = exp_f32,                   \
+        .log_f16 = log_f32, .sin_f16 = sin_f32, .cos_f16 = cos_f32, .tanh_f16 = tanh_f32,          \
     }
 
 /* The backend chosen once (HOP_MATH and the CPU; the libm loops for an

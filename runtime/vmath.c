@@ -255,11 +255,26 @@ int
 hop_runtime_math_run(const char *fname, hop_dtype dtype, int64_t n, void *out, const void *a,
                      const void *b)
 {
-    if (fname == NULL || (dtype != HOP_F32 && dtype != HOP_F64) || n < 0 || out == NULL ||
-        a == NULL)
-        return hop_error(HOP_INVALID, "hop_runtime_math_run: needs a function name, f32 or f64, "
-                                      "n >= 0 and arrays");
+    if (fname == NULL || (dtype != HOP_F32 && dtype != HOP_F64 && dtype != HOP_F16) || n < 0 ||
+        out == NULL || a == NULL)
+        return hop_error(HOP_INVALID, "hop_runtime_math_run: needs a function name, f32, f64 or "
+                                      "f16, n >= 0 and arrays");
     const hop__math *m = hop__math_get();
+    if (dtype == HOP_F16) { /* the float32 function float16's rounds from, over float32 */
+        hop__mfn_f32 fn = strcmp(fname, "exp") == 0    ? m->exp_f16
+                          : strcmp(fname, "log") == 0  ? m->log_f16
+                          : strcmp(fname, "sin") == 0  ? m->sin_f16
+                          : strcmp(fname, "cos") == 0  ? m->cos_f16
+                          : strcmp(fname, "tanh") == 0 ? m->tanh_f16
+                                                       : NULL;
+        if (fn == NULL)
+            return hop_error(HOP_INVALID,
+                             "hop_runtime_math_run: float16's members are exp, log, sin, cos "
+                             "and tanh, got '%s'",
+                             fname);
+        fn(n, out, a);
+        return HOP_OK;
+    }
     HOP__MATH_NAMED(RUN_MEMBER)
     return hop_error(HOP_INVALID, "hop_runtime_math_run: no math function '%s'", fname);
 }

@@ -164,6 +164,20 @@ loop2_f(vfn2_f fn, int64_t n, float *out, const float *a, const float *b)
 #define LOOPS(name, m32, m64, arity) LOOPS_##arity(name)
 HOP__MATH_NAMED(LOOPS)
 
+/* The float16 members' adopted float32 functions (exp log sin cos tanh), and
+ * their loops: NaN lanes as the function answers them. */
+#define HALF_LOOP(name)                                                                            \
+    static vfn_f ad_##name##_h;                                                                    \
+    static void run_##name##_h(int64_t n, float *out, const float *in)                             \
+    {                                                                                              \
+        loop_f(ad_##name##_h, HOP_MATH_NAN_OWN, n, out, in);                                       \
+    }
+HALF_LOOP(exp)
+HALF_LOOP(log)
+HALF_LOOP(sin)
+HALF_LOOP(cos)
+HALF_LOOP(tanh)
+
 #pragma GCC pop_options
 #endif
 
@@ -203,6 +217,26 @@ static int
 set_member(hop__math *m, const hop__math *base, const char *fname, bool f64, void *fn)
 {
     HOP__MATH_NAMED(SET_MEMBER)
+    return 2;
+}
+
+/* m's float16 member for fname (exp, log, sin, cos, tanh) as set_member's. */
+#define SET_HALF(name)                                                                             \
+    if (strcmp(fname, #name) == 0) {                                                               \
+        int was = m->name##_f16 != base->name##_f16, now = fn != NULL;                             \
+        memcpy(&ad_##name##_h, &fn, sizeof fn);                                                    \
+        m->name##_f16 = now ? run_##name##_h : base->name##_f16;                                   \
+        return now - was;                                                                          \
+    }
+
+static int
+set_half_member(hop__math *m, const hop__math *base, const char *fname, void *fn)
+{
+    SET_HALF(exp)
+    SET_HALF(log)
+    SET_HALF(sin)
+    SET_HALF(cos)
+    SET_HALF(tanh)
     return 2;
 }
 
@@ -252,10 +286,10 @@ static const char ONE_ARG_NAMES[] = HOP__MATH_NAMED(ONE_ARG_NAME);
 int
 hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
 {
-    if (name == NULL || (dtype != HOP_F32 && dtype != HOP_F64))
+    if (name == NULL || (dtype != HOP_F32 && dtype != HOP_F64 && dtype != HOP_F16))
         return hop_error(HOP_INVALID,
-                         "hop_runtime_math_adopt: needs a function name and f32 or "
-                         "f64, got %s and %s",
+                         "hop_runtime_math_adopt: needs a function name and f32, f64 or "
+                         "f16, got %s and %s",
                          name ? name : "NULL", hop_dtype_name(dtype));
     const hop__math *base = hop__math_base();
     if (fn != NULL && (base != hop__math_sleef_avx512() || !cpu_runs_it()))
@@ -266,6 +300,16 @@ hop_runtime_math_adopt(const char *name, hop_dtype dtype, void *fn)
                          name, base->name);
     if (adopted_count == 0)
         adopted = *base;
+    if (dtype == HOP_F16) { /* the float32 function float16's rounds from */
+        int change = set_half_member(&adopted, base, name, fn);
+        if (change == 2)
+            return hop_error(HOP_INVALID,
+                             "hop_runtime_math_adopt: float16 adopts exp, log, sin, cos and "
+                             "tanh, got '%s'",
+                             name);
+        use_adopted(base, change);
+        return HOP_OK;
+    }
     int change = set_member(&adopted, base, name, dtype == HOP_F64, fn);
     if (change == 2)
         return hop_error(HOP_INVALID, "hop_runtime_math_adopt: no math function '%s' (%s)", name,

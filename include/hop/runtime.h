@@ -459,7 +459,10 @@ const char *hop_runtime_math_backend(void);
  * Runs another library's AVX-512 vector function for one math function
  * from now on: name is one of exp log sin cos tanh sinh cosh asin acos
  * asinh acosh atanh cbrt log10 log2 exp2 expm1 log1p tan atan pow atan2,
- * dtype HOP_F32 or HOP_F64, fn a function of the x86-64 vector ABI taking
+ * dtype HOP_F32 or HOP_F64 (or HOP_F16 for exp log sin cos tanh: the float32
+ * function a float16 array's rounds from, which NumPy takes from SVML
+ * where its float32 arrays run loops of its own), fn a function of the
+ * x86-64 vector ABI taking
  * and returning one zmm register (16 floats or 8 doubles; two arguments
  * for pow and atan2), as SVML's __svml_exp8 or
  * glibc's _ZGVeN8v_exp; NULL returns to hop's own.  For a front end that
@@ -517,7 +520,9 @@ int hop_runtime_math_adopt_numpy(const char *name, hop_dtype dtype, bool on);
 
 /* Runs math function name (as hop_runtime_math_adopt's) of the backend in
  * use over n contiguous elements of dtype HOP_F32 or HOP_F64: out = f(a),
- * or f(a, b) for pow and atan2.  HOP_OK, or HOP_INVALID with the error set. */
+ * or f(a, b) for pow and atan2; HOP_F16 (exp log sin cos tanh) runs the float32
+ * function float16's rounds from over float32 elements.  HOP_OK, or
+ * HOP_INVALID with the error set. */
 int hop_runtime_math_run(const char *name, hop_dtype dtype, int64_t n, void *out, const void *a,
                          const void *b);
 

@@ -15,8 +15,10 @@ dtype_arg(const char *s, hop_dtype *d)
         *d = HOP_F32;
     else if (strcmp(s, "f64") == 0)
         *d = HOP_F64;
+    else if (strcmp(s, "f16") == 0) /* the float32 function float16's rounds from */
+        *d = HOP_F16;
     else {
-        PyErr_Format(PyExc_ValueError, "math functions take 'f32' or 'f64', got '%s'", s);
+        PyErr_Format(PyExc_ValueError, "math functions take 'f32', 'f64' or 'f16', got '%s'", s);
         return -1;
     }
     return 0;
@@ -27,7 +29,8 @@ dtype_arg(const char *s, hop_dtype *d)
  * `symbol` of the shared library at path `library`, which must already be
  * loaded in this process (a Python extension module: it is not loaded
  * here, and no code of it runs), for math function name at dtype ('f32' or
- * 'f64').  False when the library is not loaded or has no such symbol;
+ * 'f64'; 'f16': the float32 function float16's exp, log, sin, cos or tanh rounds
+ * from).  False when the library is not loaded or has no such symbol;
  * hop_runtime_math_adopt's errors are raised.  _math_adopt(name, dtype,
  * None, None) returns to hop's own function.
  */
@@ -118,7 +121,8 @@ math_run(PyObject *self, PyObject *args)
         goto done;
     if (bobj != Py_None && PyObject_GetBuffer(bobj, &b, PyBUF_SIMPLE) < 0)
         goto done;
-    Py_ssize_t size = (Py_ssize_t)hop_dtype_size(dtype);
+    /* (f16: the float32 function float16's rounds from, over float32) */
+    Py_ssize_t size = dtype == HOP_F16 ? 4 : (Py_ssize_t)hop_dtype_size(dtype);
     if (out.len != a.len || (b.obj != NULL && b.len != a.len) || a.len % size != 0) {
         PyErr_SetString(PyExc_ValueError, "_math_run: the buffers differ in length");
         goto done;

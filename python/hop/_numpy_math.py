@@ -16,6 +16,12 @@ not empty (HOP_MATH=sleef keeps the widest SLEEF backend), when NumPy does not r
 AVX512_SKX code on this CPU, or when the symbols are absent (other NumPy
 builds).
 
+NumPy's float16 arrays (contiguous) run SVML's float32 functions, exp, log,
+sin, cos and tanh (with its own NaNs) included, rounded to float16: those
+five are adopted for float16 alone (`_svml_half`).  A strided float16 array
+runs libm's in NumPy, whose bits differ at a few values (hop gives the
+contiguous array's bits for every layout).
+
 NumPy's float32 exp, log, sin and cos are its own AVX2/AVX512F loops, not
 SVML's and not exported: hop has copies of them (runtime/vmath_numpy.c),
 which `import hop` turns on (hop_runtime_math_adopt_numpy) on CPUs where
@@ -173,6 +179,36 @@ def _same_with_nan_mode(name, dt, ufunc, x):
     return False
 
 
+HALF_FUNCTIONS = (("exp", np.exp), ("log", np.log), ("sin", np.sin), ("cos", np.cos),
+                  ("tanh", np.tanh))
+
+
+def _svml_half(umath):
+    """NumPy 1.24's float16 exp, log, sin, cos and tanh of a contiguous array
+    run SVML's float32 functions (`__svml_expf16`, ...; its float32 arrays
+    run loops of its own instead: hop's copies above; its float32 tanh loop
+    answers the default NaN, SVML's the NaN it was given), rounded to float16;
+    adopts each whose float16 results equal the ufunc's for every float16
+    value; returns the pairs adopted."""
+    library = umath.__file__
+    x16 = np.arange(65536, dtype=np.uint16).view(np.float16)
+    x32 = x16.astype(np.float32)
+    adopted = []
+    for name, ufunc in HALF_FUNCTIONS:
+        try:
+            if not _C._math_adopt(name, "f16", library, _symbol(name, np.float32)):
+                continue
+        except _C.UnsupportedError:
+            return adopted
+        got = np.empty_like(x32)
+        _C._math_run(name, "f16", got, x32)
+        if np.array_equal(ufunc(x16).view(np.uint16), got.astype(np.float16).view(np.uint16)):
+            adopted.append((name, "f16"))
+        else:
+            _C._math_adopt(name, "f16", None, None)
+    return adopted
+
+
 def adopt():
     """Adopts what it can; returns the (name, dtype) pairs adopted."""
     global ADOPTED
@@ -186,6 +222,7 @@ def adopt():
         with np.errstate(all="ignore"):
             if features.get("AVX512_SKX", False):
                 adopted += _svml(umath, np.random.default_rng(20261130))
+                adopted += _svml_half(umath)
             # after SVML's: NumPy's float32 exp, log, sin and cos are not SVML
             adopted += _own_loops(features)
     finally:

@@ -186,8 +186,13 @@ def test_adopt_errors_change_nothing():
     x = np.linspace(-3, 3, 21)
     before = np.empty_like(x)
     hop._C._math_run("exp", "f64", before, x)
-    with pytest.raises(ValueError, match="'f32' or 'f64', got 'f16'"):
-        hop._C._math_adopt("exp", "f16", None, None)
+    with pytest.raises(ValueError, match="'f32', 'f64' or 'f16', got 'f8'"):
+        hop._C._math_adopt("exp", "f8", None, None)
+    # float16 adopts exp, log, sin, cos and tanh alone
+    with pytest.raises(hop.Error, match="float16 adopts exp, log, sin, cos and tanh, got 'sinh'"):
+        hop._C._math_adopt("sinh", "f16", None, None)
+    with pytest.raises(hop.Error, match="float16's members are exp, log, sin, cos and tanh"):
+        hop._C._math_run("sinh", "f16", np.empty(3, np.float32), np.ones(3, np.float32))
     # an unknown function: hop's error, raised before anything changes
     with pytest.raises(hop.Error, match="no math function 'expp'"):
         hop._C._math_run("expp", "f64", np.empty_like(x), x)

@@ -184,9 +184,13 @@ def _correlate(a, v, mode, what):
     if pad:
         inside = _C.logical_and(idx >= pad, idx < pad + n1)
         vm = _C.where(inside, vm, _C.zeros((), dtype=v.dtype))
-    if _core.np_dtype(a).kind == "f" and n2 <= _EXACT_EDGES:
+    half = _core.np_dtype(a) == _np.float16
+    if _core.np_dtype(a).kind == "f" and n2 <= _EXACT_EDGES and not half:
         r = _correlate_float(a, v, n1, n2, lo, length)
     elif _core.np_dtype(a).kind == "f":
+        # (float16: NumPy's HALF_dot for every output, no small_correlate: a
+        # float32 sum of the products in order, rounded once, which hop's
+        # float16 matmul is; the padding's zero products change no sum)
         r = _C.matmul(win.reshape(length, 1, n2), vm.reshape(length, n2, 1)).reshape(length)
     else:
         # NumPy's dot keeps the integer dtype (wrapping); sum widens to int64
@@ -457,7 +461,53 @@ def i0(x, *, _kind=None):
         raise TypeError("i0 not supported for complex values")
     if k != "f":
         t = t.to(_C.float64)
+    if _core.np_dtype(t) == _np.float16:
+        return _as(kind, _i0_half(wrap(ndarray, t)))
     return wrap(kind, _C.i0(t))
+
+
+def _chbevl_half(y, vals):
+    """NumPy's _chbevl of a float16 array y, as written: every step a
+    float16 op, the Python float coefficients cast to float16 by each op
+    (with NumPy's underflow warnings for the tiny ones)."""
+    b0, b1, b2 = vals[0], 0.0, 0.0
+    for v in vals[1:]:
+        b2, b1 = b1, b0
+        b0 = y * b1 - b2 + v
+    return 0.5 * (b0 - b2)
+
+
+def _i0_half(x):
+    """NumPy 1.24's i0 of a float16 array, op for op in float16 (the
+    float32 and float64 kernel's one rounding at the end differs in the
+    last bit for a third of the float16 values): piecewise over |x| <= 8
+    (exp(x) * chbevl(x / 2 - 2, A)) and beyond (exp(x) * chbevl(32 / x - 2,
+    B) / sqrt(x)), each branch given a harmless value (0, 9) where the other
+    applies, so no branch warns for an element it does not own, and run
+    only when it owns one (piecewise calls no function of an empty
+    selection: its casts of the coefficients warn only then)."""
+    from ._ufuncs import call_ufunc
+    h = _np.float16
+    # (piecewise computes on x[cond], of one dimension: a 0-d x's values
+    # are not scalars, whose float operands would make them float64)
+    ax = call_ufunc("absolute", (x.reshape(-1),), {}, ndarray)
+    small = ax <= 8.0
+    r = F.zeros_like(ax, _kind=ndarray)
+    if _core.decide(_C.any(small._t, None, False), "i0: which of NumPy's pieces run"):
+        x1 = F.where(small, ax, h(0.0), _kind=ndarray)
+        r1 = call_ufunc("exp", (x1,), {}, ndarray) * _chbevl_half(x1 / 2.0 - 2, _I0A)
+        r = F.where(small, r1, r, _kind=ndarray)
+    if _core.decide(_C.any(_C.logical_not(small._t), None, False),
+                    "i0: which of NumPy's pieces run"):
+        x2 = F.where(small, h(9.0), ax, _kind=ndarray)
+        r2 = (call_ufunc("exp", (x2,), {}, ndarray) * _chbevl_half(32.0 / x2 - 2.0, _I0B)
+              / call_ufunc("sqrt", (x2,), {}, ndarray))
+        r = F.where(small, r, r2, _kind=ndarray)
+    return r.reshape(x.shape)
+
+
+_I0A = tuple(_np.lib.function_base._i0A)
+_I0B = tuple(_np.lib.function_base._i0B)
 
 
 @implements(_np.nan_to_num)

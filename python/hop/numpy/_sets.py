@@ -96,8 +96,16 @@ def _unique_axis(t, return_index, return_inverse, return_counts, axis, kind):
     if not isinstance(k, int):
         raise _C.UnsupportedError("hop.numpy: unique along an axis with symbolic sizes is not "
                                   "supported")
-    # lexicographic order of the rows (the first column decides first)
-    keys = [rows.select(1, j) for j in range(k)][::-1]
+    # lexicographic order of the rows (the first column decides first); NumPy
+    # sorts the rows as a structured array, by its fields' compare functions:
+    # float16's (HALF_compare) puts a NaN before every number, the other
+    # floats' after
+    keys = []
+    for j in range(k - 1, -1, -1):
+        col = rows.select(1, j)
+        keys.append(col)
+        if _core.np_dtype(rows) == _np.float16:
+            keys.append(_C.eq(col, col))  # False (a NaN) first
     perm = _t(lexsort(keys, _kind=ndarray)) if k else _C.arange(n)
     srt = _C._op("take", rows, 0, perm)
     if isinstance(n, int) and n == 0:

@@ -1152,6 +1152,7 @@ def _nanquantile_dtype(t, cnt, method, what):
 
 
 @implements(_np.nanquantile)
+@checked(_np.nanquantile, post=nan_may_say, nan=True)
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                 keepdims=False, *, interpolation=None, _kind=None):
     method = _method_of(method, interpolation, "nanquantile")
@@ -1163,6 +1164,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
 
 
 @implements(_np.nanpercentile)
+@checked(_np.nanpercentile, post=nan_may_say, nan=True)
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                   keepdims=False, *, interpolation=None, _kind=None):
     method = _method_of(method, interpolation, "nanpercentile")
