@@ -31,6 +31,21 @@
  * (so its identity guard passes) with other code.  A pointer compare per
  * function, before the names: in Python the same term cost ~770
  * instructions per call of a plan of a few functions.
+ *
+ * A read may also be of a function's own __dict__ (globals and builtins
+ * both that dict, not pinned): an attribute the code probes with a default
+ * (getattr(helper, "k", 5), hasattr) is still absent.  Its codes pair is
+ * then (function, that dict): function.__dict__ is still the dict read
+ * (an assigned __dict__ would leave the old one unchanged), a pointer
+ * compare as a code's.
+ *
+ * And it guards the order of the small dicts the code reads (orders:
+ * (dict, keys tuple, text) triples, hop/_guards.py _walk_children): a dict
+ * refilled with the same items in another order (`D.clear(); D["b"] = 2;
+ * D["a"] = 1`) keeps its length and items, but `list(D)`, `D.values()` and
+ * a for loop over it see the new order, which a plan traced on the old one
+ * baked in.  Its dict is one of dicts: the steady call compares its tag;
+ * a moved tag reads its keys again, in C.
  */
 #include "hop_py.h"
 #include "trace_impl.h"
@@ -48,9 +63,11 @@ typedef struct {
     PyObject_HEAD PyObject *reads; /* tuple of (globals, builtins, name, value, pinned) */
     PyObject *dicts;               /* tuple: each dict of reads once */
     PyObject *codes;               /* tuple of (function, code): f.__code__ is code */
+    PyObject *orders;              /* tuple of (dict, keys, text): list(dict) == keys */
     name_read *r;                  /* one per read */
+    Py_ssize_t *order_at;          /* per order: its dict's index in dicts */
     uint64_t *tags;                /* per dict: its tag when a check last held */
-    Py_ssize_t nreads, ndicts;
+    Py_ssize_t nreads, ndicts, norders;
     int tagged; /* tags hold the last check's that held (else every dict is read again) */
     int exact;  /* every dict an exact dict: its tag and PyDict lookups are its truth */
 } NameGuardObject;
@@ -101,11 +118,44 @@ holds_value(NameGuardObject *s, PyObject *d, PyObject *name, PyObject *value)
     return v == value;
 }
 
+/* Whether dict d iterates its keys as keys (a tuple) does: 1 / 0 / -1
+ * with an exception.  Identical keys are the common case; an equal key of
+ * another object (a dict rebuilt from text) is compared on a copy of the
+ * keys, which a key's __eq__ cannot change under the loop. */
+static int
+same_order(PyObject *d, PyObject *keys)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(keys), pos = 0, i = 0;
+    PyObject *k, *v;
+    if (PyDict_GET_SIZE(d) != n)
+        return 0;
+    while (PyDict_Next(d, &pos, &k, &v) && i < n && k == PyTuple_GET_ITEM(keys, i))
+        i++;
+    if (i == n)
+        return 1;
+    PyObject *now = PyDict_Keys(d);
+    if (now == NULL)
+        return -1;
+    int same = PyList_GET_SIZE(now) == n;
+    for (i = 0; same == 1 && i < n; i++)
+        same = PyObject_RichCompareBool(PyList_GET_ITEM(now, i), PyTuple_GET_ITEM(keys, i), Py_EQ);
+    Py_DECREF(now);
+    return same;
+}
+
 /* The reads of the dicts marked in moved (every dict without one), read
  * again: 1 when all hold, 0, or -1 with an exception. */
 static int
 reread(NameGuardObject *s, const char *moved)
 {
+    for (Py_ssize_t i = 0; i < s->norders; i++) {
+        if (moved == NULL || moved[s->order_at[i]]) {
+            PyObject *t = PyTuple_GET_ITEM(s->orders, i);
+            int ok = same_order(PyTuple_GET_ITEM(t, 0), PyTuple_GET_ITEM(t, 1));
+            if (ok <= 0)
+                return ok;
+        }
+    }
     for (Py_ssize_t i = 0; i < s->nreads; i++) {
         const name_read *r = &s->r[i];
         PyObject *g = PyTuple_GET_ITEM(s->dicts, r->g), *b = PyTuple_GET_ITEM(s->dicts, r->b);
@@ -168,8 +218,9 @@ done:
     return holds;
 }
 
-/* Whether every function of s->codes still has its traced code (none
- * after the collector cleared s: nothing to vouch for). */
+/* Whether every function of s->codes still has its traced code (or, a
+ * (function, dict) pair, its __dict__): none after the collector cleared
+ * s, nothing to vouch for. */
 static int
 codes_hold(NameGuardObject *s)
 {
@@ -177,8 +228,10 @@ codes_hold(NameGuardObject *s)
         return 0;
     PyObject *const *c = ((PyTupleObject *)s->codes)->ob_item;
     for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(s->codes); i < n; i++) {
-        PyObject *pair = c[i];
-        if (PyFunction_GET_CODE(PyTuple_GET_ITEM(pair, 0)) != PyTuple_GET_ITEM(pair, 1))
+        PyObject *f = PyTuple_GET_ITEM(c[i], 0), *want = PyTuple_GET_ITEM(c[i], 1);
+        PyObject *now =
+            PyCode_Check(want) ? PyFunction_GET_CODE(f) : ((PyFunctionObject *)f)->func_dict;
+        if (now != want)
             return 0;
     }
     return 1;
@@ -213,10 +266,36 @@ dict_index(PyObject *dicts, PyObject *d)
     return PyList_Append(dicts, d) < 0 ? -1 : n;
 }
 
-/* Fills s's reads and dicts from the tuple reads: 0 / -1 with an exception
- * that names the bad read. */
+/* The orders' dicts added to dicts (s->order_at): 0 / -1 with an
+ * exception that names the bad order. */
 static int
-name_guard_fill(NameGuardObject *s, PyObject *reads)
+orders_fill(NameGuardObject *s, PyObject *orders, PyObject *dicts)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(orders);
+    if ((s->order_at = PyMem_RawCalloc(n ? (size_t)n : 1, sizeof *s->order_at)) == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyTuple_GET_ITEM(orders, i);
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3 ||
+            !PyDict_CheckExact(PyTuple_GET_ITEM(t, 0)) || !PyTuple_Check(PyTuple_GET_ITEM(t, 1))) {
+            PyErr_Format(PyExc_TypeError,
+                         "_NameGuard: order %zd is not (dict, keys tuple, text) but %.200R", i, t);
+            return -1;
+        }
+        if ((s->order_at[i] = dict_index(dicts, PyTuple_GET_ITEM(t, 0))) < 0)
+            return -1;
+    }
+    s->orders = Py_NewRef(orders);
+    s->norders = n;
+    return 0;
+}
+
+/* Fills s's reads, orders and dicts from the tuples reads and orders: 0 /
+ * -1 with an exception that names the bad read. */
+static int
+name_guard_fill(NameGuardObject *s, PyObject *reads, PyObject *orders)
 {
     Py_ssize_t n = PyTuple_GET_SIZE(reads);
     PyObject *dicts = PyList_New(0);
@@ -252,6 +331,10 @@ name_guard_fill(NameGuardObject *s, PyObject *reads)
             PyDict_CheckExact(PyTuple_GET_ITEM(t, 0)) && PyDict_CheckExact(PyTuple_GET_ITEM(t, 1));
     }
     s->nreads = n;
+    if (orders_fill(s, orders, dicts) < 0) {
+        Py_DECREF(dicts);
+        return -1;
+    }
     s->dicts = PyList_AsTuple(dicts);
     Py_DECREF(dicts);
     if (s->dicts == NULL)
@@ -265,17 +348,19 @@ name_guard_fill(NameGuardObject *s, PyObject *reads)
     return 0;
 }
 
-/* Whether codes is a tuple of (function, code) pairs: 0, or -1 with a
- * TypeError naming the bad pair. */
+/* Whether codes is a tuple of (function, code or dict) pairs: 0, or -1
+ * with a TypeError naming the bad pair. */
 static int
 codes_ok(PyObject *codes)
 {
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(codes); i++) {
         PyObject *t = PyTuple_GET_ITEM(codes, i);
         if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 2 ||
-            !PyFunction_Check(PyTuple_GET_ITEM(t, 0)) || !PyCode_Check(PyTuple_GET_ITEM(t, 1))) {
+            !PyFunction_Check(PyTuple_GET_ITEM(t, 0)) ||
+            !(PyCode_Check(PyTuple_GET_ITEM(t, 1)) || PyDict_Check(PyTuple_GET_ITEM(t, 1)))) {
             PyErr_Format(PyExc_TypeError,
-                         "_NameGuard: code %zd is not (function, code object) but %.200R", i, t);
+                         "_NameGuard: code %zd is not (function, code object or dict) but %.200R",
+                         i, t);
             return -1;
         }
     }
@@ -285,10 +370,10 @@ codes_ok(PyObject *codes)
 static PyObject *
 name_guard_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"reads", "codes", NULL};
-    PyObject *reads, *codes = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|O!:_NameGuard", kwlist, &PyTuple_Type,
-                                     &reads, &PyTuple_Type, &codes))
+    static char *kwlist[] = {"reads", "codes", "orders", NULL};
+    PyObject *reads, *codes = NULL, *orders = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|O!O!:_NameGuard", kwlist, &PyTuple_Type,
+                                     &reads, &PyTuple_Type, &codes, &PyTuple_Type, &orders))
         return NULL;
     if (codes != NULL && codes_ok(codes) < 0)
         return NULL;
@@ -296,7 +381,14 @@ name_guard_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (s == NULL)
         return NULL;
     s->codes = codes != NULL ? Py_NewRef(codes) : PyTuple_New(0);
-    if (s->codes == NULL || name_guard_fill(s, reads) < 0) {
+    PyObject *none = NULL;
+    if (orders == NULL && (orders = none = PyTuple_New(0)) == NULL) {
+        Py_DECREF(s);
+        return NULL;
+    }
+    int filled = s->codes == NULL ? -1 : name_guard_fill(s, reads, orders);
+    Py_XDECREF(none);
+    if (filled < 0) {
         Py_DECREF(s);
         return NULL;
     }
@@ -309,6 +401,7 @@ name_guard_traverse(NameGuardObject *s, visitproc visit, void *arg)
     Py_VISIT(s->reads); /* (its dicts: a module's globals can hold the plan) */
     Py_VISIT(s->dicts);
     Py_VISIT(s->codes); /* (a function's globals can hold the plan) */
+    Py_VISIT(s->orders);
     return 0;
 }
 
@@ -319,6 +412,8 @@ name_guard_clear(NameGuardObject *s)
     Py_CLEAR(s->reads);
     Py_CLEAR(s->dicts);
     Py_CLEAR(s->codes);
+    Py_CLEAR(s->orders);
+    s->norders = 0;
     return 0;
 }
 
@@ -330,6 +425,7 @@ name_guard_dealloc(NameGuardObject *s)
     name_guard_clear(s);
     PyMem_RawFree(s->r);
     PyMem_RawFree(s->tags);
+    PyMem_RawFree(s->order_at);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
@@ -352,8 +448,11 @@ static PyMemberDef name_guard_members[] = {
     {"reads", T_OBJECT, offsetof(NameGuardObject, reads), READONLY,
      "the (globals, builtins, name, value, pinned) tuples checked"},
     {"dicts", T_OBJECT, offsetof(NameGuardObject, dicts), READONLY, "their dicts, each once"},
+    {"orders", T_OBJECT, offsetof(NameGuardObject, orders), READONLY,
+     "the (dict, keys, text) triples checked: list(dict) == list(keys)"},
     {"codes", T_OBJECT, offsetof(NameGuardObject, codes), READONLY,
-     "the (function, code) pairs checked: function.__code__ is code"},
+     "the (function, code) pairs checked: function.__code__ is code (a (function, dict) "
+     "pair: function.__dict__ is dict)"},
     {NULL, 0, 0, 0, NULL},
 };
 
@@ -367,10 +466,12 @@ static PyTypeObject NameGuardType = {
     .tp_new = name_guard_new,
     .tp_methods = name_guard_methods,
     .tp_members = name_guard_members,
-    .tp_doc = "_NameGuard(reads, codes=()): the builtin-name guard of a plan "
+    .tp_doc = "_NameGuard(reads, codes=(), orders=()): the builtin-name guard of a plan "
               "(hop._guards.BuiltinNames): each read (globals, builtins, name, value, pinned) "
               "holds while name is not in globals and, pinned, builtins[name] is value; each "
-              "(function, code) of codes while function.__code__ is code.",
+              "(function, code) of codes while function.__code__ is code, each (function, "
+              "dict) while function.__dict__ is dict, each (dict, keys, text) of orders while "
+              "list(dict) == list(keys).",
 };
 
 int

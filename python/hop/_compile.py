@@ -536,6 +536,11 @@ class CompiledFunction(_C._CompiledCall):
             return self._eager_after(_effects.Effect(
                 "trace", "?", f"the trace raised {type(failed).__name__} ({failed}) where the "
                               f"call itself answers"), args, kwargs)
+        return self._new_plan(gm, runner, paths, note, dynamic, reason, args, kwargs)
+
+    def _new_plan(self, gm, runner, paths, note, dynamic, reason, args, kwargs):
+        """Keeps the plan _miss traced (the newest entry) and runs it on the
+        call's arguments."""
         runner.distinct = True
         if note is not None:
             dynamic = False
@@ -549,7 +554,16 @@ class CompiledFunction(_C._CompiledCall):
         # the newest plan's bound call: NumPy's or hop.Tensors' without guards
         # (Plan.bind_*), or with guards to check (_EffectsCall), if any
         self._fast = runner.fast or _effects_call(self._entries[-1])
-        return _plan_run(runner.call_kw, args, _C.GuardError, kwargs)
+        try:
+            return _plan_run(runner.call_kw, args, _C.GuardError, kwargs)
+        except _C.GuardError as e:
+            # The trace itself changed what the new plan's guards read (a
+            # functools.cached_property of an object the code reads stored
+            # its value in the object's __dict__, which a lacks guard says
+            # the class answers): nothing of the plan ran, so this call runs
+            # eagerly and the next one retraces (before, the GuardError
+            # reached the caller, where eager returns)
+            raise _PlanRaised(e) from None
 
     def _why_eager(self, args, kwargs):
         """Why a call must run eagerly for its arguments (_eager_argument),

@@ -258,6 +258,10 @@ class Translator(_State, _Library, _Merging, _Breaking):
         self.globs = {}      # (id(globals), name) -> value assigned
         self.attrs = {}      # (id(obj), name) -> value assigned
         self.shadows = {}    # id(real container) -> its shadow copy
+        # ids of the __dict__ of objects the function did not make, as
+        # `o.__dict__` handed them out: a write into one changes what o.k
+        # answers, which a shadow copy would not (_State._shadow refuses)
+        self.namespaces = set()
         # ids of containers whose shadow was made while an iterator or view
         # over the real one was live (_State._check_live)
         self.live_over = set()
@@ -340,6 +344,7 @@ class Translator(_State, _Library, _Merging, _Breaking):
         self.globs.clear()
         self.attrs.clear()
         self.shadows.clear()
+        self.namespaces.clear()
         self.live_over = set()
         self.real.clear()
         self.made.clear()

@@ -276,6 +276,8 @@ def unguard(env, tr, leaves, captures=()):
         return True
 
     env.guards = [g for g in env.guards if keep(g)]
+    # (the order of a dict it only wrote to: its own change, as the length)
+    env.orders = [(src, d) for src, d in getattr(env, "orders", ()) if id(d) not in written]
     if tr.stop is not None:
         # the tensors the code names that the plan did not capture (each
         # would be guarded by identity): not those only code after the
@@ -310,11 +312,16 @@ def _attr_not_reached(s, tr, leaves):
 def _written_attr(s, attrs, leaves):
     """Whether the guard's source s is obj.name, or under it (obj.name.w),
     of an attribute the function wrote before reading it (attrs: id(obj) ->
-    names): the value the write replaces is no reason to retrace."""
+    names): the value the write replaces is no reason to retrace.  So is
+    obj.__dict__[name] (the whole __dict__ guarded: vars(o), a getattr of
+    a computed name)."""
     for i, (step, name) in enumerate(s.path):
-        if step != "attr":
+        at = i
+        if step == "item" and i and s.path[i - 1] == ("attr", "__dict__"):
+            at = i - 1
+        elif step != "attr":
             continue
-        parent = type(s)(s.kind, s.base, s.key, s.text, s.path[:i])
+        parent = type(s)(s.kind, s.base, s.key, s.text, s.path[:at])
         try:
             obj = parent.read(leaves)
         except Exception:  # (a source that no longer reads: keep the guard)
@@ -708,6 +715,11 @@ class _State:
         for a change (op: "__setitem__" with key, or another change)."""
         s = self.shadows.get(id(obj))
         if s is None:
+            if id(obj) in self.namespaces:
+                # (o.__dict__["k"] = v: eagerly o.k answers v at once)
+                self._fail("a change to the __dict__ of an object the function did not make "
+                           "(its attributes would not see the change hop replays after the "
+                           "plan)")
             if not self.concrete and self._iterators_over(obj):
                 self.live_over.add(id(obj))
             s = type(obj)(obj)
@@ -862,18 +874,48 @@ class _State:
                     t.__dict__[name] = old
 
     def _written(self, obj):
-        """Whether the translation recorded an attribute write to obj."""
+        """Whether the translation recorded an attribute write to obj (of a
+        module: a write to a global of its dict)."""
         i = id(obj)
+        if self.globs and isinstance(obj, types.ModuleType):
+            d = getattr(obj, "__dict__", None)
+            if id(d) in self._glob_objs:
+                return True
         return any(k[0] == i for k in self.attrs)
+
+    def _module_attr(self, obj, name, default):
+        """mod.name where the translation assigned (or deleted, or lifted)
+        the global name of mod's dict: the overlay's value, which hop
+        replays after the plan (`global Z; Z = 2; me.Z`: before, the
+        module's old Z answered); _UNBOUND where it did not."""
+        d = getattr(obj, "__dict__", None)
+        v = self.globs.get((id(d), name), _UNBOUND) if id(d) in self._glob_objs else _UNBOUND
+        if v is _UNBOUND:
+            return v
+        if type(obj) is not types.ModuleType:
+            self._fail(f"an attribute of a {type(obj).__name__} (a module subclass) whose "
+                       f"global {name!r} the function assigned")
+        if v is not _DELETED:
+            return v
+        if default:
+            return default[0]
+        if "__getattr__" in d:
+            self._fail(f"the module attribute {name!r} the function deleted (its module's "
+                       f"__getattr__ answers it)")
+        raise AttributeError(f"module {obj.__name__!r} has no attribute {name!r}")
 
     def _getattr(self, obj, name, *default):
         if name == "__class__" and not self.concrete and hasattr(type(obj), "_user_class") \
                 and _C.tracing() is not None:
             return type(obj)._user_class(obj)
+        if name == "__dict__" and (self.attrs or self.globs) and self._written(obj):
+            self._fail("__dict__ of an object whose attributes the function set (hop "
+                       "replays those writes after the plan: the dict would miss them)")
+        if self.globs and isinstance(obj, types.ModuleType):
+            v = self._module_attr(obj, name, default)
+            if v is not _UNBOUND:
+                return v
         if self.attrs:
-            if name == "__dict__" and self._written(obj):
-                self._fail("__dict__ of an object whose attributes the function set (hop "
-                           "replays those writes after the plan: the dict would miss them)")
             v = self.attrs.get((id(obj), name), _UNBOUND)
             if v is _DELETED:
                 if default:
@@ -894,7 +936,10 @@ class _State:
             self.read.add(key)  # its value before the call: read (unguard keeps its guard)
         if default:
             return self._sub(getattr(obj, name, default[0]))
-        return self._sub(getattr(obj, name))
+        v = getattr(obj, name)
+        if name == "__dict__" and type(v) is dict and not self.concrete:
+            self.namespaces.add(id(v))  # (the object holds it: its id stays its own)
+        return self._sub(v)
 
     # ----------------------------------------------------- state: reads
 
@@ -1044,6 +1089,13 @@ class _State:
                                                                              None), property):
             self._fail(f"an attribute write to a {type(obj).__name__} that runs code (a "
                        f"property or __slots__)")
+        if isinstance(inspect.getattr_static(type(obj), name, None), types.GetSetDescriptorType):
+            # `o.__class__ = B`, `o.__dict__ = {...}`: the store changes what
+            # every later read of o answers (isinstance(o, A), o.k), which
+            # the overlay of o.name would not (before: isinstance(o, A) kept
+            # the old class after `o.__class__ = B`)
+            self._fail(f"a write to {type(obj).__name__}.{name} (C code that changes what the "
+                       f"object answers)")
         key = ("attr", id(obj), name)
         if v is _DELETED or id(obj) in self.opaque_objs or name in self.opaque_names:
             # (del needs the attribute to exist; code run eagerly before may have read it)

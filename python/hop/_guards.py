@@ -302,6 +302,15 @@ class _Scan:
         self.builtins = []   # (globals, builtins, name, value, pinned): builtins the code names
         self.builtin_keys = set()
         self.probed = (0, ())  # (_probed)
+        self.computed = (0, False)  # (_computed)
+        self.fdicts = []     # (function, its __dict__): the names guard's, _function_attrs
+        self.fattrs = set()  # ids of functions whose attributes _visit read
+        # (__dict__ or None, class or None, the names known then, whether
+        # computed names were) of each object, class and module whose
+        # attributes were read (_walked)
+        self.walked = []
+        self.snap = (0, frozenset())
+        self.orders = []     # (source, dict): small dicts whose key order is guarded
 
     def add(self, source, kind, value):
         self.guards.append(Guard(source, kind, value))
@@ -314,8 +323,29 @@ def scan(fn, arg_leaves=(), arg_names=(), static=()):
     """Walks what fn can read (see the module's doc) and returns a _Scan.
     arg_leaves are the flattened arguments; static[i] says leaf i is not a
     tensor argument (only those are walked: their own identity or value is
-    guarded by the runner)."""
+    guarded by the runner).
+
+    An object's attributes are guarded for the names the code scanned so
+    far names; code found later in the walk (a method of an object visited
+    after, whose code reads `o.z` of a global o visited before) names more:
+    then the walk runs again knowing every name (at most _MAX_PASSES times;
+    before, such an o.z was not guarded and its traced value answered on)."""
+    names, computed = set(), False
+    for _ in range(_MAX_PASSES):
+        s = _scan_once(fn, arg_leaves, arg_names, static, names, computed)
+        if s.full() or not _stale(s):
+            break
+        names, computed = set(s.names), _computed(s)
+    return s
+
+
+_MAX_PASSES = 3
+
+
+def _scan_once(fn, arg_leaves, arg_names, static, names, computed):
     s = _Scan()
+    s.names |= names
+    s.computed = (-1, True) if computed else s.computed  # (-1: kept, never asked again)
     roots = []
     if _hop_object(fn):
         # hop's wrapper (hop.compile(hop.grad(f))): what runs is the user's f;
@@ -362,7 +392,41 @@ def scan(fn, arg_leaves=(), arg_names=(), static=()):
     # function in a cell or a global, a nest's every level; the rest here.)
     _C._guard_scan_functions(s, Source, Guard, _visit_root, _scan_function, _MAX_GUARDS)
     _globals_reads(s)
+    _function_attrs(s)
     return s
+
+
+def _function_attrs(s):
+    """The attributes of the plain functions the scan reached (walked, or
+    guarded by identity) that the code may read: those a function holds and
+    the code names, guarded as an object's (`mylib.helper.k`, `C.m.k`: a
+    function reached only through the walk, not through a global or a cell
+    _visit reads; before, its old value answered), and the names the code
+    probes with a default that it lacks (getattr(helper, "k", 5),
+    hasattr(helper, "k"): before, the default answered on after `helper.k =
+    1`).  The absent names are reads of the plan's names guard (BuiltinNames,
+    checked in C by the dict's version tag: a compare per function on a
+    steady call, not a lacks guard's Python call), with the function's
+    __dict__ itself among its codes (an assigned __dict__)."""
+    fns = {id(f): f for f in s.functions if type(f) is types.FunctionType}
+    for g in s.guards:
+        if g.kind == "id" and type(g.expected) is types.FunctionType:
+            fns.setdefault(id(g.expected), g.expected)
+    for f in fns.values():
+        if not is_user_module(f.__globals__.get("__name__") or ""):
+            continue  # (hop's, the library's: not the user's state)
+        d = f.__dict__  # (made when absent: a later `f.k = 1` writes into it)
+        if type(d) is not dict:
+            continue
+        if id(f) not in s.fattrs and d and not s.names.isdisjoint(d):
+            s.fattrs.add(id(f))
+            src = Source("obj", f, None, f"function {f.__qualname__}")
+            for name in sorted(n for n in s.names if n in d):
+                _visit(s, src.child("attr", name), d[name], 1)
+        absent = _unanswered(s, types.FunctionType, d)
+        if absent:
+            s.fdicts.append((f, d))
+            s.builtins.extend((d, d, name, f, False) for name in absent)
 
 
 def _globals_reads(s):
@@ -544,10 +608,20 @@ class BuiltinNames(_C._NameGuard):
         """Why the names (or the codes) no longer hold (a GuardError's
         text), or None."""
         for f, code in self.codes:
-            if f.__code__ is not code:
+            if type(code) is dict and f.__dict__ is not code:
+                return (f"guard failed: {f.__qualname__}.__dict__ was assigned since traced "
+                        f"(the plan read the attributes of the dict it had then)")
+            if type(code) is not dict and f.__code__ is not code:
                 return (f"guard failed: {f.__qualname__}.__code__ was assigned since traced "
                         f"(the plan is of the code it had then)")
+        for d, keys, text in self.orders:
+            if tuple(d) != keys:
+                return (f"guard failed: {text} iterated in the order {keys!r} when traced, now "
+                        f"in the order {_short(tuple(d))}")
         for g, b, name, v, pinned in self.reads:
+            if g is b and name in g:
+                return (f"guard failed: function {v.__qualname__} had no attribute {name!r} "
+                        f"when traced (the code's default or test answered), now it has")
             if name in g:
                 return (f"guard failed: {name!r} was the builtin when traced, now the global "
                         f"{name!r} of module {g.get('__name__')!r} shadows it")
@@ -559,18 +633,30 @@ class BuiltinNames(_C._NameGuard):
         return "; ".join(self._parts())
 
     def _parts(self):
-        names = "builtins " + ", ".join(sorted({r[2] for r in self.reads})) \
-            if self.reads else ""
-        codes = "the __code__ of " + ", ".join(f.__qualname__ for f, _ in self.codes) \
-            if self.codes else ""
-        return [t for t in (names, codes) if t]
+        return [t for t, _ in self._lines()]
+
+    def _lines(self):
+        """(what, what holds of it) for the builtins, the functions' absent
+        attributes, the codes and the dicts' orders the guard reads, those
+        it has."""
+        builtin = sorted({r[2] for r in self.reads if r[0] is not r[1]})
+        absent = [f"{r[3].__qualname__}.{r[2]}" for r in self.reads if r[0] is r[1]]
+        codes = [f.__qualname__ for f, c in self.codes if type(c) is not dict]
+        orders = [text for _, _, text in self.orders]
+        return [(t, why) for t, why in (
+            ("builtins " + ", ".join(builtin) if builtin else "",
+             "still the builtins' objects, no global shadows them"),
+            ("function attributes " + ", ".join(absent) if absent else "",
+             "still absent (the functions' __dict__ not assigned since)"),
+            ("the __code__ of " + ", ".join(codes) if codes else "",
+             "still the code objects traced (not assigned since)"),
+            ("the key order of " + ", ".join(orders) if orders else "",
+             "still the order traced (a dict refilled in another order is seen)")) if t]
 
     def describe(self):
-        """explain()'s lines for the guard: the names', the codes'."""
-        names, codes = (self._parts() + [""])[:2] if self.reads else ("", self._parts()[0])
-        return ([f"{names}: still the builtins' objects, no global shadows them"] if names
-                else []) + \
-            ([f"{codes}: still the code objects traced (not assigned since)"] if codes else [])
+        """explain()'s lines for the guard: the names', the absent
+        attributes', the codes', the orders'."""
+        return [f"{t}: {why}" for t, why in self._lines()]
 
 
 def code_reads(functions):
@@ -595,19 +681,66 @@ def _collect_functions(s, f):
         s.walk.breadth_first(f, _Follow(s))
 
 
+_CLASS_IMPLICIT = frozenset(["__call__", "__enter__", "__exit__", "__init__", "__new__"])
+
+# The special methods of the user's class that Python does not run on an
+# object that already exists (the others it runs without a name in the code:
+# `o * x` runs __mul__, len(o) __len__, f"{o}" __format__, `o.zz` a
+# __getattr__, `o.d` a descriptor's __get__, print(o) __str__).
+_NOT_ON_OBJECTS = frozenset(["__init__", "__new__", "__init_subclass__", "__set_name__",
+                             "__class_getitem__", "__del__", "__subclasshook__"])
+
+
 def _method_names(s, cls, implicit=frozenset(["__call__", "__enter__", "__exit__"])):
     """The names used by the methods and properties of cls that the code
     names (self.forward(x) reads what forward reads) and those of the
     special methods Python runs without a name in the code (implicit: a
-    call, a with block; a class also CM() runs __init__ and __new__)."""
+    call, a with block; a class also CM() runs __init__ and __new__): of
+    the user's classes, every special method but those it never runs on an
+    existing object (_NOT_ON_OBJECTS; a class, implicit=_CLASS_IMPLICIT,
+    may be instantiated: all of them).  Before, only the implicit three
+    were: `o * x` kept the o.k its __mul__ read when traced, as did len(o),
+    o[i], float(o), f"{o}", `o.zz` through __getattr__, ..."""
+    every = implicit is _CLASS_IMPLICIT
     for klass in getattr(cls, "__mro__", ())[:-1]:
+        user = is_user_module(getattr(klass, "__module__", "") or "")
         for name, attr in list(vars(klass).items()):
-            if name not in s.names and name not in implicit:
+            if name not in s.names and name not in implicit and not (
+                    user and name[:2] == name[-2:] == "__" and
+                    (every or name not in _NOT_ON_OBJECTS)):
                 continue
             fget = attr.fget if isinstance(attr, property) else \
                 attr.__func__ if isinstance(attr, (classmethod, staticmethod)) else attr
             if isinstance(fget, types.FunctionType) and id(fget) not in s.seen:
                 _collect_functions(s, fget)  # what the method reads is read too
+
+
+def _walked(s, d, cls):
+    """Notes that the attributes of an object (d: its __dict__), a class or
+    a module (cls: a class whose attributes answer through it) were read for
+    the names known now."""
+    if len(s.names) != s.snap[0]:  # (names only grow: the same count, the same set)
+        s.snap = (len(s.names), frozenset(s.names))
+    s.walked.append((d, cls, s.snap[1], d is not None and _computed(s)))
+
+
+def _stale(s):
+    """Whether code found after an object was walked names one of its
+    attributes (or its class's), or computes the names it reads with
+    getattr: then scan runs again, knowing every name."""
+    late = _computed(s)  # (getattr of a computed name: every attribute of an object)
+    for d, cls, known, computed in s.walked:
+        if d and late and not computed:
+            return True
+        if len(known) == len(s.names):
+            continue
+        new = s.names - known
+        if d is not None and not new.isdisjoint(d):
+            return True
+        for klass in getattr(cls, "__mro__", ())[:-1]:
+            if not new.isdisjoint(vars(klass)):
+                return True
+    return False
 
 
 def _visit(s, src, v, depth):
@@ -625,6 +758,7 @@ def _visit(s, src, v, depth):
             if d and not s.names.isdisjoint(d):
                 # its data attributes the code names (`helper.scale`): the
                 # user's state, as an object's (before, not guarded)
+                s.fattrs.add(id(v))
                 for name in sorted(n for n in s.names if n in d):
                     _visit(s, src.child("attr", name), d[name], depth + 1)
         return
@@ -635,6 +769,7 @@ def _visit(s, src, v, depth):
         if depth < _MAX_DEPTH and id(v) not in s.seen and not is_hop_module(v.__name__):
             s.seen.add(id(v))
             d = vars(v)
+            _walked(s, d, None)
             for name in sorted(s.names):
                 if name in d and not callable(d[name]) and not isinstance(d[name],
                                                                           types.ModuleType):
@@ -675,16 +810,20 @@ def _visit(s, src, v, depth):
     _walk_children(s, src, v, depth)
 
 
-_CLASS_IMPLICIT = frozenset(["__call__", "__enter__", "__exit__", "__init__", "__new__"])
-
-
 def _walk_children(s, src, v, depth):
     if isinstance(v, type) and is_user_module(getattr(v, "__module__", "") or ""):
-        _method_names(s, v, _CLASS_IMPLICIT)  # a class the code may instantiate
-        _class_data(s, src, v, depth, ())
-        absent = _unanswered(s, v, {})  # (getattr(C, "m", 0): still absent)
-        if absent:
-            s.add(src.child("attr", "__dict__"), "lacks", absent)
+        _walk_user_class(s, src, v, depth)
+        return
+    if type(v) is types.MethodType:
+        # A bound method held as a value (`M = a.m`, a method in a list):
+        # a call runs its function (scanned) on its self, whose attributes
+        # that code names are read (before, only the method's identity was
+        # guarded: `a.k = 3` between calls kept the traced a.k)
+        fn = v.__func__
+        if isinstance(fn, types.FunctionType) and not is_hop_function(fn):
+            _collect_functions(s, fn)
+        _visit(s, src.child("attr", "__func__"), fn, depth + 1)
+        _visit(s, src.child("attr", "__self__"), v.__self__, depth + 1)
         return
     if isinstance(v, _OPAQUE):
         return
@@ -709,28 +848,7 @@ def _walk_children(s, src, v, depth):
                 _visit(s, src.child("attr", name), d[name], depth + 1)
         return
     if isinstance(v, (list, tuple, dict) + _SEQUENCES):
-        if len(v) > _MAX_ITEMS:
-            # its length at least (one C call): a log the function reads
-            # back (`len(LOG)`, `LOG[-1]`) grows between calls, and a
-            # trace that baked in its old items must not answer for it
-            if not isinstance(v, tuple):
-                s.add(src, "len", len(v))
-            s.skipped.append(f"{src!r}: a {type(v).__name__} of {len(v)} items (more than "
-                             f"{_MAX_ITEMS}), guarded by identity and length, its items not "
-                             f"guarded")
-            return
-        if not isinstance(v, tuple):
-            s.add(src, "len", len(v))
-        # One C call copies a list's or dict's items (another thread may
-        # change it meanwhile); a subclass is read through its own v[k].
-        if type(v) is dict:
-            items = tuple(v.items())
-        elif type(v) in (list, tuple):
-            items = enumerate(tuple(v))
-        else:
-            items = ((k, v[k]) for k in (list(v.keys()) if isinstance(v, dict) else range(len(v))))
-        for k, x in items:
-            _visit(s, src.child("item", k), x, depth + 1)
+        _walk_container(s, src, v, depth)
         return
     if type(v) is functools.partial:
         # what a call of it runs and passes: its function (scanned), its
@@ -748,10 +866,74 @@ def _walk_children(s, src, v, depth):
             s.skipped.append(f"{src!r}: a {type(v).__name__} of {len(v)} items, guarded by "
                              f"identity only")
         return
-    d = getattr(v, "__dict__", None)
-    if not isinstance(d, dict):
+    _walk_object(s, src, v, depth)
+
+
+def _walk_user_class(s, src, v, depth):
+    """A class of the user's: its methods (it may be instantiated), its
+    metaclass's special methods, its data and the names it lacks."""
+    _method_names(s, v, _CLASS_IMPLICIT)  # a class the code may instantiate
+    _walked(s, None, v)
+    meta = type(v)
+    if meta is not type and is_user_module(getattr(meta, "__module__", "") or ""):
+        # (its metaclass's special methods run on it: `C.zz` through a
+        # metaclass __getattr__)
+        _method_names(s, meta)
+    _class_data(s, src, v, depth, ())
+    absent = _unanswered(s, v, {})  # (getattr(C, "m", 0): still absent)
+    if absent:
+        s.add(src.child("attr", "__dict__"), "lacks", absent)
+
+
+def _walk_container(s, src, v, depth):
+    """The items of a list, tuple, dict or other sequence (up to _MAX_ITEMS),
+    its length and a dict's key order."""
+    if len(v) > _MAX_ITEMS:
+        # its length at least (one C call): a log the function reads
+        # back (`len(LOG)`, `LOG[-1]`) grows between calls, and a
+        # trace that baked in its old items must not answer for it
+        if not isinstance(v, tuple):
+            s.add(src, "len", len(v))
+        s.skipped.append(f"{src!r}: a {type(v).__name__} of {len(v)} items (more than "
+                         f"{_MAX_ITEMS}), guarded by identity and length, its items not "
+                         f"guarded")
         return
+    if not isinstance(v, tuple):
+        s.add(src, "len", len(v))
+    if type(v) is dict and len(v) > 1:
+        # its order too (the names guard's, by the dict's tag in C):
+        # refilled with the same items in another order, a for loop,
+        # list(D) and D.values() see the new one (before, the traced
+        # order answered on)
+        s.orders.append((src, v))
+    # One C call copies a list's or dict's items (another thread may
+    # change it meanwhile); a subclass is read through its own v[k].
+    if type(v) is dict:
+        items = tuple(v.items())
+    elif type(v) in (list, tuple):
+        items = enumerate(tuple(v))
+    else:
+        items = ((k, v[k]) for k in (list(v.keys()) if isinstance(v, dict) else range(len(v))))
+    for k, x in items:
+        _visit(s, src.child("item", k), x, depth + 1)
+
+
+def _walk_object(s, src, v, depth):
+    """An object's class, its attributes the code names, what it lacks, and
+    (vars, a computed name) all of them."""
+    d = getattr(v, "__dict__", None)
     user = is_user_module(getattr(type(v), "__module__", "") or "")
+    if not isinstance(d, dict):
+        if user and _slot_names(type(v)):
+            # an object of the user's class with __slots__ and no __dict__
+            # (before, nothing of it but its identity was guarded: `o.k = 2`
+            # between calls kept the traced o.k)
+            s.add(src.child("attr", "__class__"), "id", type(v))
+            _method_names(s, type(v))
+            _walked(s, None, type(v))
+            _class_data(s, src, type(v), depth, {})
+            _slot_values(s, src, v, depth)
+        return
     io = _io_class(type(v))
     if user:
         # its class: what the class holds is guarded on the class it had,
@@ -760,6 +942,12 @@ def _walk_children(s, src, v, depth):
         s.add(src.child("attr", "__class__"), "id", type(v))
     if not io:
         _method_names(s, type(v))
+    _walked(s, d, type(v) if user else None)
+    # (first: a descriptor's __get__ it scans names what the object's own
+    # attributes below must guard, `return obj.k * 2`)
+    _class_data(s, src, type(v), depth, d)
+    if user:
+        _slot_values(s, src, v, depth)
     # The names the code may read with a default (getattr(o, "k", 5),
     # hasattr, `except AttributeError`) that neither the object nor its
     # class answers: still absent (`o.k = 2` between calls; before, the
@@ -779,11 +967,42 @@ def _walk_children(s, src, v, depth):
                   "lacks", absent)
     for name in sorted(n for n in s.names if n in d):
         _visit(s, src.child("attr", name), d[name], depth + 1)
-    if not s.names.isdisjoint(("vars", "__dict__", "dir")):
+    if not s.names.isdisjoint(("vars", "__dict__", "dir")) or not io and _computed(s):
         # vars(o), o.__dict__, dir(o): every attribute is read (an attribute
-        # added between calls changes len(vars(o)))
+        # added between calls changes len(vars(o))); so does getattr(o,
+        # name) of a name the code computes, which no name of the code
+        # spells (before, o.a1 read as getattr(o, "a" + str(i)) answered on)
         _visit(s, src.child("attr", "__dict__"), d, depth + 1)
-    _class_data(s, src, type(v), depth, d)
+
+
+
+def _slot_names(cls):
+    """The __slots__ names of cls and its bases (the attributes a member
+    descriptor stores outside the object's __dict__)."""
+    out = []
+    for klass in cls.__mro__[:-1]:
+        slots = vars(klass).get("__slots__", ())
+        out += [slots] if isinstance(slots, str) else list(slots)
+    return [n for n in out if n not in ("__dict__", "__weakref__")]
+
+
+def _slot_values(s, src, v, depth):
+    """The __slots__ attributes of v (an object of the user's class) that
+    the code names, read as the code reads them when that is the member
+    descriptor itself (no property of a subclass over it); an unset slot
+    is not guarded."""
+    if depth >= _MAX_DEPTH:
+        return
+    cls = type(v)
+    for name in sorted(n for n in set(_slot_names(cls)) if n in s.names):
+        member = getattr(cls, name, None)
+        if type(member) is not types.MemberDescriptorType:
+            continue
+        try:
+            value = member.__get__(v, cls)
+        except AttributeError:
+            continue
+        _visit(s, src.child("attr", name), value, depth + 1)
 
 
 def _io_class(cls):
@@ -842,6 +1061,18 @@ def _probed(s):
     return names
 
 
+def _computed(s):
+    """Whether a function scanned so far calls getattr or hasattr with a
+    name it computes (_Names.computed_names), asked again only when the
+    walk has added functions since (s.computed: (how many, the answer))."""
+    n, found = s.computed
+    if n != len(s.functions) and n >= 0:
+        found = any(names_of(f.__code__).computed_names() for f in s.functions
+                    if isinstance(getattr(f, "__code__", None), types.CodeType))
+        s.computed = (len(s.functions), found)
+    return found
+
+
 def _class_data(s, src, cls, depth, own):
     """The data attributes of the user's class cls (or its user bases) that
     the code names and an object does not hold itself (own: its __dict__):
@@ -865,9 +1096,16 @@ def _class_data(s, src, cls, depth, own):
                 elif isinstance(a, classmethod) or not isinstance(
                         a, (types.FunctionType, staticmethod, property)):
                     # (C.m is a new bound method each time: the binding; a
-                    # descriptor of another kind may run the user's __get__)
-                    s.add(Source("obj", klass, None, klass.__qualname__)
-                          .child("attr", "__dict__").child("item", name), "id", a)
+                    # descriptor of another kind may run the user's __get__,
+                    # which reads the descriptor's own state and what its
+                    # code names: walked as an object, its class's __get__
+                    # scanned by _method_names; before, its identity only)
+                    at = Source("obj", klass, None, klass.__qualname__) \
+                        .child("attr", "__dict__").child("item", name)
+                    if isinstance(a, classmethod):
+                        s.add(at, "id", a)
+                    else:
+                        _visit(s, at, a, depth + 1)
                 else:
                     # a method, static method or property (its code is
                     # scanned by _method_names) as the class resolves it
@@ -974,9 +1212,15 @@ class Guards:
         # the builtin names and the code of the functions the plan ran:
         # one guard, checked in C (last: explain() lists it after the
         # values read)
-        codes = code_reads(list(s.functions) + list(inlined))
-        if s.builtins or codes:
-            names = BuiltinNames(tuple(s.builtins), codes)
+        # (fdicts and orders: a _Scan's; another scan-like object may lack them)
+        codes = code_reads(list(s.functions) + list(inlined)) + \
+            tuple(getattr(s, "fdicts", ()))
+        # (the order as the trace left it, of a dict still guarded)
+        kept = {id(g.expected) for g in guards if g.kind == "id" and not g.weak}
+        orders = tuple((d, tuple(d), repr(src)) for src, d in getattr(s, "orders", ())
+                       if id(d) in kept)
+        if s.builtins or codes or orders:
+            names = BuiltinNames(tuple(s.builtins), codes, orders)
             guards.append(Guard(Source("obj", names, None, repr(names)), "names", names))
         self.guards = guards
         self.skipped = s.skipped

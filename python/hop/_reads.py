@@ -140,7 +140,7 @@ class _Names:
     analysis of the code (_code_effects._effects), made when first asked for."""
 
     __slots__ = ("set", "order", "sorted", "gorder", "gsorted", "effects", "code", "loads",
-                 "probes", "__weakref__")
+                 "probes", "computes", "__weakref__")
 
     def __init__(self, code, ref):
         s = set()
@@ -153,6 +153,7 @@ class _Names:
         self.effects = None
         self.loads = None
         self.probes = None
+        self.computes = None
         self.code = ref
 
     def probed(self):
@@ -165,6 +166,17 @@ class _Names:
             code = self.code()
             self.probes = frozenset() if code is None else _probed(code, set())
         return self.probes
+
+    def computed_names(self):
+        """Whether the code (or the code defined in it) calls getattr or
+        hasattr with an attribute name it computes (`getattr(o, "a" +
+        str(i))`): not a constant, nor a global, a closure cell or a
+        parameter (whose strings the guards spell, _guards._spelled_names),
+        made when first asked for."""
+        if self.computes is None:
+            code = self.code()
+            self.computes = code is not None and _computes_names(code)
+        return self.computes
 
     def global_loads(self):
         """The names the code (and the code defined in it) loads or deletes
@@ -192,6 +204,49 @@ def _probed(code, out):
         elif isinstance(const, types.CodeType):
             _probed(const, out)
     return out
+
+
+_JUMPS = frozenset(dis.hasjrel + dis.hasjabs)
+_SPELLED = frozenset(["LOAD_CONST", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLASSDEREF"])
+
+
+def _computes_names(code):
+    """_Names.computed_names of code: each getattr/hasattr call's name
+    operand found by the stack depth from the call's load to its PRECALL
+    (a call's own operands sit above the NULL and function it pushes, so an
+    inner PRECALL never meets its argument count as the depth); a call this
+    cannot follow (a jump among its operands) counts."""
+    ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    params = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    for n, i in enumerate(ins):
+        if i.opname != "LOAD_GLOBAL" or i.argval not in ("getattr", "hasattr"):
+            continue
+        depth, name_at, before = 0, None, {}
+        for j in range(n + 1, len(ins)):
+            x = ins[j]
+            if x.opcode in _JUMPS:
+                return True
+            before[j] = depth
+            if x.opname == "PRECALL" and depth == x.arg:
+                break
+            after = depth + dis.stack_effect(x.opcode, x.arg if x.opcode >= dis.HAVE_ARGUMENT
+                                             else None)
+            if depth == 1 and after >= 2:
+                name_at = j  # (the name operand starts here, the last time)
+            depth = after
+        else:
+            return True
+        # one instruction: up to the PRECALL, or to the default's start
+        # (from which the depth stays above the name's until the PRECALL)
+        if name_at is None or x.arg not in (2, 3) or \
+                x.arg == 2 and j != name_at + 1 or \
+                x.arg == 3 and any(before[k] < 3 for k in range(name_at + 2, j + 1)):
+            return True
+        first = ins[name_at]
+        if not (first.opname in _SPELLED or
+                first.opname == "LOAD_FAST" and first.argval in params):
+            return True
+    return any(_computes_names(c) for c in code.co_consts if isinstance(c, types.CodeType))
 
 
 def _global_loads(code, out):

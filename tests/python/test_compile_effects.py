@@ -609,12 +609,14 @@ def test_values_the_function_makes_need_no_guard_and_warn_nothing():
 
 def test_a_tensor_the_user_holds_out_of_sight_is_still_warned_about():
     holder = types.SimpleNamespace(t=hop.tensor(0.5), a=np.arange(3.0))
-    where = {"h": holder}
+    where = {"h": {"i": {"j": {"k": holder}}}}
 
     def f(x):
-        # (names made as it runs: no guard scan sees them; a name held in a
-        # cell or a global is seen, test_compile_guard_reads.py)
-        return x + getattr(where["h"], chr(116)) + getattr(where["h"], chr(97))
+        # (deeper than the walk's 4 steps: no guard scan reaches it; a name
+        # made as it runs, getattr(o, chr(116)), is seen since session 39:
+        # every attribute of the objects walked, test_compile_campaign_s39.py)
+        h = where["h"]["i"]["j"]["k"]
+        return x + getattr(h, chr(116)) + getattr(h, chr(97))
 
     with pytest.warns(RuntimeWarning, match=r"source not found, guarded by identity only"):
         hop.compile(f)(np.ones(3))
