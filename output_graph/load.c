@@ -720,6 +720,23 @@ value_bytes(const hop_saved_tensor *t, bool *ok)
     return n;
 }
 
+/* A size symbol is a size of a tensor input: the one the file names. */
+static hop_status
+check_size_sources(hop__reader *r, const hop_source *srcs, hop_node *const *nodes, size_t n)
+{
+    for (size_t i = 0; i < n && !r->failed; i++) {
+        if (srcs[i].kind != HOP_SOURCE_SIZE)
+            continue;
+        const hop_value_info *t = nodes[srcs[i].input]->meta;
+        if (srcs[srcs[i].input].kind == HOP_SOURCE_SIZE || t->kind != HOP_VALUE_TENSOR ||
+            srcs[i].dim >= (size_t)t->meta.rank ||
+            t->meta.sizes[srcs[i].dim] != nodes[i]->meta->sym)
+            return hop__reader_fail(r, "root input %zu (%s) is not size %zu of root input %zu", i,
+                                    nodes[i]->name, srcs[i].dim, srcs[i].input);
+    }
+    return HOP_OK;
+}
+
 static hop_status
 read_inputs(loader *L)
 {
@@ -774,17 +791,8 @@ read_inputs(loader *L)
             nodes[i] = L->nodes[0][k];
         }
     }
-    /* A size symbol is a size of a tensor input: the one the file names. */
-    for (size_t i = 0; i < n && !r->failed; i++) {
-        if (srcs[i].kind != HOP_SOURCE_SIZE)
-            continue;
-        const hop_value_info *t = nodes[srcs[i].input]->meta;
-        if (srcs[srcs[i].input].kind == HOP_SOURCE_SIZE || t->kind != HOP_VALUE_TENSOR ||
-            srcs[i].dim >= (size_t)t->meta.rank ||
-            t->meta.sizes[srcs[i].dim] != nodes[i]->meta->sym)
-            return hop__reader_fail(r, "root input %zu (%s) is not size %zu of root input %zu", i,
-                                    nodes[i]->name, srcs[i].dim, srcs[i].input);
-    }
+    if (!r->failed && check_size_sources(r, srcs, nodes, n) != HOP_OK)
+        return HOP_FORMAT;
     size_t nvalues = section_count(r, "captured values", 3);
     if (!r->failed && nvalues != ncaptures)
         return hop__reader_fail(r, "%zu values for %zu captured inputs", nvalues, ncaptures);
