@@ -65,6 +65,7 @@ static Py_ssize_t init_off[NP_EAGER_MAX_SLOTS];
 static PyObject *init_val[NP_EAGER_MAX_SLOTS]; /* a new result's slots (but _tv) */
 static int n_init;
 static PyObject *float_key[3]; /* "e", "f", "d": np.min_scalar_type(x).char of a float */
+static PyObject *complex_key[2]; /* "F", "D": np.min_scalar_type(z).char of a complex */
 
 /* The offset of type's __slots__ member `name`, or -1 with an exception. */
 static Py_ssize_t
@@ -148,6 +149,14 @@ operand_key(PyObject *o)
     }
     if (t == &PyBool_Type)
         return Py_NewRef((PyObject *)&PyBool_Type);
+    if (t == &PyComplex_Type) {
+        /* NumPy 1.24's min_scalar_type of a Python complex: complex64 when
+         * both parts are inside (-3.4e38, 3.4e38) (inf and NaN are not),
+         * else complex128 */
+        Py_complex z = ((PyComplexObject *)o)->cval;
+        bool narrow = z.real > -3.4e38 && z.real < 3.4e38 && z.imag > -3.4e38 && z.imag < 3.4e38;
+        return Py_NewRef(complex_key[narrow ? 0 : 1]);
+    }
     return NULL;
 }
 
@@ -201,14 +210,43 @@ hop_py__np_wrap(PyObject *t)
     return a;
 }
 
+/* A Python number (int, float, bool, complex: operand_key took it) as the
+ * 0-d complex tensor of dtype dt (HOP_C64, HOP_C128) the general path makes
+ * of it (_core.complex_scalar: the parts converted to the parts' dtype).
+ * New reference. */
+static PyObject *
+complex_scalar(PyObject *o, hop_dtype dt)
+{
+    Py_complex z = PyComplex_AsCComplex(o);
+    if (z.real == -1.0 && PyErr_Occurred())
+        return NULL;
+    hop_tensor *t;
+    if (dt == HOP_C64) {
+        float parts[2] = {(float)z.real, (float)z.imag};
+        t = hop_tensor_from_data(dt, 0, NULL, parts);
+    } else {
+        double parts[2] = {z.real, z.imag};
+        t = hop_tensor_from_data(dt, 0, NULL, parts);
+    }
+    return t != NULL ? hop_py_tensor_new(t) : hop_py_raise();
+}
+
 /* Operand o as the plan's impl reads it: an array's tensor, a scalar as it
- * is; cast first to cast (a NumPy dtype) unless it is None.  New reference. */
+ * is; cast first to cast (a NumPy dtype) unless it is None; a scalar whose
+ * cast is a hop dtype (a complex one: _eager._plan) made a 0-d tensor of
+ * it.  New reference. */
 static PyObject *
 plan_operand(PyObject *o, PyObject *cast)
 {
     PyObject *v = Py_TYPE(o) == hop_py__np_type ? HOP_PY_SLOT(o, hop_py__np_off_tv) : o;
     if (cast == Py_None)
         return Py_NewRef(v);
+    if (v == o && PyObject_TypeCheck(cast, &hop_py_DTypeType)) {
+        hop_dtype dt;
+        if (hop_py_dtype_from_object(cast, &dt) < 0)
+            return NULL;
+        return complex_scalar(o, dt);
+    }
     return PyObject_CallFunctionObjArgs(hop_py__np_cast, v, cast, NULL);
 }
 
@@ -1506,6 +1544,11 @@ np_eager_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     for (int i = 0; i < 3; i++) {
         if (float_key[i] == NULL &&
             (float_key[i] = PyUnicode_InternFromString((const char[]){"efd"[i], 0})) == NULL)
+            return NULL;
+    }
+    for (int i = 0; i < 2; i++) {
+        if (complex_key[i] == NULL &&
+            (complex_key[i] = PyUnicode_InternFromString((const char[]){"FD"[i], 0})) == NULL)
             return NULL;
     }
     for (int i = 0; i < n_init; i++)

@@ -289,11 +289,13 @@ def test_what_the_fast_path_leaves_to_the_general_path():
     a, b = hnp.ones(4), hnp.ones(4)
     # 0-d operands other than float64, int64 and bool (cast by their own
     # dtype where the kinds differ), two 0-d operands (a NumPy scalar's
-    # result), a complex scalar, sequences, NumPy arrays and hop tensors
+    # result), a 0-d complex array, sequences, NumPy arrays and hop tensors
+    # (a Python complex is taken: test_numpy_complex_scalar_fast_path.py)
     z32 = hnp.asarray(np.array(2.0, np.float32))
     zi8 = hnp.asarray(np.array(2, np.int8))
     z, s = hnp.asarray(np.array(2.0)), hnp.float64(2.0)
-    for args in [(a, z32), (z32, a), (a, zi8), (zi8, a), (a, 1j),
+    assert _eager.call("add", (a, 1j)).dtype == np.complex128
+    for args in [(a, z32), (z32, a), (a, zi8), (zi8, a),
                  (a, hnp.asarray(np.array(1j))), (a, [1, 2, 3, 4]), (a, np.ones(4)),
                  (a, hop.tensor([1.0, 2.0, 3.0, 4.0]))]:
         assert _eager.call("add", args) is None

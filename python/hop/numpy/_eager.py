@@ -63,8 +63,9 @@ __all__ = ["call", "matmul"]
 
 # (name, key[, key]) -> (impl, cast, cast, out_dt, out hop dtype) or None (the
 # general path's): a cast is, per operand, the NumPy dtype a tensor operand is
-# cast to first (None: as it is; a scalar is passed as it is; the second is
-# None for one operand); also the reductions' ("reduce:sum", below) and
+# cast to first (None: as it is; a scalar is passed as it is, but in a
+# complex loop, where the cast is the loop's hop dtype and the scalar becomes
+# that 0-d complex tensor; the second is None for one operand); also the reductions' ("reduce:sum", below) and
 # np.where's ("where", key, key) -> (dt, hop dt): _eager_shape._where_plan
 # (no ufunc has either name)
 _PLANS = {}
@@ -111,6 +112,12 @@ def _plan(name, args):
         for o in ops:
             if o.t is not None:
                 casts.append(None if o.dtype == cdt else cdt)
+            elif _np.dtype(cdt).kind == "c" and name not in _ufuncs._LOGICAL and \
+                    name not in ("clip", "matmul"):
+                # a number in a complex loop: the 0-d complex tensor of its
+                # value the general path makes (_core.complex_scalar; its
+                # hop dtype here, which np_eager.c's plan_operand reads)
+                casts.append(_core.hop_dtype(cdt, f"numpy.{name}"))
             elif not (_ufuncs.direct(impl) or name == "clip") or \
                     _core.as_compute(o, cdt) is not o.value:
                 # the scalar would be converted (or made a tensor) first.  clip
