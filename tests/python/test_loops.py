@@ -410,6 +410,114 @@ def test_a_split_line_of_integers_equals_numpy_exactly_for_every_op(op):
         np.testing.assert_array_equal(f(x).numpy(), np_scan(op, a, 0, reverse))
 
 
+def chunked_scan(op, a, reverse):
+    """The split line's scan in NumPy: 16 chunks of ceil(n / 16), each
+    accumulated in order, the chunks' totals combined in order, and each
+    chunk's elements combined with the total of the chunks before it (exact
+    for integers, which wrap as hop's do)."""
+    a = a[::-1] if reverse else a
+    ufunc, chunk = ACCUMULATE[op], -(-len(a) // 16)
+    out, carry = np.empty_like(a), None
+    for c in range(16):
+        part = ufunc.accumulate(a[c * chunk:(c + 1) * chunk], dtype=a.dtype)
+        out[c * chunk:(c + 1) * chunk] = part if carry is None else ufunc(carry, part)
+        carry = part[-1] if carry is None else ufunc(carry, part[-1])
+    return out[::-1] if reverse else out
+
+
+def sequential_minmax(op, swapped, a, reverse):
+    """hop's float maximum/minimum scan in order, one element after another:
+    op(l, r) is l when l is NaN, else r when r is NaN, else l when l > r
+    (l < r for minimum), else r; swapped applies op(r, l)."""
+    def combine(l, r):
+        if swapped:
+            l, r = r, l
+        if l != l or r != r:
+            return l if l != l else r
+        return l if (l > r if op == "maximum" else l < r) else r
+    seq = a[::-1] if reverse else a
+    out, acc = [], None
+    for v in seq.tolist():
+        acc = v if acc is None else combine(acc, v)
+        out.append(acc)
+    out = np.array(out, a.dtype)
+    return out[::-1] if reverse else out
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("op", ["add", "mul", "maximum", "minimum"])
+def test_a_split_line_gives_the_chunked_scans_bits_on_any_number_of_threads(op, dtype):
+    """Phase one scans 8 chunks at once (associative_scan.c's lanes: each a
+    chunk's own chain of combines, staggered in memory).  The bits are the
+    chunked algorithm's (a NumPy model of it), and for float maximum/minimum,
+    which the chunks do not change, the sequential scan's, with NaNs and
+    signed zeros whose sign the operand order decides; both orders, both
+    directions, a strided line and a short last chunk, on 1 and 2
+    threads."""
+    rng = np.random.default_rng(len(op) * 5 + len(dtype))
+    n = 2**16 + 5
+    if dtype.startswith("int"):
+        a = rng.integers(-9, 10, 2 * n).astype(dtype) | 1
+    elif op in ("add", "mul"):
+        a = (rng.standard_normal(2 * n) * (0.01 if op == "mul" else 1) + 1).astype(dtype)
+    else:
+        # running values of +-0.0, where the operand order decides the
+        # sign, and a NaN late in some chunks, which then stays
+        a = rng.choice(np.array([0.0, -0.0, -1.0 if op == "maximum" else 1.0], dtype), 2 * n)
+        a[np.arange(2 * n) % 8192 == 8180] = np.nan
+    old = hop.get_num_threads()
+    try:
+        for x in (hop.tensor(a[:n]), hop.tensor(a)[::2]):
+            for comb in (ONE_OP[op], lambda p, q, f=ONE_OP[op]: f(q, p)):
+                for reverse in (False, True):
+                    fn = lambda x: hop.associative_scan(comb, x, reverse=reverse)
+                    gm = hop.trace(fn, x)
+                    assert "Kernel" in gm.plan.dump()
+                    want = (sequential_minmax(op, comb is not ONE_OP[op], x.numpy(), reverse)
+                            if op in ("maximum", "minimum") and dtype.startswith("float")
+                            else chunked_scan(op, x.numpy(), reverse))
+                    for nt in (1, 2):
+                        hop.set_num_threads(nt)
+                        assert gm(x).numpy().tobytes() == want.tobytes(), (x.stride(), reverse, nt)
+    finally:
+        hop.set_num_threads(old)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("op", ["add", "mul", "maximum", "minimum"])
+def test_many_lines_scan_eight_at_once_with_each_lines_own_bits(op, dtype):
+    """Lines of a scan run 8 at once (associative_scan.c's lanes): columns
+    side by side (dim 0), rows 4 KiB apart (staggered), rows of other
+    lengths, transposed and reversed, both operand orders; each line's bits
+    are its sequential scan's (NumPy's accumulate, or for float maximum/
+    minimum the sequential rule with NaNs and signed zeros)."""
+    rng = np.random.default_rng(len(op) * 3 + len(dtype))
+    minmax = op in ("maximum", "minimum") and dtype.startswith("float")
+    for shape, dim in (((1003, 21), 0), ((19, 1024), 1), ((17, 999), 1), ((300, 40), 1)):
+        if dtype.startswith("int"):
+            a = rng.integers(-9, 10, shape).astype(dtype) | 1
+        elif not minmax:
+            a = (rng.standard_normal(shape) * (0.01 if op == "mul" else 1) + 1).astype(dtype)
+        else:
+            a = rng.choice(np.array([0.0, -0.0, -1.0 if op == "maximum" else 1.0], dtype), shape)
+            a.reshape(-1)[rng.integers(0, a.size, 3)] = np.nan
+        for x, d in ((hop.tensor(a), dim), (hop.tensor(np.ascontiguousarray(a.T)).T, dim)):
+            for comb in (ONE_OP[op], lambda p, q, f=ONE_OP[op]: f(q, p)):
+                for reverse in (False, True):
+                    gm = hop.trace(lambda x: hop.associative_scan(comb, x, dim=d, reverse=reverse),
+                                   x)
+                    assert "Kernel" in gm.plan.dump()
+                    xn = x.numpy()
+                    if minmax:
+                        want = np.stack([sequential_minmax(op, comb is not ONE_OP[op], line,
+                                                           reverse)
+                                         for line in np.moveaxis(xn, d, -1)])
+                        want = np.moveaxis(want, -1, d)
+                    else:
+                        want = np_scan(op, xn, d, reverse)
+                    assert gm(x).numpy().tobytes() == np.ascontiguousarray(want).tobytes()
+
+
 def test_combines_of_more_than_one_op_take_the_general_plan_with_the_same_result():
     x = hop.tensor(np.arange(-20, 20, dtype=np.int64).reshape(8, 5))
     fast = lambda x: hop.associative_scan(lambda p, q: p + q, x)
