@@ -533,8 +533,32 @@ hop_eval_traced_only(hop_eval_ctx *ex, const char *verb, const char *how)
     return hop_eval_default(ex);
 }
 
+/* A HOP's results never share memory with its operands, with what its
+ * bodies close over or with each other (docs/ARCHITECTURE.md, "A HOP's
+ * results are fresh"), as in a plan: a result whose storage anything else
+ * still holds (a body returned an operand, a view of one, a captured tensor,
+ * one tensor twice) is replaced by a contiguous copy.  In order, so that of
+ * results sharing one storage the last keeps it.  A result the body made
+ * and let go of costs one check. */
+static hop_status
+fresh_results(hop_eval_ctx *ex)
+{
+    for (size_t i = 0; i < ex->results.n; i++) {
+        hop_rt_value *v = &ex->results.items[i];
+        if (v->kind != HOP_VALUE_TENSOR || hop_tensor_owns_storage(v->tensor))
+            continue;
+        hop_rt_arg a = hop_rt_tensor(v->tensor);
+        hop_tensor *copy = hop_eager_tensor(HOP_OP_clone, &a, 1);
+        if (copy == NULL)
+            return hop_error_code();
+        hop_tensor_release(v->tensor);
+        v->tensor = copy;
+    }
+    return HOP_OK;
+}
+
 /* Runs the class's eval slot on a prepared context; the results stay in
- * ex->results.  Checks the slot gave results. */
+ * ex->results, fresh.  Checks the slot gave results. */
 static hop_status
 eval_call(hop_eval_ctx *ex)
 {
@@ -551,7 +575,7 @@ eval_call(hop_eval_ctx *ex)
     if (st == HOP_OK && ex->call && ex->results.n != ex->call->nouts)
         st = hop_error(HOP_MISUSE, "eval of %s: gave %zu results for a call with %zu outputs",
                        ex->cls->name, ex->results.n, (size_t)ex->call->nouts);
-    return st;
+    return st == HOP_OK ? fresh_results(ex) : st;
 }
 
 /* A call_hop node: its eval slot with the node's leads, groups and

@@ -593,17 +593,72 @@ trace_body(hop_call *c, size_t b)
     return hop_output_graph_pop(c->og, t, &c->graphs[b]);
 }
 
+/* The node whose memory v's is: v with the views it is made by (x[0], x.T)
+ * walked back to their base. */
+static const hop_node *
+storage_root(const hop_node *v)
+{
+    while (v->kind == HOP_NODE_CALL_OP && v->nargs > 0 && v->args[0].kind == HOP_ARG_NODE &&
+           hop_op_get(v->op)->family == HOP_KF_VIEW)
+        v = v->args[0].u.node;
+    return v;
+}
+
+/* Whether v, in graph g, was made after mark (NULL: g was empty) by a node
+ * other than a placeholder (a placeholder a lift inserts is the caller's). */
+static bool
+made_after(const hop_graph *g, const hop_node *mark, const hop_node *v)
+{
+    if (v->kind == HOP_NODE_PLACEHOLDER)
+        return false;
+    for (const hop_node *n = mark ? mark->next : g->first; n; n = n->next)
+        if (n == v)
+            return true;
+    return false;
+}
+
+/* A HOP's results never share memory with its operands, with what its
+ * bodies close over or with each other (docs/ARCHITECTURE.md, "A HOP's
+ * results are fresh"), also when its body runs inline: an output whose
+ * memory is a value made before the body ran (an operand, a lifted value)
+ * or another output's is replaced by a clone of it, as eagerly
+ * (hop/graph_eval.c fresh_results) and in a plan (lowering/lower.c). */
+static hop_status
+fresh_inline_outputs(hop_call *c, const hop_node *mark, hop_values *outputs, size_t before)
+{
+    hop_graph *g = hop_tracer_graph(c->parent);
+    for (size_t i = before; i < outputs->n; i++) {
+        hop_node *v = outputs->items[i];
+        if (v->meta->kind != HOP_VALUE_TENSOR)
+            continue;
+        const hop_node *root = storage_root(v);
+        bool shared = !made_after(g, mark, root);
+        for (size_t j = before; j < i && !shared; j++)
+            shared = outputs->items[j]->meta->kind == HOP_VALUE_TENSOR &&
+                     storage_root(outputs->items[j]) == root;
+        if (!shared)
+            continue;
+        hop_arg a = hop_arg_node(v);
+        hop_node *copy = hop_tracer_call_op(c->parent, HOP_OP_clone, &a, 1);
+        if (copy == NULL)
+            return hop_error_code();
+        outputs->items[i] = copy;
+    }
+    return HOP_OK;
+}
+
 /*
  * Runs body b inline: traced straight into the caller's tracer, with the
  * operands themselves as its inputs, its results (lifted into the caller)
- * the call's outputs.  For a HOP whose operands decide at trace time which
- * body runs (cond with a constant pred), like Python's own if.
+ * the call's outputs, fresh.  For a HOP whose operands decide at trace time
+ * which body runs (cond with a constant pred), like Python's own if.
  */
 __attribute__((noinline)) static hop_status
 run_inline(hop_call *c, size_t b, hop_values *outputs)
 {
     size_t before = outputs->n;
     const hop_body *body = &c->bodies[b];
+    const hop_node *mark = hop_tracer_graph(c->parent)->last;
     hop_status st = body->fn(c->parent, body->ud, c->operands, c->noperands, outputs);
     if (st != HOP_OK && hop_error_code() == HOP_OK)
         st = hop_error(st, "%s: the %s body failed with %s and no message", c->cls->name,
@@ -617,7 +672,7 @@ run_inline(hop_call *c, size_t b, hop_values *outputs)
         else
             outputs->items[i] = v;
     }
-    return st;
+    return st == HOP_OK ? fresh_inline_outputs(c, mark, outputs, before) : st;
 }
 
 /* Binds, in the parent, the free symbols of a symbolic lead argument. */

@@ -341,6 +341,131 @@ compile_call_op(hop_lower_ctx *cx, const hop_node *n)
 
 /* ------------------------------------------------------------- call_hop */
 
+/* The storage roots of tensor slot s, a result of the call being lowered,
+ * appended to roots (at most cap, *n of them): the slots it stands for
+ * through the views and moves made since the call began (aliases from na0
+ * on; a slot made since then, slot >= n0, with none is its own root), and a
+ * slot made before the call (an operand, a value it closes over) as it is.
+ * A cond's result is a move of each branch's, so it has one root per
+ * branch.  False when there are more than cap (then treat it as shared). */
+static bool
+result_roots(const hop_lower_ctx *cx, int32_t s, size_t n0, size_t na0, int32_t *roots, size_t cap,
+             size_t *n)
+{
+    int32_t todo[32];
+    size_t nt = 0, first = *n;
+    todo[nt++] = s;
+    while (nt > 0) {
+        int32_t t = todo[--nt];
+        bool seen = false, via = false;
+        for (size_t k = first; k < *n && !seen; k++)
+            seen = roots[k] == t || roots[k] == -1 - t;
+        if (seen)
+            continue;
+        if ((size_t)t >= n0)
+            for (size_t a = na0; a < cx->naliases; a++)
+                if (cx->aliases[a].slot == t && cx->aliases[a].of != t) {
+                    if (nt == sizeof todo / sizeof *todo)
+                        return false;
+                    todo[nt++] = cx->aliases[a].of;
+                    via = true;
+                }
+        /* (a slot passed through also counts as seen, so a cycle of moves
+         * ends: a loop's carries swapped back and forth) */
+        if (*n == cap)
+            return false;
+        roots[(*n)++] = via ? -1 - t : t;
+    }
+    return true;
+}
+
+/* Binds here, from slot src's sizes, each size of meta that is a symbol
+ * not yet defined (a cond's merged size, which the parent binds only after
+ * the call), so that a tensor of meta can be allocated now.  A size that is
+ * an expression of such a symbol (u0 + 1) cannot be: HOP_UNSUPPORTED (the
+ * compiled call then runs eagerly). */
+static hop_status
+bind_sizes(hop_lower_ctx *cx, const hop_meta *meta, int32_t src)
+{
+    for (int d = 0; d < meta->rank; d++) {
+        const hop_expr *e = meta->sizes[d], *syms[16];
+        size_t ns = hop_expr_free_symbols(e, syms, 16);
+        const hop_expr *undefined = NULL;
+        for (size_t k = 0; k < ns && k < 16 && !undefined; k++) {
+            int64_t id = hop_symbol_id(syms[k]);
+            if (id >= 0 && (size_t)id < cx->nsyms && !cx->symdef[id] &&
+                !hop__entry_bound(cx, syms[k]))
+                undefined = syms[k];
+        }
+        if (!undefined && ns <= 16)
+            continue;
+        if (hop_expr_kind_of(e) != HOP_EXPR_SYMBOL)
+            return hop_error(HOP_UNSUPPORTED,
+                             "lowering: a HOP result whose size depends on %s shares memory with "
+                             "an operand and cannot be copied before %s is known",
+                             undefined ? hop_symbol_name(undefined) : "many symbols",
+                             undefined ? hop_symbol_name(undefined) : "they are");
+        int32_t reg = hop__sym_reg(cx, e);
+        if (reg < 0)
+            return hop__nomem_or(hop_error_code());
+        if (hop__emit(cx, HOP__OP_SymSize, reg, src, d, NULL, NULL) < 0)
+            return HOP_NOMEM;
+        hop_status st = hop__access(cx, src);
+        if (st != HOP_OK)
+            return st;
+        hop__mark_defined(cx, e);
+    }
+    return HOP_OK;
+}
+
+/* A HOP's results never share memory with its operands, with what its
+ * bodies close over or with each other (docs/ARCHITECTURE.md, "A HOP's
+ * results are fresh"), as eagerly (hop/graph_eval.c fresh_results): a result
+ * a lower slot gives that may stand for storage made before the call (a body
+ * returned its input, a view of it, a lifted value: vmap of the identity
+ * inlines to its operand) or for another result's is copied into a tensor
+ * of its own.  A result computed into this call's destination (dests) or
+ * into storage the call made for it alone costs nothing. */
+static hop_status
+fresh_results(hop_lower_ctx *cx, const hop_node *n, size_t n0, size_t na0)
+{
+    enum { CAP = 64 };
+    int32_t roots[CAP];
+    size_t nroots = 0;
+    hop_status st = HOP_OK;
+    for (size_t i = 0; i < cx->nresults && st == HOP_OK; i++) {
+        hop_pval *v = &cx->results[i];
+        if (v->kind != HOP_PVAL_TENSOR)
+            continue;
+        size_t first = nroots;
+        bool shared = !result_roots(cx, v->id, n0, na0, roots, CAP, &nroots);
+        for (size_t k = first; k < nroots && !shared; k++) {
+            int32_t r = roots[k];
+            if (r < 0)
+                continue; /* passed through, not a root */
+            bool own = (size_t)r >= n0;
+            for (size_t j = 0; cx->dests && j < n->nouts && !own; j++)
+                own = cx->dests[j].kind == HOP_PVAL_TENSOR && cx->dests[j].id == r;
+            shared = !own;
+            for (size_t k2 = 0; k2 < first && !shared; k2++)
+                shared = roots[k2] == r;
+        }
+        if (!shared)
+            continue;
+        nroots = first;
+        hop_pval fresh;
+        if ((st = bind_sizes(cx, &n->outs[i].meta, v->id)) != HOP_OK)
+            break;
+        if ((st = hop_lower_tensor(cx, &n->outs[i], true, &fresh)) == HOP_OK &&
+            (st = hop__emit_copy(cx, fresh.id, v->id)) == HOP_OK) {
+            *v = fresh;
+            if (nroots < CAP)
+                roots[nroots++] = fresh.id;
+        }
+    }
+    return st;
+}
+
 static hop_status
 compile_call_hop(hop_lower_ctx *cx, const hop_node *n)
 {
@@ -362,6 +487,7 @@ compile_call_hop(hop_lower_ctx *cx, const hop_node *n)
     cx->nresults = 0;
     cx->have_results = false;
     int nctl = cx->nctl;
+    size_t n0 = cx->nslots, na0 = cx->naliases;
     hop_status st;
     if (owner) {
         hop_error_clear();
@@ -374,6 +500,8 @@ compile_call_hop(hop_lower_ctx *cx, const hop_node *n)
     if (st == HOP_OK && (!cx->have_results || cx->nresults != n->nouts))
         st = hop_error(HOP_MISUSE, "lowering of %s: gave %zu results for a call with %zu outputs",
                        hop_node_target(n), cx->have_results ? cx->nresults : 0, (size_t)n->nouts);
+    if (st == HOP_OK)
+        st = fresh_results(cx, n, n0, na0);
     if (st == HOP_OK) {
         hop__vmap *m = vmap_get(cx, n, true);
         if (m == NULL) {

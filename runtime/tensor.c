@@ -228,6 +228,14 @@ hop_tensor_recyclable(const hop_tensor *t)
     return hop__tensor_recyclable(t);
 }
 
+bool
+hop_tensor_owns_storage(const hop_tensor *t)
+{
+    return t != NULL && !(t->flags_ & HOP__T_BORROWED) && t->storage->release == NULL &&
+           __atomic_load_n(&t->refcount_, __ATOMIC_ACQUIRE) == 1 &&
+           __atomic_load_n(&t->storage->refcount, __ATOMIC_ACQUIRE) == 1;
+}
+
 hop_tensor *
 hop__tensor_recycle_slow(hop_tensor *spare, hop_dtype dtype, int rank, const int64_t *sizes,
                          int64_t numel)

@@ -140,6 +140,12 @@ long hop_tensor_refcount(const hop_tensor *t);
  * KiB, not hop_tensor_wrap or a view).  Thread-safe for the holder of that
  * reference; false for NULL. */
 bool hop_tensor_recyclable(const hop_tensor *t);
+/* True when the caller holds t's only reference and no other header (a view)
+ * shares its storage, and that storage is not external memory with a release
+ * function (hop_tensor_wrap of a NumPy array's buffer): writing into t
+ * reaches nothing else.  An eager HOP call copies a result
+ * for which this is false (hop/graph_eval.c).  False for NULL. */
+bool hop_tensor_owns_storage(const hop_tensor *t);
 
 /* Number of elements (1 for rank 0). */
 int64_t hop_tensor_numel(const hop_tensor *t);

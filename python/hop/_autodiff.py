@@ -18,7 +18,7 @@ float does); a complex argument's gradient is JAX's (docs/AUTODIFF.md).
 
 import functools
 
-from . import _C
+from . import _C, _hops
 from ._purity import body_env_arrays, run_pure
 from ._pytree import flatten, unflatten
 from ._trace import _name_hints
@@ -234,7 +234,18 @@ def vjp(f, *primals):
     """
     if not callable(f):
         raise TypeError(f"hop.vjp: f must be callable, got {type(f).__name__}")
-    out = f(*primals)
+    # f(*primals) as a transform's result: fresh, never sharing memory with
+    # a primal, a tensor f closes over or another output (f returning its
+    # argument gave the argument itself), eagerly and traced alike
+    # (docs/ARCHITECTURE.md, "A HOP's results are fresh").  Eagerly a
+    # hop.wrap, which copies only a result that shares; traced, a clone of
+    # each output (a wrap node would make the primals HOP operands, which a
+    # later traced setitem into one refuses).
+    if _C.tracing() is None:
+        out = _hops.wrap(f, *primals)
+    else:
+        leaves, spec = flatten(f(*primals))
+        out = unflatten([v.clone() if _is_tensor(v) else v for v in leaves], spec)
     out_leaves, out_spec = flatten(out)
     nums = tuple(range(len(primals)))
     _leaves_of("vjp", primals, nums)  # the primals' errors now, as JAX raises them
