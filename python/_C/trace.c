@@ -1349,7 +1349,10 @@ hop_py_traced_slice_size(PyObject *start, PyObject *stop)
 
 /* Why a traced x cannot be updated in place (its value replaced), or NULL:
  * eagerly x[i] = v writes x's memory, which its views and whatever shares
- * it see; a replaced value is seen only through x. */
+ * it see; a replaced value is seen only through x.  A HOP's results share
+ * memory with nothing, its operands' with none of its results
+ * (docs/ARCHITECTURE.md, "A HOP's results are fresh"), so either may be
+ * updated; a foreign kernel's may not. */
 static const char *
 not_replaceable(TraceObject *tr, TensorObject *x, const hop_node **hop)
 {
@@ -1361,9 +1364,9 @@ not_replaceable(TraceObject *tr, TensorObject *x, const hop_node **hop)
         return "it is a value of an outer body, and a body may not update what it closes over";
     if (n->kind == HOP_NODE_PLACEHOLDER)
         return "it is an input of the traced function or body, whose memory is the caller's";
-    if (n->kind == HOP_NODE_GETITEM) {
+    if (n->kind == HOP_NODE_GETITEM && n->args[0].u.node->kind != HOP_NODE_CALL_HOP) {
         *hop = n->args[0].u.node;
-        return "it is a result of a HOP, which may share memory with the HOP's operands";
+        return "it is a result of a foreign kernel, which may share memory with its operands";
     }
     if (x->viewof != NULL ||
         (n->kind == HOP_NODE_CALL_OP && hop_op_get(n->op)->family == HOP_KF_VIEW))
@@ -1371,9 +1374,9 @@ not_replaceable(TraceObject *tr, TensorObject *x, const hop_node **hop)
     if (x->nviews > 0)
         return "a view of it is alive";
     for (const hop_use *u = n->uses; u; u = u->next)
-        if (u->user->kind == HOP_NODE_CALL_HOP || u->user->kind == HOP_NODE_CALL_FOREIGN) {
+        if (u->user->kind == HOP_NODE_CALL_FOREIGN) {
             *hop = u->user;
-            return "it was passed to a HOP or a foreign kernel, whose result may share its memory";
+            return "it was passed to a foreign kernel, whose result may share its memory";
         }
     return NULL;
 }

@@ -186,3 +186,42 @@ def test_a_hop_numpy_setitem_into_a_passed_through_result_leaves_the_operand(mod
     r[0, 0] = -1.0
     np.testing.assert_array_equal(np.asarray(A), X0.astype(np.float64), strict=True)
     assert np.asarray(r)[0, 0] == -1.0
+
+
+def _write_result(x):
+    r = hop.wrap(lambda v: v * 2.0, x * 1.0)
+    r[0] = 5.0
+    return r
+
+
+def _write_operand_after(x):
+    y = x * 1.0
+    r = hop.cond(x.sum() > 0, lambda v: v + 1.0, lambda v: v - 1.0, (y,))
+    y[1] = 7.0
+    return r, y
+
+
+def _write_passthrough(x):
+    y = x * 1.0
+    r = hop.wrap(lambda v: v, y)
+    r[0] = -3.0
+    y[1] = 9.0
+    return r, y
+
+
+@pytest.mark.parametrize("fn", [_write_result, _write_operand_after, _write_passthrough])
+def test_traced_setitem_into_a_hop_result_or_an_operand_is_allowed_and_matches_eager(fn):
+    """Since a HOP's results are fresh, a traced x[i] = v into a HOP's result,
+    or into a value a HOP took (after the call), changes only that value: hop
+    traces it (it refused both before), with eager's values."""
+    x = hop.tensor(np.arange(1.0, 5.0, dtype=np.float32))
+    eager = fn(x)
+    eager = eager if isinstance(eager, tuple) else (eager,)
+    for run in (hop.trace(fn, x), hop.compile(fn)):
+        got = run(x)
+        got = got if isinstance(got, tuple) else (got,)
+        assert len(got) == len(eager)
+        for g, e in zip(got, eager):
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(e), strict=True)
+    np.testing.assert_array_equal(np.asarray(x), np.arange(1.0, 5.0, dtype=np.float32))
+
