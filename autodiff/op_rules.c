@@ -170,10 +170,11 @@ binary_partial(const ad *a, const hop_node *n, size_t k, hop_node *v)
         /* -v a / b^2, as -(v y) / b */
         return op1(g, HOP_OP_neg,
                    op2(g, HOP_OP_div, op2(g, HOP_OP_mul, v, primal(a, n)), operand(a, n, 1, dt)));
-    case HOP_OP_pow: {
+    case HOP_OP_pow:
+    case HOP_OP_float_power: { /* (float_power: pow by libm; the same derivatives) */
         hop_node *x = operand(a, n, 0, dt), *e = operand(a, n, 1, dt);
         if (k == 0) { /* e x^(e-1), and 0 where e == 0 (x may be 0) */
-            hop_node *d = op2(g, HOP_OP_mul, e, op2(g, HOP_OP_pow, x, op2c(g, HOP_OP_sub, e, 1.0)));
+            hop_node *d = op2(g, HOP_OP_mul, e, op2(g, n->op, x, op2c(g, HOP_OP_sub, e, 1.0)));
             return HOP_EMIT(g, where, N(op2c(g, HOP_OP_eq, e, 0.0)), F(0.0),
                             N(op2(g, HOP_OP_mul, v, d)));
         }
@@ -435,6 +436,7 @@ static const hop_op_ad_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_ldexp] = BINARY,
     [HOP_OP_logaddexp] = BINARY,
     [HOP_OP_logaddexp2] = BINARY,
+    [HOP_OP_float_power] = BINARY,
     [HOP_OP_add] = BINARY,
     [HOP_OP_sub] = BINARY,
     [HOP_OP_mul] = BINARY,

@@ -76,6 +76,16 @@ reshape_batched(hop_batch_ctx *cx, hop_node *x, const hop_arg *sizes, size_t nsi
     return op_nodes(hop_batch_out(cx), HOP_OP_reshape, x, &list, 1);
 }
 
+/* Whether the batch has 0 examples: a reshape of it cannot infer a -1 (no
+ * elements to divide), so the rules give such a size from one example's
+ * metadata instead. */
+static bool
+empty_batch(hop_batch_ctx *cx)
+{
+    int64_t b;
+    return hop_expr_const_value(hop_batch_size(cx), &b) && b == 0;
+}
+
 /* x (batched) reshaped to [B, ones..., m's sizes] with `ones` size-1 dims. */
 static hop_node *
 reshape_ones(hop_batch_ctx *cx, hop_node *x, int ones, const hop_meta *m)
@@ -454,6 +464,15 @@ batch_argmax(hop_batch_ctx *cx, const hop_node *n)
     }
     /* flattened (or a logical scalar): over [B, numel] */
     hop_arg minus1 = hop_arg_int(-1);
+    if (empty_batch(cx)) { /* (no -1 to infer from no elements) */
+        const hop_meta *m = &n->args[0].u.node->meta->meta;
+        const hop_expr *numel = hop_sym_const(g->env, 1);
+        for (int d = 0; d < m->rank && numel != NULL; d++)
+            numel = hop_sym_mul(g->env, numel, m->sizes[d]);
+        if (numel == NULL)
+            return hop_error_code();
+        minus1 = hop_arg_sym(numel);
+    }
     if ((x = reshape_batched(cx, x, &minus1, 1)) == NULL)
         return hop_error_code();
     hop_arg args[] = {hop_arg_node(x), hop_arg_int(1), hop_arg_bool(false)};
@@ -530,7 +549,18 @@ batch_reshape(hop_batch_ctx *cx, const hop_node *n)
 {
     const hop_arg *shape = &n->args[1];
     hop_node *x = operand(cx, n, 0, NULL);
-    return set(cx, n, reshape_batched(cx, x, shape->u.list.items, shape->u.list.n));
+    const hop_arg *items = shape->u.list.items;
+    size_t k = shape->u.list.n;
+    hop_arg sizes[HOP_MAX_RANK];
+    if (empty_batch(cx) && k <= HOP_MAX_RANK && (int)k == n->meta->meta.rank) {
+        /* a -1 is the example's size there (the result's metadata) */
+        for (size_t i = 0; i < k; i++)
+            sizes[i] = items[i].kind == HOP_ARG_INT && items[i].u.i == -1
+                           ? hop_arg_sym(n->meta->meta.sizes[i])
+                           : items[i];
+        items = sizes;
+    }
+    return set(cx, n, reshape_batched(cx, x, items, k));
 }
 
 /* squeeze (x, dim or NONE): a reshape to the result's logical sizes, so a
@@ -1279,6 +1309,7 @@ static const hop_op_batch_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_hypot] = ELEM,
     [HOP_OP_logaddexp] = ELEM,
     [HOP_OP_logaddexp2] = ELEM,
+    [HOP_OP_float_power] = ELEM,
     [HOP_OP_copysign] = ELEM,
     [HOP_OP_fmod] = ELEM,
     [HOP_OP_nextafter] = ELEM,

@@ -248,7 +248,7 @@ hop__infer_unary(hop__infer *c)
 /* The dtype of a binary op's result from its operands' promoted dtype (in
  * *dtype): div is true division (ints give f32), as are the float functions
  * of two operands (arctan2 hypot copysign nextafter ldexp logaddexp
- * logaddexp2); sub refuses
+ * logaddexp2 float_power); sub refuses
  * bools like PyTorch; gcd lcm and the shifts take integers only. */
 static hop_status
 binary_dtype(hop__infer *c, hop_dtype *dtype)
@@ -288,6 +288,7 @@ binary_dtype(hop__infer *c, hop_dtype *dtype)
     case HOP_OP_ldexp:
     case HOP_OP_logaddexp:
     case HOP_OP_logaddexp2:
+    case HOP_OP_float_power:
         /* float functions: integer operands give f32, as div's */
         if (!hop_dtype_is_float(*dtype) && !hop_dtype_is_complex(*dtype))
             *dtype = HOP_F32;

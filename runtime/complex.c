@@ -16,6 +16,8 @@
 
 #include <complex.h>
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #define BLK 256
 
@@ -138,6 +140,71 @@ CMUL(c64, float, c64, CMPLXF, crealf, cimagf)
 CMUL(c128, double, c128, CMPLX, creal, cimag)
 
 /*
+ * A NaN part of a complex product as NumPy 1.24's loops make it on x86,
+ * where an operation with a NaN operand gives its first NaN operand (quieted,
+ * its sign kept) and a NaN made from numbers (0 * inf, inf - inf) is the
+ * default NaN (negative).  NumPy's loops compute the real part as
+ * (ar * br) - (ai * bi) and the imaginary part as (ai * br) + (ar * bi) in
+ * its SIMD loop (every operand of unit stride) and (ar * bi) + (ai * br) in
+ * its scalar loop (a broadcast operand), which fuses the real part's
+ * products on an AVX512F build without negating a NaN.  C lets the compiler
+ * swap a product's operands and hop's fused kernel negates ai * bi, so a
+ * product with a NaN part is computed again here, one operation at a time
+ * with the NaN picked explicitly: which NaN, and its sign, are NumPy's
+ * (in the fused loop a NaN operand of a fused multiply-add wins over a NaN
+ * its product of 0 and inf would make).
+ * (A strided operand takes NumPy's scalar loop, which hop's kernel cannot
+ * tell from a unit stride: there the imaginary part may be the other NaN.)
+ */
+#define NAN_FIRST(a, b, r) ((a) != (a) ? QUIET(a) : (b) != (b) ? QUIET(b) : (r))
+static float
+quietf(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    u |= UINT32_C(0x00400000);
+    memcpy(&x, &u, sizeof u);
+    return x;
+}
+
+static double
+quiet(double x)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    u |= UINT64_C(0x0008000000000000);
+    memcpy(&x, &u, sizeof u);
+    return x;
+}
+
+#define QUIET(v) _Generic((v), float : quietf, double : quiet)(v)
+#define NAN_FIRST3(a, b, c, r) ((a) != (a) ? QUIET(a) : NAN_FIRST(b, c, r))
+#define CMUL_NAN(T, R, sfx, CMPLXF_, CREAL, CIMAG, FMA)                                            \
+    static T cmul_nan_##sfx(T x, T y, enum cmul_loop loop)                                         \
+    {                                                                                              \
+        R ar = CREAL(x), ai = CIMAG(x), br = CREAL(y), bi = CIMAG(y);                              \
+        R rr = NAN_FIRST(ar, br, ar * br), ii = NAN_FIRST(ai, bi, ai * bi);                        \
+        R ib = NAN_FIRST(ai, br, ai * br), ab = NAN_FIRST(ar, bi, ar * bi);                        \
+        if (loop == CMUL_FUSED)                                                                    \
+            return CMPLXF_(NAN_FIRST3(ar, br, ii, FMA(ar, br, -ii)),                               \
+                           NAN_FIRST3(ar, bi, ib, FMA(ar, bi, ib)));                               \
+        R re = NAN_FIRST(rr, ii, rr - ii);                                                         \
+        R im = loop == CMUL_SIMD ? NAN_FIRST(ib, ab, ib + ab) : NAN_FIRST(ab, ib, ab + ib);        \
+        return CMPLXF_(re, im);                                                                    \
+    }                                                                                              \
+    static void cmul_fix_nan_##sfx(int64_t n, T *o, const T *a, int64_t ia, const T *b,            \
+                                   int64_t ib, enum cmul_loop loop)                                \
+    {                                                                                              \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            if (CREAL(o[i]) != CREAL(o[i]) || CIMAG(o[i]) != CIMAG(o[i]))                          \
+                o[i] = cmul_nan_##sfx(a[i * ia], b[i * ib], loop);                                 \
+    }
+/* NumPy's loops: SIMD, scalar, and scalar with the products fused */
+enum cmul_loop { CMUL_SIMD, CMUL_SCALAR, CMUL_FUSED };
+CMUL_NAN(c64, float, c64, CMPLXF, crealf, cimagf, fmaf)
+CMUL_NAN(c128, double, c128, CMPLX, creal, cimag, fma)
+
+/*
  * complex128 multiply, NumPy 1.24's two loops on a CPU with AVX512F: its
  * SIMD loop (every operand and the output of unit stride, the output apart
  * from both inputs) computes the textbook formula with separate roundings,
@@ -149,7 +216,8 @@ CMUL(c128, double, c128, CMPLX, creal, cimag)
  * loop's (NumPy's bits of a strided operand or an in-place product are
  * the scalar loop's: a layout hop does not reproduce).  complex64's loops
  * agree with the textbook formula in both cases; elsewhere NumPy's scalar
- * loop is not contracted.
+ * loop is not contracted.  A NaN part is made again as NumPy's
+ * (cmul_fix_nan above).
  */
 #if defined(__GNUC__) && defined(__x86_64__)
 #define FUSED_CMUL 1
@@ -180,13 +248,25 @@ mul_c128(int64_t n, void *out, const void *const *in, const int *inc)
 #ifdef FUSED_CMUL
     if (!(ia && ib) && c128_mul_fused_when_broadcast()) {
         mul_c128_fused(n, o, a, ia, b, ib);
+        cmul_fix_nan_c128(n, o, a, ia, b, ib, CMUL_FUSED);
         return;
     }
 #endif
     for (int64_t i = 0; i < n; i++)
         o[i] = cmul_c128(a[i * ia], b[i * ib]);
+    cmul_fix_nan_c128(n, o, a, ia, b, ib, ia && ib ? CMUL_SIMD : CMUL_SCALAR);
 }
-BIN(mul_c64, c64, c64, cmul_c64(x, y))
+
+static void
+mul_c64(int64_t n, void *out, const void *const *in, const int *inc)
+{
+    c64 *o = out;
+    const c64 *a = in[0], *b = in[1];
+    int64_t ia = inc[0], ib = inc[1];
+    for (int64_t i = 0; i < n; i++)
+        o[i] = cmul_c64(a[i * ia], b[i * ib]);
+    cmul_fix_nan_c64(n, o, a, ia, b, ib, ia && ib ? CMUL_SIMD : CMUL_SCALAR);
+}
 
 /* NumPy 1.24's nc_pow (umath's power loop): 0**y is 0 for a positive real
  * y, nan otherwise with FE_INVALID (nc_pow raises it, so NumPy warns

@@ -162,13 +162,14 @@ run(const hop__ew *e, int64_t n, char *o, int64_t ost, const char *const *ip, co
     size_t osz = hop_dtype_size(e->odtype);
     bool convert_out = e->fdtype != e->odtype;
     bool direct = (ost == 1 || n == 1) && !convert_out, all_bcast = e->nin > 0;
-    /* A complex128 operand broadcast along the inner dim but not along
+    /* A complex operand broadcast along the inner dim but not along
      * every dim is spread into a block, as NumPy's buffered iterator hands
-     * it to its loop: its complex multiply's bits depend on whether an
-     * operand is one element for the whole loop (complex.c, mul_c128). */
+     * it to its loop: its complex multiply's bits (complex128's) and the
+     * NaN a part with NaNs takes (both) depend on whether an operand is one
+     * element for the whole loop (complex.c, mul_c128, cmul_fix_nan). */
     bool spread[HOP__EW_MAXIN];
     for (int i = 0; i < e->nin; i++) {
-        spread[i] = ist[i] == 0 && e->in[i].partial && e->fdtype == HOP_C128 && n > 1;
+        spread[i] = ist[i] == 0 && e->in[i].partial && hop_dtype_is_complex(e->fdtype) && n > 1;
         direct =
             direct && e->in[i].dtype == e->in[i].need && (ist[i] == 0 || ist[i] == 1) && !spread[i];
         all_bcast = all_bcast && ist[i] == 0 && !spread[i];
@@ -730,6 +731,12 @@ BINARY_FN(cfmod_f32, float, float, fmodf(x, y))
 BINARY_FN(cfmod_f64, double, double, fmod(x, y))
 BINARY_FN(ldexp_f32, float, float, y != y ? y : ldexpf(x, LDEXP_N(y)))
 BINARY_FN(ldexp_f64, double, double, y != y ? y : ldexp(x, LDEXP_N(y)))
+/* float_power: the C library's pow one element at a time, as NumPy 1.24's
+ * float_power loop (npy_pow) and its float scalars' ** (npy_pow, npy_powf)
+ * call it; the math backend's vector pow (SLEEF's or NumPy's SVML one, its
+ * power loop's) differs in the last bit of ~27% of float64 results. */
+BINARY_FN(fpow_f32, float, float, powf(x, y))
+BINARY_FN(fpow_f64, double, double, pow(x, y))
 
 /*
  * logaddexp and logaddexp2: NumPy 1.24's npy_logaddexp and npy_logaddexp2
@@ -1191,6 +1198,7 @@ hop__vfn_binary(hop_op op, hop_dtype dt)
                           ldexp_[HOP_DTYPE_COUNT] = {FLOAT_ROW(ldexp)},
                           lae[HOP_DTYPE_COUNT] = {FLOAT_ROW(logaddexp)},
                           lae2[HOP_DTYPE_COUNT] = {FLOAT_ROW(logaddexp2)},
+                          fpow[HOP_DTYPE_COUNT] = {FLOAT_ROW(fpow)},
                           fmod_[HOP_DTYPE_COUNT] = {INT_ROW(ifmod), FLOAT_ROW(cfmod)},
                           gcd[HOP_DTYPE_COUNT] = {INT_ROW(gcd)},
                           lcm[HOP_DTYPE_COUNT] = {INT_ROW(lcm)},
@@ -1257,6 +1265,8 @@ hop__vfn_binary(hop_op op, hop_dtype dt)
         return lae[dt];
     case HOP_OP_logaddexp2:
         return lae2[dt];
+    case HOP_OP_float_power:
+        return fpow[dt];
     case HOP_OP_fmod:
         return fmod_[dt];
     case HOP_OP_gcd:

@@ -597,7 +597,11 @@ typedef enum hop_sort_kind {
  * 0); gcd and lcm take integers (lcm is |a / gcd(a, b) * b|, wrapping as
  * NumPy's does); left_shift and right_shift take integers, and a shift by a
  * negative count or one of at least the width gives 0 (right_shift of a
- * negative value -1), as NumPy's.
+ * negative value -1), as NumPy's.  float_power is pow of float operands
+ * (ints give f32) computed by the C library's pow and powf one element at a
+ * time, as NumPy 1.24's float_power loop and its scalar math call them (pow
+ * takes the math backend's vector pow, NumPy's SVML one where adopted: the
+ * two differ in the last bit of about a quarter of float64 results).
  */
 #define HOP_OP_LIST(X)                                                                             \
     X(neg, 1, UNARY, UNARY, C, 1)                                                                  \
@@ -729,7 +733,8 @@ typedef enum hop_sort_kind {
     X(irfft, 4, FFT, INDEX, C, 1)                                                                  \
     X(bitcast, 2, BITCAST, INDEX, C, 1)                                                            \
     X(fail_if, 3, FAIL_IF, VIEW, C, 1)                                                             \
-    X(masked_sum, 5, MASKED_SUM, INDEX, C, 1)
+    X(masked_sum, 5, MASKED_SUM, INDEX, C, 1)                                                      \
+    X(float_power, 2, BINARY, BINARY, R, 32)
 
 typedef enum hop_op {
 #define HOP__OP_ENUM(name, nargs, rule, family, complex, cost) HOP_OP_##name,

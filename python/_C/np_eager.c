@@ -231,6 +231,51 @@ complex_scalar(PyObject *o, hop_dtype dt)
     return t != NULL ? hop_py_tensor_new(t) : hop_py_raise();
 }
 
+/*
+ * The hop dtype of NumPy dtype npd as a cast's target, from a small cache
+ * keyed by identity (plans hold their dtypes for good: few distinct
+ * objects); 0, or -1 without an exception where it has none.
+ */
+static int
+cast_target(PyObject *npd, hop_dtype *out)
+{
+    enum { N = 16 };
+    static PyObject *keys[N];
+    static hop_dtype vals[N];
+    static int used;
+    for (int i = 0; i < used; i++)
+        if (keys[i] == npd) {
+            *out = vals[i];
+            return 0;
+        }
+    if (used == N || hop_py_dtype_from_object(npd, out) < 0) {
+        PyErr_Clear();
+        return -1;
+    }
+    keys[used] = Py_NewRef(npd);
+    vals[used++] = *out;
+    return 0;
+}
+
+/* Tensor t cast to NumPy dtype npd as _core.cast casts it: t itself in that
+ * dtype, else hop's conversion in C where _core.cast is that conversion
+ * (every pair but a float or complex to an integer, which it computes as
+ * NumPy's x86-64 loops do), else _core.cast.  New reference. */
+static PyObject *
+cast_tensor(PyObject *t, PyObject *npd)
+{
+    hop_dtype src, dst;
+    if (HOP_PY_IS_TENSOR(t) && cast_target(npd, &dst) == 0 &&
+        hop_py__tensor_dtype(HOP_PY_TENSOR(t), &src) == 0) {
+        if (src == dst)
+            return Py_NewRef(t);
+        if (!(hop_dtype_is_int(dst) && (hop_dtype_is_float(src) || hop_dtype_is_complex(src))))
+            return hop_py__to(t, dst);
+    }
+    PyErr_Clear();
+    return PyObject_CallFunctionObjArgs(hop_py__np_cast, t, npd, NULL);
+}
+
 /* Operand o as the plan's impl reads it: an array's tensor, a scalar as it
  * is; cast first to cast (a NumPy dtype) unless it is None; a scalar whose
  * cast is a hop dtype (a complex one: _eager._plan) made a 0-d tensor of
@@ -247,6 +292,8 @@ plan_operand(PyObject *o, PyObject *cast)
             return NULL;
         return complex_scalar(o, dt);
     }
+    if (v != o)
+        return cast_tensor(v, cast);
     return PyObject_CallFunctionObjArgs(hop_py__np_cast, v, cast, NULL);
 }
 
@@ -316,7 +363,7 @@ finish(PyObject *r, PyObject *out_dt, PyObject *out_hop)
         return NULL;
     }
     if (!same) {
-        PyObject *c = PyObject_CallFunctionObjArgs(hop_py__np_cast, r, out_dt, NULL);
+        PyObject *c = cast_tensor(r, out_dt);
         Py_DECREF(r);
         if (c == NULL)
             return NULL;

@@ -261,10 +261,12 @@ def _value_classes(o):
     test(v) gives the condition (a bool, a SymInt comparison or a traced
     bool tensor) that the value is in the class."""
     dt = o.dtype if o.dtype is not None else _np.dtype(_np.int64)
+    if dt == _np.dtype(_np.complex128):
+        # NumPy 1.24's min_scalar_type of a complex128 value: complex64 when
+        # both parts lie strictly within +-3.4e38 (a NaN or an infinite part
+        # does not), else complex128
+        return [(_np.zeros((), dt), ("cfits", 3.4e38)), (_np.full((), _np.inf, dt), None)]
     if dt.kind == "c":
-        # one class: a traced complex scalar is taken to fit complex64 (a
-        # complex64 array with a complex128 0-d value beyond float32's range
-        # would be complex128 in NumPy)
         return [(_np.zeros((), dt), None)]
     if dt.kind == "b":
         return [(_np.zeros((), dt), None)]
@@ -298,6 +300,9 @@ def _test(o, cond):
             return True
         return tests[0] if len(tests) == 1 else _C.logical_and(tests[0], tests[1])
     bound = cond[1]
+    if cond[0] == "cfits":
+        re, im = _C.abs(_C._op("real", o.t)), _C.abs(_C._op("imag", o.t))
+        return _C.logical_and(_C.lt(re, bound), _C.lt(im, bound))
     a = _C.abs(o.t)
     return _C.logical_or(_C.lt(a, bound), _C.ne(a - a, 0))  # |v| < bound, or not finite
 
@@ -441,7 +446,15 @@ def over(op, x, axes, keepdims):
     if axes is None:
         return op(x, None, bool(keepdims))
     if len(axes) == 0:
-        return op(x.unsqueeze(x.ndim), [x.ndim], False)
+        r = op(x.unsqueeze(x.ndim), [x.ndim], False)
+        if op in (_C.sum, _C.mean) and np_dtype(r).kind in "fc":
+            # NumPy's sum over no axes starts each element at its identity:
+            # 0 + (-0.0) is 0.0 (np.sum(np.array(-0.0)) is 0.0); hop's prod
+            # kernel starts at 1 itself (1 * (inf+0j) is inf+nanj, NumPy's)
+            zero = complex_scalar(0j, np_dtype(r)) if np_dtype(r).kind == "c" else \
+                _C.zeros((), dtype=r.dtype)
+            r = _C.add(zero, r)
+        return r
     return op(x, list(axes), bool(keepdims))
 
 

@@ -98,7 +98,8 @@ def checked(np_fn, says=None, post=None, nan=False):
             finally:
                 _STATE.depth = 0
                 _C._np_eager_off(-1)
-            if warned or (post is not None and post(*args, **kwargs) and _nonfinite(r)):
+            if warned or (post is not None and post(*args, **kwargs) and
+                          (_nonfinite(r) or not _inexact(r))):
                 return by_numpy(np_fn, np_fn.__name__, args, kwargs, kind,
                                 _out_of(sig, args, kwargs))
             return r
@@ -186,6 +187,17 @@ def _nonfinite(r):
     from ._ufuncs import _to_numpy
     v = _np.asarray(_to_numpy(r)) if isinstance(r, (ndarray, _np.ndarray, _np.generic)) else None
     return v is not None and v.dtype.kind in "fc" and not _np.isfinite(v).all()
+
+
+def _inexact(r):
+    """Whether eager result r (an array, a NumPy scalar, a tuple) is of a
+    float or complex dtype: an integer one (np.mean(a, where=m,
+    dtype=np.int64)) no longer shows the NaN of an empty slice, for which
+    NumPy warns ("Mean of empty slice.")."""
+    if isinstance(r, tuple):
+        return all(_inexact(x) for x in r)
+    dt = getattr(r, "dtype", None)
+    return dt is None or _np.dtype(dt).kind in "fc"
 
 
 def nan_may_say(*args, **kwargs):

@@ -339,6 +339,13 @@ class ndarray:
             # (fast_scalar_power: x ** 2 is square, bool x ** 2.0 int8), and
             # calls np.power only because a is not NumPy's
             return _pow(wrap(type(self), _core.from_numpy(inputs[0])), self)
+        if ufunc is _np.power and method == "__call__" and not kwargs and len(inputs) == 2 and \
+                inputs[1] is self and isinstance(inputs[0], _np.generic) and \
+                (ct := _scalar_power_dtype(self, inputs[0])) is not None and \
+                _operator_of_caller(ufunc):
+            # `np.float64(2) ** s`: NumPy's scalar math (libm's pow), which
+            # handed s to the ufunc only because s is not its
+            return _scalar_power(ct, inputs, type(self))
         from ._ufuncs import array_ufunc
         r = array_ufunc(ufunc, method, inputs, kwargs)
         if len(inputs) == 2 and inputs[1] is self and self._scalar and method == "__call__" and \
@@ -695,6 +702,10 @@ def _binop(name, reflected=False, py=None):
             ct = _scalar_math_complex(self, other)
             if ct is not None:
                 return _scalar_order(name, ct, args, result_kind(args))
+        if name == "power":
+            ct = _scalar_power_dtype(self, other)
+            if ct is not None:
+                return _scalar_power(ct, args, result_kind(args))
         try:
             r = call_ufunc(name, args, {}, result_kind(args))
         except ValueError:  # (hop's ShapeError too)
@@ -830,6 +841,45 @@ def _scalar_math_complex(self, other):
     if _np.can_cast(odt, sdt):
         return sdt
     return odt if _np.can_cast(sdt, odt) else None
+
+
+def _scalar_power_dtype(self, other):
+    """The float dtype (float32 or float64) in which NumPy 1.24 computes
+    `self ** other` (or `other ** self`) of NumPy scalar self by its scalar
+    math, whose power is libm's pow or powf (npy_pow, scalarmath.c.src),
+    or None where its ufunc (power's SIMD loop) or another dtype's does.
+    convert_to_<type> takes a Python bool always, a Python int (one that
+    fits a C long) when int64 casts safely to self's dtype, a Python float
+    when float64 does; a NumPy scalar when either dtype casts safely to the
+    other (the wider answers); a np.bool_ self is the ufunc's."""
+    if not self._scalar:
+        return None
+    sdt = self.dtype
+    if sdt.kind == "b":
+        return None
+    if isinstance(other, _np.generic) or (isinstance(other, ndarray) and other._scalar):
+        odt = other.dtype
+        ct = sdt if _np.can_cast(odt, sdt) else odt if _np.can_cast(sdt, odt) else None
+    elif isinstance(other, bool):
+        ct = sdt
+    elif isinstance(other, int):
+        ct = sdt if _np.can_cast(_np.int64, sdt) and -2**63 <= other < 2**63 else None
+    elif isinstance(other, float):
+        ct = sdt if _np.can_cast(_np.float64, sdt) else None
+    else:
+        return None
+    return ct if ct is not None and ct in (_np.dtype(_np.float32), _np.dtype(_np.float64)) \
+        else None
+
+
+def _scalar_power(ct, args, kind):
+    """NumPy scalar math's `a ** b` in float dtype ct: libm's pow (the
+    float_power op), where power's ufunc loop is SVML's (a quarter of
+    float64 results differ in the last bit: np.float64(10) ** -1.0 is 0.1,
+    np.power's 0.09999999999999999)."""
+    from ._ufuncs import compute_tensors
+    vals = compute_tensors([_core.operand(a, "numpy.power") for a in args], ct, "power")
+    return wrap(kind, _C._op("float_power", *vals), scalar=True)
 
 
 def _scalar_order(name, ct, args, kind):

@@ -67,6 +67,15 @@ def _power(a, b):
     return _C.pow(a, b)
 
 
+def _float_power(a, b):
+    """NumPy's float_power (float64 or complex128 operands): libm's pow
+    element by element for real ones (its loop's npy_pow, where power's
+    float64 loop is SVML's: the float_power op), power's complex pow."""
+    if _core.np_dtype(a).kind == "c":
+        return _C.pow(a, b)
+    return _C._op("float_power", a, b)
+
+
 def _positive(x):
     return x.clone()
 
@@ -217,7 +226,7 @@ UFUNCS = {
     "add": (2, _C.add), "subtract": (2, _C.sub), "multiply": (2, _C.mul),
     "true_divide": (2, _C.div), "divide": (2, _C.div), "floor_divide": (2, _C.floor_divide),
     "remainder": (2, _C.remainder), "mod": (2, _C.remainder), "power": (2, _power),
-    "float_power": (2, _power), "maximum": (2, _C.maximum), "minimum": (2, _C.minimum),
+    "float_power": (2, _float_power), "maximum": (2, _C.maximum), "minimum": (2, _C.minimum),
     "fmax": (2, _fmax), "fmin": (2, _fmin), "equal": (2, _C.eq), "not_equal": (2, _C.ne),
     "less": (2, _C.lt), "less_equal": (2, _C.le), "greater": (2, _C.gt),
     "greater_equal": (2, _C.ge), "logical_and": (2, _C.logical_and),
