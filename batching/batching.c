@@ -610,9 +610,52 @@ loop_body(hop_batch_ctx *cx, const hop_node *call, const loop_inputs *li, hop_gr
     return st;
 }
 
+/* The loop over a batch of 0 examples: a map cannot run 0 rows (and its
+ * verifier refuses them), and no example runs, so each output is the empty
+ * stack of its example's value, sized from call's output metadata.  Sizes
+ * an unbacked symbol decides (a nonzero's count, a cond's merged size) are
+ * only known by running an example: refused. */
+static hop_status
+empty_loop(hop_batch_ctx *cx, const hop_node *call)
+{
+    hop_status st = HOP_OK;
+    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
+        const hop_meta *m = &call->outs[j].meta;
+        hop_arg items[HOP_MAX_RANK + 1];
+        items[0] = hop_arg_sym(cx->size);
+        for (int q = 0; q < m->rank && st == HOP_OK; q++) {
+            const hop_expr *free[16];
+            size_t nf = hop_expr_free_symbols(m->sizes[q], free, 16);
+            for (size_t k = 0; k < nf && k < 16 && st == HOP_OK; k++)
+                if (hop_symbol_is_unbacked(free[k])) {
+                    char what[128];
+                    hop_meta_print(m, what, sizeof what);
+                    st = hop_error(HOP_UNSUPPORTED,
+                                   "vmap: the %s %s (%s) runs as a loop over the batch, and "
+                                   "over a batch of size 0 its output %zu (%s) has sizes that "
+                                   "only running an example decides",
+                                   call->kind == HOP_NODE_CALL_HOP ? "HOP" : "foreign kernel",
+                                   hop_node_target(call), call->name, j, what);
+                }
+            items[q + 1] = hop_arg_sym(m->sizes[q]);
+        }
+        hop_node *g = NULL;
+        if (st == HOP_OK) {
+            hop_arg args[] = {hop_arg_list(items, (size_t)m->rank + 1), hop_arg_int(0),
+                              hop_arg_dtype(m->dtype)};
+            if ((g = hop_graph_call_op(cx->rw.out, HOP_OP_full, args, 3)) == NULL)
+                st = hop_error_code();
+        }
+        if (st == HOP_OK)
+            st = hop_batch_set(cx, call, j, g, true);
+    }
+    return st;
+}
+
 hop_status
 hop_batch_loop(hop_batch_ctx *cx, const hop_node *call)
 {
+    int64_t nb;
     if (cx->loop == NULL)
         return hop_error(HOP_UNSUPPORTED, "vmap: the %s %s (%s) has no batch rule",
                          call->kind == HOP_NODE_CALL_HOP ? "HOP" : "foreign kernel",
@@ -624,6 +667,8 @@ hop_batch_loop(hop_batch_ctx *cx, const hop_node *call)
                              "a tensor, so it cannot run as a loop over the batch",
                              call->kind == HOP_NODE_CALL_HOP ? "HOP" : "foreign kernel",
                              hop_node_target(call), call->name, j);
+    if (hop_expr_const_value(cx->size, &nb) && nb == 0)
+        return empty_loop(cx, call);
     loop_inputs li = {0};
     hop_status st = collect(cx, call->args, call->nargs, &li, true);
     li.nbatched = li.n;
