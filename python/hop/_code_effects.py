@@ -692,6 +692,10 @@ class _Interp:
         if obj.src is not None:
             key, line = self.at(x, i)
             self.eff.event(key, "op", line, ("names", ("__getitem__",)), obj)
+        if k.src is not None:
+            # the key's __index__ (a list's), __hash__ and __eq__ (a dict's)
+            self.eff.event((self.code, x.offset, 1), "op", self.lines[i],
+                           ("names", ("__index__", "__hash__", "__eq__")), k)
         step = ("[]", k.const if k.const is not _NOCONST else ANY)
         part = obj.part(obj.taint | k.taint)
         part.src = _step_src(obj, step)
@@ -725,7 +729,9 @@ class _Interp:
             eff.event((self.code, x.offset, 1), "op", line, ("reflected", arg), b)
         if arg in _INPLACE_OPS:
             eff.mark(a.taint, WRITE)
-            eff.event(key, "inplace", line, x.argrepr, a)
+            # (a key of its own: under the "op" event's key above it merged
+            # into that event and `a = L; a += [3]` changed no global)
+            eff.event((self.code, x.offset, 2), "inplace", line, x.argrepr, a)
             # a mutable a is changed and is the result; an immutable one
             # gives a new value
             s.append(_V(a.taint | b.taint, prov=a.prov, reach=a.reach | b.prov | b.reach,
@@ -740,11 +746,15 @@ class _Interp:
         if op == "COMPARE_OP":
             self.eff.mark(a.taint | b.taint, DATA)
         if op != "IS_OP":
-            names = ("__contains__", "__iter__") if op == "CONTAINS_OP" else _CMP_DUNDERS
+            # `a in b`: b's __contains__ (or iteration), which compares a
+            # with b's items (their __eq__ and a's: _effects, "__contains__")
+            # and hashes a for a set or dict
+            names = (("__eq__", "__ne__", "__hash__"), ("__contains__", "__iter__")) \
+                if op == "CONTAINS_OP" else (_CMP_DUNDERS, _CMP_DUNDERS)
             line = self.lines[i]
             for j, v in enumerate((a, b)):
                 if v.src is not None:
-                    self.eff.event((self.code, x.offset, j), "op", line, ("names", names), v)
+                    self.eff.event((self.code, x.offset, j), "op", line, ("names", names[j]), v)
         s.append(_CLEAN)
 
     @_handles("UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_INVERT")
@@ -756,7 +766,9 @@ class _Interp:
     @_handles("UNARY_NOT", "TO_BOOL", "CHECK_EXC_MATCH", "CONVERT_VALUE", "FORMAT_SIMPLE")
     def _pop_push_clean(self, x, s, i):
         # a bool, a str, or whether an exception matches: nothing outer
-        _pop(s)
+        (a,) = _pop(s)
+        if x.opname in ("UNARY_NOT", "TO_BOOL"):
+            self._truth(x, i, a)
         s.append(_CLEAN)
 
     @_handles("FORMAT_VALUE")
@@ -922,14 +934,24 @@ class _Interp:
         return [(x.argval, s)]
 
     def _pop_jump(self, x, s, i):
-        _pop(s)
+        (a,) = _pop(s)
+        if "NONE" not in x.opname:  # (`is None` runs nothing of a's)
+            self._truth(x, i, a)
         return [(None, s), (x.argval, list(s))]
 
     @_handles("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP")
     def _jump_or_pop(self, x, s, i):
         kept = list(s)
-        _pop(s)
+        self._truth(x, i, _pop(s)[0])
         return [(None, s), (x.argval, kept)]
+
+    def _truth(self, x, i, a):
+        """A truth test of a (`if a:`, `a and b`, `not a`): its class's
+        __bool__, else __len__ (before, not followed: a __bool__ that
+        counted its calls ran on the first call only)."""
+        if a.src is not None:
+            self.eff.event((self.code, x.offset, 3), "op", self.lines[i],
+                           ("names", ("__bool__", "__len__")), a)
 
     @_handles("PUSH_EXC_INFO")
     def _push_exc_info(self, x, s, i):

@@ -678,7 +678,7 @@ class CompiledFunction(_C._CompiledCall):
         state = _frame_state.lifted_now(lifted)
         args2 = tuple(args) + state
         saved = (None if self._dims is None else [set(d) for d in self._dims], self._first)
-        stop_at = None
+        stop_at = failed = None
         try:
             while True:
                 tr = _frame.Translator(self.fn, lifted, set(), lines,
@@ -727,6 +727,9 @@ class CompiledFunction(_C._CompiledCall):
                     f"while hop translated it ({e}); eagerly that error comes after its Python "
                     f"effects, which hop does not perform for a call it refuses (nothing ran)" +
                     "".join(f"\n  {x.kind} at {x.site}: {x.reason}" for x in effects)) from None
+        if failed is not None:
+            # outside the translation's handler: the eager call's
+            # sys.exc_info() and its error's __context__ are eager's
             return self._eager_after(failed, args, kwargs, effects)
         if shared is not None:
             # this call only (the plans stay for other arguments), and

@@ -36,6 +36,7 @@ import builtins
 import collections.abc
 import functools
 import inspect
+import itertools
 import operator
 import os
 import random as _random
@@ -570,7 +571,10 @@ class _Finder:
                      f"{frame.func.__qualname__} has bytecode hop's effect analysis does not "
                      f"read")
             return
-        for ev in list(eff.events.values()):
+        evs = list(eff.events.values())
+        # (in-place operators last: `W[0] += 1` is first of all the item
+        # write it stores, the effect explain() and the warning name)
+        for ev in [e for e in evs if e.kind != "inplace"] + [e for e in evs if e.kind == "inplace"]:
             self.event(frame, ev)
         for site in list(eff.sites.values()):
             self.site(frame, site, effects=True)
@@ -688,8 +692,20 @@ class _Finder:
                 elif a is _MISSING:
                     self.dunders(frame, v, ("__getattr__",), line, code)
         elif k == "op":
+            names = op_dunders(ev.detail)
             for v in self.candidates(frame, ev.target.src):
-                self.dunders(frame, v, op_dunders(ev.detail), line, code)
+                self.dunders(frame, v, names, line, code)
+                if "__contains__" in names and type(v) in _COMPARED_ITEMS:
+                    # `a in L`: list.__contains__ runs the __eq__ of L's
+                    # items (one class each; before, not followed)
+                    kinds = {}
+                    try:
+                        for item in itertools.islice(v, _MAX_COMPARED):
+                            kinds.setdefault(type(item), item)
+                    except RuntimeError:  # (changed meanwhile: what was read)
+                        pass
+                    for item in kinds.values():
+                        self.dunders(frame, item, ("__eq__",), line, code)
 
     def immutable(self, frame, t):
         """A write target that cannot be written (a tensor, a number): the
@@ -1322,6 +1338,12 @@ def _mutates(obj, name):
             (hnp is not None and isinstance(obj, hnp.ndarray)):
         return name in _ARRAY_MUTATORS
     return name in _MUTATORS
+
+
+# Containers whose `in` compares the needle with their items (a dict's and
+# a set's compare only the items of the same hash: all, conservatively)
+_COMPARED_ITEMS = (list, tuple, set, frozenset, dict, collections.deque)
+_MAX_COMPARED = 256
 
 
 def _mutable_inplace(v):

@@ -34,9 +34,12 @@ attribute and item steps) that re-reads the value on a later call:
           none of them (`o.m = g` between calls shadows the class's).
   names   one per plan: the builtins the code loads as globals (len, range)
           are still the builtins' objects and no global of the code's module
-          shadows them (BuiltinNames: checked by dict version tags, in C).
+          shadows them (BuiltinNames: checked by dict version tags, in C);
+          and the callables of modules the code names (math.sqrt, np.sin,
+          not hop's own) are still the modules' objects.
 
-What is not walked: modules' callables and classes (hop.cond, np.sin),
+What is not walked: modules' callables and classes (hop.cond, np.sin; only
+their binding is guarded, above),
 attributes the function's code does not name, containers of more than
 _MAX_ITEMS items (guarded by identity and length only), anything deeper than
 _MAX_DEPTH steps.  A captured tensor found through none of the sources keeps
@@ -53,6 +56,7 @@ the new objects (and the new captured tensors) for the next fast check.
 import array
 import builtins
 import collections
+import dis
 import functools
 import keyword
 import math
@@ -311,6 +315,7 @@ class _Scan:
         self.walked = []
         self.snap = (0, frozenset())
         self.orders = []     # (source, dict): small dicts whose key order is guarded
+        self.dunder_classes = set()  # ids of classes whose special methods are guarded
 
     def add(self, source, kind, value):
         self.guards.append(Guard(source, kind, value))
@@ -392,8 +397,73 @@ def _scan_once(fn, arg_leaves, arg_names, static, names, computed):
     # function in a cell or a global, a nest's every level; the rest here.)
     _C._guard_scan_functions(s, Source, Guard, _visit_root, _scan_function, _MAX_GUARDS)
     _globals_reads(s)
+    _imports_read(s)
     _function_attrs(s)
     return s
+
+
+_IMPORTS = weakref.WeakKeyDictionary()  # code -> ((module name, level), ...) it imports
+
+
+def _imports_of(code):
+    """(name, level) of each `import` (IMPORT_NAME) in code and the code
+    defined inside it."""
+    got = _IMPORTS.get(code)
+    if got is None:
+        out, level = [], 0
+        for ins in dis.get_instructions(code):
+            if ins.opname == "LOAD_CONST":
+                level = ins.argval
+            elif ins.opname == "IMPORT_NAME":
+                out.append((ins.argval, level if type(level) is int else 0))
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                out.extend(_imports_of(const))
+        got = _IMPORTS[code] = tuple(out)
+    return got
+
+
+def _imports_read(s):
+    """The modules the scanned code imports itself (`import mod` or `from
+    mod import k` inside a function): roots as a global module is, whose
+    attributes the code names are guarded (before, `mod.k` read after an
+    import in the body was baked into the plan: `mod.k = 2` between calls
+    was not seen).  The module found now in sys.modules; a package's
+    top module too (`import a.b` binds a)."""
+    seen = set()
+    for f in list(s.functions):
+        code = getattr(f, "__code__", None)
+        if not isinstance(code, types.CodeType) or "IMPORT_NAME" not in _OPS_OF(code):
+            continue
+        g = getattr(f, "__globals__", None) or {}
+        for name, level in _imports_of(code):
+            if level:
+                package = g.get("__package__") or ""
+                parts = package.split(".")
+                if level - 1 >= len(parts) or not package:
+                    continue
+                base = ".".join(parts[:len(parts) - level + 1])
+                name = f"{base}.{name}" if name else base
+            for full in {name, name.partition(".")[0]}:
+                m = sys.modules.get(full)
+                if isinstance(m, types.ModuleType) and id(m) not in seen:
+                    seen.add(id(m))
+                    _visit(s, Source("obj", m, None, f"module {full}"), m, 0)
+
+
+def _OPS_OF(code):
+    """The names of the opcodes code (and the code inside it) uses."""
+    ops = _OPNAMES.get(code)
+    if ops is None:
+        ops = {dis.opname[b] for b in code.co_code[::2]}
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                ops |= _OPS_OF(const)
+        _OPNAMES[code] = ops = frozenset(ops)
+    return ops
+
+
+_OPNAMES = weakref.WeakKeyDictionary()
 
 
 def _function_attrs(s):
@@ -565,6 +635,9 @@ _NOTHING = object()  # a hop callable wrapping no user function: nothing to scan
 
 
 _BUILTINS = vars(builtins)
+# The globals of a names-guard read of a module's function (`math.sqrt`):
+# never written, so only the module's dict decides (BuiltinNames)
+_NO_GLOBALS = {}
 
 
 def _builtin_reads(s, f):
@@ -619,6 +692,9 @@ class BuiltinNames(_C._NameGuard):
                 return (f"guard failed: {text} iterated in the order {keys!r} when traced, now "
                         f"in the order {_short(tuple(d))}")
         for g, b, name, v, pinned in self.reads:
+            if g is _NO_GLOBALS and b.get(name, MISSING) is not v:
+                return (f"guard failed: {b.get('__name__')}.{name} was rebound (or deleted) "
+                        f"since traced")
             if g is b and name in g:
                 return (f"guard failed: function {v.__qualname__} had no attribute {name!r} "
                         f"when traced (the code's default or test answered), now it has")
@@ -639,13 +715,18 @@ class BuiltinNames(_C._NameGuard):
         """(what, what holds of it) for the builtins, the functions' absent
         attributes, the codes and the dicts' orders the guard reads, those
         it has."""
-        builtin = sorted({r[2] for r in self.reads if r[0] is not r[1]})
+        builtin = sorted({r[2] for r in self.reads if r[0] is not r[1] and
+                          r[0] is not _NO_GLOBALS})
+        modules = sorted({f"{r[1].get('__name__')}.{r[2]}" for r in self.reads
+                          if r[0] is _NO_GLOBALS})
         absent = [f"{r[3].__qualname__}.{r[2]}" for r in self.reads if r[0] is r[1]]
         codes = [f.__qualname__ for f, c in self.codes if type(c) is not dict]
         orders = [text for _, _, text in self.orders]
         return [(t, why) for t, why in (
             ("builtins " + ", ".join(builtin) if builtin else "",
              "still the builtins' objects, no global shadows them"),
+            ("module functions " + ", ".join(modules) if modules else "",
+             "still the objects traced"),
             ("function attributes " + ", ".join(absent) if absent else "",
              "still absent (the functions' __dict__ not assigned since)"),
             ("the __code__ of " + ", ".join(codes) if codes else "",
@@ -715,6 +796,34 @@ def _method_names(s, cls, implicit=frozenset(["__call__", "__enter__", "__exit__
                 _collect_functions(s, fget)  # what the method reads is read too
 
 
+def _special_bindings(s, cls):
+    """Guards how the user's class cls resolves each special method its
+    user classes define that Python runs on an existing object without a
+    name in the code (`o + 1` runs type(o).__add__, len(o) __len__): by
+    identity, once per class and scan.  Before, only their code was
+    scanned, so `C.__add__ = g` between calls kept the traced method's
+    answer."""
+    if id(cls) in s.dunder_classes:
+        return
+    s.dunder_classes.add(id(cls))
+    at = Source("obj", cls, None, cls.__qualname__)
+    done = set()
+    for klass in getattr(cls, "__mro__", ())[:-1]:
+        if not is_user_module(getattr(klass, "__module__", "") or ""):
+            continue
+        for name, attr in list(vars(klass).items()):
+            if name in done or name[:2] != "__" or name[-2:] != "__" or \
+                    name in _NOT_ON_OBJECTS:
+                continue
+            done.add(name)
+            if isinstance(attr, classmethod):
+                # (a new bound method each time: its binding in the class)
+                s.add(Source("obj", klass, None, klass.__qualname__).child("attr", "__dict__")
+                      .child("item", name), "id", attr)
+            elif isinstance(attr, (types.FunctionType, staticmethod, property)):
+                s.add(at.child("attr", name), "id", getattr(cls, name))
+
+
 def _walked(s, d, cls):
     """Notes that the attributes of an object (d: its __dict__), a class or
     a module (cls: a class whose attributes answer through it) were read for
@@ -771,8 +880,18 @@ def _visit(s, src, v, depth):
             d = vars(v)
             _walked(s, d, None)
             for name in sorted(s.names):
-                if name in d and not callable(d[name]) and not isinstance(d[name],
-                                                                          types.ModuleType):
+                if name not in d or isinstance(d[name], types.ModuleType):
+                    continue
+                if callable(d[name]):
+                    # its binding (`math.sqrt = g`, `mod.helper = g` between
+                    # calls: before, the traced callable answered on), read
+                    # by the names guard (the module dict's version tag, in
+                    # C: np.sum keeps the plan's bound call); its code, if
+                    # the user's, is the walk's
+                    if (id(d), name) not in s.builtin_keys:
+                        s.builtin_keys.add((id(d), name))
+                        s.builtins.append((_NO_GLOBALS, d, name, d[name], True))
+                else:
                     _visit(s, src.child("attr", name), d[name], depth + 1)
             if is_user_module(v.__name__):
                 # (getattr(mod, "P", 0) answered by the default: still absent)
@@ -873,6 +992,7 @@ def _walk_user_class(s, src, v, depth):
     """A class of the user's: its methods (it may be instantiated), its
     metaclass's special methods, its data and the names it lacks."""
     _method_names(s, v, _CLASS_IMPLICIT)  # a class the code may instantiate
+    _special_bindings(s, v)
     _walked(s, None, v)
     meta = type(v)
     if meta is not type and is_user_module(getattr(meta, "__module__", "") or ""):
@@ -930,6 +1050,7 @@ def _walk_object(s, src, v, depth):
             # between calls kept the traced o.k)
             s.add(src.child("attr", "__class__"), "id", type(v))
             _method_names(s, type(v))
+            _special_bindings(s, type(v))
             _walked(s, None, type(v))
             _class_data(s, src, type(v), depth, {})
             _slot_values(s, src, v, depth)
@@ -942,6 +1063,8 @@ def _walk_object(s, src, v, depth):
         s.add(src.child("attr", "__class__"), "id", type(v))
     if not io:
         _method_names(s, type(v))
+    if user:
+        _special_bindings(s, type(v))
     _walked(s, d, type(v) if user else None)
     # (first: a descriptor's __get__ it scans names what the object's own
     # attributes below must guard, `return obj.k * 2`)

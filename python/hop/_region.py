@@ -90,6 +90,12 @@ def _jump(op, at, target):
         code = _units(op, arg)
         if len(code) == n:
             return code
+        if len(code) < n:
+            # the longer jump's arg fits fewer units (512 bytes forward: arg
+            # 256 needs an EXTENDED_ARG, which makes it 255): EXTENDED_ARG 0
+            # pads it to n (before, n alternated 2, 4, 2, ... forever and
+            # hop.compile hung on the call that made this region)
+            return bytes((_OP["EXTENDED_ARG"], 0)) * ((n - len(code)) // 2) + code
         n = len(code)
 
 

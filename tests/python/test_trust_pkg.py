@@ -63,9 +63,11 @@ def _doubler():
 
 
 def _kernels_module(cb):
-    """Kernels kept where a library keeps them: attributes of a module, which
-    a trace neither captures nor guards (modules' callables are not walked),
-    so nothing but the plan ties the callback to the GraphModule."""
+    """Kernels kept where a library keeps them: attributes of a module.  A
+    trace guards the module's binding of one it calls (`lib.dbl` rebound or
+    deleted: the GraphModule refuses, a compiled function runs eagerly and
+    raises eager's AttributeError) but does not capture it: while the module
+    holds it, the plan and the module tie the callback to the program."""
     lib = types.ModuleType("kernels")
     lib.dbl = hop.foreign("void dbl(int64_t n, float *y)", cb)
     return lib
@@ -79,11 +81,15 @@ def test_a_graph_module_keeps_the_callback_of_a_dropped_kernel_alive(unregister,
     gm = hop.trace(lambda x: lib.dbl(x.shape[0], x) + 1, T(1, 1, 1))
     if unregister:
         lib.dbl.unregister()
-    del lib.dbl, cb
+    del cb
     keep = _reuse_freed_callbacks()
     assert cb_ref() is not None
     assert np.asarray(gm(T(1, 2, 3))).tolist() == [3, 5, 7]
     assert calls == [3]
+    del lib.dbl  # the binding the GraphModule was traced with is gone
+    with pytest.raises(hop.GuardError, match="kernels.dbl was rebound"):
+        gm(T(1, 2, 3))
+    assert calls == [3] and cb_ref() is not None  # (the plan still holds it)
     del keep, gm
     gc.collect()
     if unregister:
@@ -104,12 +110,16 @@ def test_a_compiled_function_keeps_the_callback_of_an_unregistered_kernel_alive(
     fast = hop.compile(lambda x: lib.dbl(x.shape[0], x) * 3)
     assert np.asarray(fast(T(1, 2))).tolist() == [6, 12]
     lib.dbl.unregister()
-    del lib.dbl, cb
+    del cb
     keep = _reuse_freed_callbacks()
     assert cb_ref() is not None
     # Same metadata: the cached plan runs the kernel it holds.
     assert np.asarray(fast(T(4, 5))).tolist() == [24, 30]
     assert calls == [2, 2]
+    del lib.dbl  # eagerly lib.dbl is an AttributeError now, and so it is compiled
+    with pytest.raises(AttributeError, match="has no attribute 'dbl'"):
+        fast(T(4, 5))
+    assert calls == [2, 2] and cb_ref() is not None
     del keep, fast
     gc.collect()
     assert cb_ref() is None
