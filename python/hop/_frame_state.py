@@ -17,6 +17,7 @@ import weakref
 from . import _C
 from . import _exact
 from . import _paths
+from . import _reads
 from ._frame_base import (
     _at_line, _BreakHere, _CONTAINERS, _DELETED, _instructions, _NoMerge, _numpy_value,
     _numpy_written_back, _PLAIN, _site, _traced, _TransGen, _UNBOUND, _user_function,
@@ -1181,7 +1182,16 @@ class _State:
         """Notes what a call run eagerly (not translated) may read: every
         attribute of the objects it is given and the attribute names the code
         of a function among f and its arguments mentions (a HOP body), so an
-        attribute the function writes after is still guarded."""
+        attribute the function writes after is still guarded.  A container
+        the function changed before (its shadow holds the change until the
+        plan runs) that such a function reads is Unsupported: the body, traced
+        now, would read the old contents."""
+        changed = self._shadowed_reach((f,) + tuple(args) + tuple(kwargs.values()))
+        if changed is not None:
+            self._fail(f"{getattr(f, '__qualname__', type(f).__name__)}() runs a function "
+                       f"that reads a {type(changed).__name__} the function changed before "
+                       f"the call (the change is replayed after the plan runs, so the "
+                       f"function would read the {type(changed).__name__} as it was)")
         for v in (f,) + tuple(args) + tuple(kwargs.values()):
             code = getattr(v, "__code__", None)
             if isinstance(code, types.CodeType):
@@ -1193,6 +1203,49 @@ class _State:
                 self.opaque_objs.add(id(s))
 
 
+    def _shadowed_reach(self, vals):
+        """A container the function changed before this point (one with a
+        shadow) that the Python functions among vals read: through their
+        closure cells and globals, the functions and containers those hold,
+        a bound method's function and object, and the attributes of hop's
+        transforms' callable objects (hop.grad(f) holds f; not the
+        translator's own models, which read the shadows); at most
+        _SHADOW_REACH objects are looked at.  None when there is none."""
+        if not self.shadows:
+            return None
+        todo, seen = list(vals), set()
+        while todo and len(seen) < _SHADOW_REACH:
+            v = todo.pop()
+            if id(v) in seen or type(v) in _SHADOW_WALLS:
+                continue
+            seen.add(id(v))
+            if id(v) in self.shadows:
+                return v
+            t = type(v)
+            if t is types.FunctionType:
+                todo.extend(r[3] for r in _reads.roots(v, _SHADOW_POLICY)
+                            if r[3] is not _reads.MISSING)
+            elif t is types.MethodType:
+                todo.extend((v.__func__, v.__self__))
+            elif t in (list, tuple, set, frozenset) and len(v) <= _SHADOW_REACH:
+                todo.extend(v)
+            elif t is dict and len(v) <= _SHADOW_REACH:
+                todo.extend(v.values())
+            elif getattr(t, "__module__", None) in _SHADOW_HOLDERS and \
+                    isinstance(getattr(v, "__dict__", None), dict):
+                todo.extend(v.__dict__.values())
+        return None
+
+
+class _ShadowPolicy(_reads.Policy):
+    hop_cells = True  # hop's functions: their cells (a user's function), not hop's globals
+
+
+_SHADOW_POLICY = _ShadowPolicy()
+_SHADOW_REACH = 512
+_SHADOW_HOLDERS = frozenset(["hop._autodiff", "hop._vmap", "hop._hops", "hop._compile"])
+_SHADOW_WALLS = frozenset([int, float, bool, complex, str, bytes, type(None), types.ModuleType,
+                           types.CodeType, type, range, slice, _C.Tensor, _C.SymInt])
 _VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
 _DICT_ITERS = frozenset(type(it) for it in (iter({}), iter({}.values()), iter({}.items())))
 
