@@ -696,16 +696,19 @@ class _Finder:
             for v in self.candidates(frame, ev.target.src):
                 self.dunders(frame, v, names, line, code)
                 if "__contains__" in names and type(v) in _COMPARED_ITEMS:
-                    # `a in L`: list.__contains__ runs the __eq__ of L's
-                    # items (one class each; before, not followed)
-                    kinds = {}
-                    try:
-                        for item in itertools.islice(v, _MAX_COMPARED):
-                            kinds.setdefault(type(item), item)
-                    except RuntimeError:  # (changed meanwhile: what was read)
-                        pass
-                    for item in kinds.values():
-                        self.dunders(frame, item, ("__eq__",), line, code)
+                    self.compared_items(frame, v, line, code)
+
+    def compared_items(self, frame, v, line, code):
+        """`a in v`: v's __contains__ runs the __eq__ of v's items (one item
+        of each class; before, not followed)."""
+        kinds = {}
+        try:
+            for item in itertools.islice(v, _MAX_COMPARED):
+                kinds.setdefault(type(item), item)
+        except RuntimeError:  # (changed meanwhile: what was read)
+            pass
+        for item in kinds.values():
+            self.dunders(frame, item, ("__eq__",), line, code)
 
     def immutable(self, frame, t):
         """A write target that cannot be written (a tensor, a number): the

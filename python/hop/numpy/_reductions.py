@@ -168,6 +168,36 @@ def _initial_in(initial, rdt, what):
     return v.item()
 
 
+def _with_initial_after(op, r, initial, cplx_order):
+    """The reduction r combined with initial, in NumPy's operand order."""
+    if cplx_order:
+        comb = _corder.maximum if op == "amax" else _corder.minimum
+        # (the accumulator, initial, is NumPy's first operand: it stays
+        # on a tie, np.max(np.complex64(-0.0), initial=0) is 0j)
+        return comb(_core.complex_scalar(complex(initial), _core.np_dtype(r)), r)
+    comb = {"sum": _C.add, "prod": _C.mul, "amax": _C.maximum, "amin": _C.minimum}[op]
+    # (a complex initial, cast to a complex reduction's dtype above,
+    # is a complex 0-d tensor: hop's scalar operands are real)
+    v = _initial_operand(initial, _core.np_dtype(r))
+    # NumPy's accumulator starts at initial and takes each element
+    # in turn; its float32/float64 maximum/minimum keep the second
+    # of equal operands (hop's kernels too), so a zero element's
+    # sign wins over a zero initial's (np.max(np.float32(-0.0),
+    # initial=0) is -0.0); its float16 ones keep the first, initial
+    second = op in ("amax", "amin") and _core.np_dtype(r) != _np.dtype(_np.float16)
+    return comb(v, r) if second else comb(r, v)
+
+
+def _initial_filled(x, axes, keepdims, initial):
+    """A complex sum or prod over an empty slice: NumPy's output element is
+    initial itself, where hop's kernel starts from the identity (1 * (-inf+0j)
+    is -inf+nanj)."""
+    shp = [1 if d in axes else x.shape[d] for d in range(x.ndim)] if keepdims else \
+        [x.shape[d] for d in range(x.ndim) if d not in axes]
+    v = _core.complex_scalar(complex(initial), _core.np_dtype(x))
+    return v.expand(*shp).clone() if shp else v
+
+
 def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what, visit=None):
     t = _t(a, what)
     axes = _axes(axis, t.ndim)
@@ -230,13 +260,8 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
     shape_kd = back = None
     if initial is not None and op in ("sum", "prod") and _core.np_dtype(x).kind == "c" and \
             where is True and axes and 0 in [x.shape[d] for d in axes]:
-        # an empty slice: NumPy's output element is initial itself, where
-        # hop's kernel starts from the identity (1 * (-inf+0j) is -inf+nanj)
-        shp = [1 if d in axes else x.shape[d] for d in range(x.ndim)] if keepdims else \
-            [x.shape[d] for d in range(x.ndim) if d not in axes]
-        v = _core.complex_scalar(complex(initial), _core.np_dtype(x))
-        r = v.expand(*shp).clone() if shp else v
-        return _finish(kind, _core.cast(r, rdt), order, out, what)
+        return _finish(kind, _core.cast(_initial_filled(x, axes, keepdims, initial), rdt),
+                       order, out, what)
     if initial is not None and op in ("sum", "prod") and _core.np_dtype(x).kind in "fc" and \
             axes and (len(axes) == 1 or len(axes) == x.ndim or _core.np_dtype(x).kind == "f"):
         # NumPy's accumulator starts at initial: ((initial * x0) * x1) ...,
@@ -285,23 +310,7 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         if before is not None and _core.replayed(before):
             zero_sign = False  # the root's own max, whose check is deferred
     if initial is not None:
-        if cplx_order:
-            comb = _corder.maximum if op == "amax" else _corder.minimum
-            # (the accumulator, initial, is NumPy's first operand: it stays
-            # on a tie, np.max(np.complex64(-0.0), initial=0) is 0j)
-            r = comb(_core.complex_scalar(complex(initial), _core.np_dtype(r)), r)
-        else:
-            comb = {"sum": _C.add, "prod": _C.mul, "amax": _C.maximum, "amin": _C.minimum}[op]
-            # (a complex initial, cast to a complex reduction's dtype above,
-            # is a complex 0-d tensor: hop's scalar operands are real)
-            v = _initial_operand(initial, _core.np_dtype(r))
-            # NumPy's accumulator starts at initial and takes each element
-            # in turn; its float32/float64 maximum/minimum keep the second
-            # of equal operands (hop's kernels too), so a zero element's
-            # sign wins over a zero initial's (np.max(np.float32(-0.0),
-            # initial=0) is -0.0); its float16 ones keep the first, initial
-            second = op in ("amax", "amin") and _core.np_dtype(r) != _np.dtype(_np.float16)
-            r = comb(v, r) if second else comb(r, v)
+        r = _with_initial_after(op, r, initial, cplx_order)
     if zero_sign:
         r = _zero_sign_checked(x, r, axes, keepdims, initial)
     if shape_kd is not None:
