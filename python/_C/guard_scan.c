@@ -1045,6 +1045,26 @@ py_few_refs(PyObject *self, PyObject *args)
     return out;
 }
 
+/* _type_dict(cls) -> dict: the dict a class keeps its attributes in
+ * (tp_dict; vars(cls) is a read-only proxy of it), so that the names guard
+ * can check in C that a special method the user's class lacked when traced
+ * is still absent (`C.__add__ = f` writes that dict: its version tag moves). */
+static PyObject *
+py_type_dict(PyObject *self, PyObject *cls)
+{
+    (void)self;
+    if (!PyType_Check(cls)) {
+        PyErr_Format(PyExc_TypeError, "_type_dict: a class, not %.100s", Py_TYPE(cls)->tp_name);
+        return NULL;
+    }
+    PyObject *d = ((PyTypeObject *)cls)->tp_dict;
+    if (d == NULL || !PyDict_CheckExact(d)) {
+        PyErr_SetString(PyExc_TypeError, "_type_dict: the class has no attribute dict");
+        return NULL;
+    }
+    return Py_NewRef(d);
+}
+
 static PyMethodDef guard_scan_functions[] = {
     {"_guard_scan_functions", py_guard_scan_functions, METH_VARARGS,
      "_guard_scan_functions(s, Source, Guard, visit_root, scan_function, max_guards): the guard "
@@ -1070,6 +1090,9 @@ static PyMethodDef guard_scan_functions[] = {
     {"_guard_roots", py_guard_roots, METH_VARARGS,
      "_guard_roots(fn, skip_hop_modules) -> [(kind, name, holder, value)] or None: what the "
      "guard scan guards a walked function by (hop._guards)"},
+    {"_type_dict", py_type_dict, METH_O,
+     "_type_dict(cls) -> dict: the dict cls keeps its attributes in (vars(cls) is a proxy of "
+     "it), for the names guard's absent special methods (hop._guards)"},
     {NULL, NULL, 0, NULL},
 };
 

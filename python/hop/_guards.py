@@ -695,6 +695,9 @@ class BuiltinNames(_C._NameGuard):
             if g is _NO_GLOBALS and b.get(name, MISSING) is not v:
                 return (f"guard failed: {b.get('__name__')}.{name} was rebound (or deleted) "
                         f"since traced")
+            if g is b and name in g and isinstance(v, type):
+                return (f"guard failed: class {v.__qualname__} had no special method {name!r} "
+                        f"when traced (Python's answer without it held), now it has")
             if g is b and name in g:
                 return (f"guard failed: function {v.__qualname__} had no attribute {name!r} "
                         f"when traced (the code's default or test answered), now it has")
@@ -719,7 +722,10 @@ class BuiltinNames(_C._NameGuard):
                           r[0] is not _NO_GLOBALS})
         modules = sorted({f"{r[1].get('__name__')}.{r[2]}" for r in self.reads
                           if r[0] is _NO_GLOBALS})
-        absent = [f"{r[3].__qualname__}.{r[2]}" for r in self.reads if r[0] is r[1]]
+        absent = [f"{r[3].__qualname__}.{r[2]}" for r in self.reads
+                  if r[0] is r[1] and not isinstance(r[3], type)]
+        classes = sorted({r[3].__qualname__ for r in self.reads
+                          if r[0] is r[1] and isinstance(r[3], type)})
         codes = [f.__qualname__ for f, c in self.codes if type(c) is not dict]
         orders = [text for _, _, text in self.orders]
         return [(t, why) for t, why in (
@@ -729,6 +735,8 @@ class BuiltinNames(_C._NameGuard):
              "still the objects traced"),
             ("function attributes " + ", ".join(absent) if absent else "",
              "still absent (the functions' __dict__ not assigned since)"),
+            ("special methods of " + ", ".join(classes) if classes else "",
+             "those they lacked still absent"),
             ("the __code__ of " + ", ".join(codes) if codes else "",
              "still the code objects traced (not assigned since)"),
             ("the key order of " + ", ".join(orders) if orders else "",
@@ -796,6 +804,24 @@ def _method_names(s, cls, implicit=frozenset(["__call__", "__enter__", "__exit__
                 _collect_functions(s, fget)  # what the method reads is read too
 
 
+# The special methods Python looks up on an object's class when it runs an
+# operator, a conversion, a with block, a call, an attribute or item access,
+# NumPy's protocols: one the user's class lacked when traced must still be
+# absent (_special_bindings).
+_IMPLICIT_SPECIALS = frozenset(
+    [f"__{p}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod",
+                               "pow", "lshift", "rshift", "and", "xor", "or")
+     for p in ("", "r", "i")] +
+    [f"__{n}__" for n in (
+        "divmod", "rdivmod", "neg", "pos", "abs", "invert", "lt", "le", "eq", "ne", "gt", "ge",
+        "bool", "len", "length_hint", "index", "int", "float", "complex", "round", "trunc",
+        "floor", "ceil", "hash", "bytes", "str", "repr", "format", "fspath", "iter", "next",
+        "reversed", "contains", "getitem", "setitem", "delitem", "missing", "getattr",
+        "getattribute", "setattr", "delattr", "call", "enter", "exit", "get", "set", "delete",
+        "copy", "deepcopy", "array", "array_ufunc", "array_function", "array_priority",
+        "array_interface")])
+
+
 def _special_bindings(s, cls):
     """Guards how the user's class cls resolves each special method its
     user classes define that Python runs on an existing object without a
@@ -822,6 +848,23 @@ def _special_bindings(s, cls):
                       .child("item", name), "id", attr)
             elif isinstance(attr, (types.FunctionType, staticmethod, property)):
                 s.add(at.child("attr", name), "id", getattr(cls, name))
+            elif name in _IMPLICIT_SPECIALS and not hasattr(type(attr), "__get__"):
+                # data (`__hash__ = None`, `__array_priority__ = 10`): as
+                # the class resolves it
+                s.add(at.child("attr", name), "value" if is_value(attr) else "id", attr)
+    # Those no user class of it defines: still absent from each (`C.__add__
+    # = f` between calls, where `o + 1` raised TypeError or __eq__ was
+    # object's when traced: before, the trace's answer held), read by the
+    # names guard in C (a tag compare per class on a steady call)
+    lacking = sorted(_IMPLICIT_SPECIALS.difference(done))
+    for klass in getattr(cls, "__mro__", ())[:-1]:
+        if not is_user_module(getattr(klass, "__module__", "") or ""):
+            continue
+        d = _C._type_dict(klass)
+        for name in lacking:
+            if (id(d), name) not in s.builtin_keys and name not in d:
+                s.builtin_keys.add((id(d), name))
+                s.builtins.append((d, d, name, klass, False))
 
 
 def _walked(s, d, cls):

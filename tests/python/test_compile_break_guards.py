@@ -68,13 +68,15 @@ def test_a_new_tensor_in_an_argument_attribute_does_not_recompile(fn, make):
     if fn is breaks_then_reads:
         # the part before the break never reads o.v: no guard on it (only
         # on the builtin float it calls, on its own code, and on o's class,
-        # which every object of the user's class has: isinstance reads it)
+        # which every object of the user's class has: isinstance reads it,
+        # and the special methods Box lacks, which Python would run on o)
         top = text.split("resume at instruction")[0]
         assert "o.v" not in top and ("environment guards:\n  o.__class__ is the same type "
                                      "Box\n  builtins float: still the "
-                                     "builtins' objects, no global shadows them; the __code__ "
-                                     "of breaks_then_reads: still the code objects traced (not "
-                                     "assigned since)\nside") in top
+                                     "builtins' objects, no global shadows them; special "
+                                     "methods of Box: those they lacked still absent; the "
+                                     "__code__ of breaks_then_reads: still the code objects "
+                                     "traced (not assigned since)\nside") in top
     assert recompiles(text) == [0] * (2 if fn is breaks_then_reads else 1)
 
 
