@@ -693,7 +693,9 @@ static int
 scan_one(PyObject *s, PyObject *f, PyObject *guards, PyObject *seen, PyObject *keys,
          PyObject *builtins, Py_ssize_t max, PyObject *visit_root, PyObject *scan_function)
 {
-    PyObject *roots = PyFunction_Check(f) ? roots_of(f, 1) : Py_NewRef(Py_None);
+    /* (hop's own modules too: _guards._visit guards the callables the code
+     * names on them, `hnp.sum = g` between calls) */
+    PyObject *roots = PyFunction_Check(f) ? roots_of(f, 0) : Py_NewRef(Py_None);
     if (roots == NULL)
         return -1;
     if (roots == Py_None) {

@@ -614,9 +614,9 @@ def _function_roots(f):
     """(kind, name, holder, value) for what f reads from outside that a
     visit guards (_reads.roots: its closure cells, the globals its code
     names, its defaults; C's reading of a plain function,
-    python/_C/guard_scan.c, which leaves out a root holding hop's own
-    module: _visit guards nothing there)."""
-    rs = _C._guard_roots(f, True) if type(f) is types.FunctionType else None
+    python/_C/guard_scan.c; a root holding hop's own module too: _visit
+    guards the callables the code names on it, `hnp.sum = g`)."""
+    rs = _C._guard_roots(f, False) if type(f) is types.FunctionType else None
     return roots(f, _FOLLOW) if rs is None else rs
 
 
@@ -917,13 +917,18 @@ def _visit(s, src, v, depth):
     if isinstance(v, types.ModuleType):
         # A module itself is not guarded (rebinding a module name is not
         # seen); its data attributes that the code names are (not hop's:
-        # hop's own objects are not the user's state).
-        if depth < _MAX_DEPTH and id(v) not in s.seen and not is_hop_module(v.__name__):
+        # hop's own objects are not the user's state), and its callables,
+        # hop's too (`hnp.sum = g` between calls: before, hop.numpy's were
+        # not guarded and the traced sum answered on)
+        if depth < _MAX_DEPTH and id(v) not in s.seen:
+            hop_own = is_hop_module(v.__name__)
             s.seen.add(id(v))
             d = vars(v)
-            _walked(s, d, None)
+            if not hop_own:
+                _walked(s, d, None)
             for name in sorted(s.names):
-                if name not in d or isinstance(d[name], types.ModuleType):
+                if name not in d or isinstance(d[name], types.ModuleType) or \
+                        hop_own and not callable(d[name]):
                     continue
                 if callable(d[name]):
                     # its binding (`math.sqrt = g`, `mod.helper = g` between

@@ -189,3 +189,76 @@ def test_an_added_special_method_is_named_by_the_guard_failure():
             in cf.explain()
     finally:
         sys.modules.pop("campaign_s41_dunder_added_text", None)
+
+
+# ----------------------------- a NumPy function rebound between calls
+
+def _restoring(module, name, src, case, **kw):
+    """check(src) with module.name restored afterwards."""
+    orig = getattr(module, name)
+    try:
+        check(src, name=case, **kw)
+    finally:
+        setattr(module, name, orig)
+
+
+def test_a_hop_numpy_function_rebound_between_calls():
+    # was: hop.numpy's functions were not guarded (hop's own module):
+    # `hnp.sum = g` between calls kept the traced sum (6.0 for [14, 14, 14])
+    import hop.numpy as hnp
+    _restoring(hnp, "sum", """
+        import hop.numpy as hnp
+        ORIG = hnp.sum
+        def f(x):
+            return hnp.sum(x) * 2 + hnp.mean(x)
+        def change(i):
+            hnp.sum = (lambda v: v * 0 + 7) if i == 2 else ORIG
+    """, "hnp_sum")
+
+
+def test_hop_numpy_imported_as_np_rebound_between_calls():
+    import hop.numpy as hnp
+    _restoring(hnp, "maximum", """
+        import hop.numpy as np
+        ORIG = np.maximum
+        def args(i):
+            return (np.asarray([1.0, -2.0, 3.0]),)
+        def f(a):
+            return np.maximum(a, 0) * 2
+        def change(i):
+            np.maximum = np.minimum if i == 2 else ORIG
+    """, "hnp_as_np")
+
+
+def test_a_numpy_function_rebound_between_calls_in_numpy_mode():
+    _restoring(np, "sum", """
+        ORIG = np.sum
+        def args(i):
+            return (np.arange(3.0),)
+        def f(a):
+            return np.sum(a) * 2
+        def change(i):
+            np.sum = (lambda v: v * 0 + 7) if i == 2 else ORIG
+    """, "np_sum")
+
+
+def test_a_trace_leaves_the_users_numpy_binding_in_place():
+    # was: a traced run put hop's wrapper of NumPy's own sum in numpy's
+    # dict and then NumPy's sum back: the user's `np.sum = g` was lost for
+    # good (eager calls after the compiled one called NumPy's sum)
+    orig = np.sum
+
+    def g(v):
+        return v * 0 + 7
+
+    def f(a):
+        return np.sum(a) * 2 + np.mean(a)
+
+    try:
+        np.sum = g
+        cf = hop.compile(f)
+        a = np.arange(3.0)
+        assert cf(a).tolist() == f(a).tolist() == [15.0, 15.0, 15.0]
+        assert np.sum is g
+    finally:
+        np.sum = orig

@@ -300,9 +300,15 @@ def enter():
     _tls.depth = getattr(_tls, "depth", 0) + 1
     with _lock:
         if _count == 0:
+            # NumPy's functions the user has not rebound (`np.sum = g`: g is
+            # what eager calls, and it stays bound after the run; before,
+            # the run put hop's wrapper of the original in its place and
+            # then the original back, and g was lost for good)
             originals, wrappers = _wrappers()
-            _saved.update(originals)
-            vars(_np).update(wrappers)  # one dict update (each setattr costs more)
+            d = vars(_np)
+            put = {n: w for n, w in wrappers.items() if d.get(n) is originals[n]}
+            _saved.update((n, originals[n]) for n in put)
+            d.update(put)  # one dict update (each setattr costs more)
             # numpy.vectorize's call over its arguments: hop's for traced ones
             from ._vectorize import traced_vectorize_call
             _np.vectorize._vectorize_call = traced_vectorize_call
@@ -341,7 +347,9 @@ def leave():
     with _lock:
         _count -= 1
         if _count == 0:
-            vars(_np).update(_saved)
+            d, wrappers = vars(_np), _wrappers()[1]
+            # (not a name the function rebound while it ran: its binding stays)
+            d.update({n: v for n, v in _saved.items() if d.get(n) is wrappers[n]})
             _saved.clear()
             from ._vectorize import _NUMPYS_CALL
             _np.vectorize._vectorize_call = _NUMPYS_CALL
