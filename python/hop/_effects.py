@@ -90,6 +90,7 @@ KINDS = {
     "time": "reads the clock",
     "io": "reads or writes files, streams or the environment",
     "call": "calls code hop cannot analyse",
+    "cache": "calls a functools cache (lru_cache, cache), whose hits and misses count every call",
     "bytecode": "has bytecode hop's analysis does not read",
     # not an effect: a question only the frame translator answers as eagerly
     # (type() of a hop.numpy array is NumPy's class to the user's code)
@@ -134,6 +135,8 @@ def callable_effect(v):
         return ("print", "print()")
     if v is warnings.warn:
         return ("warn", "warnings.warn()")
+    if isinstance(v, functools._lru_cache_wrapper):
+        return ("cache", f"the cached {name}()")
     owner = getattr(v, "__self__", None)
     if isinstance(v, types.BuiltinFunctionType) and owner is builtins:
         hit = _BUILTIN_EFFECTS.get(v.__name__)
@@ -1074,6 +1077,10 @@ class _Calls(_Holders):
         if _is_hop_object(v):
             return ("args", _LIBRARY)  # GraphModule, HopFunction: no Python effect
         if isinstance(v, functools._lru_cache_wrapper):
+            # the call itself: a hit or a miss counted (cache_info()) and a
+            # miss stored, on every call (before, the plan called the cache
+            # when traced only: its counts were not eager's)
+            self.add("cache", f"calls the cached {getattr(v, '__qualname__', 'function')}()")
             w = getattr(v, "__wrapped__", None)
             if isinstance(w, types.FunctionType) and _is_user(_module_name(w)):
                 # functools.cache: a miss runs the user's function, whose

@@ -33,11 +33,12 @@ __all__ = ["BROKEN", "REPLAYED", "Effect", "replay", "written_names", "lifted_no
 REPLAYED = frozenset(["global", "nonlocal", "attribute", "item", "mutation", "print", "warn",
                       "type", "holds"])
 # The kinds whose calls the translator makes graph breaks (issue 28): I/O
-# (a logging call, sys.stdout.write, open, np.save) runs in Python on every
-# call, on the plan's values, and the rest of the function stays compiled.
+# (a logging call, sys.stdout.write, open, np.save) and a functools cache's
+# call (its hits and misses) run in Python on every call, on the plan's
+# values, and the rest of the function stays compiled.
 # (Not next(), random draws or the clock: each call's new value would be a
 # resume function's new constant, a recompile per call.)
-BROKEN = frozenset(["io"])
+BROKEN = frozenset(["io", "cache"])
 
 
 class Effect:

@@ -1045,8 +1045,10 @@ def _walk_user_class(s, src, v, depth):
     meta = type(v)
     if meta is not type and is_user_module(getattr(meta, "__module__", "") or ""):
         # (its metaclass's special methods run on it: `C.zz` through a
-        # metaclass __getattr__)
+        # metaclass __getattr__), as they resolve and those it lacks
+        # (`M.__len__ = g` between calls: before, len(C)'s TypeError held)
         _method_names(s, meta)
+        _special_bindings(s, meta)
     _class_data(s, src, v, depth, ())
     absent = _unanswered(s, v, {})  # (getattr(C, "m", 0): still absent)
     if absent:
