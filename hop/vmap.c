@@ -386,8 +386,9 @@ composed_node(hop_batch_ctx *cx, const hop_node *call, const composed *k, hop_gr
 
 /* Output j of the composed node c back to [B1, B2, ...]: an output the
  * inner vmap left unbatched but the outer batch reaches is row b2 = 0 of
- * each outer example's rows; one batched by the inner vmap only is
- * broadcast over B2. */
+ * each outer example's rows (so B2 is at least 1: vmap_batch batches the
+ * node's body instead when B2 may be 0 and an output is left unbatched);
+ * one batched by the inner vmap only is broadcast over B2. */
 static hop_status
 composed_outputs(hop_batch_ctx *cx, const hop_node *call, const composed *k, hop_node *c)
 {
@@ -444,6 +445,11 @@ vmap_batch(hop_batch_ctx *cx, const hop_node *call)
     }
     if (k.b2 == NULL)
         return hop_error(HOP_INVALID, "vmap: %s batches no value it passes", call->name);
+    int64_t b2;
+    if (!hop_expr_const_value(k.b2, &b2) || b2 < 1)
+        for (size_t j = 0; j < call->nouts; j++)
+            if (!bit(k.od, j)) /* no example to take it from (composed_outputs) */
+                return hop_batch_bodies(cx, call);
     if ((k.n = hop_sym_mul(hop_batch_out(cx)->env, k.b1, k.b2)) == NULL)
         return hop_error_code();
     k.vals = hop_calloc(k.np + 1, sizeof *k.vals);

@@ -373,28 +373,6 @@ eager_view(const hop__call *c, hop_rt_value *out)
     return HOP_OK;
 }
 
-/* matmul of float operands that BLAS cannot read as they are: run it on
- * contiguous copies rather than the plain loop. */
-static hop_status
-eager_matmul(const hop__call *c, hop_rt_value *out)
-{
-    const hop_tensor *a = c->args[0].u.tensor, *b = c->args[1].u.tensor;
-    if (!hop_dtype_is_float(a->dtype) || (hop__matmul_blas_ok(a) && hop__matmul_blas_ok(b)))
-        return eager_new(c, out);
-    hop_tensor *ca = hop_tensor_contiguous(c->args[0].u.tensor);
-    hop_tensor *cb = ca == NULL ? NULL : hop_tensor_contiguous(c->args[1].u.tensor);
-    hop_status st = HOP_NOMEM;
-    if (cb != NULL) {
-        hop_rt_arg args[2] = {hop_rt_tensor(ca), hop_rt_tensor(cb)};
-        hop__call cc = *c;
-        cc.args = args;
-        st = eager_new(&cc, out);
-    }
-    hop_tensor_release(ca);
-    hop_tensor_release(cb);
-    return st;
-}
-
 /* Whether op is a unary op whose result has the dtype of its f32 or f64
  * operand (hop_op_infer's rule for these) and one vector function per dtype
  * that the engine calls as eager_fast does (hop__vfn_unary). */
@@ -681,8 +659,6 @@ eager_general(hop_op op, const hop_rt_arg *args, size_t nargs, hop_rt_value *out
         return HOP_OK;
     case HOP_KF_INDEX:
         return hop__index_eager(&c, out);
-    case HOP_KF_MATMUL:
-        return eager_matmul(&c, out);
     default:
         return eager_new(&c, out);
     }

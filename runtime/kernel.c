@@ -665,9 +665,28 @@ run_shared_sum(const hop__reduce *r, int64_t chunks)
     hop__reduce_chunks_store(r, total);
 }
 
+/* A matmul with operands to copy first (hop__matmul_pack).  Without the
+ * memory for the copies it runs on the operands as they are: the same
+ * values, other last bits. */
+static void
+run_packed(const hop__kernel *k)
+{
+    hop__kernel kp = *k;
+    void *mem[2];
+    if (!hop__matmul_pack(&k->p.mm, &kp.p.mm, mem))
+        kp.p.mm.pack_a = kp.p.mm.pack_b = 0;
+    hop__kernel_run(&kp);
+    hop__free(mem[0]);
+    hop__free(mem[1]);
+}
+
 void
 hop__kernel_run(const hop__kernel *k)
 {
+    if (k->kind == HOP__K_MATMUL && (k->p.mm.pack_a || k->p.mm.pack_b)) {
+        run_packed(k);
+        return;
+    }
     if (k->kind != HOP__K_MATMUL && k->work < GRAIN) {
         /* one task, no BLAS, no shared dot (what the rest decides for it),
          * without asking the thread count: a small op in a plan */
@@ -736,12 +755,23 @@ hop_kernel_compute(const hop_kernel *k, int ith, int nth)
     if (nth < 1 || ith < 0 || ith >= nth)
         return;
     const hop__kernel *kk = (const hop__kernel *)k->u.bytes;
+    hop__kernel kp;
+    void *mem[2] = {NULL, NULL};
+    if (kk->kind == HOP__K_MATMUL && (kk->p.mm.pack_a || kk->p.mm.pack_b)) {
+        /* each piece copies the operands (hop__kernel_run copies once) */
+        kp = *kk;
+        if (!hop__matmul_pack(&kk->p.mm, &kp.p.mm, mem))
+            kp.p.mm.pack_a = kp.p.mm.pack_b = 0;
+        kk = &kp;
+    }
     bool blas = uses_blas(kk);
     if (blas)
         hop__blas_enter();
     compute(kk, ith, nth);
     if (blas)
         hop__blas_leave();
+    hop__free(mem[0]);
+    hop__free(mem[1]);
 }
 
 void

@@ -128,7 +128,83 @@ hop__matmul_init(hop__matmul *m, const hop__call *c, hop_tensor *out)
         m->cbst[j] = out->strides[j];
         m->batch *= out->sizes[j];
     }
+    if ((m->dtype == HOP_F32 || m->dtype == HOP_F64) &&
+        !(hop__matmul_blas_ok(a) && hop__matmul_blas_ok(b))) {
+        m->pack_a = (int8_t)(hop_tensor_is_contiguous(a) ? 0 : ar >= 2 ? 2 : 1);
+        m->pack_b = (int8_t)(hop_tensor_is_contiguous(b) ? 0 : br >= 2 ? 2 : 1);
+    }
     hop__matmul_plan_units(m);
+}
+
+/* Copies the rows x cols matrices of src (strides rs, cs; batch strides
+ * bst, 0 for a broadcast dim) into new memory, each contiguous, one for
+ * each distinct batch index; nbst: their batch strides there. */
+static char *
+pack_operand(const hop__matmul *mm, const char *src, int64_t rows, int64_t cols, int64_t rs,
+             int64_t cs, const int64_t *bst, int64_t *nbst)
+{
+    int64_t esz = (int64_t)hop_dtype_size(mm->dtype), per = rows * cols, count = 1;
+    for (int j = mm->nbatch - 1; j >= 0; j--) {
+        nbst[j] = bst[j] != 0 ? per * count : 0;
+        count *= bst[j] != 0 ? mm->bsizes[j] : 1;
+    }
+    char *dst = hop__malloc((size_t)(per * count * esz) + 1);
+    if (dst == NULL)
+        return NULL;
+    for (int64_t i = 0; i < count; i++) {
+        int64_t rest = i, off = 0;
+        for (int j = mm->nbatch - 1; j >= 0; j--)
+            if (bst[j] != 0) {
+                off += rest % mm->bsizes[j] * bst[j];
+                rest /= mm->bsizes[j];
+            }
+        char *d = dst + i * per * esz;
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t c = 0; c < cols; c++)
+                if (esz == 8)
+                    ((double *)d)[r * cols + c] = ((const double *)src)[off + r * rs + c * cs];
+                else
+                    ((float *)d)[r * cols + c] = ((const float *)src)[off + r * rs + c * cs];
+    }
+    return dst;
+}
+
+/*
+ * The operands eager matmul once copied itself (hop_tensor_contiguous of
+ * both when either is not BLAS's), copied here when the kernel runs, so
+ * eagerly, through hop_eager_out and in a plan (whose kernel is prepared
+ * once and rebased) alike: the same strides reach block, so the same
+ * BLAS calls and bits.  The naive loop a plan ran instead gave other last
+ * bits (x[:, ::2] @ v).  Only the matrix strides decide a matrix's bits,
+ * so a broadcast batch dim is copied once.
+ */
+bool
+hop__matmul_pack(const hop__matmul *mm, hop__matmul *out, void *mem[2])
+{
+    *out = *mm;
+    out->pack_a = out->pack_b = 0;
+    mem[0] = mem[1] = NULL;
+    if (mm->pack_a) {
+        if ((mem[0] = pack_operand(mm, mm->a, mm->n, mm->k, mm->ars, mm->acs, mm->abst,
+                                   out->abst)) == NULL)
+            return false;
+        out->a = mem[0];
+        out->ars = mm->pack_a == 2 ? mm->k : mm->ars;
+        out->acs = 1;
+    }
+    if (mm->pack_b) {
+        if ((mem[1] = pack_operand(mm, mm->b, mm->k, mm->m, mm->brs, mm->bcs, mm->bbst,
+                                   out->bbst)) == NULL) {
+            hop__free(mem[0]);
+            mem[0] = NULL;
+            return false;
+        }
+        out->b = mem[1];
+        out->brs = mm->pack_b == 2 ? mm->m : 1;
+        out->bcs = mm->pack_b == 2 ? 1 : mm->bcs;
+    }
+    hop__matmul_plan_units(out);
+    return true;
 }
 
 /* A BLAS description of a rows x cols operand with strides (rs, cs):

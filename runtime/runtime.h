@@ -275,6 +275,10 @@ typedef struct hop__matmul {
     int64_t cchunk; /* HOP__MM_ROWS: columns per unit (chunk: rows) */
     bool merge;     /* GEMV/COLS read transposed: a piece's units are one call */
     int64_t units;  /* pieces take whole units; the thread count never changes a result */
+    /* f32/f64 with an operand BLAS cannot read (hop__matmul_blas_ok): the
+     * operands that are not contiguous run on contiguous copies, made when
+     * the kernel runs (hop__matmul_pack), 1 a vector, 2 matrices; 0 as is */
+    int8_t pack_a, pack_b;
 } hop__matmul;
 
 typedef struct hop__cat {
@@ -411,6 +415,11 @@ void hop__matmul_plan_units(hop__matmul *m);
 double hop__matmul_dot_unit(const hop__matmul *m, int64_t u);
 /* True when BLAS can read t's last two dims as they are. */
 bool hop__matmul_blas_ok(const hop_tensor *t);
+/* mm (pack_a or pack_b set) on contiguous copies of those operands: *out
+ * reads them from mem[0] (a's) and mem[1] (b's), which the caller frees
+ * (hop__free; NULL when not packed).  False (an error set) when there is
+ * no memory for them. */
+bool hop__matmul_pack(const hop__matmul *mm, hop__matmul *out, void *mem[2]);
 /* Around every run of matmul pieces: BLAS on one thread (hop's own copy of
  * OpenBLAS set to 1 once; or the shared one's count set to 1 meanwhile and
  * restored after, see matmul.c).  Nest and overlap freely over threads; each

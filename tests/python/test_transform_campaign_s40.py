@@ -23,7 +23,8 @@ The findings, each a test here that failed before its fix:
    -1 from one example's size (batching/op_rules.c batch_reshape,
    batch_argmax).
 
-Found, not fixed here (other owners' files; strict xfail tests at the end):
+Found, not fixed here (other owners' files; tests at the end, strict xfails
+until the forty-first session fixed 2 and 3):
 2. a traced or compiled float matmul of an operand BLAS cannot read (a
    stepped or permuted view) is computed by the naive loop where eager
    copies it for BLAS: other bits (runtime/);
@@ -140,10 +141,8 @@ def test_vmap_of_a_flattened_argmax_and_ravel_over_an_empty_batch():
     same_bits(ys.numpy(), np.zeros((0, 4, 5, 1)))
 
 
-# ------------------------------------------- found, not fixed here (files of other owners)
+# ------------------------------------------- found here, fixed in the forty-first session
 
-@pytest.mark.xfail(strict=True, reason="finding 2: a plan's float matmul of an operand BLAS "
-                   "cannot read runs the naive loop, eager copies it for BLAS (runtime/)")
 def test_a_traced_matmul_of_a_stepped_view_has_eagers_bits():
     r = np.random.RandomState(1)
     x, v = t(r.uniform(-1, 1, (6, 40))), t(r.uniform(-1, 1, (20, 3)))
@@ -153,8 +152,6 @@ def test_a_traced_matmul_of_a_stepped_view_has_eagers_bits():
     same_bits(hop.compile(f)(x, v).numpy(), want)
 
 
-@pytest.mark.xfail(strict=True, reason="finding 3: hop/vmap.c composed_outputs selects row 0 "
-                   "of an inner batch of 0 examples")
 def test_vmap_of_a_vmap_over_no_inner_example_of_an_outer_only_output():
     X = t(np.arange(6.0).reshape(2, 3))
     Y0 = t(np.zeros((0, 3)))
