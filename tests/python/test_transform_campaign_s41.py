@@ -84,3 +84,10 @@ def test_vmap_of_a_vmap_over_no_inner_example_of_outer_only_outputs(mode):
 def test_vmap_of_a_vmap_over_one_inner_example_still_composes():
     X, Y1 = t(np.arange(6.0).reshape(2, 3)), t(np.ones((1, 3)))
     same_bits(hop.vmap(lambda x: _inner_none(x, Y1))(X).numpy(), X.numpy() * 2)
+
+
+def test_a_saved_graph_of_a_vmap_of_a_vmap_over_no_inner_example(tmp_path):
+    X, Y0 = t(np.arange(6.0).reshape(2, 3)), t(np.zeros((0, 2)))
+    gm = hop.trace(lambda X: hop.vmap(lambda a: _inner_none(a, Y0))(X), X)
+    hop.save(gm, str(tmp_path / "g.hop"))
+    same_bits(hop.load(str(tmp_path / "g.hop"))(X).numpy(), X.numpy() * 2)
