@@ -182,6 +182,9 @@ HOP_PY_UNARY_OPS(HOP_PY_DEF_UNARY)
     X(logaddexp2, "log2(2 ** input + 2 ** other) without overflow, elementwise, as NumPy's "    \
       "logaddexp2 (int operands give float32)." HOP_PY_BROADCAST, "hop.tensor([1.0, 3.0])",      \
       "1.0", "hop.tensor([2.      , 3.321928])")                                               \
+    X(float_power, "input ** other, elementwise, each element by the C library's pow (powf for "  \
+      "float32), as NumPy's float_power computes it (int operands give float32)."               \
+      HOP_PY_BROADCAST, "hop.tensor([2.0, 9.0])", "0.5", "hop.tensor([1.4142135, 3.       ])")   \
     X(gcd, "The greatest common divisor of |input| and |other|, elementwise (int tensors)."       \
       HOP_PY_BROADCAST, "hop.tensor([12, -18])", "8", "hop.tensor([4, 2])")                                     \
     X(lcm, "The least common multiple of |input| and |other|, elementwise (int tensors)."         \

@@ -27,14 +27,17 @@ from . import _C
 __all__ = ["differs", "relative_error", "absolute_error", "frobenius_error"]
 
 # ops whose every element is one correctly rounded IEEE result or a copy:
-# the same bits as NumPy's ufuncs and data movement; and logaddexp and
+# the same bits as NumPy's ufuncs and data movement; logaddexp and
 # logaddexp2, whose kernels are NumPy 1.24's npy_logaddexp and
-# npy_logaddexp2 (its only loops, on every machine) with the process's libm
+# npy_logaddexp2 (its only loops, on every machine) with the process's libm;
+# and float_power, libm's pow (powf for float32, float16 through powf) one
+# element at a time, as NumPy's float_power loop (npy_pow) and its float
+# scalars' ** (npy_pow, npy_powf, the half one through npy_powf) call it
 _EXACT = frozenset("""neg abs sqrt add sub mul div maximum minimum eq ne lt le gt ge
     logical_and logical_or logical_not where reshape view transpose permute unsqueeze squeeze
     expand select slice cat stack full zeros ones sym_size to clone sign floor ceil copysign
     take dynamic_slice dynamic_update_slice real imag conj nonzero put logaddexp
-    logaddexp2""".split())
+    logaddexp2 float_power""".split())
 
 # amax/amin pick one element, so a float one is NumPy's up to the sign of a
 # zero: NumPy's max of [-0.0, 0.0] is 0.0, hop's -0.0 (which of two equal
