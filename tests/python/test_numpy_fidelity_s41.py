@@ -14,8 +14,6 @@ import numpy as np
 import pytest
 
 import hop
-import hop.numpy as hnp
-from numpy_ways import check_all_ways
 
 
 # ------------------------------------------------------------ float_power in hop's API
