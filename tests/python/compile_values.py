@@ -1,6 +1,14 @@
 """plain(v): a value a compiled or eager call returned, as comparable plain
 values (a traced value anywhere in it is a failure), for the compile
-campaigns (test_compile_campaign41.py, test_compile_campaign_s39.py)."""
+campaigns (test_compile_campaign41.py, test_compile_campaign_s39.py and
+later), and campaign(session): those campaigns' program and check."""
+
+import contextlib
+import io
+import sys
+import textwrap
+import types
+import warnings
 
 import numpy as np
 
@@ -28,3 +36,58 @@ def plain(v):
     if isinstance(v, type):
         return ("type", v.__qualname__)
     return (type(v).__name__, plain(dict(vars(v))) if hasattr(v, "__dict__") else repr(v))
+
+
+def _outcome(ns, fn, args):
+    """What one call gave: its result (or error: type, text and what it was
+    raised while handling), its printed text and the program's snap()."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            got = ("ok", plain(fn(*args)))
+        except Exception as e:  # eager's errors are part of the answer
+            got = ("error", type(e).__name__, str(e), repr(e.__context__))
+    return got, out.getvalue(), plain(ns["snap"]()) if "snap" in ns else None
+
+
+def campaign(session):
+    """(program, check) of a session's compile campaign (test_compile_campaign_<session>.py):
+    each case is a small program built twice, one copy called eagerly and
+    one through hop.compile.
+
+    program(src, name): src run as the module campaign_<session>_<name> (in
+    sys.modules, so that `sys.modules[__name__]` is its module object), its
+    namespace returned.
+
+    check(src, calls=4, name="case"): the program src (defining f,
+    optionally args(i) -> the call's arguments (else a fresh f32[3] for each
+    copy), snap() and change(i)) called eagerly and through hop.compile
+    `calls` times, change(i) before call i: the same results, printed text,
+    errors and state after every call.  Returns the compiled function."""
+    def program(src, name):
+        mod = types.ModuleType(f"campaign_{session}_{name}")
+        mod.np, mod.hop = np, hop
+        sys.modules[mod.__name__] = mod
+        exec(compile(textwrap.dedent(src), f"<{mod.__name__}>", "exec"), vars(mod))
+        return vars(mod)
+
+    def check(src, calls=4, name="case"):
+        eager, comp = program(src, name + "_e"), program(src, name + "_c")
+        cf = hop.compile(comp["f"])
+        try:
+            for i in range(calls):
+                got = []
+                for ns, fn in ((eager, eager["f"]), (comp, cf)):
+                    if "change" in ns:
+                        ns["change"](i)
+                    args = ns["args"](i) if "args" in ns else \
+                        (hop.tensor(np.arange(3, dtype=np.float32)),)
+                    got.append(_outcome(ns, fn, args))
+                assert got[1] == got[0], f"call {i}: hop.compile gave {got[1]}, eager " \
+                                         f"{got[0]}\n{cf.explain()}"
+        finally:
+            sys.modules.pop(f"campaign_{session}_{name}_e", None)
+            sys.modules.pop(f"campaign_{session}_{name}_c", None)
+        return cf
+    return program, check

@@ -5,64 +5,13 @@ changed between the calls; after every call the result (values, dtypes,
 types), the printed text, the raised error and the program's state must be
 eager's.  Each test says what hop answered before its fix."""
 
-import contextlib
-import io
-import sys
-import textwrap
-import types
-import warnings
-
-import numpy as np
 import pytest
 
 import hop
-from compile_values import plain
+from compile_values import campaign
 from hop import _C
 
-
-def _outcome(ns, fn, args):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            got = ("ok", plain(fn(*args)))
-        except Exception as e:  # eager's errors are part of the answer
-            got = ("error", type(e).__name__, str(e))
-    return got, out.getvalue(), plain(ns["snap"]()) if "snap" in ns else None
-
-
-def program(src, name):
-    """src run as the module campaign_s39_<name> (in sys.modules, so that
-    `sys.modules[__name__]` is its module object)."""
-    mod = types.ModuleType(f"campaign_s39_{name}")
-    mod.np, mod.hop = np, hop
-    sys.modules[mod.__name__] = mod
-    exec(compile(textwrap.dedent(src), f"<campaign_s39_{name}>", "exec"), vars(mod))
-    return vars(mod)
-
-
-def check(src, calls=4, name="case"):
-    """The program src (defining f(x), optionally snap() and change(i))
-    called eagerly and through hop.compile on f32[3] `calls` times, the
-    program's change(i) before call i: the same results, output and state.
-    Returns the compiled function."""
-    eager, comp = program(src, name + "_e"), program(src, name + "_c")
-    cf = hop.compile(comp["f"])
-    try:
-        for i in range(calls):
-            x = hop.tensor(np.arange(3, dtype=np.float32))
-            if "change" in eager:
-                eager["change"](i)
-            want = _outcome(eager, eager["f"], (x,))
-            if "change" in comp:
-                comp["change"](i)
-            got = _outcome(comp, cf, (x,))
-            assert got == want, f"call {i}: hop.compile gave {got}, eager {want}\n" \
-                                f"{cf.explain()}"
-    finally:
-        sys.modules.pop(f"campaign_s39_{name}_e", None)
-        sys.modules.pop(f"campaign_s39_{name}_c", None)
-    return cf
+program, check = campaign("s39")
 
 
 # ------------------------------- absent attributes of a plain function

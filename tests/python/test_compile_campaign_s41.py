@@ -7,64 +7,16 @@ its state changed between the calls; after every call the result, the
 printed text, the raised error and the program's state must be eager's.
 Each test says what hop answered before its fix."""
 
-import contextlib
-import io
 import sys
-import textwrap
-import types
 import warnings
 
 import numpy as np
 import pytest
 
 import hop
-from compile_values import plain
+from compile_values import campaign
 
-
-def _outcome(ns, fn, args):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            got = ("ok", plain(fn(*args)))
-        except Exception as e:  # eager's errors are part of the answer
-            got = ("error", type(e).__name__, str(e), repr(e.__context__))
-    return got, out.getvalue(), plain(ns["snap"]()) if "snap" in ns else None
-
-
-def program(src, name):
-    """src run as the module campaign_s41_<name>."""
-    mod = types.ModuleType(f"campaign_s41_{name}")
-    mod.np, mod.hop = np, hop
-    sys.modules[mod.__name__] = mod
-    exec(compile(textwrap.dedent(src), f"<campaign_s41_{name}>", "exec"), vars(mod))
-    return vars(mod)
-
-
-def check(src, calls=4, name="case"):
-    """The program src (defining f, optionally args(i) -> the call's
-    arguments (else (f32[3],)), snap() and change(i)) called eagerly and
-    through hop.compile `calls` times, change(i) before call i: the same
-    results, output and state.  Returns the compiled function."""
-    eager, comp = program(src, name + "_e"), program(src, name + "_c")
-    cf = hop.compile(comp["f"])
-    try:
-        for i in range(calls):
-            got = []
-            for ns, fn in ((eager, eager["f"]), (comp, cf)):
-                if "change" in ns:
-                    ns["change"](i)
-                args = ns["args"](i) if "args" in ns else \
-                    (hop.tensor(np.arange(3, dtype=np.float32)),)
-                got.append(_outcome(ns, fn, args))
-            assert got[1] == got[0], f"call {i}: hop.compile gave {got[1]}, eager {got[0]}\n" \
-                                     f"{cf.explain()}"
-    finally:
-        sys.modules.pop(f"campaign_s41_{name}_e", None)
-        sys.modules.pop(f"campaign_s41_{name}_c", None)
-    return cf
-
-
+program, check = campaign("s41")
 
 
 # --------------- a special method added to a user class between calls
