@@ -183,7 +183,8 @@ def _break(tr, error, message, site):
 
 
 def body_effect(message, site):
-    """A Python effect of a HOP body that a plan cannot repeat (print()): in
+    """A Python effect of a HOP body that a plan cannot repeat (print(), a
+    functools cache's call: _purity.body_effects): in
     a hop.compile trace, at a HOP call of the function's own code, a break
     there (the call then runs in Python, with its effects, on every call);
     elsewhere nothing (hop.trace runs a body's print once, while tracing, as

@@ -23,7 +23,7 @@ import types
 from . import _C
 from ._breaks import _COMPILE
 from ._paths import _in_body
-from ._purity import body_env_arrays, body_prints, run_pure
+from ._purity import body_effects, body_env_arrays, run_pure
 from ._reads import Policy, is_hop_function, names_of, roots
 from ._pytree import _REGISTERED, LEAF, Spec, flat_spec, flatten, unflatten
 from ._reads import loaded_hop_numpy
@@ -316,8 +316,8 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
             return traced
         return body
 
-    if tr is not None and _COMPILE in tr.scratch:  # (body_prints returns at once otherwise)
-        body_prints(hop, bodies, tr)
+    if tr is not None and _COMPILE in tr.scratch:  # (body_effects returns at once otherwise)
+        body_effects(hop, bodies, tr)
         body_env_arrays(tr, [b.fn for b in bodies])
     outs = _C.call_hop(name, tuple(leads), tuple(builtins.map(tuple, builtins.map(_TRACED, parts))),
                        tuple(builtins.map(make, bodies)), keys)

@@ -32,11 +32,12 @@ applies to the functions of the body's module (and closures) that it reaches.
 What it cannot see is documented in docs/ARCHITECTURE.md (Python section).
 The reading of the bytecode is _code_effects.py's; this module owns what a
 body's check does with it (the verdict per root, the snapshot, run_pure)
-and the print search of hop.compile's bodies.
+and the effect search of hop.compile's bodies (print, a functools cache).
 """
 
 import builtins
 import dis
+import functools
 import os
 import sys
 import types
@@ -47,6 +48,7 @@ from . import _C
 from . import _breaks
 from ._code_effects import ALL, DATA, WRITE, _READ_METHODS, _effects
 from ._reads import MISSING as _MISSING, Policy, Walk, is_hop_function, is_hop_module
+from ._reads import is_user_module
 from ._reads import _names_cache
 from ._reads import code_names  # noqa: F401  (_frame_state imports it from here)
 
@@ -55,7 +57,7 @@ try:
 except ImportError:  # NumPy is optional at run time
     _np = None
 
-__all__ = ["run_pure", "body_prints", "body_env_arrays"]
+__all__ = ["run_pure", "body_effects", "body_env_arrays"]
 
 _A_METHOD = object()  # the callee of a call of a value's method (_C._pure_callees)
 
@@ -488,14 +490,16 @@ def _reads_no_global(fn, code):
     return not any(name in g for name in names)
 
 
-def body_prints(hop_name, bodies, tr=None):
+def body_effects(hop_name, bodies, tr=None):
     """A HOP call of a hop.compile'd function's own code whose body may
-    print (itself or a user function it names) is a break at that call
-    (_breaks.body_effect): its plan would print once, at trace time, where
-    eager prints on every call (on every turn of a loop).  bodies: the
-    call's bodies (each has fn and which: hop._hops._Body).  Conservative,
-    as the effect check is: a print in a branch not taken counts too (the
-    HOP call then runs in Python).  HOP calls in
+    print, or call a functools cache (itself or a user function it names:
+    _effect_site), is a break at that call (_breaks.body_effect): its plan
+    would print, or count a cache's hit or miss, once, at trace time, where
+    eager does on every call (on every turn of a loop, for every row of a
+    map, in the branch taken only).  bodies: the call's bodies (each has fn
+    and which: hop._hops._Body).  Conservative, as the effect check is: a
+    print in a branch not taken counts too (the HOP call then runs in
+    Python).  HOP calls in
     hop.trace, in another HOP's body or in a transformation's function are
     traced as before (their print runs while tracing, as jax.jit's does).
     tr: the active trace, when the caller has it (a trace that is not
@@ -504,10 +508,13 @@ def body_prints(hop_name, bodies, tr=None):
         return
     for b in bodies:
         fn, which = b.fn, b.which
-        where = _print_site(fn)
-        if where is not None:
-            _breaks.body_effect(f"the {which} of hop.{hop_name} may call print() ({where}), "
-                                f"which a plan cannot repeat on every call", where)
+        found = _effect_site(fn)
+        if found is not None:
+            what, where = found
+            why = "which a plan cannot repeat" if what == "print()" else \
+                "whose hits and misses a plan cannot count"
+            _breaks.body_effect(f"the {which} of hop.{hop_name} may call {what} ({where}), "
+                                f"{why} on every call", where)
 
 
 def body_env_arrays(tr, bodies):
@@ -554,46 +561,112 @@ def _user_functions(fn):
     return out
 
 
-class _PrintSearch(Policy):
-    """The print search's walk (_reads.Walk, depth first): fn's code (nested
-    code included) and the user functions it reads (its cells and globals,
-    6 calls deep; one code object once), stopping at the first that names
-    the builtin print."""
+class _EffectSearch(Policy):
+    """The body effect search's walk (_reads.Walk, depth first): fn's code
+    (nested code included) and the user functions it reads (its cells and
+    globals, 6 calls deep; one code object once), stopping at the first that
+    names the builtin print or, when caches, a functools cache (an
+    lru_cache/cache wrapper it reads as a global or cell, or as an attribute
+    its code names of a user module, class or object it reads: _cache_of).
+    found: (what, "file.py:line") once met."""
 
     depth = 6
     by_code = True
 
-    def __init__(self):
-        self.where = None
+    def __init__(self, caches):
+        self.caches = caches
+        self.found = None
 
     def visit(self, walk, fn, roots, depth, names):
         code = fn.__code__
         if "print" in names.set and "print" not in (getattr(fn, "__globals__", None)
                                                              or {}):
-            self.where = _print_line(code)
+            self.found = ("print()", _name_line(code, "print", _GLOBAL_LOADS))
             walk.stop()
             return
         for root in roots:
-            if isinstance(root[3], types.FunctionType):
-                walk.depth_first(root[3], self, depth + 1)
+            v = root[3]
+            if self.caches:
+                hit = _cache_of(v, root[1], names.set)
+                if hit is not None:
+                    name, loads = hit
+                    qual = getattr(v if loads is _GLOBAL_LOADS else _cache_attr(v, name),
+                                   "__qualname__", name)
+                    self.found = (f"the cached {qual}()", _name_line(code, name, loads))
+                    walk.stop()
+                    return
+            if isinstance(v, types.FunctionType):
+                walk.depth_first(v, self, depth + 1)
+
+
+_GLOBAL_LOADS = ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF")
+_ATTR_LOADS = ("LOAD_ATTR", "LOAD_METHOD")
+
+
+def _cache_of(v, name, names):
+    """(the name to find in the code, the loads of it) when v, a root
+    called name of a function whose code uses the names `names`, is a
+    functools cache, or holds one as an attribute the code names (a user
+    module's, a user class's through its MRO, a user object's or its
+    class's: `k.scale(2)` of an lru_cache'd method); else None."""
+    if isinstance(v, functools._lru_cache_wrapper):
+        return name, _GLOBAL_LOADS
+    if isinstance(v, types.ModuleType):
+        if not is_user_module(v.__name__):
+            return None
+    elif not is_user_module(getattr(v if isinstance(v, type) else type(v), "__module__", None)
+                            or ""):
+        return None
+    for n in sorted(names):
+        if isinstance(_cache_attr(v, n), functools._lru_cache_wrapper):
+            return n, _ATTR_LOADS
+    return None
+
+
+def _cache_attr(v, name):
+    """What v's attribute name holds without running code (a module's or an
+    object's own dict, then its class's MRO; a class's MRO), or None."""
+    if isinstance(v, type):
+        d = None
+    else:
+        try:  # (object's: a class's own __dict__ property or __getattr__ would run code)
+            d = object.__getattribute__(v, "__dict__")
+        except AttributeError:  # (__slots__)
+            d = None
+    if isinstance(d, dict) and name in d:
+        return d[name]
+    if isinstance(v, types.ModuleType):
+        return None
+    for k in (v if isinstance(v, type) else type(v)).__mro__:
+        if name in k.__dict__:
+            return k.__dict__[name]
+    return None
+
+
+def _effect_site(fn):
+    """(what, "file.py:line") where fn or a user function it reads names the
+    builtin print or a functools cache (_EffectSearch), or None."""
+    p = _EffectSearch(True)
+    Walk().depth_first(fn, p)
+    return p.found
 
 
 def _print_site(fn):
     """Where fn or a user function it reads names the builtin print
-    ("file.py:line"), or None (_PrintSearch)."""
-    p = _PrintSearch()
+    ("file.py:line"), or None (_EffectSearch)."""
+    p = _EffectSearch(False)
     Walk().depth_first(fn, p)
-    return p.where
+    return p.found and p.found[1]
 
 
-def _print_line(code):
-    """"file.py:line" of the first load of the name print in code or the
-    code nested in it."""
+def _name_line(code, name, loads):
+    """"file.py:line" of the first load (one of loads) of name in code or
+    the code nested in it."""
     todo = [code]
     while todo:
         c = todo.pop(0)
         for ins in dis.get_instructions(c):
-            if ins.argval == "print" and ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            if ins.argval == name and ins.opname in loads:
                 return f"{os.path.basename(c.co_filename)}:{ins.positions.lineno}"
         todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"

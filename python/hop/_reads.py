@@ -9,7 +9,8 @@ Four callers need it, each for its own reason:
                                  same;
   the purity check               what a HOP body may mutate, to snapshot it;
   (_purity._Check, run_pure)
-  the print search               whether a body may call print (_purity.body_prints).
+  the body effect search         whether a body may call print or a functools cache
+                                 (_purity.body_effects).
 
 All of them read the same things -- a function's closure cells, the globals
 its code names, its defaults, and through those the Python functions it calls

@@ -274,6 +274,175 @@ def test_a_cached_helper_counts_every_call(body):
     check(body, name="lru")
 
 
+# --------------------------------- a functools cache's call in a HOP body
+
+_BODY_HOPS = {
+    "cond": "hop.cond(x.sum() > 0, lambda v: v * {E}, lambda v: v - {E}, (x,))",
+    "switch": "hop.switch(1, [lambda v: v * {E}, lambda v: v - {E}], x)",
+    "wrap": "hop.wrap(lambda v: v * {E}, x)",
+    "map": "hop.map(lambda v: v * {E}, x)",
+    "invoke_subgraph": "hop.invoke_subgraph(lambda v: v * {E}, x)",
+    "fori_loop": "hop.fori_loop(0, 3, lambda i, v: v * {E}, x)",
+    "while_loop": "hop.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * {E}), (0, x))[1]",
+    "scan": "hop.scan(lambda c, r: (c + r * {E}, c), x[0], x)[0]",
+    "associative_scan": "hop.associative_scan(lambda a, b: a + b * {E}, x)",
+    "nested_wrap": "hop.wrap(lambda v: hop.wrap(lambda w: w * {E}, v), x)",
+}
+
+
+@pytest.mark.parametrize("hop_call", _BODY_HOPS.values(), ids=_BODY_HOPS.keys())
+def test_a_cached_call_in_a_hop_body_counts_every_call(hop_call):
+    # was: the body was traced once, so the plan never called the cache:
+    # cache_info() kept the trace's count (a wrap: hits 0 misses 1 after four
+    # calls, eager hits 3; a map or loop body: eager counts one per row or
+    # turn; a cond: the trace ran both branches, eager the one taken)
+    check(f"""
+        import functools
+        @functools.lru_cache(maxsize=None)
+        def h(n):
+            return n * 2
+        def f(x):
+            return {hop_call.format(E="h(2)")}
+        def snap():
+            return tuple(h.cache_info())
+    """, name="body_cache")
+
+
+@pytest.mark.parametrize("body", [
+    """
+    import functools
+    @functools.lru_cache(maxsize=1)
+    def h(n):
+        print("miss", n)
+        return n * 2
+    def scale(v):
+        return v * h(2) + h(7)
+    def f(x):
+        return hop.wrap(scale, x)
+    def snap():
+        return tuple(h.cache_info())
+    """,
+    """
+    import functools
+    class K:
+        @functools.lru_cache(maxsize=4)
+        def scale(self, n):
+            return n * 3
+    k = K()
+    def f(x):
+        return hop.cond(x.sum() > 0, lambda v: v * K.scale(k, 2), lambda v: v, (x,))
+    def snap():
+        return tuple(K.scale.cache_info())
+    """,
+    """
+    import types
+    L = types.ModuleType(__name__ + "_lib")
+    exec("import functools\\n@functools.lru_cache(maxsize=None)\\n"
+         "def h(n):\\n    return n * 2\\n", vars(L))
+    def body(v):
+        return v * L.h(2)
+    def f(x):
+        return hop.invoke_subgraph(body, x)
+    def snap():
+        return tuple(L.h.cache_info())
+    """,
+    """
+    import functools
+    def f(x):
+        return hop.fori_loop(0, 2, lambda i, v: v + g(1), x)
+    def make():
+        @functools.cache
+        def h(n):
+            return n + 1
+        def g(n):
+            return h(n)
+        return g
+    g = make()
+    def change(i):
+        if i == 2:
+            g.__closure__[0].cell_contents.cache_clear()
+    def snap():
+        return tuple(g.__closure__[0].cell_contents.cache_info())
+    """,
+    """
+    import functools
+    class K:
+        @functools.lru_cache(maxsize=4)
+        def scale(self, n):
+            return n * 3
+    k = K()
+    def f(x):
+        return hop.cond(x.sum() > 0, lambda v: v * k.scale(2), lambda v: v, (x,))
+    def snap():
+        return tuple(K.scale.cache_info())
+    """,
+], ids=["evict_and_print", "class_attribute", "module_attribute", "through_helper_and_cell",
+        "bound_method"])
+def test_a_cached_call_a_hop_body_reaches_counts_every_call(body):
+    # was: traced once: a miss's print and the eviction of maxsize=1 ran at
+    # trace time only; a cache read as a class's or a module's attribute,
+    # or in a helper's closure cell, kept the trace's counts.  (A cached
+    # method called on an object, k.scale(2), already ran eagerly.)
+    check(body, name="body_cache_reach")
+
+
+def test_a_cached_call_in_a_body_is_a_graph_break_named_by_fullgraph():
+    ns = program("""
+        import functools
+        @functools.lru_cache(maxsize=None)
+        def h(n):
+            return n * 2
+        def f(x):
+            return hop.map(lambda v: v * h(2), x)
+    """, "body_cache_full")
+    try:
+        # (the site's file is that of the first program with an equal code
+        # object: the translator's _frame_base._CODE is keyed by code equality)
+        with pytest.raises(hop.TraceError, match=r"\(CALL\): the map body of hop\.map may "
+                                                 r"call the cached h\(\) \(<campaign_s41_"
+                                                 r"\w+>:7\), whose hits and misses a plan "
+                                                 r"cannot count on every call"):
+            hop.compile(ns["f"], fullgraph=True)(hop.ones(3))
+        assert ns["h"].cache_info().hits == ns["h"].cache_info().misses == 0  # (nothing ran)
+    finally:
+        sys.modules.pop("campaign_s41_body_cache_full", None)
+
+
+def test_a_body_reading_an_object_without_a_cache_stays_compiled():
+    # the search looks for a cache among the attributes the body names: an
+    # object whose method is not cached is no break
+    cf = check("""
+        class K:
+            def scale(self, n):
+                return n * 3
+        k = K()
+        def f(x):
+            return hop.wrap(lambda v: v * k.scale(2), x)
+    """, name="body_no_cache")
+    assert "graph break" not in cf.explain()
+
+
+def test_hop_trace_calls_a_cached_body_function_once_as_a_print():
+    # hop.trace is one graph: a body's cache is called while tracing, as
+    # its print runs (jax.jit's rule, docs/ARCHITECTURE.md)
+    ns = program("""
+        import functools
+        @functools.lru_cache(maxsize=None)
+        def h(n):
+            return n * 2
+        def f(x):
+            return hop.wrap(lambda v: v * h(2), x)
+    """, "body_cache_trace")
+    try:
+        x = hop.ones(3)
+        gm = hop.trace(ns["f"], x)
+        gm(x)
+        gm(x)
+        assert tuple(ns["h"].cache_info())[:2] == (0, 1)
+    finally:
+        sys.modules.pop("campaign_s41_body_cache_trace", None)
+
+
 # ------------------------------- identity comparisons of sizes and constants
 
 def test_is_of_sizes_small_ints_and_none_is_eagers():
