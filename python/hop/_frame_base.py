@@ -117,7 +117,13 @@ _ALLOWED = {}      # code objects the call guard lets run (not the user's)
 _UNBOUND = object()
 _NULL = object()   # the NULL of CPython's stack (a call without self)
 _DELETED = object()
-_CODE = {}        # code -> _instructions(code)
+# The caches below are by the code object itself, not by equality: in 3.11
+# two code objects compare equal when only co_filename or co_qualname differ
+# (the same function at the same line of two modules), and the constants of
+# one (a lambda's code) would then make the other's functions (another
+# module's file in their tracebacks, text, __qualname__).  Each entry holds
+# its code, so an id stays that code's while the entry lives.
+_CODE = {}        # id(code) -> (code, _instructions(code))
 _USER_DIRS = None
 
 
@@ -126,28 +132,30 @@ def _instructions(code):
     index, stack depth, push lasti); empty without), the line of each
     instruction, the operands each hands to code that may be the user's,
     the loops (back edge target index, back edge index)), cached."""
-    got = _CODE.get(code)
-    if got is None:
-        ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
-        at = {i.offset: n for n, i in enumerate(ins)}
-        lines, line = [], code.co_firstlineno
-        for i in ins:
-            if i.starts_line is not None:
-                line = i.starts_line
-            lines.append(line)
-        handlers = {}
-        if code.co_exceptiontable:
-            for e in dis._parse_exception_table(code):
-                for n, i in enumerate(ins):
-                    if e.start <= i.offset < e.end and n not in handlers:
-                        handlers[n] = (at[e.target], e.depth, e.lasti)
-        loops = [(at[i.argval], n) for n, i in enumerate(ins)
-                 if "BACKWARD" in i.opname and i.argval in at]
-        got = _CODE[code] = (ins, at, handlers, lines, [_operands(i) for i in ins], loops)
+    got = _CODE.get(id(code))
+    if got is not None:
+        return got[1]
+    ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    at = {i.offset: n for n, i in enumerate(ins)}
+    lines, line = [], code.co_firstlineno
+    for i in ins:
+        if i.starts_line is not None:
+            line = i.starts_line
+        lines.append(line)
+    handlers = {}
+    if code.co_exceptiontable:
+        for e in dis._parse_exception_table(code):
+            for n, i in enumerate(ins):
+                if e.start <= i.offset < e.end and n not in handlers:
+                    handlers[n] = (at[e.target], e.depth, e.lasti)
+    loops = [(at[i.argval], n) for n, i in enumerate(ins)
+             if "BACKWARD" in i.opname and i.argval in at]
+    got = (ins, at, handlers, lines, [_operands(i) for i in ins], loops)
+    _CODE[id(code)] = (code, got)
     return got
 
 
-_TABLES = {}      # code -> _steps_table(code)
+_TABLES = {}      # id(code) -> (code, _steps_table(code)), as _CODE
 # Translator._execute's own instructions (a kind; 0: the others, run by _step)
 _LOAD, _STORE, _CONST, _SKIP, _RARE = 1, 2, 3, 4, 5
 # a LOAD_FAST whose LOAD_CONST after it (never jumped to) _execute may run
@@ -167,19 +175,20 @@ def _steps_table(code, step_for):
     instructions of kind 0 read in a tuple of its own (_execute's own
     kinds unpack two values less).  (One caller, _frame's, so one
     step_for: the cache is by code.)"""
-    got = _TABLES.get(code)
-    if got is None:
-        ins, at, handlers, lines, uses, _ = _instructions(code)
-        got = _TABLES[code] = [(_KINDS.get(i.opname, 0), i.argval,
-                                (i, i.opname, line, k, i.opname in _BREAKABLE,
-                                 step_for(i.opname)))
-                               for i, line, k in zip(ins, lines, uses)]
-        targets = {at[i.argval] for i in ins if i.opcode in _JUMPS and i.argval in at}
-        targets.update(h[0] for h in handlers.values())
-        for n in range(len(ins) - 1):
-            if ins[n].opname == "LOAD_FAST" and ins[n + 1].opname == "LOAD_CONST" and \
-                    n + 1 not in targets:
-                got[n] = (_LOAD_CONST, (ins[n].argval, ins[n + 1].argval), got[n][2])
+    got = _TABLES.get(id(code))
+    if got is not None:
+        return got[1]
+    ins, at, handlers, lines, uses, _ = _instructions(code)
+    got = [(_KINDS.get(i.opname, 0), i.argval,
+            (i, i.opname, line, k, i.opname in _BREAKABLE, step_for(i.opname)))
+           for i, line, k in zip(ins, lines, uses)]
+    targets = {at[i.argval] for i in ins if i.opcode in _JUMPS and i.argval in at}
+    targets.update(h[0] for h in handlers.values())
+    for n in range(len(ins) - 1):
+        if ins[n].opname == "LOAD_FAST" and ins[n + 1].opname == "LOAD_CONST" and \
+                n + 1 not in targets:
+            got[n] = (_LOAD_CONST, (ins[n].argval, ins[n + 1].argval), got[n][2])
+    _TABLES[id(code)] = (code, got)
     return got
 
 
@@ -346,13 +355,13 @@ def _library_dirs():
 def is_user_code(code):
     """Whether code is the user's (not hop's, NumPy's, the standard
     library's or frozen/built-in)."""
-    got = _USER.get(code)
+    got = _USER.get(id(code))
     if got is None:
-        got = _USER[code] = _is_user_file(code.co_filename)
-    return got
+        got = _USER[id(code)] = (code, _is_user_file(code.co_filename))
+    return got[1]
 
 
-_USER = {}
+_USER = {}  # id(code) -> (code, is_user_code(code)), as _CODE (co_filename)
 
 
 def _is_user_file(f):

@@ -7,6 +7,8 @@ its state changed between the calls; after every call the result, the
 printed text, the raised error and the program's state must be eager's.
 Each test says what hop answered before its fix."""
 
+import contextlib
+import io
 import sys
 import warnings
 
@@ -396,12 +398,10 @@ def test_a_cached_call_in_a_body_is_a_graph_break_named_by_fullgraph():
             return hop.map(lambda v: v * h(2), x)
     """, "body_cache_full")
     try:
-        # (the site's file is that of the first program with an equal code
-        # object: the translator's _frame_base._CODE is keyed by code equality)
         with pytest.raises(hop.TraceError, match=r"\(CALL\): the map body of hop\.map may "
                                                  r"call the cached h\(\) \(<campaign_s41_"
-                                                 r"\w+>:7\), whose hits and misses a plan "
-                                                 r"cannot count on every call"):
+                                                 r"body_cache_full>:7\), whose hits and misses "
+                                                 r"a plan cannot count on every call"):
             hop.compile(ns["f"], fullgraph=True)(hop.ones(3))
         assert ns["h"].cache_info().hits == ns["h"].cache_info().misses == 0  # (nothing ran)
     finally:
@@ -481,3 +481,31 @@ def test_a_special_method_added_to_a_metaclass_between_calls():
             if i == 2:
                 M.__len__ = lambda cls: 6
     """, name="meta_added")
+
+
+# --------------- the same code at the same line of two modules
+
+def test_a_function_made_in_a_compiled_function_is_its_own_modules():
+    # before: the translator cached what it read of a code object by code
+    # equality, which in 3.11 ignores co_filename and co_qualname: the
+    # second module's compiled f made its lambda from the first module's
+    # code (its file, its __qualname__'s class, its tracebacks)
+    src = """
+        class {cls}:
+            def m(self, x):
+                g = lambda v: v + 1
+                print(g.__code__.co_filename, g.__qualname__)
+                return g(x)
+        def f(x):
+            return {cls}().m(x)
+    """
+    try:
+        for cls, name in (("A", "twin_a"), ("B", "twin_b")):
+            ns = program(src.format(cls=cls), name)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                assert hop.compile(ns["f"])(hop.ones(3)).tolist() == [2.0, 2.0, 2.0]
+            assert out.getvalue() == f"<campaign_s41_{name}> {cls}.m.<locals>.<lambda>\n"
+    finally:
+        sys.modules.pop("campaign_s41_twin_a", None)
+        sys.modules.pop("campaign_s41_twin_b", None)
