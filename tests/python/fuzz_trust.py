@@ -63,6 +63,7 @@ import json
 import math
 import sys
 import threading
+import weakref
 from collections import namedtuple
 
 import numpy as np
@@ -489,6 +490,16 @@ def _holder(kind, w, v):
     return {"w": w, "v": v}  # a pytree hop flattens: the control
 
 
+def _held(v):
+    """A reference to v that gives v while it lives: a weak one where Python
+    allows (a checker that kept the world's replaced objects alive would
+    change what hop's weak guards see), else v held (a namedtuple, a dict)."""
+    try:
+        return weakref.ref(v)
+    except TypeError:
+        return lambda: v
+
+
 def _step_rng(*seed):
     """The values a step writes: a stream of its own, so that a step seed
     equal to the spec's seed still gives new values."""
@@ -600,11 +611,24 @@ class World:
             setattr(self.o, act[1], t)
 
     def identity(self):
-        """What a guard may look at: which objects the names are bound to,
-        and the scalars' types and values (NaN equal to itself)."""
+        """What a guard may look at: which objects the names are bound to
+        (_held: weakly where Python allows, as hop's identity guards hold
+        them), and the scalars' types and values (NaN equal to itself)."""
         sc = {k: (type(v).__name__, "nan" if isinstance(v, float) and math.isnan(v) else v)
               for k, v in self.scalars.items()}
-        return ({k: id(t) for k, t in self.tensors.items()}, sc, id(self.o))
+        return ({k: _held(t) for k, t in self.tensors.items()}, sc, _held(self.o))
+
+    def rebound_since(self, then):
+        """Whether a name, object or scalar an identity() `then` saw was
+        rebound since.  By the objects, not their id()s: an object freed
+        since may have left its address to the one bound now (an
+        ['attr', 'w', ...] step, the trace's o.w freed, its new tensor at
+        the same address), and an id comparison took that for no change and
+        refused hop's GuardError, which rightly sees another object."""
+        tensors, scalars, o = then
+        now = self.identity()
+        return scalars != now[1] or o() is not self.o or \
+            any(ref() is not self.tensors[k] for k, ref in tensors.items())
 
     def sizes(self):
         return {"n": self.n, "m": self.m, "r": self.m}
@@ -835,10 +859,8 @@ def _check_calls(spec, w):
             # Guards may only reject a call whose own path decided a size
             # differently from the trace (hop traces both branches of a cond).
             changed = [d for d in decisions if decide(d, trace_sizes) != decide(d, w.sizes())]
-            guard_ok = {
-                "mutate": False, "plain": False,
-                "branch": bool(changed),
-            }.get(cat, w.identity() != trace_id)
+            guard_ok = bool(changed) if cat == "branch" else \
+                cat not in ("mutate", "plain") and w.rebound_since(trace_id)
             why = (f" (the sizes at the trace {trace_sizes}, now {w.sizes()}; the path taken "
                    f"decides {sorted(set(decisions))}, the same way at both)"
                    if cat == "branch" else "")
