@@ -354,7 +354,7 @@ def _index(t, key):
 
 def getitem(a, key):
     t = a._t
-    if not _C._is_proxy(t) and _core.tracing() and a._run is not None and a._role is None:
+    if not _C._is_proxy(t) and _core.tracing() and a._run is not None and a._made_of_constants():
         r = _fold(a, t, key)
         if r is not None:
             return r

@@ -203,7 +203,16 @@ class ndarray:
         if not _core.tracing():
             return True
         run = _storage.current()
-        return run is not None and self._run is run and self._role is None
+        return run is not None and self._run is run and self._made_of_constants()
+
+    def _made_of_constants(self):
+        """Whether this concrete array, made while a run traces, is one the
+        function made from constants (np.arange(3)) or a view of one: not an
+        argument's, a HOP body operand's, nor a view of a captured array
+        (`G[...]`, `G.T` of a vector G: a view step that is no op leaves the
+        capture's concrete tensor, whose contents change between calls)."""
+        st = self._st
+        return self._role is None and (st is None or (not st.foreign and st.root is None))
 
     def __int__(self):
         self._real_for("int() argument must be a string, a bytes-like object or a real number")
