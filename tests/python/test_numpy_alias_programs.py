@@ -1,0 +1,409 @@
+"""A differential campaign on NumPy programs whose answer depends on
+aliasing (issue #29): short programs of 2-6 statements over two argument
+arrays, a captured global array G and a captured cell array C take views
+(slices with steps, negative ones too, .T, reshape and ravel, x[None],
+np.flip, np.swapaxes, .real and .imag), write through them (setitem with
+int, slice, int-array, mask and Ellipsis keys, augmented assignment, out=,
+where=, np.copyto, fill, overlapping reads such as x[1:] += x[:-1]), read
+the bases and other views again and return a mixture of views and fresh
+arrays.  The arguments may themselves alias (b is a, b a reversed view of
+a, b is G, a a view of G).  Each program runs by NumPy and compiled by
+hop.compile in two worlds of the same arrays, over several calls: with
+fresh arrays, with the same arrays again (the steady plan), or with fresh
+arguments and the same captured arrays.  After each call every result,
+argument and captured array must agree (values, type, dtype, shape,
+strides, flags), which of them share memory, which result is an argument
+or another result, and a write through each result must show in all of
+them as in NumPy's; an earlier call's results must agree after a later
+call.  Where NumPy raises, hop raises the same type and leaves every array
+as NumPy left it.  A failing draw prints the program as source.
+
+With HOP_ALIAS_HNP=1 the draw also makes G and C hop.numpy arrays (captured
+arrays a plan writes back): three worlds, compiled against eager strictly
+and eager against NumPy in values and shared memory.  That mode found the
+open findings kept below as strict xfails (a returned captured hop.numpy
+array is a new array, not it, and a written one the plan's copy; a
+returned reversed view of a hop.numpy argument is a copy; a returned view
+of a rebound captured array is of the old one; `C += 1` rebinds the cell),
+so the plain pass leaves it out until they are fixed."""
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, note, settings, strategies as st
+from hypothesis.control import currently_in_test_context
+
+import hop
+import hop.numpy  # noqa: F401
+from budget import examples
+
+# (template, ndim of the result from the operand's, minimum operand ndim)
+VIEWS = (("{x}[1:]", 0, 1), ("{x}[::-1]", 0, 1), ("{x}[::2]", 0, 1), ("{x}[..., ::-2]", 0, 1),
+         ("{x}.T", 0, 0), ("{x}.reshape(-1)", None, 0), ("{x}.ravel()", None, 0),
+         ("{x}[None]", 1, 0), ("np.flip({x})", 0, 0), ("np.swapaxes({x}, 0, -1)", 0, 1),
+         ("{x}.real", 0, 0), ("{x}.imag", 0, 0), ("{x}[0]", -1, 2), ("{x}[:, 1:]", 0, 2),
+         ("{x}[...]", 0, 0), ("{x}.view()", 0, 0), ("{x}[1::-1]", 0, 1),
+         ("{x}[:, ::-1][1:]", 0, 2), ("np.flip({x}, 0)[::2]", 0, 1))
+# Writes through x (at least 1-d; keys on its first axis); {v} a value,
+# {s} a scalar, {y} another array
+WRITES = ("{x}[0] = {v}", "{x}[-1] = {v}", "{x}[::2] = {v}", "{x}[1::-1] = {v}",
+          "{x}[...] = {v}", "{x}[np.abs({x}) > 2] = {s}", "{x}[[0, -1]] = {v}",
+          "{x}[np.array([1, 0, 1])] += {s}", "{x}[np.abs({x}) > 2] += {s}", "{x} += {v}",
+          "{x} *= {s}", "{x}[1:] += {x}[:-1]", "{x}[:-1] -= {x}[1:]", "{x}[::-1] += {x}",
+          "np.add({x}, {v}, out={x})", "np.negative({x}[::-1], out={x})",
+          "np.multiply({x}, {s}, out={x}, where=np.abs({x}) > 2)", "np.copyto({x}, {v})",
+          "np.copyto({x}, {s}, where=np.abs({x}) < 3)", "{x}.fill({s})",
+          "np.add({y}, {x}, out={x})", "np.subtract({x}[1:], {x}[:-1], out={x}[:-1])",
+          "{x}[..., 0] = {x}[..., -1]", "{x}[np.array([-1, 0])] = {x}[np.array([0, -1])]",
+          "{x}[{y} > 1] = 0")
+SCALARS = ("-1", "2.5", "7", "0")
+VALUES = ("{y}", "{y}[::-1]", "{x}[::-1]", "{x} * 2", "{y}.T")
+# Fresh arrays (and one scalar)
+READS = ("{x} * 1", "{x}.copy()", "{x}.sum(0)", "{x}[np.abs({x}) > 2]", "{x}[[0, -1]]",
+         "{x} + {y}", "{x}.sum()", "np.sort({x}, axis=0)", "{x}[np.array([1, 0])] * 1")
+# How b relates to a (and both to G)
+ALIASING = ("distinct", "b is a", "b = a[::-1]", "b is G", "a = G[:]")
+
+
+def _base(kind, seed):
+    """(a, b) of a layout and dtype kind, G and C; new arrays per call (seed
+    changes their values)."""
+    s = float(seed)
+    if kind == 0:
+        a, b = np.arange(12.0).reshape(3, 4) - s, np.ones((3, 4)) * 2 + s
+    elif kind == 1:
+        a, b = np.asfortranarray(np.arange(12.0).reshape(3, 4)) + s, np.arange(4.0) - s
+    elif kind == 2:
+        a, b = np.arange(24.0).reshape(4, 6)[::2, 1:5] * (s + 1), np.full((2, 4), 3.0 + s)
+    elif kind == 3:
+        a, b = np.arange(12).reshape(3, 4) - seed, np.arange(12).reshape(3, 4) % (5 + seed)
+    elif kind == 4:
+        a = np.arange(12.0).reshape(3, 4) + 1j * (np.arange(12.0)[::-1].reshape(3, 4) - s)
+        b = np.ones((3, 4)) * (2 + s)
+    else:
+        a, b = np.arange(12, dtype=np.float32).reshape(3, 4) + s, np.ones((3, 4)) * (2 - s)
+    g = ((np.arange(a.size).reshape(a.shape) * 3 - seed) % 7).astype(a.dtype)
+    c = np.arange(4.0) - 1 + s
+    return a, b, g, c
+
+
+class World:
+    """One world's arrays: the program's namespace (G), its function (C in
+    its closure), the last arguments, and the call that makes them.
+    captured "hnp": G and C are hop.numpy arrays (captured arrays a
+    compiled function writes back), else NumPy's."""
+
+    def __init__(self, src, kind, aliasing, compiled, captured="np"):
+        self.ns = {"np": np}
+        exec(src, self.ns)  # noqa: S102 (the drawn program)
+        fn = self.ns["make"](None)
+        self.cell = fn.__closure__[fn.__code__.co_freevars.index("C")] \
+            if "C" in fn.__code__.co_freevars else None
+        self.fn = hop.compile(fn) if compiled else fn
+        self.kind, self.aliasing, self.args = kind, aliasing, None
+        self.captured, self.c = captured, None
+
+    def prepare(self, mode, seed):
+        """The arrays of the next call: mode 'fresh' (new arguments and
+        captured arrays), 'args' (new arguments, the same captured ones) or
+        'same' (the arrays of the last call again)."""
+        if mode == "same" and self.args is not None:
+            return
+        a, b, g, c = _base(self.kind, seed)
+        if self.captured == "hnp":
+            g, c = hop.numpy.asarray(g), hop.numpy.asarray(c)
+        if mode == "fresh" or self.args is None:
+            self.ns["G"], self.c = g, c
+            if self.cell is not None:
+                self.cell.cell_contents = c
+        g = self.ns["G"]
+        if self.aliasing == "b is a":
+            b = a
+        elif self.aliasing == "b = a[::-1]":
+            b = a[::-1]
+        elif self.aliasing == "b is G":
+            b = g
+        elif self.aliasing == "a = G[:]":
+            a = g[:]
+        self.args = (a, b)
+
+    def arrays(self):
+        return list(self.args) + [self.ns["G"], self.c]
+
+    def call(self):
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                return self.fn(*self.args), None
+            except Exception as e:  # noqa: BLE001 (compared)
+                return None, e
+
+
+def _numpy(r):
+    """r as NumPy sees it (a hop.numpy array: NumPy's view of its memory)."""
+    return np.asarray(r) if isinstance(r, hop.numpy.ndarray) else r
+
+
+def _layout(r, types=True):
+    """type, dtype, shape, and for an ndarray its strides and flags (those
+    of a hop.numpy array are hop's: its reversed views are copies)."""
+    t = type(r) if types else None
+    if isinstance(r, hop.numpy.ndarray):
+        return (t, r.dtype, r.shape)
+    if not isinstance(r, np.ndarray):
+        return (t, getattr(r, "dtype", None))
+    return (t, r.dtype, r.shape, r.strides, r.flags.writeable, r.flags.c_contiguous,
+            r.flags.f_contiguous)
+
+
+def _same_values(got, want, what, strict=True):
+    """strict: the same type and layout too (else dtype and shape)."""
+    lg, lw = _layout(got, strict), _layout(want, strict)
+    if not strict:
+        lg, lw = lg[:3], lw[:3]
+    assert lg == lw, f"{what}: {lg} vs {lw}"
+    got, want = _numpy(got), _numpy(want)
+    if np.asarray(want).dtype.kind in "fc":
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=0, equal_nan=True, err_msg=what)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=what)
+
+
+def _relations(results, arrays, hnp=False):
+    """Which items (results, then arrays) share memory, which result is
+    which item.  hnp (captured hop.numpy arrays): a hop.numpy array (G or C
+    itself, returned or passed as an argument) is not compared by identity
+    (an open finding, below:
+    test_a_returned_captured_hop_numpy_array_is_that_array), only its
+    memory."""
+    items = [_numpy(x) for x in list(results) + list(arrays)]
+    objs = list(results) + list(arrays)
+    same = (lambda p, q: None if isinstance(p, hop.numpy.ndarray) or
+            isinstance(q, hop.numpy.ndarray) else p is q) if hnp else (lambda p, q: p is q)
+    return ([[isinstance(p, np.ndarray) and isinstance(q, np.ndarray) and
+              np.shares_memory(p, q) for q in items] for p in items],
+            [[same(p, q) for q in objs] for p in results])
+
+
+def _same_state(got, want, what, strict=True):
+    """The two worlds' items (results then arrays) agree."""
+    assert len(got) == len(want), what
+    for i, (g, w) in enumerate(zip(got, want)):
+        _same_values(g, w, f"{what}, item {i}", strict)
+
+
+def _agree(worlds, results, what):
+    """Each world's results and arrays agree with the next one's: the
+    compiled world's with eager's strictly, eager hop.numpy's with NumPy's
+    in values, dtypes, shapes and shared memory."""
+    for (wg, g), (ww, w) in zip(zip(worlds, results), zip(worlds[1:], results[1:])):
+        strict = wg.captured == ww.captured
+        _same_state(list(g) + wg.arrays(), list(w) + ww.arrays(), what, strict)
+        hnp = "hnp" in (wg.captured, ww.captured)
+        rg, rw = _relations(g, wg.arrays(), hnp), _relations(w, ww.arrays(), hnp)
+        assert rg == rw if strict else rg[0] == rw[0], f"{what}: shared memory or identity"
+
+
+def _same_as_numpy(src, kind, aliasing, modes, captured="np"):
+    """Runs the program (source of make(C) returning f(a, b)) compiled,
+    eagerly with the captured arrays of kind `captured` and by NumPy, over
+    the calls of modes, and compares them after each."""
+    what = f"kind {kind}, aliasing {aliasing!r}, captured {captured}, calls {modes}\n{src}"
+    if currently_in_test_context():
+        note(what)
+    worlds = [World(src, kind, aliasing, True, captured), World(src, kind, aliasing, False,
+                                                                captured)]
+    if captured != "np":
+        worlds.append(World(src, kind, aliasing, False))
+    earlier = []
+    for call, mode in enumerate(modes):
+        for w in worlds:
+            w.prepare(mode, call)
+        outs = [w.call() for w in worlds]
+        what = f"call {call} ({mode})"
+        errs = [e for _, e in outs]
+        if errs[-1] is not None:
+            for e in errs[:-1]:
+                assert e is not None, f"{what}: NumPy raised {errs[-1]!r}; hop did not"
+                assert type(e) is type(errs[-1]), f"{what}: NumPy raised {errs[-1]!r}, hop {e!r}"
+            _agree(worlds, [[]] * len(worlds), f"{what}, arrays after the error")
+            continue
+        for e in errs:
+            if e is not None:
+                raise AssertionError(f"{what}: NumPy returned, hop raised {e!r}") from e
+        results = [r for r, _ in outs]
+        assert len({(type(_numpy(r)), len(r)) for r in results}) == 1, what
+        _agree(worlds, results, what)
+        for k, w in enumerate(results[-1]):
+            if isinstance(w, np.ndarray) and w.size and w.flags.writeable:
+                for r in results:
+                    r[k][...] = -7 - k
+                _agree(worlds, results, f"{what} after a write through result {k}")
+        earlier.append(results)
+        for j, rs in enumerate(earlier):
+            for wg, ww, g, w in zip(worlds, worlds[1:], rs, rs[1:]):
+                _same_state(list(g), list(w), f"call {j}'s results after call {call}",
+                            wg.captured == ww.captured)
+
+
+@st.composite
+def programs(draw):
+    """(source, layout kind, aliasing, call modes)."""
+    kind = draw(st.integers(0, 5))
+    ndims = {"a": 2, "b": 1 if kind == 1 else 2, "G": 2, "C": 1}
+    arrays = ["a", "b", "G", "C"]
+    lines, results = [], []
+    for i in range(draw(st.integers(2, 6))):
+        what = draw(st.sampled_from(["view", "view", "write", "write", "write", "read"]))
+        x = draw(st.sampled_from(arrays))
+        y = draw(st.sampled_from(arrays))
+        if what == "view":
+            tpl, d, least = draw(st.sampled_from(VIEWS))
+            if ndims[x] < max(least, 1):
+                x = "a"
+            lines.append(f"v{i} = " + tpl.format(x=x))
+            ndims[f"v{i}"] = 1 if d is None else ndims[x] + d
+            arrays.append(f"v{i}")
+        elif what == "write":
+            if ndims[x] < 1:
+                x = "a"
+            v = draw(st.one_of(st.sampled_from(SCALARS), st.sampled_from(VALUES)))
+            lines.append(draw(st.sampled_from(WRITES)).format(
+                x=x, y=y, s=draw(st.sampled_from(SCALARS)), v=v.format(x=x, y=y)))
+        else:
+            lines.append(f"r{i} = " + draw(st.sampled_from(READS)).format(x=x, y=y))
+            results.append(f"r{i}")
+    ret = draw(st.lists(st.sampled_from(arrays + results), min_size=1, max_size=3, unique=True))
+    lines.append(f"return ({', '.join(ret)},)")
+    src = ("def make(C):\n    def f(a, b):\n        global G\n        nonlocal C\n" + "".join(f"        {s}\n" for s in lines) +
+           "    return f\n")
+    modes = ["fresh"] + draw(st.lists(st.sampled_from(["fresh", "same", "args"]), min_size=1,
+                                      max_size=3))
+    # (captured hop.numpy arrays, World's "hnp", are drawn by hand only
+    # until the open findings below are fixed: HOP_ALIAS_HNP=1)
+    captured = draw(st.sampled_from(["np", "hnp"] if os.environ.get("HOP_ALIAS_HNP") else
+                                    ["np"]))
+    if captured == "hnp":
+        # (G and C rebound to new hop.numpy arrays between calls are left
+        # out: an open finding, test_a_returned_view_of_a_rebound_captured_
+        # hop_numpy_array_is_a_view_of_the_new_array below)
+        modes = ["fresh"] + ["args" if m == "fresh" else m for m in modes[1:]]
+        # (nor `C += v` of the name itself: an open finding, test_an_in_place_
+        # operator_on_a_captured_hop_numpy_name_keeps_the_object below)
+        assume(not any(line[:1] in "GC" and line[1:4] in (" +=", " *=") for line in lines))
+    # (hop.numpy arrays as arguments, G or a view of it, are left out: an
+    # open finding, test_a_reversed_view_of_a_hop_numpy_argument_returned_
+    # is_a_view_of_it below)
+    aliasing = draw(st.sampled_from(ALIASING if captured == "np" else ALIASING[:3]))
+    return src, kind, aliasing, modes, captured
+
+
+@settings(max_examples=examples(200), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(programs())
+def test_programs_writing_through_views_change_what_numpy_changes(program):
+    _same_as_numpy(*program)
+
+
+# The campaign's shrunk failures (each failed before its fix).
+
+def _run_src(body, kind=0, aliasing="distinct", modes=("fresh", "same", "args"),
+             captured="np"):
+    src = "def make(C):\n    def f(a, b):\n        global G\n        nonlocal C\n" + \
+        "".join(f"        {line}\n" for line in body.split(";")) + "    return f\n"
+    _same_as_numpy(src, kind, aliasing, list(modes), captured)
+
+
+@pytest.mark.parametrize("key", ["...", ":", "()"])
+@pytest.mark.parametrize("captured", ["np", "hnp"])
+def test_write_through_a_whole_view_of_a_captured_array_changes_it_as_numpys(key, captured):
+    # `v = G[...]` is the capture's own concrete tensor (the view step is no
+    # op); v[1:] was then folded as a constant the function made, a second
+    # capture over G's memory: hop raised its SharedWrite where NumPy writes G
+    _run_src(f"v0 = G[{key}];v0[1:] += 1;return (a,)", captured=captured)
+    _run_src(f"v0 = C[{key}];v0[::2] *= 2;return (v0 * 1, C * 1)", captured=captured)
+    _run_src(f"v0 = C[{key}];v0[::2] *= 2;return (v0, C)")
+
+
+@pytest.mark.parametrize("read", ["G[...][0]", "G.T[0]", "G[:][1]", "float(G[...][0])",
+                                  "G.T[...][None][0, 1]"])
+def test_element_of_a_whole_view_of_a_global_is_read_on_every_call(read):
+    # the element was folded at trace time (a constant of the plan): after
+    # the caller changed G, the compiled call returned the old value
+    ns = {"np": np, "G": np.arange(3.0)}
+    exec(f"def f(a):\n    return a + {read}\n", ns)  # noqa: S102
+    cf = hop.compile(ns["f"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert cf(np.zeros(1)).tolist() == ns["f"](np.zeros(1)).tolist()
+        ns["G"][...] = 10
+        assert cf(np.zeros(1)).tolist() == [10.0]
+    for G in (hop.numpy.arange(3.0), np.arange(3.0)):
+        ns = {"np": np, "G": G}
+        exec(f"def f(a):\n    return a + {read}\n", ns)  # noqa: S102
+        cf = hop.compile(ns["f"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cf(np.zeros(1))
+            G[...] = 7
+            assert np.asarray(cf(np.zeros(1))).tolist() == [7.0]
+
+
+@pytest.mark.xfail(strict=True, reason="open: a compiled call returns a new hop.numpy array "
+                                       "over a captured hop.numpy array's memory, not the "
+                                       "array itself (the plan's result is its tensor)")
+def test_a_returned_captured_hop_numpy_array_is_that_array():
+    G = hop.numpy.arange(3.0)
+    cf = hop.compile(lambda a: (G, a * 2))
+    assert cf(np.ones(2))[0] is G
+
+
+@pytest.mark.xfail(strict=True, reason="open: a captured hop.numpy array the function writes and "
+                                       "returns comes back as the plan's copy")
+def test_a_written_captured_hop_numpy_array_returned_shares_its_memory():
+    G = hop.numpy.arange(3.0)
+
+    def f(a):
+        G[0] = -1
+        return (G,)
+    r = hop.compile(f)(np.ones(2))[0]
+    assert np.shares_memory(np.asarray(r), np.asarray(G))
+
+
+@pytest.mark.xfail(strict=True, reason="open: a compiled function's result that is a reversed "
+                                       "view of a hop.numpy argument is the plan's copy; "
+                                       "eagerly a write through it reaches the argument")
+def test_a_reversed_view_of_a_hop_numpy_argument_returned_is_a_view_of_it():
+    b = hop.numpy.asarray(np.arange(6.0).reshape(3, 2))
+    r = hop.compile(lambda a, b: (b[::-1],))(np.ones(2), b)[0]
+    r[0, 0] = 100
+    assert np.asarray(b)[-1].tolist() == [100.0, 5.0]
+
+
+@pytest.mark.xfail(strict=True, reason="open: a returned view of a captured hop.numpy array is "
+                                       "made again from the array traced, not the one the "
+                                       "global or cell holds now (same shape: no retrace)")
+def test_a_returned_view_of_a_rebound_captured_hop_numpy_array_is_a_view_of_the_new_array():
+    ns = {"G": hop.numpy.arange(4.0)}
+    exec("def f(a):\n    return (G[1:],)\n", ns)  # noqa: S102
+    cf = hop.compile(ns["f"])
+    cf(np.ones(2))
+    ns["G"] = hop.numpy.arange(4.0) + 10
+    assert np.asarray(cf(np.ones(2))[0]).tolist() == [11.0, 12.0, 13.0]
+
+
+@pytest.mark.xfail(strict=True, reason="open: `C += 1` of a hop.numpy array in a cell, compiled, "
+                                       "leaves a new array in the cell (eagerly the same one)")
+def test_an_in_place_operator_on_a_captured_hop_numpy_name_keeps_the_object():
+    def make(C):
+        def f(a):
+            nonlocal C
+            C += 1
+            return a * 1
+        return f
+    c0 = hop.numpy.arange(3.0)
+    f = make(c0)
+    hop.compile(f)(np.ones(2))
+    assert f.__closure__[0].cell_contents is c0 and np.asarray(c0).tolist() == [1.0, 2.0, 3.0]
