@@ -541,3 +541,34 @@ def test_out_of_bound_python_ints_warn_as_numpy_on_every_call(f):
     cf = hop.compile(f)
     for _ in range(3):
         assert _warned(cf, make) == want
+
+
+def test_a_call_raising_after_a_write_leaves_eagers_writes_and_a_graph_module_none():
+    # The plan writes the caller's array only once it has run: hop.compile
+    # runs a call whose plan raised eagerly, so `a += 1` before NumPy's
+    # IndexError persists as NumPy leaves it (and once, not twice); a
+    # GraphModule raises hop's error with the argument untouched
+    # (docs/ARCHITECTURE.md, the write-back paragraph)
+    def f(a, b):
+        a += 1.0
+        return a[np.argmax(b) + 2]
+    cf = hop.compile(f)
+    for b, want in (([1.0, 0, 0], 1.0), ([0, 1.0, 0], 1.0), ([0, 0, 1.0], None)):
+        got = {}
+        for name, fn in (("eager", f), ("compiled", cf)):
+            a = np.zeros(4)
+            try:
+                r = fn(a, np.array(b))
+            except IndexError as e:
+                r = str(e)
+            got[name] = (r, a.tolist())
+        assert got["compiled"] == got["eager"]
+        if want is None:
+            assert got["eager"] == ("index 4 is out of bounds for axis 0 with size 4", [1.0] * 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gm = hop.trace(f, np.zeros(4), np.array([1.0, 0, 0]))
+    a = np.zeros(4)
+    with pytest.raises(hop.OutOfBoundsError, match="index 4 is out of bounds for dim 0"):
+        gm(a, np.array([0, 0, 1.0]))
+    assert a.tolist() == [0.0] * 4
