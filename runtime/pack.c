@@ -13,7 +13,10 @@
  * where 27 MB are ever live at once).  Packing by size reaches the peak of
  * the live bytes on every program of the benches.
  *
- * The placed buffers are found two ways: in a tree by first use (the
+ * While the order by size is the order of first use (the buffers of a
+ * trace, most of one size), the placed buffers a buffer meets are those
+ * still live when it starts: a sweep over time keeps them (sweep).  Else
+ * the placed buffers are found two ways: in a tree by first use (the
  * latest last use under each node), to list those a buffer meets and sort
  * them by offset, and, once a buffer meets many, in a treap by offset (the
  * first and last uses under each node), to walk the gaps upward through
@@ -177,6 +180,7 @@ typedef struct part {
     uint32_t seed;
     bool treap;  /* whether the placed buffers are in the treap */
     bool walked; /* whether the last placement's walk found its gap */
+    bool marked; /* whether the placed buffers are in the tree (not while sweeping) */
     /* the placed buffers: how many, the end of the highest, the latest
      * first use and the earliest last use */
     int32_t placed, max_def, min_last;
@@ -275,7 +279,8 @@ place_at(part *pt, int32_t i, int64_t at)
     if (__builtin_add_overflow(at, x->size, &end))
         return hop_error(HOP_NOMEM, "the plan's block would exceed the address space");
     pt->off[i] = at;
-    mark_placed(pt, i);
+    if (pt->marked)
+        mark_placed(pt, i);
     if (pt->treap)
         insert(pt, i);
     if (pt->placed++ == 0 || x->def > pt->max_def)
@@ -453,6 +458,58 @@ place_one(part *pt, int32_t i)
     return place_at(pt, i, s.best < 0 ? s.top : s.best);
 }
 
+/* Places the items of pt->order from *k on while that order is by first
+ * use, as one sweep over time; *k: the first it has not placed.
+ *
+ * The buffers of a trace mostly come in one size, so their order by size is
+ * the order of first use, and few of them are live at once (a cond call's
+ * predicate, its branches' values and the result the next call reads).
+ * Placed in order of first use, the placed buffers a buffer meets are
+ * exactly those still live when it starts (each started no later): a list
+ * the sweep keeps, dropping each buffer once a placement starts past its
+ * last use (none placed after meets it either).  Sorted by offset, the
+ * list gives the gap place_one's listing gives, without the tree by first
+ * use, its bisection and its walk down from the root: 106 instructions a
+ * buffer of a loop of cond calls where place_one took 465 (callgrind,
+ * exclusive; the largest exclusive cost of lowering a cond call).  The
+ * sweep stops at a buffer of no bytes (they are placed last, see
+ * place_one), at one that starts before the last placed (the order by size
+ * is no longer by first use), and where PACK_LIST or more placed buffers
+ * are live (sorting them for every placement would cost what listing
+ * costs): place_one places the rest, the tree by first use built then. */
+static hop_status
+sweep(part *pt, int32_t *k)
+{
+    int32_t *live = pt->stack, nlive = 0; /* the treap's path, unused until place_one */
+    for (; *k < pt->m; (*k)++) {
+        int32_t i = pt->order[*k].id;
+        const item *x = &pt->it[i];
+        if (x->size == 0 || (*k > 0 && x->def < pt->max_def))
+            break;
+        int32_t n = 0;
+        for (int32_t j = 0; j < nlive; j++) {
+            int32_t y = live[j];
+            if (pt->it[y].last >= x->def) {
+                live[n] = y;
+                pt->meet[n++] = (span){pt->off[y], pt->off[y] + pt->it[y].size};
+            }
+        }
+        if (n >= PACK_LIST)
+            break;
+        nlive = n;
+        search s = {x, 0, -1, INT64_MAX};
+        sort_spans(pt->meet, n);
+        for (int32_t j = 0; j < n; j++)
+            if (pass(&s, pt->meet[j].lo, pt->meet[j].hi))
+                break;
+        hop_status st = place_at(pt, i, s.best < 0 ? s.top : s.best);
+        if (st != HOP_OK)
+            return st;
+        live[nlive++] = i;
+    }
+    return HOP_OK;
+}
+
 /* The leaves of a tree over m items: the least power of two >= m. */
 static int32_t
 leaves_for(int32_t m)
@@ -468,9 +525,6 @@ leaves_for(int32_t m)
 static hop_status
 pack_part(part *pt, item *bysize, int64_t *top)
 {
-    pt->leaves = leaves_for(pt->m);
-    for (int32_t n = 0; n < 2 * pt->leaves; n++)
-        pt->tree[n] = -1;
     /* bysize[k].id: the item's position in it[] */
     for (int32_t i = 0; i < pt->m; i++)
         bysize[i] = (item){pt->it[i].size, 0, pt->it[i].def, 0, i};
@@ -482,11 +536,22 @@ pack_part(part *pt, item *bysize, int64_t *top)
     pt->treap = pt->walked = false;
     pt->placed = 0;
     pt->top = 0;
-    for (int32_t k = 0; k < pt->m; k++) {
-        hop_status st = place_one(pt, bysize[k].id);
-        if (st != HOP_OK)
-            return st;
+    pt->marked = false;
+    int32_t k = 0;
+    hop_status st = sweep(pt, &k);
+    if (st != HOP_OK)
+        return st;
+    if (k < pt->m) { /* the tree by first use, of the buffers the sweep placed */
+        pt->leaves = leaves_for(pt->m);
+        for (int32_t n = 0; n < 2 * pt->leaves; n++)
+            pt->tree[n] = -1;
+        for (int32_t j = 0; j < k; j++)
+            mark_placed(pt, bysize[j].id);
+        pt->marked = true;
     }
+    for (; k < pt->m; k++)
+        if ((st = place_one(pt, bysize[k].id)) != HOP_OK)
+            return st;
     *top = pt->top;
     return HOP_OK;
 }

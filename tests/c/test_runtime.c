@@ -1813,7 +1813,10 @@ pack_rand(uint32_t below)
 
 /* One random memory plan of each kind n buffers long: live ranges of every
  * length, buffers all live at once, sums over them, sizes equal, in a few
- * classes or each its own, zero-size buffers, several routines. */
+ * classes or each its own, zero-size buffers, several routines; and plans
+ * whose order by size is their order of first use, few live at once (runs
+ * of cond calls), for all of the plan or up to a point, or with stretches
+ * where more live at once than pack.c's sweep lists. */
 static void
 random_plan(int kind, int32_t n, hop__buffer *bufs, int64_t *bytes)
 {
@@ -1821,7 +1824,7 @@ random_plan(int kind, int32_t n, hop__buffer *bufs, int64_t *bytes)
     for (int32_t b = 0; b < n; b++) {
         int32_t def = (int32_t)pack_rand((uint32_t)n * 2), len = (int32_t)pack_rand((uint32_t)span);
         int64_t size = 64 * (1 + pack_rand(8));
-        switch (kind % 6) {
+        switch (kind % 8) {
         case 0: /* random ranges, sizes in a few classes */
             break;
         case 1: /* each size its own, some zero */
@@ -1846,13 +1849,24 @@ random_plan(int kind, int32_t n, hop__buffer *bufs, int64_t *bytes)
             len = 1 + (int32_t)pack_rand(3);
             size = 256;
             break;
-        default: /* long and short ranges mixed, sizes far apart */
+        case 5: /* long and short ranges mixed, sizes far apart */
             len = pack_rand(2) ? len : n * 2;
             size = pack_rand(2) ? 64 : 64 * (1 + pack_rand(1000));
             break;
+        case 6: /* cond calls: in order, one size, a few live; now and then many */
+            def = b;
+            len = (b / 24) % 3 == 2 ? (int32_t)pack_rand(40) : (int32_t)pack_rand(6);
+            size = 64;
+            break;
+        default: /* in order of first use, sizes falling, now and then one out of order */
+            def = b;
+            len = (int32_t)pack_rand(8);
+            size = pack_rand(16) == 0 ? 64 * (1 + (int64_t)pack_rand(64)) : 64 * (1 + (n - b) / 4);
+            size = pack_rand(32) == 0 ? 0 : size - (int64_t)pack_rand(64);
+            break;
         }
         bufs[b] = (hop__buffer){.slot = b,
-                                .routine = kind >= 6 ? (int32_t)pack_rand(3) : 0,
+                                .routine = kind >= 8 ? (int32_t)pack_rand(3) : 0,
                                 .def = def,
                                 .last = def + len};
         bytes[b] = size;
@@ -1860,11 +1874,12 @@ random_plan(int kind, int32_t n, hop__buffer *bufs, int64_t *bytes)
 }
 
 /* hop__pack gives every buffer the offset the plain algorithm gives it, on
- * 3,000 random plans of up to 300 buffers: its two searches (listing the
- * buffers met off the tree by first use and sorting them, walking the
- * treap by offset past subtrees that cannot meet a buffer and stopping at
- * a gap of exactly its size) and its shortcut (the top for a buffer meeting
- * all placed ones) change how the gaps are found, never which is taken. */
+ * 4,000 random plans of up to 300 buffers: its three searches (a sweep
+ * while buffers come in order of first use, listing the buffers met off
+ * the tree by first use and sorting them, walking the treap by offset past
+ * subtrees that cannot meet a buffer and stopping at a gap of exactly its
+ * size) and its shortcut (the top for a buffer meeting all placed ones)
+ * change how the gaps are found, never which is taken. */
 static void
 test_pack_places_every_buffer_where_the_plain_greedy_does(void **state)
 {
@@ -1875,8 +1890,8 @@ test_pack_places_every_buffer_where_the_plain_greedy_does(void **state)
     void *scratch = malloc(hop__pack_scratch_bytes(MAXN));
     assert_non_null(bufs);
     assert_non_null(scratch);
-    for (int round = 0; round < 3000; round++) {
-        int kind = round % 12;
+    for (int round = 0; round < 4000; round++) {
+        int kind = round % 16;
         int32_t n = 1 + (int32_t)pack_rand(round % 3 == 0 ? MAXN : 40);
         random_plan(kind, n, bufs, bytes);
         int64_t total = -1, want_total = ref_pack(bufs, n, bytes, want);
@@ -1891,6 +1906,72 @@ test_pack_places_every_buffer_where_the_plain_greedy_does(void **state)
     }
     free(scratch);
     free(bufs);
+}
+
+/* Packs n buffers (one routine), checks them against ref_pack and that no
+ * two whose live ranges meet share a byte, and returns the block's size. */
+static int64_t
+pack_checked(int32_t n, const int32_t (*range)[2], const int64_t *bytes, int64_t *off)
+{
+    hop__buffer bufs[16];
+    int64_t want[16], total = -1;
+    assert_true(n <= 16);
+    for (int32_t b = 0; b < n; b++)
+        bufs[b] = (hop__buffer){.slot = b, .def = range[b][0], .last = range[b][1]};
+    void *scratch = malloc(hop__pack_scratch_bytes(n));
+    assert_non_null(scratch);
+    assert_int_equal(hop__pack(bufs, n, bytes, NULL, scratch, off, &total), HOP_OK);
+    free(scratch);
+    assert_int_equal(total, ref_pack(bufs, n, bytes, want));
+    for (int32_t b = 0; b < n; b++) {
+        assert_int_equal(off[b], want[b]);
+        for (int32_t c = 0; c < b; c++)
+            if (range[b][0] <= range[c][1] && range[c][0] <= range[b][1])
+                assert_true(off[b] >= off[c] + bytes[c] || off[c] >= off[b] + bytes[b]);
+    }
+    return total;
+}
+
+/* Buffers in order of first use, largest first (pack.c sweeps them without
+ * its tree): the last one starts when b1 and b3 are live, below them a gap
+ * of 128 bytes at 0 and between them one of 64; it takes the smaller gap,
+ * as the general search does, not the lowest free place. */
+static void
+test_pack_sweep_takes_the_smallest_gap_a_buffer_fits(void **state)
+{
+    (void)state;
+    static const int32_t range[5][2] = {{0, 1}, {0, 9}, {0, 1}, {0, 9}, {2, 9}};
+    static const int64_t bytes[5] = {128, 64, 64, 64, 64};
+    int64_t off[5];
+    assert_int_equal(pack_checked(5, range, bytes, off), 320);
+    assert_true(off[0] == 0 && off[1] == 128 && off[2] == 192 && off[3] == 256);
+    assert_int_equal(off[4], 192);
+}
+
+/* Three cond calls' buffers (predicate, its test, both branches' values,
+ * live till the next call's result is made: the plan of a traced loop of
+ * conds): in order, one size, at most four live at once; then the same with
+ * a larger buffer made last, so that the order by size is not the order of
+ * first use (placed first, it sends pack.c's sweep back to the general
+ * search) and with one value live through all of them.  Both are packed
+ * where the plain greedy packs them, no two live buffers sharing a byte. */
+static void
+test_pack_places_cond_calls_with_and_without_the_sweep(void **state)
+{
+    (void)state;
+    static const int32_t chain[10][2] = {{2, 3},   {3, 4},   {5, 16},  {6, 16},  {10, 11},
+                                         {11, 12}, {13, 23}, {14, 23}, {18, 19}, {19, 20}};
+    static const int64_t same[10] = {4, 1, 64, 64, 4, 1, 64, 64, 4, 1};
+    int64_t off[11];
+    assert_int_equal(pack_checked(10, chain, same, off), 256);
+    static const int32_t mixed[11][2] = {{2, 3},   {3, 4},   {5, 16},  {6, 16}, {10, 11}, {11, 12},
+                                         {13, 23}, {14, 23}, {18, 19}, {0, 20}, {21, 30}};
+    static const int64_t sizes[11] = {4, 1, 64, 64, 4, 1, 64, 64, 4, 256, 512};
+    /* the 512 bytes and the value live through the calls (they never meet)
+     * both at 0; the calls' values above the 256 bytes, except the last
+     * call's branch values, which meet the 512 bytes too */
+    assert_int_equal(pack_checked(11, mixed, sizes, off), 640);
+    assert_true(off[10] == 0 && off[9] == 0 && off[6] == 512 && off[7] == 576);
 }
 
 /* Thread CPU seconds to pack a plan of n buffers, the least of three:
@@ -2013,6 +2094,8 @@ main(void)
         cmocka_unit_test(test_fp_status_of_a_pool_job_includes_its_workers_flags),
         cmocka_unit_test(test_memory_order_is_numpys),
         cmocka_unit_test(test_pack_places_every_buffer_where_the_plain_greedy_does),
+        cmocka_unit_test(test_pack_sweep_takes_the_smallest_gap_a_buffer_fits),
+        cmocka_unit_test(test_pack_places_cond_calls_with_and_without_the_sweep),
         cmocka_unit_test(
             test_pack_costs_about_the_same_per_buffer_at_eight_times_as_many_live_at_once),
         cmocka_unit_test(
