@@ -126,9 +126,17 @@ hop_lower_select_dim(hop_lower_ctx *cx, hop_pval base, int dim, hop_pval index, 
         return HOP_NOMEM;
     b = &cx->slots[base.id];
     hop__slot s = {.kind = HOP__S_VIEW, .dtype = b->dtype, .rank = b->rank - 1, .buffer = -1};
-    for (int d = 0, k = 0; d < b->rank; d++)
-        if (d != dim)
-            s.sizes[k++] = b->sizes[d];
+    if (dim == 0) { /* its sizes are the tail of the base's */
+        s.sizes = b->sizes + 1;
+    } else {
+        const hop__xprog **sz = hop__arena_alloc(&cx->plan->arena, (size_t)s.rank * sizeof *sz);
+        if (sz == NULL)
+            return HOP_NOMEM;
+        for (int d = 0, k = 0; d < b->rank; d++)
+            if (d != dim)
+                sz[k++] = b->sizes[d];
+        s.sizes = sz;
+    }
     if (b->name && (s.name = hop__note(cx, "%s[i]", b->name)) == NULL)
         return HOP_NOMEM;
     int32_t slot = (int32_t)cx->nslots;

@@ -208,9 +208,15 @@ hop__new_slot(hop_lower_ctx *cx, hop__skind kind, const hop_meta *meta, const ch
     hop__slot s = {.kind = kind, .dtype = meta->dtype, .rank = meta->rank, .buffer = -1};
     if (name && (s.name = hop__arena_strdup(&cx->plan->arena, name)) == NULL)
         return HOP_NOMEM;
-    for (int d = 0; d < meta->rank; d++)
-        if ((s.sizes[d] = hop__xcompile(cx, meta->sizes[d])) == NULL)
-            return hop__nomem_or(hop_error_code());
+    if (meta->rank > 0) {
+        const hop__xprog **sz = hop__arena_alloc(&cx->plan->arena, (size_t)meta->rank * sizeof *sz);
+        if (sz == NULL)
+            return HOP_NOMEM;
+        for (int d = 0; d < meta->rank; d++)
+            if ((sz[d] = hop__xcompile(cx, meta->sizes[d])) == NULL)
+                return hop__nomem_or(hop_error_code());
+        s.sizes = sz;
+    }
     if (kind == HOP__S_BUFFER) {
         if (hop__grow((void **)&cx->buffers, &cx->capbuffers, cx->nbuffers + 1,
                       sizeof *cx->buffers) != HOP_OK)

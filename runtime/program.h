@@ -289,10 +289,15 @@ extern const char *const hop__skind_names[];
 typedef struct hop__slot {
     const char *name; /* the node it holds, for dumps */
     const char *what; /* the op that makes it (`matmul`), for messages; else NULL */
+    /* its rank sizes, in the plan's arena (a select of dim 0 shares the
+     * tail of its base's): out of line, a slot is 40 bytes where
+     * HOP_MAX_RANK entries made it 104 (issue #30: a traced cond call's
+     * slots, ten in the plan and as many in lowering's growing array, are
+     * of rank 0 or 1) */
+    const hop__xprog *const *sizes;
     hop__skind kind;
     hop_dtype dtype;
     int rank;
-    const hop__xprog *sizes[HOP_MAX_RANK];
     int32_t buffer; /* BUFFER: index of its buffer; OUTPUT: index of the plan output; else -1 */
 } hop__slot;
 
