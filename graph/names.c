@@ -60,10 +60,10 @@ static const uint64_t keyword_firsts[7] = {
 #undef KW_BIT
 };
 
+/* Whether s, of n bytes, is a Python keyword. */
 static bool
-is_keyword(const char *s)
+is_keyword_n(const char *s, size_t n)
 {
-    size_t n = strlen(s);
     if (n < 2 || n > 8) /* every keyword has 2..8 letters: most names stop here */
         return false;
     /* Op names (`mul`, `add`, `relu`) name most nodes: the first letter and
@@ -84,6 +84,12 @@ is_keyword(const char *s)
             lo = mid + 1;
     }
     return false;
+}
+
+static bool
+is_keyword(const char *s)
+{
+    return is_keyword_n(s, strlen(s));
 }
 
 static bool
@@ -122,11 +128,24 @@ sanitize_into(const char *s, char *out)
     for (const char *p = s; *p; p++)
         out[n++] = is_ident_char(*p) ? *p : '_';
     out[n] = '\0';
-    if (is_keyword(out)) {
+    if (is_keyword_n(out, n)) {
         out[n++] = '_';
         out[n] = '\0';
     }
     return n;
+}
+
+/* The length of s when it is an identifier as it is (sanitize_into would
+ * copy it unchanged, keywords aside), else 0. */
+static size_t
+plain_identifier_len(const char *s)
+{
+    if (!is_ident_start(s[0]))
+        return 0;
+    size_t n = 1;
+    while (is_ident_char(s[n]))
+        n++;
+    return s[n] == '\0' ? n : 0;
 }
 
 char *
@@ -517,8 +536,17 @@ reserve_hashed(hop_graph *g, const char *base, size_t blen, uint32_t bhash,
 hop_status
 hop__name_reserve(hop_graph *g, const char *base, hop__name_claim *claim)
 {
-    size_t cap = strlen(base) + 3; /* sanitising */
+    /* Most bases are identifiers already (a lifted value's placeholder is
+     * named after its outer value, a capture _tensor_constant<k>): reserved
+     * from base itself, with no sanitised copy and its second strlen (~300
+     * instructions of every placeholder a capture makes, issue #30).  A
+     * base too long for small takes the general path, its copy allocated
+     * as before (test_graph's failed rename needs that allocation). */
     char small[128];
+    size_t plain = plain_identifier_len(base);
+    if (plain > 0 && plain + 3 <= sizeof small && !is_keyword_n(base, plain))
+        return reserve_hashed(g, base, plain, name_hash(base, plain), claim);
+    size_t cap = strlen(base) + 3; /* sanitising */
     char *buf = cap <= sizeof small ? small : hop__malloc(cap);
     if (buf == NULL)
         return HOP_NOMEM;

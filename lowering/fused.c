@@ -282,7 +282,9 @@ scalar_value(const hop_arg *a, hop_dtype need, hop_dtype opdtype, unsigned char 
 static int
 member_of(hop_lower_ctx *cx, const hop_arg *a, int before)
 {
-    if (a->kind != HOP_ARG_NODE)
+    /* Members are call_op nodes (hop__fused_ok_into): a placeholder, a
+     * capture's, is no member, with no lookup of its entry. */
+    if (a->kind != HOP_ARG_NODE || a->u.node->kind != HOP_NODE_CALL_OP)
         return -1;
     const hop__vmap *m = hop__vmap_get(cx, a->u.node, false);
     return m && m->group == cx->group && m->member >= 0 && m->member < before ? m->member : -1;
@@ -486,12 +488,20 @@ group_text(hop_lower_ctx *cx, const hop_node *const *members, const hop__fbuilt 
  *
  * Members skip .. skip + nskip - 1 are left out, their last one's result
  * read as a tensor input (a cut member's run of members: see
- * hop__fused_fits).  It writes only what the check reads; build_steps
- * zeroes the steps first, a trial (hop__fused_fits) leaves them as they are.
+ * hop__fused_fits).  It writes only what the check reads.  Building
+ * (zeroed not NULL, no member left out), it zeroes the steps first, a block
+ * of ZERO_STEPS at a time as it reaches them, steps [0, *zeroed) being
+ * zeroed: a group too big for its inputs stops a few steps in, where
+ * zeroing its nm steps at once was ~700 instructions of every capture of a
+ * chain of adds over captures (a failed build of 64 steps, 10 KB, a group
+ * of 7 adds, issue #30).  A trial (hop__fused_fits) leaves them as they
+ * are.
  */
+enum { ZERO_STEPS = 8 };
+
 static hop_status
 fit_steps(hop_lower_ctx *cx, const hop_node *const *members, int nm, int skip, int nskip,
-          bool quiet, hop__fgroup *g, const hop_node **in_nodes)
+          bool quiet, hop__fgroup *g, const hop_node **in_nodes, int *zeroed)
 {
     int reg_of[HOP__F_MAXSTEPS]; /* register of each member's result */
     bool busy[HOP__F_MAXREGS] = {false};
@@ -502,12 +512,23 @@ fit_steps(hop_lower_ctx *cx, const hop_node *const *members, int nm, int skip, i
         }
         const hop_node *n = members[s];
         hop__fstep *st = &g->steps[s];
+        if (zeroed && s == *zeroed) {
+            int k = nm - s < ZERO_STEPS ? nm - s : ZERO_STEPS;
+            memset(st, 0, (size_t)k * sizeof *st);
+            *zeroed = s + k;
+        }
         st->nin = n_operands(n);
         int freed[3], nfreed = 0;
         for (int i = 0; i < st->nin; i++) {
             const hop_arg *a = &n->args[i];
             hop__fopnd *o = &st->in[i];
-            int member = member_of(cx, a, s);
+            /* A chain's operand is the member just before (fusion planning
+             * tries a group ~6 times a cut, each step looking its operands
+             * up: ~700 instructions of every capture of a chain of adds
+             * over captures, issue #30). */
+            int member = s > 0 && a->kind == HOP_ARG_NODE && a->u.node == members[s - 1]
+                             ? s - 1
+                             : member_of(cx, a, s);
             if (member >= skip && member - skip < nskip)
                 member = -1; /* the cut member's result: an input */
             if (member >= 0) {
@@ -607,16 +628,16 @@ build_steps(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *memb
 {
     if (nm > HOP__F_MAXSTEPS)
         return full(cx, quiet, "steps");
-    /* The nm steps are zeroed in one call (the steps past nm are never read;
-     * zeroing all 64 was ~6 K instructions of every node of a long chain,
-     * issue #30): a group is built once it fits (hop__fused_fits), and one
-     * memset per 152-byte step was a string store's start-up each, ~30% of
-     * fit_steps' time in trace_node's chain (perf). */
+    /* The nm steps are zeroed by fit_steps, ZERO_STEPS at a time (the
+     * steps past nm are never read; zeroing all 64 was ~6 K instructions of
+     * every node of a long chain, issue #30; one memset per 152-byte step
+     * was a string store's start-up each, ~30% of fit_steps' time in
+     * trace_node's chain, perf). */
     memset(g, 0, hop__fgroup_bytes(0));
-    memset(g->steps, 0, (size_t)nm * sizeof g->steps[0]);
     g->out = -1;
     g->odtype = root->meta->meta.dtype;
-    hop_status st = fit_steps(cx, members, nm, 0, 0, quiet, g, in_nodes);
+    int zeroed = 0;
+    hop_status st = fit_steps(cx, members, nm, 0, 0, quiet, g, in_nodes, &zeroed);
     if (st != HOP_OK)
         return st;
     fill_steps(cx, members, nm, g);
@@ -638,7 +659,7 @@ hop__fused_fits(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *
     hop__fgroup *g = cx->fscratch;
     memset(g, 0, hop__fgroup_bytes(0));
     g->odtype = root->meta->meta.dtype;
-    return fit_steps(cx, members, nm, skip, nskip, true, g, in_nodes) == HOP_OK;
+    return fit_steps(cx, members, nm, skip, nskip, true, g, in_nodes, NULL) == HOP_OK;
 }
 
 hop_status

@@ -29,6 +29,7 @@ typedef struct note_entry {
 typedef struct note_table {
     note_entry *map;
     hop__arena arena;
+    const char *last; /* the note copied last (in arena), or NULL */
 } note_table;
 
 static const char notes_key = 0; /* the og data key: its address */
@@ -58,9 +59,13 @@ hop_output_graph_set_lift_note(hop_output_graph *og, const hop_node *placeholder
             return HOP_NOMEM;
         }
     }
-    char *copy = hop__arena_strdup(&t->arena, note);
+    /* A loop's lifts note one place again and again (every capture of a
+     * list a body adds up): they share its copy. */
+    const char *copy =
+        t->last && strcmp(t->last, note) == 0 ? t->last : hop__arena_strdup(&t->arena, note);
     if (copy == NULL)
         return HOP_NOMEM;
+    t->last = copy;
     note_entry *e = NULL;
     HASH_FIND_PTR(t->map, &placeholder, e);
     if (e) {

@@ -324,26 +324,29 @@ hop_output_graph_capture(hop_output_graph *og, const void *identity, const char 
     e = hop__malloc(sizeof *e);
     if (e == NULL)
         return NULL;
-    hop_checkpoint *cp = hop_output_graph_checkpoint(og);
-    bool dims[HOP_MAX_RANK];
-    hop_node *node =
-        cp ? add_root_tensor(og, name, dtype, rank, sizes, same_for_every_dim(dynamic, dims),
-                             (hop_source){.kind = HOP_SOURCE_CAPTURE, .identity = identity})
-           : NULL;
-    hop_status st = HOP_NOMEM;
-    if (node) {
-        e->identity = identity;
-        e->node = node;
-        HOP_HASH_ADD(st, hh, og->captures, identity, sizeof e->identity, e);
-    }
+    /* The entry goes in first, the one step that can fail after it
+     * (add_root_tensor) leaves every state as it was when it fails, and the
+     * entry comes out again: no checkpoint (its allocation and its tracer
+     * scope were ~400 instructions of every capture, issue #30). */
+    e->identity = identity;
+    e->node = NULL;
+    hop_status st;
+    HOP_HASH_ADD(st, hh, og->captures, identity, sizeof e->identity, e);
     if (st != HOP_OK) {
         hop__free(e);
-        if (cp)
-            hop_output_graph_restore(og, cp);
         return NULL;
     }
+    bool dims[HOP_MAX_RANK];
+    hop_node *node =
+        add_root_tensor(og, name, dtype, rank, sizes, same_for_every_dim(dynamic, dims),
+                        (hop_source){.kind = HOP_SOURCE_CAPTURE, .identity = identity});
+    if (node == NULL) {
+        HASH_DEL(og->captures, e);
+        hop__free(e);
+        return NULL;
+    }
+    e->node = node;
     og->capture_log[og->ncaptures++] = e;
-    hop_checkpoint_free(cp);
     return node;
 }
 

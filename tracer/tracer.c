@@ -745,12 +745,15 @@ localize_args(hop_tracer *t, hop_arg *args, size_t n)
     return HOP_OK;
 }
 
-/* A deep copy of args in one block (lists point inside it), or NULL. */
+/* A deep copy of args in one block (lists point inside it): small, which
+ * has room for nsmall arguments, when they fit (an op's few: a malloc and a
+ * free were ~250 instructions of every op that lifts a value, issue #30),
+ * else allocated; NULL when out of memory. */
 static hop_arg *
-copy_args(const hop_arg *args, size_t n)
+copy_args(const hop_arg *args, size_t n, hop_arg *small, size_t nsmall)
 {
     size_t total = hop_args_count(args, n);
-    hop_arg *block = hop__malloc((total ? total : 1) * sizeof *block);
+    hop_arg *block = total <= nsmall ? small : hop__malloc(total * sizeof *block);
     if (block == NULL)
         return NULL;
     hop_arg *spare = block + n;
@@ -844,7 +847,8 @@ record(hop_tracer *t, record_kind kind, hop_op op, const hop_arg *args, size_t n
     hop__tracer_scope scope;
     hop__tracer_scope_begin(t, &scope);
     hop_node *node = NULL;
-    hop_arg *copy = local ? NULL : copy_args(args, nargs);
+    hop_arg small[8];
+    hop_arg *copy = local ? NULL : copy_args(args, nargs, small, HOP__ARRAY_LEN(small));
     if (local || copy) {
         if (local || localize_args(t, copy, nargs) == HOP_OK) {
             node = add_node(t, kind, op, local ? args : copy, nargs, fc);
@@ -852,7 +856,8 @@ record(hop_tracer *t, record_kind kind, hop_op op, const hop_arg *args, size_t n
     }
     if (node && kind == RECORD_OP && bind_new_symbols(t, op, node) != HOP_OK)
         node = NULL;
-    hop__free(copy);
+    if (copy != small)
+        hop__free(copy);
     hop__tracer_scope_end(&scope, node == NULL, NULL, NULL);
     return node;
 }

@@ -136,31 +136,44 @@ capture_name(char *name, size_t cap, PyObject *hint, long k)
  * OutputGraph knows the tensor by its address, so the trace keeps it alive
  * first: an input whose object died could be matched by a new object at the
  * same address.  A failed HOP call takes its captures out of the OutputGraph
- * again; the object stays kept, which is harmless.
+ * again; the object stays kept, which is harmless.  The keeping is an append
+ * to a list, taken back when the tensor was captured already (a dict keyed
+ * by the address, and the key's int, were ~600 instructions of every
+ * capture, issue #30); a name hint is looked up only when the trace has
+ * any.
  */
 static hop_node *
 capture(TraceObject *tr, TensorObject *t)
 {
-    PyObject *key = PyLong_FromVoidPtr(t);
-    if (key == NULL)
-        return NULL;
-    PyObject *hint = PyDict_GetItemWithError(tr->names, key);
-    bool ok = (hint != NULL || !PyErr_Occurred()) &&
-              PyDict_SetDefault(tr->kept, key, (PyObject *)t) != NULL;
-    Py_DECREF(key);
-    if (!ok)
+    PyObject *hint = NULL;
+    if (PyDict_GET_SIZE(tr->names) > 0) {
+        PyObject *key = PyLong_FromVoidPtr(t);
+        if (key == NULL)
+            return NULL;
+        hint = PyDict_GetItemWithError(tr->names, key);
+        Py_DECREF(key);
+        if (hint == NULL && PyErr_Occurred())
+            return NULL;
+    }
+    if (PyList_Append(tr->kept, (PyObject *)t) < 0)
         return NULL;
     char name[128];
     capture_name(name, sizeof name, hint, tr->nconstants);
     size_t before = hop_output_graph_ninputs(tr->og);
     hop_node *n = hop_output_graph_capture(tr->og, t, name, t->t->dtype, t->t->rank, t->t->sizes,
                                            false);
-    if (n == NULL) {
-        hop_py_raise();
-        return NULL;
-    }
-    if (hop_output_graph_ninputs(tr->og) != before && hint == NULL)
+    if (hop_output_graph_ninputs(tr->og) == before) {
+        /* Kept since its first capture (or nothing was captured): the last
+         * item goes again, as list.pop() takes it. */
+        Py_ssize_t k = PyList_GET_SIZE(tr->kept) - 1;
+        PyObject *last = PyList_GET_ITEM(tr->kept, k);
+        Py_SET_SIZE(tr->kept, k);
+        Py_DECREF(last);
+    } else if (hint == NULL) {
         tr->nconstants++;
+    }
+    if (n == NULL)
+        hop_py_raise();
     return n;
 }
 
@@ -472,7 +485,7 @@ trace_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     tr->og = hop_output_graph_new();
     if (tr->og)
         hop_py_install_lift_hook(tr->og);
-    tr->kept = PyDict_New();
+    tr->kept = PyList_New(0);
     tr->names = PyDict_New();
     tr->scratch = PyDict_New();
     if (tr->og == NULL || tr->kept == NULL || tr->names == NULL || tr->scratch == NULL) {
@@ -970,16 +983,9 @@ hop_py_trace_from_og(hop_output_graph *og, PyObject *captures)
     }
     tr->og = og;
     tr->loaded = 1;
-    tr->kept = PyDict_New();
+    tr->kept = captures ? PyList_GetSlice(captures, 0, PyList_GET_SIZE(captures)) : PyList_New(0);
     tr->names = PyDict_New();
     tr->scratch = PyDict_New();
-    for (Py_ssize_t i = 0; tr->kept && captures && i < PyList_GET_SIZE(captures); i++) {
-        PyObject *t = PyList_GET_ITEM(captures, i);
-        PyObject *key = PyLong_FromVoidPtr(t);
-        if (key == NULL || PyDict_SetItem(tr->kept, key, t) < 0)
-            Py_CLEAR(tr->kept);
-        Py_XDECREF(key);
-    }
     if (tr->kept == NULL || tr->names == NULL || tr->scratch == NULL) {
         Py_DECREF(tr);
         return NULL;

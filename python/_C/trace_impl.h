@@ -22,7 +22,7 @@
 typedef struct TraceObject {
     PyObject_HEAD
     hop_output_graph *og;
-    PyObject *kept;     /* dict id(obj) -> obj: every tensor ever captured, kept alive */
+    PyObject *kept;     /* list: every tensor ever captured, kept alive */
     PyObject *names;    /* dict id(obj) -> name hint for captured tensors */
     PyObject *scratch;  /* dict for the Python layer's per-trace state */
     int active; /* tracing: then it is `current` of the thread that started it */
