@@ -98,6 +98,9 @@ hop__parmap_runs(void)
 
 typedef struct pjob {
     hop__frame *f;
+    const hop__parloop *d;
+    int n;      /* the threads it may run on */
+    bool split; /* it runs on the pool: the worker frames are prepared */
     int32_t body, next, ireg;
     int64_t rows, chunk;
     _Atomic int64_t cursor;
@@ -201,6 +204,20 @@ seed(hop__frame *f, hop__frame *w, const hop__parloop *d)
     }
 }
 
+/* The pool splits the loop (hop__pool_run_loop's setup): the worker
+ * frames start from the caller's state, before any row runs. */
+static void
+setup(const void *ctx)
+{
+    pjob *j = (pjob *)ctx;
+    for (int k = 0; k < j->n - 1; k++) {
+        prepare(j->f, j->f->subs[k], k, j->d);
+        seed(j->f, j->f->subs[k], j->d);
+    }
+    j->split = true;
+    ANNOTATE_HAPPENS_BEFORE(&j->cursor);
+}
+
 static void
 gather(hop__frame *f, int n, const hop__parloop *d)
 {
@@ -225,18 +242,16 @@ hop__parmap_run(hop__frame *f, int32_t pc, bool *ran)
         n = threads;
     if ((int64_t)n > rows)
         n = (int)rows;
-    if (n < 2 || f->block == NULL || sat_mul(rows, row_work(f, d)) < GRAIN)
+    int64_t work = sat_mul(rows, row_work(f, d));
+    if (n < 2 || f->block == NULL || work < GRAIN)
         return HOP_OK;
-    for (int k = 0; k < n - 1; k++) {
-        prepare(f, f->subs[k], k, d);
-        seed(f, f->subs[k], d);
-    }
     for (int k = 0; k < n; k++) {
         hop__frame *w = k ? f->subs[k - 1] : f;
         w->perr = HOP_OK;
         w->prow = INT64_MAX;
     }
-    pjob j = {.f = f, .body = pc + 1, .next = in->p2 - 1, .ireg = in->p1, .rows = rows};
+    pjob j = {
+        .f = f, .d = d, .n = n, .body = pc + 1, .next = in->p2 - 1, .ireg = in->p1, .rows = rows};
     /* Chunks small enough to balance, large enough that the counter is
      * not contended. */
     j.chunk = rows / ((int64_t)n * 8);
@@ -245,11 +260,14 @@ hop__parmap_run(hop__frame *f, int32_t pc, bool *ran)
     atomic_init(&j.cursor, 0);
     atomic_init(&j.failrow, INT64_MAX);
     atomic_fetch_add(&dispatches, 1);
-    ANNOTATE_HAPPENS_BEFORE(&j.cursor);
-    hop__pool_run_polled(piece, &j, n, poll_interrupt, &j);
+    /* The pool runs the loop split or on the caller alone (piece 0 of 1
+     * then claims every chunk), whichever its last runs found faster
+     * (pool.c); the worker frames, made at Layout, are kept either way. */
+    hop__pool_run_loop(piece, &j, n, work, d, setup, poll_interrupt, &j);
     ANNOTATE_HAPPENS_AFTER(&j.failrow);
     *ran = true;
-    gather(f, n, d);
+    if (j.split)
+        gather(f, n, d);
     const hop__frame *bad = NULL;
     for (int k = 0; k < n; k++) {
         const hop__frame *w = k ? f->subs[k - 1] : f;

@@ -18,6 +18,8 @@
  * piece in its hands; a worker that wakes up after the last piece was taken
  * costs nothing.  A job never runs on more threads than the setting: a
  * worker takes a seat first, and there are threads - 1 seats per job.
+ * Whether a job is split at all is its kind's figures' call (below), for a
+ * plan's parallel loop too (hop__pool_run_loop).
  *
  * Idle workers spin a little (SPIN_NS: back-to-back kernels from one
  * loop, or calls from Python a few us apart, need no wake-up, which costs
@@ -34,6 +36,7 @@
 
 #include "core/clock.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -299,11 +302,15 @@ hop__pool_run_polled(hop__task_fn fn, const void *ctx, int nth, void (*poll)(con
  * while the caller waited 0.5-20 ms to run again), and a worker descheduled
  * mid-piece keeps the caller waiting as long.  So the pool keeps, per kind
  * of job (its function and the size class of its work: a BLAS call, a
- * fused group of some size, a scan phase), the wall time per unit of work
- * of its last jobs run each way - on the caller alone and on the pool - and
- * runs the next job the way whose median is lower, the pool only when it
- * takes at most MARGIN of the caller's time: hop.set_num_threads(2) then
- * costs about what one thread does when the second does not help.
+ * fused group of some size, a scan phase; a plan's parallel loop, keyed by
+ * the loop), the wall time per unit of work of its last jobs run each way -
+ * on the caller alone and on the pool - and runs the next job the way
+ * whose median is lower, the pool only when it takes at most MARGIN of the
+ * caller's time: hop.set_num_threads(2) then costs about what one thread
+ * does when the second does not help.  A job on the pool that did not
+ * split (one thread ran every piece) loses to any time of the caller's
+ * (see record): on a machine with no core to spare that is how the pool's
+ * jobs run.
  *
  * Wall time of the whole job, the same clock for both ways: what the user
  * waits for.  (The caller's CPU time for its own pieces, the measure before,
@@ -323,6 +330,7 @@ hop__pool_run_polled(hop__task_fn fn, const void *ctx, int nth, void (*poll)(con
  */
 typedef struct kind {
     hop__task_fn fn;      /* NULL: unused */
+    const void *key;      /* the job's own key (a plan's parallel loop), or NULL */
     int size;             /* the size class: log2 of the work */
     float ns[2][SAMPLES]; /* ns per unit of work: [0] on the caller alone, [1] on the pool */
     uint8_t n[2], at[2];  /* figures held and the next to replace, per way */
@@ -345,13 +353,15 @@ size_class(int64_t work)
 }
 
 static kind *
-kind_of(hop__task_fn fn, int size)
+kind_of(hop__task_fn fn, const void *key, int size)
 {
-    uintptr_t h = (uintptr_t)fn * 0x9E3779B97F4A7C15u + (uintptr_t)size * 0x85EBCA6Bu;
+    uintptr_t h = (uintptr_t)fn * 0x9E3779B97F4A7C15u + (uintptr_t)key * 0xC2B2AE3D27D4EB4Fu +
+                  (uintptr_t)size * 0x85EBCA6Bu;
     kind *k = &kinds[(h >> 20) % KINDS];
-    if (k->fn != fn || k->size != size) {
+    if (k->fn != fn || k->key != key || k->size != size) {
         memset(k, 0, sizeof *k);
         k->fn = fn;
+        k->key = key;
         k->size = size;
         k->pooled = true; /* a new kind tries the pool first ... */
         k->warm = true;
@@ -375,12 +385,12 @@ median(const float *v, int n)
     return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
-/* Whether the next job of kind (fn, size) takes the pool. */
+/* Whether the next job of kind (fn, key, size) takes the pool. */
 static bool
-choose(hop__task_fn fn, int size, int64_t now)
+choose(hop__task_fn fn, const void *key, int size, int64_t now)
 {
     pthread_mutex_lock(&kinds_lock);
-    kind *k = kind_of(fn, size);
+    kind *k = kind_of(fn, key, size);
     bool pool = k->pooled;
     if (k->trying > 0) {
         k->trying--;
@@ -401,15 +411,17 @@ choose(hop__task_fn fn, int size, int64_t now)
     return pool;
 }
 
-/* A job of kind (fn, size) took ns of wall time on the pool (pool) or on
- * the caller alone, cold when it lasted less than WARM_NS and a worker had
- * woken less than WARM_NS before it began (or woke for it): the way the
- * next jobs take. */
+/* A job of kind (fn, key, size) took ns of wall time on the pool (pool)
+ * or on the caller alone, cold when it lasted less than WARM_NS and a
+ * worker had woken less than WARM_NS before it began (or woke for it),
+ * split when on the pool both the caller and a worker ran pieces of it:
+ * the way the next jobs take. */
 static void
-record(hop__task_fn fn, int size, int64_t work, bool pool, bool cold, int64_t ns, int64_t now)
+record(hop__task_fn fn, const void *key, int size, int64_t work, bool pool, bool cold, bool split,
+       int64_t ns, int64_t now)
 {
     pthread_mutex_lock(&kinds_lock);
-    kind *k = kind_of(fn, size);
+    kind *k = kind_of(fn, key, size);
     int w = pool;
     float per = (float)((double)ns / (double)(work > 1 ? work : 1));
     /* The first job of a kind, or of a try of the pool, started the
@@ -435,7 +447,7 @@ record(hop__task_fn fn, int size, int64_t work, bool pool, bool cold, int64_t ns
      * A try of the pool lasts until it has figures (and choose waits for
      * them before it tries the caller).  A job over twice the caller's
      * time is more than a cold worker: a figure, as before. */
-    if (pool && cold && k->n[0] > 0 && k->cold < COLD_MAX &&
+    if (pool && cold && split && k->n[0] > 0 && k->cold < COLD_MAX &&
         per <= 2 * median(k->ns[0], k->n[0])) {
         k->cold++;
         if (!k->pooled)
@@ -443,15 +455,27 @@ record(hop__task_fn fn, int size, int64_t work, bool pool, bool cold, int64_t ns
         pthread_mutex_unlock(&kinds_lock);
         return;
     }
-    if (pool && !cold)
+    if (pool && (!cold || !split))
         k->cold = 0;
+    /* A job on the pool that one thread ran alone - the workers woke after
+     * the caller had taken every piece, or the woken worker ran them all
+     * in the caller's place while the caller waited for a core - is what
+     * a second thread gets on a machine with no core to spare: a figure,
+     * however cold (skipped as cold, such jobs kept a kind on the pool for
+     * 16 jobs at a time), that loses to any time of the caller's (its own
+     * time, one thread's plus a wake-up, beat the caller's median by the
+     * load's noise often enough to send a map of 100,000 x 16 to the pool
+     * in 588 of 1,250 jobs beside a CPU-bound process: 0.82x one thread),
+     * and the end of a try. */
+    if (pool && !split)
+        per = INFINITY;
     k->ns[w][k->at[w]] = per;
     k->at[w] = (uint8_t)((k->at[w] + 1) % SAMPLES);
     if (k->n[w] < SAMPLES)
         k->n[w]++;
-    /* A try of the pool ends at a job that took twice the caller's time:
-     * a busy machine pays for one such job per try. */
-    if (k->trying > 0 && pool && k->n[0] > 0 && per > 2 * median(k->ns[0], k->n[0]))
+    /* A try of the pool ends at a job that took twice the caller's time,
+     * or that did not split: a busy machine pays for one such job per try. */
+    if (k->trying > 0 && pool && (!split || (k->n[0] > 0 && per > 2 * median(k->ns[0], k->n[0]))))
         k->trying = 0;
     if (k->trying == 0 && k->n[0] > 0 && k->n[1] > 0) {
         bool was = k->pooled;
@@ -470,15 +494,16 @@ record(hop__task_fn fn, int size, int64_t work, bool pool, bool cold, int64_t ns
 }
 
 bool
-hop__pool_choose(hop__task_fn fn, int64_t work, int64_t now)
+hop__pool_choose(hop__task_fn fn, const void *key, int64_t work, int64_t now)
 {
-    return choose(fn, size_class(work), now);
+    return choose(fn, key, size_class(work), now);
 }
 
 void
-hop__pool_record(hop__task_fn fn, int64_t work, bool pool, bool cold, int64_t ns, int64_t now)
+hop__pool_record(hop__task_fn fn, const void *key, int64_t work, bool pool, bool cold, bool split,
+                 int64_t ns, int64_t now)
 {
-    record(fn, size_class(work), work, pool, cold, ns, now);
+    record(fn, key, size_class(work), work, pool, cold, split, ns, now);
 }
 
 /* Waits until every piece is finished: spinning a little, then asleep
@@ -514,38 +539,25 @@ wait_pieces(void (*poll)(const void *), const void *pctx)
     }
 }
 
-void
-hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, int64_t work,
-                     void (*poll)(const void *), const void *pctx)
-{
-    int threads = hop_runtime_threads();
-    if (pieces > MAX_PIECES)
-        pieces = MAX_PIECES;
-    if (pieces <= 1 || threads <= 1 || pthread_mutex_trylock(&dispatch) != 0) {
-        fn(ctx, 0, 1); /* not timed: a call from a piece, or beside another job */
-        return;
-    }
-    /* A polled job (a plan's parallel map: its worker frames make their
-     * buffers on first use) always takes the pool, so what a plan keeps
-     * after its first parallel run does not depend on the machine's load;
-     * its rows are claimed in chunks, so a late worker costs a chunk. */
-    int size = size_class(work);
-    int64_t t0 = hop__monotonic_ns();
-    if (poll == NULL && !choose(fn, size, t0)) {
-        pthread_mutex_unlock(&dispatch);
-        __atomic_add_fetch(&n_whole, 1, __ATOMIC_RELAXED);
-        fn(ctx, 0, 1);
-        int64_t t1 = hop__monotonic_ns();
-        record(fn, size, work, false, false, t1 - t0, t1);
-        return;
-    }
-    start_workers(threads);
-    if (nworkers == 0) {
-        pthread_mutex_unlock(&dispatch);
-        fn(ctx, 0, 1);
-        return;
-    }
+/* How a job runs (run_job): the kind's key, whether its kind's figures
+ * choose the way (else it always takes the pool), what the caller does
+ * once the job is split, before any piece runs, and its poll. */
+typedef struct job_opts {
+    const void *key;
+    bool decide;
+    void (*setup)(const void *ctx);
+    void (*poll)(const void *);
+    const void *pctx;
+} job_opts;
 
+/* Runs the pieces of a job on the pool, whose workers are started and
+ * whose dispatch the caller holds (and releases): how many pieces the
+ * caller ran. */
+static int
+split_job(hop__task_fn fn, const void *ctx, int pieces, int threads, const job_opts *o)
+{
+    if (o->setup)
+        o->setup(ctx);
     job_fn = fn;
     job_ctx = ctx;
     __atomic_store_n(&pending, pieces, __ATOMIC_RELEASE);
@@ -560,17 +572,64 @@ hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, int64_t work,
         pthread_mutex_unlock(&lock);
     }
     __atomic_add_fetch(&n_split, 1, __ATOMIC_RELAXED);
-    (void)claim(gen, false);
-    wait_pieces(poll, pctx);
+    int mine = claim(gen, false);
+    wait_pieces(o->poll, o->pctx);
     int fp = __atomic_load_n(&job_fp, __ATOMIC_ACQUIRE); /* (pending's seq_cst orders it) */
     if (fp != 0)
         hop__fp_note(fp);
     pthread_mutex_unlock(&dispatch);
-    if (poll == NULL) {
+    return mine;
+}
+
+static void
+run_job(hop__task_fn fn, const void *ctx, int pieces, int64_t work, const job_opts *o)
+{
+    int threads = hop_runtime_threads();
+    if (pieces > MAX_PIECES)
+        pieces = MAX_PIECES;
+    if (pieces <= 1 || threads <= 1 || pthread_mutex_trylock(&dispatch) != 0) {
+        fn(ctx, 0, 1); /* not timed: a call from a piece, or beside another job */
+        return;
+    }
+    int size = size_class(work);
+    int64_t t0 = hop__monotonic_ns();
+    if (o->decide && !choose(fn, o->key, size, t0)) {
+        pthread_mutex_unlock(&dispatch);
+        __atomic_add_fetch(&n_whole, 1, __ATOMIC_RELAXED);
+        fn(ctx, 0, 1);
+        int64_t t1 = hop__monotonic_ns();
+        record(fn, o->key, size, work, false, false, false, t1 - t0, t1);
+        return;
+    }
+    start_workers(threads);
+    if (nworkers == 0) {
+        pthread_mutex_unlock(&dispatch);
+        fn(ctx, 0, 1);
+        return;
+    }
+    int mine = split_job(fn, ctx, pieces, threads, o);
+    if (o->decide) {
         int64_t t1 = hop__monotonic_ns();
         bool cold = t1 - t0 < WARM_NS && __atomic_load_n(&woke, __ATOMIC_RELAXED) > t0 - WARM_NS;
-        record(fn, size, work, true, cold, t1 - t0, t1);
+        record(fn, o->key, size, work, true, cold, mine > 0 && mine < pieces, t1 - t0, t1);
     }
+}
+
+void
+hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, int64_t work,
+                     void (*poll)(const void *), const void *pctx)
+{
+    job_opts o = {.decide = poll == NULL, .poll = poll, .pctx = pctx};
+    run_job(fn, ctx, pieces, work, &o);
+}
+
+void
+hop__pool_run_loop(hop__task_fn fn, const void *ctx, int nth, int64_t work, const void *key,
+                   void (*setup)(const void *ctx), void (*poll)(const void *), const void *pctx)
+{
+    int threads = hop_runtime_threads();
+    job_opts o = {.key = key, .decide = true, .setup = setup, .poll = poll, .pctx = pctx};
+    run_job(fn, ctx, nth > threads ? threads : nth, work, &o);
 }
 
 void

@@ -614,11 +614,20 @@ typedef void (*hop__task_fn)(const void *ctx, int ith, int nth);
  * work: the job's estimated units (~ a float add each; 0 unknown), which
  * sorts its kind's figures by size (hop__pool_run_pieces). */
 void hop__pool_run(hop__task_fn fn, const void *ctx, int nth, int64_t work);
-/* The same for a plan's parallel loop, which always takes the pool; while
- * the caller waits for pieces that other threads run, it calls poll(pctx)
- * every few milliseconds (a plan's interrupt check). */
+/* The same for a job that always takes the pool (tests use it to make a
+ * job split); while the caller waits for pieces that other threads run, it
+ * calls poll(pctx) every few milliseconds. */
 void hop__pool_run_polled(hop__task_fn fn, const void *ctx, int nth, void (*poll)(const void *),
                           const void *pctx);
+/* A plan's parallel loop (runtime/parmap.c): as hop__pool_run with work,
+ * judged as a kind of its own per key (the loop), and with poll as in
+ * hop__pool_run_polled.  When the job is split, setup(ctx) runs on the
+ * caller first (before any piece); when it is not - one thread, a busy
+ * pool, or a loop that ran faster on the caller alone (pool.c) - the
+ * caller runs fn(ctx, 0, 1) without setup. */
+void hop__pool_run_loop(hop__task_fn fn, const void *ctx, int nth, int64_t work, const void *key,
+                        void (*setup)(const void *ctx), void (*poll)(const void *),
+                        const void *pctx);
 /* Runs fn(ctx, i, pieces) for every piece i in [0, pieces) and waits: on
  * up to hop_runtime_threads() threads, the caller included, each claiming
  * the next free piece.  pieces may exceed the threads (capped at 65535):
@@ -627,19 +636,21 @@ void hop__pool_run_polled(hop__task_fn fn, const void *ctx, int nth, void (*poll
  * work as for hop__pool_run; poll as in hop__pool_run_polled (NULL: none).
  * One thread, a busy pool, a call from inside a piece, or (poll NULL) a
  * kind of job - fn and the size class of work - whose last jobs ran faster
- * on the caller alone than on the pool (pool.c) runs the whole job inline
+ * on the caller alone than split on the pool (pool.c) runs the whole job inline
  * as fn(ctx, 0, 1), which must do all of it (as for hop__pool_run). */
 void hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, int64_t work,
                           void (*poll)(const void *), const void *pctx);
 /* Stops the workers (they restart on demand). */
 void hop__pool_stop(void);
 /* For tests: the pool's decisions for a kind of job, without running one.
- * choose: whether the next job of kind (fn, work) at time now (ns, as
+ * choose: whether the next job of kind (fn, key, work) at time now (ns, as
  * hop__monotonic_ns) takes the pool; record: such a job took ns of wall
  * time, on the pool or on the caller alone, cold when it lasted under 1 ms
- * and a worker had woken from its sleep less than 1 ms before it began. */
-bool hop__pool_choose(hop__task_fn fn, int64_t work, int64_t now);
-void hop__pool_record(hop__task_fn fn, int64_t work, bool pool, bool cold, int64_t ns, int64_t now);
+ * and a worker had woken from its sleep less than 1 ms before it began,
+ * split when on the pool both the caller and a worker ran pieces of it. */
+bool hop__pool_choose(hop__task_fn fn, const void *key, int64_t work, int64_t now);
+void hop__pool_record(hop__task_fn fn, const void *key, int64_t work, bool pool, bool cold,
+                      bool split, int64_t ns, int64_t now);
 /* For tests: a worker that saw a new job calls this (when not NULL) before
  * it takes a seat of the job, so a test can make it late. */
 extern void (*hop__pool_seat_hook)(void);

@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "test_runtime_util.h"
 #include "hop/foreign.h"
+#include "core/clock.h"
 #include "runtime/runtime.h"
 
 #include <dlfcn.h>
@@ -1159,10 +1160,10 @@ run_kinds(timed_kind *kinds, int n, int64_t now)
 {
     for (int i = 0; i < 40; i++)
         for (int k = 0; k < n; k++) {
-            bool pool = hop__pool_choose(kinds[k].fn, kinds[k].work, now);
+            bool pool = hop__pool_choose(kinds[k].fn, NULL, kinds[k].work, now);
             int64_t ns = pool ? kinds[k].split_ns : kinds[k].alone_ns;
             now += ns;
-            hop__pool_record(kinds[k].fn, kinds[k].work, pool, false, ns, now);
+            hop__pool_record(kinds[k].fn, NULL, kinds[k].work, pool, false, true, ns, now);
             kinds[k].pooled += pool;
         }
 }
@@ -1231,7 +1232,7 @@ burst_pooled(hop__task_fn fn, bool mark_cold)
     int pooled = 0;
     for (int b = 0; b < 40; b++) {
         for (int i = 0; i < 60; i++) {
-            bool pool = hop__pool_choose(fn, work, now), cold = false;
+            bool pool = hop__pool_choose(fn, NULL, work, now), cold = false;
             int64_t ns = caller;
             if (pool) {
                 if (now - last_pool > 50000) /* the worker slept: it wakes now */
@@ -1242,7 +1243,7 @@ burst_pooled(hop__task_fn fn, bool mark_cold)
             now += ns;
             if (pool)
                 last_pool = now;
-            hop__pool_record(fn, work, pool, mark_cold && cold, ns, now);
+            hop__pool_record(fn, NULL, work, pool, mark_cold && cold, true, ns, now);
             pooled += pool && b >= 10 && i >= 20;
             now += 2000; /* the caller's Python between calls */
         }
@@ -1279,6 +1280,141 @@ test_parallel_work_judges_one_fn_per_size(void **state)
         fail_msg("of 40 jobs, the pool ran %d of the large size (>= 20 expected) and %d of the "
                  "small one (<= 12 expected)",
                  kinds[0].pooled, kinds[1].pooled);
+}
+
+/* A busy machine (measured: a map of 100,000 x 16 beside a CPU-bound
+ * process, load ~6 on 2 cores): a woken worker has no core of its own, so
+ * a job on the pool runs on one thread - the caller takes every piece
+ * before the worker runs, or the worker runs them all in the caller's
+ * place while the caller waits for a core (then up to 1.5x the caller's
+ * time, and now and then milliseconds) - and every such job comes within
+ * 1 ms of the worker's wake-up (cold).  The pool's figures must send the
+ * kind to the caller alone but for rare tries: before, such jobs were
+ * skipped as cold 16 at a time and won on the load's noise, and the kind
+ * ran 40% of its jobs on the pool, slower than one thread.  On a quiet
+ * machine the same kind's jobs split and take half the time: it stays on
+ * the pool.  The decisions only, on a simulated clock: deterministic. */
+static void
+busy_fn(const void *ctx, int ith, int nth)
+{
+    (void)ctx, (void)ith, (void)nth;
+}
+
+static void
+quiet_fn(const void *ctx, int ith, int nth)
+{
+    (void)ctx, (void)ith, (void)nth;
+}
+
+static uint32_t
+lcg(uint32_t *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return *s >> 8;
+}
+
+/* 2,000 jobs of kind fn; *total: their simulated wall time, *alone: what
+ * the same jobs took all on the caller; returns the jobs on the pool. */
+static int
+loaded_jobs(hop__task_fn fn, bool busy, int64_t *total, int64_t *alone)
+{
+    uint32_t seed = 12345;
+    int64_t now = 3000000000;
+    int pooled = 0;
+    *total = *alone = 0;
+    for (int i = 0; i < 2000; i++) {
+        uint32_t r = lcg(&seed) % 100;
+        /* the caller alone: 150-210 us, 1 job in 4 up to 450, 1 in 20 preempted */
+        int64_t one = 150000 + (int64_t)(lcg(&seed) % 60000);
+        if (r >= 75)
+            one += (int64_t)(lcg(&seed) % 240000);
+        if (r >= 95)
+            one += 1000000 + (int64_t)(lcg(&seed) % 7000000);
+        bool pool = hop__pool_choose(fn, NULL, 4800000, now), split = !busy;
+        int64_t ns = one;
+        if (pool && busy) /* one thread ran it: the caller (3 in 5), or the worker */
+            ns = lcg(&seed) % 5 < 3 ? one * 9 / 10 + 10000 : one * 3 / 2;
+        else if (pool)
+            ns = one / 2 + 10000;
+        now += ns;
+        hop__pool_record(fn, NULL, 4800000, pool, pool && busy, split, ns, now);
+        pooled += pool;
+        *total += ns;
+        *alone += one;
+        now += 3000; /* the caller's Python between calls */
+    }
+    return pooled;
+}
+
+static void
+test_pool_keeps_a_busy_machines_jobs_on_the_caller(void **state)
+{
+    (void)state;
+    int64_t total, alone;
+    int pooled = loaded_jobs(busy_fn, true, &total, &alone);
+    if (pooled > 60 || total > alone + alone / 50)
+        fail_msg("busy: %d of 2000 jobs on the pool (<= 60 expected), %.3f of the caller's time "
+                 "(<= 1.02 expected)",
+                 pooled, (double)total / (double)alone);
+    pooled = loaded_jobs(quiet_fn, false, &total, &alone);
+    if (pooled < 1900 || total > alone * 6 / 10)
+        fail_msg("quiet: %d of 2000 jobs on the pool (>= 1900 expected), %.3f of the caller's "
+                 "time (<= 0.6 expected)",
+                 pooled, (double)total / (double)alone);
+}
+
+/* A plan's parallel loop (hop__pool_run_loop) takes part in the choice as
+ * a kind of its own, per key: a loop whose figures say the caller alone is
+ * faster runs as one piece on the caller without its setup (the worker
+ * frames are not touched), and one whose figures favour the pool is split,
+ * its setup run once before any piece.  (It always took the pool before.) */
+typedef struct loop_job {
+    atomic_int setups, pieces, nth;
+} loop_job;
+
+static void
+loop_setup(const void *ctx)
+{
+    loop_job *j = (loop_job *)ctx;
+    assert_int_equal(atomic_load(&j->pieces), 0);
+    atomic_fetch_add(&j->setups, 1);
+}
+
+static void
+loop_piece(const void *ctx, int ith, int nth)
+{
+    (void)ith;
+    loop_job *j = (loop_job *)ctx;
+    atomic_fetch_add(&j->pieces, 1);
+    atomic_store(&j->nth, nth);
+}
+
+static void
+test_parallel_loop_runs_the_way_its_figures_choose(void **state)
+{
+    (void)state;
+    static const char slow_key, fast_key;
+    int64_t now = hop__monotonic_ns() - 1000000000;
+    /* each key's first job woke the workers (no figure); then one split job
+     * on the pool and one on the caller alone: the pool 10x slower for one
+     * loop, 2x faster for the other */
+    for (int k = 0; k < 2; k++) {
+        const void *key = k ? &fast_key : &slow_key;
+        hop__pool_record(loop_piece, key, 1 << 20, true, false, true, 1000, now);
+        hop__pool_record(loop_piece, key, 1 << 20, true, false, true, k ? 50000 : 1000000, now);
+        hop__pool_record(loop_piece, key, 1 << 20, false, false, false, 100000, now);
+    }
+    hop_runtime_set_threads(2);
+    loop_job slow = {0}, fast = {0};
+    hop__pool_run_loop(loop_piece, &slow, 2, 1 << 20, &slow_key, loop_setup, no_poll, NULL);
+    assert_int_equal(atomic_load(&slow.setups), 0);
+    assert_int_equal(atomic_load(&slow.pieces), 1);
+    assert_int_equal(atomic_load(&slow.nth), 1);
+    hop__pool_run_loop(loop_piece, &fast, 2, 1 << 20, &fast_key, loop_setup, no_poll, NULL);
+    assert_int_equal(atomic_load(&fast.setups), 1);
+    assert_int_equal(atomic_load(&fast.pieces), 2);
+    assert_int_equal(atomic_load(&fast.nth), 2);
+    hop_runtime_set_threads(0);
 }
 
 /* Eager ops on several threads at once: each has its own ShapeEnv, and the
@@ -2086,6 +2222,8 @@ main(void)
         cmocka_unit_test(test_pool_runs_each_kind_of_job_the_faster_way),
         cmocka_unit_test(test_pool_skips_a_waking_workers_slow_jobs),
         cmocka_unit_test(test_parallel_work_judges_one_fn_per_size),
+        cmocka_unit_test(test_pool_keeps_a_busy_machines_jobs_on_the_caller),
+        cmocka_unit_test(test_parallel_loop_runs_the_way_its_figures_choose),
         cmocka_unit_test(test_eager_ops_run_concurrently_on_several_threads),
         cmocka_unit_test(test_many_distinct_sizes_and_nonzero_calls_allocate_only_their_results),
         cmocka_unit_test(test_errors_name_the_op_dtypes_and_shapes),
