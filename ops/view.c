@@ -304,8 +304,10 @@ hop_view_of(hop_op op, hop_dtype dtype, const hop_view *x, const int64_t *p, int
         memcpy(v.sizes, x->sizes, sizeof v.sizes);
         memcpy(v.strides, x->strides, sizeof v.strides);
         v.sizes[a] = (e - s + step - 1) / step;
-        v.strides[a] = x->strides[a] * step;
-        v.offset += s * x->strides[a];
+        if (v.sizes[a] > 0) { /* (empty: NumPy's view, step 1 from the start) */
+            v.strides[a] = x->strides[a] * step;
+            v.offset += s * x->strides[a];
+        }
         break;
     }
     case HOP_OP_dynamic_slice: { /* dim, the start as read, the size, keep */

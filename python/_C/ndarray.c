@@ -227,28 +227,47 @@ hop_py__np_plain(PyObject *obj, int c_order)
     return plain_by_attr(obj, c_order);
 }
 
+/* Whether t's elements lie densely in memory in some order of its dims (C
+ * order, or C order of a transpose of it; a 0 dim counted as 1, a 1 dim's
+ * stride any): a plan's new array or a transpose of one (`np.sort(v).T`),
+ * not a strided view such as a NumPy nonzero column. */
+static bool
+dense_in_some_order(const hop_tensor *t)
+{
+    int order[HOP_MAX_RANK], n = 0;
+    for (int i = 0; i < t->rank; i++)
+        if (t->sizes[i] != 1) {
+            int k = n++;
+            for (; k > 0 && t->strides[order[k - 1]] < t->strides[i]; k--)
+                order[k] = order[k - 1];
+            order[k] = i;
+        }
+    int64_t c = 1;
+    for (int k = n - 1; k >= 0; k--) {
+        if (t->strides[order[k]] != c)
+            return false;
+        c *= t->sizes[order[k]] == 0 ? 1 : t->sizes[order[k]];
+    }
+    return true;
+}
+
 PyObject *
 hop_py__np_from_tensor(PyObject *tensor)
 {
     hop_tensor *t = HOP_PY_TENSOR(tensor)->t;
     npy_intp dims[HOP_MAX_RANK], strides[HOP_MAX_RANK];
     int64_t esize = (int64_t)hop_dtype_size(t->dtype);
-    /* (a plan's result without elements in C order is a new array, NumPy's
+    /* (a plan's result without elements in C order, or in C order of a
+     * transpose (np.sort(v).T, whose view NumPy makes of its new empty array
+     * of zero strides), is a new array, NumPy's
      * new empty one of zero strides, also where the plan gave an input's
      * tensor or a C-ordered view of its own memory: NumPy's views of a
      * result are made in Python, _storage.root_view; one of other strides
      * is NumPy's view.  One dim too (np.sort, np.unique, x[x > 0]); NumPy's
      * nonzero columns of a 1-d array, C strides, never come here: the
      * runner makes them, hop._trace's _Results.columns) */
-    bool zero = hop_py__np_zero_strides(t);
-    if (!zero && hop_tensor_numel(t) == 0 && t->rank >= 1) {
-        int64_t c = 1;
-        zero = true;
-        for (int i = t->rank - 1; i >= 0 && zero; i--) {
-            zero = t->sizes[i] == 1 || t->strides[i] == c;
-            c *= t->sizes[i] == 0 ? 1 : t->sizes[i];
-        }
-    }
+    bool zero = hop_py__np_zero_strides(t) ||
+                (hop_tensor_numel(t) == 0 && t->rank >= 1 && dense_in_some_order(t));
     for (int i = 0; i < t->rank; i++) {
         dims[i] = (npy_intp)t->sizes[i];
         strides[i] = zero ? 0 : (npy_intp)(t->strides[i] * esize);

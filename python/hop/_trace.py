@@ -1045,7 +1045,9 @@ def _env_view(x, owner):
 
 
 def _as_ndarray(x):
-    return x.numpy() if isinstance(x, _C.Tensor) else x
+    # (as the plan's other results: a new array without elements has
+    # NumPy's zero strides, so the views made of it have them too)
+    return _C._np_result(x) if isinstance(x, _C.Tensor) else x
 
 
 def _leaf_paths(spec, path=(), out=None):

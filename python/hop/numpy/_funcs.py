@@ -345,7 +345,9 @@ def _reshape_copy_view(kind, a, r, shape, out):
     (which writes reach a's base through, and whose reads are fresh: a
     view step) or a copy (new memory, not a's copy's)."""
     v = _storage.numpy_of_copy(a)
-    if v is None or not _np.may_share_memory(v.reshape(shape), v):
+    # (an empty one shares no memory, but NumPy's reshape views it: its
+    # strides are the view's, C's with 0 dims counted as 1)
+    if v is None or v.size and not _np.may_share_memory(v.reshape(shape), v):
         return wrap(kind, r.clone())
     np_shape = tuple(shape) if isinstance(shape, (tuple, list)) else shape
     return _view(kind, a, lambda x: x.reshape(out), lambda x: x.reshape(np_shape),
