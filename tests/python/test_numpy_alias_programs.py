@@ -407,3 +407,14 @@ def test_an_in_place_operator_on_a_captured_hop_numpy_name_keeps_the_object():
     f = make(c0)
     hop.compile(f)(np.ones(2))
     assert f.__closure__[0].cell_contents is c0 and np.asarray(c0).tolist() == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("captured", ["np", "hnp"])
+def test_a_trace_that_raises_after_writing_a_captured_array_leaves_no_traced_value_in_it(
+        captured):
+    # the captured hop.numpy array kept the failed trace's value (_cv, a
+    # proxy) for the next trace's run: its first read raised hop's
+    # TraceError ("a traced value of another trace") where NumPy raises
+    # the program's ValueError, and G was not written
+    _run_src("np.add(G, G[::-1], out=G);a[0] = G;return (a,)", captured=captured)
+    _run_src("G[0] += 1;v0 = G[1:];C[0] = G;return (v0,)", captured=captured)

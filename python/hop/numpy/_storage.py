@@ -178,6 +178,7 @@ def end_run(run):
         if a._st is not None and a._st.run is run:
             a._st = None
             a._vw = ()
+            a._cv = None  # (this run's value: a next run's version 0 would read it)
     run.marked = []
 
 
@@ -320,6 +321,7 @@ def storage_of(a, run):
     a._st = st
     a._vw = ()
     a._ver = 0
+    a._cv = None  # (a captured array's value in an earlier run: a proxy of its trace)
     return st
 
 
