@@ -875,7 +875,8 @@ class _Results:
             return None
         whole = {}  # result leaf -> the tensor of the array it is a view of
         leaf_at = {p: i for i, p in enumerate(_leaf_paths(out_spec))}
-        numpy_arg = sys.modules["hop.numpy"].NumpyArg
+        hnp = sys.modules["hop.numpy"]
+        numpy_arg, hnp_array = hnp.NumpyArg, hnp.ndarray
         given = {id(n): p for p, n in _pytree_nodes(given, arg_spec).values()} \
             if given is not None else {}
         nodes = [(p, n, storage.root_view(n, run)) for p, n in _pytree_nodes(raw).values()
@@ -912,6 +913,12 @@ class _Results:
                 steps = how[1] if how else node._vw
                 how = (("out", node._st.value), steps) if all(
                     s.apply_np is not None or s.kind == "bitcast" for s in steps) else False
+            if how is None and type(node) is hnp_array and node._run is None and \
+                    node._st is None and kept and not _C._is_proxy(node._tv):
+                # a hop.numpy array of the function's environment itself
+                # (`return G`; `C += 1`, which stores C in its cell again):
+                # the array its source holds at the call, as eagerly
+                how = (("capture", node), ())
             if how is None or (how is not False and how[0][0] != "capture" and
                                type(node) is not numpy_arg):
                 continue  # (a hop.numpy array the function returns stays one)
@@ -1061,7 +1068,7 @@ def _leaf_paths(spec, path=(), out=None):
     return out
 
 
-def _view_again(tree, arg_spec, how, readonly, cls, leaves, made):
+def _view_again(tree, arg_spec, how, readonly, cls, leaves, made, now=None):
     """NumPy's view of the caller's memory that a result is (_Results.
     root_views): its steps applied again to the caller's array, after the
     call's writes reached it, so the view has NumPy's strides, flags and
@@ -1089,9 +1096,13 @@ def _view_again(tree, arg_spec, how, readonly, cls, leaves, made):
             v.flags.writeable = False
         return v
     from .numpy import _ndarray
-    v = ref
-    for s in steps:  # a captured hop.numpy array: its views, as eager makes them
-        v = _ndarray.view(cls, v, s)
+    # a captured hop.numpy array (the one its global or cell holds at this
+    # call: now): its views, as eager makes them
+    v = now(ref) if now else ref
+    for s in steps:
+        # (a complex part: eager's attribute, NumPy's view of the memory,
+        # where the step's tensor op is a copy)
+        v = getattr(v, s.kind) if s.kind in ("real", "imag") else _ndarray.view(cls, v, s)
     return v
 
 
@@ -1391,6 +1402,38 @@ class _Runner:
         st = self._state = self.guards.revalidate(st, leaves)
         return st[1]
 
+    def _capture_now(self, tree, ref):
+        """The hop.numpy array of the function's environment that the
+        trace's captured array ref stands for at this call (tree: its
+        arguments): the one its source (a global, a cell, an attribute)
+        holds, whose tensor the plan was given (the name rebound to a new
+        array of the same dtype and shape fits the plan: a result that is
+        that array or its view is of the new one, as eagerly); ref when it
+        has no such source."""
+        caps = self._state[1]
+        j = next((j for j, c in enumerate(self.captures) if c is ref._tv), None)
+        if j is None:
+            return ref
+        found, leaves = [], None
+        for g in getattr(self.guards, "guards", ()):
+            src = g.source
+            if g.kind != "tensor" or g.capture != j or not src.path or \
+                    src.path[-1][0] != "array":
+                continue
+            if src.kind == "arg" and leaves is None:
+                leaves = flatten(tree)[0]
+            try:
+                v = _guards.Source(src.kind, src.base, src.key, src.text,
+                                   src.path[:-1]).read(leaves)
+            except Exception:  # noqa: BLE001 (revalidate read it; a getter's own error)
+                continue
+            if type(v) is type(ref) and v._tv is caps[j]:
+                found.append(v)
+        if found:
+            # (two names of one tensor: the one still holding the traced array)
+            return next((v for v in found if v is ref), found[0])
+        return ref if ref._tv is caps[j] else type(ref)(caps[j], scalar=ref._scalar)
+
     def _recheck(self):
         """_C._EffectsCall's full check when the fast one failed (its plan
         has no guard on an argument): the new state, as _captured keeps it,
@@ -1604,6 +1647,7 @@ class _Runner:
         made = {}
         return unflatten_with(leaves, self.out_spec, {
             p: functools.partial(subtree, tree, self.spec, a[1]) if a[0] == "arg" else
-            functools.partial(_view_again, tree, self.spec, *a[1:], leaves, made)
+            functools.partial(_view_again, tree, self.spec, *a[1:], leaves, made,
+                              functools.partial(self._capture_now, tree))
             if a[0] == "view" else
             functools.partial(_itself, a[1]) for p, a in r.same.items()}, r.again)
