@@ -919,7 +919,14 @@ class _Results:
                 # (`return G`; `C += 1`, which stores C in its cell again):
                 # the array its source holds at the call, as eagerly
                 how = (("capture", node), ())
-            if how is None or (how is not False and how[0][0] != "capture" and
+            elif how and how[0][0] == "arg" and type(node) is hnp_array:
+                # a view of a hop.numpy argument: made again from the
+                # caller's array by eager's steps (the plan's tensor is a
+                # copy where a step takes elements, b[::-1], or of a written
+                # argument's new value, and eager's view of a view hop made
+                # as a copy writes through to its base, _cp)
+                how = _hnp_arg_view(how, arg_spec)
+            if how is None or (how is not False and how[0][0] not in ("capture", "hnparg") and
                                type(node) is not numpy_arg):
                 continue  # (a hop.numpy array the function returns stays one)
             if how is not False and how[0][0] in ("out", "made") and merged:
@@ -1068,6 +1075,21 @@ def _leaf_paths(spec, path=(), out=None):
     return out
 
 
+def _hnp_arg_view(how, arg_spec):
+    """root_view's ("arg", leaf) how of a view of a hop.numpy argument as
+    (("hnparg", the argument array's path in the call's tree), steps), or
+    False when the leaf is not such an array's (a hop.Tensor argument the
+    function made a hop.numpy array of: the call runs eagerly)."""
+    (_, leaf), steps = how
+    path = _leaf_paths(arg_spec)[leaf][:-1]
+    spec = arg_spec
+    for i in path:
+        spec = spec.children[i]
+    if spec.kind != "custom" or spec.cls is not sys.modules["hop.numpy"].ndarray:
+        return False
+    return ("hnparg", path), steps
+
+
 def _view_again(tree, arg_spec, how, readonly, cls, leaves, made, now=None):
     """NumPy's view of the caller's memory that a result is (_Results.
     root_views): its steps applied again to the caller's array, after the
@@ -1079,7 +1101,7 @@ def _view_again(tree, arg_spec, how, readonly, cls, leaves, made, now=None):
     (kind, ref), steps = how
     # (an environment ndarray's capture: NumPy's view of that ndarray)
     env = _frame_state.ENV_ARRAYS.get(id(ref)) if kind == "capture" else None
-    if kind != "capture" or env is not None:
+    if kind not in ("capture", "hnparg") or env is not None:
         v = base = env if env is not None else subtree(tree, arg_spec, ref) if kind == "arg" \
             else _as_ndarray(leaves[ref]) if kind == "out" else ref._tv.numpy().copy(order="K")
         if kind == "out":
@@ -1097,8 +1119,8 @@ def _view_again(tree, arg_spec, how, readonly, cls, leaves, made, now=None):
         return v
     from .numpy import _ndarray
     # a captured hop.numpy array (the one its global or cell holds at this
-    # call: now): its views, as eager makes them
-    v = now(ref) if now else ref
+    # call: now) or a hop.numpy argument: its views, as eager makes them
+    v = subtree(tree, arg_spec, ref) if kind == "hnparg" else now(ref) if now else ref
     for s in steps:
         # (a complex part: eager's attribute, NumPy's view of the memory,
         # where the step's tensor op is a copy)
