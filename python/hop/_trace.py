@@ -1078,15 +1078,16 @@ def _leaf_paths(spec, path=(), out=None):
 def _hnp_arg_view(how, arg_spec):
     """root_view's ("arg", leaf) how of a view of a hop.numpy argument as
     (("hnparg", the argument array's path in the call's tree), steps), or
-    False when the leaf is not such an array's (a hop.Tensor argument the
-    function made a hop.numpy array of: the call runs eagerly)."""
+    None when the leaf is not such an array's (an ndarray or hop.Tensor
+    argument the function made a hop.numpy array of, hnp.asarray(v): the
+    plan's result, a view of the argument's tensor, as before)."""
     (_, leaf), steps = how
     path = _leaf_paths(arg_spec)[leaf][:-1]
     spec = arg_spec
     for i in path:
         spec = spec.children[i]
     if spec.kind != "custom" or spec.cls is not sys.modules["hop.numpy"].ndarray:
-        return False
+        return None
     return ("hnparg", path), steps
 
 
