@@ -1529,9 +1529,27 @@ class Guards:
         return self._unsourced(capture_names) + [u for u in self.skipped if not u.endswith(MADE)]
 
     def _unsourced(self, capture_names):
-        return [f"captured input {i} ({capture_names[i]}): source not found, guarded by "
-                f"identity only (the tensor object of the trace is used every call)"
-                for i in self.unsourced]
+        """One line per run of consecutive unsourced captures (a loop over a
+        list of thousands: one line, where one a capture made a message of
+        hundreds of KB, ~2 K instructions a capture to write and hash)."""
+        u = self.unsourced  # (sorted, distinct: one run when its ends say so)
+        if not u:
+            return []
+        starts = [0] if u[-1] - u[0] == len(u) - 1 else \
+            [0] + [k for k in range(1, len(u)) if u[k] != u[k - 1] + 1]
+        out = []
+        for k, end in zip(starts, starts[1:] + [len(u)]):
+            j = end - 1
+            if j == k:
+                out.append(f"captured input {u[k]} ({capture_names[u[k]]}): source not found, "
+                           f"guarded by identity only (the tensor object of the trace is used "
+                           f"every call)")
+            else:
+                out.append(f"captured inputs {u[k]}-{u[j]} ({capture_names[u[k]]} ... "
+                           f"{capture_names[u[j]]}, {j - k + 1} tensors): source not found, "
+                           f"guarded by identity only (the tensor objects of the trace are used "
+                           f"every call)")
+        return out
 
 
 # How explain() describes a capture the function made: the last words of its

@@ -99,8 +99,10 @@ def test_the_unguarded_warning_lists_unsourced_captures_in_order_not_made_ones()
     text = str([r for r in rec if issubclass(r.category, RuntimeWarning)][0].message)
     assert "made by the function itself" not in text
     names = gm._call.capture_names
-    lines = [f"captured input {i} ({names[i]}): source not found, guarded by identity only "
-             f"(the tensor object of the trace is used every call)" for i in range(2, 22)]
+    # (one line for the run of 20: one a capture made a message of hundreds
+    # of KB for a loop over thousands)
+    lines = [f"captured inputs 2-21 ({names[2]} ... {names[21]}, 20 tensors): source not found, "
+             f"guarded by identity only (the tensor objects of the trace are used every call)"]
     skipped = ("closure cell 'caps': a list of 20 items (more than 16), guarded by identity and "
                "length, its items not guarded")
     assert text == (f"hop: {f.__qualname__} reads values that hop can guard by identity only, so a "
@@ -108,4 +110,38 @@ def test_the_unguarded_warning_lists_unsourced_captures_in_order_not_made_ones()
     g = gm._call.guards
     assert g.made == [1] and g.unsourced == list(range(2, 22))
     assert g.describe(names)[-1].endswith(_guards.MADE)
+    assert gm(hop.ones(4)).tolist() == f(hop.ones(4)).tolist()
+
+
+def test_the_unguarded_warning_gives_each_run_of_unsourced_captures_one_line():
+    # two runs of a list's captures around a global's (sourced) and a single
+    # one: a line a run, the single one as before (explain() says the same)
+    caps = [hop.full((4,), float(i)) for i in range(40)]
+    w, w2 = hop.full((4,), 0.5), hop.full((4,), 2.0)
+
+    def f(x):
+        for c in caps[:17]:
+            x = x + c
+        x = x * w
+        for c in caps[17:34]:
+            x = x + c
+        x = x * w2 + caps[39]
+        return x
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        gm = hop.trace(f, hop.ones(4))
+    text = str([r for r in rec if issubclass(r.category, RuntimeWarning)][0].message)
+    names = gm._call.capture_names
+    assert gm._call.guards.unsourced == list(range(0, 17)) + list(range(18, 35)) + [36]
+    lines = [f"captured inputs 0-16 ({names[0]} ... {names[16]}, 17 tensors): source not found, "
+             f"guarded by identity only (the tensor objects of the trace are used every call)",
+             f"captured inputs 18-34 ({names[18]} ... {names[34]}, 17 tensors): source not "
+             f"found, guarded by identity only (the tensor objects of the trace are used every "
+             f"call)",
+             f"captured input 36 ({names[36]}): source not found, guarded by identity only (the "
+             f"tensor object of the trace is used every call)"]
+    assert text.startswith(f"hop: {f.__qualname__} reads values that hop can guard by identity "
+                           f"only, so a change inside them is not seen by this trace: " +
+                           "; ".join(lines) + "; ")
+    assert text.count("captured input") == 3
     assert gm(hop.ones(4)).tolist() == f(hop.ones(4)).tolist()
