@@ -665,26 +665,30 @@ run_shared_sum(const hop__reduce *r, int64_t chunks)
     hop__reduce_chunks_store(r, total);
 }
 
-/* A matmul with operands to copy first (hop__matmul_pack).  Without the
- * memory for the copies it runs on the operands as they are: the same
- * values, other last bits. */
-static void
-run_packed(const hop__kernel *k)
+/* k, or for a matmul with operands to copy first, *kp: k on the copies
+ * (hop__matmul_pack; mem: what to free after the run), or without the
+ * memory for them on the operands as they are (the same values, other
+ * last bits). */
+static const hop__kernel *
+with_copies(const hop__kernel *k, hop__kernel *kp, void *mem[2])
 {
-    hop__kernel kp = *k;
-    void *mem[2];
-    if (!hop__matmul_pack(&k->p.mm, &kp.p.mm, mem))
-        kp.p.mm.pack_a = kp.p.mm.pack_b = 0;
-    hop__kernel_run(&kp);
-    hop__free(mem[0]);
-    hop__free(mem[1]);
+    mem[0] = mem[1] = NULL;
+    if (k->kind != HOP__K_MATMUL || !(k->p.mm.pack_a || k->p.mm.pack_b))
+        return k;
+    *kp = *k;
+    (void)hop__matmul_pack(&k->p.mm, &kp->p.mm, mem);
+    return kp;
 }
 
 void
 hop__kernel_run(const hop__kernel *k)
 {
-    if (k->kind == HOP__K_MATMUL && (k->p.mm.pack_a || k->p.mm.pack_b)) {
-        run_packed(k);
+    hop__kernel kp;
+    void *mem[2];
+    if (with_copies(k, &kp, mem) == &kp) {
+        hop__kernel_run(&kp); /* (kp copies nothing: once) */
+        hop__free(mem[0]);
+        hop__free(mem[1]);
         return;
     }
     if (k->kind != HOP__K_MATMUL && k->work < GRAIN) {
@@ -754,16 +758,10 @@ hop_kernel_compute(const hop_kernel *k, int ith, int nth)
 {
     if (nth < 1 || ith < 0 || ith >= nth)
         return;
-    const hop__kernel *kk = (const hop__kernel *)k->u.bytes;
     hop__kernel kp;
-    void *mem[2] = {NULL, NULL};
-    if (kk->kind == HOP__K_MATMUL && (kk->p.mm.pack_a || kk->p.mm.pack_b)) {
-        /* each piece copies the operands (hop__kernel_run copies once) */
-        kp = *kk;
-        if (!hop__matmul_pack(&kk->p.mm, &kp.p.mm, mem))
-            kp.p.mm.pack_a = kp.p.mm.pack_b = 0;
-        kk = &kp;
-    }
+    void *mem[2];
+    /* (each piece copies the operands; hop__kernel_run copies once) */
+    const hop__kernel *kk = with_copies((const hop__kernel *)k->u.bytes, &kp, mem);
     bool blas = uses_blas(kk);
     if (blas)
         hop__blas_enter();

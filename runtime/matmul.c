@@ -187,24 +187,30 @@ hop__matmul_pack(const hop__matmul *mm, hop__matmul *out, void *mem[2])
     if (mm->pack_a) {
         if ((mem[0] = pack_operand(mm, mm->a, mm->n, mm->k, mm->ars, mm->acs, mm->abst,
                                    out->abst)) == NULL)
-            return false;
+            goto unpacked;
         out->a = mem[0];
         out->ars = mm->pack_a == 2 ? mm->k : mm->ars;
         out->acs = 1;
     }
     if (mm->pack_b) {
         if ((mem[1] = pack_operand(mm, mm->b, mm->k, mm->m, mm->brs, mm->bcs, mm->bbst,
-                                   out->bbst)) == NULL) {
-            hop__free(mem[0]);
-            mem[0] = NULL;
-            return false;
-        }
+                                   out->bbst)) == NULL)
+            goto unpacked;
         out->b = mem[1];
         out->brs = mm->pack_b == 2 ? mm->m : 1;
         out->bcs = mm->pack_b == 2 ? 1 : mm->bcs;
     }
     hop__matmul_plan_units(out);
     return true;
+unpacked:
+    /* (pack_operand wrote the copies' batch strides before it failed, and
+     * a's copy may be made: none of it stays) */
+    hop__free(mem[0]);
+    mem[0] = NULL;
+    *out = *mm;
+    out->pack_a = out->pack_b = 0;
+    hop_error_clear();
+    return false;
 }
 
 /* A BLAS description of a rows x cols operand with strides (rs, cs):

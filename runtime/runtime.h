@@ -417,8 +417,9 @@ double hop__matmul_dot_unit(const hop__matmul *m, int64_t u);
 bool hop__matmul_blas_ok(const hop_tensor *t);
 /* mm (pack_a or pack_b set) on contiguous copies of those operands: *out
  * reads them from mem[0] (a's) and mem[1] (b's), which the caller frees
- * (hop__free; NULL when not packed).  False (an error set) when there is
- * no memory for them. */
+ * (hop__free; NULL when not packed).  False when there is no memory for
+ * them: *out is then mm on the operands as they are (no copies, no error
+ * left set; the same values, other last bits). */
 bool hop__matmul_pack(const hop__matmul *mm, hop__matmul *out, void *mem[2]);
 /* Around every run of matmul pieces: BLAS on one thread (hop's own copy of
  * OpenBLAS set to 1 once; or the shared one's count set to 1 meanwhile and

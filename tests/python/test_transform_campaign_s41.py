@@ -55,6 +55,34 @@ def test_a_traced_or_compiled_matmul_of_a_view_blas_cannot_read_has_eagers_bits(
     same_bits(hop.compile(f)(x2, v).numpy(), f(x2, v).numpy())
 
 
+
+@pytest.mark.parametrize("name", ["stepped_rows_and_cols", "batched_stepped"])
+def test_a_matmul_whose_copies_find_no_memory_runs_on_the_operands_as_they_are(name):
+    # Both operands copied (stepped_rows_and_cols) or one with batch dims:
+    # when the k-th allocation fails, eagerly and in a plan, the product
+    # runs without copies (the same values, other last bits) or raises
+    # MemoryError for its result; never the copies' half-made state (the
+    # copies' batch strides with the operand as it is, or a's freed copy
+    # when b's failed: before, wrong values or a read of freed memory)
+    f, xs, vs = _MATMULS[name]
+    x, v = t(_R.uniform(-1, 1, xs)), t(_R.uniform(-1, 1, vs))
+    want = np.matmul(f(x, v).numpy(), np.eye(f(x, v).shape[-1]))
+    gm = hop.trace(f, x, v)
+    for run in (f, gm):
+        ran = 0
+        for k in range(1, 12):
+            hop._C._alloc_fail_at(k)
+            try:
+                got = run(x, v).numpy()
+            except MemoryError:
+                continue
+            finally:
+                hop._C._alloc_fail_at(0)
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+            ran += 1
+        assert ran >= 3
+
+
 def test_vmap_with_in_axes_2_of_a_matmul_has_eagers_bits_traced():
     r = np.random.RandomState(3)
     X, W = t(r.uniform(-1, 1, (4, 30, 5))), t(r.uniform(-1, 1, (30, 7)))
