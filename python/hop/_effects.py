@@ -56,7 +56,7 @@ from ._effect_holders import (
     _Holders, _is_hop_object, _is_numpy, _is_stdlib, _is_user, _module_name, _TEST_PACKAGES,
     _top)
 from ._purity import _NP_WRITERS
-from ._reads import is_hop_module, root_value
+from ._reads import class_attr, is_hop_module, root_value
 from ._reads import loaded_hop_numpy
 
 try:
@@ -210,16 +210,6 @@ def _site(code, line):
     return f"{os.path.basename(code.co_filename)}:{line if line is not None else '?'}"
 
 
-def _class_attr(t, name):
-    """The attribute name of class t as its MRO's dicts hold it (no
-    descriptor run), or _MISSING."""
-    for k in getattr(t, "__mro__", (t,)):
-        d = k.__dict__
-        if name in d:
-            return d[name]
-    return _MISSING
-
-
 _DATA_DESCRIPTORS = (property, types.GetSetDescriptorType, types.MemberDescriptorType)
 
 
@@ -241,7 +231,7 @@ def _static_attr(v, name):
     if isinstance(v, types.ModuleType):
         return getattr(v, name, _MISSING)
     if isinstance(v, type):
-        a = _class_attr(v, name)
+        a = class_attr(v, name, _MISSING)
         if isinstance(a, staticmethod):
             return a.__func__
         if isinstance(a, classmethod):
@@ -251,7 +241,7 @@ def _static_attr(v, name):
         if isinstance(a, _DATA_DESCRIPTORS):
             return _MISSING
         return a if not hasattr(a, "__get__") or callable(a) else _MISSING
-    a = _class_attr(type(v), name)
+    a = class_attr(type(v), name, _MISSING)
     if not isinstance(a, _DATA_DESCRIPTORS):
         try:
             own = object.__getattribute__(v, "__dict__")
@@ -735,8 +725,8 @@ class _Finder:
         for cls, v in classes:
             if not _is_user(getattr(cls, "__module__", "") or ""):
                 continue
-            meth = _class_attr(cls, "__setattr__" if verb == "set" else "__delattr__")
-            a = _class_attr(cls, name)
+            meth = class_attr(cls, "__setattr__" if verb == "set" else "__delattr__", _MISSING)
+            a = class_attr(cls, name, _MISSING)
             if isinstance(a, property):
                 hook, first = a.fset if verb == "set" else a.fdel, "self"
             elif isinstance(meth, types.FunctionType):

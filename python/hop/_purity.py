@@ -48,7 +48,7 @@ from . import _C
 from . import _breaks
 from ._code_effects import ALL, DATA, WRITE, _READ_METHODS, _effects
 from ._reads import MISSING as _MISSING, Policy, Walk, is_hop_function, is_hop_module
-from ._reads import is_user_module
+from ._reads import class_attr, is_user_module
 from ._reads import _names_cache
 from ._reads import code_names  # noqa: F401  (_frame_state imports it from here)
 
@@ -637,10 +637,7 @@ def _cache_attr(v, name):
         return d[name]
     if isinstance(v, types.ModuleType):
         return None
-    for k in (v if isinstance(v, type) else type(v)).__mro__:
-        if name in k.__dict__:
-            return k.__dict__[name]
-    return None
+    return class_attr(v if isinstance(v, type) else type(v), name, None)
 
 
 def _effect_site(fn):

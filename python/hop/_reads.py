@@ -40,7 +40,7 @@ import types
 import weakref
 
 __all__ = ["code_names", "names_of", "is_hop_module", "is_hop_function", "is_user_module",
-           "root_value", "roots", "reads", "Policy", "Walk"]
+           "class_attr", "root_value", "roots", "reads", "Policy", "Walk"]
 
 MISSING = object()  # a name that holds nothing (an empty cell, a global not defined)
 
@@ -324,6 +324,16 @@ def is_user_module(name):
     NumPy or a test framework."""
     top = name.partition(".")[0]
     return top not in _LIBRARY_PACKAGES and top not in sys.stdlib_module_names
+
+
+def class_attr(t, name, missing=MISSING):
+    """The attribute name of class t as its MRO's dicts hold it (no
+    descriptor runs), or missing."""
+    for k in getattr(t, "__mro__", (t,)):
+        d = k.__dict__
+        if name in d:
+            return d[name]
+    return missing
 
 
 def cell_value(cell, missing=MISSING):
