@@ -416,9 +416,11 @@ def test_the_purity_check_costs_nothing_per_element_of_data_the_body_reads(big_g
         return hop.cond(x.sum() > 0, lambda: x + len(BIG) + BIG[-1], lambda: x - len(BIG_DICT))
 
     hop.trace(f, hop.asarray(X))  # warm the bytecode cache
-    t = time.perf_counter()
+    # the process's CPU time, not the wall clock: the claim is about work,
+    # and a run beside other jobs (load 24) took 55 ms of wall time
+    t = time.process_time()
     gm = hop.trace(f, hop.asarray(X))
-    took = time.perf_counter() - t
+    took = time.process_time() - t
     assert took < 0.05, took  # was 0.55 s on the CI machine (6.3 s reported)
     np.testing.assert_array_equal(gm(X), f(hop.asarray(X)))
 
