@@ -1,16 +1,20 @@
 """Ported from PyTorch's test/torch_np/test_ufuncs_basic.py,
 test_reductions.py and test_indexing.py (issue #29): each torch test's
 NumPy calls, run by NumPy and by hop.compile (numpy_diff.check).  Complex
-dtypes are another issue's and left out."""
+dtypes are left out of the ufunc tests (another issue's); all 33 tests of
+test_reductions.py are here, its complex sums and means, its overflow
+warnings (compared call by call) and the array axes its torch port skips
+included."""
 
 import operator
+import warnings
 
 import numpy as np
 import pytest
 
 import hop
 
-from numpy_diff import check, ported, raises
+from numpy_diff import check, ported, raises, same
 
 # ------------------------------------------------------ test_ufuncs_basic
 
@@ -292,6 +296,61 @@ def test_sum_where():
           np.array([[1.0, 2.0], [3.0, 4.0]]))
 
 
+@ported(SRC, "TestMean.test_mean_values")
+def test_mean_values_complex():
+    check(lambda r: [np.mean(m, axis=ax) * (m.shape[ax] if ax is not None else m.size)
+                     for m in (r + 1j * r,) for ax in (0, 1, None)],
+          np.arange(20, dtype=float).reshape((4, 5)))
+
+
+def _sum_warnings(fn, d):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always", RuntimeWarning)
+        r = fn(d)
+    return r, sorted(str(x.message) for x in w)
+
+
+@ported(SRC, "TestSum.test_sum_dtypes_warnings")
+@pytest.mark.parametrize("dt", [int, np.float16, np.float32, np.float64])
+def test_sum_dtypes_warnings(dt):
+    # NumPy's sum and hop's compiled one: the same values (float16's
+    # overflow to inf included) and the same overflow warnings, once a call
+    def f(d):
+        return np.sum(d), np.sum(np.flip(d))
+    cf = hop.compile(f)
+    for v in (0, 1, 2, 7, 8, 9, 15, 16, 19, 127, 128, 1024, 1235):
+        d = np.arange(1, v + 1, dtype=dt)
+        want, wwarn = _sum_warnings(f, d)
+        got, gwarn = _sum_warnings(cf, d)
+        same(got, want, rtol=1e-3 if dt is np.float16 else None, path=f"v={v}")
+        assert gwarn == wwarn, (v, gwarn, wwarn)
+
+
+@ported(SRC, "TestSum.test_sum_complex_1")
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_sum_complex_1(dt):
+    def f(d):
+        e = np.empty(d.shape[0], dtype=dt)
+        e.real = d
+        e.imag = -d
+        return np.sum(e), np.sum(np.flip(e))
+    for v in (0, 1, 2, 7, 8, 9, 15, 16, 19, 127, 128, 1024, 1235):
+        check(f, np.arange(1, v + 1))
+
+
+@ported(SRC, "TestSum.test_sum_complex_2")
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_sum_complex_2(dt):
+    def f(d):
+        r = [np.sum(d[::2]), np.sum(d[1::2]), np.sum(d[::3]), np.sum(d[1::3]),
+             np.sum(np.flip(d)[::2]), np.sum(np.flip(d)[1::2]), np.sum(np.flip(d)[::3]),
+             np.sum(np.flip(d)[1::3])]
+        e = np.ones((1,), dtype=dt) + 1j
+        e += e
+        return r + [e]
+    check(f, np.ones(500, dtype=dt) + 1j)
+
+
 FUNCS = [np.any, np.all, np.argmin, np.argmax, np.min, np.max, np.mean, np.sum, np.prod, np.std,
          np.var, np.count_nonzero]
 AXES = [0, 1, 2, -1, -2, (0, 1), (1, 0), (0, 1, 2), (1, -1, 0)]
@@ -305,6 +364,7 @@ def test_generic_bad_axis(func):
     raises(TypeError, lambda m: func(m, axis="foo"), m)
     raises(np.AxisError, lambda m: func(m, axis=3), m)
     raises(TypeError, lambda m: func(m, axis=1.5), m)
+    raises(TypeError, lambda m: func(m, axis=np.array([[1], [2]])), m)
 
 
 @ported(SRC, "TestGenericReductions.test_array_axis")
@@ -312,6 +372,8 @@ def test_generic_bad_axis(func):
 def test_generic_array_axis(func):
     check(lambda a: (func(a, axis=np.array(-1)), func(a, axis=-1)),
           np.array([[0, 1, 7, 0, 0], [3, 0, 0, 2, 19]]))
+    raises(TypeError, lambda a: func(a, axis=np.array([1, 2])),
+           np.array([[0, 1, 7, 0, 0], [3, 0, 0, 2, 19]]))
 
 
 @ported(SRC, "TestGenericReductions.test_axis_empty_generic")
@@ -393,6 +455,7 @@ def test_cumulative_bad_axis(func):
     raises(TypeError, lambda m: func(m, axis="foo"), m)
     raises(np.AxisError, lambda m: func(m, axis=3), m)
     raises(TypeError, lambda m: func(m, axis=1.5), m)
+    raises(TypeError, lambda m: func(m, axis=np.array([[1], [2]])), m)
 
 
 @ported(SRC, "TestGenericCumSumProd.test_array_axis")
@@ -400,6 +463,8 @@ def test_cumulative_bad_axis(func):
 def test_cumulative_array_axis(func):
     check(lambda a: (func(a, axis=np.array(-1)), func(a, axis=-1)),
           np.array([[0, 1, 7, 0, 0], [3, 0, 0, 2, 19]]))
+    raises(TypeError, lambda a: func(a, axis=np.array([1, 2])),
+           np.array([[0, 1, 7, 0, 0], [3, 0, 0, 2, 19]]))
 
 
 @ported(SRC, "TestGenericCumSumProd.test_axis_empty_generic")
