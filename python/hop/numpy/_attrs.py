@@ -447,6 +447,13 @@ class _Flags:
         if type(a) is ndarray and a._run is None and a._st is None and \
                 not _C._is_proxy(a._tv):
             return a._ob is None  # (a NumpyArg: the caller's ndarray, below)
+        st = a._st
+        if a._role is None and a._run is not None and a._run is _storage.current() and \
+                (st is None or st.root is None and not st.foreign and st.run is a._run):
+            # an array the traced run made: it owns its memory unless it is
+            # a view of another (its .base), as eagerly (the tensor's NumPy
+            # view, which owns nothing, says False for every one)
+            return _base(a) is None
         return self._np_flags().owndata
 
     def __getattr__(self, name):

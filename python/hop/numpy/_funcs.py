@@ -438,8 +438,11 @@ def swapaxes(a, axis1, axis2, *, _kind=None):
 @implements(_np.moveaxis)
 def moveaxis(a, source, destination, *, _kind=None):
     t = _t(a, "moveaxis")
-    src = [_axis(s, t.ndim) for s in _shape_arg(source)]
-    dst = [_axis(d, t.ndim) for d in _shape_arg(destination)]
+    # NumPy's normalize_axis_tuple of each: its AxisError names the
+    # argument, a repeated axis is its ValueError, a 0-d array has no axis
+    norm = _np.core.numeric.normalize_axis_tuple
+    src = list(norm(_shape_arg(source), t.ndim, "source"))
+    dst = list(norm(_shape_arg(destination), t.ndim, "destination"))
     if len(src) != len(dst):
         raise ValueError("`source` and `destination` arguments must have the same number of "
                          "elements")
@@ -1401,9 +1404,13 @@ def _scalar_nan(v):
         return math.isnan(v.real) or math.isnan(v.imag)
     t = _core.tensor_of(v)
     if t is not None:
-        if t.ndim != 0 or _C._is_proxy(t) or _core.np_dtype(t).kind not in "fc":
+        if t.ndim != 0 or _core.np_dtype(t).kind not in "fc":
             return False
-        return bool(_np.isnan(t.numpy()))
+        # traced (an argument, or a capture: its memory may change), a
+        # decision hop.compile specialises on (a NaN is no bound, as
+        # eagerly, where the recording run decides the same) and hop.trace
+        # cannot make
+        return _core.decide(_C.ne(t, t), "clip: whether a bound of no dimensions is NaN")
     if isinstance(v, (_np.generic, _np.ndarray)) and _np.ndim(v) == 0 and v.dtype.kind in "fc":
         return bool(_np.isnan(v))
     return False

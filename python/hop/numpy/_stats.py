@@ -425,6 +425,17 @@ def _traced_q(what, noun):
                                             f"supported (they decide which elements are taken)")
 
 
+def _ureduce_axis(axis, ndim):
+    """axis as NumPy's _ureduce reads it (median, quantile, percentile and
+    their NaN-ignoring forms): normalize_axis_tuple's (an int, a bool, an
+    integer array of no dimensions, or a sequence or array of them; its
+    AxisError, its 'repeated axis' ValueError), one axis as an int."""
+    if axis is None:
+        return None
+    axes = _np.core.numeric.normalize_axis_tuple(axis, ndim)
+    return axes[0] if len(axes) == 1 else axes
+
+
 def _quantile_common(a, q, axis, out, overwrite_input, method, keepdims, what, kind):
     qc = _concrete(q)
     if qc is None:
@@ -432,6 +443,7 @@ def _quantile_common(a, q, axis, out, overwrite_input, method, keepdims, what, k
     if qc.ndim > 2:
         raise ValueError("q must be a scalar or 1d")
     t = _t(a, what)
+    axis = _ureduce_axis(axis, t.ndim)
     t2, ax = _reduce_axes(t, axis)
     r = _quantile(t2, qc, ax, method, what)
     rt = _zero_sign_known(t, r._t, what)
@@ -509,6 +521,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "median")
+    axis = _ureduce_axis(axis, t.ndim)
     if out is not None and hasattr(out, "shape") and (t.ndim or axis is None):
         from ._reduce_out import check_median
         axes = None if axis is None else set(_axes(axis, t.ndim))
@@ -960,6 +973,8 @@ def _nan_take(s, pos):
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "nanmedian")
+    if not isinstance(_size(t.shape), int) or _size(t.shape):  # (empty: NumPy's nanmean's)
+        axis = _ureduce_axis(axis, t.ndim)
     if _core.np_dtype(t).kind not in "fc":
         return median(a, axis, out, overwrite_input, keepdims, _kind=kind)
     axes = None if axis is None else _axes(axis, t.ndim)
@@ -1040,6 +1055,7 @@ def _nanquantile(a, qc, axis, out, method, keepdims, what, kind):
         return nanmean(a, axis, out=out, keepdims=keepdims, _kind=kind)
     if _np.ndim(qc) > 2:  # (NumPy's _quantile of each slice)
         raise ValueError("q must be a scalar or 1d")
+    axis = _ureduce_axis(axis, t.ndim)
     npd = _core.np_dtype(t)
     t2, ax = _reduce_axes(t, axis)
     if npd.kind in "fc" and method in ("linear", "lower", "higher", "nearest", "midpoint"):
