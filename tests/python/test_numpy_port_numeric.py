@@ -1294,3 +1294,31 @@ def test_median_and_quantiles_read_the_axis_as_numpy(fn, q):
         else:
             assert gerr is None, (axis, gerr)
             same(got, want, path=f"axis={axis!r}")
+
+
+def _warnings_per_call(fn, calls):
+    out = []
+    for args in calls:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            fn(*args)
+        out.append([(type(x.message), str(x.message)) for x in w])
+    return out
+
+
+def test_a_new_path_that_warns_warns_once_on_its_first_compiled_call():
+    # hop.compile's eager run recording a new path gave hop.numpy's warning
+    # (a break's or a replayed one), then the call gave it again: two on
+    # the first call of the side that warns
+    a, c = np.zeros(3), np.array([1 + 2j, 3j])
+    progs = [
+        (lambda a, b: np.sum(a) if b.sum() > 0 else np.clip(a, np.nan, 1.0),
+         [(a, np.array([1])), (a, np.array([-1])), (a, np.array([-1]))]),
+        (lambda a, lo: np.clip(a, lo, 1.0),
+         [(a, np.array(0.5)), (a, np.array(np.nan)), (a, np.array(np.nan))]),
+        (lambda a, c, b: a + 1 if b.sum() > 0 else c.astype(float) + a[:2],
+         [(a, c, np.array([1])), (a, c, np.array([-1])), (a, c, np.array([-1]))])]
+    for fn, calls in progs:
+        want = _warnings_per_call(fn, calls)
+        assert [len(w) for w in want] == [0, 1, 1]
+        assert _warnings_per_call(hop.compile(fn), calls) == want

@@ -77,6 +77,15 @@ def numpy_warns(what, message, category, traced=False, replay=False, at=None):
     translator an effect it replays on every call (the graph goes on), in
     a trace of hop.trace given at trace time (the trace is of one call)."""
     where = None if at is None else (at[0].__file__, at[1], vars(at[0]))
+    if _recording():
+        # hop.compile's eager run that records a new path: the call that
+        # follows it (the plan, which replays a warning of the dtypes, or
+        # the eager run after a break, which warns) gives the warning, once
+        if traced or not replay:
+            _breaks.conversion(_C.UnsupportedError, f"hop.numpy: {what}: NumPy warns "
+                                                    f"({category.__name__}: {message}) on "
+                                                    f"every call")
+        return
     if replay and _breaks.replayed_warning(message, category, where):
         return
     if traced or tracing() and (not replay or _breaks.in_compile_trace()):
