@@ -18,18 +18,16 @@ them as in NumPy's; an earlier call's results must agree after a later
 call.  Where NumPy raises, hop raises the same type and leaves every array
 as NumPy left it.  A failing draw prints the program as source.
 
-With HOP_ALIAS_HNP=1 the draw also makes G and C hop.numpy arrays (captured
-arrays a plan writes back): three worlds, compiled against eager strictly
-and eager against NumPy in values and shared memory.  That mode found
-the findings below (a returned captured hop.numpy array was a new array,
-not it, and a written one the plan's copy; a returned view of a rebound
-captured array was of the old one; `C += 1` rebound the cell; a returned
-reversed view of a hop.numpy argument was a copy) and one still open, a
-strict xfail below (np.copyto of a hop.numpy array into an ndarray with
-negative strides writes a copy of it, eagerly too), so the plain pass
-leaves it out until that is fixed."""
+The draw also makes G and C hop.numpy arrays (captured arrays a plan
+writes back): three worlds, compiled against eager strictly and eager
+against NumPy in values and shared memory.  That mode (drawn only with
+HOP_ALIAS_HNP=1 until its findings were fixed) found the findings below: a
+returned captured hop.numpy array was a new array, not it, and a written
+one the plan's copy; a returned view of a rebound captured array was of
+the old one; `C += 1` rebound the cell; a returned reversed view of a
+hop.numpy argument was a copy; np.copyto of a hop.numpy array into an
+ndarray with negative strides wrote hop's copy of it, eagerly too."""
 
-import os
 import warnings
 
 import numpy as np
@@ -286,10 +284,7 @@ def programs(draw):
            "    return f\n")
     modes = ["fresh"] + draw(st.lists(st.sampled_from(["fresh", "same", "args"]), min_size=1,
                                       max_size=3))
-    # (captured hop.numpy arrays, World's "hnp", are drawn by hand only
-    # until the open findings below are fixed: HOP_ALIAS_HNP=1)
-    captured = draw(st.sampled_from(["np", "hnp"] if os.environ.get("HOP_ALIAS_HNP") else
-                                    ["np"]))
+    captured = draw(st.sampled_from(["np", "hnp"]))
     aliasing = draw(st.sampled_from(ALIASING))
     return src, kind, aliasing, modes, captured
 
@@ -512,13 +507,69 @@ def test_a_returned_complex_part_of_a_captured_hop_numpy_array_is_a_view_of_it(w
     _run_src(f"{write}v0 = G.imag[1:];return (v0,)", kind=4, captured="hnp")
 
 
-@pytest.mark.xfail(strict=True, reason="open: hop.numpy's copyto (reached by NumPy's dispatch on "
-                                       "a hop.numpy source) into an ndarray with negative "
-                                       "strides writes hop's copy of it, eagerly and compiled")
 def test_copyto_of_a_hop_numpy_array_into_a_reversed_ndarray_view_writes_its_base():
+    # hop.numpy's copyto (reached by NumPy's dispatch on the hop.numpy
+    # source) wrote hop's tensor of the reversed view, a copy: a kept zeros
     a = np.zeros((3, 4))
-    np.copyto(a[::-1], hop.numpy.arange(12.0).reshape(3, 4))
-    assert a[0].tolist() == [8.0, 9.0, 10.0, 11.0]
+    assert np.copyto(a[::-1], hop.numpy.arange(12.0).reshape(3, 4)) is None
+    assert a[0].tolist() == [8.0, 9.0, 10.0, 11.0] and a[2].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def _odd_destinations():
+    """np.ndarrays whose memory hop's tensor cannot view (it copies them)."""
+    rev = np.arange(12.0).reshape(3, 4)[::-1, ::-1]
+    ro = np.arange(12.0).reshape(3, 4)
+    ro.flags.writeable = False
+    swapped = np.arange(12.0).reshape(3, 4).astype(">f8")
+    raw = np.zeros(12 * 8 + 1, np.uint8)[1:]
+    unaligned = raw.view(np.float64).reshape(3, 4)
+    unaligned[...] = np.arange(12.0).reshape(3, 4)
+    return {"reversed": rev, "read-only": ro, "byte-swapped": swapped, "unaligned": unaligned}
+
+
+# Each of NumPy's writers whose dispatch a hop.numpy operand (w(...))
+# reaches: hop.numpy's wrote hop's copy of such a destination (its writes
+# lost, a read-only one written without an error)
+_WRITERS = {
+    "copyto": lambda d, w: np.copyto(d, w(np.arange(4.0) * 3)),
+    "copyto where": lambda d, w: np.copyto(d, 7.5, where=w(np.arange(12).reshape(3, 4) % 3 == 0)),
+    "copyto casting": lambda d, w: np.copyto(d, w(np.arange(4) - 2), casting="unsafe"),
+    "copyto bad cast": lambda d, w: np.copyto(d, w(np.arange(4) + 0.5j)),
+    "copyto bad shape": lambda d, w: np.copyto(d, w(np.arange(3.0))),
+    "put": lambda d, w: np.put(d, w(np.array([0, -1, 5])), [1.5, 2.5]),
+    "put clip": lambda d, w: np.put(d, [0, 40], w(np.array([6.0, 7.0])), mode="clip"),
+    "place": lambda d, w: np.place(d, w(np.arange(12).reshape(3, 4) % 5 == 1), [9.0, 8.0]),
+    "putmask": lambda d, w: np.putmask(d, w(np.arange(12).reshape(3, 4) > 6), [1.0, 2.0, 3.0]),
+    "put_along_axis": lambda d, w: np.put_along_axis(d, w(np.array([[3], [0], [1]])), -1.0, 1),
+    "add.at": lambda d, w: np.add.at(d, [0, 0, 2], w(np.array([[5.0], [1.0], [2.0]]))),
+    "negative.at": lambda d, w: np.negative.at(d, w(np.array([1, 1]))),
+}
+
+
+@pytest.mark.parametrize("dst", ["reversed", "read-only", "byte-swapped", "unaligned"])
+@pytest.mark.parametrize("writer", sorted(_WRITERS))
+def test_numpys_writers_into_an_ndarray_hop_cannot_view_write_it_as_numpy(writer, dst):
+    outcomes = []
+    for wrap in (np.asarray, hop.numpy.asarray):
+        d = _odd_destinations()[dst]
+        before = d.copy()
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                r = _WRITERS[writer](d, wrap)
+            outcomes.append(("ok", r, d.dtype, d.tolist(), [str(w.message) for w in caught]))
+        except Exception as e:  # noqa: BLE001 (compared)
+            assert d.tolist() == before.tolist()
+            outcomes.append(("raised", type(e), str(e)))
+    assert outcomes[1] == outcomes[0]
+
+
+@pytest.mark.parametrize("captured", ["np", "hnp"])
+def test_copyto_of_a_captured_array_into_a_reversed_view_of_an_argument_writes_it(captured):
+    _run_src("np.copyto(a[::-1], G);return (a,)", captured=captured)
+    _run_src("np.copyto(a[:, ::-1], G, where=G > 2);v0 = a[::-1];return (v0, a)",
+             captured=captured)
+    _run_src("np.copyto(b[::-1], a);return (b,)", aliasing="b = a[::-1]", captured=captured)
 
 
 @pytest.mark.xfail(strict=True, reason="open: NumPy assigns an integer-array key's overlapping "

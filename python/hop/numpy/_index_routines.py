@@ -64,6 +64,27 @@ def _storage_write_select(a, select, v, what):
     _storage.write(a, run, None, v, what, select=select)
 
 
+def _numpy_writes(dst, *operands):
+    """Whether NumPy itself makes this write: eagerly, into a plain
+    np.ndarray (NumPy's function reached by its dispatch on a hop.numpy
+    operand, or hop.numpy's called on NumPy's arrays), on NumPy's views of
+    the operands' memory (_ufuncs.fallback).  hop's tensor of such an array
+    is a copy where its memory has a negative stride, another byte order or
+    no alignment, or is read-only, and a write into that copy was lost
+    (np.copyto(a[::-1], G) left a as it was); NumPy's own write is NumPy's
+    in every case, its errors, warnings and overlaps too."""
+    if not isinstance(dst, _np.ndarray) or _core.tracing():
+        return False
+    from ._ufuncs import _traced_any
+    return not _traced_any(operands)
+
+
+def _by_numpy(func, args, kwargs=None):
+    """func (NumPy's writer, _numpy_writes) run by NumPy; None, its answer."""
+    from ._ufuncs import fallback
+    fallback(func, func.__name__, args, kwargs or {}, None)
+
+
 def _require_array(a, what):
     if isinstance(a, ndarray) and a._scalar:
         raise TypeError(f"{what}() argument 1 must be numpy.ndarray, not "
@@ -82,6 +103,8 @@ def _require_array(a, what):
 
 @implements(_np.fill_diagonal)
 def fill_diagonal(a, val, wrap=False, *, _kind=None):
+    if _numpy_writes(a, val):
+        return _by_numpy(_np.fill_diagonal, (a, val, wrap))
     t = _t(a, "fill_diagonal")
     if t.ndim < 2:
         raise ValueError("array must be at least 2-d")
@@ -105,6 +128,8 @@ def fill_diagonal(a, val, wrap=False, *, _kind=None):
 
 @implements(_np.put)
 def put(a, ind, v, mode="raise", *, _kind=None):
+    if _numpy_writes(a, ind, v):
+        return _by_numpy(_np.put, (a, ind, v, mode))
     mode = _clipmode(mode)
     if not isinstance(a, (ndarray, _np.ndarray)):
         raise TypeError(f"argument 1 must be numpy.ndarray, not {type(a).__name__}")
@@ -164,6 +189,8 @@ def _safe_values(values, dst, what):
 
 @implements(_np.place)
 def place(arr, mask, vals, *, _kind=None):
+    if _numpy_writes(arr, mask, vals):
+        return _by_numpy(_np.place, (arr, mask, vals))
     m = _t(mask, "place").reshape(-1)
     if _core.np_dtype(m) != _np.dtype(bool):
         m = _C.ne(m, 0)
@@ -184,6 +211,8 @@ def place(arr, mask, vals, *, _kind=None):
 
 @implements(_np.putmask)
 def putmask(a, mask, values, *, _kind=None):
+    if _numpy_writes(a, mask, values):
+        return _by_numpy(_np.putmask, (a, mask, values))
     # NumPy's mask is any array of a's size (not broadcast: a scalar mask
     # of a 3-element a is refused), taken in C order
     arr = _require_array(a, "putmask")
@@ -206,6 +235,8 @@ def putmask(a, mask, values, *, _kind=None):
 
 @implements(_np.copyto)
 def copyto(dst, src, casting="same_kind", where=True, *, _kind=None):
+    if _numpy_writes(dst, src, where):
+        return _by_numpy(_np.copyto, (dst, src), {"casting": casting, "where": where})
     d = _require_array(dst, "copyto")
     s = _core.operand(src, "copyto")
     if s.t is not None:
@@ -281,6 +312,8 @@ def _along_positions(a, idx, ax):
 
 @implements(_np.put_along_axis)
 def put_along_axis(arr, indices, values, axis, *, _kind=None):
+    if _numpy_writes(arr, indices, values):
+        return _by_numpy(_np.put_along_axis, (arr, indices, values, axis))
     a = _require_array(arr, "put_along_axis")
     t = a._t
     idx = _t(indices, "put_along_axis")
@@ -478,6 +511,8 @@ def ufunc_at(name, a, indices, b=None):
     if uf.nin == 1 and b is not None:
         # NumPy 1.24 crashes here (a NULL loop operand); 1.25 raises this
         raise _core.not_numpys(ValueError("second operand provided when ufunc is unary"))
+    if _numpy_writes(a, indices, b):
+        return _by_numpy(uf.at, (a, indices) + (() if b is None else (b,)))
     arr = _require_array(a, f"numpy.{name}.at")
     run = _storage.current()
     t = arr._t
