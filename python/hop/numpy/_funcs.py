@@ -584,13 +584,19 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind", *, _k
                                  f"at index 0 has size {m} and the array at index {i} has size "
                                  f"{n}")
     dt = _join_cast(ts, out, dtype, casting)
+    return _join_out(kind, _cat_in_order(ts, ax, dt, out), out, "concatenate")
+
+
+def _cat_in_order(ts, ax, dt, out):
+    """The tensors ts cast to dt and joined along ax, laid out as NumPy's
+    concatenate lays out its new array (_join_order; out's, C order, when
+    given)."""
     perm = _join_order(ts) if out is None else None
     if perm is None:
-        r = _C.cat([_core.cast(t, dt) for t in ts], ax)
-    else:  # laid out as NumPy lays it out: C order of the permuted axes
-        r = _C.cat([_core.cast(t, dt).permute(*perm) for t in ts], perm.index(ax))
-        r = r.permute(*[perm.index(d) for d in range(len(perm))])
-    return _join_out(kind, r, out, "concatenate")
+        return _C.cat([_core.cast(t, dt) for t in ts], ax)
+    # (C order of the permuted axes)
+    r = _C.cat([_core.cast(t, dt).permute(*perm) for t in ts], perm.index(ax))
+    return r.permute(*[perm.index(d) for d in range(len(perm))])
 
 
 def _join_order(ts):
@@ -672,7 +678,10 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind", _kind=No
         raise ValueError("all input arrays must have the same shape")
     ax = _axis(axis, ts[0].ndim + 1)
     dt = _join_cast(ts, out, dtype, casting)
-    return _join_out(kind, _C.stack([_core.cast(t, dt) for t in ts], ax), out, "stack")
+    # NumPy's stack: concatenate of each array viewed with the new axis, in
+    # concatenate's layout (the transposed arrays' F order)
+    return _join_out(kind, _cat_in_order([t.unsqueeze(ax) for t in ts], ax, dt, out), out,
+                     "stack")
 
 
 # vstack, hstack and stack of concrete hop.numpy arrays, eagerly: NumPy's own
