@@ -173,10 +173,9 @@ exclusive_cumprod(hop_graph *g, hop_node *x2)
  * the exclusive cumprod from the left times the one from the right.
  */
 static hop_node *
-prod_others(const ad *a, const hop_node *n)
+prod_others_of(const ad *a, const hop_node *n, hop_node *x)
 {
     hop_graph *g = a->g;
-    hop_node *x = primal(a, n->args[0].u.node);
     const hop_meta *xm = meta_of(n->args[0].u.node);
     bool mask[HOP_MAX_RANK];
     reduce_mask(n, xm->rank, mask);
@@ -206,6 +205,12 @@ prod_others(const ad *a, const hop_node *n)
     hop_node *right = flip(g, exclusive_cumprod(g, flip(g, x2, 1)), 1);
     hop_node *o = reshape_to(g, op2(g, HOP_OP_mul, left, right), &pm);
     return np > 1 ? HOP_EMIT(g, permute, N(o), hop_arg_list(iitems, (size_t)np)) : o;
+}
+
+static hop_node *
+prod_others(const ad *a, const hop_node *n)
+{
+    return prod_others_of(a, n, primal(a, n->args[0].u.node));
 }
 
 /* Whether a prod reduces nothing (a 0-d x: the result is x) or an empty
@@ -240,6 +245,74 @@ JVP_ARG0(jvp_prod)
         return empty ? HOP_OK : set_tangent(cx, n, t);
     hop_node *tp = op2(a->g, HOP_OP_mul, t, prod_others(a, n));
     return set_tangent(cx, n, reduce_like(a->g, n, HOP_OP_sum, tp, keepdim_of(n)));
+}
+
+/*
+ * masked_prod (x, dims, keepdim, mask, initial): initial times prod's of
+ * y = where(mask, x, 1).  x's cotangent where mask holds is initial times
+ * the product of y's other reduced elements (prod_others, exact at zeros),
+ * initial's the sum of the cotangent times y's product.
+ */
+static hop_status
+masked_prod_parts(const ad *a, const hop_node *n, hop_node **y, hop_node **others)
+{
+    hop_node *m = primal(a, n->args[3].u.node);
+    *y = HOP_EMIT(a->g, where, N(m), N(primal(a, n->args[0].u.node)), F(1.0));
+    bool empty;
+    *others = prod_trivial(n, &empty) ? NULL : prod_others_of(a, n, *y);
+    return *y == NULL ? hop_error_code() : HOP_OK;
+}
+
+static hop_status
+vjp_masked_prod(hop_vjp_ctx *cx, const hop_node *n)
+{
+    ad a = ad_vjp(cx);
+    hop_node *ct = hop_vjp_ct(cx, n, 0), *y, *others;
+    hop_node *init = primal(&a, n->args[4].u.node);
+    hop_status st = masked_prod_parts(&a, n, &y, &others);
+    if (st == HOP_OK && wants(cx, &n->args[0])) {
+        const hop_node *x = n->args[0].u.node;
+        hop_node *v = unreduce(a.g, n, ct);
+        v = v ? hop__ad_expand(a.g, op2(a.g, HOP_OP_mul, v, init), meta_of(x)) : NULL;
+        if (v != NULL && others != NULL)
+            v = op2(a.g, HOP_OP_mul, v, others);
+        st = accumulate(cx, x, where_or_zero(a.g, primal(&a, n->args[3].u.node), v));
+    }
+    if (st == HOP_OK && wants(cx, &n->args[4])) {
+        hop_node *p = reduce_like(a.g, n, HOP_OP_prod, y, keepdim_of(n));
+        st = accumulate(cx, n->args[4].u.node,
+                        hop__ad_sum(a.g, op2(a.g, HOP_OP_mul, ct, p), NULL, 0, false));
+    }
+    return st;
+}
+
+/* Its tangent: initial times the sum of x's tangent times the others'
+ * product where mask holds, plus initial's tangent times y's product (in
+ * hop's order: a tangent is no NumPy result). */
+static hop_status
+jvp_masked_prod(hop_jvp_ctx *cx, const hop_node *n)
+{
+    hop_node *tx = tangent(cx, &n->args[0]), *ti = tangent(cx, &n->args[4]), *y, *others;
+    if (tx == NULL && ti == NULL)
+        return HOP_OK;
+    ad a = ad_jvp(cx);
+    hop_status st = masked_prod_parts(&a, n, &y, &others);
+    if (st != HOP_OK)
+        return st;
+    hop_node *t = NULL;
+    if (tx != NULL) {
+        tx = where_or_zero(a.g, primal(&a, n->args[3].u.node), tx);
+        if (tx != NULL && others != NULL)
+            tx = op2(a.g, HOP_OP_mul, tx, others);
+        t = tx ? reduce_like(a.g, n, HOP_OP_sum, tx, keepdim_of(n)) : NULL;
+        t = t ? op2(a.g, HOP_OP_mul, t, primal(&a, n->args[4].u.node)) : NULL;
+    }
+    if (ti != NULL) {
+        hop_node *p = reduce_like(a.g, n, HOP_OP_prod, y, keepdim_of(n));
+        hop_node *tp = p ? op2(a.g, HOP_OP_mul, p, ti) : NULL;
+        t = t ? op2(a.g, HOP_OP_add, t, tp) : tp;
+    }
+    return set_tangent(cx, n, t);
 }
 
 /* -------------------------------------------------------------- matmul */
@@ -537,6 +610,7 @@ const hop_op_ad_rule hop__ad_shape_rules[HOP_OP_COUNT] = {
     [HOP_OP_sum] = {.vjp = vjp_sum, .jvp = jvp_linear},
     [HOP_OP_mean] = {.vjp = vjp_sum, .jvp = jvp_linear},
     [HOP_OP_masked_sum] = {.vjp = vjp_masked_sum, .jvp = jvp_masked_sum},
+    [HOP_OP_masked_prod] = {.vjp = vjp_masked_prod, .jvp = jvp_masked_prod},
     [HOP_OP_amax] = {.vjp = vjp_extreme, .jvp = jvp_extreme},
     [HOP_OP_amin] = {.vjp = vjp_extreme, .jvp = jvp_extreme},
     [HOP_OP_prod] = {.vjp = vjp_prod, .jvp = jvp_prod},

@@ -430,7 +430,7 @@ batched_operand(hop_batch_ctx *cx, const hop_node *n, size_t k)
                     (hop_arg[]){hop_arg_list(items, (size_t)m->rank + 1)}, 1);
 }
 
-/* masked_sum (x, dims, keepdim, mask, initial): x and mask both batched,
+/* masked_sum and masked_prod (x, dims, keepdim, mask, initial): x and mask both batched,
  * reduced as batch_reduce's dims; a batched initial (one start per
  * example) is not batched. */
 static hop_status
@@ -439,7 +439,8 @@ batch_masked_sum(hop_batch_ctx *cx, const hop_node *n)
     bool bi = false;
     hop_node *init = operand(cx, n, 4, &bi);
     if (bi)
-        return hop_error(HOP_UNSUPPORTED, "vmap: masked_sum with a batched initial");
+        return hop_error(HOP_UNSUPPORTED, "vmap: %s with a batched initial",
+                         hop_op_get(n->op)->name);
     hop_node *xm[] = {batched_operand(cx, n, 0), batched_operand(cx, n, 3)};
     hop_arg items[HOP_MAX_RANK];
     bool keepdim;
@@ -448,7 +449,7 @@ batch_masked_sum(hop_batch_ctx *cx, const hop_node *n)
         return hop_error_code();
     hop_arg args[] = {hop_arg_node(xm[0]), hop_arg_list(items, k), hop_arg_bool(keepdim),
                       hop_arg_node(xm[1]), hop_arg_node(init)};
-    return emit(cx, n, HOP_OP_masked_sum, args, 5, true);
+    return emit(cx, n, n->op, args, 5, true);
 }
 
 /* argmax argmin (x, dim or NONE = flattened, keepdim). */
@@ -1242,6 +1243,7 @@ static const hop_op_batch_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_sum] = REDUCE,
     [HOP_OP_mean] = REDUCE,
     [HOP_OP_masked_sum] = {batch_masked_sum, NULL},
+    [HOP_OP_masked_prod] = {batch_masked_sum, NULL},
     [HOP_OP_amax] = REDUCE,
     [HOP_OP_amin] = REDUCE,
     [HOP_OP_argmax] = {batch_argmax, NULL},

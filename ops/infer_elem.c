@@ -519,7 +519,7 @@ hop__infer_reduce(hop__infer *c)
     return reduced_shape(c, x, mask, keepdim, dtype);
 }
 
-/* masked_sum(x, dims, keepdim, mask, initial): sum's shape in x's dtype, a
+/* masked_sum and masked_prod(x, dims, keepdim, mask, initial): sum's shape in x's dtype, a
  * float or complex one; mask a bool tensor of x's shape (the caller
  * broadcasts it), initial a 0-d tensor of x's dtype. */
 hop_status
@@ -534,22 +534,23 @@ hop__infer_masked_sum(hop__infer *c)
         (st = hop__arg_tensor(c, 3, &m)) != HOP_OK || (st = hop__arg_tensor(c, 4, &init)) != HOP_OK)
         return st;
     if (!hop_dtype_is_float(x->dtype) && !hop_dtype_is_complex(x->dtype))
-        return hop_error(HOP_DTYPE, "masked_sum: x must be a float or complex tensor, got %s",
+        return hop_error(HOP_DTYPE, "%s: x must be a float or complex tensor, got %s", c->name,
                          hop__meta_text(&tx, x));
     if (m->dtype != HOP_BOOL)
-        return hop_error(HOP_DTYPE, "masked_sum: mask must be a bool tensor, got %s",
+        return hop_error(HOP_DTYPE, "%s: mask must be a bool tensor, got %s", c->name,
                          hop__meta_text(&tm, m));
     same = m->rank == x->rank;
     for (int k = 0; same && k < x->rank; k++)
         if ((st = hop__decide_eq(c, m->sizes[k], x->sizes[k], &same)) != HOP_OK)
             return st;
     if (!same)
-        return hop_error(HOP_SHAPE, "masked_sum: mask %s must have the shape of x %s",
+        return hop_error(HOP_SHAPE, "%s: mask %s must have the shape of x %s", c->name,
                          hop__meta_text(&tm, m), hop__meta_text(&tx, x));
     if (init->rank != 0 || init->dtype != x->dtype)
-        return hop_error(HOP_SHAPE, "masked_sum: initial must be a 0-d tensor of x's dtype, "
-                                    "got %s for x %s",
-                         hop__meta_text(&tm, init), hop__meta_text(&tx, x));
+        return hop_error(HOP_SHAPE,
+                         "%s: initial must be a 0-d tensor of x's dtype, got %s "
+                         "for x %s",
+                         c->name, hop__meta_text(&tm, init), hop__meta_text(&tx, x));
     return reduced_shape(c, x, mask, keepdim, x->dtype);
 }
 

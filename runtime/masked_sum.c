@@ -20,6 +20,13 @@
  * time (gathered from several dims, the mask with them: a run goes on
  * across them); the other reduced dims are visited around it.  Output
  * element o is the o-th of the kept dims in C order.
+ *
+ * masked_prod is NumPy's multiply.reduce(x, where=mask, initial=initial)
+ * in the same runs: its multiply loop's reduce multiplies a run's elements
+ * one at a time into the output element (float16 in float, stored float16
+ * after the run), its binary loop element by element (float16 stored after
+ * each multiply); a complex product is the textbook one (NumPy's AVX512F
+ * complex128 loop rounds by FMAs).
  */
 #include "runtime/runtime.h"
 
@@ -169,6 +176,37 @@ MSUM_LOOPS(f64, double, 1, double, F64_RUN, REAL_ADD)
 MSUM_LOOPS(c64, float, 2, c64_acc, C64_RUN, CPLX_ADD)
 MSUM_LOOPS(c128, double, 2, c128_acc, C128_RUN, CPLX_ADD)
 
+#define F16_PRUN(buf, n, a)                                                                        \
+    do {                                                                                           \
+        for (int64_t k_ = 0; k_ < (n); k_++)                                                       \
+            (a) *= hop_f16_to_float((buf)[k_]);                                                    \
+        (a) = HOP__PW_ROUND_HALF(a);                                                               \
+    } while (0)
+#define F16_MUL(p, a) (a) = HOP__PW_ROUND_HALF((a)*hop_f16_to_float(*(p)))
+#define REAL_PRUN(buf, n, a)                                                                       \
+    do {                                                                                           \
+        for (int64_t k_ = 0; k_ < (n); k_++)                                                       \
+            (a) *= (buf)[k_];                                                                      \
+    } while (0)
+#define REAL_MUL(p, a) (a) *= *(p)
+#define CPLX_MUL(p, a)                                                                             \
+    do {                                                                                           \
+        double re_ = (a)[0] * (p)[0] - (a)[1] * (p)[1]; /* (exact for float parts too) */          \
+        (a)[1] = (a)[0] * (p)[1] + (a)[1] * (p)[0];                                                \
+        (a)[0] = re_;                                                                              \
+    } while (0)
+#define CPLX_PRUN(buf, n, a)                                                                       \
+    do {                                                                                           \
+        for (int64_t k_ = 0; k_ < (n); k_++)                                                       \
+            CPLX_MUL((buf) + 2 * k_, a);                                                           \
+    } while (0)
+
+MSUM_LOOPS(pf16, uint16_t, 1, float, F16_PRUN, F16_MUL)
+MSUM_LOOPS(pf32, float, 1, float, REAL_PRUN, REAL_MUL)
+MSUM_LOOPS(pf64, double, 1, double, REAL_PRUN, REAL_MUL)
+MSUM_LOOPS(pc64, float, 2, c64_acc, CPLX_PRUN, CPLX_MUL)
+MSUM_LOOPS(pc128, double, 2, c128_acc, CPLX_PRUN, CPLX_MUL)
+
 /* The reduced dims' mask of argument 1 (validated by shape inference). */
 static void
 reduced_dims(const hop_rt_arg *dims, int rank, bool *mask)
@@ -197,7 +235,7 @@ hop__masked_sum_run(const hop__call *c, void *scratch, hop_tensor *out)
     msum_init(&r, x, m, mask);
     int64_t nout = hop_tensor_numel(out);
     size_t esz = hop_dtype_size(x->dtype);
-    bool empty = hop_tensor_numel(x) == 0;
+    bool empty = hop_tensor_numel(x) == 0, prod = c->op == HOP_OP_masked_prod;
     hop__bool *mb = (hop__bool *)((char *)scratch + HOP__PW_CHUNK * esz);
     for (int64_t o = 0; o < nout; o++) {
         int64_t rest = o, xo = 0, mo = 0;
@@ -213,21 +251,21 @@ hop__masked_sum_run(const hop__call *c, void *scratch, hop_tensor *out)
         case HOP_F16: {
             float a = hop_f16_to_float(*(const uint16_t *)init->data);
             if (!empty)
-                msum_f16(&r, (const uint16_t *)r.x + xo, mp, scratch, mb, &a);
+                (prod ? msum_pf16 : msum_f16)(&r, (const uint16_t *)r.x + xo, mp, scratch, mb, &a);
             *(uint16_t *)dst = hop_f16_from_float(a);
             break;
         }
         case HOP_F32: {
             float a = *(const float *)init->data;
             if (!empty)
-                msum_f32(&r, (const float *)r.x + xo, mp, scratch, mb, &a);
+                (prod ? msum_pf32 : msum_f32)(&r, (const float *)r.x + xo, mp, scratch, mb, &a);
             memcpy(dst, &a, sizeof a);
             break;
         }
         case HOP_F64: {
             double a = *(const double *)init->data;
             if (!empty)
-                msum_f64(&r, (const double *)r.x + xo, mp, scratch, mb, &a);
+                (prod ? msum_pf64 : msum_f64)(&r, (const double *)r.x + xo, mp, scratch, mb, &a);
             memcpy(dst, &a, sizeof a);
             break;
         }
@@ -235,7 +273,7 @@ hop__masked_sum_run(const hop__call *c, void *scratch, hop_tensor *out)
             c64_acc a;
             memcpy(a, init->data, sizeof a);
             if (!empty)
-                msum_c64(&r, (const float *)r.x + 2 * xo, mp, scratch, mb, &a);
+                (prod ? msum_pc64 : msum_c64)(&r, (const float *)r.x + 2 * xo, mp, scratch, mb, &a);
             memcpy(dst, a, sizeof a);
             break;
         }
@@ -243,12 +281,13 @@ hop__masked_sum_run(const hop__call *c, void *scratch, hop_tensor *out)
             c128_acc a;
             memcpy(a, init->data, sizeof a);
             if (!empty)
-                msum_c128(&r, (const double *)r.x + 2 * xo, mp, scratch, mb, &a);
+                (prod ? msum_pc128 : msum_c128)(&r, (const double *)r.x + 2 * xo, mp, scratch, mb,
+                                                &a);
             memcpy(dst, a, sizeof a);
             break;
         }
         default:
-            return hop_error(HOP_DTYPE, "masked_sum: x must be a float or complex tensor");
+            return hop_error(HOP_DTYPE, "%s: x must be a float or complex tensor", c->info->name);
         }
     }
     return HOP_OK;

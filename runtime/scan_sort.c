@@ -949,7 +949,8 @@ hop__index_run(const hop__call *c, const hop__imem *mem, hop_tensor **out)
     case HOP_OP_searchsorted:
         st = searchsorted(c, mem, t);
         break;
-    case HOP_OP_masked_sum: {
+    case HOP_OP_masked_sum:
+    case HOP_OP_masked_prod: {
         void *scratch = scratch_get(mem, hop__masked_sum_scratch(c->args[0].u.tensor->dtype));
         st = scratch == NULL ? HOP_NOMEM : hop__masked_sum_run(c, scratch, t);
         if (scratch != NULL)

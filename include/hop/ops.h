@@ -568,6 +568,11 @@ typedef enum hop_sort_kind {
  *                        dims, gathered, at most 8192 elements) summed pairwise and added;
  *                        element by element when a kept dim is innermost; float16 rounded
  *                        to float16 after each add, summed in float
+ *   masked_prod          (as masked_sum's) NumPy 1.24's multiply.reduce(x, where=mask,
+ *                        initial=initial) bit for bit, in masked_sum's runs: each run's
+ *                        elements multiplied one at a time into the output element; float16
+ *                        in float, rounded to float16 after each run (after each multiply
+ *                        when a kept dim is innermost), as NumPy's half loop stores it
  *   fail_if              (x, flag: bool TENSOR of any shape, kind: INT, a hop_check_kind) ->
  *                        x itself (a view), once the op has checked flag when it runs: any
  *                        element true is HOP_CHECK with kind's message (a plan's run-time
@@ -734,7 +739,8 @@ typedef enum hop_sort_kind {
     X(bitcast, 2, BITCAST, INDEX, C, 1)                                                            \
     X(fail_if, 3, FAIL_IF, VIEW, C, 1)                                                             \
     X(masked_sum, 5, MASKED_SUM, INDEX, C, 1)                                                      \
-    X(float_power, 2, BINARY, BINARY, R, 32)
+    X(float_power, 2, BINARY, BINARY, R, 32)                                                       \
+    X(masked_prod, 5, MASKED_SUM, INDEX, C, 1)
 
 typedef enum hop_op {
 #define HOP__OP_ENUM(name, nargs, rule, family, complex, cost) HOP_OP_##name,

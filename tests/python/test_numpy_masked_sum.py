@@ -105,6 +105,88 @@ def test_masked_means_and_variances_have_numpys_bits(case, name, keepdims):
     _check(lambda x, w: fn(x, axis=axis, keepdims=keepdims, where=w), a, m)
 
 
+@st.composite
+def masked_f16(draw):
+    """A float16 array of 1 to 3 dims of values near 1 in size (their
+    products neither overflow nor vanish), contiguous, strided, Fortran or
+    transposed; a mask of its shape or of its last axis; axes."""
+    nd = draw(st.integers(1, 3))
+    shape = draw(st.lists(st.integers(1, 9), min_size=nd, max_size=nd))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    steps = [draw(st.sampled_from([1, 1, 2])) for _ in shape]
+    big = [s * k for s, k in zip(shape, steps)]
+    full = rng.choice([-1.0, 1.0], big) * np.exp2(rng.uniform(-0.7, 0.7, big))
+    a = full.astype(np.float16)[tuple(slice(None, None, k) for k in steps)]
+    layout = draw(st.sampled_from(["C", "F", "T"]))
+    if layout == "F":
+        a = np.asfortranarray(a)
+    elif layout == "T" and nd > 1:
+        a = a.transpose(draw(st.permutations(range(nd))))
+    mshape = a.shape if draw(st.booleans()) else a.shape[-1:]
+    m = rng.random(mshape) < draw(st.sampled_from([0.3, 0.7, 0.95]))
+    axis = draw(st.one_of(st.none(), st.lists(st.integers(-nd, nd - 1), min_size=1,
+                                              max_size=nd, unique_by=lambda v: v % nd)
+                          .map(tuple)))
+    return a, m, axis
+
+
+@settings(max_examples=examples(40), **_SETTINGS)
+@given(masked_f16(), st.booleans(), st.sampled_from([None, 1.0, -0.75, 3.5]))
+def test_masked_float16_products_have_numpys_bits(case, keepdims, initial):
+    # NumPy's float16 multiply loop rounds to float16 after each run of
+    # unmasked elements (after each multiply down a kept axis innermost);
+    # hop's where(mask, x, 1) product rounded after each inner loop
+    a, m, axis = case
+    kw = {} if initial is None else {"initial": initial}
+    _check(lambda x, w: np.prod(x, axis=axis, keepdims=keepdims, where=w, **kw), a, m)
+
+
+def _mprod(x, m, dims=None, keepdim=False, initial=1.0):
+    return _C._op("masked_prod", x, dims, keepdim, m, _C.full((), initial, dtype=x.dtype))
+
+
+def test_masked_prod_op_checks_its_operands_and_multiplies_as_numpy():
+    x = hop.tensor(np.ones((2, 3)))
+    with pytest.raises(hop.ShapeError, match="masked_prod: mask"):
+        _mprod(x, hop.tensor(np.ones(3, bool)))
+    with pytest.raises(hop.DTypeError, match="masked_prod: mask must be a bool tensor"):
+        _mprod(x, hop.tensor(np.ones((2, 3))))
+    with pytest.raises(hop.DTypeError, match="masked_prod: x must be a float or complex"):
+        _C._op("masked_prod", hop.tensor(np.ones((2, 3), np.int64)), None, False,
+               hop.tensor(np.ones((2, 3), bool)), _C.full((), 1, dtype=_C.int64))
+    xn = np.array([[1.5, -2.0, 3.0e30], [1e30, 0.5, -4.0]], np.float32)
+    mn = np.array([[True, False, True], [True, True, True]])
+    for dims, kd in ((None, False), ([1], True), ([0], False)):
+        ax = None if dims is None else tuple(dims)
+        got = np.asarray(_mprod(hop.tensor(xn), hop.tensor(mn), dims, kd, 2.0))
+        with np.errstate(over="ignore"):  # (float32's inf, as hop's)
+            want = np.prod(xn, axis=ax, keepdims=kd, where=mn, initial=2.0)
+        assert got.tobytes() == want.tobytes() and got.shape == want.shape, (got, want)
+    zn = (xn[:, :2] + 1j * xn[::-1, :2]).astype(np.complex128)
+    got = np.asarray(_mprod(hop.tensor(zn), hop.tensor(mn[:, :2]), [1]))
+    np.testing.assert_array_equal(got, np.prod(zn, axis=1, where=mn[:, :2]))
+
+
+def test_masked_prod_gradient_tangent_and_batch():
+    xn = np.array([[1.5, 2.0, -3.0], [0.0, 4.0, 0.5]])
+    mn = np.array([[True, False, True], [True, True, False]])
+    m = hop.tensor(mn)
+    g = hop.grad(lambda x: _mprod(x, m, [1], False, 2.0).sum())(hop.tensor(xn))
+    # (d/dx_i of 2 * prod of x's unmasked elements: 2 times the others; 0 where masked)
+    np.testing.assert_array_equal(np.asarray(g), [[-6.0, 0.0, 3.0], [8.0, 0.0, 0.0]])
+    gi = hop.grad(lambda i: _C._op("masked_prod", hop.tensor(xn), [1], False, m, i).sum())(
+        _C.full((), 2.0, dtype=_C.float64))
+    assert float(np.asarray(gi)) == -4.5 + 0.0
+    out, t = hop.jvp(lambda x: _mprod(x, m, [1]), (hop.tensor(xn),),
+                     (hop.tensor(np.ones((2, 3))),))
+    np.testing.assert_array_equal(np.asarray(out), np.prod(xn, axis=1, where=mn))
+    np.testing.assert_array_equal(np.asarray(t), [1.5 - 3.0, 4.0])
+    row = hop.tensor(mn[0])
+    got = hop.vmap(lambda r: _mprod(r, row, None, False, 1.5))(hop.tensor(xn))
+    np.testing.assert_array_equal(np.asarray(got),
+                                  np.prod(xn, axis=1, where=mn[0], initial=1.5))
+
+
 # Regressions: each failed before (hop's sum of the zero-filled array).
 
 # a run of unmasked elements of 16 (pairwise: eight accumulators) is not the

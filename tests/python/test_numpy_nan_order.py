@@ -156,14 +156,23 @@ def test_masked_products_multiply_in_numpys_iterator_order(dt):
     _check(lambda v: np.prod(v, axis=1, where=w), x)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "not NumPy's yet: NumPy's float16 multiply loop accumulates one inner loop in float32 and "
-    "rounds to float16 at its end, and a masked reduction calls it once per run of unmasked "
-    "elements (a rounding at each run's end); hop's where(mask, x, 1) product is one run"))
 def test_a_masked_float16_product_rounds_at_each_run_as_numpy():
+    # NumPy's float16 multiply loop carries float32 through one call and
+    # stores float16 at its end, and a masked reduction calls it once per
+    # run of unmasked elements: a rounding at each run's end.  hop's
+    # where(mask, x, 1) product was one run (-302.5); the masked_prod op
+    # is NumPy's loop
     x = np.array([[-3.336, -1.133, 6.13, 1.94, 1.989, -1.542, -4.945, 0.5024]], np.float16)
     w = np.array([True, False, True, True, False, True, True, False])
-    _check(lambda v: np.prod(v, axis=1, where=w), x)  # NumPy -302.8, hop -302.5
+    assert np.prod(x, axis=1, where=w)[0] == np.float16(-302.8)
+    _check(lambda v: np.prod(v, axis=1, where=w), x)
+    _check(lambda v: np.prod(v, where=w), x)
+    _check(lambda v: np.prod(v, axis=1, where=w, initial=1.5, keepdims=True), x)
+    _check(lambda v: np.prod(v, axis=0, where=w), np.concatenate([x, x[:, ::-1]]))
+    _check(lambda v: np.prod(v, axis=1, where=w), np.asfortranarray(np.concatenate([x, -x])))
+    x[0, 3] = np.nan
+    _check(lambda v: np.nanprod(v, axis=1, where=w), x)
+    _check(lambda v: np.prod(v, axis=1, where=w, dtype=np.float16), x.astype(np.float32))
 
 
 def _fortran_f32(seed):

@@ -215,9 +215,12 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         initial = _initial_in(initial, rdt, what)
     if op in ("sum", "prod") and (dtype is not None or _core.np_dtype(t).kind == "f"):
         x = _cast_in_order(a, kind, t, rdt)  # computed in the dtype asked for
-    # a float or complex sum with where=: NumPy's masked reduction (_masked_sum)
-    wmask = _mask_of(where, t, f"{what}: where") if where is not True and op == "sum" and \
-        axes and _core.np_dtype(x).kind in "fc" else None
+    # a float or complex sum with where=, and a float16 product (its loop
+    # rounds to float16 after each run of unmasked elements): NumPy's masked
+    # reduction (_masked_sum)
+    wmask = _mask_of(where, t, f"{what}: where") if where is not True and axes and (
+        (op == "sum" and _core.np_dtype(x).kind in "fc") or
+        (op == "prod" and _core.np_dtype(x) == _np.dtype(_np.float16))) else None
     if where is True and initial is not None and op == "sum" and axes and \
             _core.np_dtype(x).kind in "fc":
         # and with initial=: NumPy's output element starts at initial and
@@ -253,7 +256,7 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
             visit = tuple(order[0].index(d) for d in visit)
         axes, keepdims = tuple(range(t.ndim - len(axes), t.ndim)), False
     if wmask is not None:
-        r = _masked_sum(x, wmask, axes, keepdims, initial, visit)
+        r = _masked_sum(x, wmask, axes, keepdims, initial, visit, op)
         return _finish(kind, _core.cast(r, rdt), order, out, what)
     if initial is not None and op in ("amax", "amin"):
         x = _with_initial(x, axes, initial)
@@ -406,18 +409,20 @@ def _cast_first(a, kind, t, axis, keepdims, dtype, fn):
     return compute
 
 
-def _masked_sum(x, w, axes, keepdims, initial, visit):
-    """NumPy's add.reduce of float or complex tensor x over axes where bool
-    tensor w (of x's shape) holds, from initial (None: +0.0, add's
-    identity), bit for bit: the masked_sum op over x and w permuted into
-    visit, the order NumPy's iterator visits x's axes in (outermost
-    first); the result has x's axes (keepdims as asked)."""
+def _masked_sum(x, w, axes, keepdims, initial, visit, op="sum"):
+    """NumPy's add.reduce (op "prod": multiply.reduce) of float or complex
+    tensor x over axes where bool tensor w (of x's shape) holds, from
+    initial (None: the identity, +0.0 or 1), bit for bit: the masked_sum
+    (masked_prod) op over x and w permuted into visit, the order NumPy's
+    iterator visits x's axes in (outermost first); the result has x's axes
+    (keepdims as asked)."""
     npd = _core.np_dtype(x)
-    start = _core.complex_scalar(complex(0 if initial is None else initial), npd) \
-        if npd.kind == "c" else \
-        _C.full((), 0.0 if initial is None else initial, dtype=x.dtype)
+    if initial is None:
+        initial = 1.0 if op == "prod" else 0.0
+    start = _core.complex_scalar(complex(initial), npd) if npd.kind == "c" else \
+        _C.full((), initial, dtype=x.dtype)
     visit = list(visit)
-    r = _C._op("masked_sum", x.permute(*visit), [visit.index(d) for d in axes], True,
+    r = _C._op(f"masked_{op}", x.permute(*visit), [visit.index(d) for d in axes], True,
                w.permute(*visit), start)
     r = r.permute(*[visit.index(d) for d in range(x.ndim)])
     if not keepdims:
