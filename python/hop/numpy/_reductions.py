@@ -215,12 +215,7 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         initial = _initial_in(initial, rdt, what)
     if op in ("sum", "prod") and (dtype is not None or _core.np_dtype(t).kind == "f"):
         x = _cast_in_order(a, kind, t, rdt)  # computed in the dtype asked for
-    # a float or complex sum with where=, and a float16 product (its loop
-    # rounds to float16 after each run of unmasked elements): NumPy's masked
-    # reduction (_masked_sum)
-    wmask = _mask_of(where, t, f"{what}: where") if where is not True and axes and (
-        (op == "sum" and _core.np_dtype(x).kind in "fc") or
-        (op == "prod" and _core.np_dtype(x) == _np.dtype(_np.float16))) else None
+    wmask = _masked_loop_mask(op, where, t, x, axes, what)
     if where is True and initial is not None and op == "sum" and axes and \
             _core.np_dtype(x).kind in "fc":
         # and with initial=: NumPy's output element starts at initial and
@@ -320,6 +315,19 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         r = (r.permute(*back) if len(back) > 1 else r).reshape(shape_kd)
     r = _core.cast(r, rdt)
     return _finish(kind, r, order, out, what)
+
+
+def _masked_loop_mask(op, where, t, x, axes, what):
+    """The where= mask (a bool tensor of t's shape) of a reduction of x that
+    NumPy's masked reduction computes (_masked_sum), else None: a float or
+    complex sum, and a float16 product (its loop rounds to float16 after
+    each run of unmasked elements)."""
+    if where is True or not axes:
+        return None
+    dt = _core.np_dtype(x)
+    if (op == "sum" and dt.kind in "fc") or (op == "prod" and dt == _np.dtype(_np.float16)):
+        return _mask_of(where, t, f"{what}: where")
+    return None
 
 
 def _cast_in_order(a, kind, t, dt):
