@@ -151,7 +151,7 @@ test_null_arguments_to_tracer_functions_are_misuse(void **state)
     MISUSE(hop_tracer_call_op(r, HOP_OP_neg, NULL, 1), "hop_tracer_call_op: NULL arguments");
     MISUSE(hop_tracer_call_op(r, HOP_OP_neg, (hop_arg[]){N(NULL)}, 1),
            "argument 0 is a NULL value (recording in graph forward)");
-    FAILS(hop_tracer_call_op(r, HOP_OP_COUNT, &xa, 1), HOP_INVALID, "call_op: unknown op 131");
+    FAILS(hop_tracer_call_op(r, HOP_OP_COUNT, &xa, 1), HOP_INVALID, "call_op: unknown op 132");
     MISUSE(hop_tracer_output(NULL, &xa, 1), "hop_tracer_output: NULL tracer");
     MISUSE(hop_tracer_output(r, NULL, 1), "hop_tracer_output: NULL arguments");
     assert_state(og, &before);
