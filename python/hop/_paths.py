@@ -361,6 +361,10 @@ class PathTrace:
         return out
 
     def _hook(self, t):
+        # more than one element: eager's ShapeError whatever the data (not a
+        # branch: eager's path has no bool() there, and a trace that took it
+        # for one refused the call instead of raising what eager raises)
+        _single(t)
         ctx = self._stack[-1] if self._stack else None
         if ctx is None or _C._trace_depth() != ctx.depth or _in_body():
             # inside a HOP body (also one traced inline, at the caller's
@@ -523,15 +527,20 @@ def _atom(x):
     return _is_atom(x)
 
 
-def _predicate(t):
-    """bool(t) as a 0-d bool tensor of the graph: t itself (reshaped) when a
-    bool, else t != 0; the same errors as bool() for more than one element."""
+def _single(t):
+    """bool()'s ShapeError (eager's, C's truth) unless t has one element."""
     n = 1
     for d in t.shape:
         n = n * d
     if n != 1:
         raise _C.ShapeError(f"bool(): the truth value of a tensor with {n} elements is "
                             f"ambiguous, got {_C._meta_text(t)}")
+
+
+def _predicate(t):
+    """bool(t) as a 0-d bool tensor of the graph: t itself (reshaped) when a
+    bool, else t != 0; the same errors as bool() for more than one element."""
+    _single(t)
     p = t.reshape(()) if t.ndim else t
     return p if p.dtype is _C.bool else _C.ne(p, 0)
 

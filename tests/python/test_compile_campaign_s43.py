@@ -1,0 +1,83 @@
+"""Differential campaign of session 43 (the first rule at hop.compile's
+Python boundary: errors the function catches, conversions, generators,
+handlers and with blocks, defaults, descriptors): each case is a small
+program built twice (one copy called eagerly, one through hop.compile) and
+called several times with its arguments or state changed between the calls;
+after every call the result (compared by repr: NaN and the sign of zero
+count), the printed text, the warnings, the raised error (type, text and
+__context__) and the program's state must be eager's.  Each test says what
+hop answered before its fix."""
+
+import contextlib
+import io
+import warnings
+
+import numpy as np
+import pytest
+
+import hop
+from compile_values import campaign, plain
+
+program, _ = campaign("s43")
+
+
+def _outcome(ns, fn, args):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            got = ("ok", repr(plain(fn(*args))))
+        except Exception as e:  # eager's errors are part of the answer
+            got = ("error", type(e).__name__, str(e), repr(e.__context__))
+    # (hop's own warnings -- a fallback's, a recompile limit's -- are not the program's)
+    said = [(x.category.__name__, str(x.message)) for x in w
+            if not str(x.message).startswith("hop")]
+    return got, out.getvalue(), said, repr(plain(ns["snap"]())) if "snap" in ns else None
+
+
+def check(src, calls=4, name="case", **options):
+    """The program src (defining f, optionally args(i), snap() and
+    change(i)) called eagerly and through hop.compile(f, **options) `calls`
+    times: the same outcome after every call.  Returns the compiled f."""
+    eager, comp = program(src, name + "_e"), program(src, name + "_c")
+    cf = hop.compile(comp["f"], **options)
+    for i in range(calls):
+        got = []
+        for ns, fn in ((eager, eager["f"]), (comp, cf)):
+            if "change" in ns:
+                ns["change"](i)
+            args = ns["args"](i) if "args" in ns else \
+                (hop.tensor(np.arange(3, dtype=np.float32)),)
+            got.append(_outcome(ns, fn, args))
+        assert got[1] == got[0], f"call {i}: hop.compile gave {got[1]}, eager {got[0]}\n" \
+                                 f"{cf.explain()}"
+    return cf
+
+
+# --------------- bool() of a tensor of more than one element
+
+@pytest.mark.parametrize("test", ["bool(x)", "x > 1", "not x", "x and 1"])
+def test_the_truth_of_a_many_element_tensor_is_eagers_shape_error(test):
+    # was: hop.compile's path specialisation took it for a data-dependent
+    # branch, which the eager recording run (whose bool() raised) never
+    # met: TraceError ("branched on data ... while tracing but not there
+    # when run eagerly"), where eager's ShapeError is caught
+    check(f"""
+        def f(x):
+            try:
+                if {test}:
+                    return x
+                return x * 2
+            except ValueError as e:
+                return "caught", str(e)
+        def args(i):
+            return (hop.tensor(np.arange([3, 3, 4, 1][i], dtype=np.float32)),)
+        """, name="truth")
+
+
+def test_the_truth_of_a_many_element_tensor_uncaught():
+    cf = hop.compile(lambda x: x if x else -x)
+    with pytest.raises(hop.ShapeError, match=r"^bool\(\): the truth value of a tensor with 3 "
+                                             r"elements is ambiguous, got f32\[3\]$"):
+        cf(hop.tensor([1.0, 2.0, 3.0]))
+    assert cf(hop.tensor([2.0])).tolist() == [2.0]
