@@ -356,13 +356,17 @@ class CompiledFunction(_C._CompiledCall):
                     return entries[-1].run(args, None)
                 return entries[-1].runner.call(args, _C.GuardError)
             except _C.GuardError as e:
-                return self._miss(args, {}, [entries[-1].failure(e)])
+                failures = [entries[-1].failure(e)]
             except (_C.TraceError, TypeError):
                 if _C.tracing() is not None:  # traced values: inside another trace
                     return self.fn(*args)
                 raise
             except _RUN_ERRORS as e:  # (_plan_run, inline: no frame on this path)
                 raise _PlanRaised(e) from None
+            # (outside the guard's handler: an error of the retrace or the
+            # eager call is raised as eager raises it, without the
+            # GuardError as its __context__)
+            return self._miss(args, {}, failures)
         except FPWarned:
             return self._fp_rerun(args)
         except _Ran as r:
@@ -416,12 +420,13 @@ class CompiledFunction(_C._CompiledCall):
             return self.fn(*args, **kwargs)  # (see _numpy_call; hop's call is not NumPy's)
         entries = self._entries
         try:
+            failures = None
             if entries:
                 try:
                     return entries[-1].run(args, kwargs)
                 except _C.GuardError as e:
-                    return self._miss(args, kwargs, [entries[-1].failure(e)])
-            return self._miss(args, kwargs, None)
+                    failures = [entries[-1].failure(e)]
+            return self._miss(args, kwargs, failures)  # (outside the guard's handler)
         except FPWarned:
             return self._fp_rerun(args, kwargs)
         except _Ran as r:

@@ -81,3 +81,35 @@ def test_the_truth_of_a_many_element_tensor_uncaught():
                                              r"elements is ambiguous, got f32\[3\]$"):
         cf(hop.tensor([1.0, 2.0, 3.0]))
     assert cf(hop.tensor([2.0])).tolist() == [2.0]
+
+
+# --------------- an error after a retrace
+
+@pytest.mark.parametrize("effect", ["LOG.append(1)", "print('a', n)", "pass"])
+def test_an_error_raised_after_a_guard_failure_has_no_context(effect):
+    # was: the retrace (and the eager call after it) ran inside the
+    # handler of the newest plan's GuardError, so the user's error had
+    # __context__ GuardError('guard failed: the constant argument 4 (int)
+    # was traced but 3 (int) was given') where eager's has None: a
+    # traceback "During handling of the above exception, another
+    # exception occurred" of hop's own
+    check(f"""
+        LOG = []
+        def f(x, n):
+            {effect}
+            y = x.reshape(n)
+            LOG.append(2)
+            return y
+        def args(i):
+            return (hop.tensor(np.arange(4, dtype=np.float32)), [4, 3, 2, 4][i])
+        def snap():
+            return LOG
+        """, name="context")
+
+
+def test_an_error_raised_after_a_guard_failure_with_keywords_has_no_context():
+    cf = hop.compile(lambda x, n=4: x.reshape(n))
+    cf(hop.zeros(4), n=4)
+    with pytest.raises(hop.ShapeError) as e:
+        cf(hop.zeros(4), n=3)
+    assert e.value.__context__ is None
