@@ -113,3 +113,24 @@ def test_an_error_raised_after_a_guard_failure_with_keywords_has_no_context():
     with pytest.raises(hop.ShapeError) as e:
         cf(hop.zeros(4), n=3)
     assert e.value.__context__ is None
+
+
+# --------------- NumPy's matmul error in a trace
+
+def test_numpy_matmul_core_size_error_in_a_trace_is_numpys():
+    # was: hop's 'matmul: cannot multiply f64[2, 3] by f64[4, 2]: inner
+    # sizes 3 and 4 differ' in a trace (NumPy's text eagerly only)
+    def f(x, y):
+        try:
+            return x @ y
+        except ValueError as e:
+            return str(e)
+    cf = hop.compile(f)
+    want = "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc " \
+           "signature (n?,k),(k,m?)->(n?,m?) (size 4 is different from 3)"
+    assert f(np.ones((2, 3)), np.ones((4, 2))) == want
+    assert cf(np.ones((2, 3)), np.ones((4, 2))) == want
+    np.testing.assert_array_equal(cf(np.ones((2, 3)), np.ones((3, 2))), np.full((2, 2), 3.0))
+    # a hop.Tensor operand keeps hop's own error (test_hostile)
+    with pytest.raises(hop.ShapeError, match="inner sizes 3 and 4 differ"):
+        hop.compile(lambda x, y: x @ y)(np.ones((2, 3)), hop.ones((4, 2)))

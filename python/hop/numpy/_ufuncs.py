@@ -641,9 +641,11 @@ def _matmul_dtype(uf, args, ops, extra):
                              f"dimensions (has 0, gufunc core with signature "
                              f"(n?,k),(k,m?)->(n?,m?) requires 1)")
     ka, kb = ops[0].t.shape[-1], ops[1].t.shape[-2 if ops[1].ndim > 1 else 0]
-    # (eagerly, on arrays: a trace and a hop.Tensor operand keep the op's
-    # ShapeError, hop's own; a SymInt: the op's check)
-    if not _core.tracing() and not any(isinstance(a, _C.Tensor) for a in args) and \
+    # (on arrays, eagerly and in a trace, whose error a handler of the
+    # function may catch: before, a compiled `try: x @ y except ValueError
+    # as e: return str(e)` returned hop's text; a hop.Tensor operand keeps
+    # the op's ShapeError, hop's own; a SymInt: the op's check)
+    if not any(isinstance(a, _C.Tensor) for a in args) and \
             type(ka) is int and type(kb) is int and ka != kb:
         raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, "
                          f"with gufunc signature (n?,k),(k,m?)->(n?,m?) (size {kb} is "
