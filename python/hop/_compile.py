@@ -785,15 +785,16 @@ class CompiledFunction(_C._CompiledCall):
         if not _any_dynamic(dynamic):
             return self._trace(args, kwargs, dynamic) + (None,)
         try:
-            return self._trace(args, kwargs, dynamic) + (None,)
+            out = self._trace(args, kwargs, dynamic)
+            what = _handler_site(self.fn, out[1])
+            if what is None:
+                return out + (None,)
         except (Exception, _breaks.GraphBreak) as e:
-            failed = e
+            what = e.message if isinstance(e, _breaks.GraphBreak) else f"{type(e).__name__}: {e}"
         # what the dynamic trace raised is not what the call raises: trace
         # the static way; its error (or break) is the call's
         out = self._trace(args, kwargs, False)
         self._static = True
-        what = failed.message if isinstance(failed, _breaks.GraphBreak) else \
-            f"{type(failed).__name__}: {failed}"
         return out + (f"traced with static sizes: with dynamic sizes {what}",)
 
     def _trace(self, args, kwargs, dynamic):
@@ -1172,6 +1173,51 @@ def _fullgraph_message(name, effects):
              f"(nothing ran):"]
     lines.extend(f"  {e.kind} at {e.site}: {e.reason}" for e in effects)
     return "\n".join(lines)
+
+
+def _handler_site(fn, runner):
+    """Where the code a dynamic trace ran (fn's own, the functions its
+    plan's code guard lists) may catch an exception ('the function may
+    catch an error raised on symbolic sizes (an exception handler in
+    f.py:3)'), or None.  An error hop raised on a symbolic size (a
+    broadcast of f32[3] with f32[s0]) names the symbol, and the C
+    operation that raised it takes back the guards of its decisions: a
+    handler that caught it would bake that text, or the other branch, into
+    a plan that then answered for every size, the size that broadcasts
+    too.  Such a function is traced with static sizes, whose errors are
+    eager's and whose sizes are guarded."""
+    codes = []
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if isinstance(code, types.CodeType):
+        codes.append((getattr(fn, "__qualname__", "?"), code))
+    names = getattr(getattr(runner, "guards", None), "names", None)
+    for f, c in getattr(names, "codes", ()):
+        if isinstance(c, types.CodeType):
+            codes.append((f.__qualname__, c))
+    for name, code in codes:
+        line = _handler_line(code)
+        if line is not None:
+            return f"{name} may catch an error raised on symbolic sizes (an exception " \
+                   f"handler at {code.co_filename}:{line})"
+    return None
+
+
+def _handler_line(code):
+    """The first line of an exception handler (an except, a with block's
+    exit, a finally) in code or its nested code, or None."""
+    found = False
+    for ins in dis.get_instructions(code):
+        found = found or ins.opname == "PUSH_EXC_INFO"
+        if found and ins.positions is not None and ins.positions.lineno is not None:
+            return ins.positions.lineno  # (the handler's first line: its own has none)
+    if found:
+        return code.co_firstlineno
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            line = _handler_line(const)
+            if line is not None:
+                return line
+    return None
 
 
 def _any_dynamic(dynamic):
