@@ -694,6 +694,14 @@ class CompiledFunction(_C._CompiledCall):
                                         compiling=True, frame=tr)
                     shared = _shared_with_env(args, kwargs, tr)
                     break
+                except (_frame_base.Unsupported, _breaks.GraphBreak, Exception) as e:
+                    if self.dynamic is not None or not _any_dynamic(dynamic):
+                        raise
+                    # with dynamic sizes (a dict keyed by a size, an error
+                    # naming a symbol): the static way, as _trace_sizes
+                    # (before, the call and every later one ran eagerly)
+                    self._dims, self._first = saved[0], saved[1]
+                    self._static = True
                 except _frame_base._Hoist as h:
                     # a break inside a loop, a with block or an inlined call:
                     # translated again to end at the statement around it

@@ -1569,7 +1569,11 @@ def _printable(a, depth=0):
 # the user's: a traced value's text there is a break, never its proxy text
 _breaks.ACTS_FOR_USER.update([Translator._call_function.__code__, Translator._step.__code__,
                               Translator._execute.__code__,
-                              Translator._binary.__code__, Translator._materialized.__code__] +
+                              Translator._binary.__code__, Translator._materialized.__code__,
+                              # (its `d[k] = v` hashes the user's key: a SymInt
+                              # key is a break, as in the user's own code, never
+                              # the symbol itself as a key beside the int's)
+                              _State._store_item.__code__] +
                              [f.__code__ for f in set(_STEPS.values())])
 
 
