@@ -694,7 +694,7 @@ class CompiledFunction(_C._CompiledCall):
                                         compiling=True, frame=tr)
                     shared = _shared_with_env(args, kwargs, tr)
                     break
-                except (_frame_base.Unsupported, _breaks.GraphBreak, Exception) as e:
+                except (_frame_base.Unsupported, _breaks.GraphBreak, Exception):
                     if self.dynamic is not None or not _any_dynamic(dynamic):
                         raise
                     # with dynamic sizes (a dict keyed by a size, an error
