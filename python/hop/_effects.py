@@ -818,7 +818,8 @@ class _Calls(_Holders):
     def merge(self, results):
         kinds = [r[0] for r in results]
         if "unknown" in kinds:
-            return ("unknown", None)
+            # (one result keeps its class: super's, for super().m)
+            return results[0] if len(results) == 1 else ("unknown", None)
         if "args" in kinds:
             lib = all(r[1] is _LIBRARY for r in results if r[0] == "args")
             return ("args", _LIBRARY if lib else None)
@@ -993,9 +994,64 @@ class _Calls(_Holders):
                 # a method of a new library object (a deque, a Generator
                 # seeded here): it changes only that object
                 return ("args", None)
+        if rs and len(rs) == len(recv.prov) and all(c is super for _, c in rs):
+            out = self.super_method(m)
+            if out is not None:
+                return out
         if m in ("__init__", "__new__"):
-            return ("args", None)  # super().__init__(): not followed (documented)
+            return ("args", None)  # super(C, self).__init__(): not followed (documented)
         return self.unresolved_method(m)
+
+    def super_method(self, m):
+        """super().m(...) (no arguments) in a method of the user's class C
+        (its `__class__` cell): the user's methods the MRO after C answers,
+        for C and each subclass of it (a subclass of several bases may put
+        another class after C), followed with the frame's self (before,
+        `super().__init__(v)` was not followed, so the parent's effects --
+        `LOG.append(v)` -- were not replayed on later calls).  A library's
+        or object's method: its old answer (None: not resolved here)."""
+        f, frame, site = self.f, self.frame, self.site
+        code = frame.code
+        if "__class__" not in code.co_freevars or not code.co_argcount or \
+                frame.func.__closure__ is None:
+            return None
+        try:
+            cls = frame.func.__closure__[code.co_freevars.index("__class__")].cell_contents
+        except ValueError:  # (an empty cell)
+            return None
+        if not isinstance(cls, type):
+            return None
+        for r in self.site.receiver.prov:
+            # super(C, self): C must be the class (another's MRO would be
+            # followed from the wrong place)
+            call = _code_effects(code).sites.get((r[1], r[2]))
+            if call is None or call.star or call.kwnames or \
+                    call.args and f.candidates(frame, call.args[0].src) != [cls]:
+                return None
+        found, todo, seen = [], [cls], set()
+        while todo:
+            k = todo.pop()
+            if id(k) in seen:
+                continue
+            seen.add(id(k))
+            todo.extend(type.__subclasses__(k))
+            mro = k.__mro__
+            for base in mro[mro.index(cls) + 1:]:
+                if m in vars(base):
+                    a = vars(base)[m]
+                    a = a.__func__ if isinstance(a, (staticmethod, classmethod)) else a
+                    if a not in found:
+                        found.append(a)
+                    break
+        user = [a for a in found if isinstance(a, types.FunctionType) and
+                _is_user(_module_name(a))]
+        if not user:
+            return None
+        first = code.co_varnames[0]
+        for a in user:
+            f.call_user(a, frame, site, bound=frame.values.get(first),
+                        bound_pre=frame.pre.get(first, True), self_new=frame.self_new)
+        return ("unknown", None)
 
     def unresolved_method(self, m):
         """A method of a value whose class hop cannot tell."""
@@ -1129,7 +1185,7 @@ class _Calls(_Holders):
                                 unknown_args=name == "__post_init__")
             return ("new", cls)
         if cls is super:
-            return ("unknown", None)
+            return ("unknown", super)  # (method_call follows super().m)
         if _np is not None and cls is _np.errstate and _fp_errors_reported(site):
             self.add("fperror", "enters numpy.errstate with an error raised, called, printed or "
                                 "logged (FloatingPointError), which hop's kernels do not report")

@@ -267,6 +267,78 @@ def test_a_dynamic_size_as_a_dict_key_in_a_translated_function(body):
     assert cf.eager_calls == 0
 
 
+# --------------- effects of a parent's method run through super()
+
+_SUPER = {
+    "init": """
+        class Base:
+            def __init__(self, v):
+                LOG.append(v)
+                self.v = v
+        class Child(Base):
+            def __init__(self, v):
+                super().__init__(v * 2)
+        def f(x):
+            return x * Child(3.0).v
+        """,
+    "diamond": """
+        class A:
+            def __init__(self):
+                LOG.append("A")
+        class B(A):
+            def __init__(self):
+                LOG.append("B")
+                super().__init__()
+        class C(A):
+            def __init__(self):
+                LOG.append("C")
+                super().__init__()
+        class D(B, C):
+            def __init__(self):
+                super().__init__()
+        def f(x):
+            D()
+            return x * len(LOG)
+        """,
+    "existing": """
+        class Base:
+            def __init__(self, v):
+                self.v = v
+        class Child(Base):
+            def reset(self, v):
+                super().__init__(v)
+        c = Child(1.0)
+        def f(x):
+            c.reset(c.v + 1)
+            LOG.append(c.v)
+            return x * c.v
+        """,
+    "two_arguments": """
+        class Base:
+            def __init__(self, v):
+                LOG.append(v)
+        class Child(Base):
+            def __init__(self, v):
+                super(Child, self).__init__(v)
+        def f(x):
+            Child(2.0)
+            return x * len(LOG)
+        """,
+}
+
+
+@pytest.mark.parametrize("body", _SUPER.values(), ids=_SUPER.keys())
+def test_a_parents_method_run_through_super_has_its_effects_every_call(body):
+    # was: the effect finder did not follow super().__init__(...), so the
+    # parent's LOG.append ran once, while tracing: after two calls LOG held
+    # one entry where eager's holds two (a diamond's B and C too)
+    check("""
+        LOG = []
+        def snap():
+            return LOG
+        """ + body, name="super")
+
+
 # --------------- drawn: a handler around an op whose operands' sizes change
 
 _OPS = {
