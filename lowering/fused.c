@@ -662,6 +662,33 @@ hop__fused_fits(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *
     return fit_steps(cx, members, nm, skip, nskip, true, g, in_nodes, NULL) == HOP_OK;
 }
 
+int
+hop__fused_add_inputs(hop_lower_ctx *cx, const hop_node *const *members, int from, int to,
+                      int first, const hop_node **in, int nin)
+{
+    for (int s = from; s < to && nin <= HOP__F_MAXIN; s++) {
+        const hop_node *n = members[s];
+        for (int i = 0; i < n_operands(n); i++) {
+            const hop_arg *a = &n->args[i];
+            if (a->kind != HOP_ARG_NODE || a->u.node->meta->kind != HOP_VALUE_TENSOR)
+                continue; /* a scalar or SymInt operand: no input (fit_steps) */
+            /* a member of the group is read from its register, as fit_steps
+             * finds it (the chain's member just before, else member_of) */
+            int member = s > 0 && a->u.node == members[s - 1] ? s - 1 : member_of(cx, a, s);
+            if (member >= first)
+                continue;
+            int k = 0;
+            while (k < nin && in[k] != a->u.node)
+                k++;
+            if (k == nin)
+                in[nin++] = a->u.node;
+            if (nin > HOP__F_MAXIN)
+                break;
+        }
+    }
+    return nin;
+}
+
 hop_status
 hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
                  bool quiet, hop__fbuilt **out)

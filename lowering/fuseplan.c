@@ -62,7 +62,9 @@ collect_from(hop_lower_ctx *cx, const hop_node *n, hop__vmap *nv, const hop_node
     nv->group = cx->group;
     nv->member = -1;
     for (size_t i = 0; i < n->nargs; i++) {
-        if (n->args[i].kind != HOP_ARG_NODE)
+        /* only a call_op is absorbed (hop__fused_ok_into): no lookup for a
+         * placeholder, a capture's */
+        if (n->args[i].kind != HOP_ARG_NODE || n->args[i].u.node->kind != HOP_NODE_CALL_OP)
             continue;
         const hop_node *a = n->args[i].u.node;
         hop__vmap *m = hop__vmap_get(cx, a, false);
@@ -168,6 +170,37 @@ fits_without(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *mem
 }
 
 /*
+ * The deepest cut along the walk's first path, order[1 .. d], that leaves
+ * the group at most HOP__F_MAXIN inputs (0: not even order[1]'s does).
+ * Cutting order[c] leaves members[ends[c] - c ..] (its run of members is
+ * the first ends[c] - c: the path's members are each the first visited
+ * below the one before).  Going one deeper, order[c] turns from an input
+ * into a member, order[c + 1] comes in for it and the steps order[c] adds
+ * bring their inputs: one count down the path, each step's operands read
+ * once, where each trial of fill_cut read every step of its group again.
+ */
+static int
+inputs_fill(hop_lower_ctx *cx, const hop_node *const *members, int nm, const hop_node *const *order,
+            const int *ends, int d)
+{
+    const hop_node *in[HOP__F_MAXIN + 1];
+    int nin = 0, first = nm;
+    for (int c = 1; c <= d; c++) {
+        for (int k = 0; c > 1 && k < nin; k++)
+            if (in[k] == order[c - 1]) { /* a member now: its user's register */
+                in[k] = in[--nin];
+                break;
+            }
+        int jc = ends[c] - c;
+        nin = hop__fused_add_inputs(cx, members, jc, first, jc, in, nin);
+        if (nin > HOP__F_MAXIN)
+            return c - 1;
+        first = jc;
+    }
+    return d;
+}
+
+/*
  * Which member a group with too many inputs gives up: cut_member's choice
  * when cutting it makes the group fit, else the deepest member of the
  * walk's first path (the root's first operand, its first operand, ...: a
@@ -181,32 +214,33 @@ fits_without(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *mem
  * added before them (order[p] a member instead of an input, its own
  * operands' runs): no fewer inputs (order[p + 1], used by order[p] alone,
  * comes in for order[p]), steps or live registers.  So the cuts that fit
- * are the path's top down to the deepest one, found by galloping down from
- * the top, then bisection.  A full group's cut is near its root (7 adds of
- * a walk of 64), and trials from the top are few and small: bisecting the
- * whole path from its middle first cost ~50 steps of trial a group of 7
- * adds, galloping ~30.
+ * are the path's top down to the deepest one.  The inputs alone bound it
+ * (inputs_fill, counted once down the path): a cut below that bound does
+ * not fit, with no trial, and one at the bound that fits is the deepest.
+ * Only a group held by its registers below the bound is bisected, between
+ * the top and the bound.  Trials galloping down from the top, then
+ * bisecting, read ~36 steps a group of 7 adds over captures (~1.1 K
+ * instructions a capture, issue #30); the count and the one trial ~15.
  */
 static int
 fill_cut(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
          const hop_node *const *order, const int *ends, int no)
 {
     int c = cut_member(cx, order, no);
-    if (fits_without(cx, root, members, nm, order, ends, c))
-        return c;
     int d = 1; /* order[1 .. d] is the first path below the root */
     while (d + 1 < no && ends[d] > d + 1)
         d++;
-    if (d >= no || !fits_without(cx, root, members, nm, order, ends, 1))
+    int top = d < no ? inputs_fill(cx, members, nm, order, ends, d) : 0;
+    bool over = c > top && c <= d; /* on the path below top: too many inputs */
+    if (!over && fits_without(cx, root, members, nm, order, ends, c))
         return c;
-    int lo = 1, hi = d + 1; /* order[lo]'s cut fits; order[hi]'s does not, or hi is past d */
-    for (int step = 1; lo + step < hi; step *= 2) {
-        if (!fits_without(cx, root, members, nm, order, ends, lo + step)) {
-            hi = lo + step;
-            break;
-        }
-        lo += step;
-    }
+    if (top == 0)
+        return c; /* order[1]'s cut has too many inputs: none on the path fits */
+    if (fits_without(cx, root, members, nm, order, ends, top))
+        return top;
+    if (!fits_without(cx, root, members, nm, order, ends, 1))
+        return c;
+    int lo = 1, hi = top; /* order[lo]'s cut fits; order[hi]'s does not */
     while (hi - lo > 1) {
         int mid = lo + (hi - lo) / 2;
         if (fits_without(cx, root, members, nm, order, ends, mid))

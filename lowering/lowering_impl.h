@@ -349,6 +349,14 @@ hop_status hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_n
  * (the build that follows reports it). */
 bool hop__fused_fits(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members,
                      int nmembers, int skip, int nskip);
+/* The tensor inputs of steps from .. to - 1 of the group members[first
+ * .. nmembers - 1] (members before first are a cut member's run, read as
+ * an input: hop__fused_fits' skip 0, nskip first), added to in[0 .. nin)
+ * when not there yet, as a build of that group counts them: returns the
+ * new count, stopping once it is HOP__F_MAXIN + 1 (in has room for that
+ * many).  A group whose count is over HOP__F_MAXIN does not fit. */
+int hop__fused_add_inputs(hop_lower_ctx *cx, const hop_node *const *members, int from, int to,
+                          int first, const hop_node **in, int nin);
 /* Completes b, built from the same members, to write slot out: its inputs'
  * slots, SymInt operands' programs, the small-run plan and what its text
  * is made from when asked (hop__fgroup.describe). */

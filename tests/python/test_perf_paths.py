@@ -414,3 +414,30 @@ def test_groups_over_the_input_limit_are_cut_where_their_inputs_are_full():
             gm = hop.trace(f, hop.ones(4))
         assert fused_steps(gm.plan.dump()) == steps, f.__name__
         assert gm(hop.ones(4)).tolist() == f(hop.ones(4)).tolist()
+
+
+def test_a_group_held_by_its_registers_is_cut_at_the_deepest_cut_that_fits():
+    # fill_cut counts a chain's inputs once down its path (inputs_fill) and
+    # tries the cut at that bound; a group whose registers run out above it
+    # (adds whose right operands are nested sums, 5 live registers) is
+    # bisected between the top and the bound instead (issue #30).  The
+    # groups are those the galloping trials found before: the plan is the
+    # same, and so are the results.
+    caps = [hop.full((4,), float(i)) for i in range(30)]
+
+    def side(x, r, k):
+        return x * float(k) if r == 0 else (x * float(k)) + side(x, r - 1, k + 1)
+
+    def regs(x, y):
+        t = x * 0.5
+        for c in caps:
+            t = t + c
+        for i in range(5):
+            t = t + side(x if i % 2 else y, 4, i)
+        return t
+    x, y = hop.ones(4), hop.full((4,), 2.0)
+    with pytest.warns(RuntimeWarning, match="guard by identity only"):
+        gm = hop.trace(regs, x, y)
+    assert fused_steps(gm.plan.dump()) == [3, 7, 7, 7, 7, 10, 10, 1, 7, 9, 13]
+    assert gm(x, y).numpy().tobytes() == regs(x, y).numpy().tobytes()
+    assert gm(x, y).tolist() == [595.5] * 4
