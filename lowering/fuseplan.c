@@ -45,20 +45,35 @@ typedef struct left_out {
     bool others;        /* and another node did too */
 } left_out;
 
+enum { WALK_CAP = HOP__F_MAXSTEPS + 1 };
+
+/* A group's walk (collect): its members in graph order, the nodes in
+ * visiting order, each one's hop__vmap (a drop or a reuse renumbers them
+ * with no lookup) and what was left out.  root: a cut member whose whole
+ * walk this is, kept for when planning reaches it (drop_subtree). */
+typedef struct walk {
+    const hop_node *members[WALK_CAP], *order[WALK_CAP];
+    hop__vmap *mvm[WALK_CAP], *ovm[WALK_CAP];
+    int ends[WALK_CAP];
+    int nm, no;
+    left_out full;
+    const hop_node *root;
+} walk;
+
 /* Members of the group rooted at n, in graph order (operands first).  At most
  * cap nodes are visited; order[] gets them in visiting order, so the last one
- * is the deepest, and *full says which absorbed operands were left out.
+ * is the deepest, and full says which absorbed operands were left out.
  * Bounding the walk keeps a long chain of absorbable nodes linear to plan,
  * not quadratic.  Each visited node's hop__vmap gets the group's number (a
  * node seen twice, as in x * x, is visited once) and its member index, and
  * ends[i] is one past the last visited node reached through order[i] (a
  * member has one user, so order[i .. ends[i]) is its subtree). */
 static void
-collect_from(hop_lower_ctx *cx, const hop_node *n, hop__vmap *nv, const hop_node **members, int *nm,
-             const hop_node **order, int *ends, int *no, int cap, left_out *full)
+collect_from(hop_lower_ctx *cx, const hop_node *n, hop__vmap *nv, walk *w, int cap)
 {
-    int at = (*no)++;
-    order[at] = n;
+    int at = w->no++;
+    w->order[at] = n;
+    w->ovm[at] = nv;
     nv->group = cx->group;
     nv->member = -1;
     for (size_t i = 0; i < n->nargs; i++) {
@@ -70,26 +85,28 @@ collect_from(hop_lower_ctx *cx, const hop_node *n, hop__vmap *nv, const hop_node
         hop__vmap *m = hop__vmap_get(cx, a, false);
         if (m == NULL || !m->absorbed || m->group == cx->group)
             continue;
-        if (*no == cap) {
-            if (!full->full)
-                full->by = n;
-            else if (full->by != n)
-                full->others = true;
-            full->full = true;
+        if (w->no == cap) {
+            if (!w->full.full)
+                w->full.by = n;
+            else if (w->full.by != n)
+                w->full.others = true;
+            w->full.full = true;
         } else
-            collect_from(cx, a, m, members, nm, order, ends, no, cap, full);
+            collect_from(cx, a, m, w, cap);
     }
-    ends[at] = *no;
-    nv->member = *nm;
-    members[(*nm)++] = n;
+    w->ends[at] = w->no;
+    nv->member = w->nm;
+    w->mvm[w->nm] = nv;
+    w->members[w->nm++] = n;
 }
 
 static void
-collect(hop_lower_ctx *cx, const hop_node *n, const hop_node **members, int *nm,
-        const hop_node **order, int *ends, int *no, int cap, left_out *full)
+collect(hop_lower_ctx *cx, const hop_node *n, walk *w)
 {
     cx->group++;
-    collect_from(cx, n, hop__vmap_get(cx, n, false), members, nm, order, ends, no, cap, full);
+    w->nm = w->no = 0;
+    w->full = (left_out){0};
+    collect_from(cx, n, hop__vmap_get(cx, n, false), w, WALK_CAP);
 }
 
 /*
@@ -101,31 +118,67 @@ collect(hop_lower_ctx *cx, const hop_node *n, const hop_node **members, int *nm,
  * own.  Walking again made planning a chain that outgrows a group's inputs
  * quadratic in the group's 64 steps: each cut re-walked the whole group
  * (~2 K instructions of every capture of a long chain of adds, issue #30).
+ *
+ * With save (the walk left nothing out), the subtree is order[cut]'s own
+ * whole walk, which planning makes next when it reaches order[cut] as a
+ * root: no other group's walk reaches it (each member has one user, and
+ * order[cut] is absorbed no more), so it is kept in *save for that (a walk
+ * of a 64-step window of a chain of adds over captures cut into groups of
+ * 7 was ~57 nodes walked again a group, ~0.5 K instructions a capture).
  */
 static void
-drop_subtree(hop_lower_ctx *cx, const hop_node **members, int *nm, const hop_node **order,
-             int *ends, int *no, int cut)
+drop_subtree(walk *w, int cut, walk *save)
 {
-    int end = ends[cut], k = end - cut;
-    int last = hop__vmap_get(cx, order[cut], false)->member;
+    int end = w->ends[cut], k = end - cut;
+    int last = w->ovm[cut]->member;
+    if (save) {
+        for (int i = cut; i < end; i++) {
+            save->order[i - cut] = w->order[i];
+            save->ovm[i - cut] = w->ovm[i];
+            save->ends[i - cut] = w->ends[i] - cut;
+        }
+        memcpy(save->members, w->members + last - k + 1, (size_t)k * sizeof *save->members);
+        memcpy(save->mvm, w->mvm + last - k + 1, (size_t)k * sizeof *save->mvm);
+        save->nm = save->no = k;
+        save->full = (left_out){0};
+        save->root = w->order[cut];
+    }
     for (int i = cut; i < end; i++) {
-        hop__vmap *m = hop__vmap_get(cx, order[i], false);
-        m->group = 0; /* no group's number: cx->group counts from 1 */
-        m->member = -1;
+        w->ovm[i]->group = 0; /* no group's number: cx->group counts from 1 */
+        w->ovm[i]->member = -1;
     }
     for (int i = 0; i < cut; i++) /* the ancestors' subtrees lose it */
-        if (ends[i] >= end)
-            ends[i] -= k;
-    for (int i = end; i < *no; i++) {
-        order[i - k] = order[i];
-        ends[i - k] = ends[i] - k;
+        if (w->ends[i] >= end)
+            w->ends[i] -= k;
+    for (int i = end; i < w->no; i++) {
+        w->order[i - k] = w->order[i];
+        w->ovm[i - k] = w->ovm[i];
+        w->ends[i - k] = w->ends[i] - k;
     }
-    *no -= k;
-    for (int i = last + 1; i < *nm; i++) {
-        members[i - k] = members[i];
-        hop__vmap_get(cx, members[i - k], false)->member = i - k;
+    w->no -= k;
+    for (int i = last + 1; i < w->nm; i++) {
+        w->members[i - k] = w->members[i];
+        w->mvm[i - k] = w->mvm[i];
+        w->mvm[i - k]->member = i - k;
     }
-    *nm -= k;
+    w->nm -= k;
+}
+
+/* Makes the walk kept in *saved (drop_subtree) the group's walk *w, as
+ * collect would make it: the group's number and member indices again. */
+static void
+reuse_walk(hop_lower_ctx *cx, walk **w, walk **saved)
+{
+    walk *t = *w;
+    *w = *saved;
+    *saved = t;
+    (*saved)->root = NULL;
+    (*w)->root = NULL;
+    cx->group++;
+    for (int i = 0; i < (*w)->no; i++)
+        (*w)->ovm[i]->group = cx->group;
+    for (int i = 0; i < (*w)->nm; i++)
+        (*w)->mvm[i]->member = i;
 }
 
 /* Which visited member (an index of order, not 0: the root) a group with
@@ -251,6 +304,55 @@ fill_cut(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members
     return lo;
 }
 
+/* Plans the group rooted at n (entry m): its walk (kept in *saved when an
+ * earlier cut kept it there for n, else collected), cut until it fits, and
+ * its build kept in m->built. */
+static hop_status
+plan_group(hop_lower_ctx *cx, const hop_node *n, hop__vmap *m, walk **wp, walk **saved)
+{
+    if ((*saved)->root == n)
+        reuse_walk(cx, wp, saved);
+    else
+        collect(cx, n, *wp);
+    walk *w = *wp;
+    for (;;) {
+        if (w->no == 1)
+            break; /* the root alone: nothing to cut whatever a build says, and
+                      compile_group reports why it does not fit */
+        hop_status st = w->full.full || w->nm > HOP__F_MAXSTEPS
+                            ? HOP_UNSUPPORTED
+                            : hop__fused_build(cx, n, w->members, w->nm, true, &m->built);
+        if (st == HOP_OK)
+            break;
+        if (st != HOP_UNSUPPORTED)
+            return st;
+        /* Too big: a member becomes the root of a group of its own, so a
+         * long chain splits into full groups (each node is cut at most
+         * once): the deepest (the last visited), or for too many inputs
+         * the last visited that still absorbs an operand (cut_member). */
+        int cut = !w->full.full && w->nm <= HOP__F_MAXSTEPS && cx->fbuild_inputs
+                      ? fill_cut(cx, n, w->members, w->nm, w->order, w->ends, w->no)
+                      : w->no - 1;
+        const hop_node *deepest = w->order[cut];
+        w->ovm[cut]->absorbed = false;
+        if (cut == w->no - 1 ? !w->full.full || (w->full.by == deepest && !w->full.others)
+                             : !w->full.full) {
+            /* Walking again would visit the same nodes in the same order
+             * but the cut one and those reached through it: when the
+             * walk left nothing out, or the deepest is cut (the last
+             * visited, so no other member was reached through it) and
+             * only its own operands were left out.  Drop them from this
+             * walk instead: a long chain's groups are walked once in
+             * planning, not once a cut. */
+            drop_subtree(w, cut, w->full.full ? NULL : *saved);
+            w->full = (left_out){0};
+            continue;
+        }
+        collect(cx, n, w);
+    }
+    return HOP_OK;
+}
+
 /* Decides which elementwise nodes of g are computed inside their user's
  * group, within the executor's limits (steps, inputs, registers). */
 hop_status
@@ -277,53 +379,16 @@ hop__plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
     }
     /* Each group is built here once, its limits checked, and compile_group
      * finishes it (building it again there cost ~40% of lowering a chain). */
+    walk walks[2];
+    walk *w = &walks[0], *saved = &walks[1];
+    saved->root = NULL;
     for (const hop_node *n = g->last; n; n = n->prev) {
         hop__vmap *m = hop__vmap_get(cx, n, false);
         if (m->absorbed || !m->fusable)
             continue;
-        const hop_node *members[HOP__F_MAXSTEPS + 1], *order[HOP__F_MAXSTEPS + 1];
-        int ends[HOP__F_MAXSTEPS + 1];
-        int nm = 0, no = 0;
-        left_out full = {0};
-        collect(cx, n, members, &nm, order, ends, &no, HOP__F_MAXSTEPS + 1, &full);
-        for (;;) {
-            if (no == 1)
-                break; /* the root alone: nothing to cut whatever a build says, and
-                          compile_group reports why it does not fit */
-            hop_status st = full.full || nm > HOP__F_MAXSTEPS
-                                ? HOP_UNSUPPORTED
-                                : hop__fused_build(cx, n, members, nm, true, &m->built);
-            if (st == HOP_OK)
-                break;
-            if (st != HOP_UNSUPPORTED)
-                return st;
-            /* Too big: a member becomes the root of a group of its own, so a
-             * long chain splits into full groups (each node is cut at most
-             * once): the deepest (the last visited), or for too many inputs
-             * the last visited that still absorbs an operand (cut_member). */
-            int cut = st == HOP_UNSUPPORTED && !full.full && nm <= HOP__F_MAXSTEPS &&
-                              cx->fbuild_inputs
-                          ? fill_cut(cx, n, members, nm, order, ends, no)
-                          : no - 1;
-            const hop_node *deepest = order[cut];
-            hop__vmap *dm = hop__vmap_get(cx, deepest, false);
-            dm->absorbed = false;
-            if (cut == no - 1 ? !full.full || (full.by == deepest && !full.others) : !full.full) {
-                /* Walking again would visit the same nodes in the same order
-                 * but the cut one and those reached through it: when the
-                 * walk left nothing out, or the deepest is cut (the last
-                 * visited, so no other member was reached through it) and
-                 * only its own operands were left out.  Drop them from this
-                 * walk instead: a long chain's groups are walked once in
-                 * planning, not once a cut. */
-                drop_subtree(cx, members, &nm, order, ends, &no, cut);
-                full = (left_out){0};
-                continue;
-            }
-            nm = no = 0;
-            full = (left_out){0};
-            collect(cx, n, members, &nm, order, ends, &no, HOP__F_MAXSTEPS + 1, &full);
-        }
+        hop_status st = plan_group(cx, n, m, &w, &saved);
+        if (st != HOP_OK)
+            return st;
     }
     return HOP_OK;
 }
@@ -331,10 +396,8 @@ hop__plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
 int
 hop__fuse_collect(hop_lower_ctx *cx, const hop_node *root, const hop_node **members)
 {
-    const hop_node *order[HOP__F_MAXSTEPS + 1];
-    int ends[HOP__F_MAXSTEPS + 1];
-    int nm = 0, no = 0;
-    left_out full = {0};
-    collect(cx, root, members, &nm, order, ends, &no, HOP__F_MAXSTEPS + 1, &full);
-    return nm;
+    walk w;
+    collect(cx, root, &w);
+    memcpy(members, w.members, (size_t)w.nm * sizeof *members);
+    return w.nm;
 }
