@@ -56,7 +56,6 @@ the new objects (and the new captured tensors) for the next fast check.
 import array
 import builtins
 import collections
-import dis
 import functools
 import keyword
 import math
@@ -402,27 +401,6 @@ def _scan_once(fn, arg_leaves, arg_names, static, names, computed):
     return s
 
 
-_IMPORTS = weakref.WeakKeyDictionary()  # code -> ((module name, level), ...) it imports
-
-
-def _imports_of(code):
-    """(name, level) of each `import` (IMPORT_NAME) in code and the code
-    defined inside it."""
-    got = _IMPORTS.get(code)
-    if got is None:
-        out, level = [], 0
-        for ins in dis.get_instructions(code):
-            if ins.opname == "LOAD_CONST":
-                level = ins.argval
-            elif ins.opname == "IMPORT_NAME":
-                out.append((ins.argval, level if type(level) is int else 0))
-        for const in code.co_consts:
-            if isinstance(const, types.CodeType):
-                out.extend(_imports_of(const))
-        got = _IMPORTS[code] = tuple(out)
-    return got
-
-
 def _imports_read(s):
     """The modules the scanned code imports itself (`import mod` or `from
     mod import k` inside a function): roots as a global module is, whose
@@ -433,10 +411,13 @@ def _imports_read(s):
     seen = set()
     for f in list(s.functions):
         code = getattr(f, "__code__", None)
-        if not isinstance(code, types.CodeType) or "IMPORT_NAME" not in _OPS_OF(code):
+        # (the per-code record, keyed by id: a WeakKeyDictionary's lookup
+        # made a weak reference and hashed the code, a nest's every level)
+        imports = names_of(code).imported() if isinstance(code, types.CodeType) else ()
+        if not imports:
             continue
         g = getattr(f, "__globals__", None) or {}
-        for name, level in _imports_of(code):
+        for name, level in imports:
             if level:
                 package = g.get("__package__") or ""
                 parts = package.split(".")
@@ -449,21 +430,6 @@ def _imports_read(s):
                 if isinstance(m, types.ModuleType) and id(m) not in seen:
                     seen.add(id(m))
                     _visit(s, Source("obj", m, None, f"module {full}"), m, 0)
-
-
-def _OPS_OF(code):
-    """The names of the opcodes code (and the code inside it) uses."""
-    ops = _OPNAMES.get(code)
-    if ops is None:
-        ops = {dis.opname[b] for b in code.co_code[::2]}
-        for const in code.co_consts:
-            if isinstance(const, types.CodeType):
-                ops |= _OPS_OF(const)
-        _OPNAMES[code] = ops = frozenset(ops)
-    return ops
-
-
-_OPNAMES = weakref.WeakKeyDictionary()
 
 
 def _function_attrs(s):
@@ -480,10 +446,17 @@ def _function_attrs(s):
     __dict__ itself among its codes (an assigned __dict__)."""
     fns = {id(f): f for f in s.functions if type(f) is types.FunctionType}
     for g in s.guards:
-        if g.kind == "id" and type(g.expected) is types.FunctionType:
-            fns.setdefault(id(g.expected), g.expected)
+        if g.kind == "id":
+            e = g.expected  # (a property: a weak reference's call)
+            if type(e) is types.FunctionType:
+                fns.setdefault(id(e), e)
+    user = {}  # id(a module's globals) -> whether the module is the user's
     for f in fns.values():
-        if not is_user_module(f.__globals__.get("__name__") or ""):
+        g = f.__globals__
+        mine = user.get(id(g))
+        if mine is None:
+            mine = user[id(g)] = is_user_module(g.get("__name__") or "")
+        if not mine:
             continue  # (hop's, the library's: not the user's state)
         d = f.__dict__  # (made when absent: a later `f.k = 1` writes into it)
         if type(d) is not dict:
@@ -493,7 +466,7 @@ def _function_attrs(s):
             src = Source("obj", f, None, f"function {f.__qualname__}")
             for name in sorted(n for n in s.names if n in d):
                 _visit(s, src.child("attr", name), d[name], 1)
-        absent = _unanswered(s, types.FunctionType, d)
+        absent = _unanswered(s, types.FunctionType, d) if _probed(s) else ()
         if absent:
             s.fdicts.append((f, d))
             s.builtins.extend((d, d, name, f, False) for name in absent)
@@ -528,17 +501,26 @@ def _spelled_names(s, values):
     a constant argument (`getattr(o, NAME)`, `getattr(o, name)`), and the
     names an operator.attrgetter or methodcaller there holds (`AG(o)`).
     Before, `o.w` read so was not guarded, and its old value answered."""
+    # (_spell is called for the values it spells only: a nest's every level
+    # reads a module, a missing global and the next level's function)
     for f in list(s.functions):
         g = f.__globals__
         for name in f.__code__.co_names:
-            _spell(s.names, g.get(name))
+            v = g.get(name)
+            if type(v) in _SPELLED:
+                _spell(s.names, v)
         for cell in f.__closure__ or ():
             try:
-                _spell(s.names, cell.cell_contents)
+                v = cell.cell_contents
             except ValueError:  # (an empty cell)
-                pass
+                continue
+            if type(v) in _SPELLED:
+                _spell(s.names, v)
     for v in values:
         _spell(s.names, v)
+
+
+_SPELLED = frozenset((str, operator.attrgetter, operator.methodcaller))  # (what _spell reads)
 
 
 def _spell(names, v):
@@ -1214,7 +1196,10 @@ def _unanswered(s, cls, own):
     block) that neither an object of cls (own: its __dict__) nor cls holds:
     an absent attribute answered the trace, so one added between calls must
     miss."""
-    return tuple(n for n in _probed(s)
+    probed = _probed(s)
+    if not probed:
+        return ()  # (most code probes nothing: asked for every function and object visited)
+    return tuple(n for n in probed
                  if n not in own and not n.startswith("__") and
                  not any(n in vars(k) for k in cls.__mro__))
 

@@ -141,7 +141,7 @@ class _Names:
     analysis of the code (_code_effects._effects), made when first asked for."""
 
     __slots__ = ("set", "order", "sorted", "gorder", "gsorted", "effects", "code", "loads",
-                 "probes", "computes", "__weakref__")
+                 "probes", "computes", "imports", "__weakref__")
 
     def __init__(self, code, ref):
         s = set()
@@ -155,6 +155,7 @@ class _Names:
         self.loads = None
         self.probes = None
         self.computes = None
+        self.imports = None
         self.code = ref
 
     def probed(self):
@@ -188,9 +189,31 @@ class _Names:
             self.loads = frozenset() if code is None else _global_loads(code, set())
         return self.loads
 
+    def imported(self):
+        """(name, level) of each `import` (IMPORT_NAME) in the code and the
+        code defined in it, in order, made when first asked for (the guards
+        root the modules a function imports itself: _guards._imports_read)."""
+        if self.imports is None:
+            code = self.code()
+            self.imports = () if code is None else tuple(_imports(code, []))
+        return self.imports
+
 
 _LOADS = frozenset(["LOAD_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME"])
 _ATTR_LOADS = frozenset(["LOAD_ATTR", "LOAD_METHOD"])
+
+
+def _imports(code, out):
+    level = 0
+    for ins in dis.get_instructions(code):
+        if ins.opname == "LOAD_CONST":
+            level = ins.argval
+        elif ins.opname == "IMPORT_NAME":
+            out.append((ins.argval, level if type(level) is int else 0))
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _imports(const, out)
+    return out
 
 
 def _probed(code, out):
