@@ -204,10 +204,14 @@ _ATTR_LOADS = frozenset(["LOAD_ATTR", "LOAD_METHOD"])
 
 
 def _imports(code, out):
-    level = 0
+    # IMPORT_NAME's operands are the level and the fromlist, pushed in that
+    # order: the level is the constant before the last (before, the last was
+    # read, the fromlist of `from .cfg import K`: level 0, so the guards
+    # looked for a top-level module cfg and never saw pkg.cfg.K change)
+    level = last = 0
     for ins in dis.get_instructions(code):
         if ins.opname == "LOAD_CONST":
-            level = ins.argval
+            level, last = last, ins.argval
         elif ins.opname == "IMPORT_NAME":
             out.append((ins.argval, level if type(level) is int else 0))
     for const in code.co_consts:

@@ -54,14 +54,44 @@ def _imports_all():
     def inner():
         import hop._guards  # (in the code defined inside)
         return hop._guards
-    return inner, os.path, decoder
+
+    def relative():  # (never called)
+        from .cfg import K
+        return K
+    return inner, relative, os.path, decoder
 
 
 def test_names_of_imported_lists_a_codes_and_its_inner_codes_imports_in_order():
     got = _reads.names_of(_imports_all.__code__).imported()
-    assert got == (("os.path", 0), ("json", 0), ("hop._guards", 0))
+    # (a relative import's level is IMPORT_NAME's operand before the
+    # fromlist: before, `from .cfg import K` read level 0)
+    assert got == (("os.path", 0), ("json", 0), ("hop._guards", 0), ("cfg", 1))
     assert _reads.names_of(nested.__code__).imported() == ()
     assert _reads.names_of(_imports_all.__code__).imported() is got  # made once
+
+
+def test_compiled_function_sees_an_attribute_it_imports_relatively_change(tmp_path):
+    # `from .cfg import K` in a function of package relpkg_user: before, the
+    # scan looked for a top-level module cfg, so relpkg_user.cfg was not
+    # guarded and the compiled function answered 2.0 after K = 5.0 (eager 5.0)
+    pkg = tmp_path / "relpkg_user"
+    pkg.mkdir()
+    (pkg / "cfg.py").write_text("K = 2.0\n")
+    (pkg / "__init__.py").write_text("def scaled(v):\n    from .cfg import K\n    return v * K\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import relpkg_user
+        import relpkg_user.cfg as cfg
+        cf = hop.compile(relpkg_user.scaled)
+        x = hop.ones(2)
+        assert cf(x).tolist() == [2.0, 2.0]
+        cfg.K = 5.0
+        assert relpkg_user.scaled(x).tolist() == [5.0, 5.0]
+        assert cf(x).tolist() == [5.0, 5.0]
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in ("relpkg_user.cfg", "relpkg_user"):
+            sys.modules.pop(name, None)
 
 
 _mod = types.ModuleType("scan_imports_user")
