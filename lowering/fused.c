@@ -348,6 +348,11 @@ typedef struct ftext {
     const hop__fgroup *g;
     int32_t *first;
     ftleaf *leaves;
+    /* A multi-output group's: the name of each member that is an extra
+     * output or read by more than one step (NULL: written out where it is
+     * read), so its text grows with its steps, not with their uses; NULL
+     * in a tree group. */
+    const char **names;
 } ftext;
 
 static void
@@ -359,7 +364,9 @@ describe_member(const ftext *t, int m, hop__buf *b)
         const ftleaf *l = &t->leaves[j];
         if (j > t->first[m])
             hop__buf_append(b, ", ", 2);
-        if (l->member >= 0) {
+        if (l->member >= 0 && t->names && t->names[l->member]) {
+            hop__buf_puts(b, t->names[l->member]);
+        } else if (l->member >= 0) {
             describe_member(t, l->member, b);
         } else if (l->kind == HOP_ARG_INT || l->kind == HOP_ARG_FLOAT || l->kind == HOP_ARG_BOOL) {
             hop_arg a = {.kind = l->kind};
@@ -383,7 +390,36 @@ static void
 describe_group(const void *desc, hop__buf *b)
 {
     const ftext *t = desc;
+    for (int m = 0; t->names && m < t->g->nsteps - 1; m++) {
+        if (t->names[m] == NULL)
+            continue;
+        hop__buf_puts(b, t->names[m]);
+        hop__buf_append(b, " = ", 3);
+        describe_member(t, m, b);
+        hop__buf_append(b, "; ", 2);
+    }
     describe_member(t, t->g->nsteps - 1, b);
+}
+
+/* A multi-output group's member names (ftext.names): extra outputs and
+ * members read by more than one step. */
+static hop_status
+member_names(hop_lower_ctx *cx, const hop_node *const *members, const ftleaf *leaves,
+             const int32_t *first, const hop__fgroup *g, const char ***out)
+{
+    const char **names = hop__arena_zalloc(&cx->plan->arena, (size_t)g->nsteps * sizeof *names);
+    int reads[HOP__F_MAXSTEPS] = {0};
+    if (names == NULL)
+        return HOP_NOMEM;
+    for (int32_t j = 0; j < first[g->nsteps]; j++)
+        if (leaves[j].member >= 0)
+            reads[leaves[j].member]++;
+    for (int s = 0; s < g->nsteps - 1; s++)
+        if ((g->steps[s].store || reads[s] > 1) &&
+            (names[s] = hop__arena_strdup(&cx->plan->arena, members[s]->name)) == NULL)
+            return HOP_NOMEM;
+    *out = names;
+    return HOP_OK;
 }
 
 /* Arg a of a member as a leaf whose text is made now: a node's name or an
@@ -470,6 +506,9 @@ group_text(hop_lower_ctx *cx, const hop_node *const *members, const hop__fbuilt 
     }
     first[g->nsteps] = j;
     *t = (ftext){.g = g, .first = first, .leaves = leaves};
+    hop_status st = g->nxout ? member_names(cx, members, leaves, first, g, &t->names) : HOP_OK;
+    if (st != HOP_OK)
+        return st;
     g->text = NULL;
     g->describe = describe_group;
     g->desc = t;
@@ -646,6 +685,135 @@ build_steps(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *memb
     return HOP_OK;
 }
 
+/*
+ * fit_steps for a multi-output group (fuseplan.c merge_units): members in
+ * graph order, the last the output, is_out[s] whether member s's result is
+ * also an extra output (read after the group).  A member may have several
+ * users in the group, so its register lives until its last one reads it
+ * (an output's is written to its slot as soon as the step has run, and
+ * lives on only if a later step reads it).  Sets each step's store and
+ * g->nxout; xnodes gets the extra outputs' members.
+ */
+static hop_status
+fit_dag(hop_lower_ctx *cx, const hop_node *const *members, int nm, const bool *is_out,
+        hop__fgroup *g, const hop_node **in_nodes, const hop_node **xnodes)
+{
+    int reg_of[HOP__F_MAXSTEPS], last[HOP__F_MAXSTEPS];
+    bool busy[HOP__F_MAXREGS] = {false};
+    for (int s = 0; s < nm; s++) {
+        last[s] = -1;
+        for (int i = 0; i < n_operands(members[s]); i++) {
+            int k = member_of(cx, &members[s]->args[i], s);
+            if (k >= 0)
+                last[k] = s;
+        }
+    }
+    memset(g->steps, 0, (size_t)nm * sizeof *g->steps);
+    for (int s = 0; s < nm; s++) {
+        const hop_node *n = members[s];
+        hop__fstep *st = &g->steps[s];
+        st->nin = n_operands(n);
+        for (int i = 0; i < st->nin; i++) {
+            const hop_arg *a = &n->args[i];
+            hop__fopnd *o = &st->in[i];
+            int member = member_of(cx, a, s);
+            if (member >= 0) {
+                o->src = HOP__F_REG;
+                o->idx = (uint8_t)reg_of[member];
+                o->have = members[member]->meta->meta.dtype;
+                continue;
+            }
+            bool tensor;
+            operand_dtype(a, &o->have, &tensor);
+            if (tensor) {
+                int k = 0;
+                while (k < g->ninputs && in_nodes[k] != a->u.node)
+                    k++;
+                if (k == g->ninputs) {
+                    if (g->ninputs == HOP__F_MAXIN)
+                        return full(cx, true, "inputs");
+                    in_nodes[g->ninputs] = a->u.node;
+                    g->in_dtype[g->ninputs++] = o->have;
+                }
+                o->src = HOP__F_INPUT;
+                o->idx = (uint8_t)k;
+            } else {
+                o->src =
+                    a->kind == HOP_ARG_NODE || a->kind == HOP_ARG_SYM ? HOP__F_SYM : HOP__F_SCALAR;
+            }
+        }
+        if (s == nm - 1) {
+            st->out = -1;
+            break;
+        }
+        int r = 0;
+        while (r < HOP__F_MAXREGS && busy[r])
+            r++;
+        if (r == HOP__F_MAXREGS)
+            return full(cx, true, "registers");
+        st->out = r;
+        reg_of[s] = r;
+        if (r + 1 > g->nregs)
+            g->nregs = r + 1;
+        if (is_out[s]) {
+            if (g->nxout == HOP__F_MAXXOUT)
+                return full(cx, true, "outputs");
+            xnodes[g->nxout++] = n;
+            st->store = (uint8_t)g->nxout;
+        }
+        /* Operand registers die at their last reader; the result got its
+         * register first, so a step never works in place. */
+        for (int i = 0; i < st->nin; i++)
+            if (st->in[i].src == HOP__F_REG && last[member_of(cx, &n->args[i], s)] == s)
+                busy[st->in[i].idx] = false;
+        busy[r] = last[s] > s;
+    }
+    return HOP_OK;
+}
+
+hop_status
+hop__fused_build_multi(hop_lower_ctx *cx, const hop_node *const *members, int nm,
+                       const bool *is_out, hop__fbuilt **out)
+{
+    if (nm > HOP__F_MAXSTEPS)
+        return full(cx, true, "steps");
+    const hop_node *in_nodes[HOP__F_MAXIN], *xnodes[HOP__F_MAXXOUT];
+    if (out == NULL) { /* a trial: into scratch */
+        if (cx->fscratch == NULL &&
+            (cx->fscratch = hop__arena_alloc(&cx->tmp, sizeof *cx->fscratch)) == NULL)
+            return HOP_NOMEM;
+        memset(cx->fscratch, 0, hop__fgroup_bytes(0));
+        return fit_dag(cx, members, nm, is_out, cx->fscratch, in_nodes, xnodes);
+    }
+    hop__fbuilt *b = hop__arena_alloc(&cx->tmp, sizeof *b);
+    if (b == NULL)
+        return HOP_NOMEM;
+    hop__arena_mark mark;
+    hop__arena_mark_at(&cx->plan->arena, &mark);
+    hop__fgroup *g = hop__arena_alloc(&cx->plan->arena, hop__fgroup_bytes(nm));
+    if (g == NULL)
+        return HOP_NOMEM;
+    memset(g, 0, hop__fgroup_bytes(0));
+    g->out = -1;
+    g->odtype = members[nm - 1]->meta->meta.dtype;
+    hop_status st = fit_dag(cx, members, nm, is_out, g, b->in_nodes, b->xnodes);
+    if (st != HOP_OK) {
+        hop__arena_rollback(&cx->plan->arena, &mark);
+        return st;
+    }
+    fill_steps(cx, members, nm, g);
+    g->nsteps = nm;
+    hop__fgroup_seal(g);
+    if ((b->members = hop__arena_alloc(&cx->tmp, (size_t)nm * sizeof *b->members)) == NULL)
+        return HOP_NOMEM;
+    memcpy(b->members, members, (size_t)nm * sizeof *members);
+    b->g = g;
+    b->nmembers = nm;
+    b->group = cx->group;
+    *out = b;
+    return HOP_OK;
+}
+
 bool
 hop__fused_fits(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
                 int skip, int nskip)
@@ -807,7 +975,7 @@ static void
 small_plan(const hop_lower_ctx *cx, hop__fgroup *g)
 {
     g->small_n = 0;
-    int64_t n = g->out >= 0 ? dense_numel(cx, g->out) : -1;
+    int64_t n = g->out >= 0 && g->nxout == 0 ? dense_numel(cx, g->out) : -1;
     if (n <= 0 || n > HOP__F_SMALL || !g->same_dtypes)
         return;
     for (int k = 0; k < g->ninputs; k++) {

@@ -353,6 +353,216 @@ plan_group(hop_lower_ctx *cx, const hop_node *n, hop__vmap *m, walk **wp, walk *
     return HOP_OK;
 }
 
+/* ------------------------------------------------ multi-output groups */
+
+/*
+ * After the tree groups are planned, consecutive groups (units, in their
+ * roots' order) of one shape where each reads a result of the ones before
+ * it are merged into one multi-output group (program.h: nxout), computed
+ * in one pass at the last root's place: a result read again in the group
+ * stays in a tile register, and one read after the group is also written
+ * to a slot of its own.  A loop unrolled over elementwise updates (np_large
+ * Mandelbrot's `inside = zr*zr + zi*zi < 4`, the two np.where updates of zr
+ * and zi, count + inside: three groups a step, each a pass over the
+ * arrays) becomes one group over several steps, reading zr, zi, cre and
+ * cim once.  Lowering never reorders: a unit joins only when no node
+ * outside the merged units reads a result of the units before it earlier
+ * than its root (a member of another group counts at that group's root),
+ * so every value is computed before it is read.  Units the register kernel
+ * runs (f32 chains, fused_reg.c) and small ones (at most HOP__F_SMALL
+ * elements: the straight runners) are left as they are.
+ */
+
+typedef struct units {
+    const hop_node **roots; /* tmp arena, n of them, in graph order */
+    int n;
+} units;
+
+static const hop__fbuilt *
+unit_built(hop_lower_ctx *cx, const units *us, int u)
+{
+    return hop__vmap_get(cx, us->roots[u], false)->built;
+}
+
+/* A shape of at most HOP__F_SMALL elements, known now. */
+static bool
+small_shape(const hop_meta *m)
+{
+    int64_t n = 1, v;
+    for (int d = 0; d < m->rank; d++) {
+        if (!hop_expr_const_value(m->sizes[d], &v))
+            return false;
+        n *= v;
+        if (n > HOP__F_SMALL)
+            return false;
+    }
+    return true;
+}
+
+/* Whether member x's result is read outside units [u0, u1]; *before: by a
+ * node (or a group) placed before position at. */
+static bool
+read_outside(hop_lower_ctx *cx, const units *us, const hop_node *x, int u0, int u1, int32_t at,
+             bool *before)
+{
+    bool out = false;
+    for (const hop_use *use = x->uses; use; use = use->next) {
+        const hop__vmap *um = hop__vmap_get(cx, use->user, false);
+        if (um != NULL && um->unit >= u0 && um->unit <= u1)
+            continue;
+        out = true;
+        if (um == NULL ||
+            (um->unit >= 0 ? hop__vmap_get(cx, us->roots[um->unit], false)->pos : um->pos) <= at)
+            *before = true;
+    }
+    return out;
+}
+
+/* The members of units [u0, u1] in graph order into members (at most
+ * HOP__F_MAXSTEPS: the caller checked), numbered as a new group's, and
+ * whether each is read after the group (is_out; not the last, the
+ * group's output).  Returns how many. */
+static int
+merged_members(hop_lower_ctx *cx, const units *us, int u0, int u1, const hop_node **members,
+               bool *is_out)
+{
+    int nm = 0;
+    for (int u = u0; u <= u1; u++) {
+        const hop__fbuilt *b = unit_built(cx, us, u);
+        for (int i = 0; i < b->nmembers; i++) {
+            const hop_node *x = b->members[i];
+            int32_t pos = hop__vmap_get(cx, x, false)->pos;
+            int k = nm++;
+            while (k > 0 && hop__vmap_get(cx, members[k - 1], false)->pos > pos) {
+                members[k] = members[k - 1];
+                k--;
+            }
+            members[k] = x;
+        }
+    }
+    cx->group++;
+    for (int i = 0; i < nm; i++) {
+        hop__vmap *m = hop__vmap_get(cx, members[i], false);
+        bool before = false;
+        m->group = cx->group;
+        m->member = i;
+        is_out[i] = i < nm - 1 && read_outside(cx, us, members[i], u0, u1, INT32_MIN, &before);
+    }
+    return nm;
+}
+
+/* Unit u's members numbered as its own group's again (a trial merge
+ * numbered them as another's). */
+static void
+renumber(hop_lower_ctx *cx, const units *us, int u)
+{
+    const hop__fbuilt *b = unit_built(cx, us, u);
+    for (int i = 0; i < b->nmembers; i++) {
+        hop__vmap *m = hop__vmap_get(cx, b->members[i], false);
+        m->group = b->group;
+        m->member = i;
+    }
+}
+
+/* Whether unit u joins units [u0, u - 1] (above). */
+static bool
+joins(hop_lower_ctx *cx, const units *us, int u0, int u)
+{
+    const hop_node *r = us->roots[u];
+    const hop__fbuilt *b = unit_built(cx, us, u);
+    int total = b->nmembers;
+    if (b->g->reg || !same_shape(&us->roots[u0]->meta->meta, &r->meta->meta) ||
+        small_shape(&r->meta->meta))
+        return false;
+    bool reads = false; /* u reads a result of the units before it */
+    for (int i = 0; i < b->nmembers && !reads; i++)
+        for (size_t a = 0; a < b->members[i]->nargs && !reads; a++) {
+            const hop_arg *arg = &b->members[i]->args[a];
+            const hop__vmap *am =
+                arg->kind == HOP_ARG_NODE ? hop__vmap_get(cx, arg->u.node, false) : NULL;
+            reads = am != NULL && am->unit >= u0 && am->unit < u;
+        }
+    if (!reads)
+        return false;
+    int32_t at = hop__vmap_get(cx, r, false)->pos;
+    for (int k = u0; k < u; k++) {
+        const hop__fbuilt *bk = unit_built(cx, us, k);
+        if (bk->g->reg)
+            return false;
+        total += bk->nmembers;
+        bool before = false;
+        for (int i = 0; i < bk->nmembers && !before; i++)
+            read_outside(cx, us, bk->members[i], u0, u, at, &before);
+        if (before || total > HOP__F_MAXSTEPS)
+            return false;
+    }
+    const hop_node *members[HOP__F_MAXSTEPS];
+    bool is_out[HOP__F_MAXSTEPS];
+    int nm = merged_members(cx, us, u0, u, members, is_out);
+    return hop__fused_build_multi(cx, members, nm, is_out, NULL) == HOP_OK;
+}
+
+/* Units [u0, u1] as one multi-output group, kept in the last root's
+ * hop__vmap (the others' places compute nothing). */
+static hop_status
+merge(hop_lower_ctx *cx, const units *us, int u0, int u1)
+{
+    const hop_node *members[HOP__F_MAXSTEPS];
+    bool is_out[HOP__F_MAXSTEPS];
+    int nm = merged_members(cx, us, u0, u1, members, is_out);
+    hop__fbuilt *b;
+    hop_status st = hop__fused_build_multi(cx, members, nm, is_out, &b);
+    if (st != HOP_OK) {
+        for (int u = u0; u <= u1; u++)
+            renumber(cx, us, u);
+        return st == HOP_UNSUPPORTED ? HOP_OK : st;
+    }
+    for (int u = u0; u < u1; u++) {
+        hop__vmap *m = hop__vmap_get(cx, us->roots[u], false);
+        m->merged = true;
+        m->built = NULL;
+    }
+    hop__vmap_get(cx, us->roots[u1], false)->built = b;
+    return HOP_OK;
+}
+
+static hop_status
+merge_units(hop_lower_ctx *cx, const hop_graph *g)
+{
+    units us = {NULL, 0};
+    for (const hop_node *n = g->first; n; n = n->next) {
+        const hop__vmap *m = hop__vmap_get(cx, n, false);
+        us.n += !m->absorbed && m->fusable && m->built != NULL;
+    }
+    if (us.n < 2)
+        return HOP_OK;
+    if ((us.roots = hop__arena_alloc(&cx->tmp, (size_t)us.n * sizeof *us.roots)) == NULL)
+        return HOP_NOMEM;
+    int nu = 0;
+    for (const hop_node *n = g->first; n; n = n->next) {
+        const hop__vmap *m = hop__vmap_get(cx, n, false);
+        if (m->absorbed || !m->fusable || m->built == NULL)
+            continue;
+        for (int i = 0; i < m->built->nmembers; i++)
+            hop__vmap_get(cx, m->built->members[i], false)->unit = nu;
+        us.roots[nu++] = n;
+    }
+    int u0 = 0;
+    for (int u = 1; u <= us.n; u++) {
+        if (u < us.n && joins(cx, &us, u0, u))
+            continue;
+        hop_status st = HOP_OK;
+        if (u - 1 > u0)
+            st = merge(cx, &us, u0, u - 1);
+        else
+            renumber(cx, &us, u0);
+        if (st != HOP_OK)
+            return st;
+        u0 = u;
+    }
+    return HOP_OK;
+}
+
 /* Decides which elementwise nodes of g are computed inside their user's
  * group, within the executor's limits (steps, inputs, registers). */
 hop_status
@@ -360,12 +570,15 @@ hop__plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
 {
     /* hop__fused_ok once a node (absorbable asks it of a node and of its
      * user, the passes below and compile_call_op again). */
+    int32_t pos = 0;
     for (const hop_node *n = g->first; n; n = n->next) {
         hop__vmap *m = hop__vmap_get(cx, n, true);
         if (m == NULL)
             return HOP_NOMEM;
+        m->pos = pos++;
+        m->unit = -1;
         m->fusable = hop__fused_ok_into(cx, n, m);
-        m->absorbed = false;
+        m->absorbed = m->merged = false;
         m->preassigned = false;
         m->dests = NULL;
         m->built = NULL;
@@ -390,7 +603,7 @@ hop__plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
         if (st != HOP_OK)
             return st;
     }
-    return HOP_OK;
+    return merge_units(cx, g);
 }
 
 int

@@ -48,6 +48,8 @@ op_name(const hop_node *n)
 /* A slot with storage for a node's result: its destination when it has
  * one, else the block, else (sizes known only mid-run) allocated by an
  * Alloc right here. */
+static hop_status new_storage(hop_lower_ctx *cx, const hop_node *n, int32_t *slot);
+
 static hop_status
 storage_for(hop_lower_ctx *cx, const hop_node *n, int32_t *slot)
 {
@@ -57,6 +59,13 @@ storage_for(hop_lower_ctx *cx, const hop_node *n, int32_t *slot)
         m->preassigned = false;
         return HOP_OK;
     }
+    return new_storage(cx, n, slot);
+}
+
+/* Storage of the plan's own for n's result (the block, or an Alloc here). */
+static hop_status
+new_storage(hop_lower_ctx *cx, const hop_node *n, int32_t *slot)
+{
     const hop_meta *meta = &n->meta->meta;
     bool late = hop__meta_late(cx, meta);
     hop_status st = hop__new_slot(cx, late ? HOP__S_LATE : HOP__S_BUFFER, meta, n->name, slot);
@@ -301,6 +310,10 @@ compile_group(hop_lower_ctx *cx, const hop_node *root)
         st = hop__fused_finish(cx, b->members, b, out);
         cx->group = group;
     }
+    /* A multi-output group's extra outputs: fresh storage each (program.h),
+     * a destination the member has copied into after the graph. */
+    for (int e = 0; st == HOP_OK && e < b->g->nxout; e++)
+        st = new_storage(cx, b->xnodes[e], &b->g->xout[e]);
     if (st != HOP_OK)
         return st;
     const hop__fgroup *g = b->g;
@@ -311,6 +324,10 @@ compile_group(hop_lower_ctx *cx, const hop_node *root)
             return st;
     if ((st = hop__access(cx, out)) != HOP_OK)
         return st;
+    for (int e = 0; e < g->nxout; e++)
+        if ((st = hop__access(cx, g->xout[e])) != HOP_OK ||
+            (st = set_value(cx, b->xnodes[e], hop__pv_tensor(g->xout[e]))) != HOP_OK)
+            return st;
     return set_value(cx, root, hop__pv_tensor(out));
 }
 
@@ -318,7 +335,7 @@ static hop_status
 compile_call_op(hop_lower_ctx *cx, const hop_node *n)
 {
     hop__vmap *m = vmap_get(cx, n, false);
-    if (m && m->absorbed)
+    if (m && (m->absorbed || m->merged))
         return HOP_OK;
     const hop_op_info *info = hop_op_get(n->op);
     if (info == NULL)

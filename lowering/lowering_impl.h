@@ -86,6 +86,7 @@ typedef struct hop__vmap {
     hop_pval *results; /* call_hop, call_foreign */
     size_t nresults;
     bool absorbed;    /* fused into its user's group */
+    bool merged;      /* computed by a multi-output group rooted later (fuseplan.c) */
     bool fusable;     /* hop__fused_ok(node), asked once by plan_fusion */
     bool preassigned; /* v is a destination slot the node must be computed into */
     hop_pval *dests;  /* call_hop: where its results should go (NONE: anywhere) */
@@ -99,6 +100,10 @@ typedef struct hop__vmap {
     /* A group root: its group as fusion planning built it, which
      * compile_group finishes (NULL: it builds the group itself). */
     struct hop__fbuilt *built;
+    /* Its place in its graph's order, and the fused group (fuseplan.c's
+     * merge_units: an index among the graph's groups, -1 none) that
+     * computes it. */
+    int32_t pos, unit;
     /* A fusable node's step function and dtypes as hop__fused_ok found
      * them, which building its group reads instead of finding them again. */
     hop__vfn step_fn;
@@ -330,6 +335,9 @@ struct hop__fbuilt {
     const hop_node **members; /* tmp arena, nmembers of them */
     int nmembers;
     uint32_t group;
+    /* A multi-output group's extra outputs (g->nxout): the members whose
+     * results they are (hop__fused_build_multi). */
+    const hop_node *xnodes[HOP__F_MAXXOUT];
 };
 typedef struct hop__fbuilt hop__fbuilt;
 /* Builds the steps of the group of members (graph order, root last, as
@@ -357,6 +365,14 @@ bool hop__fused_fits(hop_lower_ctx *cx, const hop_node *root, const hop_node *co
  * many).  A group whose count is over HOP__F_MAXIN does not fit. */
 int hop__fused_add_inputs(hop_lower_ctx *cx, const hop_node *const *members, int from, int to,
                           int first, const hop_node **in, int nin);
+/* Builds a multi-output group (fuseplan.c merge_units) of members (graph
+ * order, each member's hop__vmap numbered for cx->group; a member may have
+ * several users among them), whose last member is the output and each
+ * member with is_out set an extra output, into *out as hop__fused_build
+ * does; with out NULL only whether it fits (into scratch).
+ * HOP_UNSUPPORTED, quiet, when it does not fit. */
+hop_status hop__fused_build_multi(hop_lower_ctx *cx, const hop_node *const *members, int nmembers,
+                                  const bool *is_out, hop__fbuilt **out);
 /* Completes b, built from the same members, to write slot out: its inputs'
  * slots, SymInt operands' programs, the small-run plan and what its text
  * is made from when asked (hop__fgroup.describe). */

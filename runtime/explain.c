@@ -170,6 +170,8 @@ comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
     case HOP__OP_Fused: {
         const hop__fgroup *g = in->p4;
         hop__buf_printf(b, "t%d = %s", in->p1, slot_name(p, in->p1));
+        for (int e = 0; e < g->nxout; e++)
+            hop__buf_printf(b, "; t%d = %s", g->xout[e], slot_name(p, g->xout[e]));
         if (g->epi)
             hop__buf_printf(b, "; t%d = %s (kernel %d%s)", g->epi_out, slot_name(p, g->epi_out),
                             g->epi->cache, g->epi->fixed ? ", fixed" : "");

@@ -88,6 +88,8 @@ typedef struct frun {
     int64_t ost[HOP_MAX_RANK];
     const char *in[HOP__F_MAXIN];
     int64_t ist[HOP__F_MAXIN][HOP_MAX_RANK];
+    char *xo[HOP__F_MAXXOUT]; /* the extra outputs (a multi-output group) */
+    int64_t xst[HOP__F_MAXXOUT][HOP_MAX_RANK];
     _Alignas(8) unsigned char sym[HOP__F_MAXSTEPS][3][8];
 } frun;
 
@@ -161,9 +163,30 @@ flat_operands(const hop__fgroup *g, const int64_t *ist)
     return true;
 }
 
-/* n output elements at o (stride ost) from inputs at ip (strides ist). */
+/* A multi-output group's extra outputs in a run: where each starts and its
+ * stride (elements). */
+typedef struct xrun {
+    char *at[HOP__F_MAXXOUT];
+    int64_t st[HOP__F_MAXXOUT];
+} xrun;
+
+/* Step st's m results (in r) into its extra output at tile j of x. */
 static void
-run_tiles(const frun *c, int64_t n, char *o, int64_t ost, const char *const *ip, const int64_t *ist)
+store_extra(const hop__fstep *st, const xrun *x, int64_t j, int64_t m, const void *r)
+{
+    int e = st->store - 1;
+    int64_t sz = (int64_t)hop_dtype_size(st->dtype);
+    if (x->st[e] == 1)
+        memcpy(x->at[e] + j * sz, r, (size_t)(m * sz));
+    else
+        hop__scatter(m, x->at[e] + j * x->st[e] * sz, x->st[e], r, (size_t)sz);
+}
+
+/* n output elements at o (stride ost) from inputs at ip (strides ist); a
+ * multi-output group's extra outputs at x (NULL: none). */
+static void
+run_tiles(const frun *c, int64_t n, char *o, int64_t ost, const char *const *ip, const int64_t *ist,
+          const xrun *x)
 {
     const hop__fgroup *g = c->g;
     _Alignas(64) unsigned char regs[HOP__F_MAXREGS][TILE * 8];
@@ -251,6 +274,8 @@ run_tiles(const frun *c, int64_t n, char *o, int64_t ost, const char *const *ip,
                 st->fn(m, ftmp, a, ai);
                 hop__convert(m, dst, st->dtype, ftmp, st->fdtype, 1);
             }
+            if (st->store)
+                store_extra(st, x, j, m, dst);
         }
         if (dst == otmp)
             hop__scatter(m, o + j * ost * (int64_t)osz, ost, otmp, osz);
@@ -294,7 +319,7 @@ static bool
 short_rows(const frun *c)
 {
     int inner = c->rank - 1;
-    if (c->rank < 2 || c->sizes[inner] >= TILE)
+    if (c->rank < 2 || c->sizes[inner] >= TILE || c->g->nxout > 0)
         return false;
     int64_t expect = 1;
     for (int d = inner; d >= 0; d--) {
@@ -497,9 +522,19 @@ run_short_rows(const frun *c, int64_t begin, int64_t end)
                 ip[k] = (const char *)buf[k];
             }
         }
-        run_tiles(c, m, c->out + pos * (int64_t)osz, 1, ip, ist);
+        run_tiles(c, m, c->out + pos * (int64_t)osz, 1, ip, ist, NULL);
         pos += m;
     }
+}
+
+/* The element size of g's extra output e: its step's dtype. */
+static size_t
+xsize(const hop__fgroup *g, int e)
+{
+    for (int s = 0; s < g->nsteps; s++)
+        if (g->steps[s].store == e + 1)
+            return hop_dtype_size(g->steps[s].dtype);
+    return 1;
 }
 
 static void
@@ -513,13 +548,18 @@ run_range(const frun *c, int64_t begin, int64_t end)
         run_short_rows(c, begin, end);
         return;
     }
+    xrun x;
     if (c->rank <= 1) {
         int64_t os = c->rank ? c->ost[0] : 1;
         for (int k = 0; k < g->ninputs; k++) {
             ist[k] = c->rank ? c->ist[k][0] : 0;
             ip[k] = c->in[k] + begin * ist[k] * (int64_t)hop_dtype_size(g->in_dtype[k]);
         }
-        run_tiles(c, end - begin, c->out + begin * os * (int64_t)osz, os, ip, ist);
+        for (int e = 0; e < g->nxout; e++) {
+            x.st[e] = c->rank ? c->xst[e][0] : 1;
+            x.at[e] = c->xo[e] + begin * x.st[e] * (int64_t)xsize(g, e);
+        }
+        run_tiles(c, end - begin, c->out + begin * os * (int64_t)osz, os, ip, ist, &x);
         return;
     }
     int r = c->rank, inner = r - 1;
@@ -530,6 +570,8 @@ run_range(const frun *c, int64_t begin, int64_t end)
     }
     for (int k = 0; k < g->ninputs; k++)
         ist[k] = c->ist[k][inner];
+    for (int e = 0; e < g->nxout; e++)
+        x.st[e] = c->xst[e][inner];
     for (int64_t pos = begin; pos < end;) {
         int64_t ooff = 0;
         for (int d = 0; d < r; d++)
@@ -540,10 +582,16 @@ run_range(const frun *c, int64_t begin, int64_t end)
                 off += idx[d] * c->ist[k][d];
             ip[k] = c->in[k] + off * (int64_t)hop_dtype_size(g->in_dtype[k]);
         }
+        for (int e = 0; e < g->nxout; e++) {
+            int64_t off = 0;
+            for (int d = 0; d < r; d++)
+                off += idx[d] * c->xst[e][d];
+            x.at[e] = c->xo[e] + off * (int64_t)xsize(g, e);
+        }
         int64_t n = c->sizes[inner] - idx[inner];
         if (n > end - pos)
             n = end - pos;
-        run_tiles(c, n, c->out + ooff * (int64_t)osz, c->ost[inner], ip, ist);
+        run_tiles(c, n, c->out + ooff * (int64_t)osz, c->ost[inner], ip, ist, &x);
         pos += n;
         idx[inner] += n;
         for (int d = inner; d > 0 && idx[d] == c->sizes[d]; d--) {
@@ -618,15 +666,25 @@ mismatch(const hop__fgroup *g, const hop_tensor *out, const hop_tensor *x)
     return st;
 }
 
-/* Runs g with output out and inputs in; sym holds the SYM operands' values
- * converted to their dtypes. */
+/* Runs g with output out, inputs in and extra outputs xout (a
+ * multi-output group's: each of out's sizes); sym holds the SYM operands'
+ * values converted to their dtypes. */
 static hop_status
-execute(const hop__fgroup *g, hop_tensor *out, const hop_tensor *const *in, frun *c)
+execute(const hop__fgroup *g, hop_tensor *out, const hop_tensor *const *in, hop_tensor *const *xout,
+        frun *c)
 {
     c->g = g;
     int64_t numel;
     bool flat = contiguous(out, &numel);
     c->numel = numel;
+    for (int e = 0; e < g->nxout; e++) {
+        if (xout[e]->rank != out->rank ||
+            memcmp(xout[e]->sizes, out->sizes, (size_t)out->rank * sizeof *out->sizes) != 0)
+            return mismatch(g, out, xout[e]);
+        int64_t n;
+        flat = flat && contiguous(xout[e], &n);
+        c->xo[e] = xout[e]->data;
+    }
     if (numel == 0)
         return HOP_OK;
     for (int k = 0; k < g->ninputs && flat; k++) {
@@ -642,6 +700,8 @@ execute(const hop__fgroup *g, hop_tensor *out, const hop_tensor *const *in, frun
         c->ost[0] = 1;
         for (int k = 0; k < g->ninputs; k++)
             c->ist[k][0] = hop_tensor_numel(in[k]) == 1 && numel != 1 ? 0 : 1;
+        for (int e = 0; e < g->nxout; e++)
+            c->xst[e][0] = 1;
     } else {
         /* Broadcast strides over the output's dims, then drop size-1 dims
          * and merge dims every operand steps through contiguously. */
@@ -668,18 +728,15 @@ execute(const hop__fgroup *g, hop_tensor *out, const hop_tensor *const *in, frun
             bool merge = n > 0 && c->ost[n - 1] == out->strides[d] * out->sizes[d];
             for (int k = 0; k < g->ninputs && merge; k++)
                 merge = c->ist[k][n - 1] == st[k][d] * out->sizes[d];
-            if (merge) {
-                c->sizes[n - 1] *= out->sizes[d];
-                c->ost[n - 1] = out->strides[d];
-                for (int k = 0; k < g->ninputs; k++)
-                    c->ist[k][n - 1] = st[k][d];
-            } else {
-                c->sizes[n] = out->sizes[d];
-                c->ost[n] = out->strides[d];
-                for (int k = 0; k < g->ninputs; k++)
-                    c->ist[k][n] = st[k][d];
-                n++;
-            }
+            for (int e = 0; e < g->nxout && merge; e++)
+                merge = c->xst[e][n - 1] == xout[e]->strides[d] * out->sizes[d];
+            int at = merge ? n - 1 : n++;
+            c->sizes[at] = merge ? c->sizes[at] * out->sizes[d] : out->sizes[d];
+            c->ost[at] = out->strides[d];
+            for (int k = 0; k < g->ninputs; k++)
+                c->ist[k][at] = st[k][d];
+            for (int e = 0; e < g->nxout; e++)
+                c->xst[e][at] = xout[e]->strides[d];
         }
         c->rank = n;
     }
@@ -838,7 +895,10 @@ run_general(const hop__fgroup *g, hop__frame *f)
         in[k] = &f->slots[g->inputs[k]];
     if (g->reg && reg_direct(g, &f->slots[g->out], in))
         return HOP_OK;
-    return execute(g, &f->slots[g->out], in, &c);
+    hop_tensor *xout[HOP__F_MAXXOUT];
+    for (int e = 0; e < g->nxout; e++)
+        xout[e] = &f->slots[g->xout[e]];
+    return execute(g, &f->slots[g->out], in, xout, &c);
 }
 
 /* The three runners keep their own frames: the cheap ones pay nothing for
@@ -865,5 +925,5 @@ hop__copy_tensor(hop_tensor *dst, const hop_tensor *src)
         return hop_error(HOP_DTYPE, "copy: cannot copy into %s", hop_dtype_name(dst->dtype));
     frun c;
     const hop_tensor *in[1] = {src};
-    return execute(&g, dst, in, &c);
+    return execute(&g, dst, in, NULL, &c);
 }

@@ -134,7 +134,7 @@ hop__freg_plan(hop__fgroup *g)
     g->reg = g->reg_inline = false;
     if (!reg_enabled())
         return;
-    if (g->has_sym || !g->same_dtypes || g->odtype != HOP_F32 || g->nsteps < 1)
+    if (g->has_sym || !g->same_dtypes || g->odtype != HOP_F32 || g->nsteps < 1 || g->nxout > 0)
         return;
     for (int k = 0; k < g->ninputs; k++)
         if (g->in_dtype[k] != HOP_F32)

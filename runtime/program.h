@@ -431,6 +431,7 @@ typedef struct hop__guard {
 #define HOP__F_MAXIN 8
 #define HOP__F_MAXREGS 6
 #define HOP__F_SMALL 64
+#define HOP__F_MAXXOUT 8 /* extra outputs of a multi-output group */
 
 /* A vector function: n elements into contiguous out from inputs that are
  * each contiguous (inc 1) or one broadcast element (inc 0), all of the
@@ -475,6 +476,9 @@ typedef struct hop__fstep {
     /* In a small group (small_n > 0): each operand's inc for fn, 1 for a
      * register or a stepping input, 0 otherwise (set with small_n). */
     int small_ai[3];
+    /* k > 0: the step's register is also the group's extra output k - 1
+     * (hop__fgroup.xout), written as soon as the step has run: 0 none. */
+    uint8_t store;
 } hop__fstep;
 
 /* A group's steps come last: a plan keeps a group of n steps in
@@ -494,6 +498,13 @@ typedef struct hop__fgroup {
     int nregs;
     int32_t out;
     hop_dtype odtype;
+    /* A multi-output group (lowering/fuseplan.c merge_units): the slots of
+     * its extra outputs, each the result of a step before the last (its
+     * `store`), of the output's sizes, in fresh plan storage that no
+     * operand of the group shares (so a step may write one before later
+     * steps read the inputs).  Never small, never the register kernel's. */
+    int nxout;
+    int32_t xout[HOP__F_MAXXOUT];
     int cost;         /* per element, for threading */
     bool has_sym;     /* a step reads a SymInt (hop__fgroup_seal) */
     bool same_dtypes; /* every operand is read in the dtype it has */
