@@ -262,7 +262,14 @@ hop_vjp_accumulate(hop_vjp_ctx *cx, const hop_node *v, hop_node *g)
 hop_status
 hop_vjp_body(hop_vjp_ctx *cx, const hop_graph *body, const bool *wrt, hop_graph **bwd)
 {
-    const body_transform t = {"_bwd", vjp_body_transform, NULL};
+    return hop_vjp_body_seeded(cx, body, wrt, NULL, bwd);
+}
+
+hop_status
+hop_vjp_body_seeded(hop_vjp_ctx *cx, const hop_graph *body, const bool *wrt, const hop_ct_kind *cts,
+                    hop_graph **bwd)
+{
+    const body_transform t = {"_bwd", vjp_body_transform, cts};
     return transformed_body(&cx->rw, body, wrt, &t, bwd);
 }
 

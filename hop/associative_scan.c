@@ -1088,9 +1088,10 @@ scale(hop_graph *g, hop_op op, hop_node *coef, hop_node *v)
 
 /*
  * The coefficients over the whole xs: cn_i = c_n(i) (0 for the last) and
- * d_i (1 for the first), from x and the primal y (output 0 of the primal
- * call c: both rules read it so): the pairs (y_p(i), x_i) for every element
- * i but the first are y without its last element and x without its first.
+ * d_i for every element but the first (whose d is 1), from x and the
+ * primal y (output 0 of the primal call c: both rules read it so): the
+ * pairs (y_p(i), x_i) for every element i but the first are y without its
+ * last element and x without its first.
  */
 static hop_status
 coefficients(const rec *r, hop_node *x, hop_node *c, hop_node **cn, hop_node **dd)
@@ -1100,8 +1101,28 @@ coefficients(const rec *r, hop_node *x, hop_node *c, hop_node **cn, hop_node **d
         return hop_error_code();
     hop_node *yp = drop_end(r, y, false), *xi = drop_end(r, x, true);
     *cn = pad_end(r, partial(r, yp, xi), false, 0.0);
-    *dd = pad_end(r, partial(r, xi, yp), true, 1.0);
+    *dd = partial(r, xi, yp);
     return *cn && *dd ? HOP_OK : hop_error_code();
+}
+
+/*
+ * d_i v_i over the whole xs, dd the d of every element but the first: the
+ * first element is v's own, not 1 * v (a constant 1 padded in front would
+ * be a value whose tangent is an instantiated zero, and under jvp of grad
+ * that zero times an infinite v_first is nan where the unrolled loop's
+ * symbolic zero gives v_first's own tangent).  The values are the same
+ * bits: 1 * v is v.
+ */
+static hop_node *
+scale_rest(const rec *r, hop_node *dd, hop_node *v)
+{
+    bool low = first_is_low(r, true);
+    hop_node *first =
+        HOP_EMIT(r->g, slice, N(v), hop_arg_int(r->d), low ? hop_arg_none() : hop_arg_int(-1),
+                 low ? hop_arg_int(1) : hop_arg_none(), hop_arg_int(1));
+    hop_node *rest = scale(r->g, r->op, dd, drop_end(r, v, true));
+    hop_arg parts[2] = {N(low ? first : rest), N(low ? rest : first)};
+    return first && rest ? HOP_EMIT(r->g, cat, hop_arg_list(parts, 2), hop_arg_int(r->d)) : NULL;
 }
 
 /*
@@ -1190,7 +1211,7 @@ assoc_vjp(hop_vjp_ctx *cx, const hop_node *call)
     st = coefficients(&r, hop_vjp_primal(cx, x), hop_vjp_primal(cx, call), &cn, &dd);
     hop_node *zero = st == HOP_OK ? hop_vjp_zeros(cx, r.elem) : NULL;
     hop_node *G = zero ? recurrence(&r, false, cn, ct, zero) : NULL;
-    hop_node *gx = G ? scale(g, k.op, dd, G) : NULL;
+    hop_node *gx = G ? scale_rest(&r, dd, G) : NULL;
     return gx ? hop_vjp_accumulate(cx, x, gx) : hop_error_code();
 }
 
@@ -1219,7 +1240,7 @@ assoc_jvp(hop_jvp_ctx *cx, const hop_node *call)
     hop_node *cn, *dd;
     st = coefficients(&r, hop_jvp_primal(cx, x), hop_jvp_primal(cx, call), &cn, &dd);
     hop_node *zero = st == HOP_OK ? hop_jvp_zeros(cx, r.elem) : NULL;
-    hop_node *dv = zero ? scale(g, k.op, dd, t) : NULL;
+    hop_node *dv = zero ? scale_rest(&r, dd, t) : NULL;
     hop_node *T = dv ? recurrence(&r, true, cn, dv, zero) : NULL;
     return T ? hop_jvp_set_tangent(cx, call, 0, T) : hop_error_code();
 }

@@ -339,6 +339,7 @@ typedef struct bwd_phase {
     hop_node *const *init;   /* the scan's carries (NULL: the call's cts, zeros) */
     const hop_expr *lo, *hi; /* the steps [lo, hi) it runs (NULL: every step) */
     const char *suffix;      /* its body's name after f's */
+    bool first;              /* the forward's first step: it reads the call's init */
 } bwd_phase;
 
 /* v's steps [lo, hi) along the loop's dim; v itself when ph runs all. */
@@ -381,8 +382,9 @@ backward_carries(const loop_ad *la, const bwd_phase *ph, hop_build *b, hop_node 
 
 /* The backward scan's xs, each cut to ph's steps: f's xs (their values
  * into xv), the stacked carries (c, as f names them, their stack_pad unit
- * dims dropped in gb), the cotangents of the ys ph's step takes (`<y>_ct`);
- * their placeholders into x, c, cty. */
+ * dims dropped in gb; the forward's first step's phase reads the call's
+ * init instead, passed whole), the cotangents of the ys ph's step takes
+ * (`<y>_ct`); their placeholders into x, c, cty. */
 static hop_status
 backward_xs(const loop_ad *la, const bwd_phase *ph, hop_build *b, hop_graph *gb, hop_node *aug,
             hop_node **x, hop_node **xv, hop_node **c, hop_node **cty, size_t *ncty)
@@ -396,7 +398,12 @@ backward_xs(const loop_ad *la, const bwd_phase *ph, hop_build *b, hop_graph *gb,
                                                      p ? p->meta : &la->ixm)) == NULL)
             st = hop_error_code();
     }
-    for (size_t j = 0; j < la->c.n && st == HOP_OK; j++) {
+    for (size_t j = 0; j < la->c.n && st == HOP_OK && ph->first; j++) {
+        const hop_node *p = hop_graph_placeholder_at(la->f, la->c.at + j);
+        if ((c[j] = hop_build_input(b, "lifted", la->prim[la->c.at + j], p->name, p->meta)) == NULL)
+            st = hop_error_code();
+    }
+    for (size_t j = 0; j < la->c.n && st == HOP_OK && !ph->first; j++) {
         const hop_node *p = hop_graph_placeholder_at(la->f, la->c.at + j);
         hop_node *s = phase_steps(la, ph, hop_graph_getitem(la->g, aug, la->nout + j));
         hop_value_info m = padded(la->g->env, p->meta, la->dim);
@@ -680,45 +687,49 @@ backward_seeds(const loop_ad *la, hop_ct_kind *cts, hop_status *st)
     return np;
 }
 
-/* The steps of phase p of np + 1 along the xs: the backward runs them from
- * the forward's last (first when the forward runs reverse), so peeled step
- * p is [Max(n - 1 - p, 0), Max(n - p, 0)) ([Min(n, p), Min(n, p + 1))) and
- * the last phase the rest; an empty range runs no step (n = 0 passes the
- * cotangents through). */
+/* The steps of phase p of np + 1 along the xs (with first, np + 2: the
+ * last, np + 1, runs the forward's first step alone): the backward runs them
+ * from the forward's last (first when the forward runs reverse), so peeled
+ * step p is [Max(n - 1 - p, s), Max(n - p, s)) ([Min(e, p), Min(e, p + 1)))
+ * and phase np the rest, with s = 0 and e = n, or with first s = Min(n, 1)
+ * and e = Max(n - 1, 0), the first step's phase [0, s) ([e, n)); an empty
+ * range runs no step (n = 0 passes the cotangents through). */
 static hop_status
-phase_range(const loop_ad *la, bwd_phase *ph, size_t p, size_t np)
+phase_range(const loop_ad *la, bwd_phase *ph, size_t p, size_t np, bool first)
 {
     hop_shape_env *env = la->g->env;
     const hop_expr *zero = hop_sym_const(env, 0), *n = la->n;
-    const hop_expr *e[2] = {NULL, NULL};
-    for (int k = 0; k < 2; k++) {
+    const hop_expr *s = first ? hop_sym_min(env, n, hop_sym_const(env, 1)) : zero;
+    const hop_expr *e = first ? hop_sym_max(env, hop_sym_add_int(env, n, -1), zero) : n;
+    const hop_expr *ends[2] = {la->reverse ? e : zero, la->reverse ? n : s};
+    for (int k = 0; k < 2 && p <= np; k++) {
         int64_t at = (int64_t)p + k; /* an end, counted from the backward's start */
         if (la->reverse)
-            e[k] = k == 1 && p == np ? n : hop_sym_min(env, n, hop_sym_const(env, at));
+            ends[k] = k == 1 && p == np ? e : hop_sym_min(env, e, hop_sym_const(env, at));
         else
-            e[1 - k] =
-                k == 1 && p == np ? zero : hop_sym_max(env, hop_sym_add_int(env, n, -at), zero);
+            ends[1 - k] = k == 1 && p == np ? s : hop_sym_max(env, hop_sym_add_int(env, n, -at), s);
     }
-    if (e[0] == NULL || e[1] == NULL)
+    if (ends[0] == NULL || ends[1] == NULL)
         return hop_error_code();
-    ph->lo = e[0];
-    ph->hi = e[1];
+    ph->lo = ends[0];
+    ph->hi = ends[1];
     return HOP_OK;
 }
 
-/* 2 and 3: the backward scans of the phases, each from the last's carries. */
+/* 2 and 3: the backward scans of the phases (np + 1, and the first
+ * step's with first), each from the last's carries. */
 static hop_status
-backward_phases(const loop_ad *la, bwd_phase *ph, size_t np, hop_node *aug)
+backward_phases(const loop_ad *la, bwd_phase *ph, size_t np, bool first, hop_node *aug)
 {
-    size_t ncar = 0;
+    size_t ncar = 0, nb = np + 1 + first;
     for (size_t j = la->c.at; j < la->nph; j++)
         ncar += la->wrt[j] && (j < la->x.at || j >= la->r.at);
-    hop_node **init = hop_calloc((np + 1) * ncar + 1, sizeof *init);
-    hop_node **backs = hop_calloc(np + 2, sizeof *backs);
+    hop_node **init = hop_calloc(nb * ncar + 1, sizeof *init);
+    hop_node **backs = hop_calloc(nb + 1, sizeof *backs);
     hop_status st = init && backs ? HOP_OK : HOP_NOMEM;
-    for (size_t p = 0; p <= np && st == HOP_OK; p++) {
-        if (np > 0)
-            st = phase_range(la, &ph[p], p, np);
+    for (size_t p = 0; p < nb && st == HOP_OK; p++) {
+        if (np > 0 || first)
+            st = phase_range(la, &ph[p], p, np, first);
         if (p > 0) {
             ph[p].init = init + p * ncar;
             for (size_t q = 0; q < ncar && st == HOP_OK; q++)
@@ -729,10 +740,42 @@ backward_phases(const loop_ad *la, bwd_phase *ph, size_t np, hop_node *aug)
             st = hop_error_code();
     }
     if (st == HOP_OK)
-        st = accumulate(la, backs, np + 1);
+        st = accumulate(la, backs, nb);
     hop_free(init);
     hop_free(backs);
     return st;
+}
+
+/*
+ * Whether the forward's first step gets a backward phase of its own, which
+ * reads the carries it starts from as the call's init (passed whole) rather
+ * than as the first row of the stacked carries; *q the phase whose seeds it
+ * takes.  The values are the same, but a transformation of the backward
+ * then sees the init's own tangent: under a jvp along a value the loop
+ * closes over (not its init), the init has a symbolic zero one, where the
+ * stacked carries' tangent has an instantiated zero in that row, which the
+ * step's backward would multiply by its cotangent (0 * inf = nan where that
+ * cotangent overflowed; PyTorch's unrolled loop never multiplies).  The
+ * step's seeds are the rest's (*q = np) when nothing is peeled, else those
+ * of the peeled phase it falls in (Min(n - 1, np)), known only for a
+ * constant number of steps n: with peeled phases and a symbolic n (a
+ * while_loop's count under grad of grad) the first step stays in its phase.
+ * So does it when n is a compound expression (the steps of a backward's
+ * phase, differentiated again): the phases' sizes (Max(n - 1, 0) of
+ * Max(u0 - 1, 0), ...) would be expressions the shape env cannot prove
+ * equal, and a third-order gradient of a while_loop fails to trace.
+ */
+static bool
+first_step_phase(const loop_ad *la, size_t np, size_t *q)
+{
+    int64_t n;
+    bool known = hop_expr_const_value(la->n, &n);
+    if (np == 0 && (known || hop_expr_kind_of(la->n) == HOP_EXPR_SYMBOL))
+        return true;
+    if (!known)
+        return false;
+    *q = n >= 1 && (uint64_t)(n - 1) < np ? (size_t)(n - 1) : np;
+    return true;
 }
 
 /* A counted loop of no step (constant bounds): the carries pass through. */
@@ -774,7 +817,7 @@ hop_loop_vjp(hop_vjp_ctx *cx, const hop_loop *lp)
         return pass_through(cx, lp->call, lp->carries);
     loop_ad la;
     hop_graph *bwd[HOP_LOOP_PEEL_MAX + 1] = {NULL};
-    bwd_phase ph[HOP_LOOP_PEEL_MAX + 1] = {{0}};
+    bwd_phase ph[HOP_LOOP_PEEL_MAX + 2] = {{0}};
     hop_node *aug = NULL;
     hop_ct_kind *cts = NULL;
     size_t np = 0;
@@ -806,8 +849,13 @@ hop_loop_vjp(hop_vjp_ctx *cx, const hop_loop *lp)
             ph[p].bwd = bwd[p];
         }
     }
+    size_t q = np;
+    bool first = st == HOP_OK && first_step_phase(&la, np, &q);
+    if (first)
+        ph[np + 1] =
+            (bwd_phase){.bwd = ph[q].bwd, .cts = ph[q].cts, .suffix = "_first", .first = true};
     if (st == HOP_OK)
-        st = backward_phases(&la, ph, np, aug);
+        st = backward_phases(&la, ph, np, first, aug);
     for (size_t p = 0; p <= HOP_LOOP_PEEL_MAX; p++)
         hop_graph_free(bwd[p]);
     hop_free(cts);
@@ -1205,14 +1253,31 @@ jvp_outs(const loop_jvp *lj)
     return outs;
 }
 
+/* Whether carry j's tangent is zero after any number of steps: its init
+ * has none and no phase's step reaches it (phase p + 1 reads the tangents
+ * phase p's outputs have, and the last phase is settled). */
+static bool
+carry_tangent_zero(const loop_jvp *lj, size_t j)
+{
+    for (size_t p = 0; p <= lj->np; p++)
+        if (lj->phase[p * lj->l.n + lj->c.at + j])
+            return false;
+    return true;
+}
+
 /* The tangents of the call's float outputs: the new call r's outputs that
- * jvp_order says are tangents. */
+ * jvp_order says are tangents.  A carry whose tangent is zero after any
+ * number of steps keeps a symbolic zero one, as JAX's scan (the carries
+ * outside its fixpoint of nonzero tangents get Zero): a rule after the loop
+ * (the next phase of a loop's backward) never multiplies the loop's
+ * instantiated zeros by a partial that may be infinite. */
 static hop_status
 set_tangents(loop_jvp *lj, hop_node *r)
 {
     hop_status st = HOP_OK;
     for (size_t k = 0; k < lj->norder && st == HOP_OK; k++) {
-        if (!lj->order[k].tangent)
+        if (!lj->order[k].tangent ||
+            (lj->order[k].j < lj->nc && carry_tangent_zero(lj, lj->order[k].j)))
             continue;
         hop_node *t = hop_graph_getitem(lj->g, r, k);
         st = t ? hop_jvp_set_tangent(lj->cx, lj->call, lj->order[k].j, t) : hop_error_code();

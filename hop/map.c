@@ -707,17 +707,25 @@ map_vjp(hop_vjp_ctx *cx, const hop_node *call)
             m.wrt[j] = true;
             more[ng++] = stacked(hop_graph_placeholder_at(m.body, j)->meta, rows);
         }
-    hop_graph *bwd = NULL;
-    if (st == HOP_OK && ng > 0)
-        st = hop_vjp_body(cx, m.body, m.wrt, &bwd);
-    for (size_t i = 0; i < call->nouts && st == HOP_OK && ng > 0; i++) {
+    /* an output nothing differentiates gets no cotangent (a symbolic zero:
+     * zeros times an infinite partial would be nan), as hop_vjp_bodies */
+    hop_ct_kind *cts = hop_calloc(call->nouts + 1, sizeof *cts);
+    bool all = true;
+    for (size_t i = 0; i < call->nouts && cts && ng > 0; i++) {
         if (!hop_dtype_is_inexact(call->outs[i].meta.dtype))
             continue;
         hop_node *ct = hop_vjp_ct(cx, call, i);
-        if (ct == NULL && (ct = hop_vjp_zeros(cx, &call->outs[i])) == NULL)
-            st = hop_error_code();
-        m.extra[nct++] = ct;
+        cts[i] = ct ? HOP_CT_INPUT : HOP_CT_NONE;
+        all = all && ct;
+        if (ct)
+            m.extra[nct++] = ct;
     }
+    if (st == HOP_OK && cts == NULL)
+        st = HOP_NOMEM;
+    hop_graph *bwd = NULL;
+    if (st == HOP_OK && ng > 0)
+        st = hop_vjp_body_seeded(cx, m.body, m.wrt, all ? NULL : cts, &bwd);
+    hop_free(cts);
     /* the cotangents are mapped; the args' gradients come out whole */
     hop_node *r = NULL;
     if (st == HOP_OK && ng > 0 && (r = emit_rule_map(&m, bwd, nct, 0, more, ng)) == NULL)

@@ -117,6 +117,11 @@ hop_status hop_jvp_inline(hop_graph *dst, const hop_graph *f, const bool *wrt,
  *                       float output a cotangent input), installed in the
  *                       out graph as `<body>_bwd`; the same (body, wrt) gives
  *                       the same subgraph, so a shared body has one backward
+ *   hop_vjp_body_seeded the same with cts (one per output of body, NULL:
+ *                       every float output HOP_CT_INPUT): an output whose
+ *                       cotangent is zero gets HOP_CT_NONE, a symbolic zero
+ *                       (no input, never multiplied by a partial), where a
+ *                       tensor of zeros times an infinite partial is nan
  * Forward:
  *   hop_jvp_out, hop_jvp_primal as above
  *   hop_jvp_tangent     the tangent of forward value v, or NULL for zero
@@ -131,6 +136,8 @@ hop_node *hop_vjp_ct(hop_vjp_ctx *cx, const hop_node *call, size_t i);
 hop_status hop_vjp_accumulate(hop_vjp_ctx *cx, const hop_node *v, hop_node *g);
 hop_node *hop_vjp_zeros(hop_vjp_ctx *cx, const hop_value_info *meta);
 hop_status hop_vjp_body(hop_vjp_ctx *cx, const hop_graph *body, const bool *wrt, hop_graph **bwd);
+hop_status hop_vjp_body_seeded(hop_vjp_ctx *cx, const hop_graph *body, const bool *wrt,
+                               const hop_ct_kind *cts, hop_graph **bwd);
 
 hop_graph *hop_jvp_out(hop_jvp_ctx *cx);
 hop_node *hop_jvp_primal(hop_jvp_ctx *cx, const hop_node *v);

@@ -16,25 +16,27 @@ Findings:
 1. (fixed, test_loop_second_order.py) jvp of grad through fori_loop,
    while_loop and scan gave nan where torch gives inf or a finite value:
    the loops' forward mode now peels its first steps.
-2. (not fixed: strict xfail below, found by HOP_TEST_BUDGET=stress) the
-   Hessian-vector product of exp(associative_scan(mul, x)) where the
-   product overflows is nan where torch's unrolled loop gives inf: the
-   associative_scan rule's shifted coefficients are padded with constants
-   whose tangent is an instantiated zero, multiplied by an infinite
-   cotangent under jvp of grad.  So the random test draws a pinned set
-   (budget.pinned) in the plain and sanitizer passes until it is fixed.
-3. (not fixed: strict xfail below, found by HOP_TEST_BUDGET=stress on
-   2026-12-02) the Hessian-vector product and grad of jvp of
-   exp(map(exp(row / (y * y + 0.25)))) where the inner exp overflows are
-   nan where torch's loop over the rows gives +-inf; the same body under
-   wrap, or map without the inner exp, agrees.  Finding 2's kind: the
-   map's rows are stack([h, y], 1), whose tangent has y's column as
-   instantiated zeros (y has none; torch's loop slices y itself and keeps
-   its tangent a symbolic zero), and the body's second-order terms multiply
-   that column by an infinite value: with a tangent for y too (y / 2) hop
-   and torch give nan at the same places and agree elsewhere.  (The stress run first
-   stopped on the test's own zero-length scan over a map's [1] rows,
-   fixed.)
+2. (fixed) the Hessian-vector product of exp(associative_scan(mul, x))
+   where the product overflows was nan where torch's unrolled loop gives
+   inf: the rule's coefficient d was padded with a constant 1 for the first
+   element, whose tangent is an instantiated zero, multiplied by an
+   infinite cotangent under jvp of grad.  The first element is now passed
+   through, not multiplied by 1 (the same bits).  (Found by
+   HOP_TEST_BUDGET=stress.)
+3. (a reference that was not the same program; found by
+   HOP_TEST_BUDGET=stress on 2026-12-02) the Hessian-vector product and
+   grad of jvp of exp(map(exp(row / (y * y + 0.25)))) where the inner exp
+   overflows were nan where torch's loop over the rows gave +-inf.  hop's
+   map reads its rows from stack([h, y], 1), whose tangent has y's column
+   as zeros (stack's rule instantiates them, in hop, torch and JAX alike),
+   and the body's second-order terms multiply that column by an infinite
+   value; torch's reference sliced h and y apart, so y's tangent stayed a
+   symbolic zero.  torch over the stacked rows gives hop's nan at the same
+   places, and hop's map over (h, y) as two xs gives torch's +-inf: the
+   reference now stacks too (_torch_layer "map"), and both programs are
+   checked in test_second_order_through_a_map_of_an_overflowing_exp.
+   (The stress run first stopped on the test's own zero-length scan over
+   a map's [1] rows, fixed.)
 """
 
 import os
@@ -139,7 +141,10 @@ def _torch_layer(layer, h, y):
     if kind in ("wrap", "invoke"):
         return sub(layer[1], h)
     if kind == "map":
-        return torch.stack([_torch_prog(layer[1], h[i:i + 1], y[i:i + 1])
+        # (the rows of stack([h, y], 1), as hop's map reads them: stack's
+        # tangent has y's column as instantiated zeros, finding 3)
+        rows = torch.stack([h, y], 1)
+        return torch.stack([_torch_prog(layer[1], rows[i][0:1], rows[i][1:2])
                             for i in range(3)]).reshape(3)
     if kind == "fori":
         for i in range(layer[1]):
@@ -269,12 +274,10 @@ def check(prog, comp, seed, mode, scale):
     _same(got, want)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="finding 2: associative_scan(mul)'s rule under jvp of grad multiplies "
-                          "an instantiated zero tangent by an infinite cotangent: nan where "
-                          "torch has inf")
 def test_hvp_of_exp_of_an_overflowing_associative_scan_product():
+    # finding 2: inf where the product overflows, as torch's unrolled loop
     check([["ascan", "mul"], ["op", "exp"]], "hvp", 0, "plain", 40.0)
+    check([["ascan", "mul"], ["op", "exp"]], "hvp", 0, "compiled", 40.0)
 
 
 def test_hvp_of_an_associative_scan_product_agrees_with_functorch():
@@ -283,9 +286,32 @@ def test_hvp_of_an_associative_scan_product_agrees_with_functorch():
     check([["ascan", "max"], ["fori", 2, [["op", "sq"]]]], "hvp", 3, "compiled", 40.0)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="finding 3: second order through map of an overflowing exp: nan "
-                          "where torch has +-inf")
 @pytest.mark.parametrize("comp", ["hvp", "grad(jvp) wrt y"])
 def test_second_order_through_a_map_of_an_overflowing_exp(comp):
-    check([["op", "exp"], ["map", [["op", "div"], ["op", "exp"]]]], comp, 0, "plain", 40.0)
+    # finding 3: over the rows of stack([h, y], 1) hop and torch both give
+    # nan where the inner exp overflows (y's column of the rows' tangent is
+    # instantiated zeros in both) ...
+    prog = [["op", "exp"], ["map", [["op", "div"], ["op", "exp"]]]]
+    check(prog, comp, 0, "plain", 40.0)
+    # ... and over h and y mapped as two xs (y's rows have no tangent) both
+    # give +-inf
+    body = [["op", "div"], ["op", "exp"]]
+
+    def hf(h, y):
+        h = _OPS["exp"](h, y, hop.where)
+        return hop.map(lambda r: _hop_prog(body, r[0], r[1]),
+                       (h.reshape(3, 1), y.reshape(3, 1))).reshape(3).sum()
+
+    def tf(h, y):
+        h = _OPS["exp"](h, y, torch.where)
+        return torch.stack([_torch_prog(body, h[i:i + 1], y[i:i + 1])
+                            for i in range(3)]).reshape(3).sum()
+    r = np.random.RandomState(0)
+    X, Y = r.uniform(-40.0, 40.0, (2, 3)), r.uniform(-1.0, 1.0, (2, 3))
+    h, ref = _compositions(hf, tf)[comp]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = torch.stack([ref(T(x), T(y)) for x, y in zip(X, Y)]).detach().numpy()
+        got = h(t(X), t(Y)).numpy()
+    assert np.isinf(want).sum() == 5 and not np.isnan(want).any()
+    _same(got, want)
