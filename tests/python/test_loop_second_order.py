@@ -289,16 +289,51 @@ def test_a_loop_whose_carries_all_have_tangents_peels_nothing():
     assert "_bwd_jvp_peel" in hvp.code
 
 
-@pytest.mark.xfail(strict=True, reason="jvp along a value a loop closes over, of a gradient "
-                   "through it: the reverse rule's stacked carries have a zero tangent in the "
-                   "row of the first step (the init has none) and the backward's last step "
-                   "multiplies it by an infinite cotangent: nan where torch has inf")
-def test_jvp_along_a_closed_over_value_of_a_gradient_through_a_loop_whose_forward_overflows():
-    f = hop_loop("fori_loop", lambda v, b: v * v * b, 2)
+# A jvp along a value the loop closes over (not its init) of a gradient
+# through it: the reverse rule's stacked carries had an instantiated zero
+# tangent in the row of the forward's first step (the init has none), which
+# the backward's last step multiplied by an infinite cotangent.  The first
+# step's backward now reads the init itself (its own phase), and a carry a
+# loop's jvp never reaches keeps a symbolic zero tangent after the loop.
+
+@pytest.mark.parametrize("loop", LOOPS)
+@pytest.mark.parametrize("n, want", [(0, [0.0, 0.0]), (1, [2e200, 2.0]), (2, [math.inf, 12.0]),
+                                     (3, [math.inf, 56.0])])
+def test_jvp_along_a_closed_over_value_of_a_gradient_through_a_loop_whose_forward_overflows(
+        loop, n, want):
+    f = hop_loop(loop, lambda v, b: v * v * b, n)
     a, b, tb = [1e200, 0.5], [0.5, 2.0], [1.0, 2.0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        want = torch_jg(torch_loop(lambda v, b: v * v * b, 2), T(tb))(T(a), T(b))
+        torch_got = torch_jg(torch_loop(lambda v, b: v * v * b, n), T(tb))(T(a), T(b))
         got = hop_jg(f, t(tb))(t(a), t(b))
-    assert want.tolist() == [math.inf, 12.0]
-    assert got.tolist() == [math.inf, 12.0]
+        compiled = hop.compile(hop_jg(f, t(tb)))(t(a), t(b))
+    assert torch_got.tolist() == want
+    assert got.tolist() == want
+    assert compiled.tolist() == want
+
+
+def test_the_first_steps_backward_reads_the_loops_init():
+    # one phase of one step (`_bwd_first`) whose carries are the init passed
+    # whole, after the scan of the other steps
+    f = hop_loop("fori_loop", lambda v, b: v * v * b, 3)
+    gm = hop.trace(hop.grad(lambda a, b: f(a, b).sum()), t([1.0, 2.0]), t([0.5, 0.25]))
+    assert "fori_loop_body_0_bwd_first" in gm.code
+    assert gm(t([1.0, 2.0]), t([0.5, 0.25])).tolist() == \
+        tf.grad(lambda a, b: torch_loop(lambda v, b: v * v * b, 3)(a, b).sum())(
+            T([1.0, 2.0]), T([0.5, 0.25])).tolist()
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_jvp_of_a_gradient_along_a_closed_over_value_under_vmap(loop):
+    # the same composition batched: each example's answer is its own
+    f = hop_loop(loop, lambda v, b: v * v * b, 2)
+    a = np.array([[1e200, 0.5], [0.25, -0.5], [3.0, 1e300]])
+    b, tb = [0.5, 2.0], [1.0, 2.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        got = hop.vmap(hop_jg(f, t(tb)), in_axes=(0, None))(t(a), t(b))
+        want = [torch_jg(torch_loop(lambda v, b: v * v * b, 2), T(tb))(T(r), T(b)).tolist()
+                for r in a]
+    assert got.tolist() == want
+    assert not np.isnan(got.numpy()).any()
