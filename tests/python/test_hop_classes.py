@@ -268,8 +268,13 @@ def test_repeat_grad_is_the_loop_kits_two_scans_and_matches_finite_differences(l
     code = hop.trace(hop.grad(f), x).code
     assert 'scan: "(f64[4, 3], f64[3, 4, 3])" = scan(False, 0, -1, repeat_body_0_fwd, (x,), ' \
         '(arange,), (w,))' in code
-    assert "scan(True, 0, -1, repeat_body_0_bwd, (expand, full_1), (arange, getitem_1), (w,))" \
+    # the backward: steps 2 and 1 over the stacked carries' rows, then step 0
+    # on its own reading the init x itself (docs/AUTODIFF.md, "Symbolic zeros")
+    assert "scan(True, 0, -1, repeat_body_0_bwd, (expand, full_1), (slice, slice_1), (w,))" \
         in code
+    assert 'slice_1: "f64[2, 4, 3]" = slice(getitem_1, 0, 1, 3, 1)' in code
+    assert "scan(True, 0, -1, repeat_body_0_bwd_first, (getitem_2, getitem_3), (slice_2,), " \
+        "(x, w))" in code
     # the gradient of a value passed whole (w) is summed over the steps
     gw = hop.grad(lambda w: hop.ops.repeat(2, lambda v: (v * w).tanh(), x).sum())(w)
     same(gw, _fd_grad(lambda b: np.tanh(np.tanh(x.numpy() * b) * b).sum(), w.numpy()), 1e-7)
