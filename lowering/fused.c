@@ -515,6 +515,33 @@ group_text(hop_lower_ctx *cx, const hop_node *const *members, const hop__fbuilt 
     return HOP_OK;
 }
 
+/* Operand a of a step, not a member's result: an input of group g (in_nodes
+ * its nodes, a new one added unless the group has HOP__F_MAXIN), a SymInt
+ * or a scalar. */
+static hop_status
+outer_operand(hop_lower_ctx *cx, const hop_arg *a, hop__fopnd *o, bool quiet, hop__fgroup *g,
+              const hop_node **in_nodes)
+{
+    bool tensor;
+    operand_dtype(a, &o->have, &tensor);
+    if (!tensor) {
+        o->src = a->kind == HOP_ARG_NODE || a->kind == HOP_ARG_SYM ? HOP__F_SYM : HOP__F_SCALAR;
+        return HOP_OK;
+    }
+    int k = 0;
+    while (k < g->ninputs && in_nodes[k] != a->u.node)
+        k++;
+    if (k == g->ninputs) {
+        if (g->ninputs == HOP__F_MAXIN)
+            return full(cx, quiet, "inputs");
+        in_nodes[g->ninputs] = a->u.node;
+        g->in_dtype[g->ninputs++] = o->have;
+    }
+    o->src = HOP__F_INPUT;
+    o->idx = (uint8_t)k;
+    return HOP_OK;
+}
+
 /*
  * The limits' half of building the group of members into g: each operand's
  * source (a member's register, a tensor input, else a scalar or SymInt,
@@ -577,24 +604,9 @@ fit_steps(hop_lower_ctx *cx, const hop_node *const *members, int nm, int skip, i
                 freed[nfreed++] = reg_of[member];
                 continue;
             }
-            bool tensor;
-            operand_dtype(a, &o->have, &tensor);
-            if (tensor) {
-                int k = 0;
-                while (k < g->ninputs && in_nodes[k] != a->u.node)
-                    k++;
-                if (k == g->ninputs) {
-                    if (g->ninputs == HOP__F_MAXIN)
-                        return full(cx, quiet, "inputs");
-                    in_nodes[g->ninputs] = a->u.node;
-                    g->in_dtype[g->ninputs++] = o->have;
-                }
-                o->src = HOP__F_INPUT;
-                o->idx = (uint8_t)k;
-            } else {
-                o->src =
-                    a->kind == HOP_ARG_NODE || a->kind == HOP_ARG_SYM ? HOP__F_SYM : HOP__F_SCALAR;
-            }
+            hop_status st_in = outer_operand(cx, a, o, quiet, g, in_nodes);
+            if (st_in != HOP_OK)
+                return st_in;
         }
         if (s == nm - 1) {
             st->out = -1;
@@ -723,24 +735,9 @@ fit_dag(hop_lower_ctx *cx, const hop_node *const *members, int nm, const bool *i
                 o->have = members[member]->meta->meta.dtype;
                 continue;
             }
-            bool tensor;
-            operand_dtype(a, &o->have, &tensor);
-            if (tensor) {
-                int k = 0;
-                while (k < g->ninputs && in_nodes[k] != a->u.node)
-                    k++;
-                if (k == g->ninputs) {
-                    if (g->ninputs == HOP__F_MAXIN)
-                        return full(cx, true, "inputs");
-                    in_nodes[g->ninputs] = a->u.node;
-                    g->in_dtype[g->ninputs++] = o->have;
-                }
-                o->src = HOP__F_INPUT;
-                o->idx = (uint8_t)k;
-            } else {
-                o->src =
-                    a->kind == HOP_ARG_NODE || a->kind == HOP_ARG_SYM ? HOP__F_SYM : HOP__F_SCALAR;
-            }
+            hop_status st_in = outer_operand(cx, a, o, true, g, in_nodes);
+            if (st_in != HOP_OK)
+                return st_in;
         }
         if (s == nm - 1) {
             st->out = -1;
