@@ -530,12 +530,16 @@ static hop_status
 merge_units(hop_lower_ctx *cx, const hop_graph *g)
 {
     units us = {NULL, 0};
+    bool any = false; /* a unit after the first may join (joins' first test) */
     for (const hop_node *n = g->first; n; n = n->next) {
         const hop__vmap *m = hop__vmap_get(cx, n, false);
-        us.n += !m->absorbed && m->fusable && m->built != NULL;
+        if (m->absorbed || !m->fusable || m->built == NULL)
+            continue;
+        any = any || (us.n > 0 && !m->built->g->reg && !small_shape(&n->meta->meta));
+        us.n++;
     }
-    if (us.n < 2)
-        return HOP_OK;
+    if (!any)
+        return HOP_OK; /* (a chain of small groups: no pass over its units) */
     if ((us.roots = hop__arena_alloc(&cx->tmp, (size_t)us.n * sizeof *us.roots)) == NULL)
         return HOP_NOMEM;
     int nu = 0;
