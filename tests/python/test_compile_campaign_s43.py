@@ -385,3 +385,38 @@ def test_drawn_handlers_around_ops_on_changing_sizes(chunk):
             check(src, calls=6, name=f"drawn_{seed}")
         except AssertionError as e:
             raise AssertionError(f"seed {seed}:\n{src}\n{e}") from None
+
+
+# --------------- len() and iter() of a NumPy scalar: NumPy's texts
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int8", "uint16", "bool"])
+@pytest.mark.parametrize("call", [len, iter], ids=["len", "iter"])
+@pytest.mark.parametrize("mode", ["eager", "compiled"])
+def test_len_and_iter_of_a_numpy_scalar_raise_numpys_text(dtype, call, mode):
+    # was: "len() of unsized object" / "iteration over a 0-d array", the
+    # texts of a 0-d ndarray, for a scalar too
+    def f(a):
+        s = np.sum(a) if a.dtype != np.bool_ else np.any(a)
+        try:
+            call(s)
+        except TypeError as e:
+            return str(e)
+        return "no error"
+
+    a = np.arange(3).astype(dtype)
+    want = f(a)
+    got = f(hop.numpy.asarray(a)) if mode == "eager" else hop.compile(f)(a)
+    assert got == want, (got, want)
+
+
+@pytest.mark.parametrize("call", [len, iter], ids=["len", "iter"])
+def test_len_and_iter_of_a_0d_array_keep_numpys_array_text(call):
+    def f(a):
+        try:
+            call(a.reshape(()))
+        except TypeError as e:
+            return str(e)
+        return "no error"
+
+    a = np.array([2.0])
+    assert f(hop.numpy.asarray(a)) == f(a) and hop.compile(f)(a) == f(a)

@@ -155,13 +155,15 @@ class ndarray:
         return transpose(self, _kind=type(self))
 
     def __len__(self):
-        if self.ndim == 0:
-            raise TypeError("len() of unsized object")
+        if self.ndim == 0:  # (NumPy's texts: a scalar's as Python's for its type)
+            raise TypeError(f"object of type 'numpy.{self.dtype.type.__name__}' has no len()"
+                            if self._scalar else "len() of unsized object")
         return len(self._t)
 
     def __iter__(self):
         if self.ndim == 0:
-            raise TypeError("iteration over a 0-d array")
+            raise TypeError(f"'numpy.{self.dtype.type.__name__}' object is not iterable"
+                            if self._scalar else "iteration over a 0-d array")
         return (self[i] for i in range(len(self)))
 
     # ----------------------------------------------------------- conversions
