@@ -51,7 +51,7 @@ def _outcome(ns, fn, args):
     return got, out.getvalue(), plain(ns["snap"]()) if "snap" in ns else None
 
 
-def campaign(session):
+def campaign(session, outcome=_outcome):
     """(program, check) of a session's compile campaign (test_compile_campaign_<session>.py):
     each case is a small program built twice, one copy called eagerly and
     one through hop.compile.
@@ -60,11 +60,13 @@ def campaign(session):
     sys.modules, so that `sys.modules[__name__]` is its module object), its
     namespace returned.
 
-    check(src, calls=4, name="case"): the program src (defining f,
-    optionally args(i) -> the call's arguments (else a fresh f32[3] for each
-    copy), snap() and change(i)) called eagerly and through hop.compile
-    `calls` times, change(i) before call i: the same results, printed text,
-    errors and state after every call.  Returns the compiled function."""
+    check(src, calls=4, name="case", **options): the program src (defining
+    f, optionally args(i) -> the call's arguments (else a fresh f32[3] for
+    each copy), snap() and change(i)) called eagerly and through
+    hop.compile(f, **options) `calls` times, change(i) before call i: the
+    same outcome (outcome(ns, fn, args): by default _outcome's results,
+    printed text, errors and state) after every call.  Returns the compiled
+    function."""
     def program(src, name):
         mod = types.ModuleType(f"campaign_{session}_{name}")
         mod.np, mod.hop = np, hop
@@ -72,9 +74,9 @@ def campaign(session):
         exec(compile(textwrap.dedent(src), f"<{mod.__name__}>", "exec"), vars(mod))
         return vars(mod)
 
-    def check(src, calls=4, name="case"):
+    def check(src, calls=4, name="case", **options):
         eager, comp = program(src, name + "_e"), program(src, name + "_c")
-        cf = hop.compile(comp["f"])
+        cf = hop.compile(comp["f"], **options)
         try:
             for i in range(calls):
                 got = []
@@ -83,7 +85,7 @@ def campaign(session):
                         ns["change"](i)
                     args = ns["args"](i) if "args" in ns else \
                         (hop.tensor(np.arange(3, dtype=np.float32)),)
-                    got.append(_outcome(ns, fn, args))
+                    got.append(outcome(ns, fn, args))
                 assert got[1] == got[0], f"call {i}: hop.compile gave {got[1]}, eager " \
                                          f"{got[0]}\n{cf.explain()}"
         finally:

@@ -5,20 +5,15 @@ imports it makes, call _spell only for the values it spells, and skip the
 absent-attribute check when no code probes a name; a compiled function
 still sees what those passes guard."""
 
+import os
 import sys
 import types
 
 import hop
 from hop import _guards, _reads
 
-
-def nested(depth):
-    def level(k):
-        if k == 0:
-            return lambda v: v + 1.0
-        inner = level(k - 1)
-        return lambda v: hop.wrap(inner, v)
-    return level(depth)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+from workloads import nested  # noqa: E402
 
 
 def _python_calls(fn, *args):
