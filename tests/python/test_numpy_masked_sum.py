@@ -54,6 +54,25 @@ def _warned(call):
                not str(x.message).startswith("hop")]
 
 
+def _laid_out(draw, rng, full, steps, fractions):
+    """full sliced by steps, drawn contiguous, Fortran-ordered or
+    transposed; a mask of its shape or of its last axis, true at one of
+    fractions of the elements; axes: (array, mask, axis)."""
+    nd = full.ndim
+    a = full[tuple(slice(None, None, k) for k in steps)]
+    layout = draw(st.sampled_from(["C", "F", "T"]))
+    if layout == "F":
+        a = np.asfortranarray(a)
+    elif layout == "T" and nd > 1:
+        a = a.transpose(draw(st.permutations(range(nd))))
+    mshape = a.shape if draw(st.booleans()) else a.shape[-1:]
+    m = rng.random(mshape) < draw(st.sampled_from(fractions))
+    axis = draw(st.one_of(st.none(), st.lists(st.integers(-nd, nd - 1), min_size=1,
+                                              max_size=nd, unique_by=lambda v: v % nd)
+                          .map(tuple)))
+    return a, m, axis
+
+
 @st.composite
 def masked(draw):
     """An array of 1 to 3 dims (values of many magnitudes, so the order of
@@ -73,18 +92,7 @@ def masked(draw):
     full = rng.standard_normal(big) * 10.0 ** rng.integers(-3, 4, size=big)
     if np.dtype(dt).kind == "c":
         full = full + 1j * rng.standard_normal(big) * 10.0 ** rng.integers(-3, 4, size=big)
-    a = full.astype(dt)[tuple(slice(None, None, k) for k in steps)]
-    layout = draw(st.sampled_from(["C", "F", "T"]))
-    if layout == "F":
-        a = np.asfortranarray(a)
-    elif layout == "T" and nd > 1:
-        a = a.transpose(draw(st.permutations(range(nd))))
-    mshape = a.shape if draw(st.booleans()) else a.shape[-1:]
-    m = rng.random(mshape) < draw(st.sampled_from([0.2, 0.7, 0.95]))
-    axis = draw(st.one_of(st.none(), st.lists(st.integers(-nd, nd - 1), min_size=1,
-                                              max_size=nd, unique_by=lambda v: v % nd)
-                          .map(tuple)))
-    return a, m, axis
+    return _laid_out(draw, rng, full.astype(dt), steps, [0.2, 0.7, 0.95])
 
 
 @settings(max_examples=examples(60), **_SETTINGS)
@@ -116,18 +124,7 @@ def masked_f16(draw):
     steps = [draw(st.sampled_from([1, 1, 2])) for _ in shape]
     big = [s * k for s, k in zip(shape, steps)]
     full = rng.choice([-1.0, 1.0], big) * np.exp2(rng.uniform(-0.7, 0.7, big))
-    a = full.astype(np.float16)[tuple(slice(None, None, k) for k in steps)]
-    layout = draw(st.sampled_from(["C", "F", "T"]))
-    if layout == "F":
-        a = np.asfortranarray(a)
-    elif layout == "T" and nd > 1:
-        a = a.transpose(draw(st.permutations(range(nd))))
-    mshape = a.shape if draw(st.booleans()) else a.shape[-1:]
-    m = rng.random(mshape) < draw(st.sampled_from([0.3, 0.7, 0.95]))
-    axis = draw(st.one_of(st.none(), st.lists(st.integers(-nd, nd - 1), min_size=1,
-                                              max_size=nd, unique_by=lambda v: v % nd)
-                          .map(tuple)))
-    return a, m, axis
+    return _laid_out(draw, rng, full.astype(np.float16), steps, [0.3, 0.7, 0.95])
 
 
 @settings(max_examples=examples(40), **_SETTINGS)
