@@ -586,3 +586,24 @@ def test_an_int_array_key_with_an_overlapping_value_is_numpys_element_order(mode
     x = np.arange(12.0).reshape(3, 4)
     got = np.asarray(f(hop.numpy.asarray(x)) if mode == "eager" else hop.compile(f)(x))
     assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "F reversed", "transposed", "stepped",
+                                    "F transposed"])
+def test_imag_of_a_real_array_is_fortran_only_for_a_fortran_array_as_numpys(layout):
+    # NumPy's array_imag_get lays the zeros out in Fortran order only for a
+    # Fortran-contiguous array (PyArray_ISFORTRAN), else in C order; hop.numpy
+    # took the array's memory order ('K'): a reversed Fortran array's imag
+    # had Fortran strides (found by the campaign above: `v0 = b.imag` of
+    # `b = a[::-1]`)
+    base = np.arange(24.0).reshape(2, 3, 4)
+    b = {"C": base, "F": np.asfortranarray(base), "F reversed": np.asfortranarray(base)[::-1],
+         "transposed": base.transpose(2, 0, 1), "stepped": base[:, ::2],
+         "F transposed": np.asfortranarray(base).transpose(1, 0, 2)}[layout]
+
+    def f(x):
+        return x.imag[1:]
+
+    got, want = hop.compile(f)(b), f(b)
+    assert (got.strides, got.flags.writeable) == (want.strides, want.flags.writeable)
+    assert np.array_equal(got, want)

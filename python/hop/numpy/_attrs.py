@@ -139,8 +139,10 @@ def _set_real(self, value):
 def _imag(self):
     if _core.np_dtype(self._t).kind == "c":
         return _complex_part(self, "imag")
-    r = _like_layout(self, wrap(type(self), _C.zeros(tuple(self._t.shape), dtype=self._t.dtype),
-                                scalar=self._scalar))
+    r = wrap(type(self), _C.zeros(tuple(self._t.shape), dtype=self._t.dtype),
+             scalar=self._scalar)
+    if self.ndim >= 2 and self.flags.f_contiguous and not self.flags.c_contiguous:
+        r = _like_layout(self, r)  # (NumPy's PyArray_ISFORTRAN: else C order, not order 'K')
     r._ro = True  # NumPy's imaginary part of a real array is a read-only array
     return r
 
