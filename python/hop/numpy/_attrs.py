@@ -566,7 +566,7 @@ def _partition_method(self, kth, axis=-1, kind="introselect", order=None):
         raise TypeError("integer argument expected, got float")
     axis = operator.index(axis)
     _sorting.check_select(kind, order)
-    _sorting._check_kth(self._t, kth, axis)
+    _sorting._check_kth(self._t, kth, axis, F._axis_index)
     self._assign(F.sort(self, axis, _kind=_C.Tensor), "ndarray.partition (in place)")
 
 
@@ -718,13 +718,6 @@ def _transpose_method(self, *axes, _fn=F.transpose):
     return _fn(self, axes or None, _kind=type(self))
 
 
-def _swapaxes_checked(a, axis1, axis2, _kind=None, _fn=F.swapaxes):
-    nd = a.ndim if isinstance(a, ndarray) else _np.ndim(a)
-    for name, x in (("axis1", axis1), ("axis2", axis2)):
-        _np.core.multiarray.normalize_axis_index(operator.index(x), nd, name)
-    return _fn(a, axis1, axis2, _kind=_kind)
-
-
 def _squeeze_checked(a, axis=None, _kind=None, _fn=F.squeeze):
     """squeeze of a 0-d array: NumPy takes axis 0 or -1 as an int (its
     reductions' rule), an axis tuple by the bounds of 0 dims."""
@@ -743,12 +736,11 @@ def _sort_checked(self, axis=-1, kind=None, order=None, _fn=ndarray.sort):
     return _fn(self, axis, kind, order)
 
 
-for _fn, _wrapped in ((_np.swapaxes, _swapaxes_checked), (_np.squeeze, _squeeze_checked)):
-    F.FUNCS[_fn] = _wrapped
+F.FUNCS[_np.squeeze] = _squeeze_checked
 # a.transpose(...): the eager fast path first (a C descriptor: one view
 # header; axes that are no permutation are F.transpose's errors, NumPy's)
 ndarray.transpose = _C._np_eager_method("transpose", None, F.scalar_method(_transpose_method))
-ndarray.swapaxes = F.scalar_method(_swapaxes_checked)
+ndarray.swapaxes = F.swapaxes  # (its axes checked as NumPy's C code: F._swap_axis)
 ndarray.squeeze = F.scalar_method(_squeeze_checked)
 ndarray.sort = _sort_checked
 
@@ -764,9 +756,7 @@ def _take_checked(a, indices, axis=None, out=None, mode="raise", *, _kind=None, 
         it = _core.tensor_of(indices)
         vals = _np.asarray(indices) if it is None else None if _C._is_proxy(it) else it.numpy()
         if vals is not None and vals.dtype.kind in "iu":
-            ax = 0 if axis is None else \
-                _np.core.multiarray.normalize_axis_index(operator.index(axis), builtins.max(
-                    t.ndim, 1))
+            ax = 0 if axis is None else F._axis(axis, t.ndim)
             n = t.numel() if axis is None or t.ndim == 0 else t.shape[ax]
             if vals.size and n == 0:
                 raise IndexError("cannot do a non-empty take from an empty axes.")

@@ -72,28 +72,65 @@ def _out(kind, t, scalar=False, out=None, what="out"):
     return wrap(kind, t, scalar=scalar)
 
 
-def _axes(axis, ndim, allow_tuple=True):
-    """axis as a tuple of non-negative dims (None: all), NumPy's AxisError
-    for one out of range."""
+def _axes(axis, ndim):
+    """axis as a tuple of non-negative dims (None: all), read as a ufunc's
+    reduce reads it: None, an int or a tuple of ints (not a list; a bool is
+    refused, 'an integer is required'), NumPy's AxisError for one out of
+    range and its ValueError for one repeated."""
     if axis is None:
         return tuple(range(ndim))
-    if isinstance(axis, (tuple, list)):
-        if not allow_tuple:
-            raise TypeError("an integer is required for the axis")
+    if isinstance(axis, tuple):
         if ndim == 0 and len(axis):  # (only an int axis 0 or -1 names a 0-d array's)
-            raise _np.AxisError(_int_arg(axis[0], "an integer is required for the axis"), 0)
-        out = tuple(_axis(a, ndim) for a in axis)
+            raise _np.AxisError(_int_arg(axis[0]), 0)
+        out = tuple(_axis(a, ndim, "an integer is required") for a in axis)
         if len(set(out)) != len(out):
             raise ValueError("duplicate value in 'axis'")
         return out
-    return (_axis(axis, ndim),)
+    return (_axis(axis, ndim, "an integer is required"),)
 
 
-def _axis(a, ndim):
-    a = _int_arg(a, "an integer is required for the axis")
+def _axis(a, ndim, what="an integer is required for the axis"):
+    """One axis as PyArray_AxisConverter reads it (a bool refused with
+    `what`), made non-negative; a 0-d array's reductions have axis 0 and -1."""
+    a = _int_arg(a, what)
     if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):
         raise _np.AxisError(a, ndim)
     return a + builtins.max(ndim, 1) if a < 0 else a
+
+
+def _axis_index(a, ndim):
+    """One axis as NumPy's normalize_axis_index reads it (sort, diff, stack,
+    insert, delete, rollaxis, apply_along_axis, ...: a float refused with
+    its own text, a bool taken as 0 or 1), made non-negative; a 0-d array
+    has none. A NumPy bool, which NumPy takes with a DeprecationWarning, is
+    refused (_no_numpy_bool)."""
+    return _np.core.multiarray.normalize_axis_index(_no_numpy_bool(a), ndim)
+
+
+def _no_numpy_bool(a, what="an integer is required for the axis"):
+    """a, unless it is a NumPy bool: NumPy reads one as an index with a
+    DeprecationWarning, which hop.numpy does not give; refused instead
+    (TypeError), so that hop.compile runs such a call by NumPy."""
+    if isinstance(a, _np.bool_):
+        raise TypeError(what)
+    return a
+
+
+def _dim_at(t, axis):
+    """t's size along axis as NumPy's `a.shape[axis]` reads axis (split,
+    array_split, size, fft: a tuple's errors, a bool 0 or 1). A NumPy bool,
+    which NumPy takes with a DeprecationWarning at each read, is refused
+    (not matched eagerly; hop.compile runs such a call by NumPy)."""
+    return tuple(t.shape)[_no_numpy_bool(axis)]
+
+
+def _axis_tuple(axis, ndim, argname=None, allow_duplicate=False):
+    """axis as NumPy's normalize_axis_tuple reads it (flip, roll, moveaxis,
+    expand_dims, gradient, ...): an int, or any iterable of them, each read
+    by normalize_axis_index; its ValueError for a repeated axis."""
+    axis = [_no_numpy_bool(a) for a in axis] if isinstance(axis, (tuple, list)) \
+        else _no_numpy_bool(axis)
+    return _np.core.numeric.normalize_axis_tuple(axis, ndim, argname, allow_duplicate)
 
 
 def _kind(*args):
@@ -430,9 +467,18 @@ def transpose(a, axes=None, *, _kind=None):
 @scalar_method
 def swapaxes(a, axis1, axis2, *, _kind=None):
     t = _t(a, "swapaxes")
-    a1, a2 = _axis(axis1, t.ndim), _axis(axis2, t.ndim)
+    a1, a2 = _swap_axis(axis1, t.ndim, "axis1"), _swap_axis(axis2, t.ndim, "axis2")
     return _view(_kind or _kind_of(a), a, lambda x: x.transpose(a1, a2),
                  lambda x: x.swapaxes(a1, a2))
+
+
+def _swap_axis(a, ndim, name):
+    """An axis of swapaxes as PyArray_SwapAxes reads it: a bool taken as 0
+    or 1, the AxisError naming the argument."""
+    a = int(a) if isinstance(a, bool) else _int_arg(_no_numpy_bool(a))
+    if not -ndim <= a < ndim:
+        raise _np.AxisError(a, ndim, name)
+    return a + ndim if a < 0 else a
 
 
 @implements(_np.moveaxis)
@@ -440,9 +486,9 @@ def moveaxis(a, source, destination, *, _kind=None):
     t = _t(a, "moveaxis")
     # NumPy's normalize_axis_tuple of each: its AxisError names the
     # argument, a repeated axis is its ValueError, a 0-d array has no axis
-    norm = _np.core.numeric.normalize_axis_tuple
-    src = list(norm(_shape_arg(source), t.ndim, "source"))
-    dst = list(norm(_shape_arg(destination), t.ndim, "destination"))
+    norm = _axis_tuple
+    src = list(norm(source, t.ndim, "source"))
+    dst = list(norm(destination, t.ndim, "destination"))
     if len(src) != len(dst):
         raise ValueError("`source` and `destination` arguments must have the same number of "
                          "elements")
@@ -455,11 +501,8 @@ def moveaxis(a, source, destination, *, _kind=None):
 @implements(_np.expand_dims)
 def expand_dims(a, axis, *, _kind=None):
     t = _t(a, "expand_dims")
-    axes = _shape_arg(axis)
-    nd = t.ndim + len(axes)
-    axes = sorted(_axis(x, nd) for x in axes)
-    if len(set(axes)) != len(axes):
-        raise ValueError("repeated axis")
+    axes = axis if type(axis) in (tuple, list) else (axis,)
+    axes = sorted(_axis_tuple(axes, t.ndim + len(axes)))  # (NumPy's expand_dims)
 
     def fn(x):
         for k in axes:
@@ -480,7 +523,12 @@ def squeeze(a, axis=None, *, _kind=None):
     if axis is None:
         axes = [d for d in range(t.ndim) if isinstance(t.shape[d], int) and t.shape[d] == 1]
     else:
-        axes = sorted({_axis(x, t.ndim) for x in _shape_arg(axis)})
+        # (PyArray_ConvertMultiAxis: a tuple of ints, or an int)
+        axes = [_axis(x, t.ndim, "integers are required for the axis tuple") for x in axis] \
+            if isinstance(axis, tuple) else [_axis(axis, t.ndim)]
+        if len(set(axes)) != len(axes):
+            raise ValueError("duplicate value in 'axis'")
+        axes.sort()
         for x in axes:
             if t.shape[x] != 1:
                 raise ValueError("cannot select an axis to squeeze out which has size not "
@@ -676,7 +724,7 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind", _kind=No
     shapes = {tuple(t.shape) for t in ts}
     if len(shapes) != 1:
         raise ValueError("all input arrays must have the same shape")
-    ax = _axis(axis, ts[0].ndim + 1)
+    ax = _axis_index(axis, ts[0].ndim + 1)
     dt = _join_cast(ts, out, dtype, casting)
     # NumPy's stack: concatenate of each array viewed with the new axis, in
     # concatenate's layout (the transposed arrays' F order)
@@ -775,8 +823,8 @@ def hstack(tup, *, dtype=None, casting="same_kind", _kind=None):
 def array_split(ary, indices_or_sections, axis=0, *, _kind=None):
     t = _t(ary, "array_split")
     kind = _kind or _kind_of(ary)
-    ax = _axis(axis, t.ndim)
-    n = t.shape[ax]
+    n = _dim_at(t, axis)  # (NumPy's ary.shape[axis])
+    ax = operator.index(axis) % t.ndim
     if isinstance(indices_or_sections, (int, _np.integer)):
         k = int(indices_or_sections)
         if k <= 0:
@@ -800,7 +848,7 @@ def array_split(ary, indices_or_sections, axis=0, *, _kind=None):
 def split(ary, indices_or_sections, axis=0, *, _kind=None):
     if isinstance(indices_or_sections, (int, _np.integer)):
         t = _t(ary, "split")
-        n = t.shape[_axis(axis, t.ndim)]
+        n = _dim_at(t, axis)
         if n % int(indices_or_sections):
             raise ValueError("array split does not result in an equal division")
     return array_split(ary, indices_or_sections, axis, _kind=_kind)
@@ -809,7 +857,7 @@ def split(ary, indices_or_sections, axis=0, *, _kind=None):
 @implements(_np.flip)
 def flip(m, axis=None, *, _kind=None):
     t = _t(m, "flip")
-    axes = _axes(axis, t.ndim)
+    axes = _axes(None if axis is None else _axis_tuple(axis, t.ndim), t.ndim)
 
     from ._indexing import _reversed_in_order, traced_order
     mem = traced_order(m) if axes else None
@@ -1652,10 +1700,11 @@ def _sorting(a, axis, _kind, what, sort_any, kind=None, order=None):
         t, axis = t.reshape(-1), 0
     elif t.ndim == 0:
         if what != "argsort":
-            _np.core.multiarray.normalize_axis_index(_int_arg(axis, "an integer is required "
-                                                                    "for the axis"), 0)
+            _np.core.multiarray.normalize_axis_index(axis, 0)
         t = t.reshape(1)
-    ax = _axis(axis, t.ndim)
+    # (ndarray.sort reads its axis as normalize_axis_index does, argsort as
+    # PyArray_AxisConverter)
+    ax = _axis_index(axis, t.ndim) if what == "sort" else _axis(axis, t.ndim)
     out_kind = _kind or _kind_of(a)
     # np.sort sorts a.copy(order="K"): its result has a's memory order (a
     # Fortran-ordered a gives a Fortran-ordered result); argsort's is C's
@@ -1852,7 +1901,7 @@ def ndim(a, *, _kind=None):
 @implements(_np.size)
 def size(a, axis=None, *, _kind=None):
     t = _t(a, "size")
-    return _size(t.shape) if axis is None else t.shape[_axis(axis, t.ndim)]
+    return _size(t.shape) if axis is None else _dim_at(t, axis)
 
 
 @implements(_np.result_type)

@@ -16,7 +16,7 @@ import numpy as _np
 
 from .. import _C, _breaks
 from . import _core, _storage
-from ._funcs import _axis, _kind_of, _size, _t, implements, ravel
+from ._funcs import _axis, _axis_index, _kind_of, _size, _t, implements, ravel
 from ._indexing import _plain_items
 from ._lib import _arr, broadcast_shapes
 from ._ndarray import ndarray, result_kind, wrap
@@ -268,15 +268,12 @@ def take_along_axis(arr, indices, axis, *, _kind=None):
 
 
 def _take_along(a, idx, axis):
-    if axis is None:
-        a, axis = a.reshape(-1), 0
-        if idx.ndim != 1:
-            raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    if idx.ndim != a.ndim:
-        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    # (NumPy's order: the axis, then the indices' dtype, then their ndim)
+    a, ax = (a.reshape(-1), 0) if axis is None else (a, _axis_index(axis, a.ndim))
     if _core.np_dtype(idx).kind not in "iu":
         raise IndexError("`indices` must be an integer array")
-    ax = _axis(axis, a.ndim)
+    if idx.ndim != a.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
     pos = _along_positions(a, idx, ax)
     return _C._op("take", a.reshape(-1), 0, pos)
 
@@ -323,9 +320,9 @@ def put_along_axis(arr, indices, values, axis, *, _kind=None):
         src = t.reshape(-1)
         ax = 0
     else:
+        src, ax = t, _axis_index(axis, t.ndim)  # (NumPy's normalize_axis_index, first)
         if idx.ndim != t.ndim:
             raise ValueError("`indices` and `arr` must have the same number of dimensions")
-        src, ax = t, _axis(axis, t.ndim)
     pos = _along_positions(src, idx, ax)
     v = _core.cast(_t(values, "put_along_axis"), a.dtype).expand(*pos.shape)
     _write_flat(a, pos.reshape(-1), v.reshape(-1), "put_along_axis")

@@ -25,7 +25,7 @@ import numpy as _np
 from .. import _C
 from .. import _breaks
 from . import _core
-from ._funcs import (_axis, _kind_of, _same, _shape_arg, _sizes_arg, _t, _view, implements, concatenate,
+from ._funcs import (_axis, _axis_index, _axis_tuple, _kind_of, _same, _shape_arg, _sizes_arg, _t, _view, implements, concatenate,
                      reshape, transpose, flip, expand_dims, where, ravel)
 from ._ndarray import ndarray, result_kind, view, wrap
 from ._storage import Step
@@ -434,14 +434,16 @@ def roll(a, shift, axis=None, *, _kind=None):
     if axis is None:
         return wrap(kind, _t(roll(t.reshape(-1), shift, 0, _kind=_C.Tensor)).reshape(
             tuple(t.shape)))
-    axes = _shape_arg(axis)
-    shifts = _shape_arg(shift)
-    if len(shifts) == 1 and len(axes) > 1:
-        shifts = shifts * len(axes)
-    if len(axes) == 1 and len(shifts) > 1:
-        axes = axes * len(shifts)
-    if len(axes) != len(shifts):
+    axes = _axis_tuple(axis, t.ndim, allow_duplicate=True)
+    # NumPy's broadcast(shift, axis): its error for lengths that differ (a
+    # length 1 stretches, to 0 too), then 1-d at most
+    sshape = _np.shape(shift)
+    both = _np.broadcast(_np.empty(sshape, bool), _np.empty(len(axes), bool))
+    if both.ndim > 1:
         raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
+    shifts = _shape_arg(shift) if sshape else (shift,)
+    shifts = shifts * both.size if len(shifts) == 1 else shifts
+    axes = axes * both.size if len(axes) == 1 else axes
     total = {}
     for ax, sh in zip(axes, shifts):
         ax = _axis(ax, t.ndim)
@@ -495,7 +497,7 @@ def fliplr(m, *, _kind=None):
 @implements(_np.rollaxis)
 def rollaxis(a, axis, start=0, *, _kind=None):
     n = _t(a).ndim
-    axis = _axis(axis, n)
+    axis = _axis_index(axis, n)
     if start < 0:
         start += n
     if not (0 <= start < n + 1):
@@ -768,9 +770,7 @@ def _axis_arg(arr, axis):
         if arr.ndim != 1:
             arr = _arr(ravel(arr, _kind=ndarray))
         return arr, arr.ndim - 1
-    if not isinstance(axis, (int, _np.integer)) or isinstance(axis, bool):
-        raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer")
-    return arr, _axis(axis, arr.ndim)
+    return arr, _axis_index(axis, arr.ndim)
 
 
 @implements(_np.delete)
@@ -915,7 +915,7 @@ def apply_along_axis(func1d, axis, arr, *args, _kind=None, **kwargs):
     kind = _kind or _kind_of(arr)
     arr = _arr(arr, "apply_along_axis")
     nd = arr.ndim
-    axis = _axis(axis, nd)
+    axis = _axis_index(axis, nd)
     in_dims = list(range(nd))
     inarr_view = transpose(arr, in_dims[:axis] + in_dims[axis + 1:] + [axis], _kind=ndarray)
     outer = tuple(inarr_view.shape[:-1])

@@ -19,7 +19,7 @@ import numpy as _np
 from .. import _C
 from . import _core, _corder
 from . import _funcs as F
-from ._funcs import _axes, _axis, _kind_of, _t, concatenate, implements, sum as _sum
+from ._funcs import _axes, _axis_index, _axis_tuple, _kind_of, _t, concatenate, implements, sum as _sum
 from ._index_routines import copyto
 from ._lib import _arr, _as, _hnp, broadcast_shapes
 from ._ndarray import ndarray, result_kind, wrap
@@ -243,7 +243,7 @@ def diff(a, n=1, axis=-1, prepend=_np._NoValue, append=_np._NoValue, *, _kind=No
     t = _t(a, "diff")
     if t.ndim == 0:
         raise ValueError("diff requires input that is at least one dimensional")
-    ax = _axis(axis, t.ndim)
+    ax = _axis_index(axis, t.ndim)
     parts = []
     for v, at_end in ((prepend, False), (append, True)):
         if v is _np._NoValue:
@@ -269,7 +269,7 @@ def gradient(f, *varargs, axis=None, edge_order=1, _kind=None):
     kind = _kind or _kind_of(f)
     ft = _t(f, "gradient")
     N = ft.ndim
-    axes = tuple(range(N)) if axis is None else _axes(axis, N)
+    axes = tuple(range(N)) if axis is None else _axis_tuple(axis, N)
     len_axes = len(axes)
     n = len(varargs)
     if n == 0:
@@ -363,7 +363,16 @@ def trapz(y, x=None, dx=1.0, axis=-1, *, _kind=None):
     kind = _kind or _kind_of(y)
     ya = _arr(y)
     nd = ya.ndim
-    ax = _axis(axis, nd)
+    if x is None or _arr(x).ndim == 1:
+        # (NumPy's trapz puts slice(1, None) at [axis] of a list of nd
+        # slices, then reduces along axis: a list's errors, then add.reduce's)
+        if isinstance(axis, _np.bool_):
+            raise TypeError("an integer is required for the axis")  # (as _dim_at)
+        probe = [None] * nd
+        probe[axis] = None
+        ax = _axes(axis, nd)[0]
+    else:
+        ax = _axis_index(axis, nd)
 
     def sl(k):
         s = [slice(None)] * nd

@@ -107,14 +107,29 @@ def outer(a, b, out=None, *, _kind=None):
                       {"out": out} if out is not None else {}, kind)
 
 
+def _axes_list(x):
+    """One side of tensordot's axes as NumPy reads it: what has no len() is
+    one axis."""
+    try:
+        len(x)
+    except TypeError:
+        return [x]
+    return list(_shape_arg(x))
+
+
 @implements(_np.tensordot)
 def tensordot(a, b, axes=2, *, _kind=None):
     ta, tb = _t(a, "tensordot"), _t(b, "tensordot")
-    if isinstance(axes, int):
-        ax_a = list(range(-axes, 0))  # (NumPy's: an axis out of range is its IndexError)
-        ax_b = list(range(axes))
+    # NumPy's reading of axes: an int n (what is not iterable) is the last n
+    # of a's and the first n of b's, else a pair, each a sequence or one axis
+    # (an axis out of range is its IndexError, below)
+    try:
+        iter(axes)
+    except Exception:
+        ax_a, ax_b = list(range(-axes, 0)), list(range(0, axes))
     else:
-        ax_a, ax_b = [list(_shape_arg(x)) for x in axes]
+        ax_a, ax_b = axes
+    ax_a, ax_b = _axes_list(ax_a), _axes_list(ax_b)
     sa_, sb_ = tuple(ta.shape), tuple(tb.shape)  # (an axis out of range: IndexError)
     if len(ax_a) != len(ax_b) or builtins.any(
             type(m) is int and type(n) is int and m != n

@@ -14,7 +14,7 @@ import numpy as _np
 from .. import _C, _exact
 from . import _core, _corder, _funcs, _reduce_out
 from ._fpcheck import checked, mean_says, var_says, count_may_say
-from ._funcs import _axes, _axis, _kind_of, _out, _size, _t, implements
+from ._funcs import _axes, _axis, _no_numpy_bool, _kind_of, _out, _size, _t, implements
 from ._ndarray import NumpyArg, ndarray, wrap
 
 
@@ -673,11 +673,14 @@ def _over_count(s, n):
 
 
 def _count_axes(axis, ndim):
-    """NumPy's _count_reduce_items checks mean's, var's and std's axis with
-    normalize_axis_index: a 0-d array has no axis 0 (its reductions do)."""
-    if axis is not None and ndim == 0:
+    """NumPy's _count_reduce_items reads mean's, var's and std's axis (each
+    of a tuple's, else the one) with normalize_axis_index before the sum
+    reads it: its errors come first (a float's own text, a list refused as
+    an int), and a 0-d array has no axis 0 (its reductions do)."""
+    if axis is not None:
         for ax in (axis if isinstance(axis, tuple) else (axis,)):
-            _np.core.multiarray.normalize_axis_index(ax, 0)
+            _np.core.multiarray.normalize_axis_index(_no_numpy_bool(ax, "an integer is required"),
+                                                     ndim)
 
 
 def _divided(r, n, kind=ndarray):
@@ -890,7 +893,8 @@ def _var_t(t, axis, dtype, ddof, keepdims, what, mem=None):
     the deviations in, and so the order their sum adds them in."""
     axes = _axes(axis, t.ndim)
     if mem is not None and list(mem) != list(range(t.ndim)):
-        r, rdt = _var_t(t.permute(*mem), [mem.index(d) for d in axes], dtype, ddof, True, what)
+        r, rdt = _var_t(t.permute(*mem), tuple(mem.index(d) for d in axes), dtype, ddof, True,
+                        what)
         r = r.permute(*[mem.index(d) for d in range(t.ndim)])
         if not keepdims:
             r = r.reshape(tuple(t.shape[d] for d in range(t.ndim) if d not in axes))

@@ -12,7 +12,7 @@ import numpy as _np
 from .. import _C, _exact
 from . import _core, _corder
 from . import _funcs as F
-from ._funcs import _axis, _kind_of, _t, implements
+from ._funcs import _axis_tuple, _kind_of, _t, implements
 from ._ndarray import ndarray, result_kind, wrap
 from ._sorting import lexsort
 
@@ -86,7 +86,17 @@ def _first_of_run(a1, a0, equal_nan):
 
 
 def _unique_axis(t, return_index, return_inverse, return_counts, axis, kind):
-    ax = _axis(axis, t.ndim)
+    # NumPy's unique moves the axis to the front (np.moveaxis(ar, axis, 0):
+    # normalize_axis_tuple's errors as moveaxis gives them) and raises an
+    # AxisError without moveaxis's "source: " prefix
+    try:
+        src = _axis_tuple(axis, t.ndim, "source")
+    except _np.AxisError:
+        raise _np.AxisError(axis, t.ndim) from None
+    if len(src) != 1:
+        raise ValueError("`source` and `destination` arguments must have the same number of "
+                         "elements")
+    ax = src[0]
     m = t.permute(*([ax] + [d for d in range(t.ndim) if d != ax])) if t.ndim > 1 else t
     k = 1
     for d in m.shape[1:]:

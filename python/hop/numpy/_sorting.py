@@ -77,7 +77,7 @@ def flatnonzero(a, *, _kind=None):
 def partition(a, kth, axis=-1, kind="introselect", order=None, *, _kind=None):
     t = _t(a, "partition")
     check_select(kind, order)
-    _check_kth(t, kth, axis)
+    _check_kth(t, kth, axis, F._axis_index)  # (ndarray.partition's axis: normalize_axis_index's)
     return F.sort(a, axis, _kind=_kind)
 
 
@@ -85,7 +85,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None, *, _kind=None):
 def argpartition(a, kth, axis=-1, kind="introselect", order=None, *, _kind=None):
     t = _t(a, "argpartition")
     check_select(kind, order)
-    _check_kth(t, kth, axis)
+    _check_kth(t, kth, axis, _axis)  # (argpartition's: PyArray_AxisConverter's)
     return F.argsort(a, axis, _kind=_kind)
 
 
@@ -101,8 +101,9 @@ def check_select(kind, order):
     F.no_fields(order)
 
 
-def _check_kth(t, kth, axis):
-    n = t.reshape(-1).shape[0] if axis is None else t.shape[_axis(axis, t.ndim)] if t.ndim else 1
+def _check_kth(t, kth, axis, read_axis):
+    n = t.reshape(-1).shape[0] if axis is None else t.shape[read_axis(axis, t.ndim)] if t.ndim \
+        else 1
     for k in _np.atleast_1d(_np.asarray(kth)).tolist():
         if isinstance(n, int) and not -n <= k < n:
             raise ValueError(f"kth(={k}) out of bounds ({n})")

@@ -21,7 +21,7 @@ import numpy as _np
 from .. import _C, _exact
 from . import _core, _corder
 from . import _funcs as F
-from ._funcs import (_axes, _axis, _kind_of, _size, _t, implements, sum as _sum)
+from ._funcs import (_axes, _axis, _axis_tuple, _kind_of, _size, _t, implements, sum as _sum)
 from ._index_routines import _take_along
 from ._lib import _arr
 from ._reductions import _scan, in_order, masked_visit, ordered as _ordered, \
@@ -432,7 +432,7 @@ def _ureduce_axis(axis, ndim):
     AxisError, its 'repeated axis' ValueError), one axis as an int."""
     if axis is None:
         return None
-    axes = _np.core.numeric.normalize_axis_tuple(axis, ndim)
+    axes = _axis_tuple(axis, ndim)
     return axes[0] if len(axes) == 1 else axes
 
 
@@ -535,7 +535,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, _ki
         return _median_into(t, axis, out, kind)
     if t.ndim == 0:  # the mean of the one value (a float); an array under keepdims
         if axis is not None:  # (NumPy's _ureduce checks the axes of a 0-d array too)
-            _np.core.numeric.normalize_axis_tuple(axis, 0)
+            _axis_tuple(axis, 0)
         rt = _t(F.mean(ndarray(t), _kind=ndarray))
         if _core.np_dtype(t).kind == "c":  # (a NaN of either part: NumPy's np.nan, nan+0j)
             rt = _C.where(_C.ne(t, t), _nan_of(rt), rt)
@@ -808,7 +808,7 @@ def _nanarg(a, axis, out, keepdims, fn, fill, what, kind):
     t = _t(a, what)
     arr, mask = _replace_nan(t, fill)
     if mask is not None:
-        dims = None if axis is None else [_axis(axis, t.ndim)]
+        dims = None if axis is None else list(_axes(axis, t.ndim))  # (NumPy's np.all(mask, axis))
         allnan = _C.all(mask, dims, False) if t.ndim else mask
         if _core.decide(_C.any(allnan, None, False), f"{what}: whether a slice is all NaN"):
             raise ValueError("All-NaN slice encountered")

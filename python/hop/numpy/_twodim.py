@@ -14,7 +14,7 @@ import numpy as _np
 
 from .. import _C
 from . import _core
-from ._funcs import _axis, _kind_of, _t, _view, implements, nonzero, ones
+from ._funcs import _kind_of, _swap_axis, _t, _view, implements, nonzero, ones
 from ._lib import _as, _const, _static
 from ._ndarray import ndarray, wrap
 
@@ -149,7 +149,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1, *, _kind=None):
     t = _t(a, "diagonal")
     if t.ndim < 2:
         raise ValueError("diag requires an array of at least two dimensions")
-    a1, a2 = _axis(axis1, t.ndim), _axis(axis2, t.ndim)
+    a1, a2 = _swap_axis(axis1, t.ndim, "axis1"), _swap_axis(axis2, t.ndim, "axis2")
     if a1 == a2:
         raise ValueError("axis1 and axis2 cannot be the same")
     return _view(_kind or _kind_of(a), a, _diagonal_fn(t.ndim, offset, a1, a2),
@@ -159,6 +159,9 @@ def diagonal(a, offset=0, axis1=0, axis2=1, *, _kind=None):
 @implements(_np.trace)
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None, *, _kind=None):
     from ._funcs import sum as _sum
+    for ax in (axis1, axis2):  # (ndarray.trace reads its axes as normalize_axis_index does)
+        if isinstance(ax, float):
+            raise TypeError("integer argument expected, got float")
     d = diagonal(a, offset, axis1, axis2, _kind=ndarray)
     return _sum(d, axis=-1, dtype=dtype, out=out, _kind=_kind or _kind_of(a))
 

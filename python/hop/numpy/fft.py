@@ -58,9 +58,8 @@ def _length(t, n, axis, norm, inverse, default=None):
     that is no integer works only at the axis's own size (else the TypeError
     of NumPy's slice or of its zeros' shape).  Returns (n, axis)."""
     if n is None:
-        if not -t.ndim <= axis < t.ndim:
-            raise IndexError("tuple index out of range")
-        n = t.shape[axis] if default is None else default(t.shape[axis])
+        have = F._dim_at(t, axis)  # (NumPy's a.shape[axis])
+        n = have if default is None else default(have)
     if n < 1:
         raise ValueError(f"Invalid number of FFT data points ({n}) specified.")
     _norm(norm, inverse)
