@@ -230,9 +230,9 @@ def operand(x, what):
     t = tensor_of(x)
     if t is not None:
         return Opnd(t=t, dtype=np_dtype(t))
-    if isinstance(x, (list, tuple)):
+    if isinstance(x, (list, tuple, range)):
         from ._funcs import array  # lists of arrays and traced scalars are stacked
-        t = array(x)._t
+        t = array(list(x) if isinstance(x, range) else x)._t
         return Opnd(t=t, dtype=np_dtype(t))
     raise TypeError(f"hop.numpy: {what}: unsupported operand type {type(x).__name__}")
 

@@ -116,6 +116,18 @@ def _no_numpy_bool(a, what="an integer is required for the axis"):
     return a
 
 
+def _slice_index(b):
+    """b as a slice's bound: an int, a SymInt or what has __index__ (NumPy's
+    slicing TypeError)."""
+    if isinstance(b, (int, _C.SymInt)):
+        return b
+    try:
+        return operator.index(b)
+    except TypeError:
+        raise TypeError("slice indices must be integers or None or have an __index__ "
+                        "method") from None
+
+
 def _dim_at(t, axis):
     """t's size along axis as NumPy's `a.shape[axis]` reads axis (split,
     array_split, size, fft: a tuple's errors, a bool 0 or 1). A NumPy bool,
@@ -183,7 +195,10 @@ def _view(kind, a, fn, np_fn=None, readonly=False, step_kind=None, t=None, copie
 
 
 def _shape_arg(shape):
-    if isinstance(shape, (tuple, list)):
+    """sizes as NumPy's Python code reads them (`tuple(shape) if
+    np.iterable(shape) else (shape,)`: a range or a 1-d array too), each an
+    int (_int_arg)."""
+    if isinstance(shape, (tuple, list)) or _np.iterable(shape):
         return tuple(_int_arg(n) for n in shape)
     return (_int_arg(shape),)
 
@@ -825,16 +840,18 @@ def array_split(ary, indices_or_sections, axis=0, *, _kind=None):
     kind = _kind or _kind_of(ary)
     n = _dim_at(t, axis)  # (NumPy's ary.shape[axis])
     ax = operator.index(axis) % t.ndim
-    if isinstance(indices_or_sections, (int, _np.integer)):
+    try:  # (NumPy's: what has no len() is a number of sections, as int() reads it)
+        len(indices_or_sections)
+    except TypeError:
         k = int(indices_or_sections)
         if k <= 0:
-            raise ValueError("number sections must be larger than 0.")
+            raise ValueError("number sections must be larger than 0.") from None
         each, extra = divmod(n, k)
         bounds = [0]
         for i in range(k):
             bounds.append(bounds[-1] + each + (1 if i < extra else 0))
     else:
-        bounds = [0] + list(indices_or_sections) + [n]
+        bounds = [0] + [_slice_index(b) for b in indices_or_sections] + [n]
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         key = (slice(None),) * ax + (slice(lo, hi),)
@@ -846,11 +863,11 @@ def array_split(ary, indices_or_sections, axis=0, *, _kind=None):
 
 @implements(_np.split)
 def split(ary, indices_or_sections, axis=0, *, _kind=None):
-    if isinstance(indices_or_sections, (int, _np.integer)):
-        t = _t(ary, "split")
-        n = _dim_at(t, axis)
-        if n % int(indices_or_sections):
-            raise ValueError("array split does not result in an equal division")
+    try:  # (NumPy's: what has no len() is a number of sections)
+        len(indices_or_sections)
+    except TypeError:
+        if _dim_at(_t(ary, "split"), axis) % indices_or_sections:
+            raise ValueError("array split does not result in an equal division") from None
     return array_split(ary, indices_or_sections, axis, _kind=_kind)
 
 
@@ -1240,8 +1257,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 @implements(name="eye")
 def eye(N, M=None, k=0, dtype=float, order="C", *, like=None):
-    # (NumPy's zeros((N, M)) reads them first, as sizes)
-    N, M = _sizes_arg((N, N if M is None else M))
+    # (NumPy's zeros((N, M), dtype) reads and checks them first, as sizes)
+    N, M = new_sizes((N, N if M is None else M), _np.dtype(dtype))
     rows = _C.arange(N).reshape(N, 1)
     cols = _C.arange(M).reshape(1, M)
     m = _C.eq(rows + k, cols)
@@ -1788,9 +1805,12 @@ def take(a, indices, axis=None, out=None, mode="raise", *, _kind=None):
     axis = _axis(axis, t.ndim)
     i = _t(indices, "take")
     dt = _core.np_dtype(i)
-    if isinstance(indices, (ndarray, _np.ndarray, _np.generic)):
+    # (an array's indices cast safely to intp; a Python or NumPy scalar's, or
+    # a list's, by value, as int() reads them)
+    if isinstance(indices, (ndarray, _np.ndarray)) and not getattr(indices, "_scalar", False):
         if not _np.can_cast(dt, _np.intp):
-            raise TypeError(f"Cannot cast array data from {dt!r} to {_np.dtype(_np.intp)!r} "
+            what = "scalar" if indices.ndim == 0 else "array data"
+            raise TypeError(f"Cannot cast {what} from {dt!r} to {_np.dtype(_np.intp)!r} "
                             f"according to the rule 'safe'")
     if dt.kind in "fb":  # (NumPy makes a list's numbers intp: [] and [1.0] too)
         i = i.to(_C.int64)

@@ -40,7 +40,8 @@ def bincount(x, weights=None, minlength=0, *, _kind=None):
         _core.numpy_warns("bincount(minlength=None)", "0 should be passed as minlength instead "
                           "of None; this will error in future.", DeprecationWarning)
         minlength = 0
-    minlength = operator.index(minlength)
+    # (NumPy's "|O&" with PyArray_PyIntAsIntp: a bool is refused)
+    minlength = F._int_arg(minlength)
     if minlength < 0:
         raise ValueError("'minlength' must not be negative")
     t = t.to(_C.int64) if t.dtype is not _C.int64 else t

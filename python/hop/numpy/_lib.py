@@ -25,7 +25,8 @@ import numpy as _np
 from .. import _C
 from .. import _breaks
 from . import _core
-from ._funcs import (_axis, _axis_index, _axis_tuple, _kind_of, _same, _shape_arg, _sizes_arg, _t, _view, implements, concatenate,
+from ._funcs import (_axis, _axis_index, _axis_tuple, _int_arg, _kind_of, _same, _shape_arg,
+                     _sizes_arg, _t, _view, implements, new_sizes, concatenate,
                      reshape, transpose, flip, expand_dims, where, ravel)
 from ._ndarray import ndarray, result_kind, view, wrap
 from ._storage import Step
@@ -165,9 +166,9 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy", _kind=None):
 
 @implements(name="indices")
 def indices(dimensions, dtype=int, sparse=False):
-    # (NumPy's empty((n,) + dimensions) reads them as sizes)
-    dimensions = _sizes_arg(tuple(dimensions))
-    n = len(dimensions)
+    # (NumPy's empty((n,) + dimensions, dtype) reads and checks them as sizes)
+    n = len(tuple(dimensions))
+    dimensions = new_sizes((n,) + tuple(dimensions), _np.dtype(dtype))[1:]
     shape = (1,) * n
     npd = _np.dtype(dtype)
     parts = []
@@ -228,7 +229,14 @@ def repeat(a, repeats, axis=None, *, _kind=None):
     n = t.shape[ax]
     r = _core.operand(repeats, "repeat")
     if r.t is None or r.t.ndim == 0 and not _C._is_proxy(r.t) and not _core.tracing():
-        k = operator.index(_core.scalar_arg(r) if r.t is None else r.t.item())
+        if r.t is None:  # (a Python or NumPy scalar: NumPy converts it as int() does)
+            k = _core.scalar_arg(r)
+            k = k if isinstance(k, (int, _C.SymInt)) else int(k)
+        else:
+            if _core.np_dtype(r.t).kind not in "biu":
+                raise TypeError(f"Cannot cast scalar from dtype('{_core.np_dtype(r.t)}') to "
+                                f"dtype('int64') according to the rule 'safe'")
+            k = operator.index(r.t.item())
         if k < 0 and not (type(n) is int and n == 0):  # (broadcast to no count: none checked)
             raise ValueError("negative dimensions are not allowed")
         idx = _C.arange(n * k) // k if k else _C.zeros(0, dtype=_C.int64)
@@ -255,7 +263,13 @@ def repeat(a, repeats, axis=None, *, _kind=None):
 @implements(_np.tile)
 def tile(A, reps, *, _kind=None):
     kind = _kind or _kind_of(A)
-    tup = tuple(reps) if isinstance(reps, (tuple, list)) else (reps,)
+    try:  # (NumPy's: a sequence of counts, else one)
+        tup = tuple(reps)
+    except TypeError:
+        tup = (reps,)
+    tup = tuple(int(x) if isinstance(x, bool) else _int_arg(x) for x in tup)
+    if builtins.any(type(x) is int and x < 0 for x in tup):
+        raise ValueError("negative dimensions are not allowed")
     t = _t(A, "tile")
     d = len(tup)
     while t.ndim < d:
@@ -315,10 +329,9 @@ def append(arr, values, axis=None, *, _kind=None):
 @implements(_np.resize)
 def resize(a, new_shape, *, _kind=None):
     kind = _kind or _kind_of(a)
-    if not isinstance(new_shape, (int, _np.integer)) and not hasattr(new_shape, "__iter__"):
-        # (NumPy's loop over the sizes)
-        raise TypeError(f"'{type(new_shape).__name__}' object is not iterable")
-    shape = _shape_arg(new_shape)
+    # (NumPy's: an int, else tuple(new_shape))
+    shape = (new_shape,) if isinstance(new_shape, (int, _np.integer)) else tuple(new_shape)
+    shape = tuple(_int_arg(n) for n in shape)
     t = _t(a, "resize").reshape(-1)
     new_size = 1
     for n in shape:

@@ -104,7 +104,10 @@ def check_select(kind, order):
 def _check_kth(t, kth, axis, read_axis):
     n = t.reshape(-1).shape[0] if axis is None else t.shape[read_axis(axis, t.ndim)] if t.ndim \
         else 1
-    for k in _np.atleast_1d(_np.asarray(kth)).tolist():
+    kth = _np.asarray(kth)
+    if kth.dtype.kind not in "biu":  # (NumPy's: kth cast safely to intp; [] is float64)
+        raise TypeError("Partition index must be integer")
+    for k in _np.atleast_1d(kth).tolist():
         if isinstance(n, int) and not -n <= k < n:
             raise ValueError(f"kth(={k}) out of bounds ({n})")
 

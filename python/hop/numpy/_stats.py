@@ -35,7 +35,7 @@ __all__ = []
 def _concrete(x):
     """x's value as an ndarray now, when it is known (a Python value, a
     NumPy array, a concrete array outside a trace), else None."""
-    if isinstance(x, (int, float, bool, list, tuple, _np.ndarray, _np.generic)) and \
+    if isinstance(x, (int, float, bool, list, tuple, range, _np.ndarray, _np.generic)) and \
             not F._has_hop(x if isinstance(x, (list, tuple)) else [x]):
         return _np.asarray(x)
     if isinstance(x, ndarray) and x._fixed():

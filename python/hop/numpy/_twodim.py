@@ -26,6 +26,8 @@ __all__ = []
 def _tri_mask(n, m, k):
     """arange(n)[:, None] + k >= arange(m): the lower triangle below
     diagonal k (NumPy's tri with dtype bool)."""
+    # (a negative size: NumPy's arange of it, empty)
+    n, m = (builtins.max(x, 0) if type(x) is int else x for x in (n, m))
     return _C.ge(_C.arange(n).reshape(n, 1) + k, _C.arange(m).reshape(1, m))
 
 
@@ -170,6 +172,7 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None, *, _kind=None):
 def diag(v, k=0, *, _kind=None):
     kind = _kind or _kind_of(v)
     t = _t(v, "diag")
+    k = int(k) if isinstance(k, bool) else k  # (NumPy's arithmetic on k: a bool is 0 or 1)
     if t.ndim == 1:
         n = t.shape[0]
         size = n + builtins.abs(k)
