@@ -37,6 +37,20 @@ Findings:
    checked in test_second_order_through_a_map_of_an_overflowing_exp.
    (The stress run first stopped on the test's own zero-length scan over
    a map's [1] rows, fixed.)
+4. (hop right, torch's reference wrong; the forty-fourth session) grad of
+   jvp wrt y of exp, then a cond whose branch is exp then div, was +-inf
+   in hop where torch gives nan (seed 0 and 5 at scale 40).  By hand:
+   g = (exp(2 (exp(2x) - 1)) - 1) / (y^2 + 1/4) per element, the jvp along
+   x is J = x g'(x) / b with b = y^2 + 1/4 not depending on x, and
+   dJ/dy = -x g'(x) 2y / b^2: g'(x) overflows to +inf, so the answer is
+   -sign(x y) inf, hop's.  torch's forward rule for div is
+   (a_t - b_t * (a / b)) / b with b's tangent an instantiated zero, and its
+   backward sends 0 * d(a / b)/db = 0 * -inf = nan into y; torch over
+   a * (1 / b), the same derivative, gives hop's -sign(x y) inf.  The
+   reference divides that way now (test_grad_of_jvp_wrt_y_of_an_overflowing_
+   division_is_infinite in test_transform_campaign_s44.py checks hop's
+   values against the formula).  With it the random test's stress run
+   (600 draws) passed, and the test is no longer pinned (budget.pinned).
 """
 
 import os
@@ -49,7 +63,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hop
-from budget import examples, pinned
+from budget import examples
 
 torch = pytest.importorskip("torch")
 functorch = pytest.importorskip("functorch")
@@ -132,6 +146,10 @@ def _hop_prog(prog, h, y):
 def _torch_layer(layer, h, y):
     kind = layer[0]
     sub = lambda p, v: _torch_prog(p, v, y)  # noqa: E731
+    if kind == "op" and layer[1] == "div":
+        # (finding 4: h times y's reciprocal, the same derivative without
+        # torch's nan from the instantiated zero tangent of the divisor)
+        return h * (1.0 / (y * y + 0.25))
     if kind == "op":
         return _OPS[layer[1]](h, y, torch.where)
     if kind == "cond":
@@ -244,8 +262,7 @@ def _same(got, want):
     assert (got[np.isinf(want)] == want[np.isinf(want)]).all()
 
 
-@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck),
-          derandomize=pinned())
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
 @given(prog=_programs(), comp=st.sampled_from(COMPS), seed=st.integers(0, 2 ** 16),
        mode=st.sampled_from(["plain", "compiled", "saved"]), scale=st.sampled_from([1.0, 40.0]))
 def test_random_compositions_agree_with_functorch(prog, comp, seed, mode, scale):
