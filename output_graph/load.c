@@ -540,11 +540,21 @@ read_graphs(loader *L)
         uint64_t parent = hop__get_u(r);
         if (r->failed)
             break;
-        if ((i == 0) != (parent == 0) || parent > i || (i == 0 && strcmp(nm, "forward") != 0))
+        /* (the parent is stored as its index + 1, 0 for none: a message
+         * names the index, the graph a reader means) */
+        if (i == 0 && (parent != 0 || strcmp(nm, "forward") != 0))
             return hop__reader_fail(r,
-                                    "graph %zu (%s): parent %llu is not an earlier graph (the "
-                                    "root, forward, comes first)",
-                                    i, nm, (unsigned long long)parent);
+                                    "graph 0 (%s): the root comes first, named forward, with "
+                                    "no parent",
+                                    nm);
+        if (i > 0 && parent == 0)
+            return hop__reader_fail(r, "graph %zu (%s) has no parent: only the root, forward, has "
+                                       "none", i, nm);
+        if (parent > i)
+            return hop__reader_fail(r,
+                                    "graph %zu (%s): its parent, graph %llu, is not an earlier "
+                                    "graph",
+                                    i, nm, (unsigned long long)(parent - 1));
         L->nnodes[i] = 0;
         L->nodes[i] = NULL;
         if (i == 0) {
@@ -967,6 +977,7 @@ hop_output_graph_load(const void *data, size_t size, const hop_load_options *opt
             st = read_inputs(&L);
         if (st == HOP_OK)
             st = read_sections(&L);
+        L.r.where = "all graphs"; /* (not the sections, the last record read) */
         if (st == HOP_OK && hop_graph_verify(L.graphs[0]) != HOP_OK)
             st = failed(&L, "the program does not verify");
     }
