@@ -32,7 +32,9 @@ invoke_twice's tanh of a tanh).  The program made of products and sums only
 (ascan_in_vmap) is held to torch's bits under every composition, and so is
 every composition over an empty batch.  Finite differences (float64,
 central, h = 1e-6) check that each torch program is the hop program's
-function.  has_aux with a dict of an int, a bool and a float output is
+function.  Examples of zero elements (x, y: f64[0]; scan, cond, while_loop and
+associative_scan over nothing) give empty results of the composition's shape.
+has_aux with a dict of an int, a bool and a float output is
 checked under vmap of grad, compiled, dynamic and over a compiled function.
 
 Nothing here found a wrong answer in hop (400 random draws under
@@ -382,3 +384,30 @@ def test_grad_of_jvp_wrt_y_of_an_overflowing_division_is_infinite():
                 np.testing.assert_allclose(got[1], by[True], rtol=1e-13, atol=0)
                 np.testing.assert_allclose(got[1], by[False], rtol=1e-13, atol=0)
     assert np.isfinite(got[1]).all()
+
+
+def _h_empty_scan_cond_ascan(x, y):
+    def step(c, r):
+        return hop.cond(c.sum() > 0, lambda: c.sin() * r, lambda: c + r) * 0.5 + c, c * r
+    c, ys = hop.scan(step, x, hop.stack([y, x * y]))
+    return c.sum() + ys.sum() + hop.associative_scan(lambda a, b: a * b, x).sum()
+
+
+def _h_empty_while_in_cond(x, y):
+    return hop.cond(x.sum() >= 0, lambda: hop.while_loop(
+        lambda i, v: i < 3, lambda i, v: (i + 1, v.sin() + y), (0, x))[1], lambda: x).sum() + 1.0
+
+
+@pytest.mark.parametrize("hf", [_h_empty_scan_cond_ascan, _h_empty_while_in_cond])
+@pytest.mark.parametrize("batch", [0, 1, 2])
+def test_examples_of_zero_elements_give_empty_float64_results_under_every_composition(hf, batch):
+    # x, y: f64[0] per example (scan, cond, while_loop and associative_scan
+    # over nothing): each composition's result is empty, shaped as its
+    # batch dims say
+    X = np.zeros((batch, 0))
+    shapes = {"vmap(jvp) in_axes (1, 0) out_axes 1": (0, batch),
+              "vmap(vmap) in_axes (1, 0)": (2, batch, 0)}
+    for comp in COMPS:
+        got = _compositions(hf, None)[comp][0](t(X), t(X))
+        assert isinstance(got, hop.Tensor) and got.dtype == F64, comp
+        assert got.shape == shapes.get(comp, (batch, 0)), (comp, got.shape)
