@@ -65,6 +65,9 @@ extern PyObject *hop_py_Error, *hop_py_TraceError, *hop_py_ShapeError, *hop_py_D
  * and returns NULL.  The one place statuses map to exception classes. */
 PyObject *hop_py_raise(void);
 int hop_py_raise_int(void); /* the same, returning -1 */
+/* Counts an error raised while this thread's trace is active (trace.c:
+ * Trace.errors; hop_py_raise calls it). */
+void hop_py__trace_error_raised(void);
 
 /* dtype objects (module.c): the hop.float32... object for d (borrowed), and
  * parsing of a dtype-like object (hop dtype, NumPy dtype, or a name). */

@@ -39,6 +39,7 @@ hop_py_raise(void)
     hop_status code = hop_error_code();
     const char *msg = hop_error_message();
     PyObject *cls = hop_py_Error;
+    hop_py__trace_error_raised();
     switch (code) {
     case HOP_NOMEM:
         cls = PyExc_MemoryError;

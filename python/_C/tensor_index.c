@@ -31,6 +31,24 @@ x_dim_opnds(hop_py_opnd *args, PyObject *x, int dim)
     args[1].u.i = dim;
 }
 
+/* The raised error (the op's) as an IndexError with its text, as eager
+ * raises for a known size: `except IndexError` catches both. */
+static void
+as_index_error(void)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    PyObject *text = value != NULL ? PyObject_Str(value) : NULL;
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    if (text != NULL) {
+        PyErr_SetObject(PyExc_IndexError, text);
+        Py_DECREF(text);
+    }
+}
+
 /* x[..., index, ...] at dim of x, which is dim odim of the tensor indexed
  * (None and earlier ints move dims). */
 static PyObject *
@@ -48,7 +66,11 @@ index_select(PyObject *x, int dim, int odim, const hop_py_opnd *index)
                      (long long)index->u.i, odim, (long long)size);
         return NULL;
     }
-    return hop_py_run_op(HOP_OP_select, args, 3);
+    PyObject *r = hop_py_run_op(HOP_OP_select, args, 3);
+    if (r == NULL && index->kind == HOP_PY_INT && hop_error_code() == HOP_INVALID &&
+        PyErr_ExceptionMatches(hop_py_Error))
+        as_index_error(); /* a symbolic size the index is out of (a dynamic trace) */
+    return r;
 }
 
 static PyObject *

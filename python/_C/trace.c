@@ -1009,6 +1009,25 @@ trace_get_active(TraceObject *tr, void *closure)
 }
 
 static PyObject *
+trace_get_errors(TraceObject *tr, void *closure)
+{
+    (void)closure;
+    return PyLong_FromLong(tr->errors);
+}
+
+/* An error raised while a trace is active may be caught and the trace go
+ * on: its decision, made on the trace's symbols, took back its guards and
+ * its message names the symbols, so the graph would answer it for every
+ * size.  The Python layer reads the count after the function ran
+ * (_trace._check_caught) and traces again with static sizes. */
+void
+hop_py__trace_error_raised(void)
+{
+    if (hop_py__current != NULL)
+        hop_py__current->errors++;
+}
+
+static PyObject *
 trace_lower(TraceObject *tr, PyObject *unused)
 {
     (void)unused;
@@ -1176,6 +1195,8 @@ static PyGetSetDef trace_getset[] = {
     {"captures", (getter)trace_get_captures, NULL, "captured concrete tensors, in order", NULL},
     {"active", (getter)trace_get_active, NULL, "whether tracing is in progress", NULL},
     {"scratch", (getter)trace_get_scratch, NULL, "a dict for the Python layer", NULL},
+    {"errors", (getter)trace_get_errors, NULL,
+     "hop errors raised on this thread while the trace was active", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -1199,6 +1220,15 @@ py_tracing(PyObject *self, PyObject *unused)
     (void)unused;
     if (hop_py__current != NULL)
         return Py_NewRef((PyObject *)hop_py__current);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_trace_error_raised(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    hop_py__trace_error_raised();
     Py_RETURN_NONE;
 }
 
@@ -1482,6 +1512,8 @@ static PyMethodDef trace_functions[] = {
      "_call_guard(check, allowed) / _call_guard(None): the frame translator's C profile "
      "function (see hop/_frame.py)."},
     {"tracing", py_tracing, METH_NOARGS, "This thread's active Trace, or None."},
+    {"_trace_error_raised", py_trace_error_raised, METH_NOARGS,
+     "Counts an error hop's Python code raises on this thread's trace's symbols (Trace.errors)."},
     {"_trace_depth", py_trace_depth, METH_NOARGS,
      "The tracer stack depth of the active trace, 0 when none is active."},
     {"_body_name", py_body_name, METH_NOARGS,

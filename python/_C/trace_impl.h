@@ -28,6 +28,9 @@ typedef struct TraceObject {
     int active; /* tracing: then it is `current` of the thread that started it */
     int loaded; /* made by hop.load: a finished program, never traced into */
     long nconstants;
+    /* hop errors raised (hop_py_raise) on this thread while it was active:
+     * one the trace outlived was caught, by the traced code or by hop's */
+    long errors;
     hop_py_memo *memo; /* ops to replay (path specialisation), or NULL */
 } TraceObject;
 

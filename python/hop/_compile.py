@@ -41,7 +41,7 @@ from . import _paths
 from . import _pytree
 from ._reads import is_hop_function, is_hop_module
 from ._pytree import flatten, nodes, structure_changed, unflatten
-from ._trace import FPWarned, _call_tree, _trace, eager_array
+from ._trace import CaughtSymbolicError, FPWarned, _any_dynamic, _call_tree, _trace, eager_array
 from ._writeback import SharedWrite, shares_memory
 from ._reads import loaded_hop_numpy
 
@@ -795,6 +795,8 @@ class CompiledFunction(_C._CompiledCall):
         try:
             out = self._trace(args, kwargs, dynamic)
             what = _handler_site(self.fn, out[1])
+            if what is None and out[1].caught:
+                what = str(CaughtSymbolicError(self.fn))
             if what is None:
                 return out + (None,)
         except (Exception, _breaks.GraphBreak) as e:
@@ -1226,12 +1228,6 @@ def _handler_line(code):
             if line is not None:
                 return line
     return None
-
-
-def _any_dynamic(dynamic):
-    if isinstance(dynamic, (list, tuple)):
-        return any(d is True or (isinstance(d, tuple) and any(d)) for d in dynamic)
-    return bool(dynamic)
 
 
 _VMAP_WHY = {

@@ -384,7 +384,12 @@ def trace(fn, *example_args, dynamic=False, captures="allow", kwargs=None):
                                    all(isinstance(k, str) for k in kwargs)):
         raise TypeError(f"hop.trace: kwargs must be a dict of keyword arguments, got "
                         f"{type(kwargs).__name__}")
-    gm = _trace(fn, example_args, dynamic, kwargs=kwargs)[0]
+    try:
+        gm = _trace(fn, example_args, dynamic, kwargs=kwargs)[0]
+    except CaughtSymbolicError:
+        # (the function ran once more: a trace's effects are the function's
+        # at trace time, as a restart for write-back slots runs it again)
+        gm = _trace(fn, example_args, False, kwargs=kwargs)[0]
     if captures == "error":
         _reject_implicit(gm)
     return gm
@@ -534,6 +539,29 @@ def _trace_growing(fn, example_args, dynamic, paths, kwargs, compiling, frame):
                 paths.reset()
 
 
+def _any_dynamic(dynamic):
+    """Whether dynamic (hop.trace's argument) asks for a symbolic size."""
+    if isinstance(dynamic, (list, tuple)):
+        return any(d is True or (isinstance(d, tuple) and any(d)) for d in dynamic)
+    return bool(dynamic)
+
+
+class CaughtSymbolicError(_C.TraceError):
+    """A dynamic trace whose function (or a HOP body, or hop's own code)
+    caught an error hop raised while tracing.  The op that raised it
+    decided on the trace's symbols, took back the guards of that decision
+    (bad input leaves the ShapeEnv as it was) and named the symbols in its
+    message, so nothing in the graph says "only for these sizes": the
+    handler's answer (its text, its other branch) would be the graph's for
+    every size.  hop.trace and hop.compile trace such a call again with
+    static sizes, whose errors are eager's and whose sizes are guarded
+    (docs/ARCHITECTURE.md, "An error the function may catch")."""
+
+    def __init__(self, fn):
+        name = getattr(fn, "__qualname__", None) or type(fn).__name__
+        super().__init__(f"{name} caught an error hop raised on symbolic sizes")
+
+
 def _invoke(fn, built, kw, frame=None):
     """fn called on the built arguments: (args, {keyword: value}) with kw;
     with frame (a _frame.Translator), through the translator on the
@@ -594,6 +622,9 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
             tr.name_hint(t, sources[0].hint())
         out_leaves, out_spec, traced, sym_out, writes, results = \
             _run_traced(tr, call, fn, paths, compiling, slots, spec, env)
+        caught = tr.errors > 0 and _any_dynamic(dynamic)
+        if caught and not compiling:
+            raise CaughtSymbolicError(fn)
         runs = call.runs
         # (a layout a decision read is checked on every call, written or not)
         writeback = _WriteBack(slots, slot_arrays, tr, leaves, runs, traced, writes,
@@ -635,6 +666,7 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
             writeback.environment(guards, leaves, captures)
         runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
                          as_array, writeback, kw=kw, results=results, order=order)
+        runner.caught = caught  # (hop.compile's _trace_sizes traces it again)
         # explain()'s lines of what the guards cannot see (describing them
         # needs the placeholder names: a walk of the whole graph, skipped when
         # there is nothing to say).
@@ -1268,6 +1300,10 @@ class _Runner:
     check re-reads each source, and the captured tensors it finds are the
     ones passed from then on (a rebound global tensor is used, not the one
     of the trace)."""
+
+    # whether the function caught an error hop raised on the trace's symbols
+    # (CaughtSymbolicError; _trace_once sets it)
+    caught = False
 
     def __init__(self, tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
                  as_array, writeback=None, kw=False, results=None, order=None):

@@ -777,8 +777,12 @@ def _called_by_program(e):
 
 def shape_text(dims, ending=""):
     """NumPy's convert_shape_to_string: (2,3), (5,), a leading unknown
-    dimension left out and a later one named newaxis."""
+    dimension left out and a later one named newaxis.  Every caller words
+    an error: one naming a symbol of a trace is counted as the trace's
+    (Trace.errors: caught, it makes the trace one with static sizes)."""
     dims = list(dims)
+    if any(isinstance(d, _C.SymInt) for d in dims):
+        _C._trace_error_raised()
     i = 0
     while i < len(dims) and dims[i] < 0:
         i += 1

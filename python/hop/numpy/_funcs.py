@@ -736,9 +736,11 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind", _kind=No
     if not ts:
         raise ValueError("need at least one array to stack")
     kind = _kind or result_kind(list(arrays), ndarray)
-    shapes = {tuple(t.shape) for t in ts}
-    if len(shapes) != 1:
-        raise ValueError("all input arrays must have the same shape")
+    # (compared, not hashed: a symbol's hash is its expression's, so s0 and
+    # s1 would differ unguarded where eager's sizes may be equal)
+    for t in ts[1:]:
+        if tuple(t.shape) != tuple(ts[0].shape):
+            raise ValueError("all input arrays must have the same shape")
     ax = _axis_index(axis, ts[0].ndim + 1)
     dt = _join_cast(ts, out, dtype, casting)
     # NumPy's stack: concatenate of each array viewed with the new axis, in
