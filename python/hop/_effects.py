@@ -685,11 +685,19 @@ class _Finder:
                 elif a is _MISSING:
                     self.dunders(frame, v, ("__getattr__",), line, code)
         elif k == "op":
-            names = op_dunders(ev.detail)
-            for v in self.candidates(frame, ev.target.src):
-                self.dunders(frame, v, names, line, code)
-                if "__contains__" in names and type(v) in _COMPARED_ITEMS:
-                    self.compared_items(frame, v, line, code)
+            self.operator(frame, ev.target, op_dunders(ev.detail), line, code)
+
+    def operator(self, frame, target, names, line, code):
+        """An operator of target (an "op" event) runs the special methods
+        names of the values it may be."""
+        for v in self.candidates(frame, target.src):
+            self.dunders(frame, v, names, line, code)
+            if "__getitem__" in names and inserts_missing(v):
+                # (the frame translator reads it: a key v has, or else eager)
+                self.add("item", frame, line, f"reads an item of a {type(v).__name__}, whose "
+                                              f"__missing__ inserts a missing one", code)
+            if "__contains__" in names and type(v) in _COMPARED_ITEMS:
+                self.compared_items(frame, v, line, code)
 
     def compared_items(self, frame, v, line, code):
         """`a in v`: v's __contains__ runs the __eq__ of v's items (one item
@@ -777,6 +785,16 @@ class _Finder:
         what it returns: ("new" | "args" | "unknown", class or None)."""
         out = _Calls(self, frame, site, effects)
         return out.run()
+
+
+def inserts_missing(v):
+    """Whether `v[k]` may change v: a dict subclass whose __missing__ is not
+    Counter's (which answers 0 and changes nothing), as a defaultdict's
+    inserts the default factory's value."""
+    if not isinstance(v, dict) or type(v) is dict:
+        return False
+    m = getattr(type(v), "__missing__", None)
+    return m is not None and m is not collections.Counter.__missing__
 
 
 class _Calls(_Holders):

@@ -84,7 +84,7 @@ from ._frame_base import (
     _LOAD, _LOAD_CONST, _NoMerge, _NULL, _numpy_written_back, _PAUSED, _rows_known_at_run_time,
     _site, _SKIP, _static_rows, _steps_table, _Stop, _STORE, _symfloat, _traced, _TransGen,
     _TransMap, _UNBOUND, _user_function, _userish, _YIELDED, is_user_code, Unsupported)
-from ._effects import KINDS as _effects_KINDS, callable_effect
+from ._effects import KINDS as _effects_KINDS, callable_effect, inserts_missing
 from ._frame_library import _Library, _NOT_MODELLED, modelled
 from ._frame_merge import _Merging, _touches
 from ._frame_resume import _Breaking, Resume
@@ -478,6 +478,25 @@ class Translator(_State, _Library, _Merging, _Breaking):
             raise err
         finally:
             del err  # (its traceback holds this frame: a cycle for the gc)
+
+    def _missing_key(self, obj, k):
+        """`obj[k]` of a dict subclass obj: a key it lacks runs its
+        __missing__, which for a defaultdict calls the default factory and
+        inserts its value into the user's dict then and there, while the
+        trace runs (a default made by np.zeros was hop's array, a traced
+        value escaped into the dict, and the plan replayed no insertion on
+        later calls): the function runs eagerly.  Counter's __missing__
+        answers 0 and changes nothing."""
+        if not inserts_missing(obj):
+            return
+        try:
+            missing = k not in obj
+        except Exception:  # (an unhashable or traced key: __missing__ may run)
+            missing = True
+        if missing:
+            self._fail(f"a read of a key a {type(obj).__name__} lacks (its __missing__ runs "
+                       f"code, which a defaultdict's inserts a value made then: an effect hop "
+                       f"cannot replay)")
 
     # --------------------------------------------------------------- calls
 
@@ -1218,6 +1237,8 @@ class Translator(_State, _Library, _Merging, _Breaking):
         elif op == "BINARY_SUBSCR":
             k = pop()
             obj = pop()
+            if not self.concrete and type(obj) is not dict and isinstance(obj, dict):
+                self._missing_key(obj, k)
             push(self._sub(_at_line(fr, "getitem")(obj, k) if self.concrete else obj[k]))
         elif op == "BUILD_SLICE":
             args = [pop() for _ in range(i.arg)][::-1]

@@ -1,0 +1,129 @@
+"""Differential campaign of session 44 (the first rule at hop.compile's
+Python boundary, round two: plain NumPy programs with classes, dicts of the
+collections module, handlers of hop's own refusals, ...): each case is a
+small program built twice (one copy called eagerly, one through
+hop.compile) and called several times with its arguments or state changed
+between the calls; after every call the result (compared by repr: NaN and
+the sign of zero count; an ndarray subclass is not an ndarray), the printed
+text, the warnings, the raised error (type, text and __context__) and the
+program's state must be eager's.  Each test says what hop answered before
+its fix."""
+
+import contextlib
+import io
+import random
+import warnings
+
+import numpy as np
+import pytest
+
+import hop
+from budget import examples
+from compile_values import campaign, plain
+
+
+def _plain(v):
+    """compile_values.plain, with the exact class of an array (a hop.numpy
+    array escaping into the caller's state is no ndarray)."""
+    if isinstance(v, np.ndarray) and type(v) is not np.ndarray:
+        return ("class", type(v).__qualname__, repr(v))
+    if isinstance(v, dict):
+        return ("dict", type(v).__name__, [(_plain(k), _plain(x)) for k, x in v.items()])
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__, [_plain(x) for x in v])
+    return plain(v)
+
+
+def _outcome(ns, fn, args):
+    """compile_values._outcome, with the warnings the program raised and
+    results compared by repr."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            got = ("ok", repr(_plain(fn(*args))))
+        except Exception as e:  # eager's errors are part of the answer
+            got = ("error", type(e).__name__, str(e), repr(e.__context__))
+    # (hop's own warnings -- a fallback's, a recompile limit's -- are not the program's)
+    said = [(x.category.__name__, str(x.message)) for x in w
+            if not str(x.message).startswith("hop")]
+    return got, out.getvalue(), said, repr(_plain(ns["snap"]())) if "snap" in ns else None
+
+
+program, check = campaign("s44", outcome=_outcome)
+
+
+# --------------------------------------------------------------- a defaultdict's missing key
+
+_MISSING = {
+    "store": "D[k] = D[k] + x\n    return D[k]",
+    "inplace": "D[k] += x\n    return D[k]",
+    "read": "return x * D[k]",
+    "list": "D[k].append(x.sum())\n    return x * len(D[k])",
+    "count": "return x * D[k] + len(D)",
+}
+
+
+@pytest.mark.parametrize("body", _MISSING.values(), ids=_MISSING.keys())
+@pytest.mark.parametrize("factory", ["lambda: np.ones(3)", "list", "int"])
+def test_a_missing_key_of_a_defaultdict_is_inserted_as_eagerly(body, factory):
+    # was: the trace's D[k] ran the defaultdict's __missing__ for real: the
+    # default np.ones(3), made while tracing, was hop's array (NumpyArg) in
+    # the user's dict, or a traced value (D[k] += x: "add: no trace is
+    # active" on the next read), and a plan compiled from `x * D[k]`
+    # replayed no insertion for the next missing key
+    body = body.replace("\n    ", "\n            ")
+    check(f"""
+        import collections
+        D = collections.defaultdict({factory})
+        def f(x, k):
+            {body}
+        def args(i):
+            return (np.arange(3.0), "abac"[i])
+        def snap():
+            return D
+        """, name="missing")
+
+
+def test_a_defaultdict_whose_keys_are_there_still_compiles():
+    cf = check("""
+        import collections
+        D = collections.defaultdict(lambda: np.ones(3))
+        D["a"], D["b"] = np.full(3, 2.0), np.full(3, 3.0)
+        def f(x, k):
+            return x * D[k]
+        def args(i):
+            return (np.arange(3.0), "abab"[i])
+        def snap():
+            return D
+        """, name="present")
+    assert cf.eager_calls == 0
+
+
+def test_a_defaultdict_emptied_between_calls_inserts_again():
+    check("""
+        import collections
+        D = collections.defaultdict(lambda: np.ones(3))
+        D["a"] = np.full(3, 2.0)
+        def f(x):
+            return x * D["a"]
+        def change(i):
+            if i == 2:
+                D.clear()
+        def snap():
+            return D
+        """, name="cleared")
+
+
+def test_a_counters_missing_key_changes_nothing_and_compiles():
+    cf = check("""
+        import collections
+        C = collections.Counter("aab")
+        def f(x, k):
+            return x * C[k]
+        def args(i):
+            return (np.arange(3.0), "abza"[i])
+        def snap():
+            return C
+        """, name="counter")
+    assert cf.eager_calls == 0
