@@ -368,13 +368,15 @@ class CompiledFunction(_C._CompiledCall):
             # GuardError as its __context__)
             return self._miss(args, {}, failures)
         except FPWarned:
-            return self._fp_rerun(args)
+            error = FPWarned  # (NumPy's run, below: its error without FPWarned as context)
         except _Ran as r:
             error = r.error
         except _PlanRaised as p:
             # (hop's own function -- hop.grad's, hop.vmap's -- has no eager
             # call: the plan's error is its answer)
             error = p.error if is_hop_function(self.fn) else None
+        if error is FPWarned:
+            return self._fp_rerun(args)
         if error is None:  # (outside the handler: eager's error as it raises it)
             return self._run_eagerly(args, {})
         raise error  # (outside the handler: the user's error as it was raised)
@@ -428,13 +430,15 @@ class CompiledFunction(_C._CompiledCall):
                     failures = [entries[-1].failure(e)]
             return self._miss(args, kwargs, failures)  # (outside the guard's handler)
         except FPWarned:
-            return self._fp_rerun(args, kwargs)
+            error = FPWarned  # (NumPy's run, below: its error without FPWarned as context)
         except _Ran as r:
             error = r.error
         except _PlanRaised as p:
             # (hop's own function -- hop.grad's, hop.vmap's -- has no eager
             # call: the plan's error is its answer)
             error = p.error if is_hop_function(self.fn) else None
+        if error is FPWarned:
+            return self._fp_rerun(args, kwargs)
         if error is None:  # (outside the handler: eager's error as it raises it)
             return self._run_eagerly(args, kwargs)
         raise error  # (outside the handler: the user's error as it was raised)
@@ -490,6 +494,10 @@ class CompiledFunction(_C._CompiledCall):
             return self._fall_back(effects, args, kwargs)
         saved = (None if self._dims is None else [set(d) for d in self._dims], self._first)
         dynamic = self._dynamic_for(args, kwargs)
+        # what the trace refused, acted on outside its handler (the
+        # translation or the eager call that follows runs the user's code,
+        # whose error must not have hop's refusal as its __context__)
+        refused = None
         try:
             if self._env_arrays:
                 # (the translator compiles any Python function alike: were
@@ -499,28 +507,17 @@ class CompiledFunction(_C._CompiledCall):
         except _breaks.EnvArrays:
             self._env_arrays = True
             self._dims, self._first = saved[0], saved[1]
-            out = self._translated(args, kwargs, [], reason, plain=True)
-            if out is not _UNTRANSLATED:
-                return out
-            return self._fall_back([self._untranslated], args, kwargs)
+            refused = ("env arrays", None)
         except _breaks.ArgumentChanged as a:
             self._dims, self._first = saved[0], saved[1]
-            return self._argument_changed(a.what, args, kwargs, reason)
+            refused = ("argument changed", a.what)
         except SharedWrite as w:  # (this call eagerly, below)
             shared = self._shared_write(w, saved, args, kwargs)
         except _breaks.GraphBreak as b:
             self._dims, self._first = saved[0], saved[1]
             if self.fullgraph:
                 raise b.as_error() from None
-            if isinstance(self.fn, types.FunctionType):
-                # a graph break: the translator compiles what comes before
-                # it and resumes after it
-                # (not fullgraph: a break it refused above)
-                out = self._translated(args, kwargs, [], reason)
-                if out is not _UNTRANSLATED:
-                    return out
-            return self._fall_back([_effects.Effect("conversion", str(b.site), b.message)],
-                                   args, kwargs)
+            refused = ("break", b)
         except BaseException as e:
             # A call that fails to trace must not change what later calls
             # make dynamic.
@@ -534,6 +531,8 @@ class CompiledFunction(_C._CompiledCall):
             failed, shared = e, None
         else:
             failed = shared = None
+        if refused is not None:
+            return self._refused(refused, args, kwargs, reason)
         if shared is not None:  # (outside the handler: eager's error as it raises it)
             return self._eager_for_argument(shared, args, kwargs)
         if failed is not None:
@@ -542,6 +541,28 @@ class CompiledFunction(_C._CompiledCall):
                 "trace", "?", f"the trace raised {type(failed).__name__} ({failed}) where the "
                               f"call itself answers"), args, kwargs)
         return self._new_plan(gm, runner, paths, note, dynamic, reason, args, kwargs)
+
+    def _refused(self, refused, args, kwargs, reason):
+        """The plain trace refused the call (_miss's refused: (kind, what)):
+        an environment ndarray or a graph break (the frame translator
+        compiles the call, else it runs eagerly), or an argument the trace
+        changed (_argument_changed)."""
+        kind, what = refused
+        if kind == "argument changed":
+            return self._argument_changed(what, args, kwargs, reason)
+        if kind == "env arrays":
+            out = self._translated(args, kwargs, [], reason, plain=True)
+            if out is not _UNTRANSLATED:
+                return out
+            return self._fall_back([self._untranslated], args, kwargs)
+        if isinstance(self.fn, types.FunctionType):
+            # a graph break: the translator compiles what comes before it
+            # and resumes after it (not fullgraph: _miss raised that)
+            out = self._translated(args, kwargs, [], reason)
+            if out is not _UNTRANSLATED:
+                return out
+        return self._fall_back([_effects.Effect("conversion", str(what.site), what.message)],
+                               args, kwargs)
 
     def _new_plan(self, gm, runner, paths, note, dynamic, reason, args, kwargs):
         """Keeps the plan _miss traced (the newest entry) and runs it on the

@@ -127,3 +127,54 @@ def test_a_counters_missing_key_changes_nothing_and_compiles():
             return C
         """, name="counter")
     assert cf.eager_calls == 0
+
+
+# --------------------------------------------------------------- hop's refusals as __context__
+
+_REFUSED = {
+    # the plain trace meets an ndarray global (_breaks.EnvArrays): translated
+    "global_array": "return (x * G).reshape(n)",
+    # a conversion of a traced value (_breaks.GraphBreak): translated around it
+    "float": "s = float(x.sum())\n    return x.reshape(n) * s",
+    # an operator of a list global on a hop tensor (the break's eager call)
+    "list_operand": "return x * L",
+}
+
+
+@pytest.mark.parametrize("kind", ["ndarray", "tensor"])
+@pytest.mark.parametrize("body", _REFUSED.values(), ids=_REFUSED.keys())
+def test_an_error_after_the_trace_refused_the_call_has_no_context(body, kind):
+    # was: the translation (or eager call) after the plain trace's refusal
+    # ran inside its handler, so the user's error had __context__
+    # EnvArrays() or GraphBreak('float() of a traced array value needs its
+    # data ...') where eager's has None
+    make = "hop.arange" if kind == "tensor" else "np.arange"
+    body = body.replace("\n    ", "\n            ")
+    check(f"""
+        G = np.ones(4)
+        L = [1.0, 2.0]
+        def f(x, n):
+            {body}
+        def args(i):
+            return ({make}(4.0), [3, 4, 2, 4][i])
+        """, name="refused")
+
+
+@pytest.mark.parametrize("keywords", [False, True], ids=["positional", "keywords"])
+def test_numpys_warning_raised_as_an_error_by_a_compiled_plan_has_no_context(keywords):
+    # was: with a keyword argument, the plan's floating-point report
+    # (_trace.FPWarned) was handled by running NumPy inside its handler: a
+    # RuntimeWarning raised as an error had __context__ FPWarned()
+    def f(x, y):
+        return np.log(x) + y
+
+    cf = hop.compile(f)
+    call = (lambda fn, x: fn(x, y=2.0)) if keywords else (lambda fn, x: fn(x, 2.0))
+    for _ in range(2):
+        np.testing.assert_array_equal(call(cf, np.arange(1.0, 4.0)), np.log(np.arange(1.0, 4.0)) + 2)
+    for fn in (f, cf):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(RuntimeWarning, match="^divide by zero encountered in log$") as e:
+                call(fn, np.arange(3.0) - 1)
+        assert e.value.__context__ is None
