@@ -831,6 +831,10 @@ class _Calls(_Holders):
         vals = f.candidates(frame, callee.src)
         if not vals:
             return self.unresolved_callee()
+        if operator.getitem in vals and site.args and \
+                any(inserts_missing(v) for v in f.candidates(frame, site.args[0].src)):
+            # (operator.getitem(D, k): as D[k], _Finder.operator)
+            self.add("item", "reads an item of a dict whose __missing__ inserts a missing one")
         return self.merge([self.classify(v) for v in vals])
 
     def merge(self, results):
@@ -984,6 +988,10 @@ class _Calls(_Holders):
         if objs:
             results = []
             for obj in objs:
+                if m == "__getitem__" and inserts_missing(obj):
+                    # (D.__getitem__(k): as D[k], _Finder.operator)
+                    self.add("item", f"reads an item of a {type(obj).__name__}, whose "
+                                     f"__missing__ inserts a missing one")
                 if m == "__getitem__" and _index_trick(obj):
                     # np.r_[...], np.mgrid[...]: a new array (a list of
                     # them for ogrid, a matrix for 'r'), none of its key's

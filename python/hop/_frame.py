@@ -509,6 +509,11 @@ class Translator(_State, _Library, _Merging, _Breaking):
             return self._inline(f.__func__, (f.__self__,) + args, kwargs)
         if _user_function(f):
             return self._inline(f, args, kwargs)
+        if f is operator.getitem and len(args) == 2 and not kwargs:
+            self._missing_key(args[0], args[1])
+        elif isinstance(f, types.BuiltinMethodType) and f.__name__ == "__getitem__" and \
+                len(args) == 1 and not kwargs:
+            self._missing_key(f.__self__, args[0])
         if isinstance(f, _Recorded):
             real, shadow, name = f.real, f.shadow, f.name
             if name == "pop" and type(real) is set:

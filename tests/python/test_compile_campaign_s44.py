@@ -61,6 +61,8 @@ _MISSING = {
     "read": "return x * D[k]",
     "list": "D[k].append(x.sum())\n    return x * len(D[k])",
     "count": "return x * D[k] + len(D)",
+    "operator": "return x * operator.getitem(D, k)",
+    "dunder": "return x * D.__getitem__(k)",
 }
 
 
@@ -75,6 +77,7 @@ def test_a_missing_key_of_a_defaultdict_is_inserted_as_eagerly(body, factory):
     body = body.replace("\n    ", "\n            ")
     check(f"""
         import collections
+        import operator
         D = collections.defaultdict({factory})
         def f(x, k):
             {body}
