@@ -470,7 +470,12 @@ class Translator(_State, _Library, _Merging, _Breaking):
 
     def _fail(self, message, fr=None, brk=None):
         fr = fr or self._cur
-        err = Unsupported(message, _site(fr.code, fr.line))
+        if fr is not None:
+            where = _site(fr.code, fr.line)
+        else:  # (before the first frame: the function itself, a generator function's)
+            code = getattr(self.fn, "__code__", None)
+            where = _site(code, code.co_firstlineno) if code is not None else "?"
+        err = Unsupported(message, where)
         err.brk = brk  # the instruction, when this is a graph break not taken
         if self.error is None:
             self.error = err

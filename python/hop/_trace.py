@@ -8,6 +8,7 @@ nodes and nested subgraphs, and runs the plan when called.
 
 import collections
 import functools
+import inspect
 import re
 import sys
 import types
@@ -1029,6 +1030,12 @@ class _Results:
             if isinstance(x, outs) or _is_atom(x) or id(x) in env_ids:
                 continue
             if _holds_traced(x):
+                if isinstance(x, types.CoroutineType) and \
+                        inspect.getcoroutinestate(x) == inspect.CORO_CREATED:
+                    # (the trace's own coroutine over proxies, never to be
+                    # awaited: closed, or its "never awaited" RuntimeWarning
+                    # would be one eager does not give)
+                    x.close()
                 _breaks.conversion(_C.TraceError, f"the function returns a "
                                                   f"{type(x).__name__} that holds a traced "
                                                   f"value; only tensors, numbers and pytrees "

@@ -10,8 +10,10 @@ program's state must be eager's.  Each test says what hop answered before
 its fix."""
 
 import contextlib
+import gc
 import io
 import random
+import sys
 import warnings
 
 import numpy as np
@@ -181,3 +183,42 @@ def test_numpys_warning_raised_as_an_error_by_a_compiled_plan_has_no_context(key
             with pytest.raises(RuntimeWarning, match="^divide by zero encountered in log$") as e:
                 call(fn, np.arange(3.0) - 1)
         assert e.value.__context__ is None
+
+
+# --------------------------------------------------------------- a generator function
+
+@pytest.mark.parametrize("kind", ["generator", "coroutine"])
+def test_a_compiled_generator_function_runs_eagerly_and_explain_says_why(kind):
+    # was: the same eager answer, but explain() gave hop's own error as the
+    # reason ("the translation failed (AttributeError: 'NoneType' object has
+    # no attribute 'code')": the translator's _fail had no frame yet), and
+    # the plain trace's coroutine, never awaited, warned so when collected
+    if kind == "generator":
+        def f(x):
+            for r in x:
+                yield r * 2
+        why = "f is a generator function (hop.compile of it would return a generator)"
+    else:
+        async def f(x):
+            return x * 2
+        why = "f is a coroutine"
+    cf = hop.compile(f)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = cf(np.arange(3.0))
+        gc.collect()
+    # (and not the trace's coroutine's "coroutine 'f' was never awaited")
+    assert [str(x.message) for x in w] == [
+        f"hop.compile: f runs eagerly: the function returns a {kind} that holds a traced value; "
+        f"only tensors, numbers and pytrees of them come back from a plan "
+        f"(test_compile_campaign_s44.py:{sys._getframe().f_lineno - 7}); hop cannot compile "
+        f"that yet (explain() says why)"]
+    if kind == "generator":
+        assert [type(v) for v in out] == [np.float64] * 3
+        assert list(cf(np.arange(3.0))) == [0.0, 2.0, 4.0]
+    else:
+        with pytest.raises(StopIteration) as stop:
+            out.send(None)
+        np.testing.assert_array_equal(stop.value.value, [0.0, 2.0, 4.0])
+    assert "stopped at test_compile_campaign_s44.py:" in cf.explain() and why in cf.explain()
+    assert "AttributeError" not in cf.explain() and cf.eager_calls == (2 if kind == "generator" else 1)
