@@ -662,30 +662,45 @@ class _Finder:
                             self.schedule(a, {}, {}, {}, f" (in {a.__qualname__}, run at "
                                                           f"{_site(code, line)})", self_new=True)
         elif k == "load":
-            name = ev.detail
             for v in self.candidates(frame, ev.target.src):
-                if isinstance(v, (types.ModuleType, type)):
-                    continue
-                try:
-                    a = inspect.getattr_static(type(v), name)
-                except AttributeError:
-                    a = _MISSING
-                get = _user_get(a)
-                if isinstance(a, property) and isinstance(a.fget, types.FunctionType) and \
-                        _is_user(_module_name(a.fget)):
-                    self.schedule(a.fget, {a.fget.__code__.co_varnames[0]: v}
-                                  if a.fget.__code__.co_argcount else {}, {}, {},
-                                  f" (in the property {a.fget.__qualname__}, read at "
-                                  f"{_site(code, line)})")
-                elif get is not None:
-                    # a descriptor of the user's: o.name runs its __get__(a, o, type(o))
-                    self.schedule(get, dict(zip(get.__code__.co_varnames[:2], (a, v))), {}, {},
-                                  f" (in the descriptor {get.__qualname__}, read at "
-                                  f"{_site(code, line)})")
-                elif a is _MISSING:
-                    self.dunders(frame, v, ("__getattr__",), line, code)
+                self.attribute_read(frame, v, ev.detail, line, code)
         elif k == "op":
             self.operator(frame, ev.target, op_dunders(ev.detail), line, code)
+
+    def attribute_read(self, frame, v, name, line, code):
+        """v.name (a load event, or getattr(v, name)) runs the user's code
+        of v's class: a property's getter, a descriptor's __get__, or
+        __getattr__ for a name the class lacks (name None: not known
+        before the call, so __getattr__ and every such getter)."""
+        if isinstance(v, (types.ModuleType, type)):
+            return
+        if name is None:
+            if not _is_user(getattr(type(v), "__module__", "") or ""):
+                return  # (a library object's attributes run no code of the user's)
+            names = {n for klass in type(v).__mro__ for n in vars(klass)
+                     if not (n.startswith("__") and n.endswith("__"))}
+            for n in sorted(names):
+                self.attribute_read(frame, v, n, line, code)
+            self.dunders(frame, v, ("__getattr__",), line, code)
+            return
+        try:
+            a = inspect.getattr_static(type(v), name)
+        except AttributeError:
+            a = _MISSING
+        get = _user_get(a)
+        if isinstance(a, property) and isinstance(a.fget, types.FunctionType) and \
+                _is_user(_module_name(a.fget)):
+            self.schedule(a.fget, {a.fget.__code__.co_varnames[0]: v}
+                          if a.fget.__code__.co_argcount else {}, {}, {},
+                          f" (in the property {a.fget.__qualname__}, read at "
+                          f"{_site(code, line)})")
+        elif get is not None:
+            # a descriptor of the user's: o.name runs its __get__(a, o, type(o))
+            self.schedule(get, dict(zip(get.__code__.co_varnames[:2], (a, v))), {}, {},
+                          f" (in the descriptor {get.__qualname__}, read at "
+                          f"{_site(code, line)})")
+        elif a is _MISSING:
+            self.dunders(frame, v, ("__getattr__",), line, code)
 
     def operator(self, frame, target, names, line, code):
         """An operator of target (an "op" event) runs the special methods
@@ -1382,6 +1397,14 @@ class _Calls(_Holders):
                                       "object it made with setattr() (a change through that "
                                       "object is followed by the frame translator)")
             return ("new", None)
+        if name in ("getattr", "hasattr") and len(site.args) >= 2 and not site.star:
+            # getattr(o, name): as o.name (its property, descriptor or
+            # __getattr__, with every name when name is not known now)
+            names = f.candidates(frame, site.args[1].src)
+            names = names if names and all(isinstance(n, str) for n in names) else [None]
+            for obj in f.candidates(frame, site.args[0].src):
+                for n in names:
+                    f.attribute_read(frame, obj, n, site.line, site.code)
         if name in _CONSUMERS:
             self.consumed_iterators(f"{name}()")
         if name in ("len", "str", "repr", "format", "hash", "bool", "int", "float", "abs",

@@ -304,3 +304,47 @@ def test_drawn_programs_keeping_arrays_in_state(chunk):
             check(src, calls=5, name=f"drawn_{seed}")
         except AssertionError as e:
             raise AssertionError(f"seed {seed}:\n{src}\n{e}") from None
+
+
+# --------------------------------------------------------------- getattr() of an object
+
+_GETATTR = {
+    # __getattr__ that stores what it makes
+    "setattr": ("def __getattr__(self, n):\n    v = np.ones(3)\n    setattr(self, n, v)\n"
+                "    return v", "getattr(L, k)"),
+    "dict": ("def __getattr__(self, n):\n    v = np.ones(3)\n    self.__dict__[n] = v\n"
+             "    return v", "getattr(L, k)"),
+    "log": ("def __getattr__(self, n):\n    LOG.append(n)\n    return np.ones(3)",
+            "getattr(L, k)"),
+    "constant": ("def __getattr__(self, n):\n    LOG.append(n)\n    return np.ones(3)",
+                 "getattr(L, 'w')"),
+    "default": ("def __getattr__(self, n):\n    LOG.append(n)\n    return np.ones(3)",
+                "getattr(L, k, None)"),
+    "hasattr": ("def __getattr__(self, n):\n    LOG.append(n)\n    return np.ones(3)",
+                "np.ones(3) * hasattr(L, k)"),
+    "property": ("@property\ndef w(self):\n    LOG.append('w')\n    return np.ones(3)",
+                 "getattr(L, 'w')"),
+    "lazy": ("_w = None\n@property\ndef w(self):\n    if self._w is None:\n"
+             "        self._w = np.zeros(3)\n    return self._w", "getattr(L, k)"),
+}
+
+
+@pytest.mark.parametrize("member,read", _GETATTR.values(), ids=_GETATTR.keys())
+def test_getattr_of_an_object_runs_its_code_as_eagerly(member, read):
+    # was: the effect finder took getattr(o, name) for a builtin with no
+    # effect, not for o.name: a __getattr__ (or property) that stores or
+    # logs ran once, while tracing -- setattr(self, n, np.ones(3)) stored
+    # hop's array (NumpyArg) in the object -- and the plan replayed nothing
+    member = member.replace("\n", "\n            ")
+    check(f"""
+        LOG = []
+        class Lazy:
+            {member}
+        L = Lazy()
+        def f(x, k):
+            return x + {read}
+        def args(i):
+            return (np.arange(3.0), "wvwu"[i])
+        def snap():
+            return vars(L), LOG
+        """, name="getattr")
