@@ -517,7 +517,8 @@ class CompiledFunction(_C._CompiledCall):
             self._dims, self._first = saved[0], saved[1]
             if self.fullgraph:
                 raise b.as_error() from None
-            refused = ("break", b)
+            # (its site and text, not the exception: its traceback holds this frame)
+            refused = ("break", (str(b.site), b.message))
         except BaseException as e:
             # A call that fails to trace must not change what later calls
             # make dynamic.
@@ -561,8 +562,7 @@ class CompiledFunction(_C._CompiledCall):
             out = self._translated(args, kwargs, [], reason)
             if out is not _UNTRANSLATED:
                 return out
-        return self._fall_back([_effects.Effect("conversion", str(what.site), what.message)],
-                               args, kwargs)
+        return self._fall_back([_effects.Effect("conversion", *what)], args, kwargs)
 
     def _new_plan(self, gm, runner, paths, note, dynamic, reason, args, kwargs):
         """Keeps the plan _miss traced (the newest entry) and runs it on the
