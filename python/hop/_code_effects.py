@@ -773,9 +773,13 @@ class _Interp:
 
     @_handles("FORMAT_VALUE")
     def _format_value(self, x, s, i):
-        _pop(s)
         if x.arg & 0x04:
             _pop(s)
+        (v,) = _pop(s)
+        if v.src is not None:
+            # f"{v}": its class's __format__ (__str__, __repr__ for !s, !r)
+            self.eff.event((self.code, x.offset, 4), "op", self.lines[i],
+                           ("names", ("__format__", "__str__", "__repr__")), v)
         s.append(_CLEAN)
 
     @_handles("FORMAT_WITH_SPEC", "SET_FUNCTION_ATTRIBUTE")

@@ -802,6 +802,23 @@ class _Finder:
         return out.run()
 
 
+# The special methods the builtin classes run of their arguments (float(v):
+# v.__float__, list(v): v.__iter__), and NumPy's functions of an object
+# (np.asarray(v): v.__array__).
+_ITERATION = ("__iter__", "__next__", "__getitem__", "__len__")
+_CONVERTER_DUNDERS = {
+    "float": ("__float__", "__index__"), "int": ("__int__", "__index__", "__trunc__"),
+    "complex": ("__complex__", "__float__", "__index__"), "str": ("__str__", "__repr__"),
+    "bytes": ("__bytes__", "__index__") + _ITERATION, "bool": ("__bool__", "__len__"),
+    "list": _ITERATION, "tuple": _ITERATION, "set": _ITERATION + ("__hash__", "__eq__"),
+    "frozenset": _ITERATION + ("__hash__", "__eq__"), "dict": _ITERATION + ("keys",),
+    "enumerate": _ITERATION, "zip": _ITERATION, "map": _ITERATION, "filter": _ITERATION,
+    "reversed": ("__reversed__",) + _ITERATION,
+}
+_NUMPY_DUNDERS = ("__array__", "__array_function__", "__array_ufunc__", "__float__", "__int__",
+                  "__index__", "__complex__") + _ITERATION
+
+
 def inserts_missing(v):
     """Whether `v[k]` may change v: a dict subclass whose __missing__ is not
     Counter's (which answers 0 and changes nothing), as a defaultdict's
@@ -1240,6 +1257,13 @@ class _Calls(_Holders):
         if cls.__name__ in _RANDOM_MAKERS and (_is_numpy(mod) or _top(mod) in ("random",)) \
                 and nargs == 0 and not site.star:
             self.add("random", f"makes a {cls.__name__} seeded from the operating system")
+        if mod == "builtins":
+            # float(v), list(v): the special methods of v's class they run
+            names = _CONVERTER_DUNDERS.get(cls.__name__)
+            for a in site.args if names is not None and cls is getattr(builtins, cls.__name__,
+                                                                        None) else ():
+                for v in f.candidates(frame, a.src):
+                    f.dunders(frame, v, names, site.line, site.code)
         if _is_stdlib(mod) or _is_numpy(mod) or is_hop_module(mod):
             self.consumed_iterators(f"{cls.__name__}()")
         return ("new", cls)
@@ -1256,6 +1280,10 @@ class _Calls(_Holders):
     def numpy_call(self, v, module):
         site = self.site
         name = getattr(v, "__name__", "")
+        for a in site.args:
+            # np.asarray(v), np.mean(v): v's __array__, __len__, __getitem__, ...
+            for c in self.f.candidates(self.frame, a.src):
+                self.f.dunders(self.frame, c, _NUMPY_DUNDERS, site.line, site.code)
         if module.startswith("numpy.random"):
             if name in _RANDOM_MAKERS and (site.args or site.kwargs or site.star):
                 return ("new", None)

@@ -83,7 +83,8 @@ from ._frame_base import (
     _finding_a_module, _Frame, _generated_library, _HANDLED, _INERT, _instructions, _INTERNAL,
     _LOAD, _LOAD_CONST, _NoMerge, _NULL, _numpy_written_back, _PAUSED, _rows_known_at_run_time,
     _site, _SKIP, _static_rows, _steps_table, _Stop, _STORE, _symfloat, _traced, _TransGen,
-    _TransMap, _UNBOUND, _user_function, _userish, _YIELDED, is_user_code, Unsupported)
+    _TransMap, _UNBOUND, _user_function, _userish, _YIELDED, _DUNDER_BUILTINS, is_user_code,
+    Unsupported, user_dunder)
 from ._effects import KINDS as _effects_KINDS, callable_effect, inserts_missing
 from ._frame_library import _Library, _NOT_MODELLED, modelled
 from ._frame_merge import _Merging, _touches
@@ -581,6 +582,8 @@ class Translator(_State, _Library, _Merging, _Breaking):
             # type(x[0, 0]) is np.float64 eagerly: NumPy's class, as
             # x.__class__ (_getattr), never hop's to the user's code
             return type(args[0])._user_class(args[0])
+        if not self.concrete:
+            self._user_dunders(f, args, kwargs)
         fr = self._cur
         if fr is not None and self.effect_lines and \
                 (os.path.basename(fr.code.co_filename), fr.line) in \
@@ -803,6 +806,33 @@ class Translator(_State, _Library, _Merging, _Breaking):
         if user is None:
             return False
         return issubclass(user(obj), cls)
+
+    def _user_dunders(self, f, args, kwargs):
+        """A builtin, NumPy, math or operator function run for real on an
+        object whose class has a special method of the user's (float(v):
+        v.__float__, list(v): __iter__, np.asarray(v): __array__) would run
+        that method once, while translating, where the translator cannot
+        see its effects (a log it appends to, an array it caches: hop's, as
+        made in a trace): a break, so the call runs in Python on every
+        call."""
+        if isinstance(f, (types.BuiltinFunctionType, type)) and \
+                getattr(f, "__self__", builtins) in (builtins, None):
+            if getattr(f, "__name__", None) not in _DUNDER_BUILTINS or \
+                    f is not getattr(builtins, f.__name__, None):
+                return
+        elif not (getattr(f, "__module__", None) or "").startswith(("numpy", "math",
+                                                                     "_operator", "operator")) \
+                and not (type(f).__module__ == "numpy" and type(f).__name__ == "ufunc"):
+            return
+        for a in tuple(args) + tuple(kwargs.values()):
+            if type(a).__module__ in ("builtins", "numpy") or _traced(a):
+                continue
+            what = user_dunder(a)
+            if what is not None:
+                raise _BreakHere(f"{getattr(f, '__qualname__', type(f).__name__)}() of a "
+                                 f"{type(a).__qualname__} runs {what}, whose effects hop cannot "
+                                 f"see there (the call runs in Python on every call)",
+                                 self.depth)
 
     def _safe(self, f):
         """A call that changes nothing the translator does not see."""
@@ -1307,6 +1337,11 @@ class Translator(_State, _Library, _Merging, _Breaking):
             if _traced(v) and not self.concrete:
                 raise _BreakHere("the text of a traced value (an f-string or format()) is "
                                  "known only when the plan runs", self.depth)
+            if not self.concrete and type(v).__module__ not in ("builtins", "numpy") and \
+                    user_dunder(v) is not None:
+                raise _BreakHere(f"an f-string of a {type(v).__qualname__} runs "
+                                 f"{user_dunder(v)}, whose effects hop cannot see there",
+                                 self.depth)
             if conv == 1:
                 v = str(v)
             elif conv == 2:

@@ -348,3 +348,46 @@ def test_getattr_of_an_object_runs_its_code_as_eagerly(member, read):
         def snap():
             return vars(L), LOG
         """, name="getattr")
+
+
+# --------------------------------------------------------------- special methods run by C code
+
+_DUNDERS = {
+    "float": ("def __float__(self):\n    LOG.append('f')\n    return 2.0", "x * float(V)"),
+    "int": ("def __int__(self):\n    LOG.append('i')\n    return 2", "x * int(V)"),
+    "str": ("def __str__(self):\n    LOG.append('s')\n    return 'v'", "(x, str(V))"),
+    "format": ("def __format__(self, spec):\n    LOG.append(spec)\n    return 'F'",
+               "(x, f'{V:>3}')"),
+    "fstring": ("def __str__(self):\n    LOG.append('s')\n    return 'v'", "(x, f'{V!s}')"),
+    "list": ("def __iter__(self):\n    LOG.append('it')\n    return iter([1.0, 2.0, 3.0])",
+             "x * np.array(list(V))"),
+    "tuple": ("def __iter__(self):\n    LOG.append('it')\n    return iter([1.0, 2.0, 3.0])",
+              "x * sum(tuple(V))"),
+    "asarray": ("def __array__(self, dtype=None):\n    LOG.append('a')\n"
+                "    return np.arange(3.0)", "x + np.asarray(V)"),
+    "cached_array": ("cache = None\ndef __array__(self, dtype=None):\n"
+                     "    if self.cache is None:\n        self.cache = np.arange(3.0)\n"
+                     "    LOG.append('a')\n    return self.cache", "x + np.asarray(V)"),
+}
+
+
+@pytest.mark.parametrize("member,expr", _DUNDERS.values(), ids=_DUNDERS.keys())
+def test_a_special_method_run_by_a_builtin_or_numpy_has_its_effects_every_call(member, expr):
+    # was: the effect finder followed float(v), str(v), list(v) (classes,
+    # not builtin functions), f"{v}" and np.asarray(v) into no special
+    # method, so the plain trace ran v's __float__ (__format__, __iter__,
+    # __array__) once and the plan replayed nothing: after two calls LOG
+    # held one entry where eager's holds two; an __array__ caching an array
+    # it made cached hop's array and NumPy raised "object __array__ method
+    # not producing an array" where eager answers
+    member = member.replace("\n", "\n            ")
+    check(f"""
+        LOG = []
+        class V_:
+            {member}
+        V = V_()
+        def f(x):
+            return {expr}
+        def snap():
+            return LOG, vars(V)
+        """, name="dunder")
