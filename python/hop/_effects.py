@@ -1326,10 +1326,25 @@ class _Calls(_Holders):
                 self.add("mutation", f"calls {module}.{name}(), which changes its first "
                                      f"argument")
             self.consumed_iterators(f"{module}.{name}()")
+            self.arg_dunders()
             return ("args", None)
         self.add("call", f"calls {module}.{name}() of the standard library, which hop does not "
                          f"analyse")
         return ("unknown", None)
+
+    def arg_dunders(self):
+        """A library function of the standard library (math.floor(v),
+        operator.add(v, w)) given objects: any special method of the user's
+        their classes have may run (math.floor: __floor__)."""
+        f, frame, site = self.f, self.frame, self.site
+        for a in site.args:
+            for v in f.candidates(frame, a.src):
+                if not isinstance(v, (types.ModuleType, type)) and \
+                        _is_user(getattr(type(v), "__module__", "") or ""):
+                    names = sorted({n for k in type(v).__mro__[:-1] for n in vars(k)
+                                    if n.startswith("__") and n.endswith("__") and
+                                    n not in ("__init__", "__new__", "__del__")})
+                    f.dunders(frame, v, names, site.line, site.code)
 
     def builtin_call(self, v, receiver, recv_pre):
         """A function or method written in C."""
@@ -1370,6 +1385,7 @@ class _Calls(_Holders):
                 self.add("mutation", f"calls {module}.{name}(), which changes its first "
                                      f"argument")
             self.consumed_iterators(f"{module}.{name}()")
+            self.arg_dunders()
             return ("args", None)
         self.add("call", f"calls {module + '.' if module else ''}{name}(), a C function hop "
                          f"does not know")
