@@ -120,15 +120,18 @@ def same(got, want, rtol=None, path="result"):
     assert got == want or (got != got and want != want), f"{path}: {got!r} vs {want!r}"
 
 
-def check(fn, *args, rtol=None, calls=None, dynamic=None, post=None):
+def check(fn, *args, rtol=None, calls=None, dynamic=None, post=None, fullgraph=False):
     """fn(*args) by NumPy and by hop.compile(fn): same(); the same exception
     type when NumPy raises (exactly: hop's ShapeError is not NumPy's
     ValueError); the arguments after each call agree, a raising one's too.  calls:
     several argument tuples, run one after the other through one compiled
     function.  post: applied to both results after the call (a conversion
     to Python data such as float(), which traced code cannot make of a
-    traced value).  Returns NumPy's result of the last call."""
-    cf = hop.compile(fn) if dynamic is None else hop.compile(fn, dynamic=dynamic)
+    traced value).  fullgraph: compiled with hop.compile's fullgraph=True
+    (a call that would run eagerly raises instead).  Returns NumPy's result
+    of the last call."""
+    opts = {} if dynamic is None else {"dynamic": dynamic}
+    cf = hop.compile(fn, fullgraph=True, **opts) if fullgraph else hop.compile(fn, **opts)
     want = None
     for call in calls if calls is not None else [args]:
         wargs, gargs = copied(call), copied(call)

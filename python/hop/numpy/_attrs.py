@@ -550,11 +550,24 @@ ndarray.data = property(lambda self: self._t.numpy().data,
 # ----------------------------------------------------- methods of functions
 
 for _name, _fn in {"repeat": _lib.repeat, "diagonal": _twodim.diagonal, "trace": _twodim.trace,
-                   "searchsorted": _sorting.searchsorted, "choose": _index_routines.choose,
+                   "searchsorted": _sorting.searchsorted,
                    "compress": lambda a, condition, axis=None, out=None, _kind=None:
                    _index_routines.compress(condition, a, axis, out, _kind=_kind),
                    "argpartition": _sorting.argpartition}.items():
     setattr(ndarray, _name, F._method(_fn))
+
+
+def _choose_method(self, *choices, out=None, mode="raise"):
+    # NumPy's array_choose: one positional argument is the sequence of
+    # choices, several are the choices themselves (`out` and `mode` are
+    # keywords only)
+    if not choices:
+        raise TypeError("choose() takes exactly 1 argument (0 given)")
+    choices = choices[0] if len(choices) == 1 else choices
+    return _index_routines.choose(self, choices, out, mode, _kind=type(self))
+
+
+ndarray.choose = F.scalar_method(_choose_method)
 
 
 def _put_method(self, indices, values, mode="raise"):
