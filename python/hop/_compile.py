@@ -1373,7 +1373,12 @@ def _numpy_call(args, kwargs):
     eagerly (hop's kernels report none); the plans stay for the other calls.
     (Plan.bind_arrays's C call asks the same and leaves such a call to
     _call_args.)  A call on hop.Tensors only is not NumPy's: its plan does
-    not read NumPy's state, as hop.Tensor's eager operations do not."""
+    not read NumPy's state, as hop.Tensor's eager operations do not.  A call
+    with no tensor among its arguments (Python numbers only) is NumPy's
+    where hop.numpy is loaded: every array it computes with is one the
+    function made, by NumPy's functions (`np.int8(a) + np.int8(b)` of 127
+    and 127 warns "overflow encountered in scalar add" on every call, as
+    NumPy; a function of hop's own API gives the same eagerly)."""
     np = sys.modules.get("numpy")
     if np is None:
         return False
@@ -1381,6 +1386,7 @@ def _numpy_call(args, kwargs):
     kinds = (np.ndarray, np.generic) if hnp is None else (np.ndarray, np.generic, hnp.ndarray)
     # (not flatten's leaves: a hop.numpy array's is its tensor)
     todo = [args, kwargs]
+    tensors = False
     while todo:
         x = todo.pop()
         if isinstance(x, kinds):
@@ -1389,7 +1395,9 @@ def _numpy_call(args, kwargs):
             todo.extend(x)
         elif isinstance(x, dict):
             todo.extend(x.values())
-    return False
+        elif isinstance(x, _C.Tensor):
+            tensors = True
+    return hnp is not None and not tensors
 
 
 def _fp_warned(args, kwargs):
