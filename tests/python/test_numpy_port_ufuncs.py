@@ -124,7 +124,8 @@ def test_binary_ufunc(name, kind):
         check(lambda: ufunc(x, y))
 
 
-@ported("test_binary_ufuncs.py", "TestBinaryUfuncBasic.test_subtract_weak_scalar_promotes_bool_array")
+@ported("test_binary_ufuncs.py",
+        "TestBinaryUfuncBasic.test_subtract_weak_scalar_promotes_bool_array")
 def test_subtract_scalar_and_bool_array():
     check(lambda b: (np.subtract(1, b), np.subtract(1.5, b), 1 - b, 1.5 - b),
           np.asarray([True, False]))
