@@ -20,7 +20,7 @@ scalars: torch skips them too; hop.numpy traces no scalar subclass),
 TestMultiply.test_no_seq_repeat_basic_array_like (an `__array__` object
 and a memoryview: Python objects, not data a traced function takes), and
 the signed-overflow case `min // -1` (torch's skip: NumPy's result is
-platform-dependent).  So 38 of the file's 41 tests are here.  The port
+platform-dependent).  So 39 of the file's 44 tests are here.  The port
 found one bug, fixed with the last test of the file: a compiled call
 with only Python numbers among its arguments (`np.int8(a) + np.int8(b)`
 of 127 and 127) was hop's call, not NumPy's, and gave none of NumPy's
