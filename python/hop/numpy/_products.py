@@ -373,7 +373,11 @@ def _einsum_run_reduce(t, steps):
             ndim, i, j = step
             t = _diagonal_fn(ndim, 0, i, j)(t)
         else:
-            t = _C.sum(t, step, False)
+            # (in the operand's dtype, as NumPy's einsum sums: hop's sum of
+            # an integer narrower than int64 is int64, which the matmul
+            # with the next operand would not take)
+            r = _C.sum(t, step, False)
+            t = r if r.dtype == t.dtype else r.to(t.dtype)
     return t
 
 
@@ -521,11 +525,28 @@ def _einsum_key(subscripts, ts, single, view, dtype, casting, path):
     return subscripts, tuple(shapes), single, view, dtype, casting, path
 
 
-def _einsum_dtypes(ts, dtype, casting):
+def _einsum_by_value(arrays, ts, dtype):
+    """NumPy's result dtype of einsum's operands where a 0-d one (a Python
+    or NumPy scalar, a 0-d array) is beside an array of dimensions and no
+    dtype is given: NumPy 1.24's result_type of the operand arrays casts it
+    by its value (`np.einsum(",i->", 3, v)` of an int8 v is int8), which
+    the decisions' cache cannot key; else None."""
+    if dtype is not None or not builtins.any(t.ndim == 0 for t in ts) or \
+            not builtins.any(t.ndim > 0 for t in ts):
+        return None
+    return _core.result_dtype([_core.operand(a, "einsum") for a in arrays], "einsum")
+
+
+def _einsum_dtypes(ts, dtype, casting, by_value=None):
     """The result dtype and the one the contraction computes in, with the
-    TypeError of NumPy's iterator for an operand it cannot cast."""
-    dt = _np.dtype(dtype) if dtype is not None else _core.promoted_dtype(ts)
+    TypeError of NumPy's iterator for an operand it cannot cast (a 0-d one
+    of a dtype by_value, by its value as NumPy casts it: a safe cast of 3
+    to int8)."""
+    dt = _np.dtype(dtype) if dtype is not None else \
+        by_value if by_value is not None else _core.promoted_dtype(ts)
     for i, t in enumerate(ts):  # NumPy's iterator casts each operand under `casting`
+        if by_value is not None and t.ndim == 0 and casting in ("safe", "same_kind", "unsafe"):
+            continue
         if not _np.can_cast(_core.np_dtype(t), dt, casting):
             raise TypeError(f"Iterator operand {i} dtype could not be cast from "
                             f"{_core.np_dtype(t)!r} to {dt!r} according to the rule {casting!r}")
@@ -564,7 +585,9 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     ts = [_t(a, "einsum") for a in arrays]
     single = len(ts) == 1 and out is None
     view = single and isinstance(arrays[0], ndarray) and not arrays[0]._scalar
-    key = _einsum_key(subscripts, ts, single, view, dtype, casting, path)
+    by_value = _einsum_by_value(arrays, ts, dtype)
+    key = None if by_value is not None else \
+        _einsum_key(subscripts, ts, single, view, dtype, casting, path)
     got = _EINSUM_PLANS.get(key) if key is not None else None
     if got is None:
         ins, outs = _einsum_parse(subscripts, ts)
@@ -572,7 +595,7 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
         _einsum_check(ts, ins, outs, single)
         if view and outs and set(ins[0]) <= set(outs):
             return _einsum_view(kind, arrays[0], subscripts, ins[0], outs)
-        dt, cdt = _einsum_dtypes(ts, dtype, casting)
+        dt, cdt = _einsum_dtypes(ts, dtype, casting, by_value)
         same = builtins.all(_core.np_dtype(t) == cdt for t in ts) and dt == cdt
         ts = _einsum_cast(ts, dt, cdt)
         plan = _einsum_plan(ins, outs, [tuple(t.shape) for t in ts])
@@ -583,8 +606,8 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
             _EINSUM_PLANS[key] = got
             if fast is not None:
                 _EINSUM_PLANS[fast] = got
-        return _einsum_finish(kind, ts, got, out, cast=False)
-    return _einsum_finish(kind, ts, got, out)
+        return _einsum_finish(kind, ts, got, out, cast=False, array_0d=optimize is not False)
+    return _einsum_finish(kind, ts, got, out, array_0d=optimize is not False)
 
 
 def _einsum_fast_key(operands, out, dtype, casting, optimize, _kind):
@@ -602,16 +625,22 @@ def _einsum_fast_key(operands, out, dtype, casting, optimize, _kind):
         if type(a) is not ndarray:
             return None, None
     ts = [a._t for a in operands[1:]]
+    if builtins.any(t.ndim == 0 for t in ts):
+        return None, None  # (a 0-d operand's dtype is cast by its value: _einsum_by_value)
     return (operands[0], *[(t.shape, t.dtype) for t in ts]), ts
 
 
-def _einsum_finish(kind, ts, got, out, cast=True):
+def _einsum_finish(kind, ts, got, out, cast=True, array_0d=False):
     """einsum's result of operands ts by its decisions got (the operands
-    cast to the contraction's dtype unless cast is False: done)."""
+    cast to the contraction's dtype unless cast is False: done).  array_0d:
+    a result of no dimensions is a 0-d array, not a NumPy scalar (NumPy's
+    einsum with an `optimize` other than False returns
+    `asanyarray(result)`)."""
     dt, cdt, plan, one_matmul = got
     if one_matmul:  # (the operands in their dtype; not bool)
         t = _C.matmul(ts[0], ts[1])
-        return _out(kind, t, scalar=t.ndim == 0 and out is None, out=out, what="einsum")
+        return _out(kind, t, scalar=t.ndim == 0 and out is None and not array_0d, out=out,
+                    what="einsum")
     if cast:
         ts = _einsum_cast(ts, dt, cdt)
     t = _einsum_run(ts, plan)
@@ -622,4 +651,4 @@ def _einsum_finish(kind, ts, got, out, cast=True):
     fresh = plan[1] and plan[3] is None
     t = _core.cast(t, dt)
     return _out(kind, t.clone() if t.ndim and not fresh else t,
-                scalar=t.ndim == 0 and out is None, out=out, what="einsum")
+                scalar=t.ndim == 0 and out is None and not array_0d, out=out, what="einsum")
