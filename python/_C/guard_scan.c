@@ -25,7 +25,7 @@ static PyObject *names_cache, *names_of_fn, *is_user_fn, *is_hop_fn, *missing, *
 static PyObject *stdlib_names, *builtins_mod;
 static PyObject *s_code, *s_set, *s_order, *s_gorder, *s_gsorted, *s_loads, *s_global_loads,
     *s_name, *s_wrapped, *s_builtins, *s_cell, *s_global, *s_default, *s_kwdefault, *s_id, *s_empty,
-    *s_arg, *s_names, *s_weak;
+    *s_arg, *s_names, *s_weak, *s_globals;
 
 static int
 scan_helpers(void)
@@ -56,10 +56,10 @@ scan_helpers(void)
         (s_global = PyUnicode_InternFromString("global")) &&
         (s_default = PyUnicode_InternFromString("default")) &&
         (s_kwdefault = PyUnicode_InternFromString("kwdefault")) &&
-        (s_id = PyUnicode_InternFromString("id")) &&
-        (s_arg = PyUnicode_InternFromString("arg")) &&
+        (s_id = PyUnicode_InternFromString("id")) && (s_arg = PyUnicode_InternFromString("arg")) &&
         (s_names = PyUnicode_InternFromString("names")) &&
-        (s_weak = PyUnicode_InternFromString("weak")))
+        (s_weak = PyUnicode_InternFromString("weak")) &&
+        (s_globals = PyUnicode_InternFromString("globals")))
         s_empty = PyUnicode_InternFromString("");
     Py_XDECREF(reads);
     Py_XDECREF(sys);
@@ -718,6 +718,17 @@ scan_one(PyObject *s, PyObject *f, PyObject *guards, PyObject *seen, PyObject *k
                 rc = guard_function(guards, seen, kind, name, holder, v);
             continue;
         }
+        if (PyModule_Check(v)) {
+            /* _visit of a module it has seen does nothing (a nest's every
+             * level names hop: four Python calls a level, for nothing) */
+            PyObject *key = PyLong_FromVoidPtr(v);
+            int in = key ? PySet_Contains(seen, key) : -1;
+            Py_XDECREF(key);
+            if (in != 0) {
+                rc = in < 0 ? -1 : 0;
+                continue;
+            }
+        }
         PyObject *r = PyObject_CallFunctionObjArgs(visit_root, s, f, kind, name, holder, v, NULL);
         rc = r ? 0 : -1;
         Py_XDECREF(r);
@@ -782,6 +793,146 @@ done:
     Py_XDECREF(keys);
     Py_XDECREF(builtins);
     return rc < 0 ? NULL : Py_NewRef(Py_None);
+}
+
+/* The answer of f's code's record (_reads.names_of: a _Names) to method,
+ * read from its slot once made (_Names.imported, .probed and
+ * .computed_names keep it there; None: not made yet); a new reference,
+ * NULL with an exception. */
+static PyObject *
+code_answer(PyObject *f, PyObject *slot, const char *method)
+{
+    PyObject *n = names_for(PyFunction_GET_CODE(f));
+    PyObject *got = n ? PyObject_GetAttr(n, slot) : NULL;
+    if (got == Py_None)
+        Py_SETREF(got, PyObject_CallMethod(n, method, NULL));
+    Py_XDECREF(n);
+    return got;
+}
+
+/* Whether f's code calls globals() (names_of(code).set holds "globals"):
+ * 1, 0, -1 with an exception. */
+static int
+calls_globals(PyObject *f)
+{
+    PyObject *n = names_for(PyFunction_GET_CODE(f));
+    PyObject *set = n ? PyObject_GetAttr(n, s_set) : NULL;
+    int has = set ? PySequence_Contains(set, s_globals) : -1;
+    Py_XDECREF(set);
+    Py_XDECREF(n);
+    return has;
+}
+
+/* The values f's code names as globals (its co_names looked up in its
+ * globals) and its closure cells hold whose type is in spelled, appended to
+ * out in _guards._spelled_names' order; 0, -1 with an exception. */
+static int
+spelled_of(PyObject *f, PyObject *spelled, PyObject *out)
+{
+    PyObject *g = PyFunction_GET_GLOBALS(f);
+    PyObject *names = ((PyCodeObject *)PyFunction_GET_CODE(f))->co_names;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); i++) {
+        PyObject *v = dict_get(g, PyTuple_GET_ITEM(names, i), Py_None);
+        int in = v ? PySet_Contains(spelled, (PyObject *)Py_TYPE(v)) : -1;
+        if (in > 0)
+            in = PyList_Append(out, v) < 0 ? -1 : 0;
+        Py_XDECREF(v);
+        if (in < 0)
+            return -1;
+    }
+    PyObject *cells = PyFunction_GET_CLOSURE(f);
+    for (Py_ssize_t i = 0; cells && i < PyTuple_GET_SIZE(cells); i++) {
+        PyObject *v = PyCell_GET(PyTuple_GET_ITEM(cells, i)); /* (NULL: an empty cell) */
+        int in = v ? PySet_Contains(spelled, (PyObject *)Py_TYPE(v)) : 0;
+        if (in < 0 || (in > 0 && PyList_Append(out, v) < 0))
+            return -1;
+    }
+    return 0;
+}
+
+enum { SIFT_GLOBALS, SIFT_IMPORTS, SIFT_SPELLED, SIFT_PROBED, SIFT_COMPUTED };
+
+/* One function's part of _guard_sift's answer out; 0, -1 with an
+ * exception. */
+static int
+sift_one(PyObject *f, int kind, PyObject *spelled, PyObject *out)
+{
+    static PyObject *s_imports, *s_probes, *s_computes;
+    if (s_computes == NULL && ((s_imports = PyUnicode_InternFromString("imports")) == NULL ||
+                               (s_probes = PyUnicode_InternFromString("probes")) == NULL ||
+                               (s_computes = PyUnicode_InternFromString("computes")) == NULL))
+        return -1;
+    if (kind == SIFT_SPELLED)
+        return spelled_of(f, spelled, out);
+    if (kind == SIFT_GLOBALS) {
+        int has = PyDict_CheckExact(PyFunction_GET_GLOBALS(f)) ? calls_globals(f) : 0;
+        return has < 0 ? -1 : has > 0 ? PyList_Append(out, f) : 0;
+    }
+    PyObject *got = kind == SIFT_IMPORTS  ? code_answer(f, s_imports, "imported")
+                    : kind == SIFT_PROBED ? code_answer(f, s_probes, "probed")
+                                          : code_answer(f, s_computes, "computed_names");
+    int rc = -1;
+    if (got && kind == SIFT_PROBED) {
+        PyObject *r = PyNumber_InPlaceOr(out, got);
+        rc = r ? 0 : -1;
+        Py_XDECREF(r);
+    } else if (got) {
+        int t = PyObject_IsTrue(got);
+        rc = t <= 0 ? t : kind == SIFT_IMPORTS ? PyList_Append(out, f) : 1;
+    }
+    Py_XDECREF(got);
+    return rc;
+}
+
+/*
+ * _guard_sift(functions, what, spelled) -> list, set, bool or None.
+ *
+ * The per-function readings of _guards' passes over the walked functions,
+ * in C (issue #30: each was a Python loop of ~2-3 K instructions a
+ * function, a nest's every level), over the functions in the list's order:
+ * what "globals" gives those whose globals are a dict and whose code calls
+ * globals() (the only ones _globals_reads has work for), "imports" those
+ * whose code imports (_imports_read's), "spelled" the values whose type is
+ * in spelled that the code's globals and the closure cells hold
+ * (_spelled_names'), "probed" the set of the names their code probes
+ * (_probed's), "computed" whether one's code computes names
+ * (_computed's).  None when the list holds other than plain functions: the
+ * pass runs in Python whole.
+ */
+static PyObject *
+py_guard_sift(PyObject *self, PyObject *args)
+{
+    (void)self;
+    static const char *const whats[] = {"globals", "imports", "spelled", "probed", "computed"};
+    PyObject *functions, *what, *spelled;
+    if (!PyArg_ParseTuple(args, "O!UO:_guard_sift", &PyList_Type, &functions, &what, &spelled) ||
+        scan_helpers() < 0)
+        return NULL;
+    int kind = -1;
+    for (int k = 0; k < 5 && kind < 0; k++)
+        if (PyUnicode_CompareWithASCIIString(what, whats[k]) == 0)
+            kind = k;
+    if (kind < 0 || (kind == SIFT_SPELLED && !PyAnySet_Check(spelled))) {
+        PyErr_Format(PyExc_ValueError, "_guard_sift: %R with %R", what, spelled);
+        return NULL;
+    }
+    PyObject *fs = PyList_GetSlice(functions, 0, PyList_GET_SIZE(functions)); /* (a copy) */
+    PyObject *out = fs == NULL ? NULL : kind == SIFT_PROBED ? PySet_New(NULL) : PyList_New(0);
+    if (out == NULL) {
+        Py_XDECREF(fs);
+        return NULL;
+    }
+    int rc = 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(fs); i++)
+        rc = PyFunction_Check(PyList_GET_ITEM(fs, i))
+                 ? sift_one(PyList_GET_ITEM(fs, i), kind, spelled, out)
+                 : 2;
+    Py_DECREF(fs);
+    if (rc < 0 || rc == 2)
+        Py_SETREF(out, rc < 0 ? NULL : Py_NewRef(Py_None));
+    else if (kind == SIFT_COMPUTED)
+        Py_SETREF(out, PyBool_FromLong(rc == 1));
+    return out;
 }
 
 /* Slot i (names[i]) of o, an instance of l's class read at its offset,
@@ -1071,6 +1222,10 @@ static PyMethodDef guard_scan_functions[] = {
     {"_guard_scan_functions", py_guard_scan_functions, METH_VARARGS,
      "_guard_scan_functions(s, Source, Guard, visit_root, scan_function, max_guards): the guard "
      "scan's loop over its walked functions (hop._guards)"},
+    {"_guard_sift", py_guard_sift, METH_VARARGS,
+     "_guard_sift(functions, what, spelled) -> list, set, bool or None: the per-function "
+     "readings of the guard scan's passes ('globals', 'imports', 'spelled', 'probed', "
+     "'computed'); None: run the pass in Python (hop._guards)"},
     {"_guard_shape", py_guard_shape, METH_VARARGS,
      "_guard_shape(guards, path_steps) -> (shape, objs, names): the shapes of a plan's guards "
      "and the objects their check binds (hop._guards._shape)"},

@@ -409,7 +409,10 @@ def _imports_read(s):
     was not seen).  The module found now in sys.modules; a package's
     top module too (`import a.b` binds a)."""
     seen = set()
-    for f in list(s.functions):
+    # (the functions whose code imports, sifted in C: a nest's levels import
+    # nothing, and this loop cost ~3 K instructions a function)
+    fns = _C._guard_sift(s.functions, "imports", _SPELLED)
+    for f in list(s.functions) if fns is None else fns:
         code = getattr(f, "__code__", None)
         # (the per-code record, keyed by id: a WeakKeyDictionary's lookup
         # made a weak reference and hashed the code, a nest's every level)
@@ -447,7 +450,7 @@ def _function_attrs(s):
     fns = {id(f): f for f in s.functions if type(f) is types.FunctionType}
     for g in s.guards:
         if g.kind == "id":
-            e = g.expected  # (a property: a weak reference's call)
+            e = g.held() if g.weak else g.held  # (Guard.expected, without the property's call)
             if type(e) is types.FunctionType:
                 fns.setdefault(id(e), e)
     user = {}  # id(a module's globals) -> whether the module is the user's
@@ -466,7 +469,9 @@ def _function_attrs(s):
             src = Source("obj", f, None, f"function {f.__qualname__}")
             for name in sorted(n for n in s.names if n in d):
                 _visit(s, src.child("attr", name), d[name], 1)
-        absent = _unanswered(s, types.FunctionType, d) if _probed(s) else ()
+        # (_probed's answer while no function was added since: asked per function)
+        probed = s.probed[1] if s.probed[0] == len(s.functions) else _probed(s)
+        absent = _unanswered(s, types.FunctionType, d) if probed else ()
         if absent:
             s.fdicts.append((f, d))
             s.builtins.extend((d, d, name, f, False) for name in absent)
@@ -478,7 +483,9 @@ def _globals_reads(s):
     (`'Q' in globals()`, `globals().get('W', 3)`: _Names.probed), still so
     (the names present are guarded as the globals they are)."""
     seen = set()
-    for f in list(s.functions):
+    # (the functions whose code calls globals(), sifted in C; the rest are skipped below too)
+    fns = _C._guard_sift(s.functions, "globals", _SPELLED)
+    for f in list(s.functions) if fns is None else fns:
         g = getattr(f, "__globals__", None)
         code = getattr(f, "__code__", None)
         if type(g) is not dict or id(g) in seen or not isinstance(code, types.CodeType) or \
@@ -502,8 +509,13 @@ def _spelled_names(s, values):
     names an operator.attrgetter or methodcaller there holds (`AG(o)`).
     Before, `o.w` read so was not guarded, and its old value answered."""
     # (_spell is called for the values it spells only: a nest's every level
-    # reads a module, a missing global and the next level's function)
-    for f in list(s.functions):
+    # reads a module, a missing global and the next level's function; C
+    # finds them, and when the list holds other than plain functions, None:
+    # the loop below)
+    found = _C._guard_sift(s.functions, "spelled", _SPELLED)
+    for v in found or ():
+        _spell(s.names, v)
+    for f in list(s.functions) if found is None else ():
         g = f.__globals__
         for name in f.__code__.co_names:
             v = g.get(name)
@@ -1210,11 +1222,13 @@ def _probed(s):
     functions, the names)): _unanswered asks for every object visited."""
     n, names = s.probed
     if n != len(s.functions):
-        found = set()
-        for f in s.functions:
-            code = getattr(f, "__code__", None)
-            if isinstance(code, types.CodeType):
-                found |= names_of(code).probed()
+        found = _C._guard_sift(s.functions, "probed", _SPELLED)  # (in C: issue #30)
+        if found is None:  # (other than plain functions: read here)
+            found = set()
+            for f in s.functions:
+                code = getattr(f, "__code__", None)
+                if isinstance(code, types.CodeType):
+                    found |= names_of(code).probed()
         s.probed = n, names = len(s.functions), tuple(sorted(found))
     return names
 
@@ -1225,8 +1239,10 @@ def _computed(s):
     walk has added functions since (s.computed: (how many, the answer))."""
     n, found = s.computed
     if n != len(s.functions) and n >= 0:
-        found = any(names_of(f.__code__).computed_names() for f in s.functions
-                    if isinstance(getattr(f, "__code__", None), types.CodeType))
+        found = _C._guard_sift(s.functions, "computed", _SPELLED)  # (in C: issue #30)
+        if found is None:  # (other than plain functions: read here)
+            found = any(names_of(f.__code__).computed_names() for f in s.functions
+                        if isinstance(getattr(f, "__code__", None), types.CodeType))
         s.computed = (len(s.functions), found)
     return found
 
