@@ -67,6 +67,10 @@ typedef struct {
                         * passed after the arguments as 0-d int64 tensors */
     PyObject *sym;     /* bytes: per plan output, 0 (a tensor), 1 (int(x.item())) or
                         * 2 (float(x.item())), or NULL (all tensors) */
+    PyObject *args_at; /* tuple of (leaf index, argument index): leaves that are the caller's
+                        * arguments themselves (a break's local holding one), or NULL */
+    PyObject *then;    /* a graph break's resume (Break.resume): called with the result, its
+                        * value the call's; or NULL */
     Py_ssize_t *alias; /* an aliased plan's pattern (hop/_trace.py _aliases): per argument the
                         * earlier one it must be, -1 an input of its own; or NULL */
     Py_ssize_t nargs;
@@ -488,6 +492,21 @@ effects_takes(const EffectsCallObject *self, PyObject *args)
     return self->names != NULL ? hop_py__names_hold(self->names) : 1;
 }
 
+/* The result's leaves (borrowed): the plan's outputs outs where traced,
+ * else the constants, and at args_at the caller's arguments args. */
+static void
+fill_leaves(const EffectsCallObject *self, PyObject *outs, PyObject *args, PyObject **leaves)
+{
+    const char *traced = PyBytes_AS_STRING(self->traced);
+    Py_ssize_t k = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->consts); i++)
+        leaves[i] = traced[i] ? PyTuple_GET_ITEM(outs, k++) : PyTuple_GET_ITEM(self->consts, i);
+    for (Py_ssize_t j = 0; self->args_at != NULL && j < PyTuple_GET_SIZE(self->args_at); j++) {
+        PyObject *at = PyTuple_GET_ITEM(self->args_at, j);
+        leaves[PyLong_AsSsize_t(PyTuple_GET_ITEM(at, 0))] =
+            PyTuple_GET_ITEM(args, PyLong_AsSsize_t(PyTuple_GET_ITEM(at, 1)));
+    }
+}
 
 /* The call on the tuple args: NotImplemented (nothing ran) unless it takes
  * them; *ran is set once the plan ran (an error after that is the call's).
@@ -584,22 +603,26 @@ effects_run(EffectsCallObject *self, PyObject *args, int *ran)
         Py_DECREF(outs);
         return NULL;
     }
-    Py_ssize_t nleaves = PyTuple_GET_SIZE(self->consts), k = 0;
-    const char *traced = PyBytes_AS_STRING(self->traced);
+    Py_ssize_t nleaves = PyTuple_GET_SIZE(self->consts);
     PyObject *small[32], **leaves = small, *built = NULL, *result = NULL;
     if (nleaves > 32 && (leaves = PyMem_RawMalloc((size_t)nleaves * sizeof *leaves)) == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t i = 0; i < nleaves; i++)
-        leaves[i] = traced[i] ? PyTuple_GET_ITEM(outs, k++) : PyTuple_GET_ITEM(self->consts, i);
+    fill_leaves(self, outs, args, leaves);
     PyObject *vtrees = PyTuple_GET_ITEM(self->tree, 1);
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->effects); i++)
         if (replay_one(PyTuple_GET_ITEM(self->effects, i), PyTuple_GET_ITEM(vtrees, i), leaves) < 0)
             goto done;
     built = build(PyTuple_GET_ITEM(self->tree, 0), leaves);
-    result = built;
-    built = NULL;
+    if (built != NULL && self->then != NULL) {
+        /* (the plan ended at a graph break: the code after it, in Python;
+         * an error there is the call's own, *ran being set) */
+        result = PyObject_CallOneArg(self->then, built);
+    } else {
+        result = built;
+        built = NULL;
+    }
 done:
     if (leaves != small)
         PyMem_RawFree(leaves);
@@ -675,24 +698,57 @@ alias_of(PyObject *alias, Py_ssize_t nargs, Py_ssize_t **out)
     return 0;
 }
 
+/* Whether args_at (None, or a tuple of (leaf index, argument index)) holds
+ * leaf indices below nleaves and argument indices below nargs: 0, or -1 with
+ * a TypeError. */
+static int
+args_at_ok(PyObject *args_at, Py_ssize_t nleaves, Py_ssize_t nargs)
+{
+    if (args_at == Py_None)
+        return 0;
+    if (!PyTuple_Check(args_at))
+        goto bad;
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(args_at); j++) {
+        PyObject *at = PyTuple_GET_ITEM(args_at, j);
+        if (!PyTuple_Check(at) || PyTuple_GET_SIZE(at) != 2)
+            goto bad;
+        Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GET_ITEM(at, 0));
+        Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(at, 1));
+        if (i < 0 || i >= nleaves || k < 0 || k >= nargs)
+            goto bad;
+    }
+    return 0;
+bad:
+    PyErr_Clear();
+    PyErr_SetString(PyExc_TypeError, "_EffectsCall: args_at is None or a tuple of (leaf index, "
+                                     "argument index)");
+    return -1;
+}
+
 /* _EffectsCall(plan, runner, nargs, check, consts, traced, tree, effects[, lifted, sym,
- * names, alias]): checked here once (the call trusts the shapes: hop/_compile.py makes
- * them from the runner's templates). */
+ * names, alias, then, args_at]): checked here once (the call trusts the shapes: hop/_compile.py
+ * makes them from the runner's templates). */
 static PyObject *
 effects_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *plan, *runner, *check, *consts, *traced, *tree, *effects,
-        *lifted = NULL, *sym = Py_None, *names = Py_None, *alias = Py_None;
+        *lifted = NULL, *sym = Py_None, *names = Py_None, *alias = Py_None, *then = Py_None,
+        *args_at = Py_None;
     Py_ssize_t nargs, *pattern;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
         PyErr_SetString(PyExc_TypeError, "_EffectsCall takes no keyword arguments");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOnOO!O!O!O!|O!OOO:_EffectsCall", &plan, &runner, &nargs,
-                          &check, &PyTuple_Type, &consts, &PyBytes_Type, &traced, &PyTuple_Type,
-                          &tree, &PyTuple_Type, &effects, &PyTuple_Type, &lifted, &sym, &names,
-                          &alias))
+    if (!PyArg_ParseTuple(args, "OOnOO!O!O!O!|O!OOOOO:_EffectsCall", &plan, &runner, &nargs, &check,
+                          &PyTuple_Type, &consts, &PyBytes_Type, &traced, &PyTuple_Type, &tree,
+                          &PyTuple_Type, &effects, &PyTuple_Type, &lifted, &sym, &names, &alias,
+                          &then, &args_at))
         return NULL;
+    if (then != Py_None && !PyCallable_Check(then)) {
+        PyErr_Format(PyExc_TypeError, "_EffectsCall: then is None or callable, not %.100s",
+                     Py_TYPE(then)->tp_name);
+        return NULL;
+    }
     if (names != Py_None && !hop_py__is_name_guard(names)) {
         PyErr_Format(PyExc_TypeError, "_EffectsCall: names is None or a _NameGuard, not %.100s",
                      Py_TYPE(names)->tp_name);
@@ -735,6 +791,8 @@ effects_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
             return NULL;
         }
     }
+    if (args_at_ok(args_at, PyTuple_GET_SIZE(consts), nargs) < 0)
+        return NULL;
     if (nargs < 0 || alias_of(alias, nargs, &pattern) < 0) {
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_TypeError, "_EffectsCall: inconsistent arguments");
@@ -757,6 +815,8 @@ effects_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->effects = Py_NewRef(effects);
     self->lifted = lifted != NULL ? Py_NewRef(lifted) : PyTuple_New(0);
     self->sym = sym != Py_None ? Py_NewRef(sym) : NULL;
+    self->then = then != Py_None ? Py_NewRef(then) : NULL;
+    self->args_at = args_at != Py_None ? Py_NewRef(args_at) : NULL;
     self->nargs = nargs;
     if (self->lifted == NULL) {
         Py_DECREF(self);
@@ -776,6 +836,8 @@ effects_traverse(EffectsCallObject *self, visitproc visit, void *arg)
     Py_VISIT(self->tree);
     Py_VISIT(self->effects);
     Py_VISIT(self->lifted);
+    Py_VISIT(self->then);
+    Py_VISIT(self->args_at);
     return 0;
 }
 
@@ -792,6 +854,8 @@ effects_clear(EffectsCallObject *self)
     Py_CLEAR(self->effects);
     Py_CLEAR(self->lifted);
     Py_CLEAR(self->sym);
+    Py_CLEAR(self->then);
+    Py_CLEAR(self->args_at);
     return 0;
 }
 
@@ -814,8 +878,11 @@ static PyTypeObject EffectsCallType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_new = effects_new,
     .tp_doc = "_EffectsCall(plan, runner, nargs, check, consts, traced, tree, effects[, lifted, "
-              "sym, names, alias]): the bound call of a translated function's plan with its "
-              "side-effect table (hop/_compile.py); f(args) is the result, or NotImplemented "
+              "sym, names, alias, then, args_at]): the bound call of a translated function's plan "
+              "with its "
+              "side-effect table (hop/_compile.py); f(args) is the result (then(result) where "
+              "then, a graph break's resume, is given; args_at: (leaf, argument) pairs of "
+              "leaves that are the caller's arguments), or NotImplemented "
               "before anything ran for arguments or guards it does not take (names, a "
               "_NameGuard, checked in C first, then check; alias, an aliased plan's pattern: "
               "per argument the earlier one it must be, -1 an input of its own).",
@@ -879,8 +946,9 @@ compiled_call(CompiledCallObject *self, PyObject *args, PyObject *kwargs)
             }
         }
         Py_DECREF(fast);
-        if (r == NULL && ran)
-            return NULL; /* a replayed effect raised: the plan ran, never again */
+        if (ran)
+            return r; /* the plan ran, never again: a replayed effect's (or the code after a
+                       * graph break's) error, or the answer, NotImplemented too */
         if (r != Py_NotImplemented) {
             /* a guard that fails (a miss: _call_args retraces), traced
              * values (inside another trace) and any other error of hop's

@@ -323,8 +323,9 @@ class _CompiledCall:
 
 class _EffectsCall:
     """The bound call of a translated plan with its side-effect table
-    (hop/_compile.py's _effects_call): f(args) is the result, or
-    NotImplemented before anything ran (names: the builtin-name guard,
+    (hop/_compile.py's _effects_call): f(args) is the result (then(result)
+    where then, a graph break's resume, is given), or NotImplemented
+    before anything ran (names: the builtin-name guard,
     checked in C before check; alias: an aliased plan's pattern, per
     argument the earlier one it must be, -1 an input of its own)."""
 
@@ -333,7 +334,7 @@ class _EffectsCall:
                  effects: tuple[tuple[int, Any, Any], ...],
                  lifted: tuple[tuple[Any, ...], ...] = ..., sym: bytes | None = ...,
                  names: _NameGuard | None = ..., alias: tuple[int, ...] | None = ...,
-                 /) -> None: ...
+                 then: Callable[[Any], Any] | None = ..., /) -> None: ...
     def __call__(self, args: tuple[Any, ...], /) -> Any: ...
 
 class Plan:

@@ -25,6 +25,7 @@ arguments are guarded like positional ones.  Called inside another trace
 """
 
 import dis
+import functools
 import re
 import sys
 import types
@@ -1077,6 +1078,26 @@ def _same_leaves(tree, again, traced):
     return tree
 
 
+def _args_at(tree, same, nargs):
+    """The (leaf index, argument index) pairs of the C call for same
+    (Runner._results: a path of the result -> ("arg", path in the
+    arguments)): each a leaf that is a positional argument itself, as a
+    break's local holding the argument (Runner.finish puts it in place);
+    _NoFast for any other."""
+    out = []
+    for path, how in same.items():
+        i = tree
+        for k in path:
+            if type(i) is not tuple or k >= len(i):
+                raise _NoFast
+            i = i[k]
+        if type(i) is not int or how[0] != "arg" or len(how[1]) != 1 or \
+                not 0 <= how[1][0] < nargs:
+            raise _NoFast
+        out.append((i, how[1][0]))
+    return tuple(out)
+
+
 def _mutable_nodes(spec):
     """How many lists, dicts and other structures but tuples spec's
     children hold, at any depth."""
@@ -1111,14 +1132,16 @@ def _effects_call(entry):
     which Plan.bind_tensors binds."""
     fr, r = None if entry.direct else entry.frame, entry.runner
     res = r._results
-    if not r.flat_in or res is not None and (res.same or res.fresh or res.copied or fr is None):
+    if not r.flat_in or res is not None and (res.fresh or res.copied or fr is None or
+                                             res.same and (res.again or r.kw)):
         return None
     if getattr(r.guards, "uses_args", False):
         return None  # (its fast check, given no arguments, never holds)
     if fr is None and (r.fast is not None or r._check is None or any(r.sym_out)):
         return None
-    if fr is not None and fr.stop is not None:
-        return None
+    stop = fr.stop if fr is not None else None
+    if stop is not None and (stop.prefix is not None or stop.numpy):
+        return None  # (the part before the break in Python; NumPy code's fp checks)
     # the lifted ints (_frame_state.lifted_now, in C): (cell,) or (dict, key)
     # (an attribute's, (obj, name), is not: the general path reads obj.__dict__)
     lifted = tuple((base,) if kind == "cell" else (base, name)
@@ -1145,6 +1168,8 @@ def _effects_call(entry):
         whole = _leaf_tree(spec, leaf, consts, traced)
         if res is not None:
             whole = _same_leaves(whole, res.again, traced)
+        args_at = _args_at(whole, res.same, len(r.statics) - len(lifted)) \
+            if res is not None and res.same else None
     except _NoFast:
         return None
     values = whole[1]
@@ -1162,8 +1187,11 @@ def _effects_call(entry):
             return None  # print and calls: (positional, keyword items)
         table.append((code[0], e.target, e.key))
     alias = r.alias[:nargs] if r.alias is not None else None
-    return _C._EffectsCall(r.plan, r, nargs, r._check_c, tuple(consts),
-                           bytes(traced), whole, tuple(table), lifted, sym, r._names, alias)
+    # (a graph break: the plan's result is the frame's stack and locals,
+    # which the break's resume takes, as Entry.run hands them)
+    then = None if stop is None else functools.partial(stop.resume, compile=_compile_resume)
+    return _C._EffectsCall(r.plan, r, nargs, r._check_c, tuple(consts), bytes(traced), whole,
+                           tuple(table), lifted, sym, r._names, alias, then, args_at)
 
 
 def _compile_resume(resume):

@@ -1079,10 +1079,14 @@ class Translator(_State, _Library, _Merging, _Breaking):
         if not root:
             if self.can_break and fr is not self.root and not self.concrete:
                 # in an inlined call: the root frame breaks at its call
-                if not b.in_loop and any(t <= pc - 1 <= j for t, j in _instructions(fr.code)[5]):
-                    self._fail(f"{b.message}, inside a loop of {fr.code.co_qualname}: the call "
-                               f"runs eagerly, as CPython runs the loop faster than hop's "
-                               f"Python part of a graph break would", fr, brk=op)
+                if not b.in_loop and b.loop is None and \
+                        any(t <= pc - 1 <= j for t, j in _instructions(fr.code)[5]):
+                    # (the root frame's statement calling it runs in Python
+                    # where CPython can run it: _Breaking._break decides)
+                    b.loop = f"{b.message}, inside a loop of {fr.code.co_qualname}: the call " \
+                             f"runs eagerly, as CPython runs the loop faster than hop's " \
+                             f"concrete interpreter would (CPython cannot run the statement " \
+                             f"calling it as a region of its own)"
                 if b.site is None:
                     b.site, b.opname = _site(fr.code, fr.line), op
                     b.func = fr.code.co_qualname

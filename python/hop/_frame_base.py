@@ -41,11 +41,15 @@ class _BreakHere(Exception):
         super().__init__(message)
         self.message = message
         self.depth = depth
-        # whether a break inside a loop is taken (the loop runs in Python:
-        # hop's concrete interpreter, slower than CPython), or the function
-        # is eager instead (an I/O call in a loop, which ran eagerly before
-        # it was a break: 4-6x slower through that interpreter)
+        # whether a break inside a loop is taken however the loop runs in
+        # Python, or (an I/O call in a loop) only where CPython runs it as
+        # a region (_region), else the function is eager: through hop's
+        # concrete interpreter it was 4-6x slower than eager
         self.in_loop = in_loop
+        # (not in_loop, inside a loop of an inlined call: why the function
+        # runs eagerly where CPython cannot run the root frame's statement
+        # calling it; _Breaking._break decides)
+        self.loop = None
         self.site = None    # where, when in an inlined call (its frame's)
         self.opname = None
         self.func = None

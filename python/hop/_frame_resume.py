@@ -60,6 +60,7 @@ class Break:
         self.resumes = {}
         self.floats_seen = {}  # key -> the float arguments of its first call
         self.regions = {}  # the bound locals' names -> _region's function or None
+        self._steady = False  # regions[names] once looked up (resume)
 
     def describe(self):
         where = f"; {self.where}" if self.where else ""
@@ -90,6 +91,14 @@ class Break:
 
     def resume(self, out, compile):
         stack_vals, fast_vals, cell_vals = out
+        if not stack_vals and self.until is not None and not any(map(_is_spec, fast_vals)):
+            # (the steady break of a region, at a statement's start: its
+            # locals straight into CPython's copy of the code, no frame)
+            fn = self._steady
+            if fn is False:
+                fn = self._steady = self._region_fn(self.names)
+            if fn is not None:
+                return self._exited(fn(*fast_vals), compile)
         stack = []
         for v in stack_vals:
             if type(v) is tuple and len(v) == 3 and v[0] == _METHOD:
@@ -115,25 +124,56 @@ class Break:
         at pc, returning at the region's exits) where its code can be
         copied, else by the concrete interpreter t.  _PAUSED with fr at the
         exit, or the function's return value."""
-        bound = tuple(fr.fast)
-        fn = self.regions.get(bound, False) if not fr.stack else None
-        if fn is False:
-            code = _region.region(fr.code, self.pc, self.until, bound)
-            fn = self.regions[bound] = None if code is None else \
-                types.FunctionType(code, self.func.__globals__, fr.code.co_name, None,
-                                   self.func.__closure__)
+        fn = self._region_fn(tuple(fr.fast)) if not fr.stack else None
         if fn is None:
             return (t or self._concrete(fr))._execute(fr, self.pc, until=self.until)
-        fast = fr.fast
-        got = fn(*[fast.get(n) for n in fr.code.co_varnames])
+        got = fn(*fr.fast.values())
+        fast = self._exit_locals(got)
+        if fast is None:
+            return got
+        fr.fast = fast
+        fr.pc = got[0][1]
+        return _PAUSED
+
+    def _region_fn(self, bound):
+        """_region's function for the locals bound (their names, in the
+        order it takes their values), or None where the code cannot be
+        copied."""
+        fn = self.regions.get(bound, False)
+        if fn is False:
+            code = _region.region(self.func.__code__, self.pc, self.until, bound)
+            fn = self.regions[bound] = None if code is None else \
+                types.FunctionType(code, self.func.__globals__, code.co_name, None,
+                                   self.func.__closure__)
+        return fn
+
+    def _exit_locals(self, got):
+        """The locals (in co_varnames' order) at a region's exit got, or
+        None where got is the function's return value."""
         if type(got) is tuple and len(got) == 2 and type(got[0]) is tuple and \
                 len(got[0]) == 2 and got[0][0] is _region.EXIT:
             # (locals() holds the free variables too: the frame's are its cells)
-            names = fr.code.co_varnames
-            fr.fast = {k: v for k, v in got[1].items() if k in names}
-            fr.pc = got[0][1]
-            return _PAUSED
-        return got
+            now = got[1]
+            return {n: now[n] for n in self.func.__code__.co_varnames if n in now}
+        return None
+
+    def _exited(self, got, compile):
+        """The resume after a region whose result is got, run on the plan's
+        locals alone (no frame: made here where the resume needs one)."""
+        fast = self._exit_locals(got)
+        if fast is None:
+            return got
+        if not self.func.__code__.co_cellvars:
+            args = _plain_locals(fast)
+            if args is not None:
+                # (the steady break's common exit: _resume_from's, decided here)
+                cf = self.resumes.get((got[0][1], 0, (), tuple(fast), (), ()))
+                if cf is not None:
+                    return cf(*args)
+        fr = _frame_for(self.func, fast, [])
+        fr.kwnames = self.kwnames
+        fr.pc = got[0][1]
+        return self._resume_from(None, fr, compile)
 
     def _finish(self, t, fr, compile):
         """The breaking instruction (or the region of until) in Python on
@@ -146,6 +186,11 @@ class Break:
             got = self._region(t, fr)  # the loop, block, statement
         if got is not _PAUSED:
             return got
+        return self._resume_from(t, fr, compile)
+
+    def _resume_from(self, t, fr, compile):
+        """The resume from frame fr paused after the break (t: the concrete
+        interpreter on fr, or None to make one where it is needed)."""
         args = None if fr.stack or fr.code.co_cellvars else _plain_locals(fr.fast)
         if args is not None:
             # (the steady break's common frame, decided in one pass: what
@@ -354,9 +399,14 @@ def _func_spec(v, fr):
     return (_FUNC, v.__code__, v.__name__, v.__qualname__, v.__defaults__, tuple(names))
 
 
+def _is_spec(v):
+    """Whether v is a _func_spec (that _thaw makes a function again)."""
+    return type(v) is tuple and len(v) == 6 and v[0] == _FUNC
+
+
 def _thaw(v, fr, make=None):
     """v, or the function a _func_spec stands for, made over fr's cells."""
-    if type(v) is tuple and len(v) == 6 and v[0] == _FUNC:
+    if _is_spec(v):
         _, code, name, qualname, defaults, names = v
         v = types.FunctionType(code, fr.func.__globals__, name, defaults,
                                tuple(fr.cells[n] for n in names))
@@ -667,15 +717,19 @@ class _Breaking:
         out = self._portable(snap[1], set()) if snap is not None else None
         if direct and lo == k and out is not None:
             raise _Stop(snap, b.message)
+        starts = [e for e in self.empties if e <= lo]
         if lo != k:
             head = lo - 1 if lo > 0 and (ins[lo - 1].opname == "GET_ITER" or
                                          ins[lo - 1].opname.startswith("POP_JUMP")) else lo
             what = f"inside the loop at {_site(code, lines[head])}, which runs in Python"
-            if not b.in_loop:
+            if not b.in_loop and not (starts and _region_runs(code, max(starts), hi)):
                 self._fail(f"{b.message}, inside the loop at {_site(code, lines[head])}: the "
                            f"call runs eagerly, as CPython runs the loop faster than hop's "
-                           f"Python part of a graph break would", fr, brk=op)
+                           f"concrete interpreter would (CPython cannot run this loop as a "
+                           f"region of its own)", fr, brk=op)
         elif not direct:
+            if b.loop is not None and not (starts and _region_runs(code, max(starts), hi)):
+                self._fail(b.loop, fr, brk=op)
             what = f"in {b.func}() (from the call at {_site(code, fr.line)}, which runs in " \
                    f"Python)"
         else:
@@ -684,12 +738,21 @@ class _Breaking:
             what = "inside the with block, which runs in Python" if \
                 getattr(blocker, "__name__", "") == "__exit__" else \
                 f"with a {type(blocker).__name__} on the stack: the statement runs in Python"
-        starts = [e for e in self.empties if e <= lo]
         if not starts:
             self._fail(f"{b.message} ({what}; but no statement start before it to resume from)",
                        fr, brk=op)
         raise _Hoist(max(starts), hi, b.message, b.site or _site(code, fr.line),
                      b.opname or op, what)
+
+
+def _region_runs(code, start, until):
+    """Whether CPython runs code's region from start to until (_region)
+    whatever locals are bound there: an I/O call in a loop is then a break
+    whose loop runs at CPython's speed (Break._region), else the function
+    runs eagerly (hop's concrete interpreter takes ~1.5 us an instruction)."""
+    params = code.co_argcount + code.co_kwonlyargcount + \
+        bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+    return _region.region(code, start, until, code.co_varnames[:params]) is not None
 
 
 # The Translator (Break and Resume run code in Python with a concrete one):

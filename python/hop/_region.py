@@ -13,12 +13,14 @@ its own speed.
 The copy (`region(code, pc, until, bound)`, cached) differs from the code in
 these places only, every other byte and offset the same (so line numbers,
 the exception table and tracebacks are the function's):
-- every local is a positional parameter (the resume hands it the frame's
-  values; a closure's free cells are the function's own: the copy runs
-  with its __closure__); the instruction after RESUME jumps to a prologue
-  appended at the end,
-  which deletes the locals unbound at the break (a read of one raises
-  UnboundLocalError, as eagerly) and jumps to the region's start;
+- the locals bound at the break are its positional parameters, first in
+  its co_varnames in the caller's order, the others after them, unbound (a
+  read of one raises UnboundLocalError, as eagerly), every LOAD_FAST,
+  STORE_FAST and DELETE_FAST renumbered so (the resume hands it the
+  frame's values; a closure's free cells are the function's own: the copy
+  runs with its __closure__); the instruction after RESUME jumps to a prologue appended
+  at the end, which jumps to the region's start (none where the region
+  starts at the first instruction after RESUME);
 - each instruction past `until` that the region's code reaches with an
   empty stack (a static count over dis.stack_effect; past until with items
   on the stack, a with block's cleanup or a statement's store, the code is
@@ -30,9 +32,9 @@ propagates as eagerly; a path that leaves the region another way (an
 exception handler past it) runs on in Python to the function's end, which is
 eager's answer too.  Code this cannot copy returns None and the region runs
 in the concrete interpreter as before: the code's own cells (a variable a
-nested function reads or writes), a generator or coroutine, a region
-starting where there is no room for the entry's jump, an exit without room
-for its own."""
+nested function reads or writes), a generator or coroutine, more than 256
+locals, a region starting where there is no room for the entry's jump, an
+exit without room for its own."""
 
 import dis
 import opcode
@@ -50,13 +52,16 @@ _VARARGS = 0x04 | 0x08
 _NO_FALL = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP_FORWARD", "JUMP_BACKWARD",
             "JUMP_BACKWARD_NO_INTERRUPT"}
 
+_LOCAL_OPS = {_OP["LOAD_FAST"], _OP["STORE_FAST"], _OP["DELETE_FAST"]}
+
 _REGIONS = {}  # (code, pc, until, bound) -> the copy's code object, or None
 
 
 def region(code, pc, until, bound):
     """The code object that runs code's instructions (dis indices, CACHE
     entries not counted) from pc with the locals bound (a tuple of names,
-    the others unbound), its every local a positional parameter, returning
+    the others unbound), whose positional parameters are the bound locals
+    in bound's order, returning
     ((EXIT, index), locals()) at an exit past until (the module's text), or
     None where the code cannot be copied."""
     key = (code, pc, until, bound)
@@ -158,24 +163,31 @@ def _make(code, pc, until, bound):
     def here():
         return len(raw) + len(tail)
 
+    # the locals bound at pc first, as the parameters: the others are
+    # unbound in the copy's frame (a read raises UnboundLocalError, as
+    # eagerly); each LOAD_FAST, STORE_FAST and DELETE_FAST renumbered (a
+    # cell or free variable's index counts all the locals: unchanged)
+    names = list(bound) + [n for n in code.co_varnames if n not in bound]
+    index = {n: k for k, n in enumerate(names)}
+    if len(names) != code.co_nlocals or len(index) != len(names) or len(names) > 256:
+        return None  # (a name bound twice, or no local of the code)
+    for i in ins:
+        if i.opcode in _LOCAL_OPS:
+            raw[i.offset + 1] = index[code.co_varnames[i.arg]]
     # the entry: the instruction after RESUME jumps to the prologue, which
-    # deletes the unbound locals and jumps to pc
+    # jumps to pc (none where the region starts there)
     entry_at, start = ins[first].offset, ins[pc].offset
-    prologue = here()
-    entry = _jump(_OP["JUMP_FORWARD"], entry_at, prologue)
-    if entry is None or entry_at + len(entry) > start or \
-            any(entry_at < t < entry_at + len(entry) for t in targets):
-        if start != entry_at or set(code.co_varnames) - set(bound):
+    if start != entry_at:
+        prologue = here()
+        entry = _jump(_OP["JUMP_FORWARD"], entry_at, prologue)
+        if entry is None or entry_at + len(entry) > start or \
+                any(entry_at < t < entry_at + len(entry) for t in targets):
             return None
-        entry = b""  # (the region starts at the first instruction, every local bound)
-    for n, name in enumerate(code.co_varnames):
-        if name not in bound:
-            tail += _units(_OP["DELETE_FAST"], n)
-    back = _jump(_OP["JUMP_BACKWARD"], here(), start)
-    if back is None:
-        return None
-    tail += back
-    raw[entry_at:entry_at + len(entry)] = entry
+        back = _jump(_OP["JUMP_BACKWARD"], here(), start)
+        if back is None:
+            return None
+        tail += back
+        raw[entry_at:entry_at + len(entry)] = entry
     # each exit with an empty stack jumps to its epilogue
     for k in sorted(exits):
         t = ins[k].offset
@@ -204,7 +216,8 @@ def _make(code, pc, until, bound):
         added -= n
     try:
         new = code.replace(co_code=bytes(raw), co_consts=tuple(consts),
-                           co_linetable=bytes(table), co_argcount=code.co_nlocals,
+                           co_linetable=bytes(table), co_varnames=tuple(names),
+                           co_argcount=sum(n in bound for n in names),
                            co_posonlyargcount=0, co_kwonlyargcount=0,
                            co_flags=code.co_flags & ~_VARARGS,
                            co_stacksize=max(code.co_stacksize, 3))

@@ -2,8 +2,9 @@
 print(file=...), open() and np.save are graph breaks -- the call runs in
 Python on every call, on the plan's values, and the rest of the function
 stays compiled -- where the function ran eagerly whole before.  A call in a
-loop keeps the function eager (hop's Python part of a break would run the
-loop slower than CPython).  Library code handed print or an I/O function
+loop is a break whose loop CPython runs (hop/_region.py); where it cannot,
+the function stays eager (hop's concrete interpreter would run the loop
+slower than CPython).  Library code handed print or an I/O function
 (`any(map(log.info, xs))`, `sorted(xs, key=print)`) breaks there too: it
 would have called it once, while hop translated (`list(map(print, xs))`
 printed on the first call only).  Each function runs eagerly and compiled
@@ -197,19 +198,21 @@ def test_open_and_write_in_a_with_block_writes_as_eager(tmp_path):
     assert cf.eager_calls == 3 and "context manager" in cf.explain()
 
 
-def test_io_in_a_loop_keeps_the_function_eager():
+def test_io_in_a_loop_is_a_break_whose_loop_cpython_runs():
     def f(x):
         for i in range(3):
             x = x * 2.0
             LOG.info("step %d", i)
         return x
 
-    cf = _agree(f, DATA, eager_calls=3)
-    assert not cf.graphs
-    assert "inside the loop at" in cf.explain() and "runs eagerly" in cf.explain()
+    cf = _agree(f, DATA)
+    assert len(cf.graphs) == 1 and _breaks(cf) == [
+        "graph break at test_compile_io_breaks.py:205 (CALL): Logger.info() may change state "
+        "hop cannot see (a Python effect on this line); inside the loop at "
+        "test_compile_io_breaks.py:203, which runs in Python"], cf.explain()
 
 
-def test_io_in_a_loop_of_a_helper_keeps_the_function_eager():
+def test_io_in_a_loop_of_a_helper_is_a_break_at_its_call():
     def report(v):
         for k in range(2):
             LOG.info("%d %s", k, v[0])
@@ -219,8 +222,37 @@ def test_io_in_a_loop_of_a_helper_keeps_the_function_eager():
         report(y)
         return y
 
+    cf = _agree(f, DATA)
+    assert "in test_io_in_a_loop_of_a_helper_is_a_break_at_its_call.<locals>.report() (from " \
+        "the call at test_compile_io_breaks.py:222, which runs in Python)" in cf.explain()
+
+
+def test_io_in_a_loop_cpython_cannot_run_as_a_region_keeps_the_function_eager():
+    def f(x):
+        scale = 2.0  # (a cell variable: _region cannot copy the code)
+        for i in range(3):
+            x = x * scale
+            LOG.info("step %d", i)
+        return (lambda: scale)() * x
+
     cf = _agree(f, DATA, eager_calls=3)
-    assert "inside a loop of" in cf.explain()
+    assert not cf.graphs
+    assert "CPython cannot run this loop as a region of its own" in cf.explain()
+
+
+def test_io_in_a_loop_of_a_helper_called_from_a_function_with_cells_keeps_it_eager():
+    def report(v):
+        for k in range(2):
+            LOG.info("%d %s", k, v[0])
+
+    def f(x):
+        y = x + 1.0
+        report(y)
+        return (lambda: y)()
+
+    cf = _agree(f, DATA, eager_calls=3)
+    assert "inside a loop of" in cf.explain() and "CPython cannot run the statement" in \
+        cf.explain()
 
 
 def test_fullgraph_raises_at_the_io_break():
