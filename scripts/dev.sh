@@ -9,7 +9,8 @@
 #   sh scripts/dev.sh sanitize   ASan + UBSan build in build/asan: ctest, then pytest with
 #                                libasan preloaded, fewer hypothesis examples and a share of
 #                                many parametrized cases (tests/python/budget.py; the run's
-#                                HOP_TEST_SEED draws them again); leaks checked (.ci/lsan.supp)
+#                                HOP_TEST_SEED draws them again); leaks checked (.ci/lsan.supp);
+#                                built without ccache (nothing reuses its objects)
 #   sh scripts/dev.sh valgrind   valgrind memcheck over every C test and example of the
 #                                -O2 -g build in build/test (built first if missing), two
 #                                binaries at a time
@@ -71,11 +72,19 @@ gold_flags() {
 # the test tree's 47 links (each C test links every layer with its debug info
 # and the static OpenBLAS) took 117 CPU-s with ld.bfd and 47 with gold, on
 # the 2-core EPYC where its whole build took 152 s.
+# USE_CCACHE=0 builds the tree without ccache: the sanitizer tree's objects
+# are made once per run and never reused (the cache serves the test tree's
+# rebuilds and the pip test), and a miss costs more than a plain compile: it
+# preprocesses, hashes, compresses and stores every object (14 sampled ASan
+# compiles, 2-core EPYC under load, three pairs: 10.4-11.3 CPU-s plain,
+# 11.9-13.1 through an empty cache).
 configure_and_build() { # dir, extra cmake args...
     dir=$1
     shift
     launcher=""
-    command -v ccache >/dev/null && launcher=-DCMAKE_C_COMPILER_LAUNCHER=ccache
+    if [ "${USE_CCACHE:-1}" = 1 ] && command -v ccache >/dev/null; then
+        launcher=-DCMAKE_C_COMPILER_LAUNCHER=ccache
+    fi
     # shellcheck disable=SC2046 # gold_flags prints several arguments, or none
     cmake -S . -B "$dir" -DPython3_EXECUTABLE=$PYTHON -DHOP_BUILD_PYTHON=ON -DHOP_WERROR=ON \
         $launcher $(gold_flags) "$@" >/dev/null
@@ -190,7 +199,8 @@ sanitize)
     # Only what this phase runs: no C microbenchmarks (HOP_BUILD_BENCH=OFF).
     # (Linked by gold, as every tree: each of the ~40 links of ASan objects
     # with -g took 1.4 s of CPU with ld.bfd, 0.6 s with gold.)
-    configure_and_build "$dir" -DHOP_SANITIZE=ON -DHOP_BUILD_BENCH=OFF
+    # Without ccache (configure_and_build): nothing reuses the ASan objects.
+    USE_CCACHE=0 configure_and_build "$dir" -DHOP_SANITIZE=ON -DHOP_BUILD_BENCH=OFF
     SANITIZE_DIR=$(cd "$dir" && pwd) # for sanitized_python
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     (cd "$dir" && export ASAN_OPTIONS=detect_leaks=1 && timed ctest ctest --output-on-failure \
