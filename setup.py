@@ -36,8 +36,11 @@ class CMakeBuild(build_ext):
 
     def build_extension(self, ext):
         tree = os.path.join(BUILD, "cmake-" + sysconfig.get_config_var("SOABI"))
+        # Only hop_py_C is built: no C tests, and no C microbenchmarks, whose
+        # configure-time probes (OpenMP, -march=native, SLEEF, OpenBLAS) took
+        # ~2 of a fresh tree's ~10 CPU-s of configure.
         args = ["cmake", "-S", HERE, "-B", tree, "-DCMAKE_BUILD_TYPE=Release",
-                "-DHOP_BUILD_PYTHON=ON", "-DHOP_BUILD_TESTS=OFF",
+                "-DHOP_BUILD_PYTHON=ON", "-DHOP_BUILD_TESTS=OFF", "-DHOP_BUILD_BENCH=OFF",
                 "-DPython3_EXECUTABLE=" + sys.executable]
         args += os.environ.get("HOP_CMAKE_ARGS", "").split()
         subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
