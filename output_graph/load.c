@@ -548,8 +548,10 @@ read_graphs(loader *L)
                                     "no parent",
                                     nm);
         if (i > 0 && parent == 0)
-            return hop__reader_fail(r, "graph %zu (%s) has no parent: only the root, forward, has "
-                                       "none", i, nm);
+            return hop__reader_fail(r,
+                                    "graph %zu (%s) has no parent: only the root, forward, has "
+                                    "none",
+                                    i, nm);
         if (parent > i)
             return hop__reader_fail(r,
                                     "graph %zu (%s): its parent, graph %llu, is not an earlier "
