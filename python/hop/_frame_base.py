@@ -388,31 +388,22 @@ _DUNDER_BUILTINS = frozenset("""float int complex str repr format bool len abs r
 _NOT_RUN = frozenset("""__init__ __new__ __init_subclass__ __set_name__ __class_getitem__
     __del__ __getnewargs__ __getnewargs_ex__ __reduce__ __reduce_ex__ __getstate__
     __setstate__ __copy__ __deepcopy__ __subclasshook__ __post_init__""".split())
-_user_dunders = {}
 
 
 def user_dunder(v):
     """The name of a special method of the user's (a Python function of a
     class in the user's code) that v's class defines, or None: library code
     given v (float(v), np.asarray(v)) runs it where the translator cannot
-    see inside, once, while translating."""
-    t = type(v)
-    hit = _user_dunders.get(t, False)
-    if hit is not False:
-        return hit
-    hit = None
-    for klass in t.__mro__[:-1]:
+    see inside, once, while translating.  Read from the classes each time
+    (translation only): a class may gain one later (`C.__float__ = f`)."""
+    for klass in type(v).__mro__[:-1]:
         for n, a in vars(klass).items():
             if n.startswith("__") and n.endswith("__") and n not in _NOT_RUN and \
                     isinstance(a, types.FunctionType) and is_user_code(a.__code__):
-                hit = f"{klass.__qualname__}.{n}"
-                break
-        if hit is not None:
-            break
-    if len(_user_dunders) > 4096:
-        _user_dunders.clear()
-    _user_dunders[t] = hit
-    return hit
+                return f"{klass.__qualname__}.{n}"
+    return None
+
+
 _CONTROL_FLOW = ("Python control flow on a traced value (if/while/and/or/not on it) needs its "
                  "value; hop.cond keeps it in the graph")
 

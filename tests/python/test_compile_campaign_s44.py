@@ -416,3 +416,28 @@ def test_a_property_read_through_attrgetter_in_map_runs_every_call():
         def snap():
             return LOG
         """, name="attrgetter")
+
+
+def test_a_special_method_added_to_a_class_after_a_translation_has_its_effects_every_call():
+    # was: the translator kept, per class, whether it has a special method of
+    # the user's, so a __float__ set on the class after an earlier translation
+    # had seen none ran once, while translating, and the plan replayed nothing
+    check("""
+        LOG, SEEN = [], []
+        class V_(float):
+            pass
+        V = V_(2.0)
+        def _warm(x):
+            SEEN.append(1)
+            return x * float(V)
+        hop.compile(_warm)(np.arange(3.0))
+        def _float(self):
+            LOG.append("f")
+            return 3.0
+        V_.__float__ = _float
+        def f(x):
+            SEEN.append(1)
+            return x * float(V)
+        def snap():
+            return LOG, len(SEEN)
+        """, name="dunder_added")
