@@ -1341,6 +1341,9 @@ def _eager_argument(args, kwargs, leaves="arrays"):
     twice = _frame.repeated_containers(args, kwargs, leaves)
     if twice is not None:
         return f"{twice}, which hop would trace as two objects"
+    view = _copy_view_argument(args, kwargs)
+    if view is not None:
+        return view
     np = sys.modules.get("numpy")
     if np is None:
         return None
@@ -1350,6 +1353,30 @@ def _eager_argument(args, kwargs, leaves="arrays"):
             why = eager_array(x)
             if why is not None:
                 return why
+    return None
+
+
+def _copy_view_argument(args, kwargs):
+    """Why a call takes a writable hop.numpy view made as a copy (`G[::-1]`
+    of a hop.numpy array, eagerly: ndarray._cp), or None: a plan would write
+    into the copy alone, where eager's write reaches the array it views
+    (_storage.eager_write), so such a call runs eagerly (a graph break's
+    resume handed such a view too)."""
+    # (hop.numpy loaded, or half-imported by another thread: no array yet)
+    cls = getattr(sys.modules.get("hop.numpy"), "ndarray", None)
+    if cls is None:
+        return None
+    todo = [args, kwargs]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, cls):
+            if x._cp is not None and not x._ro and not x._scalar:
+                return "a writable hop.numpy view made as a copy (a reversed or flipped " \
+                       "view), whose writes reach the array it views only eagerly"
+        elif isinstance(x, (list, tuple)):
+            todo.extend(x)
+        elif isinstance(x, dict):
+            todo.extend(x.values())
     return None
 
 

@@ -1600,8 +1600,8 @@ class _Runner:
                 return r
         elif len(args) == self._hnflat:  # (the result wrapped as unflatten wraps it)
             for a in args:
-                if type(a) is not self._hnarr or a._ro or a._scalar:
-                    break
+                if type(a) is not self._hnarr or a._ro or a._scalar or a._cp is not None:
+                    break  # (a copy-view: the general path, whose structure differs)
             else:
                 if self.distinct and _twice(args):
                     _aliased(args, None)

@@ -169,8 +169,32 @@ class _ReadOnly:
 _READ_ONLY = _ReadOnly()
 
 
+class _CopyView:
+    """The structure key of a writable eager view hop.numpy made as a copy
+    (`G[::-1]`, `np.flip(G)`: ndarray._cp), whose writes must reach the
+    array it views (_storage.eager_write): falsy, as a plain array's key,
+    but another structure, so no plan made for a plain array takes one (a
+    plan writes into the copy alone), and hop.compile runs such a call
+    eagerly (_compile._eager_argument)."""
+
+    __slots__ = ()
+
+    def __bool__(self):
+        return False
+
+    def __repr__(self):
+        return "copy-view"
+
+    def __reduce__(self):
+        return "_COPY_VIEW"
+
+
+_COPY_VIEW = _CopyView()
+
+
 def _flatten(a):
-    return (a._t,), _READ_ONLY if a._ro and not a._scalar else a._scalar
+    return (a._t,), _READ_ONLY if a._ro and not a._scalar else \
+        _COPY_VIEW if a._cp is not None and not a._scalar else a._scalar
 
 
 def _unflatten_array(cls):
