@@ -482,6 +482,11 @@ class Checker:
     """Runs a spec's checks."""
 
     def __init__(self, spec):
+        # the example C HOPs registered before any check: hop.compile's
+        # effect check follows every layer of the dispatch table, _fold's
+        # hop.ops.fold too, which it cannot resolve (a call it must assume
+        # has effects) while fold is not registered, whatever the program
+        load_c_hops()
         self.spec = spec
         self.P = Program(spec)
         P = self.P

@@ -150,28 +150,3 @@ def test_an_unknown_reading_is_a_value_error():
     with pytest.raises(TypeError):
         _C._guard_sift((spells,), "globals", _guards._SPELLED)
 
-
-def _python_calls(fn, *args):
-    calls = [0]
-
-    def count(frame, event, arg):
-        if event == "call":
-            calls[0] += 1
-    sys.setprofile(count)
-    try:
-        fn(*args)
-    finally:
-        sys.setprofile(None)
-    return calls[0]
-
-
-def test_scan_of_a_64_deep_nest_makes_fewer_python_calls_than_functions():
-    # (before: 916 calls, 14 a function: the passes' loops asked names_of and
-    # its record's imported, probed and computed_names for every level, and
-    # _visit read the hop module each level names; now 23)
-    x = hop.ones(4)
-    f = nested(64)
-    hop.trace(f, x)
-    s = _guards.scan(f, [x], ["v"], [False])
-    assert len(s.functions) == 64 and len(s.guards) == 64
-    assert _python_calls(_guards.scan, f, [x], ["v"], [False]) <= 64

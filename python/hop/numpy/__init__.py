@@ -146,50 +146,37 @@ class _NumpyOut:
     eagerly for np.ndarray arguments."""
 
 
-class _ReadOnly:
-    """The structure key of a read-only array (NumPy's view of a broadcast,
-    a diagonal, a real array's imaginary part), where a writable array's key
-    is whether it is a NumPy scalar: false, as for an array, so that code
-    asking `bool(spec.keys)` reads "not a scalar"; rebuilt read-only, as
-    NumPy's is (a compiled `np.broadcast_to(a, s)` was writable, and a write
-    into it reached the caller's array)."""
+class _Key:
+    """A structure key of a hop.numpy array other than its NumPy-scalar flag,
+    falsy as a writable array's key (False: code asking `bool(spec.keys)`
+    reads "not a scalar"), pickled as the module's one instance (a saved
+    GraphModule's structure).  _READ_ONLY: a read-only array (NumPy's view of
+    a broadcast, a diagonal, a real array's imaginary part), rebuilt
+    read-only as NumPy's is (a compiled `np.broadcast_to(a, s)` was
+    writable, and a write into it reached the caller's array).  _COPY_VIEW:
+    a writable eager view hop.numpy made as a copy (`G[::-1]`, `np.flip(G)`:
+    ndarray._cp), whose writes must reach the array it views
+    (_storage.eager_write): another structure, so no plan made for a plain
+    array takes one (a plan writes into the copy alone), and hop.compile
+    runs such a call eagerly (_compile._copy_view_argument)."""
 
-    __slots__ = ()
+    __slots__ = ("_text", "_name")
 
-    def __bool__(self):
-        return False
-
-    def __repr__(self):
-        return "read-only"
-
-    def __reduce__(self):
-        return "_READ_ONLY"  # (a saved GraphModule's structure: the one instance)
-
-
-_READ_ONLY = _ReadOnly()
-
-
-class _CopyView:
-    """The structure key of a writable eager view hop.numpy made as a copy
-    (`G[::-1]`, `np.flip(G)`: ndarray._cp), whose writes must reach the
-    array it views (_storage.eager_write): falsy, as a plain array's key,
-    but another structure, so no plan made for a plain array takes one (a
-    plan writes into the copy alone), and hop.compile runs such a call
-    eagerly (_compile._eager_argument)."""
-
-    __slots__ = ()
+    def __init__(self, text, name):
+        self._text, self._name = text, name
 
     def __bool__(self):
         return False
 
     def __repr__(self):
-        return "copy-view"
+        return self._text
 
     def __reduce__(self):
-        return "_COPY_VIEW"
+        return self._name
 
 
-_COPY_VIEW = _CopyView()
+_READ_ONLY = _Key("read-only", "_READ_ONLY")
+_COPY_VIEW = _Key("copy-view", "_COPY_VIEW")
 
 
 def _flatten(a):
