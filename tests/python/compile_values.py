@@ -38,6 +38,26 @@ def plain(v):
     return (type(v).__name__, plain(dict(vars(v))) if hasattr(v, "__dict__") else repr(v))
 
 
+def warned_outcome(values=plain):
+    """An outcome for campaign(): one call's result as repr(values(r)) (NaN
+    and the sign of zero count), or its error (type, text and what it was
+    raised while handling); its printed text; the warnings the program
+    raised (not hop's own: a fallback's, a recompile limit's); and the
+    program's snap()."""
+    def outcome(ns, fn, args):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                got = ("ok", repr(values(fn(*args))))
+            except Exception as e:  # eager's errors are part of the answer
+                got = ("error", type(e).__name__, str(e), repr(e.__context__))
+        said = [(x.category.__name__, str(x.message)) for x in w
+                if not str(x.message).startswith("hop")]
+        return got, out.getvalue(), said, repr(values(ns["snap"]())) if "snap" in ns else None
+    return outcome
+
+
 def _outcome(ns, fn, args):
     """What one call gave: its result (or error: type, text and what it was
     raised while handling), its printed text and the program's snap()."""

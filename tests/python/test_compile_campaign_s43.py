@@ -8,36 +8,17 @@ count), the printed text, the warnings, the raised error (type, text and
 __context__) and the program's state must be eager's.  Each test says what
 hop answered before its fix."""
 
-import contextlib
-import io
 import random
-import warnings
 
 import numpy as np
 import pytest
 
 import hop
 from budget import examples
-from compile_values import campaign, plain
+from compile_values import campaign, warned_outcome
 
 
-def _outcome(ns, fn, args):
-    """compile_values._outcome, with the warnings the program raised and
-    results compared by repr (NaN and the sign of zero count)."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        try:
-            got = ("ok", repr(plain(fn(*args))))
-        except Exception as e:  # eager's errors are part of the answer
-            got = ("error", type(e).__name__, str(e), repr(e.__context__))
-    # (hop's own warnings -- a fallback's, a recompile limit's -- are not the program's)
-    said = [(x.category.__name__, str(x.message)) for x in w
-            if not str(x.message).startswith("hop")]
-    return got, out.getvalue(), said, repr(plain(ns["snap"]())) if "snap" in ns else None
-
-
-program, check = campaign("s43", outcome=_outcome)
+program, check = campaign("s43", outcome=warned_outcome())
 
 
 # --------------- bool() of a tensor of more than one element
@@ -357,7 +338,6 @@ def _drawn(seed):
     sizes = [rng.choice([1, 2, 3, 3, 4, 6]) for _ in range(6)]
     make = "hop.arange" if kind == "tensor" else "np.arange"
     return f"""
-import contextlib
 def f(x, y):
     {handler}
     return r

@@ -10,9 +10,7 @@ program's state must be eager's.  Each test says what hop answered before
 its fix."""
 
 import collections
-import contextlib
 import gc
-import io
 import random
 import sys
 import types
@@ -23,7 +21,7 @@ import pytest
 
 import hop
 from budget import examples
-from compile_values import campaign, plain
+from compile_values import campaign, plain, warned_outcome
 
 
 def _plain(v):
@@ -45,23 +43,7 @@ def _plain(v):
     return plain(v)
 
 
-def _outcome(ns, fn, args):
-    """compile_values._outcome, with the warnings the program raised and
-    results compared by repr."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        try:
-            got = ("ok", repr(_plain(fn(*args))))
-        except Exception as e:  # eager's errors are part of the answer
-            got = ("error", type(e).__name__, str(e), repr(e.__context__))
-    # (hop's own warnings -- a fallback's, a recompile limit's -- are not the program's)
-    said = [(x.category.__name__, str(x.message)) for x in w
-            if not str(x.message).startswith("hop")]
-    return got, out.getvalue(), said, repr(_plain(ns["snap"]())) if "snap" in ns else None
-
-
-program, check = campaign("s44", outcome=_outcome)
+program, check = campaign("s44", outcome=warned_outcome(_plain))
 
 
 # --------------------------------------------------------------- a defaultdict's missing key

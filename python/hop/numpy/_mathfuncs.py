@@ -19,7 +19,8 @@ import numpy as _np
 from .. import _C
 from . import _core, _corder
 from . import _funcs as F
-from ._funcs import _axes, _axis_index, _axis_tuple, _kind_of, _t, concatenate, implements, sum as _sum
+from ._funcs import (_axes, _axis_index, _axis_tuple, _no_numpy_bool, _kind_of, _t, concatenate,
+                     implements, sum as _sum)
 from ._index_routines import copyto
 from ._lib import _arr, _as, _hnp, broadcast_shapes
 from ._ndarray import ndarray, result_kind, wrap
@@ -366,10 +367,8 @@ def trapz(y, x=None, dx=1.0, axis=-1, *, _kind=None):
     if x is None or _arr(x).ndim == 1:
         # (NumPy's trapz puts slice(1, None) at [axis] of a list of nd
         # slices, then reduces along axis: a list's errors, then add.reduce's)
-        if isinstance(axis, _np.bool_):
-            raise TypeError("an integer is required for the axis")  # (as _dim_at)
         probe = [None] * nd
-        probe[axis] = None
+        probe[_no_numpy_bool(axis)] = None  # (a NumPy bool refused, as _dim_at)
         ax = _axes(axis, nd)[0]
     else:
         ax = _axis_index(axis, nd)
