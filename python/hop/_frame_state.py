@@ -374,10 +374,13 @@ def _unreached(tr):
                 return ("cell", id(c), None), None
         return ("global", id(g), name), g.get(name)
 
-    def closure(names, g, cells, out):
+    def closure(names, g, cells, out, whole=False):
         """The sources names reach, through the functions they hold; False
-        when one holds an object whose methods may run."""
+        when one holds an object whose methods may run: at once, or, whole,
+        after all of them (out then does not depend on the order of names,
+        a set's: its hash seed's)."""
         todo = [(n, g, cells) for n in names]
+        methods = False
         while todo:
             name, g, cells = todo.pop()
             key, v = source(name, g, cells)
@@ -393,7 +396,9 @@ def _unreached(tr):
                     else:
                         flat.append(x)
                 if len(flat) > 64:
-                    return False
+                    flat = vals = ()
+                    methods = True
+                    break
                 vals = flat
             for v in vals:
                 if isinstance(v, types.FunctionType):
@@ -403,8 +408,10 @@ def _unreached(tr):
                     todo.extend((n, v.__globals__, inner) for n in more)
                 elif not (v is None or type(v) in _PLAIN or _traced(v) or _numpy_value(v) or
                           isinstance(v, (types.ModuleType, types.BuiltinFunctionType))):
-                    return False  # an object whose methods may run (or a container deeper)
-        return True
+                    methods = True  # an object whose methods may run (or a container deeper)
+            if methods and not whole:
+                return False
+        return not methods
 
     early, late = set(), set()
     for n, i in enumerate(ins):
@@ -417,7 +424,7 @@ def _unreached(tr):
     if not closure(early, g, cells, reached):
         return set()  # an object whose methods the plan may run: all kept
     after = set()
-    closure(late, g, cells, after)
+    closure(late, g, cells, after, whole=True)
     seen = {k if len(k) == 3 else (k[0], k[1], None) for k in tr.read | tr.written}
     return {k for k in after - reached if k not in seen}
 
