@@ -957,6 +957,16 @@ def _visit(s, src, v, depth):
         # its tensor is what the trace read (not the array object: an array
         # rebound to a new one of the same dtype and shape fits the plan)
         _visit(s, src.child("array", v._scalar), v._t, depth + 1)
+        if v._cp is not None:
+            # an eager view hop made as a copy (`V = G[::-1]`): a trace
+            # reads and writes it as a view of the array whose memory it
+            # views (hop.numpy._storage._copy_view_storage), whose tensor is
+            # the capture, read from there too (V._cp[0]...), not only from
+            # another name that held that array when traced (G, rebound)
+            x = v
+            while x._cp is not None:
+                src, x = src.child("attr", "_cp").child("item", 0), x._cp[0]
+            _visit(s, src, x, depth + 1)
         return
     s.add(src, "id", v)
     if id(v) in s.seen:

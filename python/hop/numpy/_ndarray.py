@@ -89,12 +89,20 @@ class ndarray:
         st = self._st
         if st is None:
             cp = self._cp
-            if cp is None or cp[2] == _storage.WRITES:
+            if cp is None:
                 return self._tv
-            return _storage.fresh(self)  # (an eager view hop made as a copy, after a write)
+            run = _storage.current()
+            if run is not None:
+                # (an eager view hop made as a copy, captured by a trace: a
+                # view of the array it views, _storage._copy_view_storage)
+                st = _storage.storage_of(self, run)
+            elif cp[2] == _storage.WRITES:
+                return self._tv
+            else:
+                return _storage.fresh(self)  # (after a write)
         if st.foreign:
             if st.run is not _storage.current():
-                return self._tv
+                return self._tv if self._cp is None else _storage.fresh(self)
             if self._ver != st.version or self._cv is None:
                 self._cv = st.view(self._vw)
                 self._ver = st.version

@@ -307,11 +307,11 @@ def storage_of(a, run):
             strides = tuple(a._tv.stride())
         st = Storage(a._tv, run, a._dp, root, False, a, strides)
         run.owned.append(st)
+    elif a._cp is not None:
+        return _copy_view_storage(a, run)
     else:
         # made outside this run: a captured array (or one of an ended run)
         strides = None
-        if a._cp is not None:
-            fresh(a)
         if not _C._is_proxy(a._tv):
             arr = a._tv.numpy()
             strides = tuple(x // arr.itemsize for x in arr.strides) if arr.itemsize else None
@@ -322,6 +322,27 @@ def storage_of(a, run):
     a._vw = ()
     a._ver = 0
     a._cv = None  # (a captured array's value in an earlier run: a proxy of its trace)
+    return st
+
+
+def _copy_view_storage(a, run):
+    """The storage in run of captured array a, an eager view that hop made
+    as a copy (a._cp: `V = G[::-1]` of a hop.numpy G, or a view of one): the
+    storage of the array whose memory it views, seen through the steps on
+    the way there, as any view in the run, so that a write through a (or a
+    view of a) reaches that array, and a read of a after a write of that
+    array sees it (as its own root, the copy, it had neither: the write
+    went into the copy alone, found by the forty-fifth session)."""
+    steps, x = [], a
+    while x._cp is not None:
+        steps.append(x._cp[1])
+        x = x._cp[0]
+    st = storage_of(x, run)
+    a._st = st
+    a._vw = x._vw + tuple(reversed(steps))
+    a._ver = -1  # (its value is made from the storage's at its first read)
+    a._cv = None
+    run.marked.append(a)
     return st
 
 
@@ -1120,11 +1141,6 @@ def check_write(a, run, what):
     hop cannot reproduce this write; returns a's storage."""
     if a._ro:
         raise read_only_error(what)
-    if a._cp is not None:
-        raise _C.UnsupportedError(
-            f"hop.numpy: {what} writes, while traced, an array made eagerly as a view that hop "
-            f"made as a copy (a negative step, np.flip, np.rot90): the write would not reach "
-            f"the array it views; write that array instead, or copy the view first (`.copy()`)")
     st = storage_of(a, run)
     if st.root == "input":
         raise _C.UnsupportedError(
