@@ -313,9 +313,12 @@ def _reshape(a, newshape, order="C", *, _kind=None):
         # and a view of a read-only array is read-only)
         res = _numpy_strides(a, wrap(kind, r), make, "C", kind)
         if isinstance(a, ndarray) and isinstance(res, ndarray) and not a._scalar and \
-                run is None and not _C._is_proxy(r) and res._t.data_ptr() == t.data_ptr():
-            res._ro = a._ro
-            viewed_by(res, a)
+                run is None and not _C._is_proxy(r):
+            if res._t.data_ptr() == t.data_ptr():
+                res._ro = a._ro
+                viewed_by(res, a)
+            else:
+                _copy_as_base(res, tuple(t.shape))
         return res
     is_view = _storage.reshape_is_view(a, run, out)
     if is_view or is_view is None:
@@ -333,11 +336,27 @@ def _reshape(a, newshape, order="C", *, _kind=None):
         if is_view is None:
             _storage.storage_of(a, run).ambiguous = True
         return res
-    # NumPy copies: a new array, which knows what the decision read
-    res = wrap(kind, r)
+    # NumPy copies: a new array in a's shape (C order), which knows what
+    # the decision read, and the result is its view (its .base, as
+    # _copy_as_base eagerly)
+    base = wrap(kind, r.reshape(tuple(t.shape)))
     src = _storage.storage_of(a, run)
-    dst = _storage.storage_of(res, run)
+    dst = _storage.storage_of(base, run)
     dst.leaves |= src.leaves
+    np_shape = shape if builtins.all(isinstance(n, int) for n in shape) else None
+    return _view(kind, base, lambda x: x.reshape(out),
+                 (lambda x: x.reshape(np_shape)) if np_shape is not None else None,
+                 step_kind="reshape", t=r)
+
+
+def _copy_as_base(res, shape):
+    """res, an eager reshape that copied (new memory, C order), gets NumPy's
+    .base: NumPy's reshape copies the array in its own shape (C order,
+    PyArray_Newshape's PyArray_NewCopy) and returns a view of that copy,
+    so `a.T.reshape(4).base` is a (2, 2) array that owns its memory and
+    the result does not (before the forty-fifth session: no base, owndata
+    True)."""
+    res._ob = type(res)(res._t.reshape(shape))
     return res
 
 
@@ -400,7 +419,7 @@ def _reshape_copy_view(kind, a, r, shape, out):
     # (an empty one shares no memory, but NumPy's reshape views it: its
     # strides are the view's, C's with 0 dims counted as 1)
     if v is None or v.size and not _np.may_share_memory(v.reshape(shape), v):
-        return wrap(kind, r.clone())
+        return _copy_as_base(wrap(kind, r.clone()), tuple(a._t.shape))
     np_shape = tuple(shape) if isinstance(shape, (tuple, list)) else shape
     return _view(kind, a, lambda x: x.reshape(out), lambda x: x.reshape(np_shape),
                  step_kind="reshape", t=r)
