@@ -677,6 +677,11 @@ def setitem(a, key, value):
     elif isinstance(value, complex):
         raise TypeError("can't convert complex to float")
     else:
+        run = _storage.current()
+        if run is not None and isinstance(value, ndarray) and not value._scalar and \
+                _advanced_key(key) and \
+                _storage.storage_of(value, run) is _storage.storage_of(a, run):
+            _overlapping_value(what)
         vo = _core.operand(value, what)
         if vo.t is not None:
             _core.complex_cast_warns(_core.np_dtype(vo.t), a.dtype, what)
@@ -684,3 +689,27 @@ def setitem(a, key, value):
         else:
             v = _C.full((), _core.as_compute(vo, a.dtype), dtype=a._tv.dtype)
     a._write(key, v, what)
+
+
+def _advanced_key(key):
+    """Whether key has an index array, a list or a mask (NumPy's advanced
+    indexing), not only ints, slices, None and Ellipsis."""
+    keys = key if isinstance(key, tuple) else (key,)
+    return any(not (k is None or k is Ellipsis or isinstance(k, (slice, int, _np.integer)) or
+                    isinstance(k, ndarray) and k._scalar) for k in keys)
+
+
+def _overlapping_value(what):
+    """A traced x[key] = v with an advanced key and a value over x's own
+    memory (`a[idx] = a`, `v[[0, -1]] = v[::-1]`): NumPy 1.24 assigns
+    element by element in the index's order, reading the value as it goes
+    (what it wrote already included), where a traced put reads the value
+    whole; the compiled part ends here, so the statement runs in Python
+    (hop.trace: UnsupportedError).  Before the forty-fifth session the plan
+    read it whole, silently (`a[b[::-1]] = a` of b = [0, 0, 1, 5, 5, 2]:
+    [6, 4, 1, ...] where NumPy and eager give [1, 4, 1, ...])."""
+    from .._breaks import conversion
+    conversion(_C.UnsupportedError,
+               f"hop.numpy: {what} with an index array or mask and a value over the array's "
+               f"own memory: NumPy assigns element by element reading the value as it goes, "
+               f"which a traced write does not reproduce (copy the value first: `v.copy()`)")
