@@ -946,11 +946,14 @@ class _Results:
                 steps = how[1] if how else node._vw
                 how = (("out", node._st.value), steps) if all(
                     s.apply_np is not None or s.kind == "bitcast" for s in steps) else False
-            if how is None and type(node) is hnp_array and node._run is None and \
-                    node._st is None and kept and not _C._is_proxy(node._tv):
+            if type(node) is hnp_array and node._run is None and kept and \
+                    not _C._is_proxy(node._tv) and \
+                    (how is None and node._st is None or node._cp is not None):
                 # a hop.numpy array of the function's environment itself
                 # (`return G`; `C += 1`, which stores C in its cell again):
-                # the array its source holds at the call, as eagerly
+                # the array its source holds at the call, as eagerly (also
+                # a captured view hop made as a copy, `return V` of `V =
+                # G[::-1]`, which the run sees as a view of G's storage)
                 how = (("capture", node), ())
             elif how and how[0][0] == "arg" and type(node) is hnp_array:
                 # a view of a hop.numpy argument: made again from the

@@ -129,3 +129,18 @@ def test_a_plans_write_back_shows_in_an_eager_copy_view_the_caller_holds(what):
     assert v[-1] == 5.0  # (before np.asarray(G), which counts as a possible write)
     assert np.asarray(G)[0] == 5.0
     assert np.asarray(v).tolist() == [5.0, 4.0, 3.0, 2.0, 1.0, 5.0]
+
+
+@pytest.mark.parametrize("write", ["", "V[0] = a\n    "])
+def test_a_returned_captured_copy_view_is_that_array(write):
+    # (the run sees V as a view of G's storage: its result was made again
+    # as a new view of G, not V, until root_views took V itself)
+    G = hnp.asarray(np.arange(6.0).reshape(2, 3))
+    ns = {"np": np, "V": G[::-1]}
+    exec(f"def f(a):\n    {write}return (V, a * 1)\n", ns)  # noqa: S102
+    cf = hop.compile(ns["f"])
+    for k in range(2):
+        r = cf(np.arange(3.0) + k)
+        assert r[0] is ns["V"] and np.shares_memory(np.asarray(r[0]), np.asarray(G))
+    assert np.asarray(G).tolist() == ([[0.0, 1.0, 2.0], [1.0, 2.0, 3.0]] if write else
+                                      [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])

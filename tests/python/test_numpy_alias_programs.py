@@ -26,7 +26,15 @@ returned captured hop.numpy array was a new array, not it, and a written
 one the plan's copy; a returned view of a rebound captured array was of
 the old one; `C += 1` rebound the cell; a returned reversed view of a
 hop.numpy argument was a copy; np.copyto of a hop.numpy array into an
-ndarray with negative strides wrote hop's copy of it, eagerly too."""
+ndarray with negative strides wrote hop's copy of it, eagerly too.
+
+The forty-fifth session added a captured global V = G[::-1] (eager
+hop.numpy's copy-view in the hop.numpy worlds, whose compiled writes went
+into the copy alone or were refused), views of views with transposes and
+negative strides, parts of complex views, dtype views (ndarray.view),
+repeated indices, .flat writes, out= and copyto over an input, a value
+over x's own memory with an index array, and a graph break (float())
+between writes."""
 
 import warnings
 
@@ -45,7 +53,11 @@ VIEWS = (("{x}[1:]", 0, 1), ("{x}[::-1]", 0, 1), ("{x}[::2]", 0, 1), ("{x}[..., 
          ("{x}[None]", 1, 0), ("np.flip({x})", 0, 0), ("np.swapaxes({x}, 0, -1)", 0, 1),
          ("{x}.real", 0, 0), ("{x}.imag", 0, 0), ("{x}[0]", -1, 2), ("{x}[:, 1:]", 0, 2),
          ("{x}[...]", 0, 0), ("{x}.view()", 0, 0), ("{x}[1::-1]", 0, 1),
-         ("{x}[:, ::-1][1:]", 0, 2), ("np.flip({x}, 0)[::2]", 0, 1))
+         ("{x}[:, ::-1][1:]", 0, 2), ("np.flip({x}, 0)[::2]", 0, 1),
+         # (the forty-fifth session's: views of views, transposes and
+         # negative strides together, parts of complex views, dtype views)
+         ("{x}.T[::-1]", 0, 1), ("{x}[::-1].T", 0, 1), ("{x}[::-1].imag", 0, 1),
+         ("{x}.T.real[1:]", 0, 1), ("{x}.view(np.int64)", 0, 0), ("{x}[..., ::-1][::2].T", 0, 1))
 # Writes through x (at least 1-d; keys on its first axis); {v} a value,
 # {s} a scalar, {y} another array
 WRITES = ("{x}[0] = {v}", "{x}[-1] = {v}", "{x}[::2] = {v}", "{x}[1::-1] = {v}",
@@ -57,7 +69,14 @@ WRITES = ("{x}[0] = {v}", "{x}[-1] = {v}", "{x}[::2] = {v}", "{x}[1::-1] = {v}",
           "np.copyto({x}, {s}, where=np.abs({x}) < 3)", "{x}.fill({s})",
           "np.add({y}, {x}, out={x})", "np.subtract({x}[1:], {x}[:-1], out={x}[:-1])",
           "{x}[..., 0] = {x}[..., -1]", "{x}[np.array([-1, 0])] = {x}[np.array([0, -1])]",
-          "{x}[{y} > 1] = 0")
+          "{x}[{y} > 1] = 0",
+          # (the forty-fifth session's: repeated indices, .flat, out= and
+          # copyto over an input, a value over x's own memory with an
+          # index array, a graph break between writes)
+          "{x}[[0, 0, -1]] = {s}", "{x}[np.array([0, 0])] += {s}", "{x}.flat[1:3] = {s}",
+          "{x}.flat[[0, -1, 0]] = {s}", "{x}.flat[::-1] = {x}", "np.cumsum({x}, axis=0, out={x})",
+          "np.add({x}[1:], {x}[:-1], out={x}[1:])", "np.copyto({x}[1:], {x}[:-1])",
+          "{x}[[0, -1]] = {x}[:2]", "{x}[0] += float({x}.sum())")
 # An integer-array key's value is a scalar or a new array, never a view that
 # may overlap x: NumPy 1.24 assigns element by element reading the value as
 # it goes (`v[[0, -1]] = v[::-1]` of rows 8 and 4 gives 8 and 8), where hop
@@ -71,6 +90,8 @@ READS = ("{x} * 1", "{x}.copy()", "{x}.sum(0)", "{x}[np.abs({x}) > 2]", "{x}[[0,
          "{x} + {y}", "{x}.sum()", "np.sort({x}, axis=0)", "{x}[np.array([1, 0])] * 1")
 # How b relates to a (and both to G)
 ALIASING = ("distinct", "b is a", "b = a[::-1]", "b is G", "a = G[:]")
+# V: a captured global view of G, reversed (eager hop.numpy makes it as a
+# copy whose writes reach G: a trace sees it as a view of G's storage)
 
 
 def _base(kind, seed):
@@ -122,6 +143,7 @@ class World:
             g, c = hop.numpy.asarray(g), hop.numpy.asarray(c)
         if mode == "fresh" or self.args is None:
             self.ns["G"], self.c = g, c
+            self.ns["V"] = g[::-1]
             if self.cell is not None:
                 self.cell.cell_contents = c
         g = self.ns["G"]
@@ -136,7 +158,7 @@ class World:
         self.args = (a, b)
 
     def arrays(self):
-        return list(self.args) + [self.ns["G"], self.c]
+        return list(self.args) + [self.ns["G"], self.c, self.ns["V"]]
 
     def call(self):
         with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -252,8 +274,8 @@ def _same_as_numpy(src, kind, aliasing, modes, captured="np"):
 def programs(draw):
     """(source, layout kind, aliasing, call modes)."""
     kind = draw(st.integers(0, 5))
-    ndims = {"a": 2, "b": 1 if kind == 1 else 2, "G": 2, "C": 1}
-    arrays = ["a", "b", "G", "C"]
+    ndims = {"a": 2, "b": 1 if kind == 1 else 2, "G": 2, "C": 1, "V": 2}
+    arrays = ["a", "b", "G", "C", "V"]
     lines, results = [], []
     for i in range(draw(st.integers(2, 6))):
         what = draw(st.sampled_from(["view", "view", "write", "write", "write", "read"]))
@@ -280,7 +302,7 @@ def programs(draw):
             results.append(f"r{i}")
     ret = draw(st.lists(st.sampled_from(arrays + results), min_size=1, max_size=3, unique=True))
     lines.append(f"return ({', '.join(ret)},)")
-    src = ("def make(C):\n    def f(a, b):\n        global G\n        nonlocal C\n" + "".join(f"        {s}\n" for s in lines) +
+    src = ("def make(C):\n    def f(a, b):\n        global G, V\n        nonlocal C\n" + "".join(f"        {s}\n" for s in lines) +
            "    return f\n")
     modes = ["fresh"] + draw(st.lists(st.sampled_from(["fresh", "same", "args"]), min_size=1,
                                       max_size=3))

@@ -91,10 +91,10 @@ class ndarray:
             cp = self._cp
             if cp is None:
                 return self._tv
-            run = _storage.current()
+            run = _storage.active_run()
             if run is not None:
-                # (an eager view hop made as a copy, captured by a trace: a
-                # view of the array it views, _storage._copy_view_storage)
+                # (an eager view hop made as a copy, captured by a trace's
+                # run: a view of the array it views, _copy_view_storage)
                 st = _storage.storage_of(self, run)
             elif cp[2] == _storage.WRITES:
                 return self._tv

@@ -119,6 +119,14 @@ class Run:
         return a._tv
 
 
+def active_run():
+    """The innermost run _trace began (begin_run) on this thread, or None:
+    not current()'s implicit run, which a trace without runs gets (and which
+    hop's own reads after the function ran, the guards' walk, would get)."""
+    stack = _tls.stack
+    return stack[-1] if stack else None
+
+
 def current():
     """The run of this thread's active trace (the innermost), or None when
     nothing is traced.  A trace made without _trace's runs (hop.grad and
@@ -174,6 +182,12 @@ def end_run(run):
         stack.pop()
         _C._np_eager_off(-1)
     _creation.leave()
+    end_marked(run)
+
+
+def end_marked(run):
+    """The captured arrays run marked forget their storage in it (an
+    implicit run's too, when its trace is released)."""
     for a in run.marked:
         if a._st is not None and a._st.run is run:
             a._st = None
@@ -197,6 +211,7 @@ def release(runs):
     keep theirs, which keeps the array alive (NumPy's .base).  So a trace's
     arrays are freed when the last reference goes, not by the cyclic gc."""
     for run in runs:
+        end_marked(run)
         for st in run.owned:
             a = st.vw_root
             if a._st is st:
