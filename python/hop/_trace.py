@@ -1166,8 +1166,12 @@ def _view_again(tree, arg_spec, how, readonly, cls, leaves, made, now=None):
     v = subtree(tree, arg_spec, ref) if kind == "hnparg" else now(ref) if now else ref
     for s in steps:
         # (a complex part: eager's attribute, NumPy's view of the memory,
-        # where the step's tensor op is a copy)
-        v = getattr(v, s.kind) if s.kind in ("real", "imag") else _ndarray.view(cls, v, s)
+        # where the step's tensor op is a copy; a dtype view: eager's
+        # ndarray.view, where the step's bitcast op is a copy, so `return
+        # G.view(np.int64)` shared no memory with G until the forty-fifth
+        # session's alias campaign found it)
+        v = getattr(v, s.kind) if s.kind in ("real", "imag") else \
+            v.view(s.apply.dtype) if s.kind == "bitcast" else _ndarray.view(cls, v, s)
     return v
 
 

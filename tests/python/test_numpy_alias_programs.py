@@ -634,3 +634,14 @@ def test_imag_of_a_real_array_is_fortran_only_for_a_fortran_array_as_numpys(layo
     got, want = hop.compile(f)(b), f(b)
     assert (got.strides, got.flags.writeable) == (want.strides, want.flags.writeable)
     assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("body", ["v1 = G.view(np.int64);return (v1,)",
+                                  "G[0] += 1;return (G.view(np.int64)[1:], a)",
+                                  "v1 = G.T.view(np.int64);v1[0] = 3;return (v1, G)"])
+def test_a_returned_dtype_view_of_a_captured_hop_numpy_array_is_a_view_of_it(body):
+    # made again by the bitcast step's tensor op, a copy: it shared no
+    # memory with G, and a write through it did not reach G (found by the
+    # forty-fifth session's stress run of the campaign above)
+    _run_src(body, captured="hnp")
+    _run_src(body, kind=3, captured="hnp")
