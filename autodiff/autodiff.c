@@ -74,8 +74,10 @@ typedef hop_status (*transform_fn)(const hop_graph *fwd, const bool *wrt, const 
                                    hop_graph *out);
 
 /* How a call's bodies are transformed: the suffix of their names, the
- * transformation, and (reverse mode) how each body output is seeded (NULL:
- * a cotangent input for every float tensor output). */
+ * transformation, and which body outputs it differentiates: reverse mode,
+ * how each is seeded (NULL: a cotangent input for every float tensor
+ * output); forward mode, which get a tangent output (HOP_CT_NONE: none, a
+ * symbolic zero; NULL: every tensor output). */
 typedef struct body_transform {
     const char *suffix;
     transform_fn fn;
@@ -434,11 +436,13 @@ hop_jvp_zeros(hop_jvp_ctx *cx, const hop_value_info *meta)
     return hop__ad_full(cx->rw.out, &meta->meta, 0.0);
 }
 
+static hop_status jvp_graph(const hop_graph *fwd, const bool *wrt, const hop_ct_kind *want,
+                            hop_graph *out);
+
 static hop_status
 jvp_body_transform(const hop_graph *fwd, const bool *wrt, const hop_ct_kind *cts, hop_graph *out)
 {
-    (void)cts;
-    return hop_jvp_graph(fwd, wrt, out);
+    return jvp_graph(fwd, wrt, cts, out);
 }
 
 hop_status
@@ -464,8 +468,10 @@ jvp_node(hop_jvp_ctx *cx, const hop_node *n)
     return jvp_call(cx, n);
 }
 
-hop_status
-hop_jvp_graph(const hop_graph *fwd, const bool *wrt, hop_graph *out)
+/* hop_jvp_graph, with a tangent output only for the tensor outputs j with
+ * want[j] != HOP_CT_NONE (want NULL: every tensor output). */
+static hop_status
+jvp_graph(const hop_graph *fwd, const bool *wrt, const hop_ct_kind *want, hop_graph *out)
 {
     hop_status st = check_call("hop_jvp_graph", fwd, out);
     if (st != HOP_OK)
@@ -511,7 +517,8 @@ hop_jvp_graph(const hop_graph *fwd, const bool *wrt, hop_graph *out)
         st = hop_rewrite_map_arg(&cx.rw, &o->args[j], &args[j]);
     for (size_t j = 0; j < o->nargs && st == HOP_OK; j++) {
         const hop_arg *a = &o->args[j];
-        if (a->kind != HOP_ARG_NODE || a->u.node->meta->kind != HOP_VALUE_TENSOR)
+        if (a->kind != HOP_ARG_NODE || a->u.node->meta->kind != HOP_VALUE_TENSOR ||
+            (want && want[j] == HOP_CT_NONE))
             continue;
         hop_node *t = hop_jvp_tangent(&cx, a->u.node);
         if (t == NULL && (t = hop_jvp_zeros(&cx, a->u.node->meta)) == NULL)
@@ -519,6 +526,12 @@ hop_jvp_graph(const hop_graph *fwd, const bool *wrt, hop_graph *out)
         args[k++] = hop_arg_node(t);
     }
     return finish_graph(&cx.rw, out, args, k, st);
+}
+
+hop_status
+hop_jvp_graph(const hop_graph *fwd, const bool *wrt, hop_graph *out)
+{
+    return jvp_graph(fwd, wrt, NULL, out);
 }
 
 /* ------------------------------------------------ rules of wrap-like HOPs */
@@ -670,6 +683,65 @@ vjp_bodies(hop_vjp_ctx *cx, const hop_node *call, bool first_only)
     return st;
 }
 
+/* Sets reached[j] for each output j of body that an input i with wrt[i]
+ * reaches through the uses of the values it feeds, except through an op
+ * that passes no tangent (a comparison: its rule is nondiff).  Every output
+ * of a HOP call counts as reached from every operand: the safe side, since
+ * a tangent flows only along uses. */
+static hop_status
+body_reach(const hop_graph *body, const bool *wrt, bool *reached)
+{
+    hop_rewrite rw;
+    hop_rewrite_init(&rw, body, NULL, "autodiff");
+    hop_status st = HOP_OK;
+    size_t i = 0;
+    for (const hop_node *n = body->first; n && n != body->output && st == HOP_OK; n = n->next) {
+        const hop_op_ad_rule *ad = n->kind == HOP_NODE_CALL_OP ? hop_op_ad(n->op) : NULL;
+        bool r = n->kind == HOP_NODE_PLACEHOLDER ? wrt[i++]
+                 : ad && ad->nondiff             ? false
+                                                 : any_active(&rw, n->args, n->nargs, false);
+        hop_rewrite_entry *e = r ? hop_rewrite_add(&rw, n) : NULL;
+        if (r && e == NULL)
+            st = HOP_NOMEM;
+        else if (e != NULL)
+            e->mark = true;
+    }
+    for (size_t j = 0; j < body->output->nargs && st == HOP_OK; j++)
+        reached[j] = reached[j] || any_active(&rw, &body->output->args[j], 1, false);
+    hop_rewrite_clear(&rw);
+    return st;
+}
+
+/* Which of call's outputs get a tangent (*want, one per output; left NULL
+ * when every tensor output does, the bodies' default): those that a value
+ * with a tangent reaches in some body, JAX's rule for cond (the union over
+ * the branches of the outputs with a nonzero tangent).  An output no body's
+ * tangent reaches keeps a symbolic zero tangent, not zeros that a later
+ * rule would multiply by an infinite partial (0 * inf = nan where PyTorch
+ * and JAX give the derivative of a constant). */
+static hop_status
+jvp_wanted(const hop_node *call, size_t nbodies, const bool *wrt, hop_ct_kind **want)
+{
+    *want = NULL;
+    for (size_t b = 0; b < nbodies; b++)
+        if (body_at(call, b)->output->nargs != call->nouts)
+            return HOP_OK; /* (bodies whose outputs are not the call's: all) */
+    bool *reached = hop__calloc(call->nouts + 1, sizeof *reached);
+    hop_status st = reached ? HOP_OK : HOP_NOMEM;
+    for (size_t b = 0; b < nbodies && st == HOP_OK; b++)
+        st = body_reach(body_at(call, b), wrt, reached);
+    bool all = true;
+    for (size_t i = 0; i < call->nouts && st == HOP_OK; i++)
+        all = all && (call->outs[i].kind != HOP_VALUE_TENSOR || reached[i]);
+    if (st == HOP_OK && !all && (*want = hop__calloc(call->nouts + 1, sizeof **want)) == NULL)
+        st = HOP_NOMEM;
+    for (size_t i = 0; *want && i < call->nouts; i++)
+        (*want)[i] =
+            call->outs[i].kind == HOP_VALUE_TENSOR && reached[i] ? HOP_CT_INPUT : HOP_CT_NONE;
+    hop__free(reached);
+    return st;
+}
+
 static hop_status
 jvp_bodies(hop_jvp_ctx *cx, const hop_node *call, bool first_only)
 {
@@ -678,7 +750,8 @@ jvp_bodies(hop_jvp_ctx *cx, const hop_node *call, bool first_only)
     if (st != HOP_OK)
         return st;
     size_t nph = p.made + p.n, nt = 0, nmore = 0;
-    const body_transform jvp_t = {"_jvp", jvp_body_transform, NULL};
+    body_transform jvp_t = {"_jvp", jvp_body_transform, NULL};
+    hop_ct_kind *want = NULL;
     bool *wrt = hop__calloc(nph + 1, sizeof *wrt);
     hop_node **tangents = hop__calloc(p.n + 1, sizeof *tangents);
     hop_value_info *more = hop__calloc(call->nouts + 1, sizeof *more);
@@ -692,20 +765,23 @@ jvp_bodies(hop_jvp_ctx *cx, const hop_node *call, bool first_only)
             tangents[nt++] = t;
         }
     }
+    if (st == HOP_OK && nt > 0 && (st = jvp_wanted(call, p.nbodies, wrt, &want)) == HOP_OK)
+        jvp_t.cts = want;
     for (size_t i = 0; more && i < call->nouts; i++)
-        if (call->outs[i].kind == HOP_VALUE_TENSOR)
+        if (call->outs[i].kind == HOP_VALUE_TENSOR && (!want || want[i] != HOP_CT_NONE))
             more[nmore++] = call->outs[i];
     hop_node *jc = NULL;
-    if (st == HOP_OK && nt > 0 &&
+    if (st == HOP_OK && nt > 0 && nmore > 0 &&
         (jc = call_transformed(&cx->rw, call, p.nbodies, wrt, &jvp_t, tangents, nt, more, nmore)) ==
             NULL)
         st = hop_error_code();
     for (size_t i = 0, k = 0; i < call->nouts && st == HOP_OK && jc; i++) {
-        if (call->outs[i].kind != HOP_VALUE_TENSOR)
+        if (call->outs[i].kind != HOP_VALUE_TENSOR || (want && want[i] == HOP_CT_NONE))
             continue;
         hop_node *t = hop_graph_getitem(cx->rw.out, jc, call->nouts + k++);
         st = t ? hop_jvp_set_tangent(cx, call, i, t) : hop_error_code();
     }
+    hop__free(want);
     hop__free(wrt);
     hop__free(tangents);
     hop__free(more);

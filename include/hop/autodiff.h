@@ -150,7 +150,11 @@ hop_status hop_jvp_body(hop_jvp_ctx *cx, const hop_graph *body, const bool *wrt,
  * The rules of a HOP that runs one of its bodies on the values it passes
  * (wrap, cond, switch, invoke_subgraph): the same HOP, with the same leads,
  * over each body's transformed version, passing its values and then the
- * cotangents (tangents).  A class sets them as its vjp/jvp slots; the
+ * cotangents (tangents).  In forward mode an output that no body computes
+ * from a value with a tangent (JAX's union over the branches) gets none: its
+ * tangent stays a symbolic zero, and the new call outputs the tangents of
+ * the others only (no call at all when there are none).  A class sets them
+ * as its vjp/jvp slots; the
  * PrimHOP base uses them for a class that inherits the base's lower and
  * eval (a wrap-like HOP), and is HOP_UNSUPPORTED naming the HOP otherwise.
  */

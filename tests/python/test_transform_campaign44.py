@@ -51,10 +51,15 @@ Findings:
    division_is_infinite in test_transform_campaign_s44.py checks hop's
    values against the formula).  With it the random test's stress run
    (600 draws) passed, and the test was unpinned (budget.pinned).
-5. (open; the forty-fourth session) the unpinned test's draw in a full run:
-   vmap(jvp) of a switch (div | div | exp) then exp, seed 0, scale 40,
-   plain: hop nan where torch gives 0 in both examples.  Not analysed yet
-   (who is right, as finding 4 was); the test is pinned again meanwhile.
+5. (hop = JAX; found by the forty-fourth session, settled by the
+   forty-fifth) the unpinned test's draw in a full run: vmap(jvp) of a
+   switch (div | div | exp) then exp, seed 0, scale 40, plain: hop nan
+   where torch gives 0 in both examples.  Both take the exp branch, which
+   does not read y; JAX's switch jvp instantiates its zero tangent (the div
+   branches have one) and the outer exp's 0 * inf is nan, as hop's; torch's
+   per-example branch keeps a symbolic zero (worked out in
+   test_transform_campaign_s45.py, finding 2; docs/AUTODIFF.md).  The test
+   stays pinned: this reference cannot instantiate that zero.
 """
 
 import os
