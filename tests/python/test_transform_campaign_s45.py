@@ -67,6 +67,10 @@ Findings:
    tangent (the div branches have a nonzero one), and exp's jvp multiplies
    it by exp's infinite value: nan, hop's answer.  Kept as JAX's rule
    (docs/AUTODIFF.md, "Symbolic zeros"), a strict xfail against torch.
+3. (open, a strict xfail) map's and scan's jvp have finding 1's gap: an
+   output (a map's output, a scan's ys) that no tangent reaches still gets
+   instantiated zeros, nan after an overflowing exp where torch and JAX
+   give the derivative (docs/RELIABILITY.md).
 """
 
 import os
@@ -524,3 +528,27 @@ def test_jvp_of_a_switch_whose_taken_branch_ignores_the_tangent_is_torchs_zero()
             for x, y in zip(_X2, _Y2)]
     assert want[0] == 0.0
     _same(got.numpy(), np.array(want))
+
+
+# ------------------------------------------------------------- open: map, scan
+
+def _h_map_two_outputs(x, y):
+    a, b = hop.map(lambda r: ((r * 2.0).exp(), r / y), x)
+    return ((a * 2.0).exp() + b).sum()
+
+
+def _h_scan_ys_without_tangent(x, y):
+    c, ys = hop.scan(lambda c, r: (c + r / y, (r * 2.0).exp()), y * 0.0, x)
+    return (ys * 2.0).exp().sum() + c.sum()
+
+
+@pytest.mark.xfail(strict=True, reason="map's and scan's jvp give every output (y) a tangent, "
+                   "instantiated zeros where no tangent reaches it (docs/RELIABILITY.md)")
+@pytest.mark.parametrize("hf", [_h_map_two_outputs, _h_scan_ys_without_tangent])
+def test_jvp_of_a_map_or_scan_output_no_tangent_reaches_keeps_a_symbolic_zero(hf):
+    # the rows' a = exp(2 r) (and scan's ys) do not depend on y, and exp(2 a)
+    # overflows at r = 200; the tangent along y is that of sum(r / y): -392
+    # (PyTorch's loop over the rows and JAX's scan, whose ys keep Zero)
+    x, y = t([[200.0, 3.0], [1.0, 2.0]]), t([0.5, -0.5])
+    assert np.isinf(float(hf(x, y)))
+    assert float(hop.jvp(lambda b: hf(x, b), (y,), (y,))[1]) == -392.0
