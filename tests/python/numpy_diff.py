@@ -120,7 +120,46 @@ def same(got, want, rtol=None, path="result"):
     assert got == want or (got != got and want != want), f"{path}: {got!r} vs {want!r}"
 
 
-def check(fn, *args, rtol=None, calls=None, dynamic=None, post=None, fullgraph=False):
+def as_hop(a):
+    """a with every ndarray in it (lists and tuples item by item) a
+    hop.numpy array over the same memory (hop.numpy.asarray)."""
+    if isinstance(a, np.ndarray):
+        return hop.numpy.asarray(a)
+    if isinstance(a, list):
+        return [as_hop(x) for x in a]
+    if isinstance(a, tuple):
+        return tuple(as_hop(x) for x in a)
+    return a
+
+
+def _check_eager(fn, call, want, werr, rtol, post):
+    """fn on hop.numpy arrays, eagerly (no trace): what NumPy gave (want,
+    or an exception of werr's type) and the arguments NumPy left."""
+    wargs = copied(call)
+    eargs = as_hop(copied(call))
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            fn(*wargs)
+        except Exception:  # noqa: BLE001 (werr is this call's)
+            pass
+        got, err = quiet_call(fn, eargs)
+    if werr is not None:
+        assert err is not None, f"NumPy raised {type(werr).__name__}: {werr}; eager hop did not"
+        assert type(err) is type(werr), \
+            f"NumPy raised {type(werr).__name__} ({werr}), eager hop {type(err).__name__} ({err})"
+    else:
+        if err is not None:
+            raise err
+        got = as_numpy(got)
+        if post is not None:
+            got, want = post(got), post(want)
+        same(got, want, rtol, "eager result")
+    same(as_numpy(list(eargs)), list(wargs), rtol, "arguments after the eager call")
+
+
+def check(fn, *args, rtol=None, calls=None, dynamic=None, post=None, fullgraph=False,
+          eager=False):
     """fn(*args) by NumPy and by hop.compile(fn): same(); the same exception
     type when NumPy raises (exactly: hop's ShapeError is not NumPy's
     ValueError); the arguments after each call agree, a raising one's too.  calls:
@@ -128,8 +167,10 @@ def check(fn, *args, rtol=None, calls=None, dynamic=None, post=None, fullgraph=F
     function.  post: applied to both results after the call (a conversion
     to Python data such as float(), which traced code cannot make of a
     traced value).  fullgraph: compiled with hop.compile's fullgraph=True
-    (a call that would run eagerly raises instead).  Returns NumPy's result
-    of the last call."""
+    (a call that would run eagerly raises instead).  eager: fn is also run
+    eagerly on hop.numpy arrays (every ndarray argument through
+    hop.numpy.asarray) and must agree with NumPy the same way.  Returns
+    NumPy's result of the last call."""
     opts = {} if dynamic is None else {"dynamic": dynamic}
     cf = hop.compile(fn, fullgraph=True, **opts) if fullgraph else hop.compile(fn, **opts)
     want = None
@@ -147,6 +188,8 @@ def check(fn, *args, rtol=None, calls=None, dynamic=None, post=None, fullgraph=F
                 gerr = None
             except Exception as e:  # noqa: BLE001
                 gerr = e
+        if eager:
+            _check_eager(fn, call, want if werr is None else None, werr, rtol, post)
         if werr is not None:
             assert gerr is not None, f"NumPy raised {type(werr).__name__}: {werr}; hop did not"
             assert type(gerr) is type(werr), \
