@@ -362,11 +362,13 @@ def _resize_method(self, *new_shape, refcheck=True):
     memory is the caller's."""
     if self._scalar:
         return _resize_method(self._temporary(), *new_shape, refcheck=refcheck)
+    operator.index(refcheck)  # (NumPy parses refcheck as an int: "hi" is its TypeError)
     if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list)):
         new_shape = tuple(new_shape[0])
     if new_shape in ((), (None,)):
         return None
-    shape = tuple(int(n) for n in new_shape)
+    shape = tuple(int(n) if isinstance(n, _C.SymInt) else operator.index(n)  # ("hi": a TypeError)
+                  for n in new_shape)
     if any(n < 0 for n in shape):
         raise ValueError("negative dimensions not allowed")
     run = _storage.current()

@@ -210,7 +210,7 @@ def place(arr, mask, vals, *, _kind=None):
 
 
 @implements(_np.putmask)
-def putmask(a, mask, values, *, _kind=None):
+def putmask(a, /, mask, values, *, _kind=None):  # (NumPy's a is positional only)
     if _numpy_writes(a, mask, values):
         return _by_numpy(_np.putmask, (a, mask, values))
     # NumPy's mask is any array of a's size (not broadcast: a scalar mask
@@ -354,8 +354,11 @@ def choose(a, choices, out=None, mode="raise", *, _kind=None):
     mode = _clipmode(mode)
     kind = _kind or result_kind((a, choices), ndarray)
     idx = _t(a, "choose")
+    ops = [_core.operand(c, "choose") for c in choices]
     cs = [_t(c, "choose") for c in choices]
-    dt = _core.promoted_dtype(cs)
+    # (NumPy's PyArray_ConvertToCommonType: a Python scalar or 0-d choice by
+    # its value beside arrays, np.choose([0], (1000, u8 array)) is uint16)
+    dt = _core.result_dtype(ops, "choose") if ops else _core.promoted_dtype(cs)
     it = _core.np_dtype(idx)
     if not _np.can_cast(it, _np.intp, casting="safe"):
         # (NumPy's PyArray_FROM_OT of the indices: a safe cast to intp)

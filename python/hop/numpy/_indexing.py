@@ -626,6 +626,25 @@ def _float_as_long(value, npd):
     return i
 
 
+def _sequence_fits(a, key, ndim):
+    """NumPy's ValueError for a Python sequence of ndim dimensions written to
+    a[key] of fewer (a[0, 0] = [1]; an array value broadcasts instead), for a
+    basic key (ints, slices, Ellipsis, None) of an array of known shape."""
+    keys = key if isinstance(key, tuple) else (key,)
+    shape = tuple(a.shape)
+    if not ndim or not all(type(d) is int for d in shape) or not all(
+            k is None or k is Ellipsis or isinstance(k, slice) or type(k) is int for k in keys):
+        return
+    try:
+        target = _np.lib.stride_tricks.as_strided(_np.zeros(1), shape, (0,) * len(shape))[key]
+    except (IndexError, TypeError, ValueError):
+        return  # (the write raises NumPy's error for the key)
+    if ndim > target.ndim:
+        raise ValueError("setting an array element with a sequence." + (
+            f" The requested array would exceed the maximum number of dimension of "
+            f"{target.ndim}." if target.ndim else ""))
+
+
 def setitem(a, key, value):
     """a[key] = value with NumPy's casting (unsafe: 2.7 into an int array is
     2) and broadcasting, for any key NumPy takes."""
@@ -654,6 +673,7 @@ def setitem(a, key, value):
                                     "out-of-bound", DeprecationWarning)
             converted = _np.array(value, dtype=npd)
         _core.python_ints_warn(value, npd, what)
+        _sequence_fits(a, key, converted.ndim)
         value = converted
     if number and not _C._is_proxy(a._tv) and _storage.current() is None:
         # eagerly NumPy writes a number itself (a._write: into the array's

@@ -843,9 +843,9 @@ def blas_axpy(ta, tb, r=None):
             _core.np_dtype(ta) not in _BLAS:
         return r
     x, alpha = (tb, ta) if _scalar_shaped(ta) else (ta, tb)
-    alpha = alpha.reshape(())
-    if r is None:
+    if r is None:  # (broadcast before alpha's reshape: dot of (1,) and () is of shape (1,))
         r = _C.mul(x, alpha)
+    alpha = alpha.reshape(())
     n = 1
     for d in r.shape:
         n = n * d

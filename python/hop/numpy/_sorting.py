@@ -57,12 +57,34 @@ def searchsorted(a, v, side="left", sorter=None, *, _kind=None):
     vo = _core.operand(v, "searchsorted")
     dt = _core.result_dtype([_core.Opnd(t=at, dtype=_core.np_dtype(at)), vo], "searchsorted")
     if sorter is not None:
-        at = _C._op("take", at, 0, _t(sorter, "searchsorted"))
+        at = _C._op("take", at, 0, _sorter(sorter, at.shape[0]))
     vt = vo.t if vo.t is not None else _core.as_compute(vo, dt)
     if not isinstance(vt, _C.Tensor):
         vt = _C.full((), vt, dtype=_core.hop_dtype(dt, "searchsorted"))
     r = _corder.searchsorted_any(_core.cast(at, dt), _core.cast(vt, dt), side == "right")
     return wrap(kind, r, scalar=r.ndim == 0)
+
+
+def _sorter(sorter, n):
+    """searchsorted's sorter as NumPy 1.24 checks it: a 1-d integer array
+    (else its TypeErrors) of a's size n whose every index is in [0, n).
+    NumPy's binary search raises "Sorter index out of range." only at an
+    index it reaches; hop checks them all, so a sorter that is not a
+    permutation of a's indices raises where NumPy may not
+    (docs/RELIABILITY.md).  Traced, the range check is a decision on the
+    data (hop.compile specialises on it)."""
+    st = _t(sorter, "searchsorted")
+    if st.ndim != 1:
+        raise TypeError("could not parse sorter argument")
+    if _np.dtype(_core.np_dtype(st)).kind not in "iu":
+        raise TypeError("sorter must only contain integers")
+    if st.shape[0] != n:
+        raise ValueError("sorter.size must equal a.size")
+    empty = isinstance(n, int) and n == 0
+    if not empty and _core.decide(_C.any(_C.logical_or(_C.lt(st, 0), _C.ge(st, n)), None, False),
+                                  "searchsorted's check of the sorter's indices"):
+        raise ValueError("Sorter index out of range.")
+    return st
 
 
 @implements(_np.flatnonzero)
@@ -107,9 +129,12 @@ def _check_kth(t, kth, axis, read_axis):
     kth = _np.asarray(kth)
     if kth.dtype.kind not in "biu":  # (NumPy's: kth cast safely to intp; [] is float64)
         raise TypeError("Partition index must be integer")
+    size = t.numel()
+    if isinstance(size, int) and size == 0:  # (NumPy checks kth against a non-empty array only)
+        return
     for k in _np.atleast_1d(kth).tolist():
         if isinstance(n, int) and not -n <= k < n:
-            raise ValueError(f"kth(={k}) out of bounds ({n})")
+            raise ValueError(f"kth(={k + n if k < 0 else k}) out of bounds ({n})")
 
 
 @implements(_np.lexsort)

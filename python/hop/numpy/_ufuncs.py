@@ -650,9 +650,63 @@ def _matmul_dtype(uf, args, ops, extra):
         raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, "
                          f"with gufunc signature (n?,k),(k,m?)->(n?,m?) (size {kb} is "
                          f"different from {ka})")
+    sa, sb = tuple(ops[0].t.shape), tuple(ops[1].t.shape)
+    if not any(isinstance(a, _C.Tensor) for a in args) and \
+            all(type(d) is int for d in sa + sb) and not _broadcasts(sa[:-2], sb[:-2]):
+        # the batch dims do not broadcast: NumPy's ValueError (its text, from
+        # its matmul of stand-ins of no memory), not the op's ShapeError
+        _np.matmul(*[_np.lib.stride_tricks.as_strided(_np.zeros(1), s, (0,) * len(s))
+                     for s in (sa, sb)])
     return _core.result_dtypes(
         lambda a, b: uf(_np.empty((1, 1), _np.asarray(a).dtype),
                         _np.empty((1, 1), _np.asarray(b).dtype), **extra), ops, "matmul")[0]
+
+
+def _matmul_first(args, kwargs, kind):
+    """np.matmul(a, b) of two plain arrays by the eager fast path, or with
+    axes= (_matmul_axes); None where neither answers."""
+    if not kwargs and kind is ndarray:
+        return _eager.matmul(*args)  # (None where it cannot)
+    if "axes" in kwargs:
+        return _matmul_axes(args, dict(kwargs), kind)
+    return None
+
+
+def _matmul_axes(args, kwargs, kind):
+    """np.matmul(a, b, axes=[ia, ib, iout]): each operand's core axes (two,
+    or one of a 1-d operand) moved last, matmul, the result's core axes
+    moved to iout (omitted where the result has none)."""
+    from ._funcs import moveaxis, _t
+    axes = kwargs.pop("axes")
+    if "out" in kwargs:
+        raise _C.UnsupportedError("hop.numpy: matmul with both axes= and out= is not supported")
+    cores = [1 if _t(x, "matmul").ndim == 1 else 2 for x in args]
+    rcore = (cores[0] == 2) + (cores[1] == 2)
+    axes = list(axes)
+    if len(axes) != 3 and not (len(axes) == 2 and rcore == 0):
+        raise ValueError("axes should be a list with an entry for all 3 inputs and outputs; "
+                         "entries for outputs can only be omitted if none of them has core axes.")
+
+    def entry(e, k):
+        e = tuple(e) if isinstance(e, (tuple, list)) else (e,)
+        if len(e) != k:
+            raise ValueError(f"axes item {axes.index(e) if e in axes else 0} should be a tuple "
+                             f"with {k} elements")
+        return e
+    moved = [moveaxis(x, entry(axes[i], cores[i]), tuple(range(-cores[i], 0)), _kind=kind)
+             for i, x in enumerate(args)]
+    r = call_ufunc("matmul", moved, kwargs, kind)
+    if rcore:
+        r = moveaxis(r, tuple(range(-rcore, 0)), entry(axes[2], rcore), _kind=kind)
+    return r
+
+
+def _broadcasts(*shapes):
+    try:
+        _np.broadcast_shapes(*shapes)
+    except ValueError:
+        return False
+    return True
 
 
 def none_comparison(name, other, kind):
@@ -666,10 +720,9 @@ def none_comparison(name, other, kind):
 
 def call_ufunc(name, args, kwargs, kind):
     """ufunc `name` called on args: results of type `kind`."""
-    if name == "matmul" and not kwargs and kind is ndarray and len(args) == 2:
-        r = _eager.matmul(*args)  # (a @ b of two plain arrays: None where it cannot)
-        if r is not None:
-            return r
+    r = _matmul_first(args, kwargs, kind) if name == "matmul" and len(args) == 2 else None
+    if r is not None:
+        return r
     uf = getattr(_np.core.umath, name, None) or getattr(_np, name)
     if isinstance(uf, _np.ufunc) and uf.__name__ in UFUNCS:
         # true_divide and mod are NumPy's divide and remainder, whose errors
