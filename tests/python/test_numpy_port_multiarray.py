@@ -1868,11 +1868,16 @@ def test_where_dtype_mix():
 
 
 @port("TestWhere.test_error")
-@port("TestWhere.test_kwargs")
 def test_where_error():
     a, b = np.ones((4, 5)), np.ones((5, 5))
     check(lambda a: np.where([True, True], a, a), a)
     check(lambda a, b: np.where(True, a, b), a, b)
+
+
+@port("TestWhere.test_kwargs")
+@pytest.mark.xfail(strict=True, reason="hop.numpy's where takes x= and y= by keyword "
+                   "(test_compile_global_names.py calls it so), NumPy's none (RELIABILITY.md)")
+def test_where_kwargs():
     check(lambda a: np.where(a, x=a, y=a), np.zeros(1))
 
 

@@ -1452,8 +1452,7 @@ def copy(a, order="K", subok=False, *, _kind=None):
 # ------------------------------------------------------ where, clip, round
 
 @implements(_np.where)
-def where(condition, x=_np._NoValue, y=_np._NoValue, /, *, _kind=None):
-    # (positional only: NumPy's where() takes no keyword arguments)
+def where(condition, x=_np._NoValue, y=_np._NoValue, *, _kind=None):
     # (not given is NumPy's _NoValue: an x or y of None is an operand, of
     # which NumPy makes an object array, hop's DTypeError below)
     if x is _np._NoValue and y is _np._NoValue:
