@@ -1076,7 +1076,14 @@ hop_graph_call_hop(hop_graph *g, const hop_class *cls, const hop_arg *args, size
     if (prepare_call(g, who, HOP_NODE_CALL_HOP, cls->name, args, nargs, outs, nouts, &p) != HOP_OK)
         return NULL;
     p.node->cls = cls;
-    return commit(g, &p, body_end(g), false);
+    /* A checked append once hop_graph_verify_call passes on it (graph_impl.h):
+     * one such call at a time. */
+    graph_impl *impl = hop__graph_impl(g);
+    bool checked = impl->verified == HOP__BUILT_CHECKED && impl->unverified == NULL;
+    hop_node *n = commit(g, &p, body_end(g), checked);
+    if (checked)
+        impl->unverified = n;
+    return n;
 }
 
 const char *
@@ -1203,7 +1210,8 @@ hop_graph_getitem(hop_graph *g, hop_node *call, size_t index)
     if (prepare(g, "getitem", HOP_NODE_GETITEM, "getitem", args, 2, false, &p) != HOP_OK)
         return NULL;
     p.node->meta = &call->outs[index];
-    return commit(g, &p, body_end(g), false);
+    /* checked: what the verifier checks of a getitem is checked above */
+    return commit(g, &p, body_end(g), true);
 }
 
 hop_node *
@@ -1307,7 +1315,10 @@ hop_graph_add_subgraph(hop_graph *parent, hop_graph *child)
     parent->subgraphs[parent->nsubgraphs++] = child;
     hop__subgraph_link(parent, child);
     child->parent = parent;
-    hop__graph_touch(parent);
+    /* checked: what the verifier checks of the subgraph list is checked
+     * above; the subgraph itself is vouched for by a call's check
+     * (graph_impl.h) */
+    hop__graph_touch_checked(parent);
     return HOP_OK;
 }
 
@@ -1321,6 +1332,7 @@ detach_subgraph(hop_graph *g, size_t index)
             (g->nsubgraphs - index - 1) * sizeof(hop_graph *));
     g->nsubgraphs--;
     child->parent = NULL;
+    hop__graph_impl(child)->vouched = 0; /* its calls were the old parent's */
     hop__name_unreserve(g, child->name);
     hop__graph_touch(g);
     return child;

@@ -114,6 +114,14 @@ typedef struct graph_impl {
      * (hop_graph_verify_changed); or HOP__BUILT_CHECKED.  Versions skip 0
      * and HOP__BUILT_CHECKED when they wrap. */
     uint32_t version, verified;
+    /* A call_hop a checked append added (hop_graph_call_hop) whose
+     * hop_graph_verify_call has not yet passed: the graph is not vouched for
+     * while it is set, and a second such call ends HOP__BUILT_CHECKED. */
+    const hop_node *unverified;
+    /* This graph's version when a passing hop_graph_verify_call last checked
+     * a call of it (0: none; HOP__BUILT_CHECKED: a call was checked against
+     * another version of it, so an older call may no longer fit). */
+    uint32_t vouched;
 } graph_impl;
 
 /*
@@ -126,6 +134,15 @@ typedef struct graph_impl {
  * the verifier checks, but for having an output node.  A traced graph
  * without HOPs is one: verifying it was ~0.37 K instructions of each op of
  * trace_node's chain (issue #30).  Any other change ends it.
+ *
+ * A HOP call is one too (issue #30: re-verifying the calls of a traced
+ * root at lowering was ~4.8 K instructions of each traced cond call): the
+ * subgraphs it installs (hop_graph_add_subgraph checks their names, parent
+ * and shape env) and its call_hop node, once hop_graph_verify_call passes
+ * on that node (hop_apply runs it), and its getitems (they check what the
+ * verifier would).  Such a graph is vouched for only while every subgraph
+ * is still the version a passing call check saw (`vouched`) and is itself
+ * vouched for (hop_graph_verify_changed, graph/verify.c).
  */
 #define HOP__BUILT_CHECKED UINT32_MAX
 

@@ -505,12 +505,31 @@ check_call_hop(const hop_graph *g, const hop_node *n)
     return st;
 }
 
+/* A call that passed: its graph's pending checked append is one no more,
+ * and its subgraphs are vouched for as they are now (graph_impl.h). */
+static void
+call_passed(const hop_node *call)
+{
+    graph_impl *impl = hop__graph_impl(call->graph);
+    if (impl->unverified == call)
+        impl->unverified = NULL;
+    for (size_t i = 0; i < call->nargs; i++) {
+        if (call->args[i].kind != HOP_ARG_GRAPH)
+            continue;
+        graph_impl *s = hop__graph_impl(call->args[i].u.graph);
+        s->vouched = s->vouched == 0 || s->vouched == s->version ? s->version : HOP__BUILT_CHECKED;
+    }
+}
+
 hop_status
 hop_graph_verify_call(const hop_node *call)
 {
     if (call == NULL || call->kind != HOP_NODE_CALL_HOP || call->graph == NULL)
         return hop_error(HOP_MISUSE, "hop_graph_verify_call: not a call_hop node of a graph");
-    return check_call_hop(call->graph, call);
+    hop_status st = check_call_hop(call->graph, call);
+    if (st == HOP_OK)
+        call_passed(call);
+    return st;
 }
 
 /* ------------------------------------------------------ the verify kit */
@@ -899,14 +918,23 @@ unchanged_since_verified(const hop_graph *g)
 }
 
 /* What hop_graph_verify_changed skips: g unchanged since it and every graph
- * under it verified, or built by checked appends alone (graph_impl.h) and
- * given its output node (such a graph has no subgraph: adding one is no
- * checked append). */
+ * under it verified, or built by checked appends alone (graph_impl.h),
+ * given its output node, its last call checked, and each subgraph the
+ * version its calls were checked against and vouched for in turn. */
 static bool
 verified_as_is(const hop_graph *g)
 {
-    return unchanged_since_verified(g) ||
-           (hop__graph_impl(g)->verified == HOP__BUILT_CHECKED && g->output != NULL);
+    if (unchanged_since_verified(g))
+        return true;
+    const graph_impl *impl = hop__graph_impl(g);
+    if (impl->verified != HOP__BUILT_CHECKED || g->output == NULL || impl->unverified != NULL)
+        return false;
+    for (size_t i = 0; i < g->nsubgraphs; i++) {
+        const graph_impl *s = g->subgraphs[i] ? hop__graph_impl(g->subgraphs[i]) : NULL;
+        if (s == NULL || s->vouched != s->version || !verified_as_is(g->subgraphs[i]))
+            return false;
+    }
+    return true;
 }
 
 hop_status

@@ -423,7 +423,12 @@ hop_status hop_graph_verify(const hop_graph *g);
  * hop_graph_insert_placeholder, hop_graph_call_op, hop_graph_call_op_meta,
  * hop_graph_emit, hop_graph_output and hop_graph_add_guard: each checks what
  * the verifier would check of what it adds, so such a graph (a traced
- * function without HOPs) is well formed by construction.  When g itself is
+ * function without HOPs) is well formed by construction.  So are
+ * hop_graph_add_subgraph, hop_graph_getitem and hop_graph_call_hop, the
+ * last once hop_graph_verify_call passes on its node (before that, or once
+ * a second call_hop is added before the first passed, the graph is walked),
+ * while each subgraph is still the version its calls' checks saw and is
+ * trusted in turn: a traced function with HOPs.  When g itself is
  * walked, each graph under it that either rule vouches for is skipped (a
  * traced HOP's bodies are mostly checked appends); g's calls of it are
  * still checked against it.

@@ -1307,6 +1307,51 @@ test_verify_changed_trusts_a_graph_of_checked_appends_only(void **state)
     }
 }
 
+/* A HOP call appended to a graph of checked appends (its subgraphs, the
+ * call_hop once hop_graph_verify_call passes on it, its getitems) keeps the
+ * graph trusted while each subgraph is the version the call's check saw and
+ * trusted in turn (issue #30: a traced root's calls were checked again at
+ * lowering); a call not checked yet, a second call appended before the first
+ * was checked, a subgraph changed since, or a subgraph's own broken trust
+ * has the graph walked.  A field broken behind the API's back shows which
+ * graphs the check walked. */
+static void
+test_verify_changed_trusts_a_hop_call_checked_when_appended(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 5; k++) {
+        cond_graph c = build_cond_graph_unverified();
+        hop_node *second = NULL;
+        if (k == 2) { /* a second call before the first is checked */
+            hop_arg operands[] = {hop_arg_node(c.x)};
+            hop_value_info outs[] = {T(HOP_F32, 2, s0, K(4))};
+            hop_arg args[] = {hop_arg_bool(true), hop_arg_graph(c.t), hop_arg_graph(c.f),
+                              hop_arg_list(operands, 1)};
+            second = hop_graph_call_hop(c.g, class_named("cond"), args, 4, outs, 1);
+            assert_non_null(second);
+            assert_int_equal(hop_graph_verify_call(second), HOP_OK);
+        }
+        if (k != 1 && k != 2)
+            assert_int_equal(hop_graph_verify_call(c.cond), HOP_OK);
+        c.cond->nouts = 2; /* broken behind the API's back */
+        if (k == 0) {
+            assert_int_equal(hop_graph_verify_changed(c.g), HOP_OK); /* not walked */
+            assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);     /* always checks */
+        } else {
+            if (k == 3) /* a branch changed since the call's check */
+                assert_int_equal(hop_graph_rename_node(c.t, c.t->first->next, "s"), HOP_OK);
+            if (k == 4) /* a branch that is trusted no more */
+                hop_graph_touch(c.f);
+            assert_int_equal(hop_graph_verify_changed(c.g), HOP_VERIFY);
+        }
+        assert_error(HOP_VERIFY,
+                     "verify: forward: node cond has 2 outputs but cond_true_0 returns 1");
+        c.cond->nouts = 1;
+        assert_int_equal(hop_graph_verify_changed(c.g), HOP_OK);
+        hop_graph_free(c.g);
+    }
+}
+
 static void
 test_verify_checks_call_hop_signatures_against_subgraphs(void **state)
 {
@@ -1827,6 +1872,7 @@ main(void)
         T_(test_verify_rejects_a_subgraph_argument_the_graph_does_not_own),
         T_(test_verify_changed_skips_a_graph_verified_and_unchanged),
         T_(test_verify_changed_trusts_a_graph_of_checked_appends_only),
+        T_(test_verify_changed_trusts_a_hop_call_checked_when_appended),
         T_(test_a_change_after_verification_is_verified_again),
         T_(test_verify_changed_skips_the_subgraphs_it_can_vouch_for),
         T_(test_tree_nodes_counts_every_graph_under_a_graph),
