@@ -334,6 +334,16 @@ def _made(vals, taint=None):
     return _V(t if taint is None else taint, reach=r) if (t or r) else _CLEAN
 
 
+_UNARY = {"UNARY_NEGATIVE": "__neg__", "UNARY_POSITIVE": "__pos__", "UNARY_INVERT": "__invert__"}
+
+
+def _operand(v):
+    """Whether the special methods an operator runs of v can be resolved:
+    v is read from a root (src), or a call here may have made it (its
+    class known when checked: `len(S())`, `D[K(1)]`, `S() + x`)."""
+    return v.src is not None or any(r[0] == "r" for r in v.prov)
+
+
 def _step_src(v, step):
     return v.src + (step,) if v.src is not None else None
 
@@ -629,7 +639,7 @@ class _Interp:
         path = o.path + (name,) if o.path else None
         method = sys.version_info >= (3, 12) and x.arg & 1
         part = o.part()
-        if o.src is not None:
+        if _operand(o):
             key, line = self.at(x, i)
             self.eff.event(key, "load", line, name, o)
         if method:
@@ -689,10 +699,10 @@ class _Interp:
     @_handles("BINARY_SUBSCR")
     def _binary_subscr(self, x, s, i):
         obj, k = _pop(s, 2)
-        if obj.src is not None:
+        if _operand(obj):
             key, line = self.at(x, i)
             self.eff.event(key, "op", line, ("names", ("__getitem__",)), obj)
-        if k.src is not None:
+        if _operand(k):
             # the key's __index__ (a list's), __hash__ and __eq__ (a dict's)
             self.eff.event((self.code, x.offset, 1), "op", self.lines[i],
                            ("names", ("__index__", "__hash__", "__eq__")), k)
@@ -723,9 +733,9 @@ class _Interp:
         eff, arg = self.eff, x.arg
         key, line = self.at(x, i)
         eff.mark(a.taint | b.taint, DATA)
-        if a.src is not None:
+        if _operand(a):
             eff.event(key, "op", line, ("binary", arg), a)
-        if b.src is not None:
+        if _operand(b):
             eff.event((self.code, x.offset, 1), "op", line, ("reflected", arg), b)
         if arg in _INPLACE_OPS:
             eff.mark(a.taint, WRITE)
@@ -753,7 +763,7 @@ class _Interp:
                 if op == "CONTAINS_OP" else (_CMP_DUNDERS, _CMP_DUNDERS)
             line = self.lines[i]
             for j, v in enumerate((a, b)):
-                if v.src is not None:
+                if _operand(v):
                     self.eff.event((self.code, x.offset, j), "op", line, ("names", names[j]), v)
         s.append(_CLEAN)
 
@@ -761,6 +771,9 @@ class _Interp:
     def _unary(self, x, s, i):
         (a,) = _pop(s)
         self.eff.mark(a.taint, DATA)
+        if _operand(a):  # (its class's __neg__, __pos__, __invert__)
+            self.eff.event((self.code, x.offset, 0), "op", self.lines[i],
+                           ("names", (_UNARY[x.opname],)), a)
         s.append(_made((a,)))
 
     @_handles("UNARY_NOT", "TO_BOOL", "CHECK_EXC_MATCH", "CONVERT_VALUE", "FORMAT_SIMPLE")
@@ -776,7 +789,7 @@ class _Interp:
         if x.arg & 0x04:
             _pop(s)
         (v,) = _pop(s)
-        if v.src is not None:
+        if _operand(v):
             # f"{v}": its class's __format__ (__str__, __repr__ for !s, !r)
             self.eff.event((self.code, x.offset, 4), "op", self.lines[i],
                            ("names", ("__format__", "__str__", "__repr__")), v)
@@ -839,11 +852,24 @@ class _Interp:
     # - building values
     @_handles("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_STRING", "BUILD_SLICE")
     def _build(self, x, s, i):
-        s.append(_made(_pop(s, x.arg)))
+        vals = _pop(s, x.arg)
+        if x.opname == "BUILD_SET":
+            self._hashed(x, i, vals)
+        s.append(_made(vals))
 
     @_handles("BUILD_MAP")
     def _build_map(self, x, s, i):
-        s.append(_made(_pop(s, 2 * x.arg)))
+        vals = _pop(s, 2 * x.arg)
+        self._hashed(x, i, vals[::2])
+        s.append(_made(vals))
+
+    def _hashed(self, x, i, keys):
+        """`{a, b}`, `{a: 1}`: the keys' __hash__ and __eq__ (before, not
+        followed: a __hash__ that logged ran once, while tracing)."""
+        for j, k in enumerate(keys):
+            if _operand(k):
+                self.eff.event((self.code, x.offset, 8 + j), "op", self.lines[i],
+                               ("names", ("__hash__", "__eq__")), k)
 
     @_handles("BUILD_CONST_KEY_MAP")
     def _build_const_key_map(self, x, s, i):
@@ -854,6 +880,8 @@ class _Interp:
     def _add_to(self, x, s, i):
         arg = x.arg
         vals = _pop(s, 2 if x.opname == "MAP_ADD" else 1)
+        if x.opname in ("SET_ADD", "MAP_ADD"):
+            self._hashed(x, i, vals[:1])
         if len(s) < arg:
             raise _Unknown
         c = s[-arg]
@@ -953,7 +981,7 @@ class _Interp:
         """A truth test of a (`if a:`, `a and b`, `not a`): its class's
         __bool__, else __len__ (before, not followed: a __bool__ that
         counted its calls ran on the first call only)."""
-        if a.src is not None:
+        if _operand(a):
             self.eff.event((self.code, x.offset, 3), "op", self.lines[i],
                            ("names", ("__bool__", "__len__")), a)
 

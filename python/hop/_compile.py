@@ -78,10 +78,21 @@ def _the_calls_own(e):
     hop.numpy._core.raised_as_numpy), or a decision hop.numpy met that NumPy
     makes on the values (whether a mask's count broadcasts:
     _core.decided_by_values)."""
-    if _raised_by_user(e):
+    if _raised_by_user(e) or _holds_traced(e):
         return True
     hnp = sys.modules.get("hop.numpy._core")
     return hnp is not None and (hnp.raised_as_numpy(e) or hnp.decided_by_values(e))
+
+
+def _holds_traced(e):
+    """Whether e's arguments hold a traced value: an error the user's code
+    raised about one (`D[x[0]]`: KeyError(x[0]), the key hashed by
+    identity), whose text would be the proxy's ('Tensor(proxy select_2:
+    f32[])'); eager's, with eager's value, is the answer."""
+    try:
+        return any(_frame_base._traced(a) for a in e.args)
+    except Exception:  # (an exception class's own args)
+        return False
 
 
 _RAISE_VARARGS = dis.opmap["RAISE_VARARGS"]

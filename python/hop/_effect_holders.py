@@ -250,6 +250,63 @@ class _Holders:
                                       f"translator follows it, or the call runs eagerly)")
                     return
 
+    def getter_reads(self, getter):
+        """An operator.attrgetter, itemgetter or methodcaller passed to a
+        call that may apply it to what its other arguments hold
+        (`sum(map(attrgetter("v"), ps))`, `sorted(ps, key=attrgetter("v"))`,
+        `max(a, b, key=itemgetter(0))`): its reads of those objects run the
+        user's code as `o.v`, `o[k]`, `o.m()` would (a property's getter, a
+        descriptor, __getitem__, a method).  Before, not followed: a
+        property that logs ran once, while tracing."""
+        f, frame, site, line = self.f, self.frame, self.site, self.site.line
+        try:
+            r = getter.__reduce__()
+            held = tuple(r[0].args) if isinstance(r[0], functools.partial) else tuple(r[1])
+        except Exception:  # (a subclass's own reduce)
+            held = (None,)
+        for v in list(site.args) + list(site.kwargs):
+            for c in f.candidates(frame, v.src):
+                if c is getter:
+                    continue
+                items = [c]
+                if type(c) in (list, tuple, set, frozenset, dict, collections.deque):
+                    if len(c) > _MAX_HELD:
+                        self.add("holds", f"passes a {type(getter).__qualname__} object and "
+                                          f"a {type(c).__name__} of {len(c)} items to a call "
+                                          f"that may apply one to the other")
+                        return
+                    items += list(c)
+                for o in items:
+                    if type(getter) is operator.itemgetter:
+                        f.dunders(frame, o, ("__getitem__",), line, site.code)
+                        continue
+                    for name in held[:1] if type(getter) is operator.methodcaller else held:
+                        self.getter_path(o, name, type(getter) is operator.methodcaller)
+
+    def getter_path(self, o, name, call):
+        """The reads of `attrgetter(name)(o)` (name dotted: each step) or,
+        call, the method `methodcaller(name)(o)` runs."""
+        f, frame, site = self.f, self.frame, self.site
+        if not isinstance(name, str):
+            self.add("holds", "passes a getter of a name hop cannot read to a call")
+            return
+        steps = name.split(".")
+        for k, step in enumerate(steps):
+            f.attribute_read(frame, o, step, site.line, site.code)
+            nxt = _static_value(o, step)
+            if nxt is _NOTHING:
+                return
+            if call and k == len(steps) - 1:
+                if isinstance(nxt, types.FunctionType) and _is_user(_module_name(nxt)):
+                    if step in (getattr(o, "__dict__", None) or {}):  # (not bound)
+                        f.call_user(nxt, frame, None, unknown_args=True)
+                    else:
+                        f.call_user(nxt, frame, None, bound=o, unknown_args=True)
+                return
+            if hasattr(type(nxt), "__get__") and not isinstance(nxt, types.FunctionType):
+                return  # (a descriptor's value: known when it runs; attribute_read ran it)
+            o = nxt
+
     def own_iterator(self, v):
         """Whether v is an iterator this call made: iter(f, sentinel) of a
         function made here (`iter(lambda: G, None)`), or a generator of a
@@ -290,6 +347,23 @@ _CO_GENERATOR = 0x20  # inspect.CO_GENERATOR
 # but for finalize)
 DEATH_CALLBACKS = {weakref.finalize: "weakref.finalize", weakref.ref: "weakref.ref",
                    weakref.proxy: "weakref.proxy", weakref.WeakMethod: "weakref.WeakMethod"}
+
+
+_MAX_HELD = 64  # items getter_reads follows; beyond, "holds" (the translator follows)
+_NOTHING = object()
+
+
+def _static_value(o, name):
+    """o.name found without running code (an instance's __dict__, then its
+    class's attribute: a method as the function), or _NOTHING."""
+    d = getattr(o, "__dict__", None)
+    if isinstance(d, dict) and name in d:
+        return d[name]
+    for klass in type(o).__mro__:
+        if name in vars(klass):
+            a = vars(klass)[name]
+            return a.__func__ if isinstance(a, (staticmethod, classmethod)) else a
+    return _NOTHING
 
 
 def death_callback(c, nargs):

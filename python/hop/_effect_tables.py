@@ -108,3 +108,37 @@ _KEEPS_NOTHING = frozenset([len, sum, any, all, isinstance, issubclass, hash, id
 # object holding their arguments (with hop's and NumPy's)
 _KEEPS_NOTHING_MODULES = frozenset("math cmath numbers statistics string struct keyword "
                                    "unicodedata json _json textwrap time random _random".split())
+
+# The special methods of their arguments the builtin functions and classes
+# may run (float(v): v.__float__, list(v): v.__iter__, sorted(xs): the
+# items' __lt__ when xs is one of them, dict(v): v.keys), and NumPy's
+# functions of an object (np.asarray(v): v.__array__).  The effect finder
+# follows them into the user's code; the frame translator breaks at such a
+# call only when the class has one of them of the user's.  (A special
+# method is looked up on the class, past __getattribute__/__getattr__; dict(v)
+# reads v.keys as an attribute.)
+_ITERATION = ("__iter__", "__next__", "__getitem__", "__len__", "__length_hint__")
+_ORDER = ("__lt__", "__gt__", "__le__", "__ge__", "__eq__", "__bool__")
+_CALLED = ("__call__",)  # a callable argument (map(f, xs), sorted(key=f))
+_BUILTIN_DUNDERS = {
+    "float": ("__float__", "__index__"), "int": ("__int__", "__index__", "__trunc__"),
+    "complex": ("__complex__", "__float__", "__index__"), "str": ("__str__", "__repr__"),
+    "bytes": ("__bytes__", "__index__", "__buffer__") + _ITERATION,
+    "bool": ("__bool__", "__len__"),
+    "list": _ITERATION, "tuple": _ITERATION, "set": _ITERATION + ("__hash__", "__eq__"),
+    "frozenset": _ITERATION + ("__hash__", "__eq__"),
+    "dict": _ITERATION + ("keys", "__getattribute__", "__getattr__"),
+    "enumerate": _ITERATION, "zip": _ITERATION, "map": _ITERATION + _CALLED,
+    "filter": _ITERATION + _CALLED + ("__bool__",),
+    "reversed": ("__reversed__",) + _ITERATION,
+    "len": ("__len__",), "repr": ("__repr__",), "ascii": ("__repr__",),
+    "format": ("__format__", "__str__", "__repr__"), "hash": ("__hash__",),
+    "abs": ("__abs__",), "round": ("__round__",), "next": ("__next__",),
+    "iter": _ITERATION + _CALLED + ("__eq__",),
+    "sorted": _ITERATION + _ORDER + _CALLED, "min": _ITERATION + _ORDER + _CALLED,
+    "max": _ITERATION + _ORDER + _CALLED, "sum": _ITERATION + ("__add__", "__radd__"),
+    "any": _ITERATION + ("__bool__",), "all": _ITERATION + ("__bool__",),
+    "divmod": ("__divmod__", "__rdivmod__"), "pow": ("__pow__", "__rpow__"),
+}
+_NUMPY_DUNDERS = ("__array__", "__array_function__", "__array_ufunc__", "__float__", "__int__",
+                  "__index__", "__complex__") + _ITERATION

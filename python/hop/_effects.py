@@ -48,10 +48,10 @@ from collections import namedtuple
 from . import _C
 from ._code_effects import ANY, _effects as _code_effects, _READ_METHODS, op_dunders
 from ._effect_tables import (
-    _ARG0_WRITERS, _ARRAY_MUTATORS, _BUILTIN_ARGS, _BUILTIN_EFFECTS, _BUILTIN_UNKNOWN,
-    _CONSUMERS, _DATETIME_NOW, _EFFECT_MODULES, _FP_QUIET, _HOP_EFFECTS, _IO_FUNCTIONS,
-    _ITERATOR_METHODS, _MUTATORS, _NP_EFFECTS, _NP_NEW, _PART_METHODS, _PURE_MODULES,
-    _RANDOM_MAKERS, _TRACED_ARRAY_WRITES)
+    _ARG0_WRITERS, _ARRAY_MUTATORS, _BUILTIN_ARGS, _BUILTIN_DUNDERS, _BUILTIN_EFFECTS,
+    _BUILTIN_UNKNOWN, _CONSUMERS, _DATETIME_NOW, _EFFECT_MODULES, _FP_QUIET, _HOP_EFFECTS,
+    _IO_FUNCTIONS, _ITERATOR_METHODS, _MUTATORS, _NP_EFFECTS, _NP_NEW, _NUMPY_DUNDERS,
+    _PART_METHODS, _PURE_MODULES, _RANDOM_MAKERS, _TRACED_ARRAY_WRITES)
 from ._effect_holders import (
     _Holders, _is_hop_object, _is_numpy, _is_stdlib, _is_user, _module_name, _TEST_PACKAGES,
     _top)
@@ -178,6 +178,32 @@ def _unwrap(v):
             break
         v = w
     return v
+
+
+# The methods of a dict or set that hash their argument.
+_HASHING_METHODS = frozenset("get pop setdefault __getitem__ __contains__ __delitem__ "
+                             "__setitem__ add discard remove fromkeys".split())
+
+
+def _special(cls):
+    """The special methods cls's classes define (but construction's)."""
+    if not _is_user(getattr(cls, "__module__", "") or ""):
+        return ()
+    return sorted({n for k in cls.__mro__[:-1] for n in vars(k)
+                   if n.startswith("__") and n.endswith("__") and
+                   n not in ("__init__", "__new__", "__del__")})
+
+
+def _dispatched(v):
+    """The user's functions registered with a functools.singledispatch
+    function v (any of them may run), or []."""
+    reg = getattr(v, "registry", None)
+    if getattr(v, "__module__", None) is None or not callable(getattr(v, "dispatch", None)) or \
+            not isinstance(reg, collections.abc.Mapping):
+        return []
+    return [_unwrap(impl) for impl in list(reg.values())
+            if isinstance(_unwrap(impl), types.FunctionType) and
+            _is_user(_module_name(_unwrap(impl)))]
 
 
 _SAFE = None
@@ -664,6 +690,10 @@ class _Finder:
         elif k == "load":
             for v in self.candidates(frame, ev.target.src):
                 self.attribute_read(frame, v, ev.detail, line, code)
+            for r in ev.target.prov:  # (`A().v`: a new object's property, __getattr__)
+                kind, cls = self.result(frame, r) if r[0] == "r" else (None, None)
+                if kind == "new" and isinstance(cls, type):
+                    self.new_attribute_read(cls, ev.detail, line, code)
         elif k == "op":
             self.operator(frame, ev.target, op_dunders(ev.detail), line, code)
 
@@ -688,7 +718,22 @@ class _Finder:
         except AttributeError:
             a = _MISSING
         get = _user_get(a)
-        if isinstance(a, property) and isinstance(a.fget, types.FunctionType) and \
+        if isinstance(a, functools.cached_property) and \
+                a.attrname not in (getattr(v, "__dict__", None) or {}):
+            # not yet cached: runs the user's function and stores its value
+            # in v's __dict__ (before, not followed: a value made in the
+            # trace, hop's, was stored in the user's object)
+            func = a.func
+            if isinstance(func, types.FunctionType) and _is_user(_module_name(func)):
+                self.schedule(func, {func.__code__.co_varnames[0]: v}
+                              if func.__code__.co_argcount else {}, {}, {},
+                              f" (in the cached property {func.__qualname__}, read at "
+                              f"{_site(code, line)})")
+            self.add("attribute", frame, line, f"reads the functools.cached_property "
+                                               f"{name!r} of a {type(v).__qualname__} before it "
+                                               f"is cached, which stores its value in the "
+                                               f"object", code)
+        elif isinstance(a, property) and isinstance(a.fget, types.FunctionType) and \
                 _is_user(_module_name(a.fget)):
             self.schedule(a.fget, {a.fget.__code__.co_varnames[0]: v}
                           if a.fget.__code__.co_argcount else {}, {}, {},
@@ -702,16 +747,42 @@ class _Finder:
         elif a is _MISSING:
             self.dunders(frame, v, ("__getattr__",), line, code)
 
+    def new_attribute_read(self, cls, name, line, code):
+        """o.name of a new object o of cls: attribute_read's getters, self
+        made (and __getattr__ when the class lacks name: its instance may
+        too)."""
+        if not _is_user(getattr(cls, "__module__", "") or ""):
+            return
+        try:
+            a = inspect.getattr_static(cls, name)
+        except AttributeError:
+            self.class_dunders(cls, ("__getattr__",), code, line)
+            return
+        plain = isinstance(a, (property, functools.cached_property))  # (self only)
+        get = a.fget if isinstance(a, property) else a.func \
+            if isinstance(a, functools.cached_property) else _user_get(a)
+        if isinstance(get, types.FunctionType) and _is_user(_module_name(get)):
+            self.schedule(get, {} if plain else
+                          dict(zip(get.__code__.co_varnames[:1], (a,))), {}, {},
+                          f" (in {get.__qualname__}, read at {_site(code, line)})",
+                          self_new=True)
+
     def operator(self, frame, target, names, line, code):
         """An operator of target (an "op" event) runs the special methods
         names of the values it may be."""
+        for r in target.prov:  # (a new object a call here made: its class's)
+            kind, cls = self.result(frame, r) if r[0] == "r" else (None, None)
+            if kind == "new" and isinstance(cls, type):
+                self.class_dunders(cls, names, code, line)
         for v in self.candidates(frame, target.src):
             self.dunders(frame, v, names, line, code)
             if "__getitem__" in names and inserts_missing(v):
                 # (the frame translator reads it: a key v has, or else eager)
                 self.add("item", frame, line, f"reads an item of a {type(v).__name__}, whose "
                                               f"__missing__ inserts a missing one", code)
-            if "__contains__" in names and type(v) in _COMPARED_ITEMS:
+            if "__contains__" in names and type(v) in _COMPARED_ITEMS or \
+                    "__getitem__" in names and type(v) is dict:
+                # (D[k] compares k with D's keys of its hash: their __eq__)
                 self.compared_items(frame, v, line, code)
 
     def compared_items(self, frame, v, line, code):
@@ -766,6 +837,17 @@ class _Finder:
                                                 f"{_site(code, line)})",
                           self_new=v is None and first == "self")
 
+    def class_dunders(self, cls, names, code, line):
+        """The user's special methods names of cls that an operation on a
+        new object of cls runs."""
+        if not _is_user(getattr(cls, "__module__", "") or ""):
+            return
+        for name in names:
+            a = _static_attr(cls, name)
+            if isinstance(a, types.FunctionType) and _is_user(_module_name(a)):
+                self.schedule(a, {}, {}, {}, f" (in {a.__qualname__}, run at "
+                                             f"{_site(code, line)})", self_new=True)
+
     def iter_dunders(self, cls, code, line):
         """The user's methods iteration over a new object of cls runs."""
         for name in ("__iter__", "__getitem__") if _is_user(getattr(cls, "__module__", "")
@@ -800,23 +882,6 @@ class _Finder:
         what it returns: ("new" | "args" | "unknown", class or None)."""
         out = _Calls(self, frame, site, effects)
         return out.run()
-
-
-# The special methods the builtin classes run of their arguments (float(v):
-# v.__float__, list(v): v.__iter__), and NumPy's functions of an object
-# (np.asarray(v): v.__array__).
-_ITERATION = ("__iter__", "__next__", "__getitem__", "__len__")
-_CONVERTER_DUNDERS = {
-    "float": ("__float__", "__index__"), "int": ("__int__", "__index__", "__trunc__"),
-    "complex": ("__complex__", "__float__", "__index__"), "str": ("__str__", "__repr__"),
-    "bytes": ("__bytes__", "__index__") + _ITERATION, "bool": ("__bool__", "__len__"),
-    "list": _ITERATION, "tuple": _ITERATION, "set": _ITERATION + ("__hash__", "__eq__"),
-    "frozenset": _ITERATION + ("__hash__", "__eq__"), "dict": _ITERATION + ("keys",),
-    "enumerate": _ITERATION, "zip": _ITERATION, "map": _ITERATION, "filter": _ITERATION,
-    "reversed": ("__reversed__",) + _ITERATION,
-}
-_NUMPY_DUNDERS = ("__array__", "__array_function__", "__array_ufunc__", "__float__", "__int__",
-                  "__index__", "__complex__") + _ITERATION
 
 
 def inserts_missing(v):
@@ -900,8 +965,47 @@ class _Calls(_Holders):
                     elif (hit := callable_effect(fn)) is not None:
                         self.add(hit[0], f"passes a partial of {hit[1]} to a call that may "
                                          f"call it")
+                elif type(c) in (operator.attrgetter, operator.itemgetter,
+                                 operator.methodcaller):
+                    self.getter_reads(c)
                 elif (hit := callable_effect(c)) is not None:
                     self.add(hit[0], f"passes {hit[1]} to a call that may call it")
+
+    def given_dunders(self, names, items=True, kwargs=True):
+        """A library function given these arguments (len(v), any(xs),
+        repr([v]), sorted(xs), math.floor(v), np.asarray(v)) runs the
+        special methods names (None: any) of the user's classes of what
+        they may be -- a value the finder resolves, an object a call here
+        made (`len(S())`, `np.asarray(A())`), and (items) the items of a
+        container either holds (`any([B(), B()])`: the items' __bool__).
+        Before, only the first kind was followed, and the others' effects
+        ran once, while tracing."""
+        f, frame, site = self.f, self.frame, self.site
+        for a in list(site.args) + (list(site.kwargs) if kwargs else []):
+            given = list(f.candidates(frame, a.src))
+            for r in a.reach if items else ():  # (what a container made here holds: `repr([s])`)
+                v = f.root(frame, r[0], r[1]) if r[0] in ("g", "c", "p") else _MISSING
+                if v is not _MISSING:
+                    given.append(v)
+            for c in given:
+                f.dunders(frame, c, _special(type(c)) if names is None else names, site.line,
+                          site.code)
+                if items and type(c) in _COMPARED_ITEMS:
+                    kinds = {}
+                    try:
+                        for item in itertools.islice(c.values() if type(c) is dict else c,
+                                                     _MAX_COMPARED):
+                            kinds.setdefault(type(item), item)
+                    except RuntimeError:  # (changed meanwhile: what was read)
+                        pass
+                    for item in kinds.values():
+                        f.dunders(frame, item, names or _special(type(item)), site.line,
+                                  site.code)
+            for r in a.prov | a.reach if items else a.prov:
+                kind, cls = f.result(frame, r) if r[0] == "r" else (None, None)
+                if kind == "new" and isinstance(cls, type):
+                    f.class_dunders(cls, _special(cls) if names is None else names, site.code,
+                                    site.line)
 
     def consumed_iterators(self, what):
         """An iterator argument of a library call is advanced by it."""
@@ -1158,6 +1262,13 @@ class _Calls(_Holders):
             if _is_numpy(name):
                 return self.numpy_call(v, name)
             if _is_stdlib(name):
+                if impls := _dispatched(v):
+                    # functools.singledispatch: one of the functions registered
+                    # runs, chosen by the first argument's class (before: taken
+                    # for the standard library's own code, its effects once)
+                    for impl in impls:
+                        f.call_user(impl, frame, site, bound=receiver, bound_pre=recv_pre)
+                    return ("unknown", None)
                 return self.stdlib_call(v, name, receiver, recv_pre)
             if _top(name) in _TEST_PACKAGES:
                 return ("args", None)  # pytest's assertion rewriting, hypothesis
@@ -1259,11 +1370,9 @@ class _Calls(_Holders):
             self.add("random", f"makes a {cls.__name__} seeded from the operating system")
         if mod == "builtins":
             # float(v), list(v): the special methods of v's class they run
-            names = _CONVERTER_DUNDERS.get(cls.__name__)
-            for a in site.args if names is not None and cls is getattr(builtins, cls.__name__,
-                                                                        None) else ():
-                for v in f.candidates(frame, a.src):
-                    f.dunders(frame, v, names, site.line, site.code)
+            names = _BUILTIN_DUNDERS.get(cls.__name__)
+            if names is not None and cls is getattr(builtins, cls.__name__, None):
+                self.given_dunders(names)
         if _is_stdlib(mod) or _is_numpy(mod) or is_hop_module(mod):
             self.consumed_iterators(f"{cls.__name__}()")
         return ("new", cls)
@@ -1280,10 +1389,8 @@ class _Calls(_Holders):
     def numpy_call(self, v, module):
         site = self.site
         name = getattr(v, "__name__", "")
-        for a in site.args:
-            # np.asarray(v), np.mean(v): v's __array__, __len__, __getitem__, ...
-            for c in self.f.candidates(self.frame, a.src):
-                self.f.dunders(self.frame, c, _NUMPY_DUNDERS, site.line, site.code)
+        # np.asarray(v), np.mean(v): v's __array__, __len__, __getitem__, ...
+        self.given_dunders(_NUMPY_DUNDERS, kwargs=False)
         if module.startswith("numpy.random"):
             if name in _RANDOM_MAKERS and (site.args or site.kwargs or site.star):
                 return ("new", None)
@@ -1336,15 +1443,7 @@ class _Calls(_Holders):
         """A library function of the standard library (math.floor(v),
         operator.add(v, w)) given objects: any special method of the user's
         their classes have may run (math.floor: __floor__)."""
-        f, frame, site = self.f, self.frame, self.site
-        for a in site.args:
-            for v in f.candidates(frame, a.src):
-                if not isinstance(v, (types.ModuleType, type)) and \
-                        _is_user(getattr(type(v), "__module__", "") or ""):
-                    names = sorted({n for k in type(v).__mro__[:-1] for n in vars(k)
-                                    if n.startswith("__") and n.endswith("__") and
-                                    n not in ("__init__", "__new__", "__del__")})
-                    f.dunders(frame, v, names, site.line, site.code)
+        self.given_dunders(None, items=False)
 
     def builtin_call(self, v, receiver, recv_pre):
         """A function or method written in C."""
@@ -1405,6 +1504,11 @@ class _Calls(_Holders):
             if pre:
                 self.add("random", f"calls .{name}() of {what()}, a random generator")
             return ("new", None)
+        if type(obj) in (dict, set, frozenset) and name in _HASHING_METHODS:
+            # D.get(k), S.add(k): k's __hash__ and __eq__, and the __eq__ of
+            # the keys of its hash (before, not followed)
+            self.given_dunders(("__hash__", "__eq__"), items=False)
+            self.f.compared_items(self.frame, obj, self.site.line, self.site.code)
         if name in _ITERATOR_METHODS and isinstance(obj, collections.abc.Iterator):
             if pre:
                 self.add("iterator", f"calls .{name}() on {what()}")
@@ -1451,17 +1555,8 @@ class _Calls(_Holders):
                     f.attribute_read(frame, obj, n, site.line, site.code)
         if name in _CONSUMERS:
             self.consumed_iterators(f"{name}()")
-        if name in ("len", "str", "repr", "format", "hash", "bool", "int", "float", "abs",
-                    "round", "iter", "reversed", "sorted", "divmod", "complex", "bytes"):
-            dunder = {"len": "__len__", "str": "__str__", "repr": "__repr__",
-                      "format": "__format__", "hash": "__hash__", "bool": "__bool__",
-                      "int": "__int__", "float": "__float__", "abs": "__abs__",
-                      "round": "__round__", "iter": "__iter__", "reversed": "__reversed__",
-                      "sorted": "__iter__", "divmod": "__divmod__", "complex": "__complex__",
-                      "bytes": "__bytes__"}[name]
-            for a in site.args[:1]:
-                for c in f.candidates(frame, a.src):
-                    f.dunders(frame, c, (dunder,), site.line, site.code)
+        if name in _BUILTIN_DUNDERS:
+            self.given_dunders(_BUILTIN_DUNDERS[name])
         if name in _BUILTIN_UNKNOWN:
             return ("unknown", None)
         if name in _BUILTIN_ARGS:

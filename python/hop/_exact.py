@@ -23,6 +23,7 @@ part of the function in Python on NumPy's own values instead (hop/_frame.py).
 """
 
 from . import _C
+from ._reads import loaded_hop_numpy
 
 __all__ = ["differs", "relative_error", "absolute_error", "frobenius_error"]
 
@@ -801,9 +802,9 @@ def differs(values, tr=None, depth=0):
 def _first_differing(values, tr, inside):
     nodes = memo = None
     for v in values:
-        inner = getattr(v, "_t", None)
-        if isinstance(inner, _C.Tensor):
-            v = inner
+        hnp = loaded_hop_numpy()
+        if hnp is not None and isinstance(v, hnp.ndarray):
+            v = v._t  # (by class: getattr(v, "_t") ran a user's __getattr__)
         if isinstance(v, _C.SymInt):
             name = v.node
         elif isinstance(v, _C.Tensor):

@@ -68,6 +68,7 @@ import contextlib
 import dis
 import functools
 import inspect
+import itertools
 import operator
 import os
 import sys
@@ -83,8 +84,9 @@ from ._frame_base import (
     _finding_a_module, _Frame, _generated_library, _HANDLED, _INERT, _instructions, _INTERNAL,
     _LOAD, _LOAD_CONST, _NoMerge, _NULL, _numpy_written_back, _PAUSED, _rows_known_at_run_time,
     _site, _SKIP, _static_rows, _steps_table, _Stop, _STORE, _symfloat, _traced, _TransGen,
-    _TransMap, _UNBOUND, _user_function, _userish, _YIELDED, _DUNDER_BUILTINS, is_user_code,
+    _TransMap, _UNBOUND, _user_function, _userish, _YIELDED, is_user_code,
     Unsupported, user_dunder)
+from ._effect_tables import _BUILTIN_DUNDERS
 from ._effects import KINDS as _effects_KINDS, callable_effect, inserts_missing
 from ._frame_library import _Library, _NOT_MODELLED, modelled
 from ._frame_merge import _Merging, _touches
@@ -94,6 +96,31 @@ from ._reads import loaded_hop_numpy
 from ._symfloat import SymFloat as _SymFloat
 
 __all__ = ["Translator"]
+
+_ITEMS_LOOKED_AT = 64  # items of a container argument _given_objects looks at
+
+
+def _given_objects(args):
+    """The objects of args whose special methods a library call may run:
+    each argument not the builtins', NumPy's or traced, and the items of a
+    list, tuple, set or dict argument (any([b]): b.__bool__, max([p, q]):
+    p.__lt__, repr([s]): s.__repr__), one of each class."""
+    seen = {}
+    for a in args:
+        t = type(a)
+        if t in (list, tuple, set, frozenset, dict):
+            items = itertools.islice(itertools.chain(a, a.values()) if t is dict else a,
+                                     _ITEMS_LOOKED_AT)
+        else:
+            items = (a,)
+        for v in items:
+            if type(v).__module__ not in ("builtins", "numpy") and not _traced(v):
+                seen.setdefault(type(v), v)
+    return seen.values()
+
+
+# Iterables whose iteration runs no code of the user's (items aside).
+_ITERATED_PLAINLY = (_TransGen, _TransMap, list, tuple, dict, set, frozenset, range, str, bytes)
 
 
 _PURE_MANAGERS = frozenset([contextlib.nullcontext])
@@ -598,8 +625,10 @@ class Translator(_State, _Library, _Merging, _Breaking):
             return self._isinstance(*args)
         if (f is map and len(args) >= 2 or f is filter and len(args) == 2) and not kwargs and \
                 not self.concrete and (_userish(args[:1]) or modelled(args[0])) and \
-                not _userish([a for a in args[1:] if type(a) not in (_TransGen, _TransMap)]):
-            # (the user's function translated at each next(), as a generator's frame)
+                not _userish([a for a in args[1:] if type(a) not in _ITERATED_PLAINLY]):
+            # (the user's function translated at each next(), as a generator's frame;
+            # a list of the user's objects is iterated without their code: what
+            # f does with them is translated, attrgetter("v")(o) as o.v)
             return self._make(_TransMap(self, args[0], args[1:], f is filter))
         if (f is _C.tensor or f is _C.asarray) and args and self.env_arrays:
             # hop.tensor(G) of an environment ndarray: G itself, as eagerly;
@@ -815,19 +844,18 @@ class Translator(_State, _Library, _Merging, _Breaking):
         see its effects (a log it appends to, an array it caches: hop's, as
         made in a trace): a break, so the call runs in Python on every
         call."""
+        names = None  # (any special method: NumPy, math, operator)
         if isinstance(f, (types.BuiltinFunctionType, type)) and \
                 getattr(f, "__self__", builtins) in (builtins, None):
-            if getattr(f, "__name__", None) not in _DUNDER_BUILTINS or \
-                    f is not getattr(builtins, f.__name__, None):
+            names = _BUILTIN_DUNDERS.get(getattr(f, "__name__", None))
+            if names is None or f is not getattr(builtins, f.__name__, None):
                 return
         elif not (getattr(f, "__module__", None) or "").startswith(("numpy", "math",
                                                                      "_operator", "operator")) \
                 and not (type(f).__module__ == "numpy" and type(f).__name__ == "ufunc"):
             return
-        for a in tuple(args) + tuple(kwargs.values()):
-            if type(a).__module__ in ("builtins", "numpy") or _traced(a):
-                continue
-            what = user_dunder(a)
+        for a in _given_objects(tuple(args) + tuple(kwargs.values())):
+            what = user_dunder(a, names)
             if what is not None:
                 raise _BreakHere(f"{getattr(f, '__qualname__', type(f).__name__)}() of a "
                                  f"{type(a).__qualname__} runs {what}, whose effects hop cannot "

@@ -233,6 +233,21 @@ def _operands(i):
 _USERISH = {}  # type -> whether its instances may run the user's code
 
 
+def quiet_attr(v, name):
+    """getattr(v, name, None) that runs no __getattr__ of the user's: hop
+    probing a value (`__code__`, `__self__`) must not run the user's code
+    (a __getattr__ that logs ran once more per probe)."""
+    if type(v).__flags__ & _HEAPTYPE:
+        try:
+            return object.__getattribute__(v, name)
+        except AttributeError:
+            return None
+    return getattr(v, name, None)
+
+
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by Python code
+
+
 def _user_type(t):
     """Whether instances of t may run the user's code: a class with Python
     methods of the user's, or a callable wrapper of hop's (hop.compile(f),
@@ -379,26 +394,24 @@ def _user_function(f):
     return isinstance(f, types.FunctionType) and is_user_code(f.__code__)
 
 
-# The builtins that run special methods of their arguments (float(v):
-# v.__float__, list(v): v.__iter__, sorted: __lt__, ...).
-_DUNDER_BUILTINS = frozenset("""float int complex str repr format bool len abs round hash bytes
-    iter next list tuple set frozenset sorted sum min max any all enumerate zip map filter dict
-    reversed divmod pow ascii""".split())
 # Special methods no such call runs (construction, pickling, class hooks).
 _NOT_RUN = frozenset("""__init__ __new__ __init_subclass__ __set_name__ __class_getitem__
     __del__ __getnewargs__ __getnewargs_ex__ __reduce__ __reduce_ex__ __getstate__
     __setstate__ __copy__ __deepcopy__ __subclasshook__ __post_init__""".split())
 
 
-def user_dunder(v):
+def user_dunder(v, names=None):
     """The name of a special method of the user's (a Python function of a
     class in the user's code) that v's class defines, or None: library code
     given v (float(v), np.asarray(v)) runs it where the translator cannot
-    see inside, once, while translating.  Read from the classes each time
-    (translation only): a class may gain one later (`C.__float__ = f`)."""
+    see inside, once, while translating.  names: only those (the ones the
+    call may run: _effect_tables._BUILTIN_DUNDERS); else any.  Read from the
+    classes each time (translation only): a class may gain one later
+    (`C.__float__ = f`)."""
     for klass in type(v).__mro__[:-1]:
         for n, a in vars(klass).items():
-            if n.startswith("__") and n.endswith("__") and n not in _NOT_RUN and \
+            if (n in names if names is not None else
+                    n.startswith("__") and n.endswith("__") and n not in _NOT_RUN) and \
                     isinstance(a, types.FunctionType) and is_user_code(a.__code__):
                 return f"{klass.__qualname__}.{n}"
     return None

@@ -21,6 +21,10 @@ from ._reads import loaded_hop_numpy
 __all__ = ["Break", "Resume"]
 
 
+_CALLABLES = (types.MethodType, types.FunctionType, types.BuiltinMethodType,
+              types.MethodWrapperType)
+
+
 class Break:
     """Where a translation ended: the instruction at pc of func (opname,
     site, why) needs real values.  After the plan, `resume(out, compile)`
@@ -735,8 +739,9 @@ class _Breaking:
         else:
             blocker = next((v for v in (snap[1] if snap else ()) if
                             self._portable([v], set()) is None), None)
+            # (a bound __exit__; by class: getattr of a user's object ran its __getattr__)
             what = "inside the with block, which runs in Python" if \
-                getattr(blocker, "__name__", "") == "__exit__" else \
+                isinstance(blocker, _CALLABLES) and blocker.__name__ == "__exit__" else \
                 f"with a {type(blocker).__name__} on the stack: the statement runs in Python"
         if not starts:
             self._fail(f"{b.message} ({what}; but no statement start before it to resume from)",

@@ -21,7 +21,7 @@ from . import _reads
 from ._frame_base import (
     _at_line, _BreakHere, _CONTAINERS, _DELETED, _instructions, _NoMerge, _numpy_value,
     _numpy_written_back, _PLAIN, _site, _traced, _TransGen, _UNBOUND, _user_function,
-    Unsupported)
+    quiet_attr, Unsupported)
 
 __all__ = ["BROKEN", "REPLAYED", "Effect", "replay", "written_names", "lifted_now", "lifted_sources",
            "unguard"]
@@ -1201,13 +1201,14 @@ class _State:
                        f"the call (the change is replayed after the plan runs, so the "
                        f"function would read the {type(changed).__name__} as it was)")
         for v in (f,) + tuple(args) + tuple(kwargs.values()):
-            code = getattr(v, "__code__", None)
+            code = quiet_attr(v, "__code__")
             if isinstance(code, types.CodeType):
                 self.opaque_names |= _code_names(code)
-            elif hasattr(v, "__dict__") and not isinstance(v, (types.ModuleType, type)):
+            elif quiet_attr(v, "__dict__") is not None and \
+                    not isinstance(v, (types.ModuleType, type)):
                 self.opaque_objs.add(id(v))
-            s = getattr(v, "__self__", None)
-            if s is not None and hasattr(s, "__dict__"):
+            s = quiet_attr(v, "__self__")
+            if s is not None and quiet_attr(s, "__dict__") is not None:
                 self.opaque_objs.add(id(s))
 
 

@@ -1072,6 +1072,15 @@ def _walk_container(s, src, v, depth):
                          f"{_MAX_ITEMS}), guarded by identity and length, its items not "
                          f"guarded")
         return
+    if isinstance(v, dict) and any(_user_hashed(k) for k in v):
+        # reading an item by its key runs the key's __hash__ and __eq__, the
+        # user's code, on every check (a __hash__ that logs grew the log
+        # that another guard reads: GuardError where eager answers)
+        s.add(src, "len", len(v))
+        s.skipped.append(f"{src!r}: a {type(v).__name__} keyed by objects whose __hash__ or "
+                         f"__eq__ is the user's, guarded by identity and length, its items not "
+                         f"guarded")
+        return
     if not isinstance(v, tuple):
         s.add(src, "len", len(v))
     if type(v) is dict and len(v) > 1:
@@ -1090,6 +1099,17 @@ def _walk_container(s, src, v, depth):
         items = ((k, v[k]) for k in (list(v.keys()) if isinstance(v, dict) else range(len(v))))
     for k, x in items:
         _visit(s, src.child("item", k), x, depth + 1)
+
+
+def _user_hashed(k):
+    """Whether hashing or comparing the key k runs code of the user's."""
+    t = type(k)
+    if t in (str, int, float, bool, bytes, type(None), complex):
+        return False
+    if t is tuple or t is frozenset:
+        return any(_user_hashed(x) for x in k)
+    return any(n in vars(c) and is_user_module(getattr(c, "__module__", "") or "")
+               for c in t.__mro__[:-1] for n in ("__hash__", "__eq__"))
 
 
 def _walk_object(s, src, v, depth):

@@ -515,7 +515,7 @@ def _caller_objects(rep, env_ids):
             out[path] = ("arg", given_ids[i])
         elif i in env_ids:
             out[path] = ("obj", i)
-        elif storage is not None and run is not None and hasattr(node, "_vw"):
+        elif storage is not None and run is not None and storage._is_array(node):
             key = storage.view_key(node, run)
             if key is not None:
                 out[path] = ("view", key)

@@ -913,7 +913,7 @@ class _Results:
         given = {id(n): p for p, n in _pytree_nodes(given, arg_spec).values()} \
             if given is not None else {}
         nodes = [(p, n, storage.root_view(n, run)) for p, n in _pytree_nodes(raw).values()
-                 if hasattr(n, "_vw")]
+                 if isinstance(n, hnp_array)]
         reach = collections.Counter(id(n._st) for _, n, _ in nodes if n._st is not None)
         # the arrays of the result (an effect's value too) over one computed
         # array (`b, b[0]`; `b[0], b[1]`): views of one plan result, as eagerly

@@ -33,9 +33,16 @@ traces without write-back (hop.grad, hop.vmap), is an UnsupportedError.
 """
 
 import itertools
+import sys
 import threading
 
 from .. import _C
+
+
+def _is_array(a):
+    """Whether a is a hop.numpy array (by class: a probe of an attribute,
+    hasattr(a, "_vw"), ran the __getattr__ of a user's object)."""
+    return isinstance(a, sys.modules["hop.numpy"].ndarray)
 
 __all__ = ["Run", "Storage", "GrowSlots", "current", "begin_run", "end_run", "release",
            "implicit_runs"]
@@ -447,7 +454,7 @@ def elementwise_order(operands, ndim, run, how="iter"):
                 continue
             lay = (tuple(a.shape), _layout_of(a) or (0,) * a.ndim)
             spec = ("fixed", lay)
-        elif hasattr(a, "_vw") and a._t.ndim:
+        elif _is_array(a) and a._t.ndim:
             if any(isinstance(n, int) and n == 0 for n in a._t.shape):
                 continue  # no elements: no say, as an empty ndarray's
             st = storage_of(a, run)
@@ -488,7 +495,7 @@ def eager_c(operands):
         if isinstance(a, np.ndarray):
             if not a.flags.c_contiguous:
                 return False
-        elif hasattr(a, "_vw") and (a._cp is not None or not a._t.is_contiguous()):
+        elif _is_array(a) and (a._cp is not None or not a._t.is_contiguous()):
             return False
     return True
 
@@ -516,7 +523,7 @@ def eager_order(operands, ndim, how="iter"):
     import numpy as np
     layouts = []
     for a in operands:
-        if isinstance(a, np.ndarray) or hasattr(a, "_vw"):
+        if isinstance(a, np.ndarray) or _is_array(a):
             lay = eager_layout(a)
             if lay[0] and all(n != 0 for n in lay[0]):
                 layouts.append(lay)
