@@ -1074,11 +1074,12 @@ def _walk_container(s, src, v, depth):
         return
     if isinstance(v, dict) and any(_user_hashed(k) for k in v):
         # reading an item by its key runs the key's __hash__ and __eq__, the
-        # user's code, on every check (a __hash__ that logs grew the log
-        # that another guard reads: GuardError where eager answers)
+        # user's code with effects, on every check (a __hash__ that logs
+        # grew the log that another guard reads: GuardError where eager
+        # answers); the call has an effect, so it is translated or eager
         s.add(src, "len", len(v))
         s.skipped.append(f"{src!r}: a {type(v).__name__} keyed by objects whose __hash__ or "
-                         f"__eq__ is the user's, guarded by identity and length, its items not "
+                         f"__eq__ has effects, guarded by identity and length, its items not "
                          f"guarded")
         return
     if not isinstance(v, tuple):
@@ -1102,14 +1103,23 @@ def _walk_container(s, src, v, depth):
 
 
 def _user_hashed(k):
-    """Whether hashing or comparing the key k runs code of the user's."""
+    """Whether hashing or comparing the key k runs code of the user's that
+    has effects (a pure __hash__ may run in a check: the items stay
+    guarded, as they were before the forty-fifth session)."""
     t = type(k)
     if t in (str, int, float, bool, bytes, type(None), complex):
         return False
     if t is tuple or t is frozenset:
         return any(_user_hashed(x) for x in k)
-    return any(n in vars(c) and is_user_module(getattr(c, "__module__", "") or "")
-               for c in t.__mro__[:-1] for n in ("__hash__", "__eq__"))
+    from . import _effects
+    for c in t.__mro__[:-1]:
+        for n in ("__hash__", "__eq__"):
+            f = vars(c).get(n)
+            if isinstance(f, types.FunctionType) and \
+                    is_user_module(getattr(c, "__module__", "") or "") and \
+                    _effects.find(f, (k,) * f.__code__.co_argcount, {}):
+                return True
+    return False
 
 
 def _walk_object(s, src, v, depth):

@@ -557,3 +557,24 @@ def test_drawn_programs_running_a_spys_special_methods(chunk):
             check(src, calls=3, name=f"spy_{seed}")
         except AssertionError as e:
             raise AssertionError(f"seed {seed}:\n{src}\n{e}") from None
+
+
+def test_a_dict_keyed_by_objects_with_a_pure_hash_stays_guarded_item_by_item():
+    # (only a key whose __hash__ or __eq__ has effects keeps the guards from
+    # reading the dict's items: a value changed under a pure key retraces)
+    cf = check("""
+        class K:
+            def __init__(self, n):
+                self.n = n
+            def __hash__(self):
+                return self.n
+            def __eq__(self, o):
+                return self.n == o.n
+        k = K(1)
+        D = {k: 2.0}
+        def f(x):
+            return x * D[K(1)]
+        def change(i):
+            D[k] = float(i + 2)
+        """, name="pure_key")
+    assert cf.eager_calls == 0 and cf.recompiles == 3
