@@ -15,7 +15,7 @@
 #                                -O2 -g build in build/test (built first if missing), two
 #                                binaries at a time
 # pytest runs the tests marked `serial` alone, then the rest on every core (pytest-xdist)
-# (tests/python/conftest.py); each step prints its wall time.
+# (tests/python/conftest.py); each step prints its wall time and CPU time (user + system).
 # Works on a fresh Debian bookworm machine as root (or with sudo available).
 set -eu
 cd "$(dirname "$0")/.."
@@ -42,13 +42,32 @@ install_missing() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
 }
 
-# timed LABEL COMMAND...: runs the command and prints how long it took.
+# cpu_mark FILE: writes the CPU time (user + system) of the processes this
+# shell has waited for so far to FILE, in seconds: the second line of the
+# shell's `times` (run in this shell: in a pipeline or a command substitution
+# it would report a subshell's children).
+cpu_mark() {
+    times >"$1.times"
+    awk 'NR == 2 {
+        n = 0
+        for (i = 1; i <= 2; i++) { split($i, t, "m"); n += t[1] * 60 + t[2] }
+        printf "%.1f\n", n
+    }' "$1.times" >"$1"
+}
+CPU_MARKS=$(mktemp -d)
+trap 'rm -rf "$CPU_MARKS"' EXIT
+
+# timed LABEL COMMAND...: runs the command and prints how long it took, in
+# wall time and in CPU time (user + system, of every process it waited for).
 timed() {
     label=$1
     shift
     started=$(date +%s)
+    cpu_mark "$CPU_MARKS/before"
     "$@"
-    echo "dev.sh: $label took $(($(date +%s) - started)) s" >&2
+    cpu_mark "$CPU_MARKS/after"
+    echo "dev.sh: $label took $(($(date +%s) - started)) s ($(cat "$CPU_MARKS/after" \
+        "$CPU_MARKS/before" | awk 'NR == 1 { a = $1 } NR == 2 { printf "%.1f", a - $1 }') CPU-s)" >&2
 }
 
 # Compiles go through ccache, its cache inside the build tree (build/ccache):
@@ -222,7 +241,6 @@ valgrind)
     install_missing
     dir=${HOP_VALGRIND_DIR:-build/test}
     [ -f "$dir/CMakeCache.txt" ] || configure_and_build "$dir"
-    started=$(date +%s)
     rm -f "$dir"/tests/c/*.valgrind.failed "$dir"/examples/*.valgrind.failed
     # test_runtime, test_parallel_map, test_lowering and test_rebase take most
     # of the time under valgrind: started first, they do not end the run alone.
@@ -235,7 +253,7 @@ valgrind)
         grep -qx "$t" "$dir/valgrind.list" || echo "$t"
     done >>"$dir/valgrind.list"
     # shellcheck disable=SC2016 # $1 is the inner shell's
-    xargs -P "$JOBS" -n 1 sh -c '
+    timed valgrind xargs -P "$JOBS" -n 1 sh -c '
         s=$(date +%s)
         if HOP_TEST_SCALE=10 valgrind -q --fair-sched=yes --error-exitcode=1 --leak-check=full \
             --errors-for-leak-kinds=definite,indirect "$1" >"$1.valgrind.log" 2>&1; then
@@ -246,7 +264,6 @@ valgrind)
         fi' valgrind-one <"$dir/valgrind.list"
     failed=$(cd "$dir" && ls tests/c/*.valgrind.failed examples/*.valgrind.failed 2>/dev/null |
         sed 's/.valgrind.failed$//' | tr '\n' ' ')
-    echo "dev.sh: valgrind took $(($(date +%s) - started)) s" >&2
     if [ -n "$failed" ]; then
         echo "valgrind: reports in $failed(logs: <binary>.valgrind.log under $dir)" >&2
         exit 1
