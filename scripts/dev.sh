@@ -13,9 +13,15 @@
 #                                built without ccache (nothing reuses its objects)
 #   sh scripts/dev.sh valgrind   valgrind memcheck over every C test and example of the
 #                                -O2 -g build in build/test (built first if missing), two
-#                                binaries at a time
+#                                binaries at a time (two lanes over one queue)
 # pytest runs the tests marked `serial` alone, then the rest on every core (pytest-xdist)
 # (tests/python/conftest.py); each step prints its wall time and CPU time (user + system).
+# Under .ci/run (HOP_CI_EARLY_LANE=1) `test` starts one valgrind lane once build/test is
+# built, at nice 19 in a process group of its own (start_early_lane): it collects the Python
+# suite once (bytecode for the pytest workers) and runs valgrind on the cores the test and
+# sanitize phases leave idle, stopped while test_scale and the serial tests run; `valgrind`
+# raises it to normal priority and adds the other lane.  test_scale runs in a ctest of its own
+# after the other C tests.
 # Works on a fresh Debian bookworm machine as root (or with sudo available).
 set -eu
 cd "$(dirname "$0")/.."
@@ -121,9 +127,12 @@ pytest_suite() {
     # The serial run collects only the modules that mark tests serial
     # (conftest.py refuses a serial test marked some other way): collecting
     # the whole suite took ~17 s, ~30 s under ASan, for 10 tests.
+    # (with the early lane, if any, stopped: these tests time themselves)
+    early_lane_signal build/test STOP
     # shellcheck disable=SC2046 # one argument per module
     timed "pytest of the serial tests" pytest_allow_none -m "serial ${2:-}" \
         $(grep -l "pytest.mark.serial" tests/python/test_*.py)
+    early_lane_signal build/test CONT
     timed "pytest on $JOBS cores" ${PYRUN:-$PYTHON} -m pytest -q -p no:cacheprovider -n "$JOBS" \
         -m "not serial ${2:-}" tests/python
 }
@@ -177,6 +186,112 @@ sanitized_python() {
         HOP_TEST_BUDGET=sanitize $PYTHON "$@"
 }
 
+# Valgrind's runs are taken one at a time from two queues in DIR/valgrind.lanes
+# (valgrind_queues): `late`, the binaries that assert a wall-clock bound
+# (test_lowering's interrupt latency, 1 s under valgrind), run in the
+# valgrind phase only; `any`, the others, the slowest first.  A lane
+# (valgrind_lane) runs one binary at a time until its queues are empty.
+valgrind_queues() { # dir
+    q=$1/valgrind.lanes
+    rm -rf "$q"
+    mkdir -p "$q"
+    rm -f "$1"/tests/c/*.valgrind.failed "$1"/examples/*.valgrind.failed
+    echo "$1/tests/c/test_lowering" >"$q/late"
+    # test_runtime, test_parallel_map, test_lowering and test_rebase take most
+    # of the time under valgrind: started first, they do not end the run alone.
+    for t in test_runtime test_parallel_map test_rebase; do
+        echo "$1/tests/c/$t"
+    done >"$q/any"
+    for t in "$1"/tests/c/test_* "$1"/examples/*; do
+        [ -f "$t" ] && [ -x "$t" ] || continue
+        case "$t" in *.so | *.log | *.failed) continue ;; esac # HOP libraries: the tests load them
+        grep -qx "$t" "$q/any" "$q/late" || echo "$t"
+    done >"$q/more"
+    cat "$q/more" >>"$q/any"
+    cat "$q/late" "$q/any" >"$q/all"
+}
+
+# valgrind_lane DIR QUEUE...: memcheck over the binaries taken from the
+# queues, in order, one at a time, until all are empty; a binary with a
+# report gets <binary>.valgrind.failed beside it.
+valgrind_lane() {
+    q=$1/valgrind.lanes
+    shift
+    for queue in "$@"; do
+        # shellcheck disable=SC2016 # $1 is the inner shell's
+        while t=$(flock "$q/lock" sh -c '[ -s "$1" ] && head -n 1 "$1" && sed -i 1d "$1"' \
+            take "$q/$queue"); do
+            s=$(date +%s)
+            if HOP_TEST_SCALE=10 valgrind -q --fair-sched=yes --error-exitcode=1 --leak-check=full \
+                --errors-for-leak-kinds=definite,indirect "$t" >"$t.valgrind.log" 2>&1; then
+                echo "valgrind: $t clean ($(($(date +%s) - s)) s)"
+                echo "$t" >>"$q/clean"
+            else
+                tail -n 60 "$t.valgrind.log"
+                touch "$t.valgrind.failed"
+            fi
+        done
+    done
+}
+
+# valgrind_lanes DIR N: N lanes over the late queue, then the other; then
+# waits for the early lane, if one runs, and prints what it printed; fails if
+# a binary of the queues was neither found clean nor failed.
+valgrind_lanes() {
+    q=$1/valgrind.lanes
+    i=0
+    while [ "$i" -lt "$2" ]; do
+        valgrind_lane "$1" late any &
+        i=$((i + 1))
+    done
+    wait
+    if early=$(early_lane_group "$1"); then
+        # (its end is the file it writes last: a process that ends is not
+        # always reaped at once where it was orphaned)
+        while [ ! -f "$q/early.done" ] && kill -s 0 -- "-$early" 2>/dev/null; do sleep 1; done
+        cat "$q/early.log"
+        rm -f "$q/early.pid"
+    fi
+    while read -r t; do
+        grep -qx "$t" "$q/clean" 2>/dev/null || [ -f "$t.valgrind.failed" ] || {
+            echo "valgrind: $t did not run to its end" >&2
+            touch "$t.valgrind.failed"
+        }
+    done <"$q/all"
+}
+
+# The early lane (.ci/run sets HOP_CI_EARLY_LANE=1): started by the test
+# phase once build/test is built, at the lowest priority (nice 19), in a
+# session of its own: it warms pytest's bytecode cache and then runs the
+# `any` queue under valgrind on whatever core the CI's own steps leave idle
+# (the pip test's single core in ctest, the serial runs' tails, the pytest
+# workers' ends, the sanitizer tree's configure, link and ctest tails), and
+# gets the CPU it needs only when the valgrind phase raises it to normal
+# priority.  The steps that time themselves (test_scale in ctest, the tests
+# marked serial in both passes) run with it stopped (SIGSTOP to its process
+# group).  .ci/run kills it if a phase fails.
+start_early_lane() { # dir
+    valgrind_queues "$1"
+    # shellcheck disable=SC2016 # $1 and $$ are the inner shell's
+    setsid sh -c 'echo $$ >"$1/valgrind.lanes/early.pid"
+        exec nice -n 19 sh scripts/dev.sh early-lane "$1"' early-lane "$1" \
+        >"$1/valgrind.lanes/early.log" 2>&1 &
+    while [ ! -s "$1/valgrind.lanes/early.pid" ]; do sleep 0.1; done
+}
+
+# early_lane_group DIR: prints the early lane's process group and succeeds,
+# if one was started for DIR and not yet waited for.
+early_lane_group() {
+    [ -s "$1/valgrind.lanes/early.pid" ] && cat "$1/valgrind.lanes/early.pid"
+}
+
+# early_lane_signal DIR STOP|CONT: stops or continues the early lane, if any.
+early_lane_signal() {
+    if g=$(early_lane_group "$1"); then
+        kill -s "$2" -- "-$g" 2>/dev/null || true
+    fi
+}
+
 case "${1:-}" in
 showcase)
     install_missing
@@ -189,11 +304,17 @@ showcase)
     ./build/release/examples/showcase
     ;;
 test)
+    [ "${HOP_CI_EARLY_LANE:-0}" = 1 ] && PACKAGES="$PACKAGES valgrind"
     install_missing
     rm -rf build/test
     configure_and_build build/test
     install_python build/test
-    (cd build/test && timed ctest ctest --output-on-failure -j "$JOBS")
+    [ "${HOP_CI_EARLY_LANE:-0}" = 1 ] && start_early_lane build/test
+    # test_scale (RUN_SERIAL) times itself: after the rest, with the early
+    # lane stopped
+    (cd build/test && timed ctest ctest --output-on-failure -j "$JOBS" -E '^test_scale$')
+    early_lane_signal build/test STOP
+    (cd build/test && timed "ctest of test_scale" ctest --output-on-failure -R '^test_scale$')
     pytest_suite build/test
     ;;
 bench)
@@ -235,39 +356,46 @@ sanitize)
     ;;
 valgrind)
     # Memcheck over the C tests and examples of build/test (the README's test
-    # build, -O2 -g; built here if it is missing), $JOBS binaries at a time,
-    # the slowest first.
+    # build, -O2 -g; built here if it is missing), $JOBS binaries at a time
+    # (valgrind_lanes), the slowest first.  Under .ci/run one lane started in
+    # the test phase (start_early_lane): it is given normal priority here and
+    # $JOBS - 1 lanes join it.
     PACKAGES="$PACKAGES valgrind"
     install_missing
     dir=${HOP_VALGRIND_DIR:-build/test}
     [ -f "$dir/CMakeCache.txt" ] || configure_and_build "$dir"
-    rm -f "$dir"/tests/c/*.valgrind.failed "$dir"/examples/*.valgrind.failed
-    # test_runtime, test_parallel_map, test_lowering and test_rebase take most
-    # of the time under valgrind: started first, they do not end the run alone.
-    for t in test_runtime test_parallel_map test_lowering test_rebase; do
-        echo "$dir/tests/c/$t"
-    done >"$dir/valgrind.list"
-    for t in "$dir"/tests/c/test_* "$dir"/examples/*; do
-        [ -f "$t" ] && [ -x "$t" ] || continue
-        case "$t" in *.so | *.log | *.failed) continue ;; esac # HOP libraries: the tests load them
-        grep -qx "$t" "$dir/valgrind.list" || echo "$t"
-    done >>"$dir/valgrind.list"
-    # shellcheck disable=SC2016 # $1 is the inner shell's
-    timed valgrind xargs -P "$JOBS" -n 1 sh -c '
-        s=$(date +%s)
-        if HOP_TEST_SCALE=10 valgrind -q --fair-sched=yes --error-exitcode=1 --leak-check=full \
-            --errors-for-leak-kinds=definite,indirect "$1" >"$1.valgrind.log" 2>&1; then
-            echo "valgrind: $1 clean ($(($(date +%s) - s)) s)"
-        else
-            tail -n 60 "$1.valgrind.log"
-            touch "$1.valgrind.failed"
-        fi' valgrind-one <"$dir/valgrind.list"
+    lanes=$JOBS
+    if early=$(early_lane_group "$dir") && kill -s 0 -- "-$early" 2>/dev/null; then
+        kill "$(cat "$dir/valgrind.lanes/collect.pid")" 2>/dev/null || true
+        renice -n 0 -g "$early" >/dev/null 2>&1 || true # root only; else it stays at 19
+        early_lane_signal "$dir" CONT
+        lanes=$((JOBS - 1))
+    else
+        valgrind_queues "$dir"
+    fi
+    timed valgrind valgrind_lanes "$dir" "$lanes"
     failed=$(cd "$dir" && ls tests/c/*.valgrind.failed examples/*.valgrind.failed 2>/dev/null |
         sed 's/.valgrind.failed$//' | tr '\n' ' ')
     if [ -n "$failed" ]; then
         echo "valgrind: reports in $failed(logs: <binary>.valgrind.log under $dir)" >&2
         exit 1
     fi
+    ;;
+early-lane) # internal: start_early_lane's process
+    dir=$2
+    # Python's bytecode of the whole suite first (pytest rewrites the test
+    # modules' asserts; build/pycache keeps it), which each pytest worker
+    # compiled again on its own: ~15 CPU-s of each worker's ~24 s collection
+    export HOP_PYTHONPATH="$PWD/$dir/python"
+    # (no use once the valgrind phase has begun: that phase ends it)
+    collect() {
+        $PYTHON -m pytest -q -p no:cacheprovider --collect-only tests/python >/dev/null 2>&1 &
+        echo $! >"$dir/valgrind.lanes/collect.pid"
+        wait $!
+    }
+    timed "early lane: collection of the suite" collect || true
+    timed "early lane: valgrind" valgrind_lane "$dir" any
+    touch "$dir/valgrind.lanes/early.done"
     ;;
 *)
     echo "usage: sh scripts/dev.sh showcase|test|bench|sanitize|valgrind" >&2
