@@ -365,7 +365,9 @@ valgrind)
     dir=${HOP_VALGRIND_DIR:-build/test}
     [ -f "$dir/CMakeCache.txt" ] || configure_and_build "$dir"
     lanes=$JOBS
-    if early=$(early_lane_group "$dir") && kill -s 0 -- "-$early" 2>/dev/null; then
+    # (an early lane that ran every binary it could take may be gone already)
+    if early=$(early_lane_group "$dir") &&
+        { [ -f "$dir/valgrind.lanes/early.done" ] || kill -s 0 -- "-$early" 2>/dev/null; }; then
         kill "$(cat "$dir/valgrind.lanes/collect.pid")" 2>/dev/null || true
         renice -n 0 -g "$early" >/dev/null 2>&1 || true # root only; else it stays at 19
         early_lane_signal "$dir" CONT
