@@ -262,7 +262,7 @@ valgrind_lanes() {
 
 # The early lane (.ci/run sets HOP_CI_EARLY_LANE=1): started by the test
 # phase once build/test is built, at the lowest priority (nice 19), in a
-# session of its own: it warms pytest's bytecode cache and then runs the
+# process group of its own: it warms pytest's bytecode cache and then runs the
 # `any` queue under valgrind on whatever core the CI's own steps leave idle
 # (the pip test's single core in ctest, the serial runs' tails, the pytest
 # workers' ends, the sanitizer tree's configure, link and ctest tails), and
@@ -270,12 +270,19 @@ valgrind_lanes() {
 # priority.  The steps that time themselves (test_scale in ctest, the tests
 # marked serial in both passes) run with it stopped (SIGSTOP to its process
 # group).  .ci/run kills it if a phase fails.
+# A process group of its own in CI's session, not a session of its own
+# (setsid): with the kernel's autogroups (sched_autogroup_enabled, Debian's
+# default), a new session is a scheduling group the kernel weighs as an equal
+# of CI's, so nice 19 inside it yielded nothing: the lane took a third of the
+# CPU from the pytest workers on a loaded machine.
 start_early_lane() { # dir
     valgrind_queues "$1"
-    # shellcheck disable=SC2016 # $1 and $$ are the inner shell's
-    setsid sh -c 'echo $$ >"$1/valgrind.lanes/early.pid"
-        exec nice -n 19 sh scripts/dev.sh early-lane "$1"' early-lane "$1" \
-        >"$1/valgrind.lanes/early.log" 2>&1 &
+    $PYTHON -c 'import os, sys
+os.setpgid(0, 0)
+with open(sys.argv[1], "w") as f:
+    f.write("%d\n" % os.getpid())
+os.execvp("nice", ["nice", "-n", "19", "sh", "scripts/dev.sh", "early-lane", sys.argv[2]])' \
+        "$1/valgrind.lanes/early.pid" "$1" >"$1/valgrind.lanes/early.log" 2>&1 &
     while [ ! -s "$1/valgrind.lanes/early.pid" ]; do sleep 0.1; done
 }
 
