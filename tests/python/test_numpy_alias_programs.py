@@ -645,3 +645,14 @@ def test_a_returned_dtype_view_of_a_captured_hop_numpy_array_is_a_view_of_it(bod
     # forty-fifth session's stress run of the campaign above)
     _run_src(body, captured="hnp")
     _run_src(body, kind=3, captured="hnp")
+
+
+@pytest.mark.parametrize("captured", ["np", "hnp"])
+def test_a_dtype_view_of_a_reversed_view_writes_and_reads_its_base(captured):
+    # eager hop.numpy's V.view(np.int64) of a reversed view (its copy) was a
+    # view of the copy alone: no memory shared with G, writes lost, reads
+    # stale (the stress run's draw: `v0 = V.view(np.int64); return (v0,)`)
+    _run_src("v0 = V.view(np.int64);return (v0,)", captured=captured)
+    _run_src("v0 = V.view(np.int64);v0[0] = 7;return (v0, G)", kind=3, captured=captured)
+    _run_src("v0 = G[:, ::-1].view(np.int64);G[0] += 1;return (v0 * 1, v0)", kind=3,
+             captured=captured)

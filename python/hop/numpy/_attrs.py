@@ -222,13 +222,32 @@ def _view_method(self, dtype=None, type=None):
     r._ro = self._ro  # (a view of a read-only array is read-only)
     if not self._scalar:
         viewed_by(r, self)
+        if self._cp is not None:
+            # a dtype view of a view hop made as a copy (`G[::-1].view(np.int64)`):
+            # a view of the copy's memory that remembers it, so its writes
+            # reach G and its reads are fresh as the copy's (_storage.eager_write;
+            # it was a view of the copy alone, found by the forty-fifth
+            # session's alias campaign)
+            r._cp = [self, _bitcast_step(npd, self.dtype.itemsize), _storage.WRITES, None]
     return r
+
+
+def _bitcast_step(npd, old):
+    """The view step of ndarray.view(npd) of an array of item size old."""
+    hd = _core.hop_dtype(npd, "ndarray.view")
+
+    def bitcast(x):
+        return _C._op("bitcast", x, hd)
+    bitcast.dtype = npd  # (for the runner, which makes this view of the caller's array again)
+    # (the memory offsets of a same-size view are its base's; of another
+    # size hop does not follow them: a reshape of it is then undecided)
+    return Step(bitcast, (lambda x: x) if old == npd.itemsize else None, kind="bitcast")
 
 
 def _bitcast_view(a, kind, npd):
     """a.view(npd) of a traced array: NumPy's checks, in its order, then a
     view whose step is a bitcast."""
-    hd = _core.hop_dtype(npd, "ndarray.view")
+    _core.hop_dtype(npd, "ndarray.view")
     old, new = a.dtype.itemsize, npd.itemsize
     if old != new:
         if a._t.ndim == 0:
@@ -248,13 +267,7 @@ def _bitcast_view(a, kind, npd):
             raise ValueError("When changing to a larger dtype, its size must be a divisor of "
                              "the total size in bytes of the last axis of the array.")
 
-    def bitcast(x):
-        return _C._op("bitcast", x, hd)
-    bitcast.dtype = npd  # (for the runner, which makes this view of the caller's array again)
-    # (the memory offsets of a same-size view are its base's; of another
-    # size hop does not follow them: a reshape of it is then undecided)
-    return view(kind, a, Step(bitcast, (lambda x: x) if old == new else None, kind="bitcast"),
-                scalar=a._scalar)
+    return view(kind, a, _bitcast_step(npd, old), scalar=a._scalar)
 
 
 ndarray.view = _view_method
