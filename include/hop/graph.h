@@ -439,8 +439,8 @@ hop_status hop_graph_verify(const hop_graph *g);
  * wraps past them after 2^32 - 2 changes).  Code that writes a graph's or a
  * node's fields directly must call hop_graph_touch on the graph afterwards,
  * or the next hop_graph_verify_changed may trust the old stamp or the
- * graph's construction; hop_graph_verify itself always checks.  hop_graph_version(NULL) is 0; hop_graph_touch(NULL) does
- * nothing.  A graph and its stamp belong to one thread at a time.
+ * graph's construction; hop_graph_verify itself always checks.  hop_graph_version(NULL) is 0;
+ * hop_graph_touch(NULL) does nothing.  A graph and its stamp belong to one thread at a time.
  */
 hop_status hop_graph_verify_changed(const hop_graph *g);
 uint32_t hop_graph_version(const hop_graph *g);
