@@ -5,6 +5,8 @@ at load time).  Each is exact or one IEEE rounding per element, so every
 length (the vector bodies and their scalar tails), stride, broadcast and
 overlap must give NumPy's bits, eagerly, through hop.numpy and in a compiled
 plan (a fused group converts its operands per tile)."""
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -14,6 +16,9 @@ from budget import cases
 
 import hop
 import hop.numpy as hnp
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+from np_programs import np_mandelbrot  # noqa: E402
 
 # the vector bodies at 16, 32 and 64 bytes, their tails, and the fused tiles
 # (512 elements)
@@ -154,20 +159,10 @@ def test_mandelbrot_count_chain_compiled():
     """np_large's program: a bool mask converted and added to an int32 count
     20 times in fused groups, at an odd size that leaves tails in every
     tile and vector."""
-    def mandel(cre, cim):
-        zr = np.zeros_like(cre)
-        zi = np.zeros_like(cim)
-        count = np.zeros(cre.shape, dtype=np.int32)
-        for _ in range(20):
-            inside = zr * zr + zi * zi < 4.0
-            zr, zi = (np.where(inside, zr * zr - zi * zi + cre, zr),
-                      np.where(inside, 2.0 * zr * zi + cim, zi))
-            count = count + inside
-        return count
     y, x = np.mgrid[-1.3:1.3:37j, -2.1:0.8:41j]
     cre, cim = x.astype(np.float32), y.astype(np.float32)
-    want = mandel(cre, cim)
-    got = hop.compile(mandel)(cre, cim)
+    want = np_mandelbrot(cre, cim)
+    got = hop.compile(np_mandelbrot)(cre, cim)
     same_bits(got, want)
     assert len(np.unique(want)) > 5
 
