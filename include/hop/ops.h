@@ -817,7 +817,10 @@ typedef enum hop_put_combine {
       "its quantile raises, which hop's plan does not")                                            \
     X(NUMPY_SCALAR_OVERFLOW,                                                                       \
       "a NumPy scalar's integer arithmetic overflowed, where NumPy's scalar math warns (or "       \
-      "raises, under numpy.errstate), which hop's plan does not")
+      "raises, under numpy.errstate), which hop's plan does not")                                  \
+    X(NUMPY_INDEX,                                                                                 \
+      "a flat index or a coordinate is out of bounds, where NumPy's unravel_index or "             \
+      "ravel_multi_index raises its ValueError")
 
 typedef enum hop_check_kind {
 #define HOP__CHECK_ENUM(code, msg) HOP_CHECK_##code,

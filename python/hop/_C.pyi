@@ -59,6 +59,7 @@ CHECK_NUMPY_NAN_PATH: int
 CHECK_NUMPY_WARNS: int
 CHECK_NUMPY_EMPTY: int
 CHECK_NUMPY_SCALAR_OVERFLOW: int
+CHECK_NUMPY_INDEX: int
 
 # What a dtype argument accepts: a hop dtype, its name ("float32"), or the
 # Python types bool, int (int64) and float (float64).

@@ -221,3 +221,39 @@ def raises(exc, fn, *args):
         except exc:
             return
         raise AssertionError(f"hop did not raise {exc.__name__}")
+
+
+def check_ns(fn, *args, rtol=None, post=None, text=False):
+    """fn(xp, *args) with xp NumPy, and with xp hop.numpy eagerly (every
+    ndarray argument a hop.numpy array over the same memory), and
+    hop.compile of fn(numpy, ...): the ports of calls made without an array
+    (np.unravel_index(2, (2, 2)), np.finfo(np.float32), np.r_[1:4]) reach
+    hop.numpy's own names only through xp.  The results agree as check()'s
+    do; when NumPy raises, both raise its exception type (text: and its
+    message).  Returns NumPy's result."""
+    import hop.numpy as hnp
+
+    def by_numpy(*a):
+        return fn(np, *a)
+
+    check(by_numpy, *args, rtol=rtol, post=post)
+    wargs, hargs = copied(args), as_hop(copied(args))
+    want, werr = quiet_call(by_numpy, wargs)
+    got, gerr = quiet_call(lambda *a: fn(hnp, *a), hargs)
+    if werr is not None:
+        assert gerr is not None, f"NumPy raised {type(werr).__name__}: {werr}; hop.numpy did not"
+        assert type(gerr) is type(werr), \
+            f"NumPy raised {type(werr).__name__} ({werr}), hop.numpy {type(gerr).__name__} ({gerr})"
+        if text:
+            assert str(gerr) == str(werr), (str(gerr), str(werr))
+            _, cerr = quiet_call(hop.compile(by_numpy), copied(args))
+            assert type(cerr) is type(werr) and str(cerr) == str(werr), (cerr, werr)
+    else:
+        if gerr is not None:
+            raise gerr
+        got = as_numpy(got)
+        if post is not None:
+            got, want = post(got), post(want)
+        same(got, want, rtol, "hop.numpy result")
+    same(as_numpy(list(hargs)), list(wargs), rtol, "arguments after the hop.numpy call")
+    return want

@@ -62,8 +62,8 @@ def test_check_error_class_and_the_op_eagerly():
         hop._C._op("fail_if", x, hop.tensor([0.0]), 0)
     assert str(e.value) == "fail_if: flag must be a bool tensor, got f32[1]"
     with pytest.raises(hop.InvalidError) as e:
-        hop._C._op("fail_if", x, hop.tensor([False]), 9)
-    assert str(e.value) == "fail_if: 9 is not a check kind (0 to 8)"
+        hop._C._op("fail_if", x, hop.tensor([False]), 10)
+    assert str(e.value) == "fail_if: 10 is not a check kind (0 to 9)"
 
 
 def test_compile_checks_with_fail_if_and_falls_back_to_numpy():
@@ -198,3 +198,38 @@ def test_a_cast_to_uint32_numpy_decides_by_its_loop_raises_under_trace_and_vmap(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert np.array_equal(cf(x), f(x))
+
+
+INDEX = ("fail_if: a flat index or a coordinate is out of bounds, where NumPy's unravel_index or "
+         "ravel_multi_index raises its ValueError (check fail_if = fail_if({}, 9) of kind "
+         "NUMPY_INDEX)")
+
+
+def test_an_index_out_of_bounds_in_unravel_and_ravel_multi_index_raises_under_trace_and_vmap():
+    # before: hop.trace's unravel_index of -1 in shape (2, 3) gave (1, 2)
+    # where NumPy raises ValueError, silently (a take of arange(6) wraps
+    # it), and an index past the end raised hop's OutOfBoundsError
+    unravel = lambda a: np.unravel_index(a, (2, 3))  # noqa: E731
+    gm = hop.trace(unravel, np.array([1, 5, 4]))
+    for bad in ([1, -1, 3], [1, 6, 3]):
+        with pytest.raises(ValueError):
+            unravel(np.array(bad))
+        with pytest.raises(hop.CheckError) as e:
+            gm(np.array(bad))
+        assert str(e.value) == INDEX.format("a, logical_or")
+    assert [x.tolist() for x in gm(np.array([1, 2, 3]))] == [[0, 0, 1], [1, 2, 0]]
+    ravel = lambda a, b: np.ravel_multi_index((a, b), (2, 3))  # noqa: E731
+    gr = hop.trace(ravel, np.array([1, 0]), np.array([2, 2]))
+    for a, b in (([1, 0], [2, -1]), ([2, 0], [2, 2])):
+        with pytest.raises(hop.CheckError) as e:
+            gr(np.array(a), np.array(b))
+        assert str(e.value) == INDEX.format("expand, logical_or_2")
+    assert np.asarray(gr(np.array([1, 0]), np.array([2, 2]))).tolist() == [5, 2]
+    v = hop.vmap(lambda a: np.unravel_index(a, (2, 3))[1])
+    with pytest.raises(hop.CheckError) as e:
+        v(np.array([[1, 5], [2, 6]]))
+    assert str(e.value) == INDEX.format("args_0, logical_or")
+    assert np.asarray(v(np.array([[1, 5], [2, 3]]))).tolist() == [[1, 2], [2, 0]]
+    # hop.compile: NumPy's ValueError, eagerly
+    with pytest.raises(ValueError, match="index -1 is out of bounds for array with size 6"):
+        hop.compile(unravel)(np.array([1, -1, 3]))

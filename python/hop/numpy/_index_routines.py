@@ -16,7 +16,7 @@ import numpy as _np
 
 from .. import _C, _breaks
 from . import _core, _storage
-from ._funcs import _axis, _axis_index, _kind_of, _size, _t, implements, ravel
+from ._funcs import _axis, _axis_index, _has_hop, _kind_of, _size, _t, implements, ravel
 from ._indexing import _plain_items
 from ._lib import _arr, broadcast_shapes
 from ._ndarray import ndarray, result_kind, wrap
@@ -598,69 +598,117 @@ def _indexing_key(k):
 
 # ---------------------------------------------------------- index arrays
 
+def _int_coords(ts):
+    """ts (coordinate tensors) as int64, as NumPy casts them to intp with
+    casting='same_kind' (floats refused, uint64 wrapped)."""
+    for t in ts:
+        if _core.np_dtype(t).kind not in "biu":
+            raise TypeError("only int indices permitted")
+    return [_core.cast(t, _np.dtype(_np.int64)) for t in ts]
+
+
+def _outside(t, n):
+    """A bool tensor: which elements of int64 t are outside [0, n)."""
+    return _C.logical_or(_C.lt(t, 0), _C.ge(t, n))
+
+
 @implements(_np.ravel_multi_index)
 def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, _kind=None):
-    """The flat index of each coordinate tuple.  Traced coordinates out of
-    range raise when the program runs (an IndexError, where NumPy's is a
-    ValueError)."""
+    """The flat index of each coordinate tuple: NumPy's of concrete
+    coordinates.  Of traced ones, dims, mode and order are checked by
+    NumPy's own function (on no coordinates: its errors in its order), and
+    a coordinate out of range (mode 'raise') fails the plan's run-time
+    check (NUMPY_INDEX): hop.compile runs the call by NumPy, which raises
+    its ValueError; hop.trace's plan raises hop.CheckError."""
+    kind = _kind or result_kind(tuple(multi_index), ndarray)
+    if not _has_hop(multi_index):
+        return _by_value(_np.ravel_multi_index(multi_index, dims, mode=mode, order=order), kind)
+    ts = [_t(i, "ravel_multi_index") for i in multi_index]
+    if not builtins.any(_C._is_proxy(t) for t in ts):
+        return _by_value(_np.ravel_multi_index(tuple(t.numpy() for t in ts), dims, mode=mode,
+                                               order=order), kind)
+    empty = _np.zeros(0, _np.intp)
+    _np.ravel_multi_index((empty,) * len(_np.atleast_1d(dims)), dims, mode=mode, order=order)
     dims = tuple(operator.index(d) for d in _np.atleast_1d(dims))
     if len(multi_index) != len(dims):
         raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
-    modes = (mode,) * len(dims) if isinstance(mode, str) else tuple(mode)
-    if order not in ("C", "F"):
-        raise ValueError("only 'C' or 'F' order is permitted")
-    ts = [_t(i, "ravel_multi_index") for i in multi_index]
-    if not builtins.any(_C._is_proxy(t) for t in ts):
-        r = _np.ravel_multi_index(tuple(t.numpy() for t in ts), dims, mode=mode, order=order)
-        return wrap(_kind or result_kind(tuple(multi_index), ndarray), _C.asarray(_np.asarray(r)),
-                    scalar=_np.ndim(r) == 0)
-    for t in ts:
-        if _core.np_dtype(t).kind not in "iu":
-            raise TypeError("only int indices permitted")
+    modes = (mode,) * len(dims) if isinstance(mode, (str, int)) or mode is None else tuple(mode)
+    modes = [_mode_name(m) for m in modes]
+    ts = _int_coords(ts)
+    shape = broadcast_shapes(*[tuple(t.shape) for t in ts])
+    if 0 in dims and _size(shape) != 0:
+        raise ValueError("cannot unravel if shape has zero entries (is empty).")
     strides = [1] * len(dims)
-    seq = range(len(dims) - 2, -1, -1) if order == "C" else range(1, len(dims))
+    fortran = _fortran(order)
+    seq = range(1, len(dims)) if fortran else range(len(dims) - 2, -1, -1)
     for k in seq:
-        strides[k] = strides[k + 1] * dims[k + 1] if order == "C" else strides[k - 1] * dims[k - 1]
-    lin = None
+        strides[k] = strides[k - 1] * dims[k - 1] if fortran else strides[k + 1] * dims[k + 1]
+    lin = bad = None
     for t, n, st, md in zip(ts, dims, strides, modes):
-        t = _core.cast(t, _np.dtype(_np.int64))
         if md == "wrap":
             t = _C.remainder(t, n)
         elif md == "clip":
             t = _C.minimum(_C.maximum(t, 0), n - 1)
         else:
-            t = _C._op("take", _C.arange(n), 0, _C.where(_C.lt(t, 0), n, t))
+            out = _outside(t, n)
+            bad = out if bad is None else _C.logical_or(bad, out)
         term = t * st
         lin = term if lin is None else lin + term
-    return wrap(_kind or result_kind(tuple(multi_index), ndarray), lin, scalar=lin.ndim == 0)
+    lin = lin.expand(*shape)
+    if bad is not None:
+        lin = _core.unknown_if(bad, lin, _core.CHECK_INDEX)
+    return wrap(kind, lin, scalar=lin.ndim == 0)
+
+
+def _mode_name(m):
+    """A clip mode NumPy accepted (its probe warned of an inexact one) by
+    its name."""
+    if m is None:
+        return "raise"
+    if isinstance(m, str):
+        return {"c": "clip", "w": "wrap"}.get(m[:1].lower(), "raise")
+    return {_np.CLIP: "clip", _np.WRAP: "wrap"}.get(m, "raise")
+
+
+def _fortran(order):
+    """Whether an order NumPy accepted for ravel_multi_index and
+    unravel_index is Fortran's ('F' or 'f'; None is 'C')."""
+    return order is not None and order.upper() == "F"
+
+
+def _by_value(r, kind):
+    """NumPy's index array r (or tuple of them) as hop.numpy arrays of kind
+    (NumPy's scalars where NumPy gives scalars)."""
+    if isinstance(r, tuple):
+        return tuple(_by_value(x, kind) for x in r)
+    return wrap(kind, _C.asarray(_np.asarray(r)), scalar=_np.ndim(r) == 0)
 
 
 @implements(_np.unravel_index)
 def unravel_index(indices, shape, order="C", *, _kind=None):
-    """The coordinates of flat indices.  Traced indices out of range raise
-    when the program runs (an IndexError, where NumPy's is a ValueError)."""
+    """The coordinates of flat indices: NumPy's of concrete indices.  Of
+    traced ones, shape and order are checked by NumPy's own function (on no
+    indices), and an index out of bounds fails the plan's run-time check
+    (NUMPY_INDEX): hop.compile runs the call by NumPy, whose ValueError
+    names the index; hop.trace's plan raises hop.CheckError."""
     kind = _kind or _kind_of(indices)
-    dims = tuple(operator.index(d) for d in _np.atleast_1d(shape))
+    if not _has_hop(indices):
+        return _by_value(_np.unravel_index(indices, shape, order=order), kind)
     t = _t(indices, "unravel_index")
     if not _C._is_proxy(t):
-        r = _np.unravel_index(t.numpy(), dims, order=order)
-        return tuple(wrap(kind, _C.asarray(_np.asarray(x)), scalar=_np.ndim(x) == 0) for x in r)
-    if _core.np_dtype(t).kind not in "iu":
-        raise TypeError(f"only int indices permitted")
-    size = 1
-    for d in dims:
-        size *= d
-    t = _C._op("take", _C.arange(size), 0, _core.cast(t, _np.dtype(_np.int64)))  # checked
-    out = []
-    rest = t
-    seq = list(reversed(range(len(dims)))) if order == "C" else list(range(len(dims)))
+        return _by_value(_np.unravel_index(t.numpy(), shape, order=order), kind)
+    # (a shape () would raise NumPy's error of several indices: order alone)
+    _np.unravel_index(_np.zeros(0, _np.intp), shape if _np.size(shape) else (1,), order=order)
+    dims = tuple(operator.index(d) for d in _np.atleast_1d(shape))
+    (t,) = _int_coords([t])
+    if not dims and t.ndim:
+        raise ValueError("multiple indices are not supported for 0d arrays")
+    rest = _core.unknown_if(_outside(t, _size(dims)), t, _core.CHECK_INDEX)
     coords = {}
-    for k in seq:
+    for k in (range(len(dims)) if _fortran(order) else reversed(range(len(dims)))):
         coords[k] = _C.remainder(rest, dims[k])
         rest = _C.floor_divide(rest, dims[k])
-    for k in range(len(dims)):
-        out.append(wrap(kind, coords[k], scalar=coords[k].ndim == 0))
-    return tuple(out)
+    return tuple(wrap(kind, coords[k], scalar=coords[k].ndim == 0) for k in range(len(dims)))
 
 
 @implements(_np.ix_)

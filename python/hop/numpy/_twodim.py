@@ -204,7 +204,9 @@ def diag_indices_from(arr, *, _kind=None):
         raise ValueError("input array must be at least 2-d")
     if builtins.any(n != t.shape[0] for n in t.shape):
         raise ValueError("All dimensions of input must be of equal length")
-    return diag_indices(t.shape[0], t.ndim)
+    # (NumPy's one array, ndim times; NumPy's class where arr is NumPy's)
+    idx = _as(_kind or _kind_of(arr), diag_indices(t.shape[0])[0])
+    return (idx,) * t.ndim
 
 
 # ---------------------------------------------------------- Vandermonde
