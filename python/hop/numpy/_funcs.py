@@ -1947,8 +1947,9 @@ def size(a, axis=None, *, _kind=None):
 
 @implements(_np.result_type)
 def result_type(*arrays_and_dtypes, _kind=None):
+    # (None is a dtype: NumPy's float64)
     ops = [_core.operand(x, "result_type") if not isinstance(x, (type, _np.dtype, str))
-           else None for x in arrays_and_dtypes]
+           and x is not None else None for x in arrays_and_dtypes]
     extra = [_np.dtype(x) for x, o in zip(arrays_and_dtypes, ops) if o is None]
     ops = [o for o in ops if o is not None]
     return _core.result_dtype(ops, "result_type", extra)

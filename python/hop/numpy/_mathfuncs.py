@@ -16,7 +16,7 @@ import operator
 
 import numpy as _np
 
-from .. import _C
+from .. import _C, _breaks
 from . import _core, _corder
 from . import _funcs as F
 from ._funcs import (_axes, _axis_index, _axis_tuple, _no_numpy_bool, _kind_of, _t, concatenate,
@@ -735,16 +735,27 @@ def min_scalar_type(a, *, _kind=None):
     t = _t(a, "min_scalar_type")
     if t.ndim:
         return _core.np_dtype(t)
-    raise _C.UnsupportedError("hop.numpy: min_scalar_type of a traced value depends on its value")
+    # (hop.compile: the call runs by NumPy from here)
+    _breaks.conversion(_C.UnsupportedError,
+                       "hop.numpy: min_scalar_type of a traced value depends on its value")
 
 
 @implements(_np.can_cast)
 def can_cast(from_, to, casting="safe", *, _kind=None):
+    """NumPy's can_cast.  Of a 0-d array or scalar NumPy 1.24 decides by
+    its value where its dtype does not cast (min_scalar_type of the value,
+    any casting but 'unsafe'): of a traced one that is a conversion of the
+    value (hop.compile runs the call by NumPy from there)."""
     if isinstance(from_, (ndarray, _C.Tensor)):
         t = _t(from_)
         if t.ndim == 0 and not _C._is_proxy(t):
             return _np.can_cast(t.numpy(), to, casting)
-        from_ = _core.np_dtype(t)
+        ok = _np.can_cast(_core.np_dtype(t), to, casting)
+        if t.ndim == 0 and not ok:
+            _breaks.conversion(_C.UnsupportedError, "hop.numpy: can_cast of a traced 0-d "
+                               "array or scalar depends on its value (NumPy 1.24's "
+                               "value-based casting)")
+        return ok
     return _np.can_cast(from_, to, casting)
 
 
