@@ -7,7 +7,9 @@ constants runs by NumPy, by hop.numpy's own name eagerly and compiled
 also eagerly on hop.numpy arrays (numpy_diff.check with eager=True), where
 the array is traced in hop.compile.  Torch's xfails (mgrid, r_,
 ndenumerate, ix_, ndindex "not implemented") are ported as tests: hop.numpy
-has them.  Random inputs are drawn outside the function."""
+has them.  Random inputs are drawn outside the function.
+TestGrid.test_accepts_longdouble (torch's skip: long double, which hop has
+not) is not ported."""
 
 import functools
 
