@@ -683,21 +683,23 @@ vjp_bodies(hop_vjp_ctx *cx, const hop_node *call, bool first_only)
     return st;
 }
 
-/* Sets reached[j] for each output j of body that an input i with wrt[i]
- * reaches through the uses of the values it feeds, except through an op
- * that passes no tangent (a comparison: its rule is nondiff).  Every output
- * of a HOP call counts as reached from every operand: the safe side, since
- * a tangent flows only along uses. */
-static hop_status
-body_reach(const hop_graph *body, const bool *wrt, bool *reached)
+hop_status
+hop_ad_reach(const hop_graph *f, const bool *from, bool *reached)
 {
+    if (f == NULL || (f->nplaceholders > 0 && from == NULL) || reached == NULL)
+        return hop_error(HOP_MISUSE, "hop_ad_reach: NULL %s",
+                         f == NULL         ? "graph"
+                         : reached == NULL ? "reached"
+                                           : "from");
+    if (f->output == NULL)
+        return hop_error(HOP_MISUSE, "hop_ad_reach: graph %s has no output node", f->name);
     hop_rewrite rw;
-    hop_rewrite_init(&rw, body, NULL, "autodiff");
+    hop_rewrite_init(&rw, f, NULL, "autodiff");
     hop_status st = HOP_OK;
     size_t i = 0;
-    for (const hop_node *n = body->first; n && n != body->output && st == HOP_OK; n = n->next) {
+    for (const hop_node *n = f->first; n && n != f->output && st == HOP_OK; n = n->next) {
         const hop_op_ad_rule *ad = n->kind == HOP_NODE_CALL_OP ? hop_op_ad(n->op) : NULL;
-        bool r = n->kind == HOP_NODE_PLACEHOLDER ? wrt[i++]
+        bool r = n->kind == HOP_NODE_PLACEHOLDER ? from[i++]
                  : ad && ad->nondiff             ? false
                                                  : any_active(&rw, n->args, n->nargs, false);
         hop_rewrite_entry *e = r ? hop_rewrite_add(&rw, n) : NULL;
@@ -706,8 +708,8 @@ body_reach(const hop_graph *body, const bool *wrt, bool *reached)
         else if (e != NULL)
             e->mark = true;
     }
-    for (size_t j = 0; j < body->output->nargs && st == HOP_OK; j++)
-        reached[j] = reached[j] || any_active(&rw, &body->output->args[j], 1, false);
+    for (size_t j = 0; j < f->output->nargs && st == HOP_OK; j++)
+        reached[j] = reached[j] || any_active(&rw, &f->output->args[j], 1, false);
     hop_rewrite_clear(&rw);
     return st;
 }
@@ -729,7 +731,7 @@ jvp_wanted(const hop_node *call, size_t nbodies, const bool *wrt, hop_ct_kind **
     bool *reached = hop__calloc(call->nouts + 1, sizeof *reached);
     hop_status st = reached ? HOP_OK : HOP_NOMEM;
     for (size_t b = 0; b < nbodies && st == HOP_OK; b++)
-        st = body_reach(body_at(call, b), wrt, reached);
+        st = hop_ad_reach(body_at(call, b), wrt, reached);
     bool all = true;
     for (size_t i = 0; i < call->nouts && st == HOP_OK; i++)
         all = all && (call->outs[i].kind != HOP_VALUE_TENSOR || reached[i]);

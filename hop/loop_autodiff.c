@@ -21,7 +21,6 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static bool
@@ -545,106 +544,21 @@ accumulate(const loop_ad *la, hop_node *const *backs, size_t nb)
     return parts ? st : HOP_NOMEM;
 }
 
-/* f's nodes sorted by address, for a visited mark per node. */
-typedef struct node_marks {
-    const hop_node **nodes;
-    bool *seen;
-    const hop_node **stack;
-    bool *from; /* per input of f */
-    size_t n;
-} node_marks;
-
-static int
-cmp_node(const void *a, const void *b)
-{
-    uintptr_t x = (uintptr_t)*(const hop_node *const *)a, y = (uintptr_t)*(const hop_node *const *)b;
-    return (x > y) - (x < y);
-}
-
-static bool *
-mark_of(node_marks *m, const hop_node *v)
-{
-    const hop_node **at = bsearch(&v, m->nodes, m->n, sizeof *m->nodes, cmp_node);
-    return at ? &m->seen[at - m->nodes] : NULL;
-}
-
+/* Whether f's input j reaches (hop_ad_reach) an output k of f with
+ * cts[k] == HOP_CT_INPUT (*yes); from (one per input of f) and reached (one
+ * per output) are scratch. */
 static hop_status
-marks_of(const hop_graph *f, node_marks *m)
+input_reaches(const loop_ad *la, size_t j, const hop_ct_kind *cts, bool *from, bool *reached,
+              bool *yes)
 {
-    *m = (node_marks){.n = f->nnodes};
-    m->nodes = hop_calloc(m->n + 1, sizeof *m->nodes);
-    m->stack = hop_calloc(m->n + 1, sizeof *m->stack);
-    m->seen = hop_calloc(m->n + 1, sizeof *m->seen);
-    m->from = hop_calloc(f->nplaceholders + 1, sizeof *m->from);
-    if (m->nodes == NULL || m->stack == NULL || m->seen == NULL || m->from == NULL)
-        return HOP_NOMEM;
-    size_t k = 0;
-    for (const hop_node *v = f->first; v && k < m->n; v = v->next)
-        m->nodes[k++] = v;
-    m->n = k;
-    qsort(m->nodes, m->n, sizeof *m->nodes, cmp_node);
-    return HOP_OK;
-}
-
-static void
-marks_free(node_marks *m)
-{
-    hop_free(m->nodes);
-    hop_free(m->stack);
-    hop_free(m->seen);
-    hop_free(m->from);
-}
-
-/* Marks every node of f that f's inputs j with from[j] reach through the
- * uses of the values they feed (m->seen); false when a placeholder is not
- * among m's nodes (the caller takes every output as reached). */
-static bool
-mark_reached(const hop_graph *f, node_marks *m, const bool *from)
-{
-    memset(m->seen, 0, m->n * sizeof *m->seen);
-    size_t top = 0;
-    for (size_t j = 0; j < f->nplaceholders; j++) {
-        if (!from[j])
-            continue;
-        const hop_node *ph = hop_graph_placeholder_at(f, j);
-        bool *s0 = mark_of(m, ph);
-        if (s0 == NULL)
-            return false;
-        if (!*s0) {
-            *s0 = true;
-            m->stack[top++] = ph;
-        }
-    }
-    while (top > 0) {
-        const hop_node *v = m->stack[--top];
-        for (const hop_use *u = v->uses; u; u = u->next) {
-            bool *seen = mark_of(m, u->user);
-            if (seen && !*seen) {
-                *seen = true;
-                m->stack[top++] = u->user;
-            }
-        }
-    }
-    return true;
-}
-
-/* Whether f's input j reaches, through the uses of the values it feeds
- * (every output of a HOP call counts as depending on every operand: an
- * over-approximation, the safe side), an output k of f with cts[k]. */
-static bool
-input_reaches(const loop_ad *la, node_marks *m, size_t j, const hop_ct_kind *cts)
-{
-    memset(m->from, 0, la->nph * sizeof *m->from);
-    m->from[j] = true;
-    if (!mark_reached(la->f, m, m->from))
-        return true;
-    const hop_arg *o = la->f->output->args;
-    for (size_t k = 0; k < la->nout; k++) {
-        bool *seen = o[k].kind == HOP_ARG_NODE ? mark_of(m, o[k].u.node) : NULL;
-        if (cts[k] == HOP_CT_INPUT && seen && *seen)
-            return true;
-    }
-    return false;
+    memset(from, 0, la->nph * sizeof *from);
+    memset(reached, 0, la->nout * sizeof *reached);
+    from[j] = true;
+    hop_status st = hop_ad_reach(la->f, from, reached);
+    *yes = false;
+    for (size_t k = 0; k < la->nout && st == HOP_OK; k++)
+        *yes = *yes || (cts[k] == HOP_CT_INPUT && reached[k]);
+    return st;
 }
 
 /*
@@ -664,8 +578,9 @@ static size_t
 backward_seeds(const loop_ad *la, hop_ct_kind *cts, hop_status *st)
 {
     size_t nout = la->nout, np = 0;
-    node_marks m;
-    *st = marks_of(la->f, &m);
+    bool *from = hop_calloc(la->nph + 1, sizeof *from);
+    bool *reached = hop_calloc(nout + 1, sizeof *reached);
+    *st = from && reached ? HOP_OK : HOP_NOMEM;
     for (size_t j = 0; j < nout; j++)
         cts[j] = float_value(&la->call->outs[j]) && hop_vjp_ct(la->cx, la->call, j)
                      ? HOP_CT_INPUT
@@ -673,17 +588,20 @@ backward_seeds(const loop_ad *la, hop_ct_kind *cts, hop_status *st)
     for (; *st == HOP_OK; np++) {
         hop_ct_kind *cur = cts + np * nout, *next = cur + nout;
         memcpy(next, cur, nout * sizeof *cts);
-        for (size_t j = 0; j < la->c.n; j++)
+        for (size_t j = 0; j < la->c.n && *st == HOP_OK; j++) {
+            bool yes = np == HOP_LOOP_PEEL_MAX;
+            if (float_value(&la->call->outs[j]) && !yes)
+                *st = input_reaches(la, la->c.at + j, cur, from, reached, &yes);
             if (float_value(&la->call->outs[j]))
-                next[j] = np == HOP_LOOP_PEEL_MAX || input_reaches(la, &m, la->c.at + j, cur)
-                              ? HOP_CT_INPUT
-                              : HOP_CT_NONE;
-        if (np == HOP_LOOP_PEEL_MAX || memcmp(next, cur, nout * sizeof *cts) == 0)
+                next[j] = yes ? HOP_CT_INPUT : HOP_CT_NONE;
+        }
+        if (*st != HOP_OK || np == HOP_LOOP_PEEL_MAX || memcmp(next, cur, nout * sizeof *cts) == 0)
             break;
     }
     if (np == HOP_LOOP_PEEL_MAX) /* the unsettled phase's seeds */
         memcpy(cts + np * nout, cts + (np + 1) * nout, nout * sizeof *cts);
-    marks_free(&m);
+    hop_free(from);
+    hop_free(reached);
     return np;
 }
 
@@ -892,8 +810,8 @@ typedef struct loop_jvp {
 
 /* The new call's outputs in order, as the twins return them: the carries,
  * the float carries' tangents, the ys, the float ys' tangents.  Derived
- * once (jvp_order); the step twin's outputs, the call's output metadata
- * and the tangents set afterwards all read it. */
+ * once (jvp_order); the step twin's outputs, the call's output
+ * metadata and the tangents set afterwards all read it. */
 static hop_status
 jvp_order(loop_jvp *lj)
 {
@@ -961,21 +879,21 @@ static hop_status
 jvp_phases(loop_jvp *lj)
 {
     size_t n = lj->l.n;
-    node_marks m;
-    hop_status st = marks_of(lj->f, &m);
+    bool *reached = hop_calloc(lj->nout + 1, sizeof *reached);
+    hop_status st = reached ? HOP_OK : HOP_NOMEM;
     if (st == HOP_OK && (lj->phase = hop_calloc((HOP_LOOP_PEEL_MAX + 2) * n + 1, 1)) == NULL)
         st = HOP_NOMEM;
     for (size_t j = 0; st == HOP_OK && j < n; j++)
         lj->phase[j] = j >= lj->c.at && j < lj->c.at + lj->c.n ? lj->seed[j] : lj->wrt[j];
     for (lj->np = 0; st == HOP_OK; lj->np++) {
         bool *cur = lj->phase + lj->np * n, *next = cur + n;
-        bool all = !mark_reached(lj->f, &m, cur);
+        memset(reached, 0, lj->nout * sizeof *reached);
+        if ((st = hop_ad_reach(lj->f, cur, reached)) != HOP_OK)
+            break;
         memcpy(next, cur, n);
-        const hop_arg *o = lj->f->output->args;
         for (size_t k = 0; k < lj->c.n; k++) {
             size_t j = lj->c.at + k;
-            bool *r = o[k].kind == HOP_ARG_NODE ? mark_of(&m, o[k].u.node) : NULL;
-            next[j] = lj->wrt[j] && (all || lj->np == HOP_LOOP_PEEL_MAX || r == NULL || *r);
+            next[j] = lj->wrt[j] && (lj->np == HOP_LOOP_PEEL_MAX || reached[k]);
         }
         if (memcmp(next, cur, n) == 0)
             break;
@@ -984,7 +902,7 @@ jvp_phases(loop_jvp *lj)
             break;
         }
     }
-    marks_free(&m);
+    hop_free(reached);
     return st;
 }
 

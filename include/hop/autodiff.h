@@ -91,6 +91,23 @@ hop_status hop_jvp_graph(const hop_graph *fwd, const bool *wrt, hop_graph *out);
 hop_status hop_jvp_inline(hop_graph *dst, const hop_graph *f, const bool *wrt,
                           hop_node *const *primals, hop_node *const *tangents, hop_node **outputs);
 
+/*
+ * Which outputs of f a (co)tangent passes between: sets reached[j] (one per
+ * output of f) for each output j that an input i with from[i] (one per
+ * placeholder of f) reaches through the uses of the values it feeds, except
+ * through an op whose rule is nondiff (a comparison, argmax, item: they pass
+ * none).  An entry already set stays set, so calling it once per body gives
+ * the union over a HOP's bodies.  A HOP or foreign call in f counts every
+ * output as reached from every operand: the safe side, since an output
+ * counted reached only gets an instantiated zero where a symbolic one would
+ * do.  It is the one answer to "which outputs does a tangent reach" for the
+ * rules that keep zeros symbolic across a HOP's boundary: a body output no
+ * tangent reaches gets none (hop_jvp_bodies), a loop carry's (co)tangent is read from the step it
+ * is reached on (the loop kit's peeled phases).  HOP_MISUSE for a NULL argument, HOP_NOMEM (reached
+ * is then partly set).
+ */
+hop_status hop_ad_reach(const hop_graph *f, const bool *from, bool *reached);
+
 /* ---------------------------------------------------------------- rules */
 
 /*

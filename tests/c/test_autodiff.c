@@ -383,6 +383,60 @@ test_jvp_inline_binds_primals_and_tangents(void **state)
     hop_shape_env_free(env);
 }
 
+/* hop_ad_reach: the outputs the inputs marked in from reach through uses,
+ * not through a nondiff op (gt), every output of a HOP call from any
+ * operand; entries already set stay set (a union over bodies). */
+static void
+test_ad_reach_follows_uses_but_not_nondiff_ops(void **state)
+{
+    (void)state;
+    hop_shape_env *env = hop_shape_env_new();
+    hop_value_info vi = {.kind = HOP_VALUE_TENSOR};
+    assert_int_equal(hop_meta_init(&vi.meta, env, HOP_F64, 1, (int64_t[]){3}), HOP_OK);
+    hop_graph *f = hop_graph_new(env, "f");
+    hop_node *x = hop_graph_placeholder(f, "x", &vi), *w = hop_graph_placeholder(f, "w", &vi);
+    hop_node *m =
+        hop_graph_call_op(f, HOP_OP_mul, (hop_arg[]){hop_arg_node(x), hop_arg_node(w)}, 2);
+    hop_node *gt = hop_graph_call_op(f, HOP_OP_gt, (hop_arg[]){hop_arg_node(x), hop_arg_int(0)}, 2);
+    hop_node *wh = hop_graph_call_op(
+        f, HOP_OP_where, (hop_arg[]){hop_arg_node(gt), hop_arg_node(w), hop_arg_node(w)}, 3);
+    hop_node *e = hop_graph_call_op(f, HOP_OP_exp, (hop_arg[]){hop_arg_node(x)}, 1);
+    /* wrap(body, e, w): body(a, b) = (a, a); its second output is reached
+     * from w too, since the pass does not look into the body */
+    hop_build *b = hop_build_new(f, &hop_wrap_class);
+    hop_graph *body = hop_build_body(b, "body", "wrap_body");
+    assert_non_null(body);
+    hop_node *a = hop_build_input(b, "args", e, "a", &vi);
+    assert_non_null(hop_build_input(b, "args", w, "b", &vi));
+    assert_int_equal(hop_build_output(b, "body", a), HOP_OK);
+    assert_int_equal(hop_build_output(b, "body", a), HOP_OK);
+    hop_node *call = hop_build_emit(b, (hop_value_info[]){vi, vi}, 2);
+    assert_non_null(call);
+    hop_node *g1 = hop_graph_getitem(f, call, 1);
+    assert_non_null(
+        hop_graph_output(f,
+                         (hop_arg[]){hop_arg_node(m), hop_arg_node(gt), hop_arg_node(wh),
+                                     hop_arg_node(e), hop_arg_node(g1), hop_arg_float(1.0)},
+                         6));
+    bool r[6] = {false};
+    assert_int_equal(hop_ad_reach(f, (bool[]){true, false}, r), HOP_OK);
+    assert_memory_equal(r, ((bool[]){true, false, false, true, true, false}), sizeof r);
+    memset(r, 0, sizeof r);
+    assert_int_equal(hop_ad_reach(f, (bool[]){false, true}, r), HOP_OK);
+    assert_memory_equal(r, ((bool[]){true, false, true, false, true, false}), sizeof r);
+    assert_int_equal(hop_ad_reach(f, (bool[]){false, false}, r), HOP_OK);
+    assert_memory_equal(r, ((bool[]){true, false, true, false, true, false}), sizeof r);
+    memset(r, 0, sizeof r);
+    assert_int_equal(hop_ad_reach(f, (bool[]){false, false}, r), HOP_OK);
+    assert_memory_equal(r, ((bool[]){false, false, false, false, false, false}), sizeof r);
+    assert_int_equal(hop_ad_reach(f, NULL, r), HOP_MISUSE);
+    assert_string_equal(hop_error_message(), "hop_ad_reach: NULL from");
+    assert_int_equal(hop_ad_reach(NULL, NULL, r), HOP_MISUSE);
+    assert_string_equal(hop_error_message(), "hop_ad_reach: NULL graph");
+    hop_graph_free(f);
+    hop_shape_env_free(env);
+}
+
 int
 main(void)
 {
@@ -393,6 +447,7 @@ main(void)
         cmocka_unit_test(test_misuse_and_dtype_errors_name_what_was_wrong),
         cmocka_unit_test(test_graph_inline_binds_placeholders_and_returns_outputs),
         cmocka_unit_test(test_jvp_inline_binds_primals_and_tangents),
+        cmocka_unit_test(test_ad_reach_follows_uses_but_not_nondiff_ops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
