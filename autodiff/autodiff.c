@@ -448,7 +448,14 @@ jvp_body_transform(const hop_graph *fwd, const bool *wrt, const hop_ct_kind *cts
 hop_status
 hop_jvp_body(hop_jvp_ctx *cx, const hop_graph *body, const bool *wrt, hop_graph **jvp)
 {
-    const body_transform t = {"_jvp", jvp_body_transform, NULL};
+    return hop_jvp_body_wanted(cx, body, wrt, NULL, jvp);
+}
+
+hop_status
+hop_jvp_body_wanted(hop_jvp_ctx *cx, const hop_graph *body, const bool *wrt,
+                    const hop_ct_kind *want, hop_graph **jvp)
+{
+    const body_transform t = {"_jvp", jvp_body_transform, want};
     return transformed_body(&cx->rw, body, wrt, &t, jvp);
 }
 

@@ -802,6 +802,7 @@ typedef struct loop_jvp {
     bool *wrt;       /* per input of f: it has a tangent */
     bool *seed;      /* per input of f: the call passes it a tangent */
     bool *phase;     /* per phase, per input of f: the step reads its tangent */
+    bool *reached;   /* per output of f: some phase's tangents reach it */
     size_t np;       /* peeled phases (the last phase, np, runs the rest) */
     hop_node **prim, **tan;
     jvp_out *order; /* the new call's outputs (norder) */
@@ -809,8 +810,12 @@ typedef struct loop_jvp {
 } loop_jvp;
 
 /* The new call's outputs in order, as the twins return them: the carries,
- * the float carries' tangents, the ys, the float ys' tangents.  Derived
- * once (jvp_order); the step twin's outputs, the call's output
+ * the float carries' tangents, the ys, the tangents of the float ys a
+ * phase's tangents reach.  A y no tangent reaches keeps a symbolic zero
+ * tangent, as JAX's scan (its ys outside the nonzero tangents get Zero): an
+ * instantiated zero would meet an infinite partial after the loop (0 * inf
+ * = nan where PyTorch's loop and JAX give the derivative of a constant).
+ * Derived once (jvp_order); the step twin's outputs, the call's output
  * metadata and the tangents set afterwards all read it. */
 static hop_status
 jvp_order(loop_jvp *lj)
@@ -823,7 +828,7 @@ jvp_order(loop_jvp *lj)
         for (size_t j = groups[k]; j < groups[k + 1]; j++)
             lj->order[lj->norder++] = (jvp_out){j, false, false};
         for (size_t j = groups[k]; j < groups[k + 1]; j++)
-            if (float_value(&call->outs[j]))
+            if (float_value(&call->outs[j]) && (k == 0 || lj->reached[j]))
                 lj->order[lj->norder++] = (jvp_out){j, true, false};
         if (k == 0 && lj->np > 0)
             lj->order[lj->norder++] = (jvp_out){0, false, true};
@@ -874,6 +879,8 @@ jvp_inputs(loop_jvp *lj)
  * set settles: phase np runs every other step.  Unsettled after
  * HOP_LOOP_PEEL_MAX steps, it reads every float carry's (zeros where the
  * carry has none).  The other inputs' tangents are read at every step.
+ * lj->reached: the outputs of f some phase's tangents reach; a y no phase
+ * reaches gets no tangent (jvp_order).
  */
 static hop_status
 jvp_phases(loop_jvp *lj)
@@ -902,7 +909,11 @@ jvp_phases(loop_jvp *lj)
             break;
         }
     }
-    hop_free(reached);
+    if (st == HOP_OK)
+        memset(reached, 0, lj->nout * sizeof *reached);
+    for (size_t p = 0; p <= lj->np && st == HOP_OK; p++)
+        st = hop_ad_reach(lj->f, lj->phase + p * n, reached);
+    lj->reached = reached;
     return st;
 }
 
@@ -1257,6 +1268,7 @@ hop_loop_jvp(hop_jvp_ctx *cx, const hop_node *call, const char *body, const char
     hop_free(outs);
     hop_free(lj.wrt);
     hop_free(lj.phase);
+    hop_free(lj.reached);
     hop_free(lj.prim);
     hop_free(lj.order);
     return st;

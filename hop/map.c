@@ -745,14 +745,40 @@ map_vjp(hop_vjp_ctx *cx, const hop_node *call)
     return st;
 }
 
+/* Which of the call's outputs get a tangent (*want, one per output; left
+ * NULL when every output does, the body's default), *nt of them: those a
+ * tangent reaches in the body (hop_ad_reach).  Another keeps a symbolic
+ * zero tangent, as wrap's (hop_jvp_bodies) and JAX's scan's ys: instantiated
+ * zeros would meet an infinite partial after the map (0 * inf = nan where
+ * PyTorch's loop over the rows gives the derivative of a constant). */
+static hop_status
+jvp_wanted(const map_rule *m, hop_ct_kind **want, size_t *nt)
+{
+    const hop_node *call = m->call;
+    bool *reached = hop_calloc(call->nouts + 1, sizeof *reached);
+    hop_status st = reached ? hop_ad_reach(m->body, m->wrt, reached) : HOP_NOMEM;
+    *want = NULL;
+    *nt = 0;
+    for (size_t i = 0; i < call->nouts && st == HOP_OK; i++)
+        *nt += reached[i];
+    if (st == HOP_OK && *nt < call->nouts && (*want = hop_calloc(call->nouts + 1, sizeof **want)))
+        for (size_t i = 0; i < call->nouts; i++)
+            (*want)[i] = reached[i] ? HOP_CT_INPUT : HOP_CT_NONE;
+    else if (st == HOP_OK && *nt < call->nouts)
+        st = HOP_NOMEM;
+    hop_free(reached);
+    return st;
+}
+
 /* Forward: a map over (xs rows, their tangents' rows) with (args, their
- * tangents) of the body's tangent graph. */
+ * tangents) of the body's tangent graph, which outputs the tangents of the
+ * outputs a tangent reaches (no map at all when none does). */
 static hop_status
 map_jvp(hop_jvp_ctx *cx, const hop_node *call)
 {
     map_rule m;
     hop_status st = map_rule_of(call, hop_jvp_out(cx), jvp_primal, cx, &m);
-    size_t nxt = 0, nat = 0;
+    size_t nxt = 0, nat = 0, nt = 0;
     for (size_t j = 0; j < m.l.n && st == HOP_OK; j++) {
         hop_node *t = m.fwd[j] ? hop_jvp_tangent(cx, m.fwd[j]) : NULL;
         if (t && is_float(m.fwd[j])) {
@@ -761,18 +787,30 @@ map_jvp(hop_jvp_ctx *cx, const hop_node *call)
             *(j < m.xs.at + m.xs.n ? &nxt : &nat) += 1;
         }
     }
-    hop_graph *jb = NULL;
+    hop_ct_kind *want = NULL;
     if (st == HOP_OK && nxt + nat > 0)
-        st = hop_jvp_body(cx, m.body, m.wrt, &jb);
+        st = jvp_wanted(&m, &want, &nt);
+    hop_value_info *more = hop_calloc(call->nouts + 1, sizeof *more);
+    if (st == HOP_OK && more == NULL)
+        st = HOP_NOMEM;
+    for (size_t i = 0, k = 0; i < call->nouts && st == HOP_OK; i++)
+        if (want == NULL || want[i] != HOP_CT_NONE)
+            more[k++] = call->outs[i];
+    hop_graph *jb = NULL;
+    if (st == HOP_OK && nt > 0)
+        st = hop_jvp_body_wanted(cx, m.body, m.wrt, want, &jb);
     /* the xs tangents are mapped, the args' tangents passed whole */
     hop_node *r = NULL;
-    if (st == HOP_OK && nxt + nat > 0 &&
-        (r = emit_rule_map(&m, jb, nxt, nat, call->outs, call->nouts)) == NULL)
+    if (st == HOP_OK && nt > 0 && (r = emit_rule_map(&m, jb, nxt, nat, more, nt)) == NULL)
         st = hop_error_code();
-    for (size_t i = 0; i < call->nouts && st == HOP_OK && r; i++) {
-        hop_node *t = hop_graph_getitem(m.g, r, call->nouts + i);
+    for (size_t i = 0, k = 0; i < call->nouts && st == HOP_OK && r; i++) {
+        if (want && want[i] == HOP_CT_NONE)
+            continue;
+        hop_node *t = hop_graph_getitem(m.g, r, call->nouts + k++);
         st = t ? hop_jvp_set_tangent(cx, call, i, t) : hop_error_code();
     }
+    hop_free(want);
+    hop_free(more);
     map_rule_free(&m);
     return st;
 }

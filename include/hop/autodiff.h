@@ -102,9 +102,10 @@ hop_status hop_jvp_inline(hop_graph *dst, const hop_graph *f, const bool *wrt,
  * counted reached only gets an instantiated zero where a symbolic one would
  * do.  It is the one answer to "which outputs does a tangent reach" for the
  * rules that keep zeros symbolic across a HOP's boundary: a body output no
- * tangent reaches gets none (hop_jvp_bodies), a loop carry's (co)tangent is read from the step it
- * is reached on (the loop kit's peeled phases).  HOP_MISUSE for a NULL argument, HOP_NOMEM (reached
- * is then partly set).
+ * tangent reaches gets none (hop_jvp_bodies, map's and the loop kit's
+ * jvp), a loop carry's (co)tangent is read from the step it is reached on
+ * (the loop kit's peeled phases).  HOP_MISUSE for a NULL argument,
+ * HOP_NOMEM (reached is then partly set).
  */
 hop_status hop_ad_reach(const hop_graph *f, const bool *from, bool *reached);
 
@@ -145,6 +146,11 @@ hop_status hop_ad_reach(const hop_graph *f, const bool *from, bool *reached);
  *   hop_jvp_set_tangent sets the tangent of output i of call (t in out)
  *   hop_jvp_zeros       zeros with the metadata of a forward value
  *   hop_jvp_body        hop_jvp_graph of body, installed as `<body>_jvp`
+ *   hop_jvp_body_wanted the same with want (one per output of body, NULL:
+ *                       every tensor output a tangent output): an output
+ *                       with HOP_CT_NONE gets no tangent output, so the
+ *                       rule leaves its tangent a symbolic zero
+ *                       (hop_ad_reach says which outputs a tangent reaches)
  */
 hop_graph *hop_vjp_out(hop_vjp_ctx *cx);
 hop_node *hop_vjp_primal(hop_vjp_ctx *cx, const hop_node *v);
@@ -162,6 +168,8 @@ hop_node *hop_jvp_tangent(hop_jvp_ctx *cx, const hop_node *v);
 hop_status hop_jvp_set_tangent(hop_jvp_ctx *cx, const hop_node *call, size_t i, hop_node *t);
 hop_node *hop_jvp_zeros(hop_jvp_ctx *cx, const hop_value_info *meta);
 hop_status hop_jvp_body(hop_jvp_ctx *cx, const hop_graph *body, const bool *wrt, hop_graph **jvp);
+hop_status hop_jvp_body_wanted(hop_jvp_ctx *cx, const hop_graph *body, const bool *wrt,
+                               const hop_ct_kind *want, hop_graph **jvp);
 
 /*
  * The rules of a HOP that runs one of its bodies on the values it passes

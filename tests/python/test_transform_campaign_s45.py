@@ -67,10 +67,12 @@ Findings:
    tangent (the div branches have a nonzero one), and exp's jvp multiplies
    it by exp's infinite value: nan, hop's answer.  Kept as JAX's rule
    (docs/AUTODIFF.md, "Symbolic zeros"), a strict xfail against torch.
-3. (open, a strict xfail) map's and scan's jvp have finding 1's gap: an
-   output (a map's output, a scan's ys) that no tangent reaches still gets
-   instantiated zeros, nan after an overflowing exp where torch and JAX
-   give the derivative (docs/RELIABILITY.md).
+3. (fixed in the forty-sixth session, hop/map.c map_jvp and the loop
+   kit's jvp_order) map's and scan's jvp had finding 1's gap: an output (a
+   map's output, a scan's ys) that no tangent reaches got instantiated
+   zeros, nan after an overflowing exp where torch and JAX give the
+   derivative
+   (test_jvp_of_a_map_or_scan_output_no_tangent_reaches_keeps_a_symbolic_zero).
 """
 
 import os
@@ -530,7 +532,7 @@ def test_jvp_of_a_switch_whose_taken_branch_ignores_the_tangent_is_torchs_zero()
     _same(got.numpy(), np.array(want))
 
 
-# ------------------------------------------------------------- open: map, scan
+# ------------------------------------------------------------- map, scan (fixed)
 
 def _h_map_two_outputs(x, y):
     a, b = hop.map(lambda r: ((r * 2.0).exp(), r / y), x)
@@ -542,8 +544,6 @@ def _h_scan_ys_without_tangent(x, y):
     return (ys * 2.0).exp().sum() + c.sum()
 
 
-@pytest.mark.xfail(strict=True, reason="map's and scan's jvp give every output (y) a tangent, "
-                   "instantiated zeros where no tangent reaches it (docs/RELIABILITY.md)")
 @pytest.mark.parametrize("hf", [_h_map_two_outputs, _h_scan_ys_without_tangent])
 def test_jvp_of_a_map_or_scan_output_no_tangent_reaches_keeps_a_symbolic_zero(hf):
     # the rows' a = exp(2 r) (and scan's ys) do not depend on y, and exp(2 a)
