@@ -690,6 +690,46 @@ vjp_bodies(hop_vjp_ctx *cx, const hop_node *call, bool first_only)
     return st;
 }
 
+/* Sets out[i] (one per output of call) for each output of call that the
+ * values marked in rw reach, looking into call's bodies, when call is a HOP
+ * whose rule is hop_jvp_bodies (so output i of the call is output i of a
+ * body run on the values it passes, placeholder made + j for passed value
+ * j, and a tangent reaches it exactly when one reaches that body output) and
+ * no lead it reads is reached.  *exact false: call is no such HOP (or its
+ * bodies are laid out otherwise), and the caller counts every output
+ * reached from every operand. */
+static hop_status
+reach_through(const hop_rewrite *rw, const hop_node *call, bool *out, bool *exact)
+{
+    *exact = false;
+    const hop_class *owner =
+        call->kind == HOP_NODE_CALL_HOP ? HOP_CLASS_SLOT_OWNER(call->cls, jvp) : NULL;
+    if (call->kind != HOP_NODE_CALL_HOP ||
+        (owner ? owner->jvp != hop_jvp_bodies : !hop_class_is_wrap_like(call->cls)))
+        return HOP_OK;
+    size_t nb, made = hop_node_made_inputs(call), np = hop_node_passed(call, NULL, 0);
+    const hop_arg *bodies = hop_node_graphs(call, &nb);
+    if (nb == 0 || any_active(rw, call->args, (size_t)(bodies - call->args), false))
+        return HOP_OK;
+    for (size_t b = 0; b < nb; b++)
+        if (bodies[b].kind != HOP_ARG_GRAPH || bodies[b].u.graph->nplaceholders != made + np ||
+            bodies[b].u.graph->output == NULL || bodies[b].u.graph->output->nargs != call->nouts)
+            return HOP_OK;
+    bool *from = hop__calloc(made + np + 1, sizeof *from);
+    const hop_arg **items = hop__calloc(np + 1, sizeof *items);
+    hop_status st = from && items ? HOP_OK : HOP_NOMEM;
+    if (st == HOP_OK)
+        hop_node_passed(call, items, np);
+    for (size_t j = 0; j < np && st == HOP_OK; j++)
+        from[made + j] = any_active(rw, items[j], 1, false);
+    for (size_t b = 0; b < nb && st == HOP_OK; b++)
+        st = hop_ad_reach(bodies[b].u.graph, from, out);
+    *exact = st == HOP_OK;
+    hop__free(from);
+    hop__free(items);
+    return st;
+}
+
 hop_status
 hop_ad_reach(const hop_graph *f, const bool *from, bool *reached)
 {
@@ -706,14 +746,30 @@ hop_ad_reach(const hop_graph *f, const bool *from, bool *reached)
     size_t i = 0;
     for (const hop_node *n = f->first; n && n != f->output && st == HOP_OK; n = n->next) {
         const hop_op_ad_rule *ad = n->kind == HOP_NODE_CALL_OP ? hop_op_ad(n->op) : NULL;
-        bool r = n->kind == HOP_NODE_PLACEHOLDER ? from[i++]
-                 : ad && ad->nondiff             ? false
-                                                 : any_active(&rw, n->args, n->nargs, false);
+        bool *out = n->kind == HOP_NODE_CALL_HOP ? hop__calloc(n->nouts + 1, sizeof *out) : NULL;
+        bool exact = false, r = false;
+        if (n->kind == HOP_NODE_CALL_HOP)
+            st = out ? reach_through(&rw, n, out, &exact) : HOP_NOMEM;
+        if (st != HOP_OK)
+            r = false;
+        else if (n->kind == HOP_NODE_PLACEHOLDER)
+            r = from[i++];
+        else if (n->kind == HOP_NODE_GETITEM) { /* the output of a call it reads */
+            const hop_rewrite_entry *c = hop_rewrite_find(&rw, n->args[0].u.node);
+            r = c != NULL && c->flags[(size_t)n->args[1].u.i];
+        } else if (exact)
+            for (size_t k = 0; k < n->nouts; k++)
+                r = r || out[k];
+        else
+            r = !(ad && ad->nondiff) && any_active(&rw, n->args, n->nargs, false);
         hop_rewrite_entry *e = r ? hop_rewrite_add(&rw, n) : NULL;
         if (r && e == NULL)
             st = HOP_NOMEM;
-        else if (e != NULL)
+        for (size_t k = 0; e != NULL && k < e->n; k++) /* a call's outputs */
+            e->flags[k] = !exact || out[k];
+        if (e != NULL)
             e->mark = true;
+        hop__free(out);
     }
     for (size_t j = 0; j < f->output->nargs && st == HOP_OK; j++)
         reached[j] = reached[j] || any_active(&rw, &f->output->args[j], 1, false);

@@ -874,8 +874,9 @@ jvp_inputs(loop_jvp *lj)
  * so the first steps read only the tangents they have (their twins never
  * multiply a partial by a zero: an overflowed partial gives no 0 * inf =
  * nan).  Phase 0 reads the carries' tangents the call passes (seed), phase
- * p + 1 those of the carries whose output phase p's tangents reach (a HOP
- * call in f counts every output as reaching from every operand), until the
+ * p + 1 those of the carries whose output phase p's tangents reach
+ * (hop_ad_reach, which says how a nested HOP call's outputs are reached),
+ * until the
  * set settles: phase np runs every other step.  Unsettled after
  * HOP_LOOP_PEEL_MAX steps, it reads every float carry's (zeros where the
  * carry has none).  The other inputs' tangents are read at every step.

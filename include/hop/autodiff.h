@@ -97,10 +97,14 @@ hop_status hop_jvp_inline(hop_graph *dst, const hop_graph *f, const bool *wrt,
  * placeholder of f) reaches through the uses of the values it feeds, except
  * through an op whose rule is nondiff (a comparison, argmax, item: they pass
  * none).  An entry already set stays set, so calling it once per body gives
- * the union over a HOP's bodies.  A HOP or foreign call in f counts every
- * output as reached from every operand: the safe side, since an output
- * counted reached only gets an instantiated zero where a symbolic one would
- * do.  It is the one answer to "which outputs does a tangent reach" for the
+ * the union over a HOP's bodies.  A nested call of a HOP whose rule is
+ * hop_jvp_bodies (wrap, invoke_subgraph, cond, switch, the vjp/jvp HOPs, a
+ * wrap-like class without rules) is looked into: its output i is reached
+ * when, in one of its bodies, a value it passes that is reached reaches
+ * body output i.  Any other HOP call (map, the loops) or foreign call in f
+ * counts every output as reached from every operand: the safe side, since
+ * an output counted reached only gets an instantiated zero where a
+ * symbolic one would do.  It is the one answer to "which outputs does a tangent reach" for the
  * rules that keep zeros symbolic across a HOP's boundary: a body output no
  * tangent reaches gets none (hop_jvp_bodies, map's and the loop kit's
  * jvp), a loop carry's (co)tangent is read from the step it is reached on
