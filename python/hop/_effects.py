@@ -299,10 +299,14 @@ class _Frame:
     parameters when known, which parameters hold (or reach) objects that
     existed before the call, and how it was reached (for the reasons)."""
 
-    def __init__(self, func, values, pre, reach, via, self_new=False):
+    def __init__(self, func, values, pre, reach, via, self_new=False, new=None):
         self.func = func
         self.code = func.__code__
         self.values = values
+        # parameter -> the class of the new object the caller passes for it
+        # (`helper(A())`: an operator, property or method of A runs on it,
+        # self made)
+        self.new = new or {}
         self.pre = pre
         self.reach = reach
         self.via = via
@@ -337,7 +341,7 @@ class _Finder:
 
     # ------------------------------------------------------------- frames
 
-    def schedule(self, func, values, pre, reach, via, self_new=False):
+    def schedule(self, func, values, pre, reach, via, self_new=False, new=None):
         if not isinstance(func, types.FunctionType):
             return
         fn_key = (func.__code__, id(func.__closure__))
@@ -348,7 +352,8 @@ class _Finder:
             pre = {k: b for k, b in pre.items() if k in values}
             reach = {k: b for k, b in reach.items() if k in values}
         key = fn_key + (tuple(sorted(pre.items())), tuple(sorted(reach.items())),
-               tuple(sorted((k, id(v)) for k, v in values.items())))
+               tuple(sorted((k, id(v)) for k, v in values.items())),
+               tuple(sorted((k, id(c)) for k, c in (new or {}).items())))
         if key in self._frames:
             return
         self._frames.add(key)
@@ -361,7 +366,7 @@ class _Finder:
                                            f"calls more functions than hop analyses "
                                            f"({_MAX_FUNCTIONS} functions, {_MAX_FRAMES} frames)"))
             return
-        self.todo.append(_Frame(func, values, pre, reach, via, self_new))
+        self.todo.append(_Frame(func, values, pre, reach, via, self_new, new))
 
     def call_user(self, func, frame, site, bound=_MISSING, bound_pre=True, self_new=False,
                   unknown_args=False):
@@ -369,7 +374,7 @@ class _Finder:
         and origins mapped to its parameters), with bound as self."""
         code = func.__code__
         names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-        values, pre, reach = {}, {}, {}
+        values, pre, reach, new = {}, {}, {}, {}
         pos = list(code.co_varnames[:code.co_argcount])
         if bound is not _MISSING and pos:
             first = pos.pop(0)
@@ -378,20 +383,37 @@ class _Finder:
             reach[first] = bound_pre
         if site is not None and not site.star and not unknown_args:
             for p, v in zip(pos, site.args):
-                self.bind(frame, p, v, values, pre, reach)
+                self.bind(frame, p, v, values, pre, reach, new)
             for k, v in zip(site.kwnames, site.kwargs):
                 if k in names:
-                    self.bind(frame, k, v, values, pre, reach)
+                    self.bind(frame, k, v, values, pre, reach, new)
         via = f" (in {func.__qualname__}, called at {_site(frame.code, site.line)})" \
             if site is not None else f" (in {func.__qualname__}){frame.via}"
-        self.schedule(func, values, pre, reach, via, self_new)
+        self.schedule(func, values, pre, reach, via, self_new, new)
 
-    def bind(self, frame, name, v, values, pre, reach):
+    def bind(self, frame, name, v, values, pre, reach, new):
         c = self.candidates(frame, v.src)
         if len(c) == 1:
             values[name] = c[0]
         pre[name] = self.is_pre(frame, v.prov)
         reach[name] = self.is_pre(frame, v.reach | v.prov)
+        made = [c for k, c in self.made(frame, v.prov) if k == "new" and isinstance(c, type)]
+        if len(made) == 1:
+            # (a new object of a known class: before, no value here, so the
+            # helper's `a += 2` ran A.__iadd__ once, while tracing)
+            new[name] = made[0]
+
+    def made(self, frame, prov):
+        """What each root of prov that a call made is: ("new" | "args" |
+        "unknown", class) of a call's result here, ("new", cls) of a
+        parameter the caller passed a new object of cls for."""
+        out = []
+        for r in prov:
+            if r[0] == "r":
+                out.append(self.result(frame, r))
+            elif r[0] == "p" and r[1] in frame.new:
+                out.append(("new", frame.new[r[1]]))
+        return out
 
     # --------------------------------------------------------- resolution
 
@@ -657,7 +679,7 @@ class _Finder:
             if not self.is_pre(frame, t.prov):
                 # a new object of the user's class: its __iter__ (or, without
                 # one, the __getitem__ iter() calls item by item), self made
-                for kind, cls in (self.result(frame, r) for r in t.prov if r[0] == "r"):
+                for kind, cls in self.made(frame, t.prov):
                     if kind == "new" and cls is not None:
                         self.iter_dunders(cls, code, line)
                 return
@@ -676,7 +698,7 @@ class _Finder:
                 # `with CM():` -- a new object: its class's __enter__ and
                 # __exit__ (self made by the call); a manager hop cannot
                 # tell may run any code
-                rs = [self.result(frame, r) for r in ev.target.prov if r[0] == "r"]
+                rs = self.made(frame, ev.target.prov)
                 if not rs or len(rs) != len(ev.target.prov) or \
                         any(kind != "new" for kind, _ in rs):
                     self.add("call", frame, line, "enters a context manager hop cannot tell "
@@ -690,8 +712,8 @@ class _Finder:
         elif k == "load":
             for v in self.candidates(frame, ev.target.src):
                 self.attribute_read(frame, v, ev.detail, line, code)
-            for r in ev.target.prov:  # (`A().v`: a new object's property, __getattr__)
-                kind, cls = self.result(frame, r) if r[0] == "r" else (None, None)
+            for kind, cls in self.made(frame, ev.target.prov):  # (`A().v`: a new
+                # object's property, __getattr__)
                 if kind == "new" and isinstance(cls, type):
                     self.new_attribute_read(cls, ev.detail, line, code)
         elif k == "op":
@@ -770,8 +792,7 @@ class _Finder:
     def operator(self, frame, target, names, line, code):
         """An operator of target (an "op" event) runs the special methods
         names of the values it may be."""
-        for r in target.prov:  # (a new object a call here made: its class's)
-            kind, cls = self.result(frame, r) if r[0] == "r" else (None, None)
+        for kind, cls in self.made(frame, target.prov):  # (a new object: its class's)
             if kind == "new" and isinstance(cls, type):
                 self.class_dunders(cls, names, code, line)
         for v in self.candidates(frame, target.src):
@@ -813,8 +834,7 @@ class _Finder:
         verb, name = detail
         classes = [(type(v), v) for v in self.candidates(frame, t.src)
                    if not isinstance(v, (types.ModuleType, type))]
-        classes += [(cls, None) for kind, cls in (self.result(frame, r) for r in t.prov
-                                                  if r[0] == "r")
+        classes += [(cls, None) for kind, cls in self.made(frame, t.prov)
                     if kind == "new" and cls is not None]
         for cls, v in classes:
             if not _is_user(getattr(cls, "__module__", "") or ""):
@@ -1001,8 +1021,7 @@ class _Calls(_Holders):
                     for item in kinds.values():
                         f.dunders(frame, item, names or _special(type(item)), site.line,
                                   site.code)
-            for r in a.prov | a.reach if items else a.prov:
-                kind, cls = f.result(frame, r) if r[0] == "r" else (None, None)
+            for kind, cls in f.made(frame, a.prov | a.reach if items else a.prov):
                 if kind == "new" and isinstance(cls, type):
                     f.class_dunders(cls, _special(cls) if names is None else names, site.code,
                                     site.line)
@@ -1144,7 +1163,7 @@ class _Calls(_Holders):
                     results.append(self.classify(meth, receiver=obj))
             return self.merge(results)
         # the receiver is not a name: a new object of a known class?
-        rs = [f.result(frame, r) for r in recv.prov if r[0] == "r"]
+        rs = f.made(frame, recv.prov)
         if rs and len(rs) == len(recv.prov) and all(k == "new" and c is not None
                                                     for k, c in rs):
             cls = rs[0][1]
