@@ -83,7 +83,12 @@ _HOP_EFFECTS = {"save": "io", "load": "io", "set_num_threads": "call",
 _NP_EFFECTS = {"seterr": "fperror", "seterrcall": "fperror", "set_printoptions": "call",
                "setbufsize": "call", "save": "io", "savez": "io", "savez_compressed": "io",
                "savetxt": "io", "load": "io", "loadtxt": "io", "genfromtxt": "io",
-               "fromfile": "io", "tofile": "io", "dump": "io", "printoptions": "call"}
+               "fromfile": "io", "tofile": "io", "dump": "io", "printoptions": "call",
+               # reads of the process's NumPy settings, which a caller may change
+               # between calls (and a trace runs under hop's own errstate): a break,
+               # read in Python on every call
+               "geterr": "io", "geterrcall": "io", "geterrobj": "io", "getbufsize": "io",
+               "get_printoptions": "io"}
 _FP_QUIET = ("ignore", "warn")  # the numpy.errstate modes hop's results agree with (warnings aside)
 
 # NumPy functions whose result is always a new array.
