@@ -54,7 +54,7 @@ _CONSUMERS = frozenset("list tuple dict set frozenset sorted sum min max any all
 # Modules by what their functions do.  A module not listed, of the standard
 # library, is "call": hop does not know it.
 _PURE_MODULES = frozenset("""
-    math cmath operator _operator itertools functools _functools numbers fractions decimal
+    math cmath operator _operator itertools functools _functools numbers fractions
     statistics string re copy collections _collections dataclasses enum typing abc types
     bisect _bisect heapq _heapq struct keyword textwrap unicodedata array contextlib
     builtins json _json
@@ -68,6 +68,9 @@ _EFFECT_MODULES = {
     "shutil": "io", "pathlib": "io", "tempfile": "io", "pickle": "io", "_pickle": "io",
     "shelve": "io", "sqlite3": "io", "threading": "call", "gc": "call", "atexit": "call",
     "signal": "io", "datetime": "time",
+    # the thread's decimal context: read by every operation on a Decimal, its
+    # flags set by them (decimal.getcontext(), setcontext(), localcontext())
+    "decimal": "context", "_decimal": "context", "_pydecimal": "context",
 }
 _DATETIME_NOW = frozenset(["now", "utcnow", "today", "fromtimestamp"])
 # Functions of pure modules that change their first argument.

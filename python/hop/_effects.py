@@ -103,6 +103,8 @@ KINDS = {
     # not from the bytecode: met while tracing (hop/_breaks.py)
     "conversion": "needs the value of a traced value (its text, a number, a NumPy array)",
     "fperror": "has NumPy raise or report floating-point errors, which hop's kernels do not",
+    "context": "reads or changes the thread's decimal context (decimal.getcontext(), an "
+               "operation on a Decimal: its precision and rounding, its flags set)",
 }
 
 _MISSING = object()
@@ -794,7 +796,7 @@ class _Finder:
         names of the values it may be."""
         for kind, cls in self.made(frame, target.prov):  # (a new object: its class's)
             if kind == "new" and isinstance(cls, type):
-                self.class_dunders(cls, names, code, line)
+                self.class_dunders(cls, names, code, line, frame)
         for v in self.candidates(frame, target.src):
             self.dunders(frame, v, names, line, code)
             if "__getitem__" in names and inserts_missing(v):
@@ -857,9 +859,12 @@ class _Finder:
                                                 f"{_site(code, line)})",
                           self_new=v is None and first == "self")
 
-    def class_dunders(self, cls, names, code, line):
+    def class_dunders(self, cls, names, code, line, frame=None):
         """The user's special methods names of cls that an operation on a
-        new object of cls runs."""
+        new object of cls runs (and, with frame, the decimal context that
+        one on a Decimal reads: decimal_context)."""
+        if frame is not None:
+            self.decimal_context(frame, cls, line, code)
         if not _is_user(getattr(cls, "__module__", "") or ""):
             return
         for name in names:
@@ -878,11 +883,22 @@ class _Finder:
                                              f"{_site(code, line)})", self_new=True)
                 return
 
+    def decimal_context(self, frame, cls, line, code):
+        """An operation on a decimal.Decimal (an operator, a builtin given
+        one, a method) reads the thread's decimal context and sets its
+        flags: an effect ("context"), so the call runs eagerly (before, the
+        trace computed it once with the context of that moment, and a
+        precision changed between calls was not seen)."""
+        if isinstance(cls, type) and _decimal_type(cls):
+            self.add("context", frame, line, f"operates on a {cls.__qualname__}, which reads "
+                                             f"and sets the thread's decimal context", code)
+
     def dunders(self, frame, v, names, line, code):
         """The user's special methods of v's class that an operation runs."""
         if isinstance(v, (types.ModuleType, type)):
             return
         cls = type(v)
+        self.decimal_context(frame, cls, line, code)
         if not _is_user(getattr(cls, "__module__", "") or ""):
             return
         for name in names:
@@ -1024,7 +1040,7 @@ class _Calls(_Holders):
             for kind, cls in f.made(frame, a.prov | a.reach if items else a.prov):
                 if kind == "new" and isinstance(cls, type):
                     f.class_dunders(cls, _special(cls) if names is None else names, site.code,
-                                    site.line)
+                                    site.line, frame)
 
     def consumed_iterators(self, what):
         """An iterator argument of a library call is advanced by it."""
@@ -1173,7 +1189,9 @@ class _Calls(_Holders):
                 return ("unknown", None)
             if not _is_user(getattr(cls, "__module__", "") or ""):
                 # a method of a new library object (a deque, a Generator
-                # seeded here): it changes only that object
+                # seeded here): it changes only that object (a Decimal's
+                # reads the thread's decimal context)
+                f.decimal_context(frame, cls, site.line, site.code)
                 return ("args", None)
         if rs and len(rs) == len(recv.prov) and all(c is super for _, c in rs):
             out = self.super_method(m)
@@ -1510,6 +1528,8 @@ class _Calls(_Holders):
         return ("unknown", None)
 
     def bound_builtin(self, name, obj, pre):
+        self.f.decimal_context(self.frame, type(obj), self.site.line, self.site.code)
+
         def what():
             if self.site.callee.method is not None:
                 return self.f.describe(self.frame, self.site.receiver)
@@ -1581,6 +1601,12 @@ class _Calls(_Holders):
         if name in _BUILTIN_ARGS:
             return ("args", None)
         return ("new", None)
+
+
+def _decimal_type(cls):
+    """Whether cls is decimal.Decimal or a subclass of it (decimal loaded)."""
+    dec = sys.modules.get("decimal")
+    return dec is not None and issubclass(cls, getattr(dec, "Decimal", ()))
 
 
 def _index_trick(obj):

@@ -82,3 +82,61 @@ def test_numpys_settings_read_by_the_function_are_the_callers_at_each_call(expr,
             {restore}
         """ + (_NDARRAY.replace("\n", "\n        ") if kind == "ndarray" else ""),
           name="np_settings")
+
+
+# --------------------------------------------------------------- the thread's decimal context
+
+_DECIMAL = {
+    "divide": "float(D(1) / D(3))",
+    "getcontext": "decimal.getcontext().prec",
+    "sum": "float(sum([D(1) / D(7), D(2)]))",
+    "method_new": "float(D(2).sqrt())",
+    "method_global": "float(G.sqrt())",
+    "global_operand": "float(G / 3)",
+    "text": "len(str(D(1) / D(3)))",
+    "write_prec": "_set_prec()",
+    "write_traps": "_set_traps()",
+    "setcontext": "_setcontext()",
+}
+
+
+@pytest.mark.parametrize("kind", ["tensor", "ndarray"])
+@pytest.mark.parametrize("expr", _DECIMAL.values(), ids=_DECIMAL.keys())
+def test_the_threads_decimal_context_is_read_and_written_every_call(expr, kind):
+    # was: the decimal module was taken for pure: D(1) / D(3) (a Decimal's
+    # method, sum() of Decimals, getcontext().prec) was computed once, while
+    # tracing, under that moment's precision (0.33 on every call after the
+    # precision became 3: eager's 0.333), and getcontext() for a new object,
+    # so `decimal.getcontext().prec = 7` (a trap set, setcontext()) ran once,
+    # while tracing (the next call left the precision at 28)
+    check(f"""
+        import decimal
+        D = decimal.Decimal
+        G = D(2)
+        C = decimal.Context(prec=5)
+        def _set_prec():
+            decimal.getcontext().prec = 7
+            return 1
+        def _set_traps():
+            decimal.getcontext().traps[decimal.DivisionByZero] = False
+            return 1
+        def _setcontext():
+            decimal.setcontext(C)
+            return 1
+        def f(x):
+            return x * {expr}
+        def change(i):
+            decimal.setcontext(decimal.Context(prec=2 + i))
+        def snap():
+            c = decimal.getcontext()
+            return c.prec, c.traps[decimal.DivisionByZero]
+        """ + (_NDARRAY.replace("\n", "\n        ") if kind == "ndarray" else ""),
+          name="decimal")
+
+
+def test_a_decimal_made_and_read_without_arithmetic_is_eagers_too():
+    check("""
+        import decimal
+        def f(x):
+            return x * float(decimal.Decimal('1.5'))
+        """, name="decimal_plain")
