@@ -982,17 +982,25 @@ class _Calls(_Holders):
         return ("new", classes.pop() if len(classes) == 1 else None)
 
     def callbacks(self):
-        """Functions passed as arguments may be called by the callee."""
+        """Functions passed as arguments may be called by the callee (on
+        the callee's other arguments, or their items: any special method of
+        the user's classes of those runs in them, `reduce(lambda a, b: a +
+        b, [C(), C()])`; before, followed only for values the finder
+        resolves, and C.__add__ there ran once, while tracing)."""
         f, frame, site = self.f, self.frame, self.site
+        given = False
         for v in list(site.args) + list(site.kwargs):
             if v.code is not None:
+                given = True
                 continue  # nested: analysed with this code
             for c in f.candidates(frame, v.src):
                 c = _unwrap(c)
                 if isinstance(c, types.MethodType) and isinstance(c.__func__, types.FunctionType) \
                         and _is_user(_module_name(c.__func__)):
+                    given = True
                     f.call_user(c.__func__, frame, None, bound=c.__self__, unknown_args=True)
                 elif isinstance(c, types.FunctionType) and _is_user(_module_name(c)):
+                    given = True
                     f.call_user(c, frame, None, unknown_args=True)
                 elif isinstance(c, functools.partial):
                     fn = _unwrap(c.func)
@@ -1006,6 +1014,23 @@ class _Calls(_Holders):
                     self.getter_reads(c)
                 elif (hit := callable_effect(c)) is not None:
                     self.add(hit[0], f"passes {hit[1]} to a call that may call it")
+        if given:
+            self.new_items_given()
+
+    def new_items_given(self):
+        """A library callee given a callback and objects of the user's
+        classes that this code made (or a container of them): the callback
+        may run any special method of those classes on them.  Not for hop's
+        own callees (a HOP's body is traced on its operands: the purity
+        check's)."""
+        f, frame, site = self.f, self.frame, self.site
+        for c in f.candidates(frame, site.callee.src) if site.callee.method is None else ():
+            if _is_hop_object(c) or is_hop_module(_module_name(_unwrap(c)) or ""):
+                return
+        for a in list(site.args) + list(site.kwargs):
+            for kind, cls in f.made(frame, a.prov | a.reach):
+                if kind == "new" and isinstance(cls, type):
+                    f.class_dunders(cls, _special(cls), site.code, site.line, frame)
 
     def given_dunders(self, names, items=True, kwargs=True):
         """A library function given these arguments (len(v), any(xs),
