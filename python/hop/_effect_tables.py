@@ -77,7 +77,7 @@ _DATETIME_NOW = frozenset(["now", "utcnow", "today", "fromtimestamp"])
 _ARG0_WRITERS = frozenset("""
     insort insort_left insort_right heappush heappop heapify heapreplace heappushpop
     setitem delitem iadd iconcat isub imul imatmul itruediv ifloordiv imod ipow iand ior
-    ixor ilshift irshift __setitem__ __delitem__ __iadd__
+    ixor ilshift irshift __setitem__ __delitem__ __iadd__ update_wrapper
 """.split())
 
 # hop's and NumPy's own functions are pure but for these.

@@ -185,3 +185,26 @@ def test_a_callback_given_library_code_runs_the_special_methods_of_new_objects_e
             return LOG
         """ + (_NDARRAY.replace("\n", "\n        ") if kind == "ndarray" else ""),
           name="callback")
+
+
+# --------------------------------------------------------------- functools.update_wrapper
+
+def test_functools_update_wrapper_of_an_existing_function_writes_it_every_call():
+    # was: functools.update_wrapper(w, target) was taken for a pure
+    # function of its arguments: w's __name__ (__doc__, __wrapped__, ...)
+    # was written once, while tracing, and not again after a reset
+    check("""
+        import functools
+        def target():
+            pass
+        def w():
+            pass
+        def f(x):
+            functools.update_wrapper(w, target)
+            return x * 2
+        def snap():
+            r = w.__name__, getattr(w, '__wrapped__', None) is target
+            w.__name__ = 'w'
+            vars(w).pop('__wrapped__', None)
+            return r
+        """, name="update_wrapper")
