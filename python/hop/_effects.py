@@ -325,6 +325,9 @@ class _Finder:
         self._contexts = {}  # (code, closure) -> frames scheduled for it
         self._over = False  # past the limits: said once, nothing more analysed
         self.todo = []
+        # id -> each Python function analysed (find(followed=...): what the
+        # guards' cache of a class's pure hashing methods depends on)
+        self.followed = {}
         # ids of the NumPy arrays among the call's arguments: traced as
         # hop.numpy arrays, whose writes hop.numpy writes back (written_back)
         self.array_args = set()
@@ -368,6 +371,7 @@ class _Finder:
                                            f"calls more functions than hop analyses "
                                            f"({_MAX_FUNCTIONS} functions, {_MAX_FRAMES} frames)"))
             return
+        self.followed[id(func)] = func
         self.todo.append(_Frame(func, values, pre, reach, via, self_new, new))
 
     def call_user(self, func, frame, site, bound=_MISSING, bound_pre=True, self_new=False,
@@ -1732,11 +1736,19 @@ def _numpy_function(finder, fn, args, kwargs):
     return finder.effects
 
 
-def find(fn, args=(), kwargs=None):
+def find(fn, args=(), kwargs=None, followed=None):
     """The Effects a call fn(*args, **kwargs) may have, in the order met
-    (empty: none)."""
+    (empty: none); followed, a list, is given the Python functions analysed."""
     kwargs = kwargs or {}
     finder = _Finder()
+    try:
+        return _find(finder, fn, args, kwargs)
+    finally:
+        if followed is not None:
+            followed.extend(finder.followed.values())
+
+
+def _find(finder, fn, args, kwargs):
     fn = _unwrap(fn)
     bound = _MISSING
     if isinstance(fn, functools.partial):

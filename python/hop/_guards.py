@@ -1111,15 +1111,98 @@ def _user_hashed(k):
         return False
     if t is tuple or t is frozenset:
         return any(_user_hashed(x) for x in k)
+    fns = _hashing_methods(t)
+    if not fns or _pure_for_any_key(t, fns):
+        return False
     from . import _effects
+    return any(_effects.find(f, (k,) * f.__code__.co_argcount, {}) for f in fns)
+
+
+def _hashing_methods(t):
+    """The user's __hash__ and __eq__ functions along t's MRO."""
+    out = []
     for c in t.__mro__[:-1]:
         for n in ("__hash__", "__eq__"):
             f = vars(c).get(n)
             if isinstance(f, types.FunctionType) and \
-                    is_user_module(getattr(c, "__module__", "") or "") and \
-                    _effects.find(f, (k,) * f.__code__.co_argcount, {}):
-                return True
-    return False
+                    is_user_module(getattr(c, "__module__", "") or ""):
+                out.append(f)
+    return out
+
+
+# class -> the signature (_method_signature) of its hashing methods, and of
+# every function the effect finder followed from them, when the finder found
+# them pure with the key unknown, so for any key: each _effects.find costs
+# ~0.4 ms, and the guards' walk asked it for every key of a dict on every
+# trace (a dict of 16 keys: 13 ms a trace; the forty-sixth session's figures,
+# docs/BENCHMARKS.md).  A method replaced on the class, a code object
+# replaced, a global one of those functions names rebound or a closure cell
+# of one set is another signature: asked again.  Not seen (docs/
+# RELIABILITY.md): a change inside a container or object those functions
+# read a callee from (`HASHERS['k'] = logging_hash`).
+_PURE_HASHING = weakref.WeakKeyDictionary()
+
+
+def _method_signature(fns):
+    def ref(v):
+        try:
+            return weakref.ref(v)
+        except TypeError:
+            return ("id", id(v))
+
+    def cells(f):
+        out = []
+        for c in f.__closure__ or ():
+            try:
+                out.append(ref(c.cell_contents))
+            except ValueError:  # (an empty cell)
+                out.append(None)
+        return tuple(out)
+    return tuple((ref(f), ref(f.__code__),
+                  tuple(ref(f.__globals__.get(n, _ABSENT)) for n in f.__code__.co_names),
+                  cells(f)) for f in fns)
+
+
+_ABSENT = object()
+
+
+def _same_signature(a, b):
+    def same(x, y):
+        if isinstance(x, weakref.ref) and isinstance(y, weakref.ref):
+            return x() is not None and x() is y()
+        return x == y
+    return len(a) == len(b) and all(
+        same(fa, fb) and same(ca, cb) and len(ga) == len(gb) and all(map(same, ga, gb))
+        and len(za) == len(zb) and all(map(same, za, zb))
+        for (fa, ca, ga, za), (fb, cb, gb, zb) in zip(a, b))
+
+
+def _pure_for_any_key(t, fns):
+    """Whether t's hashing methods fns have no effects whatever the key
+    (the finder's answer with the key unknown, which can only add effects;
+    cached per class while the functions it followed are the same)."""
+    try:
+        old = _PURE_HASHING.get(t)
+    except TypeError:  # (a class that cannot be weakly referenced)
+        old = None
+    if old is not None:
+        # (the functions by weak reference: a strong one would keep t alive
+        # through their module's globals)
+        was = [e[0]() for e in old]
+        if was[:len(fns)] == fns and None not in was and \
+                _same_signature(old, _method_signature(was)):
+            return True
+    from . import _effects
+    followed = []
+    for f in fns:
+        if _effects.find(f, (), {}, followed=followed):
+            return False
+    followed = fns + [f for f in dict.fromkeys(followed) if all(f is not g for g in fns)]
+    try:
+        _PURE_HASHING[t] = _method_signature(followed)
+    except TypeError:
+        pass
+    return True
 
 
 def _walk_object(s, src, v, depth):
