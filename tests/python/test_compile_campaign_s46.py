@@ -40,7 +40,6 @@ import sys
 import textwrap
 import weakref
 
-import numpy as np
 import pytest
 
 from budget import examples
