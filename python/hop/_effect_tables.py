@@ -12,6 +12,9 @@ _MUTATORS = frozenset("""
     __imatmul__ __iand__ __ior__ __ixor__ __ilshift__ __irshift__ acquire release set
     put_nowait get_nowait
 """.split())
+# Methods of the standard library's classes written in Python that change
+# their receiver, beside _MUTATORS (collections.Counter.subtract, ...)
+_STDLIB_MUTATORS = frozenset("subtract move_to_end".split())
 _ITERATOR_METHODS = frozenset(["__next__", "send", "throw", "close"])
 # Of an array (NumPy's, hop.numpy's), only these change it; a hop.Tensor has
 # none (its add, sort, ... make new tensors).

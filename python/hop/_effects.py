@@ -51,7 +51,8 @@ from ._effect_tables import (
     _ARG0_WRITERS, _ARRAY_MUTATORS, _BUILTIN_ARGS, _BUILTIN_DUNDERS, _BUILTIN_EFFECTS,
     _BUILTIN_UNKNOWN, _CONSUMERS, _DATETIME_NOW, _EFFECT_MODULES, _FP_QUIET, _HOP_EFFECTS,
     _IO_FUNCTIONS, _ITERATOR_METHODS, _MUTATORS, _NP_EFFECTS, _NP_NEW, _NUMPY_DUNDERS,
-    _PART_METHODS, _PURE_MODULES, _RANDOM_MAKERS, _TRACED_ARRAY_WRITES)
+    _ORDER, _PART_METHODS, _PURE_MODULES, _RANDOM_MAKERS, _STDLIB_MUTATORS,
+    _TRACED_ARRAY_WRITES)
 from ._effect_holders import (
     _Holders, _is_hop_object, _is_numpy, _is_stdlib, _is_user, _module_name, _TEST_PACKAGES,
     _top)
@@ -103,6 +104,8 @@ KINDS = {
     # not from the bytecode: met while tracing (hop/_breaks.py)
     "conversion": "needs the value of a traced value (its text, a number, a NumPy array)",
     "fperror": "has NumPy raise or report floating-point errors, which hop's kernels do not",
+    "environ": "reads os.environ other than by a call (os.environ[k], dict(os.environ)): the "
+               "process's environment, which may change between calls",
     "context": "reads or changes the thread's decimal context (decimal.getcontext(), an "
                "operation on a Decimal: its precision and rounding, its flags set)",
 }
@@ -903,6 +906,14 @@ class _Finder:
             return
         cls = type(v)
         self.decimal_context(frame, cls, line, code)
+        if cls is type(os.environ):
+            # (`os.environ[k]`, `dict(os.environ)`: the process's environment,
+            # which a caller may change between calls; before, read once,
+            # while tracing)
+            # (not a call the translator can break at: the function runs
+            # eagerly)
+            self.add("environ", frame, line, "reads os.environ, the process's environment",
+                     code)
         if not _is_user(getattr(cls, "__module__", "") or ""):
             return
         for name in names:
@@ -1293,6 +1304,13 @@ class _Calls(_Holders):
         if m in _MUTATORS:
             if pre:
                 self.add("mutation", f"calls .{m}() on {what}, which changes it")
+            elif m == "sort":
+                # (a list made here, `[C(2), C(1)].sort()`: its items' __lt__;
+                # before, not followed, and C.__lt__ ran once, while tracing)
+                for kind, cls in self.f.made(self.frame, recv.prov | recv.reach):
+                    if kind == "new" and isinstance(cls, type):
+                        self.f.class_dunders(cls, _ORDER, self.site.code, self.site.line,
+                                             self.frame)
             return ("args", None)
         if m in _safe_methods():
             return ("args", None)
@@ -1485,6 +1503,10 @@ class _Calls(_Holders):
                 if recv_pre:
                     self.add("random", f"calls {name}() of a random generator it did not make")
                 return ("args", None)
+        if receiver is not _MISSING and receiver is not None and \
+                not isinstance(receiver, (types.ModuleType, type)):
+            if self.receiver_state(receiver, name, recv_pre):
+                return ("unknown", None)
         kind = _EFFECT_MODULES.get(top)
         if kind is not None:
             if top == "datetime" and name not in _DATETIME_NOW:
@@ -1504,6 +1526,25 @@ class _Calls(_Holders):
         self.add("call", f"calls {module}.{name}() of the standard library, which hop does not "
                          f"analyse")
         return ("unknown", None)
+
+    def receiver_state(self, obj, name, pre):
+        """A method of the standard library's written in Python bound to
+        obj: os.environ's (`os.environ.get(k)`) reads the process's
+        environment, which a caller may change between calls (io: a break,
+        read on every call); a mutator of an object that existed before
+        the call (`CNT.update(s)` of a global collections.Counter) changes
+        it.  Before, both were a pure module's function of their
+        arguments: the environment read once, while tracing, the Counter
+        updated once.  True when the call is an io effect."""
+        if type(obj) is type(os.environ):
+            self.add("io", f"calls .{name}() of os.environ, the process's environment")
+            return True
+        if pre and (name in _MUTATORS or name in _STDLIB_MUTATORS):
+            what = self.f.describe(self.frame, self.site.receiver) \
+                if self.site.callee.method is not None else \
+                f"a {type(obj).__name__} it did not make"
+            self.add("mutation", f"calls .{name}() on {what}, which changes it")
+        return False
 
     def arg_dunders(self):
         """A library function of the standard library (math.floor(v),
@@ -1571,6 +1612,12 @@ class _Calls(_Holders):
         if isinstance(obj, (_random.Random,) + (self.f.np_random or ())):
             if pre:
                 self.add("random", f"calls .{name}() of {what()}, a random generator")
+            return ("new", None)
+        if isinstance(obj, functools._lru_cache_wrapper) and name in ("cache_info",
+                                                                      "cache_clear"):
+            # its counts change on every call of the cache (before, read
+            # once, while tracing: `h.cache_info().hits` 0 on every call)
+            self.add("cache", f"calls .{name}() of {what()}, a functools cache")
             return ("new", None)
         if type(obj) in (dict, set, frozenset) and name in _HASHING_METHODS:
             # D.get(k), S.add(k): k's __hash__ and __eq__, and the __eq__ of

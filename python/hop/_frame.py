@@ -86,7 +86,7 @@ from ._frame_base import (
     _site, _SKIP, _static_rows, _steps_table, _Stop, _STORE, _symfloat, _traced, _TransGen,
     _TransMap, _UNBOUND, _user_function, _userish, _YIELDED, is_user_code,
     Unsupported, user_dunder)
-from ._effect_tables import _BUILTIN_DUNDERS
+from ._effect_tables import _BUILTIN_DUNDERS, _ORDER
 from ._effects import KINDS as _effects_KINDS, callable_effect, inserts_missing
 from ._frame_library import _Library, _NOT_MODELLED, modelled
 from ._frame_merge import _Merging, _touches
@@ -845,7 +845,12 @@ class Translator(_State, _Library, _Merging, _Breaking):
         made in a trace): a break, so the call runs in Python on every
         call."""
         names = None  # (any special method: NumPy, math, operator)
-        if isinstance(f, (types.BuiltinFunctionType, type)) and \
+        if isinstance(f, types.BuiltinMethodType) and type(f.__self__) is list and \
+                f.__name__ == "sort":
+            # (`xs.sort()` of a list the function made: its items' order
+            # methods; before, C.__lt__ ran once, while translating)
+            names, args = _ORDER, (f.__self__,) + tuple(args)
+        elif isinstance(f, (types.BuiltinFunctionType, type)) and \
                 getattr(f, "__self__", builtins) in (builtins, None):
             names = _BUILTIN_DUNDERS.get(getattr(f, "__name__", None))
             if names is None or f is not getattr(builtins, f.__name__, None):

@@ -35,6 +35,7 @@ over the user's `__lt__`, `abc.ABC.register`, `array.array` appends,
 `struct.pack_into`, `threading.local` attributes, `atexit`."""
 
 import gc
+import os
 import random
 import sys
 import textwrap
@@ -211,6 +212,69 @@ def test_functools_update_wrapper_of_an_existing_function_writes_it_every_call()
             vars(w).pop('__wrapped__', None)
             return r
         """, name="update_wrapper")
+
+
+# --------------------------------------------------------------- the standard library's objects
+
+_LIBRARY_OBJECTS = {
+    # was: os.environ's methods (Mapping.get, written in Python) and its
+    # items were a pure module's reads: the environment read once, while
+    # tracing (0 on every call after HOP_S46_X became 1)
+    "environ_get": "int(os.environ.get('HOP_S46_X', '0'))",
+    "environ_alias": "int(E.get('HOP_S46_X'))",
+    "environ_item": "int(os.environ['HOP_S46_X'])",
+    "environ_dict": "int(dict(os.environ)['HOP_S46_X'])",
+    # was: a Counter's update()/subtract() (collections, written in Python)
+    # on a global Counter ran once, while tracing
+    "counter_update": "_c(CNT.update('ab'), CNT['a'])",
+    "counter_subtract": "_c(CNT.subtract('b'), CNT['b'])",
+    # was: an lru_cache's cache_info() was read once, while tracing (hits 0
+    # on every call), and cache_clear() ran once (the miss after it, LOG,
+    # once)
+    "cache_info": "h(1)\n            return x * h.cache_info().hits",
+    "cache_clear": "h.cache_clear()\n            return x * h(2)",
+    # was: sort() of a list the function made of objects of the user's class
+    # ran their __lt__ once, while translating
+    "sort": "_c(L := [C(2), C(1)], L.sort(), L[0].n)",
+    "sort_reverse": "_c(L := [C(1), C(2)], L.sort(reverse=True), L[0].n)",
+}
+
+
+@pytest.mark.parametrize("expr", _LIBRARY_OBJECTS.values(), ids=_LIBRARY_OBJECTS.keys())
+def test_the_standard_librarys_objects_are_read_and_changed_every_call(expr):
+    try:
+        _library_objects(expr)
+    finally:
+        os.environ.pop("HOP_S46_X", None)
+
+
+def _library_objects(expr):
+    check(f"""
+        import collections
+        import functools
+        import os
+        LOG = []
+        E = os.environ
+        CNT = collections.Counter()
+        @functools.lru_cache(maxsize=None)
+        def h(n):
+            LOG.append(n)
+            return n
+        class C:
+            def __init__(self, n):
+                self.n = n
+            def __lt__(self, o):
+                LOG.append('lt')
+                return self.n < o.n
+        def _c(*vs):
+            return vs[-1]
+        def f(x):
+            {expr if "return" in expr else "return x * " + expr}
+        def change(i):
+            os.environ['HOP_S46_X'] = str(i)
+        def snap():
+            return LOG, dict(CNT), tuple(h.cache_info())
+        """, name="library_objects")
 
 
 # --------------------------------------------------------------- drawn: this round's territory
