@@ -1413,6 +1413,15 @@ class _Calls(_Holders):
 
     def class_call(self, cls):
         f, frame, site = self.f, self.frame, self.site
+        if cls is memoryview and (site.star or site.args and self.pre(site.args[0])):
+            # a view of a buffer that existed (a global bytearray, an
+            # array): a write through it changes that buffer, which the
+            # translator does not replay (before, `mv[0] = 1` ran once,
+            # while tracing)
+            what = f.describe(frame, site.args[0]) if site.args else "an object"
+            self.add("call", f"makes a memoryview of {what}, whose writes through it hop does "
+                             f"not replay")
+            return ("args", None)
         if cls is type and len(site.args) == 1 and not site.star and not site.kwnames:
             self.add("type", "calls type() of one value, NumPy's class for a hop.numpy array "
                              "only when hop.compile translates the function")
@@ -1480,6 +1489,15 @@ class _Calls(_Holders):
                 return ("new", None)
             self.add("random", f"calls numpy.random.{name}()")
             return ("new", None)
+        if name == "frombuffer" and (site.star or site.args and self.pre(site.args[0])):
+            # NumPy's array shares the buffer's memory (a write through it
+            # changes a global bytearray); hop.numpy's traced one does not
+            # (before, `a[0] = 1` never reached the buffer, not even on the
+            # first call)
+            what = self.f.describe(self.frame, site.args[0]) if site.args else "an object"
+            self.add("call", f"calls numpy.frombuffer() of {what}, whose memory NumPy's array "
+                             f"shares")
+            return ("args", None)
         kind = _NP_EFFECTS.get(name)
         if kind is not None:
             self.add(kind, f"calls numpy.{name}()")

@@ -277,6 +277,41 @@ def _library_objects(expr):
         """, name="library_objects")
 
 
+# --------------------------------------------------------------- views of a global buffer
+
+_BUFFER_VIEWS = {
+    # was: a memoryview of a global bytearray was a new object whose item
+    # writes changed nothing that existed: `mv[0] = ...` ran once, while
+    # tracing (BUF b'\\x01...' after four calls, eager's b'\\x04...')
+    "memoryview": "mv = memoryview(BUF)\n    mv[0] = (mv[0] + 1) % 256",
+    # (a cast and a slice of one were eager's already: a method's result)
+    "memoryview_cast": "mv = memoryview(BUF).cast('B')\n    mv[0] = (mv[0] + 1) % 256",
+    "memoryview_slice": "mv = memoryview(BUF)[1:]\n    mv[0] = (mv[0] + 1) % 256",
+    # was: np.frombuffer(BUF) traced as a hop.numpy array of its own
+    # memory: the write never reached BUF, not even on the first call
+    "frombuffer": "a = np.frombuffer(BUF, dtype=np.uint8)\n    a[0] = (a[0] + 1) % 256",
+    # was: a read through a memoryview of a buffer of more than 16 items
+    # (guarded by identity and length) was read once, while tracing
+    "memoryview_read": "t = memoryview(BIG)[5]",
+}
+
+
+@pytest.mark.parametrize("body", _BUFFER_VIEWS.values(), ids=_BUFFER_VIEWS.keys())
+def test_a_view_of_a_global_buffer_is_read_and_written_every_call(body):
+    check(f"""
+        BUF = bytearray(4)
+        BIG = bytearray(64)
+        def f(x):
+            t = 0
+            {body.replace(chr(10), chr(10) + "        ")}
+            return x * 2 + t
+        def change(i):
+            BIG[5] = i
+        def snap():
+            return bytes(BUF)
+        """, name="buffer_views")
+
+
 # --------------------------------------------------------------- drawn: this round's territory
 
 # A program draws one to three statements of this round's territory (each
