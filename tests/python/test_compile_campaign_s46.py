@@ -2,7 +2,8 @@
 Python boundary, round four: state of the process and of the standard
 library that a compiled function reads or changes -- NumPy's settings, the
 thread's decimal context, functools' wrappers, callbacks given to library
-reductions -- and a drawn part composing the territory of this round with
+reductions, os.environ, a Counter's and an lru_cache's methods, sort() of
+the user's objects, views of a global buffer -- and a drawn part composing the territory of this round with
 traced NumPy values and graph breaks): each case is a small program built
 twice (one copy called eagerly, one through hop.compile) and called several
 times with its arguments or the process's state changed between the calls;
@@ -321,6 +322,7 @@ def test_a_view_of_a_global_buffer_is_read_and_written_every_call(body):
 # process's generators and sets the decimal precision and NumPy's divide
 # mode between calls (both copies see the same state at each call).
 _WORLD = """
+import collections
 import decimal
 import functools
 import itertools
@@ -329,6 +331,8 @@ import warnings
 import weakref
 LOG, TAPE = [], []
 D = decimal.Decimal
+CTR = collections.Counter()
+BUF = bytearray(4)
 class C:
     count = 0
     def __init__(self, n=1):
@@ -386,7 +390,7 @@ def change(i):
 def snap():
     np.seterr(divide='warn')
     decimal.setcontext(decimal.Context())
-    return LOG, TAPE, C.count, tuple(cached.cache_info())
+    return LOG, TAPE, C.count, tuple(cached.cache_info()), dict(CTR), bytes(BUF)
 """
 _STATEMENTS = [
     "t = helper(C())", "t = helper_p(C(3))", "t = functools.reduce(lambda a, b: a + b, "
@@ -401,6 +405,9 @@ _STATEMENTS = [
     "warnings.warn('careful')\n    t = 1",
     "try:\n        t = 2\n    finally:\n        LOG.append('fin')",
     "t = -C(2)", "t = C(1).p",
+    "CTR.update('ab')\n    t = CTR['a']", "t = cached.cache_info().hits",
+    "L = [C(2), C(1)]\n    L.sort()\n    t = L[0].n",
+    "mv = memoryview(BUF)\n    mv[0] = (mv[0] + 1) % 256\n    t = mv[0]",
 ]
 _BREAKS = ["", "", "print(float(x.sum()))", "if x.sum() > 3:\n        TAPE.append('big')",
            "TAPE.append(int(x[0]))"]
