@@ -1875,8 +1875,6 @@ def test_where_error():
 
 
 @port("TestWhere.test_kwargs")
-@pytest.mark.xfail(strict=True, reason="hop.numpy's where takes x= and y= by keyword "
-                   "(test_compile_global_names.py calls it so), NumPy's none (RELIABILITY.md)")
 def test_where_kwargs():
     check(lambda a: np.where(a, x=a, y=a), np.zeros(1))
 

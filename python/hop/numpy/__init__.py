@@ -129,7 +129,8 @@ _direct.install(globals(), __all__,
                  _funcs.transpose: (_eager_shape.transpose, 1, 2),
                  _funcs.concatenate: (_eager_shape.concatenate, 1, 2),
                  _funcs.where: (_eager_shape.where, 3, 3),
-                 _products.dot: (_eager_shape.dot, 2, 2)})
+                 _products.dot: (_eager_shape.dot, 2, 2)},
+                {_funcs.FUNCS[_f]: _f for _f in _direct.C_PARAMETERS if _f in _funcs.FUNCS})
 # zeros, ones, empty, asarray, the *_like functions, copy, arange and full: C callables that try
 # the eager fast path (_eager_shape.zeros, ...) before the function above
 for _name in ("zeros", "ones", "empty", "asarray", "zeros_like", "ones_like", "empty_like",

@@ -22,8 +22,50 @@ import functools
 import sys
 import types
 
+import numpy as _np
+
 from ._ndarray import NumpyArg, ndarray, view
 from ._storage import Step
+
+# NumPy's functions written in C bind their own arguments after the
+# dispatcher, which takes every parameter by keyword, handed them to
+# __array_function__ (np.where(c, x=a, y=b) reaches hop.numpy's where with
+# x= and y=): a keyword the C function does not take is its TypeError.  Each
+# is (the name its messages give, its parameters NumPy's dispatcher names
+# otherwise, in order: None where it takes no keyword at all, an int where it
+# takes exactly that many positional arguments).  The keywords both name
+# (bincount's weights=) are the same parameter.
+C_PARAMETERS = {
+    _np.where: ("where", None),
+    _np.inner: ("inner", None),
+    _np.min_scalar_type: ("min_scalar_type", None),
+    _np.vdot: ("vdot", 2),
+    _np.bincount: ("bincount", ("list",)),
+    _np.concatenate: ("concatenate", ("seq",)),
+    _np.packbits: ("pack", ("in",)),
+    _np.unpackbits: ("unpack", ("in",)),
+    _np.shares_memory: ("shares_memory_impl", ("self", "other")),
+    _np.may_share_memory: ("shares_memory_impl", ("self", "other")),
+    _np.putmask: ("putmask", ("arr",)),
+}
+
+
+def check_keywords(np_fn, nargs, kwargs):
+    """Raises NumPy's TypeError where its C function np_fn (C_PARAMETERS)
+    would refuse nargs positional arguments and the keywords kwargs (not
+    empty): a keyword where it takes none, or a required positional
+    parameter neither given by position nor by the C function's name."""
+    spec = C_PARAMETERS.get(np_fn)
+    if spec is None:
+        return
+    name, params = spec
+    if params is None:
+        raise TypeError(f"{name}() takes no keyword arguments")
+    if isinstance(params, int):
+        raise TypeError(f"{name}() takes exactly {params} arguments ({nargs} given)")
+    for i, p in enumerate(params):
+        if i >= nargs and p not in kwargs:
+            raise TypeError(f"{name}() missing required argument '{p}' (pos {i + 1})")
 
 
 def _has_numpy_arg(values):
@@ -58,7 +100,7 @@ def _from_hop_numpy(frame):
     return name == "hop.numpy" or name.startswith("hop.numpy.")
 
 
-def as_called(fn, np_fn=None, eager=None):
+def as_called(fn, np_fn=None, eager=None, c_fn=None):
     """fn as hop.numpy.<name> (or hop.numpy.linalg's, .fft's): its NumPy
     array arguments seen as hop.numpy arrays when the user's code calls it
     under a trace (the module's text, above).  np_fn: NumPy's function of a
@@ -69,7 +111,8 @@ def as_called(fn, np_fn=None, eager=None):
     eager fast path (_eager_shape), its fewest and most positional
     arguments): a call of that many arguments and no keyword tries it first
     (it takes exact hop.numpy arrays only, never a NumpyArg), as fn itself
-    would."""
+    would.  c_fn: NumPy's function written in C whose binding of keywords
+    (check_keywords) fn's call checks."""
     fast, kinds = ndarray.__array_function__, (ndarray,)
     shape_fast, least, most = eager or (None, 0, -1)
 
@@ -83,6 +126,8 @@ def as_called(fn, np_fn=None, eager=None):
                 (not kwargs and len(args) <= 2) or
                 (len(args) == 1 and len(kwargs) == 1 and "axis" in kwargs)):
             return fast(args[0], np_fn, kinds, args, kwargs)
+        if kwargs and c_fn is not None:
+            check_keywords(c_fn, len(args), kwargs)
         if (_has_numpy_arg(args) or _has_numpy_arg(kwargs.values())) and \
                 not _from_hop_numpy(sys._getframe(1)):
             args = tuple(_as_array(a) for a in args)
@@ -92,14 +137,16 @@ def as_called(fn, np_fn=None, eager=None):
     return call
 
 
-def install(namespace, names, reductions=None, eager=None):
+def install(namespace, names, reductions=None, eager=None, c_fns=None):
     """Replaces each function of hop.numpy's modules that namespace (a
     module's globals) has under a name in names by as_called's wrapper of
     it (a ufunc of hop.numpy itself takes the kind it means already);
     reductions: implementation -> NumPy's function, for those the eager fast
-    path takes; eager: implementation -> as_called's eager."""
+    path takes; eager: implementation -> as_called's eager; c_fns:
+    implementation -> as_called's c_fn."""
     for name in names:
         fn = namespace.get(name)
         if isinstance(fn, types.FunctionType) and fn.__module__.startswith("hop.numpy.") and \
                 getattr(fn, "__wrapped_by_hop__", None) is None:
-            namespace[name] = as_called(fn, (reductions or {}).get(fn), (eager or {}).get(fn))
+            namespace[name] = as_called(fn, (reductions or {}).get(fn), (eager or {}).get(fn),
+                                        (c_fns or {}).get(fn))

@@ -19,6 +19,7 @@ import numpy as _np
 
 from .. import _C, _exact
 from . import _core, _corder, _eager, _eager_shape
+from ._direct import check_keywords
 from ._ndarray import ndarray, NumpyArg, result_kind, view, viewed_by, wrap
 from ._storage import Step
 from . import _storage
@@ -1961,6 +1962,8 @@ def array_function(func, types, args, kwargs, default=ndarray):
     """__array_function__ of hop.numpy arrays and hop.Tensor (and, default
     NumpyArg, hop.SymInt: symint_array_function)."""
     impl = FUNCS.get(func)
+    if kwargs:
+        check_keywords(func, len(args), kwargs)
     vals = list(args) + list(kwargs.values())  # np.ediff1d(ary=a): arrays as keywords too
     kind = result_kind(vals, NumpyArg if builtins.any(type(x) is NumpyArg for x in vals)
                        else default)

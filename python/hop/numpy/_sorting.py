@@ -150,8 +150,8 @@ def lexsort(keys, axis=-1, *, _kind=None):
     for k in ks:
         if tuple(k.shape) != shape:
             raise ValueError("all keys need to be the same shape")
-    if not shape:
-        return wrap(_kind or ndarray, _C.zeros((), dtype=_C.int64))
+    if not shape:  # (0-d keys, a 1-d array's items: NumPy's intp scalar 0)
+        return wrap(_kind or ndarray, _C.zeros((), dtype=_C.int64), scalar=True)
     ax = _axis(axis, len(shape))
     idx = _corder.argsort_any(ks[0], ax)
     for k in ks[1:]:
