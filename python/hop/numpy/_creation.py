@@ -158,6 +158,21 @@ def _dispatching(name, original):
     return dispatching
 
 
+def _isscalar(original):
+    """numpy.isscalar while a trace runs: of a hop.numpy array, whether it is
+    one of NumPy's scalars (NumPy's own asks isinstance(element, np.generic)
+    from NumPy's frame, which sees an array's real class, hop.numpy.ndarray,
+    and then numbers.Number from abc's, which sees NumPy's class: a traced
+    np.int64 was a scalar but a traced np.bool_, no Number, was not)."""
+    @functools.wraps(original)
+    def isscalar(element):
+        if isinstance(element, _ndarray.ndarray):
+            return element._scalar
+        return original(element)
+    isscalar.__hop_original__ = original
+    return isscalar
+
+
 _dispatched = None
 
 
@@ -332,6 +347,8 @@ def _wrappers():
         for name, original in _dispatched_names().items():
             originals[name] = original
             wrappers[name] = _dispatching(name, original)
+        originals["isscalar"] = _np.isscalar
+        wrappers["isscalar"] = _isscalar(_np.isscalar)
         from ._index_tricks import traced_objects
         for name, obj in traced_objects().items():
             originals[name] = getattr(_np, name)
