@@ -584,10 +584,40 @@ def test_searchsorted_with_invalid_sorter(key, sorter):
 
 
 @port("TestMethods.test_searchsorted_with_invalid_sorter")
-@pytest.mark.xfail(strict=True, reason="hop checks every sorter index, NumPy only those its "
-                   "binary search reaches: here NumPy answers 0 (RELIABILITY.md)")
 def test_searchsorted_sorter_index_not_reached():
     check(lambda a: np.searchsorted(a, 0, sorter=[0, 1, 2, 3, 5]), np.array([5, 2, 1, 3, 4]))
+
+
+# (keys, side, sorter) of a = [5, 2, 1, 3, 4]: NumPy raises "Sorter index out
+# of range." only at an index its binary search reaches, which depends on the
+# keys before (its bounds carry over from one key to the next)
+_BAD_SORTERS = [([0], "left", [0, 1, 2, 3, 5]), ([9], "left", [0, 1, 2, 3, 5]),
+                ([9], "right", [0, 1, 2, 3, 5]), ([3], "left", [2, 1, 3, 4, 7]),
+                ([0, 9], "left", [2, 1, 3, 4, 7]), ([9, 0], "left", [2, 1, 3, 4, 7]),
+                ([0, 0, 0], "right", [2, 1, 3, -1, 7]), ([], "left", [9, 9, 9, 9, 9]),
+                ([1, 2], "left", [-6, 1, 3, 4, 0]), ([[2, 9], [0, 1]], "right", [2, 1, 3, 4, 5]),
+                (2, "left", [2, 1, 3, 4, 5]), (2.5, "right", [2, 1, 3, 4, 5])]
+
+
+@pytest.mark.parametrize("keys, side, sorter", _BAD_SORTERS, ids=str)
+def test_searchsorted_sorter_index_outside_a(keys, side, sorter):
+    # a sorter array argument too, and a traced array searched
+    a = np.array([5, 2, 1, 3, 4])
+    check(lambda a: np.searchsorted(a, keys, side=side, sorter=sorter), a)
+    check(lambda a, s: a.searchsorted(np.asarray(keys), side, s), a, np.array(sorter))
+    check(lambda a, s: (a * 2).searchsorted(np.asarray(keys) * 2, side, sorter=s), a,
+          np.array(sorter))
+    want = None
+    try:
+        want = np.searchsorted(a, keys, side=side, sorter=sorter)
+    except ValueError as e:
+        assert str(e) == "Sorter index out of range."
+        with pytest.raises(ValueError, match=r"^Sorter index out of range\.$"):
+            hop.numpy.searchsorted(hop.numpy.asarray(a), keys, side=side, sorter=sorter)
+    if want is not None:
+        got = hop.numpy.searchsorted(hop.numpy.asarray(a), keys, side=side, sorter=sorter)
+        assert type(got) is hop.numpy.ndarray and got.dtype == np.intp
+        assert np.asarray(got).tolist() == np.asarray(want).tolist()
 
 
 @port("TestMethods.test_searchsorted_with_sorter")

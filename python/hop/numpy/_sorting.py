@@ -57,7 +57,15 @@ def searchsorted(a, v, side="left", sorter=None, *, _kind=None):
     vo = _core.operand(v, "searchsorted")
     dt = _core.result_dtype([_core.Opnd(t=at, dtype=_core.np_dtype(at)), vo], "searchsorted")
     if sorter is not None:
-        at = _C._op("take", at, 0, _sorter(sorter, at.shape[0]))
+        st = _sorter(sorter, at.shape[0])
+        if st is None:
+            # NumPy's own search, which raises at an index outside a only
+            # where its binary search reaches one
+            from ._ufuncs import fallback
+            return fallback(_np.searchsorted, "searchsorted", (a, v),
+                            {"side": side, "sorter": sorter}, kind,
+                            "numpy.searchsorted with a sorter index outside the array")
+        at = _C._op("take", at, 0, st)
     vt = vo.t if vo.t is not None else _core.as_compute(vo, dt)
     if not isinstance(vt, _C.Tensor):
         vt = _C.full((), vt, dtype=_core.hop_dtype(dt, "searchsorted"))
@@ -66,13 +74,12 @@ def searchsorted(a, v, side="left", sorter=None, *, _kind=None):
 
 
 def _sorter(sorter, n):
-    """searchsorted's sorter as NumPy 1.24 checks it: a 1-d integer array
-    (else its TypeErrors) of a's size n whose every index is in [0, n).
-    NumPy's binary search raises "Sorter index out of range." only at an
-    index it reaches; hop checks them all, so a sorter that is not a
-    permutation of a's indices raises where NumPy may not
-    (docs/RELIABILITY.md).  Traced, the range check is a decision on the
-    data (hop.compile specialises on it)."""
+    """searchsorted's sorter as NumPy 1.24 checks it before its search: a
+    1-d integer array (else its TypeErrors) of a's size n; None where an
+    index is outside [0, n), which NumPy's binary search refuses ("Sorter
+    index out of range.") only if it reaches it, so the caller has NumPy
+    search (hop.compile: a graph break on that path).  Traced, the range
+    check is a decision on the data (hop.compile specialises on it)."""
     st = _t(sorter, "searchsorted")
     if st.ndim != 1:
         raise TypeError("could not parse sorter argument")
@@ -83,7 +90,7 @@ def _sorter(sorter, n):
     empty = isinstance(n, int) and n == 0
     if not empty and _core.decide(_C.any(_C.logical_or(_C.lt(st, 0), _C.ge(st, n)), None, False),
                                   "searchsorted's check of the sorter's indices"):
-        raise ValueError("Sorter index out of range.")
+        return None
     return st
 
 
