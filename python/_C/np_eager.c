@@ -1616,6 +1616,63 @@ np_eager_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* The hash of a hop.numpy array (tp_hash of the types _np_hash_init was
+ * given): NumPy's TypeError for an array; for one of NumPy's scalars, its
+ * hash as NumPy's (its value's: s in {6.0}), by the class's _scalar_hash. */
+static Py_ssize_t hash_off_scalar = -1;
+static PyObject *scalar_hash_str;
+
+static Py_hash_t
+np_hash(PyObject *self)
+{
+    if (hash_off_scalar < 0 || HOP_PY_SLOT(self, hash_off_scalar) != Py_True) {
+        PyErr_SetString(PyExc_TypeError, "unhashable type: 'numpy.ndarray'");
+        return -1;
+    }
+    PyObject *r = PyObject_CallMethodNoArgs(self, scalar_hash_str);
+    if (r == NULL)
+        return -1;
+    Py_hash_t h = PyLong_AsSsize_t(r);
+    Py_DECREF(r);
+    return h == -1 && !PyErr_Occurred() ? -2 : h;
+}
+
+/*
+ * _np_hash_init(ndarray, *subclasses): hop.numpy's arrays hash as NumPy's
+ * arrays and scalars do, though they are one class.  The class dicts say
+ * __hash__ = None, as np.ndarray's does, so that collections.abc.Hashable
+ * (which reads the dict along the MRO) is False of an array; a scalar is
+ * Hashable through its __class__, NumPy's scalar type to the user's code
+ * (user_class.c).  Assigning __hash__ = None made each tp_hash CPython's
+ * "unhashable"; this sets np_hash in its place.  Called once the classes
+ * are complete (a later assignment of __hash__ would reset tp_hash).
+ */
+static PyObject *
+np_hash_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *h = PyType_Check(args[i]) ? PyObject_GetAttrString(args[i], "__hash__") : NULL;
+        Py_XDECREF(h); /* (only compared) */
+        if (h != Py_None || !PyType_IsSubtype((PyTypeObject *)args[i], (PyTypeObject *)args[0])) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "_np_hash_init(ndarray, *subclasses): classes "
+                                             "whose __hash__ is None");
+            return NULL;
+        }
+    }
+    if (nargs == 0 || (scalar_hash_str == NULL &&
+                       (scalar_hash_str = PyUnicode_InternFromString("_scalar_hash")) == NULL))
+        return nargs == 0 ? PyErr_Format(PyExc_TypeError, "_np_hash_init(ndarray, ...)") : NULL;
+    Py_ssize_t off = slot_offset((PyTypeObject *)args[0], "_scalar");
+    if (off < 0)
+        return NULL;
+    hash_off_scalar = off;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        ((PyTypeObject *)args[i])->tp_hash = np_hash;
+    Py_RETURN_NONE;
+}
+
 /* _np_eager_functions(funcs): hop.numpy's functions by NumPy's
  * ({np.einsum: _products.einsum, ...}, _funcs.FUNCS, read when called) for
  * call_array_function. */
@@ -1644,6 +1701,9 @@ static PyMethodDef np_eager_functions[] = {
     {"_np_eager_shape_fast", np_eager_shape_fast, METH_O,
      "_np_eager_shape_fast(on): whether the shape functions' eager fast path answers; the old "
      "setting."},
+    {"_np_hash_init", (PyCFunction)(void (*)(void))np_hash_init, METH_FASTCALL,
+     "_np_hash_init(ndarray, *subclasses): hash() of hop.numpy arrays as NumPy's (an array "
+     "unhashable, a scalar its value's hash), with __hash__ None in the class dicts."},
     {"_np_eager_init", (PyCFunction)(void (*)(void))np_eager_init, METH_FASTCALL,
      "_np_eager_init(ndarray, plans, planner, cast, slots, reduce_planner, reduce_funcs): what "
      "_np_eager reads."},

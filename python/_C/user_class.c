@@ -54,12 +54,26 @@ internal_frame(void)
     return inside;
 }
 
+/* Whether obj is a hop.numpy array that is one of NumPy's scalars. */
+static int
+np_scalar(PyObject *obj)
+{
+    return hop_py__np_type != NULL && PyObject_TypeCheck(obj, hop_py__np_type) &&
+           HOP_PY_SLOT(obj, hop_py__np_off_scalar) == Py_True;
+}
+
+/* Outside a trace, a hop.numpy scalar's class is NumPy's scalar type to the
+ * user's code too (an array's stays hop.numpy.ndarray there, whose dict's
+ * __hash__ None makes it no collections.abc.Hashable, as np.ndarray: the
+ * scalar is one through this class, np_eager.c's np_hash_init).  Only a
+ * scalar pays for the look at the frame. */
 static PyObject *
 user_class_get(UserClassObject *self, PyObject *obj, PyObject *type)
 {
     if (obj == NULL || obj == Py_None)
         return Py_NewRef(type != NULL ? type : (PyObject *)Py_TYPE(self));
-    if ((!hop_py__bool_hook_set() && !hop_py_tracing_active()) || internal_frame())
+    if ((!hop_py__bool_hook_set() && !hop_py_tracing_active() && !np_scalar(obj)) ||
+        internal_frame())
         return Py_NewRef((PyObject *)Py_TYPE(obj));
     return PyObject_CallOneArg(self->fn, obj);
 }

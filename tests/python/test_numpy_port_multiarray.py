@@ -1932,12 +1932,40 @@ def test_hashing():
 
 
 @port("TestHashing.test_collections_hashable")
-@pytest.mark.xfail(strict=True, reason="hop.numpy's ndarray is also its NumPy scalars, which "
-                   "hash: its class has a __hash__, so an array is a collections.abc.Hashable "
-                   "eagerly and compiled (RELIABILITY.md)")
 def test_hashable_eager():
     import collections.abc
     check(lambda x: isinstance(x, collections.abc.Hashable), np.array([]))
+
+
+@pytest.mark.parametrize("dt", "?bBhlLefdFD")
+def test_hashable_arrays_and_scalars(dt):
+    # hop.numpy's ndarray is also its NumPy scalars: an array is no Hashable
+    # and hash() raises NumPy's TypeError, a scalar hashes as NumPy's
+    import collections.abc
+    H = collections.abc.Hashable
+    x = (np.arange(6) % 3).reshape(2, 3).astype(dt)
+    check(lambda x: (isinstance(x, H), isinstance(x[0], H), isinstance(x[0, 1], H),
+                     isinstance(x.sum(), H), isinstance(x.max(keepdims=True), H),
+                     hash(x[0, 1]), hash(x.max()), {x[0, 2]: 1, x[1, 0]: 2}[x[0, 0]],
+                     x[0, 1] in {True, 1.0}), x)
+    check(lambda x: hash(x[0]), x)
+    check(lambda x: hash(x[0, :1]), x)
+    check(lambda x: {x: 1}, x)
+
+
+def test_hash_of_an_array_is_numpys_type_error():
+    import collections.abc
+    a = hop.numpy.asarray(np.ones(3))
+    for v in (a, a[1:], hop.compile(lambda x: x + 1)(a), np.asarray(a) > 0):
+        v = hop.numpy.asarray(v)
+        with pytest.raises(TypeError, match=r"^unhashable type: 'numpy\.ndarray'$"):
+            hash(v)
+        assert not isinstance(v, collections.abc.Hashable)
+        assert type(v).__hash__ is None and np.ndarray.__hash__ is None
+    s = a.sum()
+    assert hash(s) == hash(np.float64(3.0)) == 3 and isinstance(s, collections.abc.Hashable)
+    assert s.__class__ is np.float64 and type(s) is hop.numpy.ndarray
+    assert a.__class__ is hop.numpy.ndarray
 
 
 @port("TestFormat.test_0d")

@@ -123,7 +123,9 @@ class ndarray:
     # __class__ is NumPy's class to the user's code while hop traces it or
     # records its path, so that isinstance(x, np.ndarray) and isinstance(s,
     # float) answer as eagerly; the real class to hop and NumPy, and outside
-    # a trace (a C descriptor: every failing isinstance asks for it).
+    # a trace (a C descriptor: every failing isinstance asks for it), but
+    # for a scalar, NumPy's scalar type to the user's code there too
+    # (isinstance(s, collections.abc.Hashable), see __hash__).
     __class__ = _C._UserClass(_user_class)
 
     # ------------------------------------------------------------ attributes
@@ -333,10 +335,15 @@ class ndarray:
         # 0.10000000149011612, not str()'s 0.1
         return format(self._t.numpy()[()], spec)
 
-    def __hash__(self):
-        # NumPy scalars hash as their value (s in {6.0}); arrays do not hash
-        if not self._scalar:
-            raise TypeError("unhashable type: 'numpy.ndarray'")
+    # NumPy's ndarray's: no hash, so that collections.abc.Hashable, which
+    # reads the class dicts, is False of an array; hash() itself is
+    # python/_C/np_eager.c's np_hash (_np_hash_init below): NumPy's TypeError
+    # for an array, _scalar_hash for a scalar, which is a Hashable through
+    # its __class__ (NumPy's scalar type to the user's code)
+    __hash__ = None
+
+    def _scalar_hash(self):
+        # NumPy scalars hash as their value (s in {6.0})
         return hash(self._scalar_tensor("hash").numpy()[()])
 
     def __reduce__(self):
@@ -589,6 +596,9 @@ class NumpyArg(ndarray):
     np.ndarray (or a NumPy scalar) when the function returns it."""
 
     __slots__ = ()
+
+
+_C._np_hash_init(ndarray, NumpyArg)
 
 
 _getitem = None  # _indexing.getitem, once ndarray.__getitem__ has imported it
