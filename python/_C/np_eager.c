@@ -1243,6 +1243,56 @@ eager_attr_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObjec
     return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
 }
 
+/* fallback(refs, self, *args, **kwargs) with refs the count of references
+ * to self (NULL: none given, refs 0). */
+static PyObject *
+refs_fallback(PyObject *fallback, PyObject *self, PyObject *const *args, Py_ssize_t n,
+              PyObject *kwnames)
+{
+    Py_ssize_t total = n + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject *small[8], **all = total < 7 ? small : PyMem_New(PyObject *, total + 2);
+    if (all == NULL)
+        return PyErr_NoMemory();
+    PyObject *r = NULL;
+    all[0] = PyLong_FromSsize_t(self != NULL ? Py_REFCNT(self) : 0);
+    if (all[0] != NULL) {
+        all[1] = self;
+        if (total > 0)
+            memcpy(all + 2, args, (size_t)total * sizeof *args);
+        r = PyObject_Vectorcall(fallback, all, (size_t)(n + (self != NULL) + 1), kwnames);
+        Py_DECREF(all[0]);
+    }
+    if (all != small)
+        PyMem_Free(all);
+    return r;
+}
+
+/* ndarray.resize (role "refs"): fallback(refs, self, ...), refs the count of
+ * references to self as NumPy's refcheck reads it in its C method (2 for a
+ * name's x.resize(n): the name's and the call's), which a Python method
+ * cannot read. */
+static PyObject *
+eager_refs_call(EagerOpObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    return refs_fallback(op->fallback, n > 0 ? args[0] : NULL, args + (n > 0), n - (n > 0),
+                         kwnames);
+}
+
+/* x.resize as a value (r = x.resize): a builtin method whose self is (the
+ * method, x), not a bound method, which the interpreter's call unpacks with
+ * a reference of its own to x (NumPy's is a builtin method too: r(n) of a
+ * name's array is 2 references). */
+static PyObject *
+refs_bound_call(PyObject *pair, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    EagerOpObject *op = (EagerOpObject *)PyTuple_GET_ITEM(pair, 0);
+    return refs_fallback(op->fallback, PyTuple_GET_ITEM(pair, 1), args, nargs, kwnames);
+}
+
+static PyMethodDef refs_bound_def = {"resize", (PyCFunction)(void (*)(void))refs_bound_call,
+                                     METH_FASTCALL | METH_KEYWORDS, NULL};
+
 /* a.copy() by the fast path (flat: a.flatten()): of a concrete array the
  * shape fast path takes (hop_py__np_shape_tensor: not a NumPy scalar, a run's
  * or a copy's view), in any layout, a new C-ordered array of its elements in
@@ -1352,6 +1402,12 @@ eager_op_get(PyObject *self, PyObject *obj, PyObject *type)
     (void)type;
     if (obj == NULL || obj == Py_None)
         return Py_NewRef(self);
+    if (((EagerOpObject *)self)->vectorcall == (vectorcallfunc)eager_refs_call) {
+        PyObject *pair = PyTuple_Pack(2, self, obj);
+        PyObject *r = pair != NULL ? PyCFunction_New(&refs_bound_def, pair) : NULL;
+        Py_XDECREF(pair);
+        return r;
+    }
     if (((EagerOpObject *)self)->vectorcall == (vectorcallfunc)eager_dot_call &&
         scalar_has_no_dot(obj) < 0)
         return NULL;
@@ -1473,7 +1529,7 @@ np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
  * "attr" (name: "len", "shape", "ndim", "size": len(a) and the properties' getters),
  * "copy" (name "copy" or "flatten"), or "array_ufunc", "array_function",
  * "getitem", "setitem", "fill", "reshape", "ravel", "transpose", "dot",
- * "astype" (name None). */
+ * "astype", "refs" (name None). */
 static PyObject *
 np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1505,6 +1561,7 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                  {"create", (vectorcallfunc)eager_create_call, create_names},
                  {"copy", (vectorcallfunc)eager_copy_call, copy_names},
                  {"astype", (vectorcallfunc)eager_astype_call, NULL},
+                 {"refs", (vectorcallfunc)eager_refs_call, NULL},
                  {"attr", (vectorcallfunc)eager_attr_call, attr_names}};
     size_t r = sizeof roles / sizeof *roles;
     for (size_t i = 0; nargs == 3 && PyUnicode_Check(args[0]) && i < sizeof roles / sizeof *roles;
@@ -1518,7 +1575,7 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                         "_np_eager_method(role: 'reduce' | 'array_ufunc' | "
                         "'array_function' | 'getitem' | 'setitem' | 'fill' | 'reshape' | 'ravel' | "
                         "'transpose' | 'element' | 'dot' | 'create' | "
-                        "'copy' | 'astype' | 'attr', "
+                        "'copy' | 'astype' | 'refs' | 'attr', "
                         "name: str | None, fallback: callable)");
         return NULL;
     }

@@ -1779,10 +1779,87 @@ def test_resize_referenced():
 
 
 @port("TestResize.test_check_reference")
-@pytest.mark.xfail(strict=True, reason="eager hop.numpy's ndarray.resize does not count the "
-                   "array's references, which NumPy's refcheck does (RELIABILITY.md)")
 def test_resize_referenced_eager():
     check(_resize_referenced, np.eye(3))
+
+
+def _resize_alias():
+    x = np.eye(3)
+    y = x
+    x.resize(5)
+    return y
+
+
+def _resize_view():
+    x = np.eye(3)
+    v = x[1:]
+    x.resize(5)
+    return v
+
+
+def _resize_in_list():
+    x = np.eye(3)
+    held = [x]
+    x.resize(5)
+    return held
+
+
+def _resize_view_freed():
+    x = np.eye(3)
+    v = x[1:]
+    del v
+    x.resize(5)
+    return x
+
+
+def _resize_bound():
+    x = np.eye(3)
+    r = x.resize
+    r(5)
+    return x
+
+
+def _resize_getattr():
+    x = np.eye(3)
+    getattr(x, "resize")(5, 1)
+    return x
+
+
+def _resize_no_refcheck():
+    x = np.eye(3)
+    y = x
+    x.resize(5, refcheck=False)
+    return y
+
+
+def _resize_same_size():
+    x = np.eye(3)
+    y = x
+    x.resize(3, 3, 1)
+    return y
+
+
+def _resize_temporary():
+    x = np.eye(3)
+    (x * 2).resize(5)
+    return x
+
+
+@pytest.mark.parametrize("f", [_resize_alias, _resize_view, _resize_in_list, _resize_view_freed,
+                               _resize_bound, _resize_getattr, _resize_no_refcheck,
+                               _resize_same_size, _resize_temporary], ids=lambda f: f.__name__)
+def test_resize_reference_count(f):
+    # NumPy's refcheck: more than the call's and one name's references to an
+    # array whose size changes is its ValueError (a bound method or getattr's
+    # is no more than the call's, as NumPy's builtin method)
+    check(f)
+
+
+def test_resize_argument_referenced_by_the_caller():
+    # (the caller's name and the function's: NumPy's ValueError, as for an
+    # argument held by no other name, eagerly too)
+    check(lambda x: _resize_referenced(x * 1), np.eye(3))
+    check(lambda x: x.resize(5), np.eye(3))
 
 
 # ------------------------------------------------------------ TestMinScalarType

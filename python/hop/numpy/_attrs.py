@@ -369,13 +369,18 @@ ndarray.shape = property(_C._np_eager_method("attr", "shape", _shape_get), _shap
                          doc="The dims; settable when NumPy's reshape of the array is a view.")
 
 
-def _resize_method(self, *new_shape, refcheck=True):
+def _resize_method(refs, self, *new_shape, refcheck=True):
     """ndarray.resize: the array's own memory grown (zeros) or cut, in C
     order.  Refused, as NumPy refuses it, for a view or an array whose
-    memory is the caller's."""
+    memory is the caller's, and, refcheck true, for one referenced by more
+    than the call and one other reference (refs, the reference count NumPy's
+    refcheck reads, from the C method ndarray.resize: y = x, a view of x, a
+    list holding x; while hop traces too, where the user's code runs)."""
+    if operator.index(refcheck) and refs > 2:  # ("hi": NumPy's TypeError)
+        refcheck = _REFERENCED
     if self._scalar:
-        return _resize_method(self._temporary(), *new_shape, refcheck=refcheck)
-    operator.index(refcheck)  # (NumPy parses refcheck as an int: "hi" is its TypeError)
+        # (NumPy resizes a temporary array of the scalar, which no name holds)
+        return _resize_method(0, self._temporary(), *new_shape, refcheck=False)
     if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list)):
         new_shape = tuple(new_shape[0])
     if new_shape in ((), (None,)):
@@ -395,7 +400,8 @@ def _resize_method(self, *new_shape, refcheck=True):
         if self._vw or (st is not None and st.vw_root is not self) or \
                 (self._ro and run is not None) or self._ob is not None:
             raise ValueError("cannot resize this array: it does not own its data")
-        if self._role is not None or (run is not None and self._run is not run):
+        if self._role is not None or (run is not None and self._run is not run) or \
+                (n != m and refcheck is _REFERENCED):
             raise ValueError("cannot resize an array that references or is referenced\nby "
                              "another array in this way.\nUse the np.resize function or "
                              "refcheck=False")
@@ -413,7 +419,9 @@ def _resize_method(self, *new_shape, refcheck=True):
     return None
 
 
-ndarray.resize = _resize_method
+_REFERENCED = object()  # (refcheck's finding: another reference holds the array)
+# (a C method: the reference count it passes on is NumPy's, np_eager.c's "refs")
+ndarray.resize = _C._np_eager_method("refs", None, _resize_method)
 
 
 def _strides(self):
