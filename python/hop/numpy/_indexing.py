@@ -140,7 +140,14 @@ def _normalize(key, ndim):
             out.append(it)
     if nell == 0:
         out.extend([("slice", slice(None))] * (ndim - consumed))
+    if not adv and len(out) - sum(kind == "int" for kind, _ in out) > _NPY_MAXDIMS:
+        # (NumPy's limit, before hop's own of HOP_MAX_RANK dims)
+        raise IndexError(f"number of dimensions must be within [0, {_NPY_MAXDIMS}], indexing "
+                         f"result would have {len(out) - sum(k == 'int' for k, _ in out)}")
     return out, adv
+
+
+_NPY_MAXDIMS = 32
 
 
 # A slice's int bounds are clamped into these as NumPy's (CPython's
