@@ -21,6 +21,7 @@
 #include "test_nomem_util.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define LEN(a) (sizeof(a) / sizeof *(a))
@@ -1177,6 +1178,9 @@ test_allocation_failures_in_the_rules_are_nomem_and_leak_nothing(void **state)
 int
 main(void)
 {
+    /* HOP_TEST_FILTER=pattern runs only the matching tests (profiling). */
+    if (getenv("HOP_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("HOP_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unary_ops_match_finite_differences),
         cmocka_unit_test(test_binary_ops_match_finite_differences_with_broadcasting),
