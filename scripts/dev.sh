@@ -198,20 +198,20 @@ valgrind_queues() { # dir
     rm -f "$1"/tests/c/*.valgrind.failed "$1"/examples/*.valgrind.failed
     echo "$1/tests/c/test_lowering" >"$q/late"
     # The slowest under valgrind first (test_lowering, the late queue, is
-    # the valgrind phase's own first), so that none ends the run alone: in
-    # the forty-fifth session's run the phase's lane took test_lowering (23 s)
-    # and then test_autodiff_ops (18 s) from the alphabetical rest while the
-    # early lane was still in test_parallel_map.
-    for t in test_runtime test_parallel_map test_rebase test_autodiff_ops test_runtime_ops \
-        test_scale test_numpy_ops; do
-        echo "$1/tests/c/$t"
-    done >"$q/any"
-    for t in "$1"/tests/c/test_* "$1"/examples/*; do
-        [ -f "$t" ] && [ -x "$t" ] || continue
-        case "$t" in *.so | *.log | *.failed) continue ;; esac # HOP libraries: the tests load them
-        grep -qx "$t" "$q/any" "$q/late" || echo "$t"
-    done >"$q/more"
-    cat "$q/more" >>"$q/any"
+    # the valgrind phase's own first), so that none ends the run alone; then
+    # every other binary, each once (awk drops the repeats).
+    {
+        for t in test_runtime test_parallel_map test_rebase test_autodiff_ops test_runtime_ops \
+            test_scale test_numpy_ops; do
+            echo "$1/tests/c/$t"
+        done
+        for t in "$1"/tests/c/test_* "$1"/examples/*; do
+            [ -f "$t" ] && [ -x "$t" ] || continue
+            # (HOP libraries, which the tests load; logs; the late queue's)
+            case "$t" in *.so | *.log | *.failed | */tests/c/test_lowering) continue ;; esac
+            echo "$t"
+        done
+    } | awk '!seen[$0]++' >"$q/any"
     cat "$q/late" "$q/any" >"$q/all"
 }
 
@@ -239,8 +239,9 @@ valgrind_lane() {
 }
 
 # valgrind_lanes DIR N: N lanes over the late queue, then the other; then
-# waits for the early lane, if one runs, and prints what it printed; fails if
-# a binary of the queues was neither found clean nor failed.
+# waits for the early lane, if one was started (its lock, early_lane_running),
+# and prints what it printed; fails if a binary of the queues was neither
+# found clean nor failed.
 valgrind_lanes() {
     q=$1/valgrind.lanes
     i=0
@@ -249,10 +250,8 @@ valgrind_lanes() {
         i=$((i + 1))
     done
     wait
-    if early=$(early_lane_group "$1"); then
-        # (its end is the file it writes last: a process that ends is not
-        # always reaped at once where it was orphaned)
-        while [ ! -f "$q/early.done" ] && kill -s 0 -- "-$early" 2>/dev/null; do sleep 1; done
+    if [ -s "$q/early.pid" ]; then
+        flock "$q/early.lock" true
         cat "$q/early.log"
         rm -f "$q/early.pid"
     fi
@@ -279,14 +278,22 @@ valgrind_lanes() {
 # default), a new session is a scheduling group the kernel weighs as an equal
 # of CI's, so nice 19 inside it yielded nothing: the lane took a third of the
 # CPU from the pytest workers on a loaded machine.
+# Its whole life is one lock, DIR/valgrind.lanes/early.lock, taken before its
+# group's id is written to early.pid and held by every process of the group
+# (an inherited descriptor): the lane runs while the lock is held, and the
+# valgrind phase waits for its end by taking the lock (flock releases it when
+# the last process holding it exits, reaped or not).
 start_early_lane() { # dir
     valgrind_queues "$1"
-    $PYTHON -c 'import os, sys
+    $PYTHON -c 'import fcntl, os, sys
 os.setpgid(0, 0)
-with open(sys.argv[1], "w") as f:
+lock = os.open(sys.argv[1] + "/early.lock", os.O_WRONLY | os.O_CREAT, 0o644)
+fcntl.flock(lock, fcntl.LOCK_EX)
+os.set_inheritable(lock, True)
+with open(sys.argv[1] + "/early.pid", "w") as f:
     f.write("%d\n" % os.getpid())
 os.execvp("nice", ["nice", "-n", "19", "sh", "scripts/dev.sh", "early-lane", sys.argv[2]])' \
-        "$1/valgrind.lanes/early.pid" "$1" >"$1/valgrind.lanes/early.log" 2>&1 &
+        "$1/valgrind.lanes" "$1" >"$1/valgrind.lanes/early.log" 2>&1 &
     while [ ! -s "$1/valgrind.lanes/early.pid" ]; do sleep 0.1; done
 }
 
@@ -294,6 +301,12 @@ os.execvp("nice", ["nice", "-n", "19", "sh", "scripts/dev.sh", "early-lane", sys
 # if one was started for DIR and not yet waited for.
 early_lane_group() {
     [ -s "$1/valgrind.lanes/early.pid" ] && cat "$1/valgrind.lanes/early.pid"
+}
+
+# early_lane_running DIR: succeeds while the early lane started for DIR runs
+# (holds its lock).
+early_lane_running() {
+    [ -s "$1/valgrind.lanes/early.pid" ] && ! flock -n "$1/valgrind.lanes/early.lock" true
 }
 
 # early_lane_signal DIR STOP|CONT: stops or continues the early lane, if any.
@@ -376,13 +389,14 @@ valgrind)
     dir=${HOP_VALGRIND_DIR:-build/test}
     [ -f "$dir/CMakeCache.txt" ] || configure_and_build "$dir"
     lanes=$JOBS
-    # (an early lane that ran every binary it could take may be gone already)
-    if early=$(early_lane_group "$dir") &&
-        { [ -f "$dir/valgrind.lanes/early.done" ] || kill -s 0 -- "-$early" 2>/dev/null; }; then
-        kill "$(cat "$dir/valgrind.lanes/collect.pid")" 2>/dev/null || true
-        renice -n 0 -g "$early" >/dev/null 2>&1 || true # root only; else it stays at 19
-        early_lane_signal "$dir" CONT
-        lanes=$((JOBS - 1))
+    if early=$(early_lane_group "$dir"); then
+        # (its queues are the ones it takes from; it may have ended already,
+        # having run all it could take)
+        if early_lane_running "$dir"; then
+            renice -n 0 -g "$early" >/dev/null 2>&1 || true # root only; else it stays at 19
+            early_lane_signal "$dir" CONT
+            lanes=$((JOBS > 1 ? JOBS - 1 : 1)) # (one at least: the late queue is the phase's)
+        fi
     else
         valgrind_queues "$dir"
     fi
@@ -400,15 +414,9 @@ early-lane) # internal: start_early_lane's process
     # modules' asserts; build/pycache keeps it), which each pytest worker
     # compiled again on its own: ~15 CPU-s of each worker's ~24 s collection
     export HOP_PYTHONPATH="$PWD/$dir/python"
-    # (no use once the valgrind phase has begun: that phase ends it)
-    collect() {
-        $PYTHON -m pytest -q -p no:cacheprovider --collect-only tests/python >/dev/null 2>&1 &
-        echo $! >"$dir/valgrind.lanes/collect.pid"
-        wait $!
-    }
+    collect() { $PYTHON -m pytest -q -p no:cacheprovider --collect-only tests/python >/dev/null 2>&1; }
     timed "early lane: collection of the suite" collect || true
     timed "early lane: valgrind" valgrind_lane "$dir" any
-    touch "$dir/valgrind.lanes/early.done"
     ;;
 *)
     echo "usage: sh scripts/dev.sh showcase|test|bench|sanitize|valgrind" >&2
