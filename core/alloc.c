@@ -537,7 +537,7 @@ hop__strdup(const char *s)
 }
 
 hop_status
-hop__grow(void **items, size_t *cap, size_t need, size_t elem)
+hop__grow_to(void **items, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return HOP_OK;

@@ -55,8 +55,16 @@ void hop__free_small(void *p, size_t n);
 bool hop__count_reuse(size_t n);
 
 /* Grows a dynamic array *items of *cap elements of size elem so that it holds
- * at least need elements.  HOP_OK or HOP_NOMEM (the array is unchanged). */
-hop_status hop__grow(void **items, size_t *cap, size_t need, size_t elem);
+ * at least need elements.  HOP_OK or HOP_NOMEM (the array is unchanged).
+ * Inline when there is room (nearly every call: lowering a traced cond call
+ * asks ~30 times for one more instruction, access or slot, a call of ~20
+ * instructions each); hop__grow_to grows. */
+hop_status hop__grow_to(void **items, size_t *cap, size_t need, size_t elem);
+static inline hop_status
+hop__grow(void **items, size_t *cap, size_t need, size_t elem)
+{
+    return need <= *cap ? HOP_OK : hop__grow_to(items, cap, need, elem);
+}
 /* Frees an array hop__grow made (hop__free works too): one of 32 KiB or more
  * is kept for the thread's next large array or block (hop__malloc_small). */
 void hop__grow_free(void *items, size_t cap, size_t elem);

@@ -134,6 +134,7 @@ typedef struct hop__exit {
 #define HOP__MAX_CTL 1024
 
 #define HOP__FOK 8
+#define HOP__XFRONT 16
 
 struct hop_lower_ctx {
     hop_plan *plan;
@@ -159,6 +160,14 @@ struct hop_lower_ctx {
     hop__vmap **values;
     size_t vcap, vcount;
     hop__xcache *xcache;
+    /* The programs hop__xcompile gave last, by a hash of the expression
+     * (interned: one pointer per expression), asked before xcache: a HOP
+     * call's slots ask for the same few sizes (a cond call ~14 times, each
+     * a uthash lookup of ~45 instructions where a hit here is ~8). */
+    struct hop__xfront {
+        const hop_expr *e; /* NULL: empty */
+        const hop__xprog *x;
+    } xfront[HOP__XFRONT];
 
     int32_t *symreg; /* by symbol id: register or -1 */
     bool *symdef;    /* by symbol id: bound by code emitted so far */

@@ -225,8 +225,10 @@ compile(hop_lower_ctx *cx, const hop_expr *e, hop__arena *a, hop__xprog *x)
     return st;
 }
 
-const hop__xprog *
-hop__xcompile(hop_lower_ctx *cx, const hop_expr *e)
+/* hop__xcompile past its front cache: the program kept in xcache, or made
+ * and kept there. */
+static const hop__xprog *
+xcompile_cached(hop_lower_ctx *cx, const hop_expr *e)
 {
     hop__xcache_entry *hit = NULL;
     HASH_FIND_PTR(cx->xcache, &e, hit);
@@ -267,6 +269,19 @@ hop__xcompile(hop_lower_ctx *cx, const hop_expr *e)
         hop__free(ent);
         return NULL;
     }
+    return x;
+}
+
+const hop__xprog *
+hop__xcompile(hop_lower_ctx *cx, const hop_expr *e)
+{
+    uint64_t h = (uint64_t)(uintptr_t)e * UINT64_C(0x9E3779B97F4A7C15);
+    struct hop__xfront *f = &cx->xfront[(h >> 32) & (HOP__XFRONT - 1)];
+    if (f->e == e && e != NULL)
+        return f->x;
+    const hop__xprog *x = xcompile_cached(cx, e);
+    if (x != NULL)
+        *f = (struct hop__xfront){e, x};
     return x;
 }
 
