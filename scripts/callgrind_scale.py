@@ -4,10 +4,11 @@ program, counted by callgrind and nothing else (issue #30's scale rows).
     valgrind --tool=callgrind --collect-atstart=no --toggle-collect=ffi_call \\
         /usr/bin/python3 scripts/callgrind_scale.py BUILD KIND N
 
-KIND is wrap or cond (N calls in one function), nested (N levels), lift (one
-wrap body adding N closed-over tensors), chain (N plain ops: trace_node's
-function, whose N is a multiple of 4), program (trace_lower's program of N
-segments, bench/workloads.py nested_program), call (N steady calls of a hop.compile'd
+KIND is wrap, cond or map (N calls in one function; map's over 8 rows),
+nested (N levels), lift (one wrap body adding N closed-over tensors),
+chain (N plain ops: trace_node's function, whose N is a multiple of 4),
+program (trace_lower's program of N segments, bench/workloads.py
+nested_program), call (N steady calls of a hop.compile'd
 function that reads a global tensor and a list item, run instead of traced), builtins
 (the same for a function whose only guard is the builtin names it loads: len, float,
 range) or builtins_module (those calls from a module-level loop); BUILD a build tree (its python/ goes
@@ -45,6 +46,8 @@ def program(kind, n):
     if kind == "cond":
         return repeated(lambda v: hop.cond(v.sum() > 0, lambda u: u + 1.0, lambda u: u - 1.0,
                                            (v,)), n), (x,)
+    if kind == "map":
+        return repeated(lambda v: hop.map(lambda r: r + 1.0, v), n), (hop.randn(8, 16, seed=1),)
     if kind == "nested":
         return nested(n), (x,)
     if kind == "lift":
@@ -69,7 +72,7 @@ def program(kind, n):
         return calls, (x,)
     if kind in ("builtins", "builtins_module"):
         return builtins_calls(kind, n)
-    raise SystemExit(f"unknown kind {kind!r}: wrap, cond, nested, lift, chain, program, "
+    raise SystemExit(f"unknown kind {kind!r}: wrap, cond, map, nested, lift, chain, program, "
                      "call, builtins or builtins_module")
 
 
