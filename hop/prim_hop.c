@@ -45,6 +45,10 @@ run_slot(const hop_class *cls, size_t offset, const char *name, hop_call *c)
 
 #define SLOT(cls, slot, c) run_slot((cls), offsetof(hop_class, slot), #slot, (c))
 
+/* Lists of fewer items than this (a call's inputs, a body's outputs) are
+ * arrays on the stack rather than blocks of their own. */
+#define SMALL_LIST 8
+
 /* ------------------------------------------------------------ base slots */
 
 /* A value the call may use: one of c->parent's or of a tracer enclosing it,
@@ -511,16 +515,16 @@ trace_body(hop_call *c, size_t b)
     c->tracers[b] = t;
 
     hop_status st = HOP_OK;
-    size_t nin = c->noperands;
-    hop_node **inputs = hop__calloc(nin + 1, sizeof *inputs);
+    bool explicit = hop_class_input_mode(c->cls) == HOP_INPUTS_EXPLICIT;
+    size_t nin = explicit ? c->ninputs : c->noperands;
+    /* A call's few inputs sit on the stack (a malloc and a free were ~250
+     * instructions of every body, issue #30). */
+    hop_node *few[SMALL_LIST] = {NULL};
+    hop_node **inputs = nin < SMALL_LIST ? few : hop__calloc(nin + 1, sizeof *inputs);
     if (inputs == NULL)
         return HOP_NOMEM;
-    if (hop_class_input_mode(c->cls) == HOP_INPUTS_EXPLICIT) {
+    if (explicit) {
         size_t made = c->ninputs - c->noperands;
-        nin = c->ninputs;
-        hop__free(inputs);
-        if ((inputs = hop__calloc(nin + 1, sizeof *inputs)) == NULL)
-            return HOP_NOMEM;
         for (size_t i = 0; i < nin && st == HOP_OK; i++) {
             /* An input passed through unchanged stands for its operand, so a
              * closure over the same value reuses it; a carry's is fresh (it
@@ -552,7 +556,8 @@ trace_body(hop_call *c, size_t b)
             st = hop_error(st, "%s: the %s body failed with %s and no message", c->cls->name,
                            prefix, hop_status_name(st));
     }
-    hop__free(inputs);
+    if (inputs != few)
+        hop__free(inputs);
     /* A body must leave the stack as it found it; the restore repairs it. */
     if (st == HOP_OK && hop_output_graph_current(c->og) != t) {
         hop_tracer *cur = hop_output_graph_current(c->og);
@@ -579,14 +584,16 @@ trace_body(hop_call *c, size_t b)
             r->items[i] = local;
     }
     if (st == HOP_OK) {
-        hop_arg *outs = hop__calloc(r->n + 1, sizeof *outs);
+        hop_arg few_outs[SMALL_LIST];
+        hop_arg *outs = r->n < SMALL_LIST ? few_outs : hop__malloc(r->n * sizeof *outs);
         if (outs == NULL)
             return HOP_NOMEM;
         for (size_t i = 0; i < r->n; i++)
             outs[i] = hop_arg_node(r->items[i]);
         if (hop_tracer_output(t, outs, r->n) == NULL)
             st = hop_error_code();
-        hop__free(outs);
+        if (outs != few_outs)
+            hop__free(outs);
     }
     if (st != HOP_OK)
         return st; /* the caller's restore pops t */

@@ -163,10 +163,36 @@ memo_reserve_index(hop__memo *m, size_t n)
     return HOP_OK;
 }
 
+/* hop__grow for an array whose first nsmall elements are the buffer small
+ * (inside the tracer): *items is NULL or small until need passes nsmall,
+ * then a block of its own, which the owner frees unless it is small. */
+static hop_status
+grow_small(void **items, size_t *cap, size_t need, size_t elem, void *small, size_t nsmall)
+{
+    if (need <= *cap)
+        return HOP_OK;
+    if (*items == NULL && need <= nsmall) {
+        *items = small;
+        *cap = nsmall;
+        return HOP_OK;
+    }
+    if (*items != small)
+        return hop__grow(items, cap, need, elem);
+    void *block = NULL;
+    size_t ncap = 0;
+    if (hop__grow(&block, &ncap, need, elem) != HOP_OK)
+        return HOP_NOMEM;
+    memcpy(block, small, *cap * elem);
+    *items = block;
+    *cap = ncap;
+    return HOP_OK;
+}
+
 static hop_status
 memo_put(hop__memo *m, const void *key, hop_node *value)
 {
-    if (hop__grow((void **)&m->log, &m->cap, m->n + 1, sizeof *m->log) != HOP_OK ||
+    if (grow_small((void **)&m->log, &m->cap, m->n + 1, sizeof *m->log, m->small,
+                   HOP__TRACER_SMALL) != HOP_OK ||
         memo_reserve_index(m, m->n + 1) != HOP_OK)
         return HOP_NOMEM;
     m->log[m->n] = (hop__memo_entry){key, value};
@@ -195,7 +221,8 @@ memo_undo(hop__memo *m, size_t n)
 static void
 memo_free(hop__memo *m)
 {
-    hop__free(m->log);
+    if (m->log != m->small)
+        hop__free(m->log);
     hop__free(m->index);
 }
 
@@ -264,10 +291,12 @@ hop__tracer_free(hop_tracer *t)
     memo_free(&t->lifts);
     memo_free(&t->syms);
     if (t->parent == NULL) {
-        hop__free(t->journal->items);
+        if (t->journal->items != t->journal->small)
+            hop__free(t->journal->items);
         hop__free(t->journal);
     }
-    hop__free(t->lifted);
+    if (t->lifted != t->lifted_small)
+        hop__free(t->lifted);
     hop__free(t);
 }
 
@@ -320,7 +349,8 @@ touch(hop_tracer *t)
     hop__journal *j = t->journal;
     if (j->scopes == 0 || t->touched >= j->gen)
         return HOP_OK;
-    if (hop__grow((void **)&j->items, &j->cap, j->n + 1, sizeof *j->items) != HOP_OK)
+    if (grow_small((void **)&j->items, &j->cap, j->n + 1, sizeof *j->items, j->small,
+                   HOP__TRACER_SMALL) != HOP_OK)
         return HOP_NOMEM;
     j->items[j->n].t = t;
     j->items[j->n].prev = t->touched;
@@ -376,7 +406,8 @@ hop__tracer_scope_end(hop__tracer_scope *s, bool undo, void (*orphan)(void *ctx,
     j->scopes--;
     j->gen = s->outer;
     if (j->scopes == 0) { /* nothing to undo any more: no memory held either */
-        hop__free(j->items);
+        if (j->items != j->small)
+            hop__free(j->items);
         j->items = NULL;
         j->n = j->cap = 0;
     }
@@ -411,7 +442,8 @@ remember_lifted(hop_tracer *t, hop_node *placeholder, hop_node *source)
 {
     if (touch(t) != HOP_OK)
         return HOP_NOMEM;
-    if (hop__grow((void **)&t->lifted, &t->lifted_cap, t->nlifted + 1, sizeof *t->lifted) != HOP_OK)
+    if (grow_small((void **)&t->lifted, &t->lifted_cap, t->nlifted + 1, sizeof *t->lifted,
+                   t->lifted_small, HOP__TRACER_SMALL) != HOP_OK)
         return HOP_NOMEM;
     t->lifted[t->nlifted] = (hop__lifted){
         .placeholder = placeholder,

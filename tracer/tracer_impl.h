@@ -23,15 +23,19 @@ typedef struct hop__memo_entry {
     hop_node *value;
 } hop__memo_entry;
 
-enum { HOP__MEMO_SCAN = 8 };
+enum { HOP__MEMO_SCAN = 8, HOP__TRACER_SMALL = 4 };
 
 typedef struct hop__memo {
-    hop__memo_entry *log; /* creation order */
+    hop__memo_entry *log; /* creation order: `small` until it outgrows it */
     size_t n, cap;
     /* position + 1 of an entry (0: empty slot), linear probing, at most half
      * full; NULL until the table outgrows HOP__MEMO_SCAN */
     uint32_t *index;
     size_t icap; /* a power of two, or 0 */
+    /* The first HOP__TRACER_SMALL entries, in the tracer itself: a body
+     * lifts a handful of values, and a malloc and a free for its table were
+     * ~300 instructions of every HOP call's body (issue #30). */
+    hop__memo_entry small[HOP__TRACER_SMALL];
 } hop__memo;
 
 /*
@@ -50,12 +54,15 @@ typedef struct hop__journal_entry {
 } hop__journal_entry;
 
 typedef struct hop__journal {
-    hop__journal_entry *items;
+    hop__journal_entry *items; /* small, NULL or a block (as hop__memo's log) */
     size_t n, cap;
     size_t scopes;    /* open scopes */
     uint64_t gen;     /* the innermost open scope's number (0: none) */
     uint64_t last;    /* the last number given to a scope */
     size_t rollbacks; /* hop_tracer_rollbacks: scopes rolled back, in all */
+    /* The first entries: a HOP call or a lifting op opens a scope, and one
+     * whose changes touch a few tracers made a malloc and a free for them. */
+    hop__journal_entry small[HOP__TRACER_SMALL];
 } hop__journal;
 
 typedef struct hop__lifted {
@@ -78,8 +85,9 @@ struct hop_tracer {
      * symbol) the parent's tensor whose shape brought it in (NULL when the
      * symbol itself was used): one record
      * each, one array (three arrays were three allocations a body). */
-    hop__lifted *lifted;
+    hop__lifted *lifted; /* lifted_small until it outgrows it (as hop__memo) */
     size_t nlifted, lifted_cap;
+    hop__lifted lifted_small[HOP__TRACER_SMALL];
     /* `cause` is the tensor whose shape's symbols are being bound; the
      * hook (hop_tracer_set_lift_hook) is inherited by children. */
     hop_node *cause;
