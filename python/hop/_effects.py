@@ -1230,8 +1230,10 @@ class _Calls(_Holders):
             if not _is_user(getattr(cls, "__module__", "") or ""):
                 # a method of a new library object (a deque, a Generator
                 # seeded here): it changes only that object (a Decimal's
-                # reads the thread's decimal context)
+                # reads the thread's decimal context; given os.environ,
+                # `Template(s).substitute(os.environ)`, it reads it)
                 f.decimal_context(frame, cls, site.line, site.code)
+                self.environ_given()
                 return ("args", None)
         if rs and len(rs) == len(recv.prov) and all(c is super for _, c in rs):
             out = self.super_method(m)
@@ -1295,6 +1297,7 @@ class _Calls(_Holders):
     def unresolved_method(self, m):
         """A method of a value whose class hop cannot tell."""
         recv = self.site.receiver
+        self.environ_given()  # (`d.update(os.environ)` of a dict made here)
         pre = self.pre(recv)
         what = self.f.describe(self.frame, recv)
         if m in _ITERATOR_METHODS:
@@ -1545,6 +1548,15 @@ class _Calls(_Holders):
                          f"analyse")
         return ("unknown", None)
 
+    def environ_given(self):
+        """os.environ handed to library code, which reads it (before, the
+        environment was read once, while tracing)."""
+        f, frame, site = self.f, self.frame, self.site
+        for a in list(site.args) + list(site.kwargs):
+            if any(type(c) is type(os.environ) for c in f.candidates(frame, a.src)):
+                f.add("environ", frame, site.line, "hands os.environ, the process's "
+                                                   "environment, to a call", site.code)
+
     def receiver_state(self, obj, name, pre):
         """A method of the standard library's written in Python bound to
         obj: os.environ's (`os.environ.get(k)`) reads the process's
@@ -1617,6 +1629,7 @@ class _Calls(_Holders):
 
     def bound_builtin(self, name, obj, pre):
         self.f.decimal_context(self.frame, type(obj), self.site.line, self.site.code)
+        self.environ_given()  # (`'$X'.format_map(os.environ)`)
 
         def what():
             if self.site.callee.method is not None:

@@ -225,6 +225,13 @@ _LIBRARY_OBJECTS = {
     "environ_alias": "int(E.get('HOP_S46_X'))",
     "environ_item": "int(os.environ['HOP_S46_X'])",
     "environ_dict": "int(dict(os.environ)['HOP_S46_X'])",
+    "environ_or": "int((os.environ | {})['HOP_S46_X'])",
+    "environ_items": "sum(int(v) for k, v in os.environ.items() if k == 'HOP_S46_X')",
+    "environ_helper": "int(_env())",
+    # (handed to library code, which reads it)
+    "environ_template": "int(string.Template('$HOP_S46_X').substitute(os.environ))",
+    "environ_format_map": "int('{HOP_S46_X}'.format_map(os.environ))",
+    "environ_update": "_c(d := {}, d.update(os.environ), int(d['HOP_S46_X']))",
     # was: a Counter's update()/subtract() (collections, written in Python)
     # on a global Counter ran once, while tracing
     "counter_update": "_c(CNT.update('ab'), CNT['a'])",
@@ -254,8 +261,11 @@ def _library_objects(expr):
         import collections
         import functools
         import os
+        import string
         LOG = []
         E = os.environ
+        def _env():
+            return os.environ['HOP_S46_X']
         CNT = collections.Counter()
         @functools.lru_cache(maxsize=None)
         def h(n):
