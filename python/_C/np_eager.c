@@ -1254,12 +1254,13 @@ refs_fallback(PyObject *fallback, PyObject *self, PyObject *const *args, Py_ssiz
     if (all == NULL)
         return PyErr_NoMemory();
     PyObject *r = NULL;
+    Py_ssize_t lead = self != NULL ? 2 : 1; /* refs, and self where given */
     all[0] = PyLong_FromSsize_t(self != NULL ? Py_REFCNT(self) : 0);
     if (all[0] != NULL) {
-        all[1] = self;
+        all[1] = self; /* (overwritten by the arguments where NULL) */
         if (total > 0)
-            memcpy(all + 2, args, (size_t)total * sizeof *args);
-        r = PyObject_Vectorcall(fallback, all, (size_t)(n + (self != NULL) + 1), kwnames);
+            memcpy(all + lead, args, (size_t)total * sizeof *args);
+        r = PyObject_Vectorcall(fallback, all, (size_t)(n + lead), kwnames);
         Py_DECREF(all[0]);
     }
     if (all != small)

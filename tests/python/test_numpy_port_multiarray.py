@@ -1871,6 +1871,24 @@ def test_resize_reference_count(f):
     check(f)
 
 
+def test_resize_method_called_every_way():
+    # (the C method hands its arguments on: none, keywords alone, more than
+    # its small buffer holds, through a bound method)
+    for call in (lambda: hop.numpy.ndarray.resize(), lambda: hop.numpy.ndarray.resize(refcheck=0)):
+        with pytest.raises(TypeError, match="missing 1 required positional argument: 'self'"):
+            call()
+    x = hop.numpy.eye(3)
+    hop.numpy.ndarray.resize(x, 5, refcheck=True)
+    assert x.shape == (5,)
+    x = hop.numpy.eye(3)
+    x.resize(2, 2, 2, 2, 2, 2, 1, refcheck=False)
+    assert x.shape == (2, 2, 2, 2, 2, 2, 1) and np.asarray(x).sum() == 3
+    r = x.resize
+    r(1, 2, 1, 2, 1, 2, 1, 2, refcheck=True)
+    assert x.shape == (1, 2, 1, 2, 1, 2, 1, 2) and np.asarray(x).ravel().tolist()[:9] == \
+        [1, 0, 0, 0, 1, 0, 0, 0, 1]
+
+
 def test_resize_argument_referenced_by_the_caller():
     # (the caller's name and the function's: NumPy's ValueError, as for an
     # argument held by no other name, eagerly too)
