@@ -10,7 +10,6 @@
  * body lifted that value, else an explicit argument.  The saved format
  * (save.c, load.c) writes and rebuilds the same table.
  */
-#include "core/hash.h"
 #include "hop/lifts.h"
 #include "output_graph/output_graph_impl.h"
 #include "output_graph/saved_impl.h"
@@ -19,15 +18,24 @@
 
 /* ---------------------------------------------------------------- notes */
 
+/* The notes in the order they were set, and an index of the newest entry
+ * per placeholder built when one is looked up: a lift notes its placeholder
+ * (one per operand of every traced HOP call, issue #30), while only
+ * explain_lifts and saving read them, so setting one is an append (a uthash
+ * add, hashing and bucket upkeep, was ~170 instructions of every lift). */
 typedef struct note_entry {
     const hop_node *key;
     const char *note;
     bool operand;
-    UT_hash_handle hh;
 } note_entry;
 
 typedef struct note_table {
-    note_entry *map;
+    note_entry *log;
+    size_t n, cap;
+    /* position + 1 of the newest entry of a key (0: empty), linear probing,
+     * at most half full; it covers the first nindexed entries */
+    uint32_t *index;
+    size_t icap, nindexed;
     hop__arena arena;
     const char *last; /* the note copied last (in arena), or NULL */
 } note_table;
@@ -38,9 +46,52 @@ static void
 free_notes(void *p)
 {
     note_table *t = p;
-    HASH_CLEAR(hh, t->map);
+    hop__free(t->log);
+    hop__free(t->index);
     hop__arena_destroy(&t->arena);
     hop__free(t);
+}
+
+static size_t
+note_slot(const hop_node *key, size_t icap)
+{
+    uint64_t h = (uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15u;
+    return (size_t)(h >> 32) & (icap - 1);
+}
+
+/* Enters entry pos into the index (room was made), replacing an older entry
+ * of its key. */
+static void
+index_note(note_table *t, size_t pos)
+{
+    size_t k = note_slot(t->log[pos].key, t->icap);
+    while (t->index[k] != 0 && t->log[t->index[k] - 1].key != t->log[pos].key)
+        k = (k + 1) & (t->icap - 1);
+    t->index[k] = (uint32_t)pos + 1;
+}
+
+/* Brings the index up to date with the log.  HOP_NOMEM leaves it as it
+ * was (a lookup then scans the log). */
+static hop_status
+index_notes(note_table *t)
+{
+    if (t->nindexed == t->n)
+        return HOP_OK;
+    if (2 * t->n > t->icap) {
+        size_t icap = t->icap ? t->icap : 16;
+        while (2 * t->n > icap)
+            icap *= 2;
+        uint32_t *index = hop__calloc(icap, sizeof *index);
+        if (index == NULL)
+            return HOP_NOMEM;
+        hop__free(t->index);
+        t->index = index;
+        t->icap = icap;
+        t->nindexed = 0;
+    }
+    for (; t->nindexed < t->n; t->nindexed++)
+        index_note(t, t->nindexed);
+    return HOP_OK;
 }
 
 hop_status
@@ -59,6 +110,10 @@ hop_output_graph_set_lift_note(hop_output_graph *og, const hop_node *placeholder
             return HOP_NOMEM;
         }
     }
+    if (t->n >= UINT32_MAX - 1)
+        return hop_error(HOP_NOMEM, "out of memory (%zu lift notes)", t->n);
+    if (hop__grow((void **)&t->log, &t->cap, t->n + 1, sizeof *t->log) != HOP_OK)
+        return HOP_NOMEM;
     /* A loop's lifts note one place again and again (every capture of a
      * list a body adds up): they share its copy. */
     const char *copy =
@@ -66,30 +121,32 @@ hop_output_graph_set_lift_note(hop_output_graph *og, const hop_node *placeholder
     if (copy == NULL)
         return HOP_NOMEM;
     t->last = copy;
-    note_entry *e = NULL;
-    HASH_FIND_PTR(t->map, &placeholder, e);
-    if (e) {
-        e->note = copy;
-        e->operand = operand;
-        return HOP_OK;
+    t->log[t->n++] = (note_entry){placeholder, copy, operand};
+    return HOP_OK;
+}
+
+/* The newest entry of placeholder in t, or NULL. */
+static const note_entry *
+find_note(note_table *t, const hop_node *placeholder)
+{
+    if (index_notes(t) != HOP_OK) {
+        for (size_t i = t->n; i-- > 0;)
+            if (t->log[i].key == placeholder)
+                return &t->log[i];
+        return NULL;
     }
-    if ((e = hop__arena_alloc(&t->arena, sizeof *e)) == NULL)
-        return HOP_NOMEM;
-    e->key = placeholder;
-    e->note = copy;
-    e->operand = operand;
-    hop_status st;
-    HOP_HASH_ADD(st, hh, t->map, key, sizeof e->key, e);
-    return st;
+    for (size_t k = t->icap ? note_slot(placeholder, t->icap) : 0; t->icap && t->index[k] != 0;
+         k = (k + 1) & (t->icap - 1))
+        if (t->log[t->index[k] - 1].key == placeholder)
+            return &t->log[t->index[k] - 1];
+    return NULL;
 }
 
 const char *
 hop_output_graph_lift_note(const hop_output_graph *og, const hop_node *placeholder, bool *operand)
 {
     note_table *t = hop_output_graph_data(og, &notes_key);
-    note_entry *e = NULL;
-    if (t)
-        HASH_FIND_PTR(t->map, &placeholder, e);
+    const note_entry *e = t ? find_note(t, placeholder) : NULL;
     /* A note outlives a placeholder a failed call took back: only a
      * placeholder still in a graph has one. */
     if (e && placeholder->graph == NULL)

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "hop.h"
+#include "hop/lifts.h"
 #include "hop/output_graph.h"
 
 #include <stdio.h>
@@ -511,6 +512,59 @@ test_first_four_lifts_of_a_body_allocate_no_lists_and_more_keep_their_order(void
     hop_output_graph_free(og);
 }
 
+/* Lift notes: the newest note of a placeholder wins, also one set after
+ * an earlier lookup, for every placeholder of many (the table indexes its
+ * log of notes when looked up, and again as it grows); a placeholder a
+ * failed call took back has none. */
+static void
+test_lift_notes_give_each_placeholder_its_newest_note_across_lookups(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    enum { N = 40 };
+    hop_node *xs[N], *ph[N];
+    char name[32];
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "v%d", i);
+        xs[i] = input(og, name, 1, 16, 0, false);
+    }
+    hop_tracer *t = hop_output_graph_push(og, "wrap_body_0");
+    assert_non_null(t);
+    bool operand = true;
+    for (int i = 0; i < N; i++) {
+        ph[i] = hop_tracer_lift(t, xs[i]);
+        assert_non_null(ph[i]);
+        snprintf(name, sizeof name, "f.py:%d", i);
+        assert_int_equal(hop_output_graph_set_lift_note(og, ph[i], name, i % 2), HOP_OK);
+        if (i == 5) { /* a lookup between notes */
+            assert_string_equal(hop_output_graph_lift_note(og, ph[3], &operand), "f.py:3");
+            assert_true(operand);
+        }
+        if (i == 12) /* a note replaced after the lookup */
+            assert_int_equal(hop_output_graph_set_lift_note(og, ph[3], "g.py:7", false), HOP_OK);
+    }
+    assert_int_equal(hop_output_graph_set_lift_note(og, ph[30], "g.py:8", true), HOP_OK);
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "f.py:%d", i);
+        const char *want = i == 3 ? "g.py:7" : i == 30 ? "g.py:8" : name;
+        assert_string_equal(hop_output_graph_lift_note(og, ph[i], &operand), want);
+        assert_int_equal(operand, i == 3 ? false : i == 30 ? true : (bool)(i % 2));
+    }
+    assert_null(hop_output_graph_lift_note(og, xs[0], &operand));
+    assert_false(operand);
+    /* Taken back by a failed call: no note, though it was set. */
+    hop_checkpoint *cp = hop_output_graph_checkpoint(og);
+    assert_non_null(cp);
+    hop_node *late = hop_tracer_create_input(t, "late", ph[0]->meta);
+    assert_non_null(late);
+    assert_int_equal(hop_output_graph_set_lift_note(og, late, "h.py:1", false), HOP_OK);
+    assert_string_equal(hop_output_graph_lift_note(og, late, NULL), "h.py:1");
+    assert_int_equal(hop_output_graph_abandon(og, cp, HOP_INVALID), HOP_INVALID);
+    assert_null(hop_output_graph_lift_note(og, late, NULL));
+    assert_string_equal(hop_output_graph_lift_note(og, ph[39], NULL), "f.py:39");
+    hop_output_graph_free(og);
+}
+
 static void
 test_lifting_through_64_tracers_costs_linear_in_depth(void **state)
 {
@@ -862,6 +916,7 @@ main(void)
         cmocka_unit_test(test_root_inputs_get_symbols_right_before_their_tensor_with_duck_sizing),
         cmocka_unit_test(
             test_first_four_lifts_of_a_body_allocate_no_lists_and_more_keep_their_order),
+        cmocka_unit_test(test_lift_notes_give_each_placeholder_its_newest_note_across_lookups),
         cmocka_unit_test(
             test_tensor_used_two_levels_deep_is_lifted_with_its_symbols_at_every_level),
         cmocka_unit_test(test_two_tensors_sharing_a_symbol_bind_it_once_per_level),
