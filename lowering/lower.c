@@ -1349,6 +1349,7 @@ ctx_free(hop_lower_ctx *cx)
      * be faulted in again: a 1,000-cond graph's scratch is ~5 MB. */
     hop__free_small(cx->values, cx->vcap * sizeof *cx->values);
     hop__xcache_free(cx);
+    hop__noteseen_free(cx);
     for (size_t r = 0; r < cx->nroutines; r++) {
         hop__rcode *rc = &cx->routines[r];
         hop__grow_free(rc->code, rc->cap, sizeof *rc->code);

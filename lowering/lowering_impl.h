@@ -111,6 +111,7 @@ typedef struct hop__vmap {
 } hop__vmap;
 
 typedef struct hop__xcache hop__xcache;
+typedef struct hop__noteseen hop__noteseen;
 
 /* An open if/else or loop block: kind 0 if, 1 else, 2 loop, 3 parallel loop,
  * 4 while loop. */
@@ -160,6 +161,10 @@ struct hop_lower_ctx {
     hop__vmap **values;
     size_t vcap, vcount;
     hop__xcache *xcache;
+    /* The plan's notes by text (hop_lower_note keeps each once): a map call
+     * notes its own name, so a scan of every earlier note made lowering N
+     * map calls quadratic (10,000 calls: ~1.7 G instructions in strcmp). */
+    hop__noteseen *noteseen;
     /* The programs hop__xcompile gave last, by a hash of the expression
      * (interned: one pointer per expression), asked before xcache: a HOP
      * call's slots ask for the same few sizes (a cond call ~14 times, each
@@ -274,6 +279,8 @@ const hop__xprog *hop__xconst(hop_lower_ctx *cx, int64_t v);
 /* Symbol sym's register (made on first use); -1 with the error set. */
 int32_t hop__sym_reg(hop_lower_ctx *cx, const hop_expr *sym);
 void hop__xcache_free(hop_lower_ctx *cx);
+/* Frees the set of note texts hop_lower_note keeps (toolkit.c). */
+void hop__noteseen_free(hop_lower_ctx *cx);
 
 /* ------------------------------------------------------------ values.c */
 

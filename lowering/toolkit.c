@@ -899,6 +899,11 @@ hop_lower_get_options(const hop_lower_ctx *cx)
     return cx ? &cx->opts : &defaults;
 }
 
+struct hop__noteseen {
+    const char *text; /* in the plan's arena */
+    UT_hash_handle hh;
+};
+
 hop_status
 hop_lower_note(hop_lower_ctx *cx, const char *fmt, ...)
 {
@@ -909,16 +914,39 @@ hop_lower_note(hop_lower_ctx *cx, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    size_t len = strlen(text);
+    hop__noteseen *seen = NULL;
+    HASH_FIND(hh, cx->noteseen, text, len, seen);
+    if (seen != NULL)
+        return HOP_OK;
     hop_plan *p = cx->plan;
-    for (size_t i = 0; i < p->nnotes; i++)
-        if (strcmp(p->notes[i], text) == 0)
-            return HOP_OK;
     const char *copy = hop__arena_strdup(&p->arena, text);
-    if (copy == NULL ||
-        hop__grow((void **)&p->notes, &p->capnotes, p->nnotes + 1, sizeof *p->notes) != HOP_OK)
+    seen = copy ? hop__malloc(sizeof *seen) : NULL;
+    if (seen == NULL ||
+        hop__grow((void **)&p->notes, &p->capnotes, p->nnotes + 1, sizeof *p->notes) != HOP_OK) {
+        hop__free(seen);
         return hop_error(HOP_NOMEM, "hop_lower_note: out of memory");
+    }
+    seen->text = copy;
+    hop_status st;
+    HOP_HASH_ADD_KEYPTR(st, hh, cx->noteseen, copy, len, seen);
+    if (st != HOP_OK) {
+        hop__free(seen);
+        return st;
+    }
     p->notes[p->nnotes++] = copy;
     return HOP_OK;
+}
+
+void
+hop__noteseen_free(hop_lower_ctx *cx)
+{
+    hop__noteseen *e, *tmp;
+    HASH_ITER(hh, cx->noteseen, e, tmp)
+    {
+        HASH_DEL(cx->noteseen, e);
+        hop__free(e);
+    }
 }
 
 hop_status

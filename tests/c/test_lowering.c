@@ -1775,6 +1775,61 @@ test_a_user_hops_lower_slot_runs_and_its_eval_is_inherited(void **state)
     assert_int_equal(hop_unregister_hop("opaque"), HOP_OK);
 }
 
+/* A lower slot that notes one text twice and one of its own, then inlines
+ * its body as opaque's does. */
+static hop_status
+noting_lower(hop_lower_ctx *cx, const hop_node *call)
+{
+    hop_status st = hop_lower_note(cx, "the same note");
+    if (st == HOP_OK)
+        st = hop_lower_note(cx, "%s's own note", call->name);
+    if (st == HOP_OK)
+        st = hop_lower_note(cx, "the same %s", "note");
+    return st == HOP_OK ? opaque_lower(cx, call) : st;
+}
+
+static const hop_class noting_class = {
+    .name = "noting",
+    .params = {{"body", HOP_PARAM_BODY, "noting_body"}, {"args", HOP_PARAM_VARARGS}},
+    .input_mode = HOP_INPUTS_LIFTED,
+    .lower = noting_lower,
+    .user_data = &opaque_lowered,
+};
+
+/* hop_lower_note keeps each text once, in the order first noted, over all
+ * the calls of a plan (a set of texts since the forty-sixth session: a scan
+ * of every earlier note made N map calls' lowering quadratic). */
+static void
+test_lower_notes_are_kept_once_each_in_first_noted_order(void **state)
+{
+    (void)state;
+    assert_int_equal(hop_register_hop(&noting_class), HOP_OK);
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 1, (int64_t[]){5}, true);
+    unary_spec u = {HOP_OP_tanh, x};
+    hop_body b = {unary_body, &u};
+    hop_arg none = hop_arg_list(NULL, 0);
+    hop_values r1 = {0}, r2 = {0};
+    assert_int_equal(hop_apply(og, &noting_class, &none, 1, &b, 1, &r1), HOP_OK);
+    assert_int_equal(hop_apply(og, &noting_class, &none, 1, &b, 1, &r2), HOP_OK);
+    hop_node *y = OP(root(og), HOP_OP_add, N(r1.items[0]), N(r2.items[0]));
+    finish(og, &y, 1);
+    hop_plan *p = lower(og, true);
+    assert_int_equal(hop_plan_nnotes(p), 3);
+    assert_string_equal(hop_plan_note(p, 0), "the same note");
+    const char *own1 = hop_plan_note(p, 1), *own2 = hop_plan_note(p, 2);
+    const char *tail = "'s own note";
+    assert_true(strlen(own1) > strlen(tail) && strlen(own2) > strlen(tail));
+    assert_string_equal(own1 + strlen(own1) - strlen(tail), tail);
+    assert_string_equal(own2 + strlen(own2) - strlen(tail), tail);
+    assert_string_not_equal(own1, own2);
+    hop_values_clear(&r1);
+    hop_values_clear(&r2);
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+    assert_int_equal(hop_unregister_hop("noting"), HOP_OK);
+}
+
 /* ---------------------------------------------------------- concurrency */
 
 typedef struct job {
@@ -2297,6 +2352,7 @@ main(void)
         cmocka_unit_test(test_large_fused_groups_on_four_threads_match_eager),
         cmocka_unit_test(test_a_hop_based_on_wrap_lowers_like_wrap),
         cmocka_unit_test(test_a_user_hops_lower_slot_runs_and_its_eval_is_inherited),
+        cmocka_unit_test(test_lower_notes_are_kept_once_each_in_first_noted_order),
         cmocka_unit_test(test_one_plan_runs_concurrently_on_four_threads),
         cmocka_unit_test(test_allocation_failures_in_lower_and_run_are_nomem_and_leak_nothing),
         cmocka_unit_test(test_sizes_too_large_are_refused_as_eager_refuses_them),
