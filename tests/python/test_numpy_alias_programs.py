@@ -656,3 +656,27 @@ def test_a_dtype_view_of_a_reversed_view_writes_and_reads_its_base(captured):
     _run_src("v0 = V.view(np.int64);v0[0] = 7;return (v0, G)", kind=3, captured=captured)
     _run_src("v0 = G[:, ::-1].view(np.int64);G[0] += 1;return (v0 * 1, v0)", kind=3,
              captured=captured)
+
+
+@pytest.mark.parametrize("kind", [4, 5])  # complex128 and float32: another item size
+@pytest.mark.parametrize("body", ["v0 = V.view(np.int64);return (v0,)",
+                                  "v0 = V.view(np.int64);v0[0] = 7;return (v0, G)",
+                                  "v0 = V.view(np.int64);G[1] += 1;return (v0 * 1, v0)"])
+def test_a_dtype_view_of_another_item_size_of_a_reversed_view_is_numpys_view_of_its_base(
+        kind, body):
+    # NumPy's view of the memory of eager hop.numpy's V.view(np.int64) (V a
+    # reversed view, hop's copy) was one of the copy: a dtype step of another
+    # item size had no NumPy form in _storage.numpy_of_copy, so np.asarray of
+    # it shared no memory with G and writes into it were lost (found by the
+    # forty-sixth session's CI run, a draw of the sanitizer pass)
+    _run_src(body, kind=kind, modes=("fresh", "fresh", "same"), captured="hnp")
+
+
+def test_np_asarray_of_a_dtype_view_of_a_reversed_view_writes_its_base():
+    g = np.arange(6.0).reshape(3, 2) + 1j
+    G, gn = hop.numpy.asarray(g.copy()), g.copy()
+    for base in (G, gn):
+        v = np.asarray(base[::-1].view(np.int64))
+        v[0, 0] = 0  # (the real part's bits of the last row's first item: +0.0)
+    assert np.array_equal(np.asarray(G), gn)
+    assert gn[2, 0] == 1j

@@ -1082,11 +1082,14 @@ def numpy_of_copy(a):
     while x._cp is not None:
         steps.append(x._cp[1])
         x = x._cp[0]
-    if any(s.apply_np is None for s in steps):
+    if any(s.apply_np is None and s.kind != "bitcast" for s in steps):
         return None
     v = x._t.numpy()
-    for s in reversed(steps):
-        v = numpy_view(s, v)
+    try:
+        for s in reversed(steps):
+            v = numpy_view(s, v)
+    except ValueError:
+        return None  # (NumPy's dtype view of another item size needs a contiguous last axis)
     return v
 
 
