@@ -680,3 +680,18 @@ def test_np_asarray_of_a_dtype_view_of_a_reversed_view_writes_its_base():
         v[0, 0] = 0  # (the real part's bits of the last row's first item: +0.0)
     assert np.array_equal(np.asarray(G), gn)
     assert gn[2, 0] == 1j
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.float32])
+def test_a_dtype_view_of_another_item_size_of_a_stepped_last_axis_is_numpys_value_error(dtype):
+    # eager hop.numpy's G[:, ::-2] is a contiguous copy, whose dtype view of
+    # another item size answered where NumPy raises (the forty-sixth
+    # session's stress draw: `v0 = b[..., ::-2]; v2 = v0.view(np.int64)`, b G)
+    for m in (np, hop.numpy):
+        g = m.asarray(np.arange(12).reshape(3, 4).astype(dtype))
+        with pytest.raises(ValueError, match="the last axis must be contiguous"):
+            g[:, ::-2].view(np.int64)
+    src = ("def make(C):\n    def f(a, b):\n        global G, V\n        nonlocal C\n"
+           "        v0 = b[..., ::-2]\n        v2 = v0.view(np.int64)\n        return (a,)\n"
+           "    return f\n")
+    _same_as_numpy(src, 4 if dtype is np.complex128 else 5, "b is G", ["fresh", "fresh"], "hnp")

@@ -44,7 +44,12 @@ VECTOR = ["a[[0, 0, 1]] = [1, 2, 3]", "a[b] = np.arange(6) * 10", "a[b] += 1",
           "np.negative(a, out=a[::-1])", "np.add(a, a[::-1], out=a)",
           "np.cumprod(a[:-1], out=a[1:])", "np.take(a, [2, 1, 0, 5, 4, 3], out=a)",
           "a.flat[::-1] = a", "np.put(a, b, a[::-1])", "np.add.at(a, b, a[:6])",
-          "a[1:] += a[:-1]", "a[::-1] += a"]
+          "a[1:] += a[:-1]", "a[::-1] += a",
+          # (a flat write of a value over the array's memory through a view of
+          # it: the plan read the value whole, compiled gave the reversal,
+          # silently: the forty-sixth session's stress draw)
+          "v = a.reshape(-1); v.flat[::-1] = v", "v = a[:]; v.flat[1:] = v[:-1]",
+          "v = a.reshape(2, 3); v.flat[::-1] = a", "v = a[::2]; a.flat[1:4] = v"]
 MATRIX = ["np.matmul(a, b, out=a)", "np.matmul(a, a.T, out=a)", "a += a.T", "a -= a.T[::-1]",
           "np.multiply(a.T, a[::-1], out=a)", "np.dot(a, a, out=a)",
           "np.sum(a, axis=0, out=a[0])", "np.add.accumulate(a, axis=0, out=a)",
@@ -100,3 +105,12 @@ def test_hop_trace_refuses_an_advanced_key_with_a_value_over_the_array():
         return a
     with pytest.raises(hop.UnsupportedError, match="reading the value as it goes"):
         hop.trace(f, hop.numpy.asarray(np.arange(6.0)), hop.numpy.asarray(np.array([0, 1])))
+
+
+def test_hop_trace_refuses_a_flat_write_of_a_value_over_the_array():
+    def f(a):
+        v = a.reshape(-1)
+        v.flat[::-1] = v
+        return a
+    with pytest.raises(hop.UnsupportedError, match="with a flat key and a value over the array's"):
+        hop.trace(f, hop.numpy.asarray(np.arange(6.0)))

@@ -79,6 +79,15 @@ class flatiter:
         return wrap(type(self.base), r.clone(), scalar=scalar)
 
     def __setitem__(self, key, value):
+        run = _storage.current()
+        if run is not None and isinstance(value, ndarray) and not value._scalar and \
+                _storage.storage_of(value, run) is _storage.storage_of(self.base, run):
+            # NumPy's flat assignment reads the value as it writes, whatever
+            # the key (`v.flat[::-1] = v` of v = a.reshape(-1): [0, 1, 2, 2,
+            # 1, 0]); a traced write reads it whole (the plan gave the
+            # reversal, silently: the forty-sixth session's stress draw)
+            from ._indexing import _overlapping_value
+            _overlapping_value("ndarray.flat[...] = value", "a flat key")
         pos = self._positions(key)[0].reshape(-1)
         _index_routines._flat_write(self.base, pos, value, "ndarray.flat[...] = value")
 
@@ -218,6 +227,11 @@ def _view_method(self, dtype=None, type=None):
     if _C._is_proxy(t) or _core.tracing():
         return _bitcast_view(self, kind, npd)
     _core.hop_dtype(npd, "ndarray.view", makes=True)
+    if self._cp is not None and npd.itemsize != self.dtype.itemsize:
+        # (hop's copy is contiguous where NumPy's view may not be: G[:, ::-2])
+        nv = _storage.numpy_of_copy(self)
+        if nv is not None:
+            nv.view(npd)  # NumPy's ValueError where its last axis is not contiguous
     r = kind(_C.asarray(t.numpy().view(npd)), scalar=self._scalar)
     r._ro = self._ro  # (a view of a read-only array is read-only)
     if not self._scalar:

@@ -726,7 +726,7 @@ def _advanced_key(key):
                     isinstance(k, ndarray) and k._scalar) for k in keys)
 
 
-def _overlapping_value(what):
+def _overlapping_value(what, key="an index array or mask"):
     """A traced x[key] = v with an advanced key and a value over x's own
     memory (`a[idx] = a`, `v[[0, -1]] = v[::-1]`): NumPy 1.24 assigns
     element by element in the index's order, reading the value as it goes
@@ -737,6 +737,6 @@ def _overlapping_value(what):
     [6, 4, 1, ...] where NumPy and eager give [1, 4, 1, ...])."""
     from .._breaks import conversion
     conversion(_C.UnsupportedError,
-               f"hop.numpy: {what} with an index array or mask and a value over the array's "
+               f"hop.numpy: {what} with {key} and a value over the array's "
                f"own memory: NumPy assigns element by element reading the value as it goes, "
                f"which a traced write does not reproduce (copy the value first: `v.copy()`)")
