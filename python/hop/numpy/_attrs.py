@@ -88,8 +88,29 @@ class flatiter:
             # reversal, silently: the forty-sixth session's stress draw)
             from ._indexing import _overlapping_value
             _overlapping_value("ndarray.flat[...] = value", "a flat key")
+        if run is None and self._numpy_assigns(key, value):
+            return
         pos = self._positions(key)[0].reshape(-1)
         _index_routines._flat_write(self.base, pos, value, "ndarray.flat[...] = value")
+
+    def _numpy_assigns(self, key, value):
+        """Eagerly, a value over the memory of a base that views no copy
+        NumPy assigns itself, reading the value as it writes (`v.flat[::-1]
+        = v` of v = G[::2]: hop read a strided value whole, the reversal,
+        silently; the forty-sixth session's stress draw); True when it did."""
+        a = self.base
+        if not isinstance(value, ndarray) or value._scalar or a._cp is not None or a._ro or \
+                _C._is_proxy(a._tv) or _C._is_proxy(value._tv):
+            return False
+        dst, src = _np.asarray(a), _np.asarray(value)
+        if not _np.shares_memory(dst, src):
+            return False
+        key = _np.asarray(key) if isinstance(key, ndarray) else key
+
+        def store():
+            dst.flat[key] = src
+        _storage.eager_write(a, store)
+        return True
 
     def copy(self):
         return F.copy(F.ravel(self.base, _kind=ndarray), _kind=type(self.base))
