@@ -695,3 +695,13 @@ def test_a_dtype_view_of_another_item_size_of_a_stepped_last_axis_is_numpys_valu
            "        v0 = b[..., ::-2]\n        v2 = v0.view(np.int64)\n        return (a,)\n"
            "    return f\n")
     _same_as_numpy(src, 4 if dtype is np.complex128 else 5, "b is G", ["fresh", "fresh"], "hnp")
+
+
+@pytest.mark.parametrize("view", ["G[::2]", "V[::2]", "V", "G.reshape(-1)"])
+def test_a_flat_write_of_a_view_over_itself_is_numpys(view):
+    # `v0.flat[::-1] = v0`: NumPy reads the value as it writes; compiled the
+    # plan read it whole and eager hop.numpy read a strided or copied view
+    # whole (the forty-sixth session's stress draws)
+    for captured in ("np", "hnp"):
+        _run_src(f"v0 = {view};v0.flat[::-1] = v0;return (G, v0)", modes=("fresh", "fresh"),
+                 captured=captured)

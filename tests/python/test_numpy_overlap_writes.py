@@ -94,7 +94,9 @@ def test_overlapping_writes_of_a_matrix_are_numpys(src, kind):
 
 @pytest.mark.parametrize("src", ["a.flat[b] = a[::-1]", "v = a[::2]; v.flat[::-1] = v",
                                  "v = a[::2]; v.flat[[2, 0, 1]] = v[::-1]",
-                                 "a.reshape(2, 3)[:, ::2].flat[::-1] = a[1:5]"])
+                                 "a.reshape(2, 3)[:, ::2].flat[::-1] = a[1:5]",
+                                 "v = a[::-1][::2]; v.flat[::-1] = v",
+                                 "v = a[::-1]; v.flat[1:] = v[:-1]"])
 def test_a_flat_assignment_of_a_value_over_the_array_is_numpys_eagerly(src):
     # eager hop.numpy read a reversed (copied) or strided value whole, where
     # NumPy reads its view of the memory as it writes (a strict xfail until

@@ -94,22 +94,25 @@ class flatiter:
         _index_routines._flat_write(self.base, pos, value, "ndarray.flat[...] = value")
 
     def _numpy_assigns(self, key, value):
-        """Eagerly, a value over the memory of a base that views no copy
-        NumPy assigns itself, reading the value as it writes (`v.flat[::-1]
-        = v` of v = G[::2]: hop read a strided value whole, the reversal,
-        silently; the forty-sixth session's stress draw); True when it did."""
+        """Eagerly, a value over the base's memory NumPy assigns itself on
+        its views of both, reading the value as it writes (`v.flat[::-1] =
+        v` of v = G[::2] or V[::2]: hop read the value whole, the reversal,
+        silently; the forty-sixth session's stress draws); True when it
+        did."""
         a = self.base
-        if not isinstance(value, ndarray) or value._scalar or a._cp is not None or a._ro or \
+        if not isinstance(value, ndarray) or value._scalar or a._ro or \
                 _C._is_proxy(a._tv) or _C._is_proxy(value._tv):
             return False
+        if a._cp is not None and _storage.numpy_of_copy(a) is None:
+            return False  # (hop's copy alone: no NumPy view of the memory to write)
         dst, src = _np.asarray(a), _np.asarray(value)
         if not _np.shares_memory(dst, src):
             return False
         key = _np.asarray(key) if isinstance(key, ndarray) else key
-
-        def store():
+        try:
             dst.flat[key] = src
-        _storage.eager_write(a, store)
+        finally:
+            _storage.numpy_may_write()  # (hop's copies of that memory read it again)
         return True
 
     def copy(self):
