@@ -445,8 +445,16 @@ test_allocation_failure_sweep_over_trace_lower_and_run(void **state)
     hop_tensor *in[2];
     make_inputs(in);
     long base = warm_up(in);
-    long k, faults = 0;
-    for (k = 1; k < 1000000; k++) {
+    /* Every allocation of a run fails once, the last one included: a
+     * failure the pipeline absorbs (a lift note's lookup index, whose
+     * lookup then scans the log) gives HOP_OK and exact values, and the
+     * sweep goes on past it (it ended at the first such one before the
+     * forty-sixth session, leaving the run's later allocations unswept). */
+    long made = hop_alloc_count();
+    (void)warm_up(in);
+    made = hop_alloc_count() - made;
+    long k, faults = 0, absorbed = 0;
+    for (k = 1; k <= made; k++) {
         bool ok = true;
         hop_alloc_fail_at(k);
         hop_status st = pipeline(in, &ok);
@@ -460,14 +468,17 @@ test_allocation_failure_sweep_over_trace_lower_and_run(void **state)
         assert_int_equal(hop_alloc_live(), base);
         if (st == HOP_OK) {
             assert_true(ok);
-            break;
+            absorbed++;
+            continue;
         }
         assert_int_equal(st, HOP_NOMEM);
         assert_non_null(strstr(hop_error_message(), "out of memory"));
         faults++;
     }
-    fprintf(stderr, "pipeline sweep: %ld allocation faults injected, each HOP_NOMEM, no leak\n",
-            faults);
+    fprintf(stderr,
+            "pipeline sweep: %ld allocations, %ld faults each HOP_NOMEM, %ld absorbed with "
+            "exact values, no leak\n",
+            made, faults, absorbed);
     assert_true(faults > 400);
     bool ok = true;
     assert_int_equal(pipeline(in, &ok), HOP_OK);
