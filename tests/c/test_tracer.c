@@ -478,7 +478,7 @@ test_first_four_lifts_of_a_body_allocate_no_lists_and_more_keep_their_order(void
     (void)state;
     hop_output_graph *og = hop_output_graph_new();
     hop_node *xs[9];
-    char name[8];
+    char name[16];
     for (int i = 0; i < 9; i++) {
         snprintf(name, sizeof name, "v%d", i);
         xs[i] = input(og, name, 1, 16, 0, false);
