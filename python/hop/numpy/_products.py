@@ -537,13 +537,17 @@ def _einsum_by_value(arrays, ts, dtype):
     return _core.result_dtype([_core.operand(a, "einsum") for a in arrays], "einsum")
 
 
-def _einsum_dtypes(ts, dtype, casting, by_value=None):
+def _einsum_dtypes(ts, dtype, casting, by_value=None, out_dt=None):
     """The result dtype and the one the contraction computes in, with the
     TypeError of NumPy's iterator for an operand it cannot cast (a 0-d one
     of a dtype by_value, by its value as NumPy casts it: a safe cast of 3
-    to int8)."""
+    to int8).  out_dt: out='s dtype, one of the operands NumPy's iterator
+    finds the common dtype of when no dtype is given (float32 operands
+    into a float64 out are summed in float64)."""
     dt = _np.dtype(dtype) if dtype is not None else \
         by_value if by_value is not None else _core.promoted_dtype(ts)
+    if dtype is None and out_dt is not None:
+        dt = _np.result_type(dt, out_dt)
     for i, t in enumerate(ts):  # NumPy's iterator casts each operand under `casting`
         if by_value is not None and t.ndim == 0 and casting in ("safe", "same_kind", "unsafe"):
             continue
@@ -551,6 +555,35 @@ def _einsum_dtypes(ts, dtype, casting, by_value=None):
             raise TypeError(f"Iterator operand {i} dtype could not be cast from "
                             f"{_core.np_dtype(t)!r} to {dt!r} according to the rule {casting!r}")
     return dt, _np.dtype(_np.int64) if dt == _np.dtype(bool) else dt
+
+
+def _einsum_out_dtype(out):
+    """out='s dtype where out is an array (else None: _out refuses it)."""
+    from ._ufuncs import out_array
+    return None if out is None or not out_array(out) else _np.dtype(out.dtype)
+
+
+def _einsum_out_check(ts, ins, outs, out, dt, casting):
+    """NumPy's iterator's casting checks of einsum's out=, its operand
+    len(ts), read and written (NumPy's einsum sums into it): its dtype cast
+    to dt and dt cast back to it under `casting` (the default 'safe':
+    float64 products into a float32 out are a TypeError).  Made only where
+    out has the result's shape: another is the ValueError _write_out
+    raises, which NumPy's iterator raises first."""
+    sizes = {}
+    for labels, t in zip(ins, ts):
+        for c, n in zip(labels, t.shape):
+            if n != 1 or c not in sizes:
+                sizes[c] = n
+    if tuple(out.shape) != tuple(sizes.get(c, 1) for c in outs):
+        return
+    od, n = _np.dtype(out.dtype), len(ts)
+    if not _np.can_cast(od, dt, casting):
+        raise TypeError(f"Iterator operand {n} dtype could not be cast from {od!r} to {dt!r} "
+                        f"according to the rule {casting!r}")
+    if not _np.can_cast(dt, od, casting):
+        raise TypeError(f"Iterator requested dtype could not be cast from {dt!r} to {od!r}, "
+                        f"the operand {n} dtype, according to the rule {casting!r}")
 
 
 def _einsum_cast(ts, dt, cdt):
@@ -586,7 +619,9 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     single = len(ts) == 1 and out is None
     view = single and isinstance(arrays[0], ndarray) and not arrays[0]._scalar
     by_value = _einsum_by_value(arrays, ts, dtype)
-    key = None if by_value is not None else \
+    out_dt = _einsum_out_dtype(out)
+    # (a call with out= is decided afresh: its checks read out's shape)
+    key = None if by_value is not None or out is not None else \
         _einsum_key(subscripts, ts, single, view, dtype, casting, path)
     got = _EINSUM_PLANS.get(key) if key is not None else None
     if got is None:
@@ -595,7 +630,9 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
         _einsum_check(ts, ins, outs, single)
         if view and outs and set(ins[0]) <= set(outs):
             return _einsum_view(kind, arrays[0], subscripts, ins[0], outs)
-        dt, cdt = _einsum_dtypes(ts, dtype, casting, by_value)
+        dt, cdt = _einsum_dtypes(ts, dtype, casting, by_value, out_dt)
+        if out_dt is not None:
+            _einsum_out_check(ts, ins, outs, out, dt, casting)
         same = builtins.all(_core.np_dtype(t) == cdt for t in ts) and dt == cdt
         ts = _einsum_cast(ts, dt, cdt)
         plan = _einsum_plan(ins, outs, [tuple(t.shape) for t in ts])
