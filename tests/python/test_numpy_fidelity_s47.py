@@ -1,6 +1,7 @@
 """Regressions of the hop.numpy fidelity gaps of issue #29 the forty-seventh
 session closed, against NumPy 1.24, eagerly (hop.numpy arrays) and compiled
-(hop.compile): einsum's out= casting.  Each case compares the result's
+(hop.compile): einsum's out= casting, the .base of an argument and of an
+order='F' reshape.  Each case compares the result's
 type, dtype, shape and values, the exception's type and text, and the
 caller's arrays after the call."""
 
@@ -80,3 +81,70 @@ def test_einsum_out_of_another_shape_is_the_shape_error_first():
     for lib, mk in ((np, np.asarray), (hnp, hnp.asarray)):
         with pytest.raises(ValueError):
             lib.einsum("ij,jk->ik", mk(a), mk(a), out=mk(np.zeros(4, np.float32)))
+
+
+# ------------------------------------------------------------ .base of arguments, order='F'
+
+_X = np.arange(6.0)
+_BASE_PROGRAMS = [
+    ("arg", lambda a: a.base),
+    ("view", lambda a: a[1:].base),
+    ("is_arg", lambda a: a[1:].base is a),
+    ("is_none", lambda a: a.base is None),
+    ("reshaped", lambda a: a.reshape(-1, 1).base),
+]
+
+
+@pytest.mark.parametrize("name", [n for n, _ in _BASE_PROGRAMS])
+@pytest.mark.parametrize("which", ["owner", "view"])
+def test_base_of_an_argument_is_the_callers(name, which):
+    # the finding: compiled `a.base` of an argument was None and `a[1:].base`
+    # was the argument, where NumPy's is the caller's array's base (x of
+    # x[1:]: NumPy collapses a chain of views), so `a[1:].base is a` was
+    # True for x[1:] compiled; a read of it ends the compiled part now
+    fn = dict(_BASE_PROGRAMS)[name]
+    x = np.arange(6.0)
+    arg = x if which == "owner" else x[1:]
+    want = fn(arg)
+    f = hop.compile(fn)
+    for _ in range(2):  # (a plan made for one layout is not reused for the other)
+        got = f(arg)
+        if isinstance(want, np.ndarray):
+            assert got is want  # the caller's own array
+        else:
+            assert got is want or got == want
+    h = hnp.asarray(x)
+    harg = h if which == "owner" else h[1:]
+    got = fn(harg)
+    if isinstance(want, np.ndarray):
+        assert got is (h if want is x else harg)
+    else:
+        assert got == want
+
+
+def test_base_of_an_argument_under_hop_trace_is_an_unsupported_error():
+    with pytest.raises(hop.UnsupportedError, match="the .base of an argument"):
+        hop.trace(lambda a: a[1:].base, hnp.asarray(np.arange(3.0)))
+
+
+def _fortran_base(r):
+    b = r.base
+    return (type(b).__name__, b.shape, b.strides, b.flags.owndata, b.base is None,
+            b.flags.f_contiguous, b.flags.c_contiguous, np.asarray(b).tolist())
+
+
+@pytest.mark.parametrize("shape", [(6,), (3, 2), (6, 1)])
+def test_base_of_an_order_f_reshape_that_copies_is_the_fortran_copy(shape):
+    # the finding: the .base of `a.reshape(n, order='F')` of a C-ordered a
+    # (a copy) was the C-ordered copy of a.T, (3, 2), where NumPy's is a's
+    # own copy in Fortran order, (2, 3) with strides (8, 16), owning its
+    # memory; compiled, the read of it ends the compiled part
+    a = np.arange(6.0).reshape(2, 3)
+    want = _fortran_base(a.reshape(shape, order="F"))
+    assert want[1:3] == ((2, 3), (8, 16))
+    assert _fortran_base(hnp.asarray(a.copy()).reshape(shape, order="F")) == want
+    for fn in (lambda x: x.reshape(shape, order="F").base,
+               lambda x: (x * 1).reshape(shape, order="F").base):
+        b = hop.compile(fn)(a.copy())
+        assert (type(b).__name__, b.shape, b.strides, b.flags.owndata, b.base is None,
+                np.asarray(b).tolist()) == want[:5] + want[7:]

@@ -535,9 +535,22 @@ ndarray.flags = property(lambda self: _Flags(self), doc="NumPy's flags (see _Fla
 
 def _base(self):
     st = self._st
-    if st is not None and st.vw_root is not self:
-        return st.vw_root
-    return self._ob
+    b = st.vw_root if st is not None and st.vw_root is not self else self._ob
+    if _storage.current() is not None and (self._role is not None or st is not None and (
+            st.root is not None or st.foreign)):
+        # an argument, a captured array or a view of one: NumPy's answer is
+        # the caller's array or its own base (x of an argument x[1:]), which
+        # the plan cannot give for a later call (the compiled part ends here)
+        _breaks.conversion(_C.UnsupportedError, "hop.numpy: the .base of an argument, a "
+                                                "captured array or a view of one is the "
+                                                "caller's array or its base, not known "
+                                                "while tracing")
+    run = _storage.current()
+    if run is not None and st is not None and id(st) in run.fortran_copies:
+        _breaks.conversion(_C.UnsupportedError, "hop.numpy: the .base of an order='F' reshape "
+                                                "that copied is NumPy's copy of the array in "
+                                                "Fortran order, which a trace does not make")
+    return b
 
 
 ndarray.base = property(_base, doc="The array whose memory this one views, or None.")

@@ -291,7 +291,20 @@ def _reshape(a, newshape, order="C", *, _kind=None):
         except ValueError:
             raise ValueError(f"cannot reshape array of size {_size(_t(a, 'reshape').shape)} "
                              f"into shape {_core.shape_text(shape)}") from None
-        return _numpy_strides(a, transpose(r, _kind=kind), make, "F", kind)
+        res = _numpy_strides(a, transpose(r, _kind=kind), make, "F", kind)
+        if isinstance(r, ndarray) and isinstance(r._ob, ndarray) and r._ob._ob is None and \
+                _storage.current() is None and not _C._is_proxy(r._t) and \
+                r._t.data_ptr() != _t(a, "reshape").data_ptr():
+            # a copy: NumPy's base is a's copy in Fortran order in a's own
+            # shape (PyArray_NewCopy(a, NPY_FORTRANORDER)), which owns its
+            # memory, not the C-ordered copy of the transpose
+            c = r._ob._t
+            res._ob = type(res)(c.permute(*range(c.ndim - 1, -1, -1)))
+        run = _storage.current()
+        if run is not None and isinstance(res, ndarray) and isinstance(a, ndarray) and \
+                res._st is not None and res._st is not a._st:
+            run.fortran_copies[id(res._st)] = res._st  # (its .base breaks: _attrs._base)
+        return res
     if order not in ("C", "A"):
         raise _C.UnsupportedError(f"hop.numpy: reshape with order={order!r} is not supported")
     t = _t(a, "reshape")

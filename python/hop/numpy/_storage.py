@@ -92,7 +92,7 @@ class Run:
 
     __slots__ = ("depth", "writeback", "slots", "slot_arrays", "args", "arg_tensors", "marked",
                  "active", "layout", "order", "captured", "arg_strides", "arg_examples", "made",
-                 "owned", "columns", "__weakref__")
+                 "owned", "columns", "fortran_copies", "__weakref__")
 
     def __init__(self, depth, writeback, slots, slot_arrays=None):
         self.depth = depth
@@ -108,6 +108,9 @@ class Run:
         self.captured = {}  # id(array) -> array, the captured roots this run saw
         self.arg_strides = {}  # leaf -> the example's strides in elements
         self.arg_examples = {}  # leaf -> the example ndarray's (shape, strides in elements)
+        # id -> storage of each order='F' reshape's copy, whose NumPy base
+        # (the array's copy in Fortran order) the run does not make
+        self.fortran_copies = {}
         self.made = []
         self.owned = []
         self.columns = []  # nonzero's columns of a 1-d array (NumPy's C strides when empty)
