@@ -513,6 +513,7 @@ def lifted_sources(fn, args=None, kwargs=None):
 # (_trace._view_again)
 # (by id: hop.numpy's arrays are unhashable; an entry goes with its array)
 ENV_ARRAYS = {}
+ENV_REFS = {}  # id(w) -> the weak reference whose callback forgets w
 
 
 def _ndarray_type():
@@ -697,8 +698,11 @@ class _State:
         self.numpy_mode = self.env_numpy = True
         self.env_arrays[id(a)] = (a, w)
         self.env_arrays[id(w)] = (a, w)  # (_unshadow: back to a)
+        # (hop's own weak reference, which hop.numpy's resize does not
+        # count: _reads.HopRef; it lives until w dies, its callback's key)
         ENV_ARRAYS[id(w)] = a
-        weakref.finalize(w, ENV_ARRAYS.pop, id(w), None)
+        ENV_REFS[id(w)] = _reads.HopRef(w, lambda _, k=id(w): (ENV_ARRAYS.pop(k, None),
+                                                       ENV_REFS.pop(k, None)))
         return w
 
     def _hint(self, a, t):

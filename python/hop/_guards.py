@@ -65,6 +65,7 @@ import types
 import weakref
 
 from . import _C
+from ._reads import HopRef
 from ._reads import MISSING, Policy, Walk, is_hop_function, is_hop_module, is_user_module, \
     loaded_hop_numpy, names_of, roots
 
@@ -216,7 +217,7 @@ class Guard:
         # read G; the plan's captured tensor holds it anyway)
         if self.kind == "id" and not (_np is not None and isinstance(v, _np.ndarray)):
             try:
-                self.held = weakref.ref(v)
+                self.held = HopRef(v)
                 self.weak = True
                 return
             except TypeError:

@@ -47,6 +47,14 @@ MISSING = object()  # a name that holds nothing (an empty cell, a global not def
 _ref = weakref.ref
 
 
+class HopRef(weakref.ref):
+    """A weak reference hop itself holds (a guard's, an environment
+    array's): NumPy refuses to resize an array any weak reference points
+    at, and hop.numpy's ndarray.resize counts the user's alone, so an array
+    a compiled call read stays resizable exactly when NumPy's would be."""
+    __slots__ = ()
+
+
 def code_names(code, out):
     """Adds to out every global or attribute name code (and the code of the
     functions defined inside it) uses; returns out.  A string constant that

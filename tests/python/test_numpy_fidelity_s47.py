@@ -5,6 +5,8 @@ order='F' reshape.  Each case compares the result's
 type, dtype, shape and values, the exception's type and text, and the
 caller's arrays after the call."""
 
+import weakref
+
 import numpy as np
 import pytest
 
@@ -148,3 +150,78 @@ def test_base_of_an_order_f_reshape_that_copies_is_the_fortran_copy(shape):
         b = hop.compile(fn)(a.copy())
         assert (type(b).__name__, b.shape, b.strides, b.flags.owndata, b.base is None,
                 np.asarray(b).tolist()) == want[:5] + want[7:]
+
+
+# ------------------------------------------------------------ resize and weak references
+
+_WEAK_TEXT = ("cannot resize an array that references or is referenced\nby another array in "
+              "this way. Use the np.resize function.")
+
+
+def _resize_outcome(mk, size, refcheck, weak):
+    a = mk(3.0)
+    r = weakref.ref(a) if weak else None
+    try:
+        a.resize(size, refcheck=refcheck)
+    except ValueError as e:
+        return "ValueError", str(e), np.asarray(a).tolist()
+    finally:
+        del r
+    return "ok", np.asarray(a).tolist()
+
+
+@pytest.mark.parametrize("size", [5, 3, 2])
+@pytest.mark.parametrize("refcheck", [True, False])
+@pytest.mark.parametrize("weak", [True, False])
+def test_resize_of_an_array_with_a_weak_reference_is_numpys(size, refcheck, weak):
+    # the finding: hop.numpy resized an array a weak reference pointed at,
+    # where NumPy refuses (refcheck or not) to change its size
+    want = _resize_outcome(np.arange, size, refcheck, weak)
+    assert _resize_outcome(hnp.arange, size, refcheck, weak) == want
+    if weak and size != 3:
+        assert want[:2] == ("ValueError", _WEAK_TEXT)
+
+
+def test_resize_does_not_count_hops_own_weak_references():
+    # a guard holds an object weakly (_guards.Guard, _reads.HopRef): not a
+    # reference NumPy's array would have, so the array stays resizable
+    from hop._guards import Guard, Source
+    a = hnp.arange(3.0)
+    g = Guard(Source("global", {}, "a", "a"), "id", a)
+    assert g.expected is a and weakref.getweakrefcount(a) == 1
+    a.resize(5)
+    assert np.asarray(a).tolist() == [0.0, 1.0, 2.0, 0.0, 0.0]
+
+
+def _resize_after_a_decision(a):
+    x = a * 1.0
+    if a.sum() > 2:
+        x.resize((5, 1))
+    return x
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
+    "open (docs/RELIABILITY.md): after the data-dependent `if` the rest of the function runs by "
+    "hop's concrete interpreter, whose frame and resume arguments hold references to x, so "
+    "NumPy's refcheck counts more than eager's two"))
+def test_compiled_resize_after_a_decision_on_the_data_is_numpys():
+    want = _resize_after_a_decision(np.arange(3.0))
+    got = hop.compile(_resize_after_a_decision)(np.arange(3.0))
+    assert type(got) is np.ndarray and got.shape == (5, 1)
+    assert got.tolist() == want.tolist()
+
+
+_CAPTURED = None
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
+    "open (docs/RELIABILITY.md): a compiled function's cache holds strong references to a "
+    "NumPy array it captured (its plan's input and guards), which NumPy's refcheck counts"))
+def test_a_captured_ndarray_stays_resizable_after_a_compiled_call():
+    global _CAPTURED
+    _CAPTURED = np.arange(3.0)
+    _CAPTURED.resize(4)  # NumPy's refcheck: the module's reference and the call's
+    f = hop.compile(lambda a: a * _CAPTURED)
+    f(np.ones(4))
+    _CAPTURED.resize(5)
+    assert _CAPTURED.tolist() == [0.0, 1.0, 2.0, 0.0, 0.0]

@@ -14,6 +14,7 @@ guessed answer.
 import builtins
 import operator
 import sys
+import weakref
 
 import numpy as _np
 
@@ -438,6 +439,9 @@ def _resize_method(refs, self, *new_shape, refcheck=True):
         if self._vw or (st is not None and st.vw_root is not self) or \
                 (self._ro and run is not None) or self._ob is not None:
             raise ValueError("cannot resize this array: it does not own its data")
+        if n != m and _weakly_referenced(self):
+            raise ValueError("cannot resize an array that references or is referenced\nby "
+                             "another array in this way. Use the np.resize function.")
         if self._role is not None or (run is not None and self._run is not run) or \
                 (n != m and refcheck is _REFERENCED):
             raise ValueError("cannot resize an array that references or is referenced\nby "
@@ -455,6 +459,13 @@ def _resize_method(refs, self, *new_shape, refcheck=True):
         st.version += 1
     self._tv = new
     return None
+
+
+def _weakly_referenced(a):
+    """Whether a weak reference of the user's points at a (NumPy refuses to
+    resize such an array, refcheck or not); hop's own are not counted."""
+    from .._reads import HopRef
+    return any(type(r) is not HopRef for r in weakref.getweakrefs(a))
 
 
 _REFERENCED = object()  # (refcheck's finding: another reference holds the array)
