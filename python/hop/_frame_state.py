@@ -12,7 +12,6 @@ import gc
 import inspect
 import sys
 import types
-import weakref
 
 from . import _C
 from . import _exact
