@@ -597,12 +597,9 @@ def test_copyto_of_a_captured_array_into_a_reversed_view_of_an_argument_writes_i
 # (compiled since the forty-fifth session: the statement ends the compiled
 # part, _indexing._overlapping_value, and runs in Python on the caller's
 # ndarrays)
-@pytest.mark.parametrize("mode", [
-    pytest.param("eager", marks=pytest.mark.xfail(
-        strict=True, reason="open: NumPy assigns an integer-array key's overlapping value "
-                            "element by element (reading what it wrote), eager hop.numpy "
-                            "reads its copy of a reversed view whole first")),
-    "compiled"])
+# (eagerly since the forty-seventh session: NumPy's own assignment on its
+# views of the memory, _indexing._numpy_assigns)
+@pytest.mark.parametrize("mode", ["eager", "compiled"])
 def test_an_int_array_key_with_an_overlapping_value_is_numpys_element_order(mode):
     def f(a):
         v = a[1:]

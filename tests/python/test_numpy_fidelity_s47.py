@@ -225,3 +225,34 @@ def test_a_captured_ndarray_stays_resizable_after_a_compiled_call():
     f(np.ones(4))
     _CAPTURED.resize(5)
     assert _CAPTURED.tolist() == [0.0, 1.0, 2.0, 0.0, 0.0]
+
+
+# ------------------------------------------------------------ advanced keys, overlapping values
+
+_OVERLAP_WRITES = {
+    "reversed view": lambda a: a[1:].__setitem__(([0, -1],), a[1:][::-1]),
+    "self by a permutation": lambda a: a.reshape(-1).__setitem__([5, 0, 1, 2, 3, 4, 6, 7, 8, 9,
+                                                                  10, 11], a.reshape(-1)),
+    "repeated index": lambda a: a.reshape(-1).__setitem__(
+        np.array([0, 0, 1, 5, 5, 2]), a.reshape(-1)[::-1][:6]),
+    "mask": lambda a: a.__setitem__(a > 5, a.reshape(-1)[::-1][:6]),
+    "2-d keys": lambda a: a.__setitem__((np.array([2, 0]), np.array([1, 3])), a[::-1, 1][:2]),
+    "hop index array": lambda a: a[:, ::-1].__setitem__((slice(None), hnp.asarray([0, 2]) if
+                                                         isinstance(a, hnp.ndarray) else
+                                                         np.array([0, 2])), a[:, 1:3]),
+}
+
+
+@pytest.mark.parametrize("name", list(_OVERLAP_WRITES))
+def test_an_advanced_key_with_a_value_over_the_array_is_numpys_element_order(name):
+    # the finding (a strict xfail of test_numpy_alias_programs.py): eager
+    # hop.numpy read a value over the array's own memory whole (its copy of
+    # a reversed view) where NumPy assigns element by element in the
+    # index's order, reading what it wrote
+    write = _OVERLAP_WRITES[name]
+    want = np.arange(12.0).reshape(3, 4)
+    write(want)
+    x = np.arange(12.0).reshape(3, 4)
+    h = hnp.asarray(x)
+    write(h)
+    assert np.asarray(h).tolist() == want.tolist() and x.tolist() == want.tolist()

@@ -709,6 +709,9 @@ def setitem(a, key, value):
                 _advanced_key(key) and \
                 _storage.storage_of(value, run) is _storage.storage_of(a, run):
             _overlapping_value(what)
+        if run is None and isinstance(value, ndarray) and _advanced_key(key) and \
+                _numpy_assigns(a, key, value):
+            return
         vo = _core.operand(value, what)
         if vo.t is not None:
             _core.complex_cast_warns(_core.np_dtype(vo.t), a.dtype, what)
@@ -716,6 +719,28 @@ def setitem(a, key, value):
         else:
             v = _C.full((), _core.as_compute(vo, a.dtype), dtype=a._tv.dtype)
     a._write(key, v, what)
+
+
+def _numpy_assigns(a, key, value):
+    """Eagerly, x[key] = v with an advanced key and a value over x's own
+    memory NumPy assigns itself on its views of both, element by element
+    in the index's order, reading the value as it goes (`v[[0, -1]] =
+    v[::-1]` of v = a[1:]: hop read its copy of the reversed view whole,
+    silently; open until the forty-seventh session); True when it did."""
+    if value._scalar or a._ro or _C._is_proxy(a._tv) or _C._is_proxy(value._tv):
+        return False
+    if a._cp is not None and _storage.numpy_of_copy(a) is None:
+        return False  # (hop's copy alone: no NumPy view of the memory to write)
+    dst, src = _np.asarray(a), _np.asarray(value)
+    if not _np.may_share_memory(dst, src) or not _np.shares_memory(dst, src):
+        return False
+    keys = tuple(_np.asarray(k) if isinstance(k, ndarray) else k for k in key) \
+        if isinstance(key, tuple) else _np.asarray(key) if isinstance(key, ndarray) else key
+    try:
+        dst[keys] = src
+    finally:
+        _storage.numpy_may_write()  # (hop's copies of that memory read it again)
+    return True
 
 
 def _advanced_key(key):
