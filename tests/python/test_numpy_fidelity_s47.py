@@ -256,3 +256,35 @@ def test_an_advanced_key_with_a_value_over_the_array_is_numpys_element_order(nam
     h = hnp.asarray(x)
     write(h)
     assert np.asarray(h).tolist() == want.tolist() and x.tolist() == want.tolist()
+
+
+# ------------------------------------------------------------ left: byte order and metadata
+
+_SWAPPED = np.arange(3.0).astype(">f8")
+_BYTE_ORDER = {  # NumPy keeps a dtype of the other byte order in the arrays it makes of it
+    "zeros": lambda xp: xp.zeros(2, dtype=">f8"),
+    "array": lambda xp: xp.array([1, 2], dtype=">i4"),
+    "asarray": lambda xp: xp.asarray(_SWAPPED),
+    "astype": lambda xp: xp.arange(3.0).astype(">f8"),
+}
+
+
+@pytest.mark.xfail(strict=True, raises=(AssertionError, hop.DTypeError), reason=(
+    "open (docs/RELIABILITY.md): hop computes in native byte order; hop.numpy's creation "
+    "functions give a native dtype where NumPy keeps '>f8' (astype and view raise DTypeError)"))
+@pytest.mark.parametrize("name", list(_BYTE_ORDER))
+def test_a_dtype_of_the_other_byte_order_is_kept_as_numpys(name):
+    want = _BYTE_ORDER[name](np)
+    got = _BYTE_ORDER[name](hnp)
+    assert want.dtype.byteorder == ">"
+    assert (got.dtype, got.dtype.byteorder) == (want.dtype, want.dtype.byteorder)
+    assert np.asarray(got).tolist() == want.tolist()
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "open (docs/RELIABILITY.md): a dtype's metadata is dropped by hop.numpy's creation "
+    "functions (hop's dtypes carry none)"))
+def test_a_dtypes_metadata_is_kept_by_creation_functions():
+    dt = np.dtype("f4", metadata={"unit": "m"})
+    assert np.zeros(2, dtype=dt).dtype.metadata == {"unit": "m"}
+    assert hnp.zeros(2, dtype=dt).dtype.metadata == {"unit": "m"}
