@@ -932,7 +932,14 @@ def flip(m, axis=None, *, _kind=None):
 # ---------------------------------------------------------------- creation
 
 def _creation_dtype(dtype, default):
-    return _np.dtype(default if dtype is None else dtype)
+    """The NumPy dtype a creation function makes (a given one of the other
+    byte order, which NumPy keeps in the array, is hop's DTypeError, as
+    astype's: hop's arrays are native; before the forty-seventh session a
+    native array, silently another dtype)."""
+    npd = _np.dtype(default if dtype is None else dtype)
+    if not npd.isnative:
+        _core.hop_dtype(npd, "dtype", makes=True)
+    return npd
 
 
 def _full_t(shape, value, npd):
@@ -1311,7 +1318,7 @@ def _from_nested(obj, dtype):
     if not builtins.any(_has_hop(x) for x in obj):
         with _np.errstate(all="ignore"):
             a = _np.array(obj, dtype=dtype)
-        _core.hop_dtype(a.dtype, "array")
+        _core.hop_dtype(a.dtype, "array", makes=dtype is not None)
         return _C.tensor(a)
     items = [_from_nested(x, None) if isinstance(x, (list, tuple)) else _t(x, "array")
              for x in obj]
