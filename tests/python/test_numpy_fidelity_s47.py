@@ -77,6 +77,24 @@ def test_einsum_into_a_wider_out_sums_in_its_dtype():
     assert not np.allclose(np.asarray(got), np.einsum("ij,jk->ik", a, b), rtol=1e-12, atol=0)
 
 
+def test_einsum_decisions_kept_for_out_do_not_skip_its_checks():
+    # (einsum keeps its decisions per out='s dtype and shape: a call whose
+    # out has another shape, checked by the write, leaves nothing that a
+    # later call with the result's shape would take unchecked)
+    a = hnp.asarray(np.ones((2, 2)))
+    with pytest.raises(ValueError):
+        hnp.einsum("ij,jk->ik", a, a, out=hnp.zeros(4, np.float32))
+    for _ in range(2):
+        o = hnp.zeros((2, 2), np.float32)
+        with pytest.raises(TypeError, match="^Iterator requested dtype could not be cast from "
+                                            "dtype\\('float64'\\) to dtype\\('float32'\\)"):
+            hnp.einsum("ij,jk->ik", a, a, out=o)
+        assert np.asarray(o).tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    o = hnp.zeros((2, 2))
+    assert hnp.einsum("ij,jk->ik", a, a, out=o) is o
+    assert np.asarray(o).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+
+
 def test_einsum_out_of_another_shape_is_the_shape_error_first():
     # NumPy's iterator refuses out's shape before its dtype
     a = np.ones((2, 2))

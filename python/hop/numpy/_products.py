@@ -620,9 +620,13 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     view = single and isinstance(arrays[0], ndarray) and not arrays[0]._scalar
     by_value = _einsum_by_value(arrays, ts, dtype)
     out_dt = _einsum_out_dtype(out)
-    # (a call with out= is decided afresh: its checks read out's shape)
-    key = None if by_value is not None or out is not None else \
+    key = None if by_value is not None else \
         _einsum_key(subscripts, ts, single, view, dtype, casting, path)
+    if key is not None and out is not None:
+        # (out='s checks read its dtype and shape: _einsum_out_check)
+        oshape = tuple(out.shape) if out_dt is not None else None
+        key = None if oshape is None or builtins.any(type(n) is not int for n in oshape) \
+            else (key, out_dt, oshape)
     got = _EINSUM_PLANS.get(key) if key is not None else None
     if got is None:
         ins, outs = _einsum_parse(subscripts, ts)
