@@ -230,12 +230,65 @@ def test_from_dtype_attribute_simple():
 
 
 @port("TestFromDTypeAttribute.test_simple")
-@pytest.mark.xfail(strict=True, reason=(
-    "open gap (docs/RELIABILITY.md): np.dtype(a) of an eager hop.numpy array is a.dtype, where "
-    "NumPy raises TypeError('Cannot construct a dtype from an array'): NumPy's dtype() reads "
-    "the dtype attribute of any object that is not its own ndarray"))
-def test_dtype_of_an_array_is_refused():
-    check(lambda a: np.dtype(a), np.ones(2, np.float32))
+@pytest.mark.parametrize("t", [np.float32, np.int64, np.bool_])
+def test_dtype_of_an_array_is_refused(t):
+    # NumPy's dtype() refuses its own ndarray ("Cannot construct a dtype
+    # from an array") before it reads any other object's dtype attribute;
+    # hop.numpy's arrays are refused too (eager hop.numpy's message is
+    # NumPy's "Cannot interpret ... as a data type", compiled NumPy's own)
+    check(lambda a: np.dtype(a), np.ones(2, t))
+    check(lambda a: np.dtype(a.T), np.ones((2, 3), t))
+    check_ns(lambda xp, a: xp.dtype(a), np.ones(2, t))
+    check(lambda a: (np.dtype(a.dtype), np.dtype(a[0]), np.dtype(type(a)), getattr(a, "dtype"),
+                     a.dtype, np.result_type(a), np.zeros(2, dtype=a.dtype)), np.ones(2, t))
+
+
+def _dtype_of(a):
+    return np.dtype(a)
+
+
+def _dtype_by_name(a):
+    from numpy import dtype
+    return dtype(a)
+
+
+def _dtype_bound(a):
+    f = np.dtype
+    return f(a)
+
+
+def _dtype_by_module(a):
+    import numpy.core.numeric as numeric
+    return numeric.dtype(a + 1)
+
+
+@port("TestFromDTypeAttribute.test_simple")
+@pytest.mark.parametrize("fn", [_dtype_of, _dtype_by_name, _dtype_bound, _dtype_by_module])
+def test_dtype_of_an_array_is_refused_however_named(fn):
+    # each spelling of NumPy's dtype() the caller's bytecode names
+    check(fn, np.ones(2, np.float32))
+    import hop.numpy as hnp_
+    with pytest.raises(TypeError):
+        fn(hnp_.ones(2, np.float32))
+
+
+@port("TestFromDTypeAttribute.test_simple")
+def test_a_dtype_attribute_read_is_still_the_dtype():
+    # a read that is no np.dtype() call answers, eagerly: Python's getattr,
+    # operator.attrgetter (C), a NumPy scalar's (a[0]) dtype() and its
+    # finfo/iinfo, a user's class whose dtype is a hop.numpy array's
+    a = hnp.ones(2, np.float32)
+    i = hnp.ones(2, np.int16)
+
+    class Holder:
+        dtype = a.dtype
+
+    assert getattr(a, "dtype") == np.float32
+    assert operator.attrgetter("dtype")(a) == np.float32
+    assert hasattr(a, "dtype") and np.dtype(a[0]) == np.float32
+    assert np.finfo(a[0]).dtype == np.float32 and np.iinfo(i[0]).dtype == np.int16
+    assert np.dtype(Holder()) == np.float32 and np.dtype(type(a)) == np.object_
+    assert np.result_type(a, i) == np.float32 and np.array(a).dtype == np.float32
 
 
 @port("TestFromDTypeAttribute.test_recursion")
@@ -291,3 +344,17 @@ def test_class_getitem_subscript_tuple(arg_len):
 @needs_39
 def test_class_getitem_subscript_scalar():
     assert hnp.dtype[Any]
+
+
+@port("TestFromDTypeAttribute.test_simple")
+def test_numpys_functions_that_read_an_arrays_dtype_first():
+    # obj2sctype (and sctype2char, issctype through it) takes its own
+    # ndarray's dtype.type before it calls dtype(): a hop.numpy array's too;
+    # issubdtype calls dtype() of the array, which NumPy refuses
+    a = np.arange(4.0, dtype=np.float32)
+    h = hnp.asarray(a.copy())
+    assert np.obj2sctype(h) is hnp.obj2sctype(h) is np.obj2sctype(a) is np.float32
+    assert np.sctype2char(h) == np.sctype2char(a) == "f"
+    assert np.issctype(h) is np.issctype(a) is False
+    check(lambda x: (np.obj2sctype(x), np.sctype2char(x), np.issctype(x)), a)
+    check(lambda x: np.issubdtype(x, np.floating), a)

@@ -23,7 +23,8 @@ import numpy as _np
 
 from .. import _C
 from .. import _breaks
-from . import _core, _corder, _storage
+from . import _callee, _core, _corder, _storage
+from ._callee import _ATTR_READS
 
 __all__ = ["ndarray", "NumpyArg"]
 
@@ -147,6 +148,16 @@ class ndarray:
 
     @property
     def dtype(self):
+        try:
+            f = sys._getframe(1)
+        except ValueError:  # (read from C with no Python frame above)
+            f = None
+        if f is not None and f.f_code.co_code[f.f_lasti] not in _ATTR_READS and \
+                not self._scalar and _callee.calls_np_dtype(f):
+            # np.dtype(a) (np.finfo(a), np.iinfo(a) call it): NumPy's own
+            # ndarray is refused there before its dtype is read (_callee);
+            # a NumPy scalar's dtype is read
+            raise TypeError("Cannot construct a dtype from an array")
         return _core.np_dtype(self._t)
 
     @property
