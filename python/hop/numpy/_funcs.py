@@ -13,6 +13,7 @@ naming it while tracing; eagerly NumPy computes it on the arrays' memory.
 import builtins
 import functools
 import math
+import numbers
 import operator
 
 import numpy as _np
@@ -1173,6 +1174,15 @@ def _arange_args(args, kwargs):
 def arange(*args, **kwargs):
     start, stop, step, dtype = _arange_args(args, kwargs)
     given = [v for v in (start, stop, step) if isinstance(v, (ndarray, _np.ndarray))]
+    if not given and builtins.any(v is not None and
+                                  not isinstance(v, (numbers.Number, _np.generic))
+                                  for v in (start, stop, step)):
+        # a list, str or other object: NumPy's own arange, which discovers
+        # its dtype first (ValueError for [None, []], TypeError for a str,
+        # its message), and hop's copy of what it answers
+        a = _np.arange(start, stop, step, dtype=dtype)
+        _core.hop_dtype(a.dtype, "arange")
+        return ndarray(_C.tensor(a))
     if given:
         # An array argument: NumPy's arange takes its value through Python's
         # number protocol (its dtype in the result's, a size-1 array's item,
