@@ -1085,6 +1085,10 @@ def _nanquantile_t(t, t2, ax, qc, method, what):
     index hop computes from each slice's count of numbers: a tensor of
     shape q's + the slices'."""
     s, n, cnt = _nan_sorted(t2, ax)
+    # an integer q (linear's, midpoint's virtual index (n - 1) * q is an
+    # integer then): NumPy takes the element, no lerp, in a's dtype
+    taken = method in ("lower", "higher", "nearest") or _np.asanyarray(
+        _quantile_method(method)["get_virtual_index"](2, _np.asanyarray(qc))).dtype.kind in "iu"
     q = _np.asarray(qc, dtype=_np.float64)
     outs = []
     for qv in q.reshape(-1).tolist():
@@ -1103,7 +1107,7 @@ def _nanquantile_t(t, t2, ax, qc, method, what):
         prev_i = _C.where(above, c1, prev).to(_C.int64)
         next_i = _C.where(above, c1, prev + 1).to(_C.int64)
         before, after = ndarray(_nan_take(s, prev_i)), ndarray(_nan_take(s, next_i))
-        if method in ("lower", "higher", "nearest"):
+        if taken:
             rt = before._t  # (NumPy's take of an integer index: no lerp)
         else:
             # NumPy's _lerp: the difference in a's dtype, times gamma (f64);
@@ -1119,7 +1123,7 @@ def _nanquantile_t(t, t2, ax, qc, method, what):
         rt = _C.where(_C.eq(cnt, 0), _nan_of(rt), rt)
         outs.append(rt)
     r = _C.stack(outs, 0).reshape(q.shape + tuple(outs[0].shape))
-    return _core.cast(r, _nanquantile_dtype(t, cnt, method, what))
+    return _core.cast(r, _nanquantile_dtype(t, cnt, "lower" if taken else method, what))
 
 
 def _along_axis_order(r, k, t2, axis):
