@@ -690,40 +690,84 @@ vjp_bodies(hop_vjp_ctx *cx, const hop_node *call, bool first_only)
     return st;
 }
 
+hop_status
+hop_ad_reach_bodies(const hop_node *call, const bool *from, bool *reached)
+{
+    if (call == NULL || from == NULL || reached == NULL || call->kind != HOP_NODE_CALL_HOP)
+        return hop_error(HOP_MISUSE, "hop_ad_reach_bodies: %s",
+                         call == NULL || call->kind != HOP_NODE_CALL_HOP ? "not a HOP call"
+                                                                         : "NULL argument");
+    size_t nb, made = hop_node_made_inputs(call), np = hop_node_passed(call, NULL, 0);
+    const hop_arg *bodies = hop_node_graphs(call, &nb);
+    bool laid_out = nb > 0, any = false;
+    for (size_t b = 0; b < nb; b++)
+        laid_out = laid_out && bodies[b].kind == HOP_ARG_GRAPH &&
+                   bodies[b].u.graph->nplaceholders == made + np &&
+                   bodies[b].u.graph->output != NULL &&
+                   bodies[b].u.graph->output->nargs == call->nouts;
+    for (size_t j = 0; j < np; j++)
+        any = any || from[j];
+    if (!laid_out) { /* the safe side */
+        for (size_t i = 0; i < call->nouts; i++)
+            reached[i] = reached[i] || any;
+        return HOP_OK;
+    }
+    bool *body_from = hop__calloc(made + np + 1, sizeof *body_from);
+    hop_status st = body_from ? HOP_OK : HOP_NOMEM;
+    for (size_t j = 0; j < np && st == HOP_OK; j++)
+        body_from[made + j] = from[j];
+    for (size_t b = 0; b < nb && st == HOP_OK; b++)
+        st = hop_ad_reach(bodies[b].u.graph, body_from, reached);
+    hop__free(body_from);
+    return st;
+}
+
+/* The reach slot hop_ad_reach asks for a call of cls (hop/class.h): the
+ * nearest class of the chain that sets reach, unless a nearer one sets jvp
+ * (its reach is then the base's no longer: NULL, every output reached, or
+ * hop_ad_reach_bodies for hop_jvp_bodies); a chain that sets neither gets
+ * hop_ad_reach_bodies when the class is wrap-like. */
+typedef hop_status (*reach_fn)(const hop_node *, const bool *, bool *);
+
+static reach_fn
+reach_slot(const hop_class *cls)
+{
+    for (int depth = 0; cls && depth < HOP_CLASS_MAX_DEPTH; cls = cls->base, depth++) {
+        if (cls->reach)
+            return cls->reach;
+        if (cls->jvp)
+            return cls->jvp == hop_jvp_bodies ? hop_ad_reach_bodies : NULL;
+    }
+    return NULL;
+}
+
 /* Sets out[i] (one per output of call) for each output of call that the
- * values marked in rw reach, looking into call's bodies, when call is a HOP
- * whose rule is hop_jvp_bodies (so output i of the call is output i of a
- * body run on the values it passes, placeholder made + j for passed value
- * j, and a tangent reaches it exactly when one reaches that body output) and
- * no lead it reads is reached.  *exact false: call is no such HOP (or its
- * bodies are laid out otherwise), and the caller counts every output
- * reached from every operand. */
+ * values marked in rw reach, as call's class says (its reach slot), when
+ * it has one and no lead it reads is reached.  *exact false: the caller
+ * counts every output reached from every operand. */
 static hop_status
 reach_through(const hop_rewrite *rw, const hop_node *call, bool *out, bool *exact)
 {
     *exact = false;
-    const hop_class *owner =
-        call->kind == HOP_NODE_CALL_HOP ? HOP_CLASS_SLOT_OWNER(call->cls, jvp) : NULL;
-    if (call->kind != HOP_NODE_CALL_HOP ||
-        (owner ? owner->jvp != hop_jvp_bodies : !hop_class_is_wrap_like(call->cls)))
+    if (call->kind != HOP_NODE_CALL_HOP)
         return HOP_OK;
-    size_t nb, made = hop_node_made_inputs(call), np = hop_node_passed(call, NULL, 0);
+    reach_fn fn = reach_slot(call->cls);
+    if (fn == NULL && HOP_CLASS_SLOT_OWNER(call->cls, jvp) == NULL &&
+        hop_class_is_wrap_like(call->cls))
+        fn = hop_ad_reach_bodies;
+    size_t nb, np = hop_node_passed(call, NULL, 0);
     const hop_arg *bodies = hop_node_graphs(call, &nb);
-    if (nb == 0 || any_active(rw, call->args, (size_t)(bodies - call->args), false))
+    if (fn == NULL || nb == 0 || any_active(rw, call->args, (size_t)(bodies - call->args), false))
         return HOP_OK;
-    for (size_t b = 0; b < nb; b++)
-        if (bodies[b].kind != HOP_ARG_GRAPH || bodies[b].u.graph->nplaceholders != made + np ||
-            bodies[b].u.graph->output == NULL || bodies[b].u.graph->output->nargs != call->nouts)
-            return HOP_OK;
-    bool *from = hop__calloc(made + np + 1, sizeof *from);
+    bool *from = hop__calloc(np + 1, sizeof *from);
     const hop_arg **items = hop__calloc(np + 1, sizeof *items);
     hop_status st = from && items ? HOP_OK : HOP_NOMEM;
     if (st == HOP_OK)
         hop_node_passed(call, items, np);
     for (size_t j = 0; j < np && st == HOP_OK; j++)
-        from[made + j] = any_active(rw, items[j], 1, false);
-    for (size_t b = 0; b < nb && st == HOP_OK; b++)
-        st = hop_ad_reach(bodies[b].u.graph, from, out);
+        from[j] = any_active(rw, items[j], 1, false);
+    if (st == HOP_OK)
+        st = fn(call, from, out);
     *exact = st == HOP_OK;
     hop__free(from);
     hop__free(items);

@@ -253,6 +253,12 @@ fori_jvp(hop_jvp_ctx *cx, const hop_node *call)
     return hop_loop_jvp(cx, call, "body_fun", "init_val");
 }
 
+static hop_status
+fori_reach(const hop_node *call, const bool *from, bool *reached)
+{
+    return hop_loop_reach(call, "body_fun", "init_val", from, reached);
+}
+
 /* ------------------------------------------------------------------ vmap */
 
 /* The lanes of batched bounds (the extra inputs lower, upper; NULL when
@@ -383,5 +389,6 @@ const hop_class hop_fori_loop_class = {
     .eval = fori_eval,
     .vjp = fori_vjp,
     .jvp = fori_jvp,
+    .reach = fori_reach,
     .batch = fori_batch,
 };

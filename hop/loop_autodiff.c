@@ -1274,3 +1274,45 @@ hop_loop_jvp(hop_jvp_ctx *cx, const hop_node *call, const char *body, const char
     hop_free(lj.order);
     return st;
 }
+
+/* The loop's reach (hop/class.h's slot): a monotone fixed point over the
+ * carries, from the values the call passes, then one more pass for the
+ * ys.  It contains every phase hop_loop_jvp peels (each phase's carries
+ * are reached ones of the phase before), so an output it leaves unreached
+ * is one hop_loop_jvp gives no tangent (or zeros). */
+hop_status
+hop_loop_reach(const hop_node *call, const char *body, const char *carries, const bool *from,
+               bool *reached)
+{
+    if (call == NULL || body == NULL || carries == NULL || from == NULL || reached == NULL)
+        return hop_error(HOP_MISUSE, "hop_loop_reach: NULL argument");
+    size_t nc;
+    const hop_graph *f;
+    hop_layout l;
+    if (hop_node_group(call, carries, &nc) == NULL || (f = hop_node_body(call, body)) == NULL)
+        return hop_error_code();
+    hop_status st = hop_layout_of(call, &l);
+    if (st != HOP_OK)
+        return st;
+    hop_span made = hop_layout_span(&l, HOP_SPAN_MADE), c = hop_layout_span(&l, carries);
+    size_t nout = f->output ? f->output->nargs : 0;
+    if (f->nplaceholders != l.n || nout != call->nouts || c.n != nc || nc > nout)
+        return hop_error(HOP_MISUSE, "hop_loop_reach: %s is not laid out as a loop", call->name);
+    bool *cur = hop_calloc(l.n + nout + 1, sizeof *cur), *out = cur + l.n;
+    if (cur == NULL)
+        return HOP_NOMEM;
+    for (size_t j = made.n; j < l.n; j++)
+        cur[j] = from[j - made.n];
+    for (bool grew = true; grew && st == HOP_OK;) {
+        memset(out, 0, nout * sizeof *out);
+        st = hop_ad_reach(f, cur, out);
+        grew = false;
+        for (size_t k = 0; k < nc && st == HOP_OK; k++)
+            if (out[k] && !cur[c.at + k])
+                cur[c.at + k] = grew = true;
+    }
+    for (size_t k = 0; k < nout && st == HOP_OK; k++)
+        reached[k] = reached[k] || (k < nc ? cur[c.at + k] : out[k]);
+    hop_free(cur);
+    return st;
+}

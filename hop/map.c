@@ -894,6 +894,7 @@ const hop_class hop_map_class = {
     .eval = map_eval,
     .vjp = map_vjp,
     .jvp = map_jvp,
+    .reach = hop_ad_reach_bodies, /* output i stacks body output i */
     .batch = map_batch,
 };
 

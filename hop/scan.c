@@ -435,6 +435,12 @@ scan_jvp(hop_jvp_ctx *cx, const hop_node *call)
     return hop_loop_jvp(cx, call, "f", "init");
 }
 
+static hop_status
+scan_reach(const hop_node *call, const bool *from, bool *reached)
+{
+    return hop_loop_reach(call, "f", "init", from, reached);
+}
+
 /* ------------------------------------------------------------------ vmap */
 
 /* The scan over fb (the body batched) with operands ops, its leads as
@@ -556,5 +562,6 @@ const hop_class hop_scan_class = {
     .eval = scan_eval,
     .vjp = scan_vjp,
     .jvp = scan_jvp,
+    .reach = scan_reach,
     .batch = scan_batch,
 };

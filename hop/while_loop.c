@@ -265,6 +265,12 @@ while_jvp(hop_jvp_ctx *cx, const hop_node *call)
     return hop_loop_jvp(cx, call, "body_fn", "carried_inputs");
 }
 
+static hop_status
+while_reach(const hop_node *call, const bool *from, bool *reached)
+{
+    return hop_loop_reach(call, "body_fn", "carried_inputs", from, reached);
+}
+
 /* ------------------------------------------------------------------ vmap */
 
 /*
@@ -406,5 +412,6 @@ const hop_class hop_while_loop_class = {
     .eval = while_eval,
     .vjp = while_vjp,
     .jvp = while_jvp,
+    .reach = while_reach,
     .batch = while_batch,
 };

@@ -97,21 +97,36 @@ hop_status hop_jvp_inline(hop_graph *dst, const hop_graph *f, const bool *wrt,
  * placeholder of f) reaches through the uses of the values it feeds, except
  * through an op whose rule is nondiff (a comparison, argmax, item: they pass
  * none).  An entry already set stays set, so calling it once per body gives
- * the union over a HOP's bodies.  A nested call of a HOP whose rule is
- * hop_jvp_bodies (wrap, invoke_subgraph, cond, switch, the vjp/jvp HOPs, a
- * wrap-like class without rules) is looked into: its output i is reached
- * when, in one of its bodies, a value it passes that is reached reaches
- * body output i.  Any other HOP call (map, the loops) or foreign call in f
- * counts every output as reached from every operand: the safe side, since
- * an output counted reached only gets an instantiated zero where a
- * symbolic one would do.  It is the one answer to "which outputs does a tangent reach" for the
- * rules that keep zeros symbolic across a HOP's boundary: a body output no
- * tangent reaches gets none (hop_jvp_bodies, map's and the loop kit's
- * jvp), a loop carry's (co)tangent is read from the step it is reached on
- * (the loop kit's peeled phases).  HOP_MISUSE for a NULL argument,
- * HOP_NOMEM (reached is then partly set).
+ * the union over a HOP's bodies.  A nested HOP call is asked through its
+ * class's reach slot (hop/class.h) which of its outputs the tangents of the
+ * values it passes reach: wrap, invoke_subgraph, cond, switch, the vjp/jvp
+ * HOPs and a wrap-like class without rules through their bodies
+ * (hop_ad_reach_bodies), map the same (its output i stacks body output i),
+ * the loops over their carries' fixed point (hop_loop_reach).  A call of a
+ * class without a reach slot (associative_scan, vmap, a class that sets
+ * jvp and not reach), a call with a reached lead, or a foreign call counts
+ * every output as reached from every operand: the safe side, since an
+ * output counted reached only gets an instantiated zero where a symbolic
+ * one would do.  It is the one answer to "which outputs does a tangent
+ * reach" for the rules that keep zeros symbolic across a HOP's boundary: a
+ * body output no tangent reaches gets none (hop_jvp_bodies, map's and the
+ * loop kit's jvp), a loop carry's (co)tangent is read from the step it is
+ * reached on (the loop kit's peeled phases).  HOP_MISUSE for a NULL
+ * argument, HOP_NOMEM (reached is then partly set).
  */
 hop_status hop_ad_reach(const hop_graph *f, const bool *from, bool *reached);
+
+/*
+ * A reach slot (hop/class.h) for a HOP whose output i is output i of a body
+ * run on the values the call passes (placeholder made_inputs + j for passed
+ * value j; a made input has no tangent): hop_ad_reach over each body with
+ * from, the union.  A call laid out otherwise (a body with other
+ * placeholders, or other outputs than the call's) gets every output reached
+ * when any value in from is.  The default of a class whose jvp is
+ * hop_jvp_bodies and of a wrap-like class without rules; map sets it.
+ * HOP_MISUSE for a NULL argument, HOP_NOMEM.
+ */
+hop_status hop_ad_reach_bodies(const hop_node *call, const bool *from, bool *reached);
 
 /* ---------------------------------------------------------------- rules */
 

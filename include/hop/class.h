@@ -13,7 +13,7 @@
  *   lowering       lower                          (hop/lowering.h: the toolkit)
  *   evaluation     eval                           (hop/eval.h: the reference
  *                                                  interpreter and eager calls)
- *   autodiff       vjp, jvp                       (hop/autodiff.h)
+ *   autodiff       vjp, jvp, reach                (hop/autodiff.h)
  *   batching       batch                          (hop/batching.h)
  *
  * An unset (NULL/0) slot or field inherits from `base`; NULL base means the
@@ -227,6 +227,23 @@ struct hop_class {
      * contexts). */
     hop_status (*vjp)(hop_vjp_ctx *cx, const hop_node *call);
     hop_status (*jvp)(hop_jvp_ctx *cx, const hop_node *call);
+    /* reach: which outputs of a call node a tangent reaches, for
+     * hop_ad_reach when it meets the call nested in a graph it walks (so a
+     * HOP around this one keeps a symbolic zero for an output this one's
+     * jvp leaves none).  from: one per value the call passes
+     * (hop_node_passed order), true where a tangent reaches it; sets
+     * reached[i] (one per output of the call) for each output i whose
+     * tangent the jvp slot may make nonzero, and leaves the others as they
+     * were.  Asked only when no lead of the call is reached.  Saying
+     * reached is always safe (an instantiated zero where a symbolic one
+     * would do); saying not reached for an output the jvp gives a nonzero
+     * tangent is a wrong derivative.  hop_ad_reach_bodies (output i is body
+     * output i) and hop_loop_reach (hop/loop_kit.h) are ready-made.  Unset
+     * in a class that sets jvp (or its base's reach set below a class that
+     * sets jvp): every output is reached; a class whose jvp is
+     * hop_jvp_bodies, or a wrap-like class without rules, gets
+     * hop_ad_reach_bodies. */
+    hop_status (*reach)(const hop_node *call, const bool *from, bool *reached);
     hop_status (*batch)(hop_batch_ctx *cx, const hop_node *call);
 
     void *user_data; /* free for the class */

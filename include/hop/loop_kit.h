@@ -258,6 +258,20 @@ hop_status hop_loop_vjp_counted(hop_vjp_ctx *cx, const hop_node *call, const cha
 hop_status hop_loop_jvp(hop_jvp_ctx *cx, const hop_node *call, const char *body,
                         const char *carries);
 
+/*
+ * A loop's reach slot (hop/class.h) in one call, the loop named by its step
+ * body and carried group as for hop_loop_jvp: from (one per value the call
+ * passes) seeds the step's inputs, a carry is reached once a step's reached
+ * inputs reach its output (a fixed point: the carries' reached after any
+ * number of steps, none included), and a y when the step's reached inputs
+ * at the fixed point reach it.  Sets reached[i] (one per output of the
+ * call) for those and leaves the others.  HOP_MISUSE for a NULL argument or
+ * a call not laid out as a loop (f(made..., carries..., ...) -> (carries'...,
+ * ys...)); HOP_NOMEM.
+ */
+hop_status hop_loop_reach(const hop_node *call, const char *body, const char *carries,
+                          const bool *from, bool *reached);
+
 /* --------------------------------------------------------------- batching */
 
 /*

@@ -200,10 +200,10 @@ size_t hop_list_hops(const char **names, size_t cap);
  * extension's sqlite3_extension_init.  The version changes whenever a change
  * of the public headers (a slot of hop_class, a field of hop_call, an enum)
  * makes a library compiled against the old ones misread the new ones.
- * Version 2 added the verify slot; version 1 was every hop before
+ * Version 3 added the reach slot, version 2 the verify slot; version 1 was every hop before
  * descriptors, whose libraries exported a bare function hop_library_init.
  */
-#define HOP_ABI_VERSION 2
+#define HOP_ABI_VERSION 3
 #define HOP_LIBRARY_MAGIC 0x4c504f48u /* "HOPL" in little-endian bytes */
 #define HOP_LIBRARY_SYMBOL "hop_library"
 

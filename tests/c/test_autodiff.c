@@ -435,6 +435,10 @@ test_ad_reach_follows_uses_but_not_nondiff_ops(void **state)
     assert_string_equal(hop_error_message(), "hop_ad_reach: NULL from");
     assert_int_equal(hop_ad_reach(NULL, NULL, r), HOP_MISUSE);
     assert_string_equal(hop_error_message(), "hop_ad_reach: NULL graph");
+    assert_int_equal(hop_ad_reach_bodies(NULL, (bool[]){true}, r), HOP_MISUSE);
+    assert_string_equal(hop_error_message(), "hop_ad_reach_bodies: not a HOP call");
+    assert_int_equal(hop_ad_reach_bodies(f->first, (bool[]){true}, r), HOP_MISUSE);
+    assert_string_equal(hop_error_message(), "hop_ad_reach_bodies: not a HOP call");
     hop_graph_free(f);
     hop_shape_env_free(env);
 }

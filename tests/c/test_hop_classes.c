@@ -373,7 +373,7 @@ test_libraries_of_hops_load_once_and_bad_ones_fail_clearly(void **state)
     assert_string_equal(hop_error_message(),
                         "load_library: libm.so.6 has no descriptor hop_library; a library of "
                         "HOPs declares itself with HOP_LIBRARY(init) (hop/prim_hop.h) and is "
-                        "built against this hop's headers (ABI version 2)");
+                        "built against this hop's headers (ABI version 3)");
     assert_int_equal(hop_load_library(NULL, names, 4, &n), HOP_MISUSE);
 }
 
@@ -395,7 +395,7 @@ test_a_library_without_a_descriptor_of_this_abi_is_refused_before_it_runs(void *
                          "(it exports hop_library_init, the entry point of hop before ABI "
                          "version 2); a library of HOPs declares itself with HOP_LIBRARY(init) "
                          "(hop/prim_hop.h) and is built against this hop's headers (ABI version "
-                         "2)");
+                         "3)");
     assert_int_equal(n, 0);
     assert_int_equal(hop_load_library(HOSTILE("data_desc"), NULL, 0, &n), HOP_INVALID);
     char want[512];
@@ -409,7 +409,7 @@ test_a_library_without_a_descriptor_of_this_abi_is_refused_before_it_runs(void *
         hop_error_message(),
         "load_library: " HOSTILE(
             "old_abi") " was built for hop ABI version 9, "
-                       "but this hop is ABI version 2; rebuild it against this hop's headers");
+                       "but this hop is ABI version 3; rebuild it against this hop's headers");
 }
 
 /* A failed init leaves no trace: its HOP and its kernel are unregistered

@@ -56,10 +56,10 @@ Findings:
    exp(2a) + b was nan where functorch gives -392.  The pass now looks into
    a nested call whose rule is hop_jvp_bodies (wrap, invoke_subgraph, cond,
    switch, the vjp/jvp HOPs) output by output.
-2. (open, a strict xfail; docs/RELIABILITY.md) the same through a nested
+2. (fixed in the forty-seventh session: the HOP class's reach slot, which
+   map and the loops set, include/hop/class.h) the same through a nested
    map (map in wrap, map in switch): map's rule is its own, so the pass
-   still counts its every output reached; a class-level way for a HOP to
-   say how its outputs follow its bodies' would close it.
+   counted its every output reached; a strict xfail until then.
 Transforms of a GraphModule loaded from a file are refused with a clear
 TypeError (by design: the function it was traced from is transformed
 instead); saved transformed graphs are covered by the "saved" mode.
@@ -424,10 +424,10 @@ def test_an_output_no_tangent_reaches_through_a_nested_hop_keeps_a_symbolic_zero
     assert float(dv) == -392.0
 
 
-@pytest.mark.xfail(strict=True, reason="hop_ad_reach counts every output of a nested map call "
-                   "as reached: an instantiated zero tangent meets exp's inf (docs/RELIABILITY.md)")
 @pytest.mark.parametrize("name", sorted(n for n in NESTED if n.startswith("map in")))
 def test_an_output_no_tangent_reaches_through_a_nested_map_keeps_a_symbolic_zero(name):
+    # (forty-seventh session) map's class says how its outputs follow its
+    # body's (reach = hop_ad_reach_bodies): a strict xfail before
     v, dv = _nested_jvp(name)
     assert np.isinf(float(v))
     assert float(dv) == -392.0

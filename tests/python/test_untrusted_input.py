@@ -246,7 +246,7 @@ print("repeat" in dir(hop.ops))
                   "point of hop before ABI version 2)"),
     ("data_desc", "'s symbol hop_library is not a descriptor (an object of 16 bytes defined "
                   "by HOP_LIBRARY(init) in the library itself)"),
-    ("old_abi", " was built for hop ABI version 9, but this hop is ABI version 2; rebuild it "
+    ("old_abi", " was built for hop ABI version 9, but this hop is ABI version 3; rebuild it "
                 "against this hop's headers"),
 ])
 def test_a_library_without_a_descriptor_for_this_abi_is_refused_before_anything_runs(

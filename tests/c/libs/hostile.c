@@ -89,8 +89,9 @@ old_init(void)
     return HOP_OK;
 }
 
+_Static_assert(HOP_ABI_VERSION != 9, "the old ABI descriptor needs another version");
 __attribute__((visibility("default")))
-const hop_library_descriptor hop_library = {HOP_LIBRARY_MAGIC, HOP_ABI_VERSION + 7, old_init};
+const hop_library_descriptor hop_library = {HOP_LIBRARY_MAGIC, 9, old_init};
 
 #elif defined(HOSTILE_NO_OUTPUTS)
 
