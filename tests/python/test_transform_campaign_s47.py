@@ -292,3 +292,33 @@ def test_a_carry_a_tangent_reaches_only_on_a_later_step_is_reached():
     got = hop.jvp(lambda b: h(t(x), b), (t(y),), (t(x),))[1]
     want = functorch.jvp(lambda b: tt(T(x), b), (T(y),), (T(x),))[1]
     assert float(got) == float(want) and float(want) != 0.0
+
+
+# ------------------- the s45 switch xfail: torch.func's batched form agrees
+
+def _t_where_div_exp(h, y):
+    # the switch as torch.func can batch it (functorch refuses vmap of the
+    # Python if: a data-dependent bool of a batched tensor): both branches
+    # computed, one selected per example
+    k = (h.sum() > 0).to(torch.int64) + (y.sum() > 0).to(torch.int64)
+    h = torch.where(k < 2, h / (y * y + 0.25), (h * 2.0).exp() - 1.0)
+    return ((h * 2.0).exp() - 1.0).sum()
+
+
+def test_vmap_of_jvp_of_a_switch_is_torch_funcs_of_its_batched_select():
+    # Decision (forty-seventh session) on
+    # test_transform_campaign_s45::test_jvp_of_a_switch_whose_taken_branch_
+    # ignores_the_tangent_is_torchs_zero: its 0.0 is torch's Python if run
+    # one example at a time; torch.func's own batched form of the switch
+    # gives nan for that example too (an instantiated zero tangent of the
+    # branch that ignores y times exp's inf), as JAX's switch and hop do.
+    import test_transform_campaign_s45 as c45
+    got = hop.vmap(lambda x, y: hop.jvp(lambda b: c45._h_switch_div_exp(x, b), (y,), (x,))[1])(
+        t(c45._X2), t(c45._Y2))
+    want = functorch.vmap(lambda x, y: functorch.jvp(lambda b: _t_where_div_exp(x, b), (y,),
+                                                     (x,))[1])(T(c45._X2), T(c45._Y2))
+    assert np.isnan(want[0].item()) and np.isnan(got.numpy()[0])
+    assert got.numpy()[1] == pytest.approx(want[1].item(), rel=1e-13)
+    with pytest.raises(RuntimeError, match="data-dependent control flow"):
+        functorch.vmap(lambda x, y: functorch.jvp(lambda b: c45._t_switch_div_exp(x, b), (y,),
+                                                  (x,))[1])(T(c45._X2), T(c45._Y2))
