@@ -131,9 +131,24 @@ def _array_tensor(v, scalar):
     return v._t
 
 
+def _entry(d, key):
+    """The value of dict d's item whose key is the object key, found by
+    identity: no __hash__ or __eq__ runs (a plain dict's items() runs no
+    code of the user's).  KeyError when d holds no such key object, and
+    TypeError when d is no longer a plain dict: the guard fails."""
+    if type(d) is not dict:
+        raise TypeError("it is no longer a dict")
+    for k, v in d.items():
+        if k is key:
+            return v
+    raise KeyError("the key object is no longer in the dict")
+
+
 class Source:
     """Where a value comes from: a root and a path of ("attr", name),
-    ("item", key) and ("array", scalar) steps (the last: the tensor a
+    ("item", key), ("entry", key) and ("array", scalar) steps (entry: a
+    plain dict's item whose key is the object key, found by identity,
+    _entry; array: the tensor a
     hop.numpy array holds now, what eager computes with; the array must
     still be one, NumPy scalar or not as when traced).  kind is "global" (base: the globals dict, key:
     the name), "cell" (base: the cell, key: the variable's name), "arg"
@@ -163,11 +178,13 @@ class Source:
             v = self.base
         for step, key in self.path:
             v = getattr(v, key) if step == "attr" else _array_tensor(v, key) \
-                if step == "array" else v[key]
+                if step == "array" else _entry(v, key) if step == "entry" else v[key]
         return v
 
     def __repr__(self):
+        # (an entry's key by its class: its repr would be the user's code)
         return self.text + "".join(f".{k}" if s == "attr" else "" if s == "array" else
+                                   f"[<{type(k).__name__} key>]" if s == "entry" else
                                    f"[{k!r}]" for s, k in self.path)
 
     def hint(self):
@@ -175,6 +192,9 @@ class Source:
         parts = [self.key if self.kind in ("global", "cell") else
                  self.text if self.kind == "arg" else ""]
         for s, k in self.path:
+            if s == "entry":
+                parts.append(type(k).__name__)
+                continue
             if s == "array" or k in ("__self__", "__defaults__", "__kwdefaults__"):
                 continue  # (a hop.numpy array's tensor is named as the array)
             parts.append(str(k) if s == "attr" else str(k).strip("'\""))
@@ -1073,7 +1093,8 @@ def _walk_container(s, src, v, depth):
                          f"{_MAX_ITEMS}), guarded by identity and length, its items not "
                          f"guarded")
         return
-    if isinstance(v, dict) and any(_user_hashed(k) for k in v):
+    hashing = {}  # (a key class's hashing methods, looked up once a class)
+    if isinstance(v, dict) and any(_user_hashed(k, hashing) for k in v):
         # reading an item by its key runs the key's __hash__ and __eq__, the
         # user's code with effects, on every check (a __hash__ that logs
         # grew the log that another guard reads: GuardError where eager
@@ -1100,27 +1121,57 @@ def _walk_container(s, src, v, depth):
     else:
         items = ((k, v[k]) for k in (list(v.keys()) if isinstance(v, dict) else range(len(v))))
     for k, x in items:
-        _visit(s, src.child("item", k), x, depth + 1)
+        # (a key of the user's class with a pure __hash__ or __eq__: its
+        # item is read by the key's identity, so no check runs them; a plan
+        # traced while they were pure read `D[k]` through the key, running
+        # the logging __hash__ assigned since before the class's guard
+        # missed: LOG grew in the check, where eager's grew once a call)
+        step = "entry" if type(v) is dict and _user_keyed(k, hashing) else "item"
+        _visit(s, src.child(step, k), x, depth + 1)
 
 
-def _user_hashed(k):
-    """Whether hashing or comparing the key k runs code of the user's that
-    has effects (a pure __hash__ may run in a check: the items stay
-    guarded, as they were before the forty-fifth session)."""
+def _user_keyed(k, hashing):
+    """Whether looking the key k up runs a __hash__ or __eq__ of the user's
+    (a tuple's or frozenset's items' too)."""
     t = type(k)
     if t in (str, int, float, bool, bytes, type(None), complex):
         return False
     if t is tuple or t is frozenset:
-        return any(_user_hashed(x) for x in k)
-    fns = _hashing_methods(t)
-    if not fns or _pure_for_any_key(t, fns):
+        return any(_user_keyed(x, hashing) for x in k)
+    return bool(_hashing_methods(t, hashing))
+
+
+def _user_hashed(k, hashing=None):
+    """Whether hashing or comparing the key k runs code of the user's that
+    has effects (a pure __hash__ may run: the items stay guarded, read by
+    the key's identity, _user_keyed).  hashing: class -> its hashing
+    methods, filled as met."""
+    t = type(k)
+    if t in (str, int, float, bool, bytes, type(None), complex):
+        return False
+    if t is tuple or t is frozenset:
+        return any(_user_hashed(x, hashing) for x in k)
+    fns = _hashing_methods(t, hashing)
+    if not fns:
+        return False
+    if hashing is not None and hashing.get((t,)) is True:
+        return False  # (the class's answer for this walk, asked once)
+    if _pure_for_any_key(t, fns):
+        if hashing is not None:
+            hashing[(t,)] = True
         return False
     from . import _effects
     return any(_effects.find(f, (k,) * f.__code__.co_argcount, {}) for f in fns)
 
 
-def _hashing_methods(t):
-    """The user's __hash__ and __eq__ functions along t's MRO."""
+def _hashing_methods(t, hashing=None):
+    """The user's __hash__ and __eq__ functions along t's MRO (from
+    hashing, class -> them, when it has t; put there)."""
+    if hashing is not None:
+        out = hashing.get(t)
+        if out is None:
+            out = hashing[t] = _hashing_methods(t)
+        return out
     out = []
     for c in t.__mro__[:-1]:
         for n in ("__hash__", "__eq__"):
@@ -1924,6 +1975,8 @@ def _compile_factory(shape):
                 text = f"getattr({text}, {param()})"
             elif step == "item":
                 text = f"{text}[{param()}]"
+            elif step == "entry":
+                text = f"_entry({text}, {param()})"
             elif step in ("array", "array_scalar"):
                 text = f"_array_tensor({text}, {step == 'array_scalar'})"
             else:
@@ -1959,7 +2012,8 @@ def _compile_factory(shape):
     # (_C's own compare where NumPy's C API answers: no Python frame, no
     # bytes made per check)
     fast = _np is not None and _C._np_layout(_np.empty(0)) is not None
-    scope = {"_array_tensor": _array_tensor, "_empty": _empty_cell, "_SETS": (set, frozenset),
+    scope = {"_array_tensor": _array_tensor, "_entry": _entry, "_empty": _empty_cell,
+             "_SETS": (set, frozenset),
              "_lacks": _lacks,
              "_same_contents": _C._np_same_contents if fast else _same_contents,
              "_same_layout": _C._np_same_layout if fast else lambda a, e: _layout(a) == e}

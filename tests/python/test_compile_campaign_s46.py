@@ -457,10 +457,6 @@ def test_drawn_programs_of_this_rounds_territory(chunk):
 
 # --------------------------------------------------------------- the guards' pure-key cache
 
-@pytest.mark.xfail(strict=True, reason="open (docs/RELIABILITY.md): a plan traced while a "
-                                        "dict's key class hashed purely reads the dict's items "
-                                        "through the key in its guard checks, running the "
-                                        "__hash__ that has effects since")
 @pytest.mark.parametrize("how", ["method", "helper"])
 def test_a_key_class_whose_hash_gets_effects_later_is_seen(how):
     # the guards ask whether a dict's keys hash with effects (then the dict
@@ -469,9 +465,10 @@ def test_a_key_class_whose_hash_gets_effects_later_is_seen(how):
     # its __hash__/__eq__ and the globals they name are the same objects
     # (docs/BENCHMARKS.md, forty-sixth session), which the next trace sees
     # (test_the_pure_key_answer_is_cached_per_class_until_a_method_changes).
-    # Open, before the cache too: the plan traced before the change checks
-    # `D[k]`'s value through k, so its guard check runs the new logging
-    # __hash__ (LOG 8 'h' on the call after the change, eager's 2)
+    # Was (the forty-seventh session fixed it), before the cache too: the
+    # plan traced before the change checked `D[k]`'s value through k, so
+    # its guard check ran the new logging __hash__ (LOG 8 'h' on the call
+    # after the change, eager's 2); the item is read by the key's identity
     replace = "K.__hash__ = _logging_hash" if how == "method" else "global H\n                H = _logging_h"
     check(f"""
         LOG = []
