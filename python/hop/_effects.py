@@ -34,6 +34,7 @@ in-place operators on values it cannot resolve.
 
 import builtins
 import collections.abc
+import contextvars
 import functools
 import inspect
 import itertools
@@ -1437,7 +1438,13 @@ class _Calls(_Holders):
             d = inspect.getattr_static(cls, "__del__", None)
             if isinstance(d, types.FunctionType) and _is_user(_module_name(d)):
                 self.add("call", f"makes a {cls.__qualname__}, whose __del__ runs when it dies")
-            for name in ("__new__", "__init__", "__post_init__"):
+            # (an object made in a class body: the class statement calls
+            # its __set_name__ when it makes the class; before, not followed,
+            # so it ran once, while tracing)
+            body = isinstance(site.code, types.CodeType) and \
+                not site.code.co_flags & inspect.CO_NEWLOCALS
+            for name in ("__new__", "__init__", "__post_init__") + (
+                    ("__set_name__",) if body else ()):
                 try:
                     a = inspect.getattr_static(cls, name)
                 except AttributeError:
@@ -1445,9 +1452,9 @@ class _Calls(_Holders):
                 if isinstance(a, staticmethod):
                     a = a.__func__
                 if isinstance(a, types.FunctionType) and _is_user(_module_name(a)):
-                    f.call_user(a, frame, site if name != "__post_init__" else None,
+                    f.call_user(a, frame, site if name in ("__new__", "__init__") else None,
                                 bound=None, bound_pre=False, self_new=True,
-                                unknown_args=name == "__post_init__")
+                                unknown_args=name not in ("__new__", "__init__"))
             return ("new", cls)
         if cls is super:
             return ("unknown", super)  # (method_call follows super().m)
@@ -1643,6 +1650,12 @@ class _Calls(_Holders):
         if isinstance(obj, (_random.Random,) + (self.f.np_random or ())):
             if pre:
                 self.add("random", f"calls .{name}() of {what()}, a random generator")
+            return ("new", None)
+        if isinstance(obj, contextvars.ContextVar) and name == "get":
+            # the current context's value, which the caller may set between
+            # calls (before, read once, while tracing): a break, read in
+            # Python on every call
+            self.add("io", f"calls .get() of {what()}, a context variable")
             return ("new", None)
         if isinstance(obj, functools._lru_cache_wrapper) and name in ("cache_info",
                                                                       "cache_clear"):

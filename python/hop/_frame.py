@@ -1491,6 +1491,13 @@ class Translator(_State, _Library, _Merging, _Breaking):
                 pop()
         elif op == "LOAD_ASSERTION_ERROR":
             push(AssertionError)
+        elif op == "LOAD_BUILD_CLASS" and self.concrete:
+            # a class statement, run for real (the class body's function
+            # is CPython's): a resume after a graph break that ran eagerly
+            # refused it, after the break's instruction ran, and the
+            # function fell back and ran its effects again (before the
+            # forty-seventh session: each print before the break twice)
+            push(builtins.__build_class__)
         elif op == "PUSH_EXC_INFO" and self.concrete:
             exc = pop()
             push(fr.handling)
@@ -1641,6 +1648,7 @@ _STEPS = {
     "JUMP_IF_FALSE_OR_POP": Translator._step_flow,
     "JUMP_IF_TRUE_OR_POP": Translator._step_flow,
     "LOAD_ASSERTION_ERROR": Translator._step_flow,
+    "LOAD_BUILD_CLASS": Translator._step_flow,
     "BEFORE_WITH": Translator._step_value,
     "PUSH_EXC_INFO": Translator._step_flow,
     "CHECK_EXC_MATCH": Translator._step_flow,
