@@ -575,6 +575,28 @@ hop__grow_to(void **items, size_t *cap, size_t need, size_t elem)
     return HOP_OK;
 }
 
+hop_status
+hop__grow_small_to(void **items, size_t *cap, size_t need, size_t elem, void *small, size_t nsmall)
+{
+    if (need <= *cap)
+        return HOP_OK;
+    if (*items == NULL && need <= nsmall) {
+        *items = small;
+        *cap = nsmall;
+        return HOP_OK;
+    }
+    if (small == NULL || *items != small)
+        return hop__grow(items, cap, need, elem);
+    void *block = NULL;
+    size_t ncap = 0;
+    if (hop__grow(&block, &ncap, need, elem) != HOP_OK)
+        return HOP_NOMEM;
+    memcpy(block, small, *cap * elem);
+    *items = block;
+    *cap = ncap;
+    return HOP_OK;
+}
+
 void
 hop__grow_free(void *items, size_t cap, size_t elem)
 {

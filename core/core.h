@@ -65,6 +65,17 @@ hop__grow(void **items, size_t *cap, size_t need, size_t elem)
 {
     return need <= *cap ? HOP_OK : hop__grow_to(items, cap, need, elem);
 }
+/* hop__grow for an array whose first nsmall elements are the owner's buffer
+ * small (inside a tracer: most of its lists hold a few entries): *items is
+ * NULL or small until need passes nsmall, then a block of its own, which
+ * the owner frees unless it is small.  HOP_OK or HOP_NOMEM (unchanged). */
+hop_status hop__grow_small_to(void **items, size_t *cap, size_t need, size_t elem, void *small,
+                              size_t nsmall);
+static inline hop_status
+hop__grow_small(void **items, size_t *cap, size_t need, size_t elem, void *small, size_t nsmall)
+{
+    return need <= *cap ? HOP_OK : hop__grow_small_to(items, cap, need, elem, small, nsmall);
+}
 /* Frees an array hop__grow made (hop__free works too): one of 32 KiB or more
  * is kept for the thread's next large array or block (hop__malloc_small). */
 void hop__grow_free(void *items, size_t cap, size_t elem);

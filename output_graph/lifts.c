@@ -14,28 +14,26 @@
 #include "output_graph/output_graph_impl.h"
 #include "output_graph/saved_impl.h"
 
+#include "core/logindex.h"
+
 #include <stdio.h>
 
 /* ---------------------------------------------------------------- notes */
 
-/* The notes in the order they were set, and an index of the newest entry
- * per placeholder built when one is looked up: a lift notes its placeholder
- * (one per operand of every traced HOP call, issue #30), while only
- * explain_lifts and saving read them, so setting one is an append (a uthash
- * add, hashing and bucket upkeep, was ~170 instructions of every lift). */
+/* The notes in the order they were set, a log with an index
+ * (core/logindex.h) indexed when one is looked up: a lift notes its
+ * placeholder (one per operand of every traced HOP call, issue #30), while
+ * only explain_lifts and saving read them, so setting one is an append (a
+ * uthash add, hashing and bucket upkeep, was ~170 instructions of every
+ * lift).  A lookup gives the placeholder's newest note. */
 typedef struct note_entry {
-    const hop_node *key;
+    const void *key; /* the placeholder */
     const char *note;
     bool operand;
 } note_entry;
 
 typedef struct note_table {
-    note_entry *log;
-    size_t n, cap;
-    /* position + 1 of the newest entry of a key (0: empty), linear probing,
-     * at most half full; it covers the first nindexed entries */
-    uint32_t *index;
-    size_t icap, nindexed;
+    hop__logindex log;
     hop__arena arena;
     const char *last; /* the note copied last (in arena), or NULL */
 } note_table;
@@ -46,52 +44,9 @@ static void
 free_notes(void *p)
 {
     note_table *t = p;
-    hop__free(t->log);
-    hop__free(t->index);
+    hop__logindex_free(&t->log);
     hop__arena_destroy(&t->arena);
     hop__free(t);
-}
-
-static size_t
-note_slot(const hop_node *key, size_t icap)
-{
-    uint64_t h = (uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15u;
-    return (size_t)(h >> 32) & (icap - 1);
-}
-
-/* Enters entry pos into the index (room was made), replacing an older entry
- * of its key. */
-static void
-index_note(note_table *t, size_t pos)
-{
-    size_t k = note_slot(t->log[pos].key, t->icap);
-    while (t->index[k] != 0 && t->log[t->index[k] - 1].key != t->log[pos].key)
-        k = (k + 1) & (t->icap - 1);
-    t->index[k] = (uint32_t)pos + 1;
-}
-
-/* Brings the index up to date with the log.  HOP_NOMEM leaves it as it
- * was (a lookup then scans the log). */
-static hop_status
-index_notes(note_table *t)
-{
-    if (t->nindexed == t->n)
-        return HOP_OK;
-    if (2 * t->n > t->icap) {
-        size_t icap = t->icap ? t->icap : 16;
-        while (2 * t->n > icap)
-            icap *= 2;
-        uint32_t *index = hop__calloc(icap, sizeof *index);
-        if (index == NULL)
-            return HOP_NOMEM;
-        hop__free(t->index);
-        t->index = index;
-        t->icap = icap;
-        t->nindexed = 0;
-    }
-    for (; t->nindexed < t->n; t->nindexed++)
-        index_note(t, t->nindexed);
-    return HOP_OK;
 }
 
 hop_status
@@ -104,49 +59,32 @@ hop_output_graph_set_lift_note(hop_output_graph *og, const hop_node *placeholder
     if (t == NULL) {
         if ((t = hop__calloc(1, sizeof *t)) == NULL)
             return HOP_NOMEM;
+        hop__logindex_init(&t->log, sizeof(note_entry), NULL, 0);
         hop__arena_init(&t->arena);
         if (hop_output_graph_set_data(og, &notes_key, t, free_notes) != HOP_OK) {
             free_notes(t);
             return HOP_NOMEM;
         }
     }
-    if (t->n >= UINT32_MAX - 1)
-        return hop_error(HOP_NOMEM, "out of memory (%zu lift notes)", t->n);
-    if (hop__grow((void **)&t->log, &t->cap, t->n + 1, sizeof *t->log) != HOP_OK)
-        return HOP_NOMEM;
     /* A loop's lifts note one place again and again (every capture of a
      * list a body adds up): they share its copy. */
     const char *copy =
         t->last && strcmp(t->last, note) == 0 ? t->last : hop__arena_strdup(&t->arena, note);
-    if (copy == NULL)
+    if (copy == NULL ||
+        hop__logindex_add(&t->log, &(note_entry){placeholder, copy, operand}) != HOP_OK)
         return HOP_NOMEM;
     t->last = copy;
-    t->log[t->n++] = (note_entry){placeholder, copy, operand};
     return HOP_OK;
-}
-
-/* The newest entry of placeholder in t, or NULL. */
-static const note_entry *
-find_note(note_table *t, const hop_node *placeholder)
-{
-    if (index_notes(t) != HOP_OK) {
-        for (size_t i = t->n; i-- > 0;)
-            if (t->log[i].key == placeholder)
-                return &t->log[i];
-        return NULL;
-    }
-    for (size_t k = t->icap ? note_slot(placeholder, t->icap) : 0; t->icap && t->index[k] != 0;
-         k = (k + 1) & (t->icap - 1))
-        if (t->log[t->index[k] - 1].key == placeholder)
-            return &t->log[t->index[k] - 1];
-    return NULL;
 }
 
 const char *
 hop_output_graph_lift_note(const hop_output_graph *og, const hop_node *placeholder, bool *operand)
 {
     note_table *t = hop_output_graph_data(og, &notes_key);
-    const note_entry *e = t ? find_note(t, placeholder) : NULL;
+    /* An index that cannot be made leaves lookups scanning the log. */
+    if (t)
+        (void)hop__logindex_index(&t->log);
+    const note_entry *e = t ? hop__logindex_find(&t->log, placeholder) : NULL;
     /* A note outlives a placeholder a failed call took back: only a
      * placeholder still in a graph has one. */
     if (e && placeholder->graph == NULL)

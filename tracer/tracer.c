@@ -102,128 +102,27 @@ hop_tracer_set_lift_hook(hop_tracer *t, hop_lift_hook hook, void *ud)
 
 /* ------------------------------------------------------ undoable tables */
 
-/* The slot of an index of icap slots where key's probe sequence starts. */
-static size_t
-memo_slot(const void *key, size_t icap)
-{
-    uint64_t h = (uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15u;
-    return (size_t)(h >> 32) & (icap - 1);
-}
-
-/* Enters the entry at position pos into the index (room was made). */
-static void
-memo_index(hop__memo *m, size_t pos)
-{
-    size_t k = memo_slot(m->log[pos].key, m->icap);
-    while (m->index[k] != 0)
-        k = (k + 1) & (m->icap - 1);
-    m->index[k] = (uint32_t)pos + 1;
-}
-
 /* The value of the newest entry for key, or NULL. */
 static hop_node *
 memo_get(const hop__memo *m, const void *key)
 {
-    if (m->index == NULL) {
-        for (size_t i = m->n; i-- > 0;)
-            if (m->log[i].key == key)
-                return m->log[i].value;
-        return NULL;
-    }
-    /* A key entered twice has two slots on its probe sequence: the newest
-     * (the highest position) is the one a scan would find. */
-    size_t best = 0;
-    for (size_t k = memo_slot(key, m->icap); m->index[k] != 0; k = (k + 1) & (m->icap - 1))
-        if (m->log[m->index[k] - 1].key == key && m->index[k] > best)
-            best = m->index[k];
-    return best ? m->log[best - 1].value : NULL;
+    const hop__memo_entry *e = hop__logindex_find(&m->log, key);
+    return e ? e->value : NULL;
 }
 
-/* Makes the index hold n entries at most half full, rebuilt in creation
- * order: then an entry's probe sequence crosses only older entries' slots,
- * so memo_undo can empty the newest's slot without breaking any search. */
-static hop_status
-memo_reserve_index(hop__memo *m, size_t n)
-{
-    if (n <= HOP__MEMO_SCAN || 2 * n <= m->icap)
-        return HOP_OK;
-    if (n > UINT32_MAX - 1)
-        return hop_error(HOP_NOMEM, "out of memory (a lift table of %zu entries)", n);
-    size_t icap = m->icap ? 2 * m->icap : 4 * HOP__MEMO_SCAN;
-    while (2 * n > icap)
-        icap *= 2;
-    uint32_t *index = hop__calloc(icap, sizeof *index);
-    if (index == NULL)
-        return HOP_NOMEM;
-    hop__free(m->index);
-    m->index = index;
-    m->icap = icap;
-    for (size_t i = 0; i < m->n; i++)
-        memo_index(m, i);
-    return HOP_OK;
-}
-
-/* hop__grow for an array whose first nsmall elements are the buffer small
- * (inside the tracer): *items is NULL or small until need passes nsmall,
- * then a block of its own, which the owner frees unless it is small. */
-static hop_status
-grow_small(void **items, size_t *cap, size_t need, size_t elem, void *small, size_t nsmall)
-{
-    if (need <= *cap)
-        return HOP_OK;
-    if (*items == NULL && need <= nsmall) {
-        *items = small;
-        *cap = nsmall;
-        return HOP_OK;
-    }
-    if (*items != small)
-        return hop__grow(items, cap, need, elem);
-    void *block = NULL;
-    size_t ncap = 0;
-    if (hop__grow(&block, &ncap, need, elem) != HOP_OK)
-        return HOP_NOMEM;
-    memcpy(block, small, *cap * elem);
-    *items = block;
-    *cap = ncap;
-    return HOP_OK;
-}
-
+/* Adds key -> value, indexed at once (lookups are most of a table's
+ * use).  HOP_NOMEM changes nothing. */
 static hop_status
 memo_put(hop__memo *m, const void *key, hop_node *value)
 {
-    if (grow_small((void **)&m->log, &m->cap, m->n + 1, sizeof *m->log, m->small,
-                   HOP__TRACER_SMALL) != HOP_OK ||
-        memo_reserve_index(m, m->n + 1) != HOP_OK)
+    hop__memo_entry e = {key, value};
+    if (hop__logindex_add(&m->log, &e) != HOP_OK)
         return HOP_NOMEM;
-    m->log[m->n] = (hop__memo_entry){key, value};
-    if (m->index)
-        memo_index(m, m->n);
-    m->n++;
-    return HOP_OK;
-}
-
-/* Removes the entries added after the first n, newest first: each one's
- * slot is emptied (see memo_reserve_index for why that is exact). */
-static void
-memo_undo(hop__memo *m, size_t n)
-{
-    while (m->n > n) {
-        m->n--;
-        if (m->index == NULL)
-            continue;
-        size_t k = memo_slot(m->log[m->n].key, m->icap);
-        while (m->index[k] != m->n + 1)
-            k = (k + 1) & (m->icap - 1);
-        m->index[k] = 0;
+    if (hop__logindex_index(&m->log) != HOP_OK) {
+        hop__logindex_truncate(&m->log, m->log.n - 1);
+        return HOP_NOMEM;
     }
-}
-
-static void
-memo_free(hop__memo *m)
-{
-    if (m->log != m->small)
-        hop__free(m->log);
-    hop__free(m->index);
+    return HOP_OK;
 }
 
 hop_node *
@@ -257,6 +156,8 @@ hop__tracer_new(hop_graph *graph, hop_tracer *parent, void *owner)
         hop__free(t);
         return NULL;
     }
+    hop__logindex_init(&t->lifts.log, sizeof(hop__memo_entry), t->lifts.small, HOP__TRACER_SMALL);
+    hop__logindex_init(&t->syms.log, sizeof(hop__memo_entry), t->syms.small, HOP__TRACER_SMALL);
     t->graph = graph;
     t->parent = parent;
     t->depth = parent ? parent->depth + 1 : 0;
@@ -288,8 +189,8 @@ hop__tracer_free(hop_tracer *t)
 {
     if (t == NULL)
         return;
-    memo_free(&t->lifts);
-    memo_free(&t->syms);
+    hop__logindex_free(&t->lifts.log);
+    hop__logindex_free(&t->syms.log);
     if (t->parent == NULL) {
         if (t->journal->items != t->journal->small)
             hop__free(t->journal->items);
@@ -306,8 +207,8 @@ mark_of(const hop_tracer *t, hop__tracer_mark *m)
     m->last = t->graph->last;
     m->nplaceholders = t->graph->nplaceholders;
     m->nsubgraphs = t->graph->nsubgraphs;
-    m->nlift_log = t->lifts.n;
-    m->nsym_log = t->syms.n;
+    m->nlift_log = t->lifts.log.n;
+    m->nsym_log = t->syms.log.n;
     m->nlifted = t->nlifted;
 }
 
@@ -332,8 +233,8 @@ rollback(hop_tracer *t, const hop__tracer_mark *m, void (*orphan)(void *ctx, hop
         if (orphan)
             orphan(ctx, sub);
     }
-    memo_undo(&t->lifts, m->nlift_log);
-    memo_undo(&t->syms, m->nsym_log);
+    hop__logindex_truncate(&t->lifts.log, m->nlift_log);
+    hop__logindex_truncate(&t->syms.log, m->nsym_log);
     t->nlifted = m->nlifted;
 }
 
@@ -349,8 +250,8 @@ touch(hop_tracer *t)
     hop__journal *j = t->journal;
     if (j->scopes == 0 || t->touched >= j->gen)
         return HOP_OK;
-    if (grow_small((void **)&j->items, &j->cap, j->n + 1, sizeof *j->items, j->small,
-                   HOP__TRACER_SMALL) != HOP_OK)
+    if (hop__grow_small((void **)&j->items, &j->cap, j->n + 1, sizeof *j->items, j->small,
+                        HOP__TRACER_SMALL) != HOP_OK)
         return HOP_NOMEM;
     j->items[j->n].t = t;
     j->items[j->n].prev = t->touched;
@@ -442,8 +343,8 @@ remember_lifted(hop_tracer *t, hop_node *placeholder, hop_node *source)
 {
     if (touch(t) != HOP_OK)
         return HOP_NOMEM;
-    if (grow_small((void **)&t->lifted, &t->lifted_cap, t->nlifted + 1, sizeof *t->lifted,
-                   t->lifted_small, HOP__TRACER_SMALL) != HOP_OK)
+    if (hop__grow_small((void **)&t->lifted, &t->lifted_cap, t->nlifted + 1, sizeof *t->lifted,
+                        t->lifted_small, HOP__TRACER_SMALL) != HOP_OK)
         return HOP_NOMEM;
     t->lifted[t->nlifted] = (hop__lifted){
         .placeholder = placeholder,

@@ -7,31 +7,27 @@
 #define HOP_TRACER_IMPL_H
 
 #include "core/core.h"
+#include "core/logindex.h"
 #include "tracer/tracer_owner.h"
 
 /*
  * A pointer -> value table whose additions can be undone newest first: the
- * tracer's two tables (below) are one of these each.  The entries are an
- * array in creation order (what hop__tracer_rollback truncates); beyond
- * HOP__MEMO_SCAN entries an open-addressed index of their positions finds a
- * key in O(1).  Most bodies lift a handful of values, so most tables are the
- * array alone: a uthash table per tracer table cost ~600 bytes (32 buckets
- * and its header) plus 56 bytes an entry, a tenth of a 100-node body.
+ * tracer's two tables (below) are one of these each, a log with an index
+ * (core/logindex.h) in creation order, indexed as it grows, which
+ * hop__tracer_rollback truncates.  Most bodies lift a handful of values, so
+ * most tables are the log alone: a uthash table per tracer table cost ~600
+ * bytes (32 buckets and its header) plus 56 bytes an entry, a tenth of a
+ * 100-node body.
  */
 typedef struct hop__memo_entry {
     const void *key;
     hop_node *value;
 } hop__memo_entry;
 
-enum { HOP__MEMO_SCAN = 8, HOP__TRACER_SMALL = 4 };
+enum { HOP__TRACER_SMALL = 4 };
 
 typedef struct hop__memo {
-    hop__memo_entry *log; /* creation order: `small` until it outgrows it */
-    size_t n, cap;
-    /* position + 1 of an entry (0: empty slot), linear probing, at most half
-     * full; NULL until the table outgrows HOP__MEMO_SCAN */
-    uint32_t *index;
-    size_t icap; /* a power of two, or 0 */
+    hop__logindex log;
     /* The first HOP__TRACER_SMALL entries, in the tracer itself: a body
      * lifts a handful of values, and a malloc and a free for its table were
      * ~300 instructions of every HOP call's body (issue #30). */
@@ -54,7 +50,7 @@ typedef struct hop__journal_entry {
 } hop__journal_entry;
 
 typedef struct hop__journal {
-    hop__journal_entry *items; /* small, NULL or a block (as hop__memo's log) */
+    hop__journal_entry *items; /* small, NULL or a block (as a hop__memo's log) */
     size_t n, cap;
     size_t scopes;    /* open scopes */
     uint64_t gen;     /* the innermost open scope's number (0: none) */

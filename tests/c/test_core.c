@@ -1,6 +1,7 @@
 /*
  * tests/c/test_core.c - status codes, the error context, the allocator hook,
- * the arena, the string builder and the uthash wrapper.
+ * the arena, the string builder, the uthash wrapper and the log with an
+ * index.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <cmocka.h>
 
 #include "core/hash.h"
+#include "core/logindex.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -503,6 +505,150 @@ test_hash_add_out_of_memory_is_a_status_not_an_abort(void **state)
     assert_int_equal(hop_alloc_live(), live);
 }
 
+/* ------------------------------------------------------ log with an index */
+
+typedef struct li_entry {
+    const void *key;
+    int value;
+} li_entry;
+
+/* The value of key's newest entry among the first n of log, by a scan, or
+ * -1: what every lookup must give. */
+static int
+li_newest(const li_entry *log, size_t n, const void *key)
+{
+    for (size_t i = n; i-- > 0;)
+        if (log[i].key == key)
+            return log[i].value;
+    return -1;
+}
+
+static int
+li_found(const hop__logindex *li, const void *key)
+{
+    const li_entry *e = hop__logindex_find(li, key);
+    return e ? e->value : -1;
+}
+
+/* Every key's lookup (and one of a key never added) is the scan's. */
+static void
+li_check_all(const hop__logindex *li, const li_entry *ref, size_t n, const char *keys, size_t nkeys)
+{
+    assert_int_equal(li->n, n);
+    for (size_t k = 0; k <= nkeys; k++)
+        assert_int_equal(li_found(li, keys + k), li_newest(ref, n, keys + k));
+}
+
+static void
+test_logindex_gives_each_keys_newest_entry_scanned_indexed_or_both(void **state)
+{
+    (void)state;
+    char keys[38];
+    li_entry small[4], ref[300];
+    hop__logindex li;
+    hop__logindex_init(&li, sizeof(li_entry), small, 4);
+    long made = hop_alloc_count();
+    for (size_t i = 0; i < 300; i++) {
+        /* keys come back (37 of them, in a stride that repeats them out of
+         * order), so probe sequences cross and keys have several entries */
+        ref[i] = (li_entry){keys + (i * 7) % 37, (int)i};
+        assert_int_equal(hop__logindex_add(&li, &ref[i]), HOP_OK);
+        if (i < 4)
+            assert_int_equal(hop_alloc_count(), made); /* the owner's room first */
+        /* indexed now and then: lookups see an index and a tail after it */
+        if (i % 5 == 0)
+            assert_int_equal(hop__logindex_index(&li), HOP_OK);
+        if (i < HOP__LOGINDEX_SCAN)
+            assert_null(li.index);
+        if (i % 3 == 0 || i < 20)
+            li_check_all(&li, ref, i + 1, keys, 37);
+    }
+    assert_int_equal(hop__logindex_index(&li), HOP_OK);
+    assert_int_equal(li.nindexed, 300);
+    assert_true(li.icap >= 600);
+    li_check_all(&li, ref, 300, keys, 37);
+    assert_ptr_equal(hop__logindex_find(&li, keys + 5),
+                     hop__logindex_at(&li, 265)); /* 265 * 7 % 37 */
+    hop__logindex_free(&li);
+    assert_int_equal(li.n, 0);
+    assert_null(hop__logindex_find(&li, keys));
+}
+
+static void
+test_logindex_truncated_newest_first_gives_the_lookups_it_gave_then(void **state)
+{
+    (void)state;
+    char keys[12];
+    li_entry small[4], ref[200];
+    hop__logindex li;
+    hop__logindex_init(&li, sizeof(li_entry), small, 4);
+    long live = hop_alloc_live();
+    /* an undo log: every add indexed at once, scopes taken back */
+    size_t marks[] = {0, 3, 9, 40, 41, 120, 200};
+    for (size_t round = 0; round < 2; round++) {
+        for (size_t i = li.n; i < 200; i++) {
+            ref[i] = (li_entry){keys + (i * 5 + round) % 11, (int)(i + 1000 * round)};
+            assert_int_equal(hop__logindex_add(&li, &ref[i]), HOP_OK);
+            assert_int_equal(hop__logindex_index(&li), HOP_OK);
+            assert_int_equal(li.nindexed, i < HOP__LOGINDEX_SCAN ? 0 : i + 1);
+        }
+        for (size_t m = HOP__ARRAY_LEN(marks); m-- > 0;) {
+            hop__logindex_truncate(&li, marks[m]);
+            li_check_all(&li, ref, marks[m], keys, 11);
+            assert_true(li.nindexed <= marks[m]);
+            if (m == 3 && round == 0)
+                break; /* the second round grows again from 40 */
+        }
+    }
+    /* entries added after a truncation are found, and only they */
+    li_entry again = {keys + 11, 77};
+    assert_int_equal(hop__logindex_add(&li, &again), HOP_OK);
+    assert_int_equal(li.n, 1);
+    assert_int_equal(li_found(&li, keys + 11), 77);
+    hop__logindex_truncate(&li, 0);
+    assert_int_equal(li_found(&li, keys + 11), -1);
+    hop__logindex_free(&li);
+    assert_int_equal(hop_alloc_live(), live);
+}
+
+static void
+test_logindex_out_of_memory_changes_nothing_and_lookups_stay_exact(void **state)
+{
+    (void)state;
+    char keys[16];
+    li_entry small[4], ref[64];
+    hop__logindex li;
+    hop__logindex_init(&li, sizeof(li_entry), small, 4);
+    long live = hop_alloc_live();
+    for (size_t i = 0; i < 64; i++) {
+        ref[i] = (li_entry){keys + i % 13, (int)i};
+        /* the first add past the owner's room, and every 16th, fails once */
+        if (i == 4 || i % 16 == 15) {
+            hop_alloc_fail_at(1);
+            hop_status st = hop__logindex_add(&li, &ref[i]);
+            hop_alloc_fail_at(0);
+            if (st != HOP_OK) {
+                assert_int_equal(st, HOP_NOMEM);
+                li_check_all(&li, ref, i, keys, 13);
+            }
+        }
+        if (li.n == i)
+            assert_int_equal(hop__logindex_add(&li, &ref[i]), HOP_OK);
+        /* an index that cannot be made (or grow) leaves the old one */
+        size_t before = li.nindexed;
+        hop_alloc_fail_at(i % 3 == 1 ? 1 : 0);
+        hop_status st = hop__logindex_index(&li);
+        hop_alloc_fail_at(0);
+        if (st != HOP_OK) {
+            assert_int_equal(st, HOP_NOMEM);
+            assert_int_equal(li.nindexed, before);
+        }
+        li_check_all(&li, ref, i + 1, keys, 13);
+    }
+    hop__logindex_free(&li);
+    assert_int_equal(hop_alloc_live(), live);
+}
+
 int
 main(void)
 {
@@ -524,6 +670,9 @@ main(void)
         cmocka_unit_test(test_arena_failure_is_nomem_and_arena_stays_usable),
         cmocka_unit_test(test_buf_builds_strings_and_failure_is_sticky),
         cmocka_unit_test(test_hash_add_out_of_memory_is_a_status_not_an_abort),
+        cmocka_unit_test(test_logindex_gives_each_keys_newest_entry_scanned_indexed_or_both),
+        cmocka_unit_test(test_logindex_truncated_newest_first_gives_the_lookups_it_gave_then),
+        cmocka_unit_test(test_logindex_out_of_memory_changes_nothing_and_lookups_stay_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
