@@ -1,5 +1,5 @@
 /*
- * core/logindex.c - a log with an index (core/logindex.h): appending,
+ * core/logindex.c - a log with an index (core/logindex.h): growing,
  * indexing, the indexed lookup and truncation.
  */
 #include "core/logindex.h"
@@ -26,17 +26,17 @@ slot_of(const void *key, size_t icap)
     return (size_t)(h >> 32) & (icap - 1);
 }
 
-hop_status
-hop__logindex_add(hop__logindex *li, const void *entry)
+void *
+hop__logindex_push_grow(hop__logindex *li)
 {
-    if (li->n >= UINT32_MAX - 1)
-        return hop_error(HOP_NOMEM, "out of memory (a log of %zu entries)", li->n);
+    if (li->n >= UINT32_MAX - 1) {
+        hop_error(HOP_NOMEM, "out of memory (a log of %zu entries)", li->n);
+        return NULL;
+    }
     if (hop__grow_small((void **)&li->log, &li->cap, li->n + 1, li->elem, li->small, li->nsmall) !=
         HOP_OK)
-        return HOP_NOMEM;
-    memcpy(li->log + li->n * li->elem, entry, li->elem);
-    li->n++;
-    return HOP_OK;
+        return NULL;
+    return li->log + li->n++ * li->elem;
 }
 
 /* Enters the entry at position pos into the index (room was made). */
@@ -50,7 +50,7 @@ index_at(hop__logindex *li, size_t pos)
 }
 
 hop_status
-hop__logindex_index(hop__logindex *li)
+hop__logindex_index_all(hop__logindex *li)
 {
     if (li->nindexed == li->n || li->n <= HOP__LOGINDEX_SCAN)
         return HOP_OK;

@@ -42,14 +42,31 @@ typedef struct hop__logindex {
  * were ~300 instructions of every traced HOP call's body (issue #30). */
 void hop__logindex_init(hop__logindex *li, size_t elem, void *small, size_t nsmall);
 
-/* Appends a copy of entry (elem bytes, its key first) and indexes nothing.
- * HOP_OK or HOP_NOMEM (nothing changed). */
-hop_status hop__logindex_add(hop__logindex *li, const void *entry);
+/* Appends an entry and indexes nothing: the new entry's room (elem bytes),
+ * which the caller fills, its key first, before the next call on li; NULL
+ * (HOP_NOMEM, nothing changed) when the log cannot grow.  Inline while
+ * there is room: a typed store where a copy of elem bytes was a call to
+ * memcpy (the tracer adds two entries a lift). */
+void *hop__logindex_push_grow(hop__logindex *li);
+static inline void *
+hop__logindex_push(hop__logindex *li)
+{
+    if (li->n < li->cap)
+        return li->log + li->n++ * li->elem;
+    return hop__logindex_push_grow(li);
+}
 
 /* Brings the index up to date with the log (nothing to do up to
  * HOP__LOGINDEX_SCAN entries).  HOP_OK or HOP_NOMEM, which leaves the index
  * as it was: lookups stay exact, scanning the entries it does not cover. */
-hop_status hop__logindex_index(hop__logindex *li);
+hop_status hop__logindex_index_all(hop__logindex *li);
+static inline hop_status
+hop__logindex_index(hop__logindex *li)
+{
+    if (li->nindexed == li->n || li->n <= HOP__LOGINDEX_SCAN)
+        return HOP_OK;
+    return hop__logindex_index_all(li);
+}
 
 /* The newest entry whose key is key, or NULL.  Borrowed: valid until the
  * log changes. */

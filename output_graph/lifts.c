@@ -70,9 +70,10 @@ hop_output_graph_set_lift_note(hop_output_graph *og, const hop_node *placeholder
      * list a body adds up): they share its copy. */
     const char *copy =
         t->last && strcmp(t->last, note) == 0 ? t->last : hop__arena_strdup(&t->arena, note);
-    if (copy == NULL ||
-        hop__logindex_add(&t->log, &(note_entry){placeholder, copy, operand}) != HOP_OK)
+    note_entry *e = copy ? hop__logindex_push(&t->log) : NULL;
+    if (e == NULL)
         return HOP_NOMEM;
+    *e = (note_entry){placeholder, copy, operand};
     t->last = copy;
     return HOP_OK;
 }

@@ -115,9 +115,10 @@ memo_get(const hop__memo *m, const void *key)
 static hop_status
 memo_put(hop__memo *m, const void *key, hop_node *value)
 {
-    hop__memo_entry e = {key, value};
-    if (hop__logindex_add(&m->log, &e) != HOP_OK)
+    hop__memo_entry *e = hop__logindex_push(&m->log);
+    if (e == NULL)
         return HOP_NOMEM;
+    *e = (hop__memo_entry){key, value};
     if (hop__logindex_index(&m->log) != HOP_OK) {
         hop__logindex_truncate(&m->log, m->log.n - 1);
         return HOP_NOMEM;
