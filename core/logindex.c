@@ -18,14 +18,6 @@ key_at(const hop__logindex *li, size_t pos)
     return k;
 }
 
-/* The slot of an index of icap slots where key's probe sequence starts. */
-static size_t
-slot_of(const void *key, size_t icap)
-{
-    uint64_t h = (uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15u;
-    return (size_t)(h >> 32) & (icap - 1);
-}
-
 void *
 hop__logindex_push_grow(hop__logindex *li)
 {
@@ -43,7 +35,7 @@ hop__logindex_push_grow(hop__logindex *li)
 static void
 index_at(hop__logindex *li, size_t pos)
 {
-    size_t k = slot_of(key_at(li, pos), li->icap);
+    size_t k = hop__logindex_slot(key_at(li, pos), li->icap);
     while (li->index[k] != 0)
         k = (k + 1) & (li->icap - 1);
     li->index[k] = (uint32_t)pos + 1;
@@ -77,7 +69,8 @@ hop__logindex_find_indexed(const hop__logindex *li, const void *key)
     /* A key entered twice has two slots on its probe sequence: the newest
      * (the highest position) is the one a scan would find. */
     uint32_t best = 0;
-    for (size_t k = slot_of(key, li->icap); li->index[k] != 0; k = (k + 1) & (li->icap - 1))
+    for (size_t k = hop__logindex_slot(key, li->icap); li->index[k] != 0;
+         k = (k + 1) & (li->icap - 1))
         if (li->index[k] > best && key_at(li, li->index[k] - 1) == key)
             best = li->index[k];
     return best ? hop__logindex_at(li, best - 1) : NULL;
@@ -90,7 +83,7 @@ hop__logindex_truncate(hop__logindex *li, size_t n)
      * sequence among those still there, so emptying it is exact. */
     for (; li->nindexed > n; li->nindexed--) {
         size_t pos = li->nindexed - 1;
-        size_t k = slot_of(key_at(li, pos), li->icap);
+        size_t k = hop__logindex_slot(key_at(li, pos), li->icap);
         while (li->index[k] != pos + 1)
             k = (k + 1) & (li->icap - 1);
         li->index[k] = 0;

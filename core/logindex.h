@@ -60,11 +60,30 @@ hop__logindex_push(hop__logindex *li)
  * HOP__LOGINDEX_SCAN entries).  HOP_OK or HOP_NOMEM, which leaves the index
  * as it was: lookups stay exact, scanning the entries it does not cover. */
 hop_status hop__logindex_index_all(hop__logindex *li);
+
+/* The slot of an index of icap slots where key's probe sequence starts. */
+static inline size_t
+hop__logindex_slot(const void *key, size_t icap)
+{
+    uint64_t h = (uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15u;
+    return (size_t)(h >> 32) & (icap - 1);
+}
+
 static inline hop_status
 hop__logindex_index(hop__logindex *li)
 {
     if (li->nindexed == li->n || li->n <= HOP__LOGINDEX_SCAN)
         return HOP_OK;
+    if (li->nindexed + 1 == li->n && 2 * li->n <= li->icap) {
+        /* one entry more and room for it (an undo log's every add) */
+        const void *key;
+        memcpy(&key, li->log + li->nindexed * li->elem, sizeof key);
+        size_t k = hop__logindex_slot(key, li->icap);
+        while (li->index[k] != 0)
+            k = (k + 1) & (li->icap - 1);
+        li->index[k] = (uint32_t)++li->nindexed;
+        return HOP_OK;
+    }
     return hop__logindex_index_all(li);
 }
 
