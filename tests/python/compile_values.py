@@ -5,6 +5,7 @@ later), and campaign(session): those campaigns' program and check."""
 
 import contextlib
 import io
+import random
 import sys
 import textwrap
 import types
@@ -113,3 +114,42 @@ def campaign(session, outcome=_outcome):
             sys.modules.pop(f"campaign_{session}_{name}_c", None)
         return cf
     return program, check
+
+
+# The drawn part of a compile campaign round (s46 on): a program is a line of
+# the function's own effects, a graph break or none, then one to three of the
+# round's statements, each binding t0, t1, ... that the result adds up.
+_DRAWN_BREAKS = ["", "", "print(float(x.sum()))", "if x.sum() > 3:\n        TAPE.append('big')",
+                 "TAPE.append(int(x[0]))"]
+_DRAWN_OWN = ["", "", "TAPE.append(1)", "print('call')"]
+
+
+def drawn_program(seed, world, statements):
+    """The source of drawn program `seed`: world (the module's names, TAPE
+    among them), then f(x) and args(i) as check() takes them."""
+    rng = random.Random(seed)
+    lines = [rng.choice(_DRAWN_OWN), rng.choice(_DRAWN_BREAKS)]
+    for k in range(rng.choice([1, 2, 3])):
+        lines.append(rng.choice(statements).replace("t =", f"t{k} ="))
+    body = "".join(f"\n    {s}" for s in lines if s)
+    terms = " + ".join(f"t{k}" for k in range(len(lines) - 2))
+    res = rng.choice([f"x * 0 + ({terms})", f"(x * 2, {terms})"])
+    arg = rng.choice(["hop.arange(3.0) + i", "np.arange(3.0) * (i + 1)"])
+    return world + f"""
+def f(x):{body}
+    return {res}
+def args(i):
+    return ({arg},)
+"""
+
+
+def check_drawn(check, world, statements, first_seed, count):
+    """check() (a campaign's) of drawn programs first_seed .. first_seed +
+    count - 1, called three times each; a difference names its seed and
+    source."""
+    for seed in range(first_seed, first_seed + count):
+        src = drawn_program(seed, world, statements)
+        try:
+            check(src, calls=3, name=f"drawn_{seed}")
+        except AssertionError as e:
+            raise AssertionError(f"seed {seed}:\n{src}\n{e}") from None

@@ -37,7 +37,6 @@ over the user's `__lt__`, `abc.ABC.register`, `array.array` appends,
 
 import gc
 import os
-import random
 import sys
 import textwrap
 import weakref
@@ -45,7 +44,7 @@ import weakref
 import pytest
 
 from budget import examples
-from compile_values import campaign, warned_outcome
+from compile_values import campaign, check_drawn, warned_outcome
 
 
 program, check = campaign("s46", outcome=warned_outcome())
@@ -419,40 +418,12 @@ _STATEMENTS = [
     "L = [C(2), C(1)]\n    L.sort()\n    t = L[0].n",
     "mv = memoryview(BUF)\n    mv[0] = (mv[0] + 1) % 256\n    t = mv[0]",
 ]
-_BREAKS = ["", "", "print(float(x.sum()))", "if x.sum() > 3:\n        TAPE.append('big')",
-           "TAPE.append(int(x[0]))"]
-_OWN = ["", "", "TAPE.append(1)", "print('call')"]
-
-
-def _draw(seed):
-    rng = random.Random(seed)
-    lines = [rng.choice(_OWN), rng.choice(_BREAKS)]
-    for k in range(rng.choice([1, 2, 3])):
-        lines.append(rng.choice(_STATEMENTS).replace("t =", f"t{k} ="))
-    body = "".join(f"\n    {s}" for s in lines if s)
-    terms = " + ".join(f"t{k}" for k in range(len(lines) - 2))
-    res = rng.choice([f"x * 0 + ({terms})", f"(x * 2, {terms})"])
-    arg = rng.choice(["hop.arange(3.0) + i", "np.arange(3.0) * (i + 1)"])
-    return _WORLD + f"""
-def f(x):{body}
-    return {res}
-def args(i):
-    return ({arg},)
-"""
-
-
 @pytest.mark.parametrize("chunk", range(2))
 def test_drawn_programs_of_this_rounds_territory(chunk):
     # (drew 400 programs while this was written: see docs/RELIABILITY.md,
     # "The forty-sixth session's campaign", for how many differed before
     # this session's fixes and after)
-    for k in range(examples(10)):
-        seed = 46000 + chunk * 1000 + k
-        src = _draw(seed)
-        try:
-            check(src, calls=3, name=f"drawn_{seed}")
-        except AssertionError as e:
-            raise AssertionError(f"seed {seed}:\n{src}\n{e}") from None
+    check_drawn(check, _WORLD, _STATEMENTS, 46000 + chunk * 1000, examples(10))
 
 
 # --------------------------------------------------------------- the guards' pure-key cache

@@ -17,12 +17,11 @@ __getattr__ fallbacks, __slots__ objects, weakref.finalize, weakref
 callbacks and __del__ of dropped objects, globals()/vars(obj) writes,
 exec/eval, sys.getrecursionlimit() changed between calls, id() logic."""
 
-import random
 
 import pytest
 
 from budget import examples
-from compile_values import campaign, warned_outcome
+from compile_values import campaign, check_drawn, warned_outcome
 
 
 program, check = campaign("s47", outcome=warned_outcome())
@@ -326,37 +325,9 @@ _STATEMENTS = [
     "exec('TAPE.append(2)')\n    t = eval('len(TAPE)')", "t = sys.getrecursionlimit() > 100",
     "t = id(H) == id(H)", "t = KD[Key(1)]", "t = KD.get(Key(2), 0)",
 ]
-_BREAKS = ["", "", "print(float(x.sum()))", "if x.sum() > 3:\n        TAPE.append('big')",
-           "TAPE.append(int(x[0]))"]
-_OWN = ["", "", "TAPE.append(1)", "print('call')"]
-
-
-def _draw(seed):
-    rng = random.Random(seed)
-    lines = [rng.choice(_OWN), rng.choice(_BREAKS)]
-    for k in range(rng.choice([1, 2, 3])):
-        lines.append(rng.choice(_STATEMENTS).replace("t =", f"t{k} ="))
-    body = "".join(f"\n    {s}" for s in lines if s)
-    terms = " + ".join(f"t{k}" for k in range(len(lines) - 2))
-    res = rng.choice([f"x * 0 + ({terms})", f"(x * 2, {terms})"])
-    arg = rng.choice(["hop.arange(3.0) + i", "np.arange(3.0) * (i + 1)"])
-    return _WORLD + f"""
-def f(x):{body}
-    return {res}
-def args(i):
-    return ({arg},)
-"""
-
-
 @pytest.mark.parametrize("chunk", range(2))
 def test_drawn_programs_of_this_rounds_territory(chunk):
     # (drew 400 programs while this was written: see docs/RELIABILITY.md,
     # "The forty-seventh session's campaign", for how many differed before
     # this session's fixes and after)
-    for k in range(examples(10)):
-        seed = 47000 + chunk * 1000 + k
-        src = _draw(seed)
-        try:
-            check(src, calls=3, name=f"drawn_{seed}")
-        except AssertionError as e:
-            raise AssertionError(f"seed {seed}:\n{src}\n{e}") from None
+    check_drawn(check, _WORLD, _STATEMENTS, 47000 + chunk * 1000, examples(10))
