@@ -82,11 +82,12 @@ from . import _pytree
 from ._frame_base import (
     _ALLOWED, _at_line, _BreakHere, _CONST, _CONTAINERS, _CONTROL_FLOW, _DELETED,
     _finding_a_module, _Frame, _generated_library, _HANDLED, _INERT, _instructions, _INTERNAL,
-    _LOAD, _LOAD_CONST, _NoMerge, _NULL, _numpy_written_back, _PAUSED, _rows_known_at_run_time,
-    _site, _SKIP, _static_rows, _steps_table, _Stop, _STORE, _symfloat, _traced, _TransGen,
-    _TransMap, _UNBOUND, _user_function, _userish, _YIELDED, is_user_code,
+    _KINDS, _LOAD, _LOAD_CONST, _NoMerge, _NULL, _numpy_written_back, _PAUSED,
+    _rows_known_at_run_time, _site, _SKIP, _static_rows, _steps_table, _Stop, _STORE, _symfloat,
+    _traced, _TransGen, _TransMap, _UNBOUND, _user_function, _userish, _YIELDED, is_user_code,
     Unsupported, user_dunder)
 from ._effect_tables import _BUILTIN_DUNDERS, _ORDER
+from ._frame_concrete import import_from, import_name
 from ._effects import KINDS as _effects_KINDS, callable_effect, inserts_missing
 from ._frame_library import _Library, _NOT_MODELLED, modelled
 from ._frame_merge import _Merging, _touches
@@ -1336,6 +1337,13 @@ class Translator(_State, _Library, _Merging, _Breaking):
         elif op == "BEFORE_WITH":
             push(self._before_with(pop()))
             self._cur = fr
+        elif op == "IMPORT_NAME" and self.concrete:
+            # (the translator refuses an import: the function runs eagerly;
+            # after a break, the rest runs it as CPython: _frame_concrete)
+            fromlist = pop()
+            push(import_name(fr, i.argval, fromlist, pop()))
+        elif op == "IMPORT_FROM" and self.concrete:
+            push(import_from(stack[-1], i.argval))
         else:
             self._fail(f"the instruction {op} is not translated yet")
         return pc
@@ -1650,12 +1658,23 @@ _STEPS = {
     "LOAD_ASSERTION_ERROR": Translator._step_flow,
     "LOAD_BUILD_CLASS": Translator._step_flow,
     "BEFORE_WITH": Translator._step_value,
+    "IMPORT_NAME": Translator._step_value,
+    "IMPORT_FROM": Translator._step_value,
     "PUSH_EXC_INFO": Translator._step_flow,
     "CHECK_EXC_MATCH": Translator._step_flow,
     "WITH_EXCEPT_START": Translator._step_flow,
     "RERAISE": Translator._step_flow,
     "RAISE_VARARGS": Translator._step_flow,
 }
+
+
+# The instructions the concrete interpreter runs (Translator with
+# concrete=True): _execute's own kinds, _step's and _STEPS'.  A graph break
+# from which an instruction not among them is reachable is refused before
+# anything of the call ran (_frame_concrete.unrunnable, _Breaking._stopped).
+CONCRETE_RUNS = frozenset(_STEPS) | frozenset(_KINDS) | frozenset((
+    "LOAD_FAST", "BINARY_OP", "CALL", "LOAD_GLOBAL", "LOAD_ATTR", "LOAD_METHOD", "PUSH_NULL",
+    "KW_NAMES", "RETURN_VALUE", "POP_TOP"))
 
 
 def _step_for(op):

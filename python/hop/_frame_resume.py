@@ -15,7 +15,8 @@ from . import _exact
 from . import _region
 from ._frame_base import (
     _cell_value, _EMPTY, _Frame, _FUNC, _Hoist, _instructions, _METHOD, _NULL, _numpy_value,
-    _PAUSED, _PLAIN, _site, _Stop, _symfloat, _traced)
+    _PAUSED, _PLAIN, _site, _Stop, _symfloat, _traced, Unsupported)
+from ._frame_concrete import unrunnable
 from ._reads import loaded_hop_numpy
 
 __all__ = ["Break", "Resume"]
@@ -87,13 +88,36 @@ class Break:
         t.root = fr
         t.depth = 1
         t.pause_at = self.pc
-        got = t._execute(fr, pc)
-        if got is not _PAUSED:
-            return got  # (another path: the function ended before the break)
-        t.pause_at = None
-        return self._finish(t, fr, compile)
+        try:
+            got = t._execute(fr, pc)
+            if got is not _PAUSED:
+                return got  # (another path: the function ended before the break)
+            t.pause_at = None
+            return self._finish(t, fr, compile)
+        except Unsupported as u:
+            raise self._refused_after_effects(u) from None
 
     def resume(self, out, compile):
+        try:
+            return self._resume(out, compile)
+        except Unsupported as u:
+            raise self._refused_after_effects(u) from None
+
+    def _refused_after_effects(self, u):
+        """The error for Unsupported u, raised by the code after the break
+        once the plan ran and the effects before it happened: hop never runs
+        the function again from its start (those effects would happen twice,
+        as each print before a break did until the forty-eighth session), so
+        the call raises.  The translation refuses a break after which an
+        instruction the concrete interpreter does not run is reachable
+        (_Breaking._check_runnable), so this is the last resort of what the
+        concrete interpreter refuses at run time."""
+        return _C.UnsupportedError(
+            f"hop.compile: {self.func.__qualname__}: the code after the graph break at "
+            f"{self.site} could not run in Python ({u.message} at {u.site}); the call's "
+            f"effects before it happened once, and hop does not run the function again")
+
+    def _resume(self, out, compile):
         stack_vals, fast_vals, cell_vals = out
         if not stack_vals and self.until is not None and not any(map(_is_spec, fast_vals)):
             # (the steady break of a region, at a statement's start: its
@@ -626,6 +650,7 @@ class _Breaking:
                          f"hands Python {shared}, which the plan would return as a copy"
             if prefix is not None:
                 self._check_prefix(fr, pc)
+        self._check_runnable(fr, pc, prefix)
         tr = _C.tracing()
         if tr is not None:
             tr.scratch.pop(_breaks._KEY, None)  # the conversion is now the break's
@@ -641,6 +666,27 @@ class _Breaking:
             del self.effects[:]  # done for real by the part run in Python
             return ((), (), ())
         return (tuple(out_stack), tuple(out_fast[:len(fast)]), tuple(out_fast[len(fast):]))
+
+    def _check_runnable(self, fr, pc, prefix):
+        """Unsupported, before anything of the call ran, when an
+        instruction the concrete interpreter does not run is reachable from
+        the break at pc (or, where the part before it runs in Python, from
+        where that part starts): the break's instruction and the rest run
+        in Python after the effects before the break happened, and an
+        instruction refused there could only raise (never run the function
+        again from its start: those effects would happen twice)."""
+        starts = [pc]
+        if prefix is not None:
+            starts.append(self.fn.pc if isinstance(self.fn, Resume) else 0)
+        for start in starts:
+            bad = unrunnable(fr.code, start, _frame.CONCRETE_RUNS)
+            if bad is not None:
+                n, op = bad
+                line = _instructions(fr.code)[3][n]
+                self._fail(f"a graph break after which the rest of the function runs in Python, "
+                           f"where hop's concrete interpreter cannot run {op} (at "
+                           f"{_site(fr.code, line)}): the call runs eagerly from its start, "
+                           f"once", fr)
 
     def _check_prefix(self, fr, pc):
         """A break whose part before it runs in Python (Break.prefix) must
