@@ -51,7 +51,7 @@ hop.compile runs the call (and later calls) eagerly as for any effect it
 cannot compile: never a different answer.  docs/ARCHITECTURE.md, "The frame
 translator", lists what that covers.
 
-The translator is six modules, one owner each: _frame (this one: the
+The translator is seven modules, one owner each: _frame (this one: the
 Translator, its interpreter loop and its calls), _frame_base (its vocabulary:
 exceptions, sentinels, the frame record, a code object's instruction table,
 which code is the user's), _frame_state (the state outside the frame: the
@@ -59,8 +59,10 @@ overlay of cells, globals and attributes, shadow containers, the side-effect
 table and its replay, lifted ints and the guards a translation drops),
 _frame_library (library objects that hold the caller's state: the calls of
 a partial, a methodcaller, a getter translated, other library calls
-watched), _frame_merge (a data-dependent `if` traced as one cond) and
-_frame_resume (graph breaks: the frame handed to Python, Break and Resume).
+watched), _frame_merge (a data-dependent `if` traced as one cond),
+_frame_resume (graph breaks: the frame handed to Python, Break and Resume)
+and _frame_concrete (what only the concrete interpreter runs, and the scan
+that the code after a break is all such code).
 """
 
 import builtins

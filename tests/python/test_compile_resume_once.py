@@ -100,6 +100,15 @@ _AFTER_BREAK = {
     "dict_merge": "d = {'a': y}\nr = {**d, 'b': 1}",
     "walrus_chain": "if 1 < (n := int(y)) < 5:\n    r = n\nelse:\n    r = -n",
     "while_else": "i = 0\nwhile i < 2:\n    i += 1\nelse:\n    LOG.append('else')\nr = i",
+    "import_after_a_second_break": "print(float(x.sum() * 2))\nimport math\nr = math.ceil(y)",
+    "import_in_try_except": "try:\n    import no_such_module_s48\nexcept ImportError as e:\n"
+                            "    r = e.name",
+    "nested_comprehension": "r = [[i * y for i in range(j)] for j in range(3) if j]",
+    "with_two_managers_raising": "try:\n    with CM(), CM():\n        raise KeyError(y)\n"
+                                 "except KeyError as e:\n    r = repr(e)",
+    "try_else_return": "try:\n    LOG.append('try')\nexcept ValueError:\n    r = 0\n"
+                       "else:\n    return (x, y)\nfinally:\n    LOG.append('fin')",
+    "raise_from_uncaught": "raise ValueError(y) from KeyError('k')\nr = 0",
 }
 
 
