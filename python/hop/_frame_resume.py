@@ -98,8 +98,28 @@ class Break:
             raise self._refused_after_effects(u) from None
 
     def resume(self, out, compile):
+        # (the try around the whole body, not a call of a second method:
+        # a steady break comes here every call, and a try costs nothing)
         try:
-            return self._resume(out, compile)
+            stack_vals, fast_vals, cell_vals = out
+            if not stack_vals and self.until is not None and not any(map(_is_spec, fast_vals)):
+                # (the steady break of a region, at a statement's start: its
+                # locals straight into CPython's copy of the code, no frame)
+                fn = self._steady
+                if fn is False:
+                    fn = self._steady = self._region_fn(self.names)
+                if fn is not None:
+                    return self._exited(fn(*fast_vals), compile)
+            stack = []
+            for v in stack_vals:
+                if type(v) is tuple and len(v) == 3 and v[0] == _METHOD:
+                    v = getattr(v[1], v[2])
+                stack.append(v)
+            for i in self.nulls:
+                stack[i] = _NULL
+            fr = _frame_for(self.func, dict(zip(self.names, fast_vals)), stack, cell_vals)
+            fr.kwnames = self.kwnames
+            return self._finish(None, fr, compile)
         except Unsupported as u:
             raise self._refused_after_effects(u) from None
 
@@ -116,27 +136,6 @@ class Break:
             f"hop.compile: {self.func.__qualname__}: the code after the graph break at "
             f"{self.site} could not run in Python ({u.message} at {u.site}); the call's "
             f"effects before it happened once, and hop does not run the function again")
-
-    def _resume(self, out, compile):
-        stack_vals, fast_vals, cell_vals = out
-        if not stack_vals and self.until is not None and not any(map(_is_spec, fast_vals)):
-            # (the steady break of a region, at a statement's start: its
-            # locals straight into CPython's copy of the code, no frame)
-            fn = self._steady
-            if fn is False:
-                fn = self._steady = self._region_fn(self.names)
-            if fn is not None:
-                return self._exited(fn(*fast_vals), compile)
-        stack = []
-        for v in stack_vals:
-            if type(v) is tuple and len(v) == 3 and v[0] == _METHOD:
-                v = getattr(v[1], v[2])
-            stack.append(v)
-        for i in self.nulls:
-            stack[i] = _NULL
-        fr = _frame_for(self.func, dict(zip(self.names, fast_vals)), stack, cell_vals)
-        fr.kwnames = self.kwnames
-        return self._finish(None, fr, compile)
 
     def _concrete(self, fr):
         """The concrete interpreter on root frame fr (made where a resume
