@@ -1466,6 +1466,10 @@ PyMethodDef hop_py__create_functions[] = {
      HOP_PY_SIG("_restride(t, strides, /)")
      "A new tensor over concrete t's memory, with these strides (in elements) where t's move "
      "nothing: dims of size 1, or any dim of an empty t (NumPy's strides of a view)."},
+    {"_hollow", (PyCFunction)hop_py__hollow, METH_O, HOP_PY_SIG("_hollow(t, /)")
+     "Makes concrete t a stand-in of its dtype and sizes over one zero element of its own (every "
+     "stride 0, no base): hop.compile's captured tensor of an environment ndarray, which the "
+     "plan is given anew at each call, so that hop holds no reference to the array."},
     {"_meta_text", (PyCFunction)hop_py__meta_text, METH_O, HOP_PY_SIG("_meta_text(t, /)")
      "The `f32[2, 3]` text of tensor t's metadata (concrete or traced), as every message "
      "spells it."},

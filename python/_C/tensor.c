@@ -597,6 +597,37 @@ hop_py__restride(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     return hop_py_tensor_new(hop_tensor_view(t, t->rank, t->sizes, strides, t->offset));
 }
 
+/* _C._hollow(t): concrete t made a stand-in that holds no memory of another
+ * object: the same dtype and sizes, every stride 0 over one zero element of
+ * its own, no base.  hop.compile hollows the captured tensor of an ndarray
+ * of the function's environment once the plan is made (the plan is given
+ * a tensor over the array's memory at each call instead): a tensor over the
+ * array's memory would hold a reference NumPy's resize counts.  The stand-in
+ * stays where the trace keeps its captures (names, explain()), never run. */
+PyObject *
+hop_py__hollow(PyObject *mod, PyObject *o)
+{
+    (void)mod;
+    if (!HOP_PY_IS_TENSOR(o) || HOP_PY_TENSOR(o)->t == NULL) {
+        PyErr_Format(PyExc_TypeError, "_hollow(): expected a concrete Tensor, got %.100s",
+                     tname(o));
+        return NULL;
+    }
+    TensorObject *self = HOP_PY_TENSOR(o);
+    hop_tensor *t = self->t;
+    int64_t zero[HOP_MAX_RANK] = {0};
+    hop_tensor *one = hop_tensor_zeros(t->dtype, 0, NULL);
+    hop_tensor *h = one != NULL ? hop_tensor_view(one, t->rank, t->sizes, zero, 0) : NULL;
+    if (one != NULL)
+        hop_tensor_release(one);
+    if (h == NULL)
+        return hop_py_raise();
+    self->t = h;
+    hop_tensor_release(t);
+    Py_CLEAR(self->base);
+    Py_RETURN_NONE;
+}
+
 /* _C._meta_text(t): the `f32[2, 3]` text of t's metadata (ops' meta
  * printer, hop_meta_print), for the Python layer's messages: one spelling of
  * a tensor in every layer. */

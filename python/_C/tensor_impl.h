@@ -183,6 +183,7 @@ PyObject *hop_py__set_bool_hook(PyObject *mod, PyObject *fn);
 PyObject *hop_py__truth(PyObject *mod, PyObject *o);
 PyObject *hop_py__base(PyObject *mod, PyObject *o);
 PyObject *hop_py__restride(PyObject *mod, PyObject *const *args, Py_ssize_t nargs);
+PyObject *hop_py__hollow(PyObject *mod, PyObject *o);
 PyObject *hop_py__meta_text(PyObject *mod, PyObject *o);
 void hop_py__create_init(void);
 

@@ -773,6 +773,10 @@ class CompiledFunction(_C._CompiledCall):
                     f"while hop translated it ({e}); eagerly that error comes after its Python "
                     f"effects, which hop does not perform for a call it refuses (nothing ran)" +
                     "".join(f"\n  {x.kind} at {x.site}: {x.reason}" for x in effects)) from None
+        resizes = _resizes_in_python(tr.stop) if failed is None and shared is None else None
+        if resizes is not None:
+            self._dims, self._first = saved[0], saved[1]
+            raise _frame_base.Unsupported(resizes, tr.stop.site)
         if failed is not None:
             # outside the translation's handler: the eager call's
             # sys.exc_info() and its error's __context__ are eager's
@@ -1203,6 +1207,34 @@ def _effects_call(entry):
     then = None if stop is None else functools.partial(stop.resume, compile=_compile_resume)
     return _C._EffectsCall(r.plan, r, nargs, r._check_c, tuple(consts), bytes(traced), whole,
                            tuple(table), lifted, sym, r._names, alias, then, args_at)
+
+
+def _resizes_in_python(stop):
+    """Why a translation that ends at graph break `stop` runs eagerly when
+    the code Python runs around the break (after it; before it too when
+    the part before runs in Python, Break.prefix) may call `.resize()`, or
+    None.  hop's interpreter runs that code holding references to the
+    function's values (its frame's locals and stack, the resume's
+    arguments) that eager's frame does not have, and NumPy's resize counts
+    them (refcheck): `x = a * 1.0; if a.sum() > 2: x.resize((5, 1))` raised
+    "cannot resize an array that references or is referenced by another
+    array" where eager resizes x."""
+    code = getattr(stop.func, "__code__", None) if stop is not None else None
+    if code is None:
+        return None
+    start = 0 if stop.prefix is not None else stop.pc
+    codes = [code]
+    for c in codes:
+        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    for c in codes:
+        for i in dis.get_instructions(c):
+            if i.argval == "resize" and (c is not code or i.offset >= start):
+                line = i.positions.lineno or c.co_firstlineno
+                return (f"it calls .resize() at {_frame_base._site(c, line)}, in "
+                        f"the code Python runs around the graph break at {stop.site}, where "
+                        f"hop's interpreter holds references to the function's arrays that "
+                        f"NumPy's resize would count (refcheck) and eager's frame does not")
+    return None
 
 
 def _compile_resume(resume):

@@ -254,6 +254,9 @@ class Guard:
             return f"{self.source!r} == {e!r} ({type(e).__name__})"
         if self.kind == "layout":
             return f"{self.source!r} keeps its shape, strides, dtype, memory and flags in place"
+        if self.kind == "ndarray":
+            return (f"{self.source!r} is the same ndarray object (its id and layout: hop keeps "
+                    f"no reference to it)")
         if self.kind == "len":
             return f"len({self.source!r}) == {e}"
         if self.kind == "lacks":
@@ -1471,8 +1474,11 @@ class Guards:
     """The guards of one plan: check(expected, leaves) is the fast check;
     revalidate(state, leaves) the full one."""
 
-    def __init__(self, s, captures, leaves, views=None, made=None, contents=(), inlined=()):
-        # (made: the ids of the captures the function made itself)
+    def __init__(self, s, captures, leaves, views=None, made=None, contents=(), inlined=(),
+                 release=False):
+        # (made: the ids of the captures the function made itself; release:
+        # guard the ndarrays of the environment by id and layout, holding no
+        # reference to them, _release)
         guards = list(s.guards)
         self.unsourced = []
         self.viewed = []
@@ -1558,6 +1564,10 @@ class Guards:
         # branch), so a change inside it retraces (issue 28)
         for src, a in contents:
             guards.append(Guard(src, "contents", _contents(a)))
+        self.live = {}  # capture index -> the "ndarray" guard whose array it is made from
+        self._live_reads = None  # live_state's reads of them, made on its first call
+        if release and _np is not None:
+            self._release(guards, captures)
         # the builtin names and the code of the functions the plan ran:
         # one guard, checked in C (last: explain() lists it after the
         # values read)
@@ -1583,10 +1593,63 @@ class Guards:
         self.names = guards[shape[2][0]].expected if shape[2] else None
         self.check_c = self.check if self.names is None else _bind(*shape, names_in_c=True)
 
+    def _release(self, guards, captures):
+        """Makes the identity guard of each ndarray of the environment
+        (not reached through an argument) an "ndarray" guard: the array's
+        id and layout (_layout: its memory address, shape, strides, dtype,
+        flags), no reference to it.  NumPy's resize refuses an array that
+        has a weak reference, and with refcheck a strong one hop holds, so
+        a plan that held it made the caller's `G.resize(n)` raise where
+        eager resizes.  Held by id alone, a freed array's id could be a new
+        object's; with its layout too the new one would be the same memory
+        laid out the same, which the plan reads at every call (eager reads
+        what the source holds).  The capture whose memory the array is is
+        made anew from it at every call (live_state, revalidate), so hop
+        keeps no tensor over the array either (_trace hollows the trace's)."""
+        viewed = {}
+        for i, src in self.viewed:
+            viewed.setdefault(id(src), []).append(i)
+        laid = {id(g.source) for g in guards if g.kind == "layout"}
+        for g in list(guards):
+            a = g.held if g.kind == "id" and not g.weak else None
+            if type(a) is not _np.ndarray or _rooted_in_args(g.source):
+                continue
+            caps = viewed.get(id(g.source), ())
+            lay = _layout(a)
+            if len(caps) > 1 or lay is None or any(not _made_from(captures[i], a) for i in caps):
+                continue
+            if id(g.source) not in laid:
+                guards.append(Guard(g.source, "layout", lay))
+            g.kind, g.held, g.capture = "ndarray", (id(a), lay), caps[0] if caps else None
+            if caps:
+                self.live[caps[0]] = g
+
     def state(self, captures):
         """The first state: (the objects the fast check expects, the
-        captured tensors to pass)."""
-        return (tuple(g.held for g in self.guards), tuple(captures))
+        captured tensors to pass; None for a live one, made per call)."""
+        return (tuple(g.held for g in self.guards),
+                tuple(None if i in self.live else c for i, c in enumerate(captures)))
+
+    def live_state(self, st):
+        """State st with the captures of the environment's ndarrays (live)
+        made from the arrays their sources hold now, or, when one is not the
+        traced array laid out as traced, with an expected state no fast
+        check passes (the full check then says what changed)."""
+        reads = self._live_reads
+        if reads is None:
+            reads = self._live_reads = tuple(_live_read(i, g) for i, g in self.live.items())
+        caps = list(st[1])
+        nd, same, asarray = _np.ndarray, _C._np_same_layout, _C.asarray
+        for i, read, base, ident, lay in reads:
+            try:
+                v = read(base)
+            except Exception:  # noqa: BLE001 (revalidate reads it again and says why)
+                v = None
+            if type(v) is not nd or id(v) != ident or not same(v, lay):
+                return (tuple(None if h.kind == "ndarray" else e
+                              for h, e in zip(self.guards, st[0])), st[1])
+            caps[i] = asarray(v)
+        return (st[0], tuple(caps))
 
     def revalidate(self, state, leaves):
         """Checks every guard by its kind; returns the new state (the
@@ -1627,6 +1690,19 @@ class Guards:
                     raise _C.GuardError(f"guard failed: {g.source!r} was {g.expected!r} "
                                         f"({type(g.expected).__name__}) when traced, now "
                                         f"{_short(v)} ({type(v).__name__})")
+            elif g.kind == "ndarray":
+                if type(v) is not _np.ndarray or id(v) != g.held[0]:
+                    raise _C.GuardError(f"guard failed: {g.source!r} was rebound (the trace used "
+                                        f"an ndarray hop keeps no reference to, by its id and "
+                                        f"layout; now it is a {_what(v)})")
+                if not _same_layout(v, g.held[1]):
+                    raise _C.GuardError(f"guard failed: {g.source!r} changed in place (its "
+                                        f"shape, strides, dtype, memory or flags differ from "
+                                        f"the traced array's, now {_array_text(v)})")
+                if g.capture is not None:
+                    caps[g.capture] = _C.asarray(v)
+                now[j] = g.held
+                continue
             elif g.kind == "layout":
                 if _layout(v) != g.expected:
                     raise _C.GuardError(f"guard failed: {g.source!r} changed in place (its "
@@ -1851,6 +1927,49 @@ def made_captures(captures, views, held=None):
     return out
 
 
+def _live_read(i, g):
+    """live_state's entry for capture i of "ndarray" guard g: (i, a
+    function reading the source from the base it is given, that base, the
+    array's id, its layout as bytes _C._np_same_layout compares)."""
+    # (a layout read without NumPy's C API, a tuple, is never the same to
+    # _np_same_layout: every call then takes the full check, which compares
+    # it and makes the capture)
+    src, (ident, lay) = g.source, g.held
+    if src.kind == "global" and not src.path:
+        return (i, operator.itemgetter(src.key), src.base, ident, lay)
+    if src.kind == "cell" and not src.path:
+        return (i, operator.attrgetter("cell_contents"), src.base, ident, lay)
+    return (i, _read_no_leaves, src, ident, lay)
+
+
+def _read_no_leaves(src):
+    return src.read(None)
+
+
+def _rooted_in_args(src):
+    """Whether source src starts at an argument (read with the call's leaves)."""
+    return src.kind == "arg"
+
+
+def _made_from(t, a):
+    """Whether capture t is what _C.asarray(a) makes: ndarray a's whole
+    memory, its base a (so a tensor made from a at each call is the same
+    input)."""
+    if _C._base(t) is not a:
+        return False
+    try:
+        u = _C.asarray(a)
+    except Exception:  # noqa: BLE001 (not an array hop wraps: kept as traced)
+        return False
+    return (u.data_ptr(), u.shape, u.stride(), u.dtype) == \
+        (t.data_ptr(), t.shape, t.stride(), t.dtype)
+
+
+def _same_layout(a, lay):
+    """Whether ndarray a is laid out as layout lay says (_layout)."""
+    return _C._np_same_layout(a, lay) if type(lay) is bytes else _layout(a) == lay
+
+
 def _shares(a, t):
     """Whether hop tensor t is ndarray a's memory, not a copy."""
     try:
@@ -1987,6 +2106,9 @@ def _compile_factory(shape):
                          f"_empty({params[-1]})")
         elif kind == "layout":
             terms.append(f"_same_layout({text}, e[{j}])")
+        elif kind == "ndarray":
+            # (its id; the layout guard of the same source follows)
+            terms.append(f"id({text}) == e[{j}][0]")
         elif kind == "names":
             # (the dicts' tags as last checked, else the names read again)
             terms.append(f"{text}.check()")

@@ -646,7 +646,9 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
             {id(t) for run in runs for t in run.made}
         guards = _guards.Guards(env, captures, leaves, views, made=made,
                                 inlined=frame.inlined.values() if frame is not None else (),
-                                contents=tr.scratch.get(_breaks.BODY_ARRAYS, {}).values())
+                                contents=tr.scratch.get(_breaks.BODY_ARRAYS, {}).values(),
+                                release=compiling and writeback is None and
+                                (frame is None or frame.stop is None))
         # A result that is such a capture itself (`return np.zeros(n)`): the plan
         # hands back the captured tensor, so each call copies it (eager makes it
         # anew; a caller's write must not show in the next call's result or in
@@ -679,11 +681,37 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
                           f"that hop can guard by identity only, so a change inside them is not "
                           f"seen by this trace: " + "; ".join(unguarded), RuntimeWarning,
                           stacklevel=_paths.user_stacklevel())
+        if any(g.kind == "ndarray" for g in guards.guards):
+            _hollow_live(tr, frame, captures, guards)
         gm = GraphModule(tr, (), runner)
         gm.plan = plan
         return gm, runner
     finally:
         _release(call, tr)
+
+
+def _hollow_live(tr, frame, captures, guards):
+    """Drops what the trace keeps of the ndarrays guards.live made from:
+    the trace's tensor over each (hollowed: it stays among the trace's
+    captures, over no memory of the array), hop.numpy's entry for it in
+    the trace and the translation's wrapper."""
+    from . import _frame_state
+    body = tr.scratch.get(_breaks.BODY_ARRAYS) or {}
+    for g in guards.guards:
+        if g.kind != "ndarray":
+            continue
+        tr.scratch.pop(("hop.numpy array", g.held[0]), None)
+        body.pop(g.held[0], None)
+        if frame is not None:
+            hit = frame.env_arrays.pop(g.held[0], None)
+            if hit is not None:
+                frame.env_arrays.pop(id(hit[1]), None)
+                # (a result that is a view of the wrapper: NumPy's view of
+                # the array the source holds at the call, _view_again)
+                if id(hit[1]) in _frame_state.ENV_ARRAYS:
+                    _frame_state.ENV_ARRAYS[id(hit[1])] = g.source
+    for i in guards.live:
+        _C._hollow(captures[i])
 
 
 def _release(call, tr):
@@ -1144,6 +1172,10 @@ def _view_again(tree, arg_spec, how, readonly, cls, leaves, made, now=None):
     (kind, ref), steps = how
     # (an environment ndarray's capture: NumPy's view of that ndarray)
     env = _frame_state.ENV_ARRAYS.get(id(ref)) if kind == "capture" else None
+    if type(env) is _guards.Source:
+        # (an array hop holds no reference to, Guards.live: the one its
+        # source holds at this call, whose id and layout the guards checked)
+        env = env.read(None)
     if kind not in ("capture", "hnparg") or env is not None:
         v = base = env if env is not None else subtree(tree, arg_spec, ref) if kind == "arg" \
             else _as_ndarray(leaves[ref]) if kind == "out" else ref._tv.numpy().copy(order="K")
@@ -1364,7 +1396,10 @@ class _Runner:
         self.distinct = False
         # (the objects the fast check expects, the captured tensors): one
         # tuple, replaced whole, so a call on another thread reads a
-        # consistent pair.
+        # consistent pair.  (A plan that captures ndarrays of the
+        # environment, held by no reference: _LiveRunner's, made per call.)
+        if getattr(guards, "live", None):
+            self.__class__ = _LiveRunner
         self._state = guards.state(self.captures)
         self._bind_calls()
 
@@ -1724,3 +1759,21 @@ class _Runner:
                               functools.partial(self._capture_now, tree))
             if a[0] == "view" else
             functools.partial(_itself, a[1]) for p, a in r.same.items()}, r.again)
+
+
+class _LiveRunner(_Runner):
+    """The runner of a plan whose captures include the memory of ndarrays
+    of the function's environment that hop holds no reference to
+    (_guards.Guards.live: guarded by id and layout, so the caller can
+    resize them as eagerly): its state's captures are made from the arrays
+    the sources hold at each read of _state (the C bound call reads it so
+    too), and kept without them."""
+
+    @property
+    def _state(self):
+        return self.guards.live_state(self._st)
+
+    @_state.setter
+    def _state(self, st):
+        live = self.guards.live
+        self._st = (st[0], tuple(None if i in live else c for i, c in enumerate(st[1])))

@@ -8,6 +8,10 @@ that resized G raised where eager returns.  The guard holds an ndarray
 strongly now (the plan's captured tensor holds it anyway); after a resize
 the compiled function sees the new memory (its layout guard retraces)."""
 
+import gc
+import sys
+import warnings
+
 import numpy as np
 import pytest
 
@@ -60,3 +64,190 @@ def test_guard_of_a_global_ndarray_keeps_no_weak_reference():
     f = hop.compile(reads)
     f(np.ones(2))
     assert weakref.getweakrefcount(G) == 0
+
+
+# ------------------------------------------------ the caller's resize (refcheck)
+# The forty-eighth session: the plan held a captured ndarray strongly (its
+# id guard, the trace's tensor over its memory, the translation's wrapper:
+# `sys.getrefcount(G)` 10 after one call), so NumPy's default
+# `G.resize(n)` (refcheck=True) raised "cannot resize an array that
+# references or is referenced by another array in this way" where eager
+# resizes.  It is guarded by id and layout now, holding no reference, and
+# the plan is given a tensor over the array's memory made at each call.
+
+def _closure(a):
+    def g(x):
+        return x * a
+    return g
+
+
+def reads_h(x):
+    return x * H
+
+
+H = None
+
+
+def _held(where, a):
+    """A function of x reading ndarray a from `where`, and one giving a
+    from there: its only reference, as NumPy's refcheck wants it."""
+    global H
+    if where == "global":
+        H = a
+        return reads_h, lambda: H
+    g = _closure(a)
+    return g, lambda: g.__closure__[0].cell_contents
+
+
+@pytest.mark.parametrize("where", ["global", "closure"])
+@pytest.mark.parametrize("calls", [1, 2])
+def test_a_captured_ndarray_resizes_after_compiled_calls(where, calls):
+    fn, arr = _held(where, np.arange(3.0))
+    f = hop.compile(fn)
+    x = np.ones(3)
+    for _ in range(calls):
+        got = f(x)
+        assert type(got) is np.ndarray and got.dtype == np.float64
+        assert got.tolist() == fn(x).tolist() == [0.0, 1.0, 2.0]
+    # (its place's reference and getrefcount's: NumPy's count without hop)
+    refs = sys.getrefcount(arr())
+    assert refs == 2
+    arr().resize(5)  # (raised ValueError before)
+    assert arr().tolist() == [0.0, 1.0, 2.0, 0.0, 0.0]
+    x5 = np.arange(5.0)
+    want = fn(x5)
+    got = f(x5)  # (the layout guard fails: a retrace over the new memory)
+    assert type(got) is np.ndarray and got.dtype == want.dtype == np.float64
+    assert got.tolist() == want.tolist() == [0.0, 1.0, 4.0, 0.0, 0.0]
+    assert f.recompiles == 1
+    arr()[:] = 2.0  # (the plan reads the array's memory at each call)
+    assert f(x5).tolist() == fn(x5).tolist() == [0.0, 2.0, 4.0, 6.0, 8.0]
+    arr().resize(3)
+    assert f(x).tolist() == fn(x).tolist() == [2.0, 2.0, 2.0]
+    assert arr().tolist() == [2.0, 2.0, 2.0]
+
+
+def test_a_captured_hop_numpy_array_resizes_after_compiled_calls():
+    import hop.numpy as hnp
+    fn, arr = _held("closure", hnp.arange(3.0))
+    f = hop.compile(fn)
+    x = hnp.ones(3)
+    for _ in range(2):
+        assert np.asarray(f(x)).tolist() == np.asarray(fn(x)).tolist() == [0.0, 1.0, 2.0]
+    arr().resize(5)
+    assert np.asarray(arr()).tolist() == [0.0, 1.0, 2.0, 0.0, 0.0]
+    x5 = hnp.arange(5.0)
+    assert np.asarray(f(x5)).tolist() == np.asarray(fn(x5)).tolist() == \
+        [0.0, 1.0, 4.0, 0.0, 0.0]
+
+
+def test_a_freed_captured_ndarray_fails_its_guard():
+    global H
+    fn, _ = _held("global", np.arange(3.0))
+    f = hop.compile(fn)
+    x = np.ones(3)
+    assert f(x).tolist() == [0.0, 1.0, 2.0]
+    old = id(H)
+    del H
+    gc.collect()
+    with pytest.raises(NameError, match="name 'H' is not defined"):
+        f(x)
+    # a new array, at the freed one's address when the allocator gives it
+    # (same dtype and size): the call reads the new one's memory, as eager
+    for i in range(64):
+        H = np.full(3, float(i + 10))
+        if id(H) == old:
+            break
+    assert f(x).tolist() == fn(x).tolist() == [float(i + 10)] * 3
+    H[1] = -1.0
+    assert f(x).tolist() == fn(x).tolist() == [float(i + 10), -1.0, float(i + 10)]
+    H = None
+
+
+def test_a_result_viewing_a_captured_ndarray_is_numpys_view_of_it():
+    global H
+    H = np.arange(3.0)
+    f = hop.compile(lambda x: H[1:] * 1 if x.ndim > 1 else H[1:])
+    for _ in range(2):
+        v = f(np.ones(3))
+        assert type(v) is np.ndarray and v.base is H and v.tolist() == [1.0, 2.0]
+    del v
+    H.resize(4)
+    v = f(np.ones(3))
+    assert v.base is H and v.tolist() == [1.0, 2.0, 0.0]
+    H = np.full(3, 7.0)
+    assert f(np.ones(3)).base is H
+    H = None
+
+
+def test_explain_says_the_guard_holds_no_reference():
+    fn, _ = _held("global", np.arange(3.0))
+    f = hop.compile(fn)
+    f(np.ones(3))
+    assert "global 'H' is the same ndarray object (its id and layout: hop keeps no reference " \
+           "to it)" in f.explain()
+
+
+# ------------------------------------------------ resize after a graph break
+# After a data-dependent `if` on a value NumPy may compute with other bits
+# (a graph break), the rest of the function ran in hop's interpreter, whose
+# frame and resume arguments held references to x that NumPy's refcheck
+# counted: `x.resize((5, 1))` raised "cannot resize an array that
+# references or is referenced..." where eager resizes x.  A translation
+# whose code around the break calls .resize() now runs eagerly (explain()
+# says why).
+
+def _resize_then(a):
+    x = a * 1.0
+    if a.sum() > 2:
+        x.resize((5, 1))
+    return x
+
+
+def _resize_unbound(a):
+    x = a * 1.0
+    if a.sum() > 2:
+        np.ndarray.resize(x, (5, 1))
+    return x
+
+
+def _resize_no_refcheck(a):
+    x = a * 1.0
+    if a.sum() > 2:
+        x.resize((5, 1), refcheck=False)
+    return x
+
+
+def _resize_of_a_shared_array(a):
+    x = a * 1.0
+    kept = [x]  # (a second reference: NumPy's refcheck refuses, eagerly too)
+    if a.sum() > 2:
+        x.resize((5, 1))
+    return kept[0]
+
+
+def _outcome(fn, a):
+    try:
+        r = fn(a)
+    except ValueError as e:
+        return "ValueError", str(e)
+    return type(r), r.dtype, r.shape, r.tolist()
+
+
+@pytest.mark.parametrize("fn", [_resize_then, _resize_unbound, _resize_no_refcheck,
+                                _resize_of_a_shared_array], ids=lambda f: f.__name__)
+def test_compiled_resize_after_a_graph_break_is_eagers(fn):
+    f = hop.compile(fn)
+    for a in (np.arange(3.0), np.zeros(3), np.arange(3.0) + 1):
+        want = _outcome(fn, a.copy())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            assert _outcome(f, a.copy()) == want
+    if fn is _resize_of_a_shared_array:
+        assert want[0] == "ValueError"
+    else:
+        assert want == (np.ndarray, np.float64, (5, 1), [[1.0], [2.0], [3.0], [0.0], [0.0]])
+    assert f.eager_calls == 3
+    assert "calls .resize() at test_compile_global_resize.py:" in f.explain()
+    assert "in the code Python runs around the graph break at test_compile_global_resize.py:" \
+        in f.explain()

@@ -218,11 +218,8 @@ def _resize_after_a_decision(a):
     return x
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "open (docs/RELIABILITY.md): after the data-dependent `if` the rest of the function runs by "
-    "hop's concrete interpreter, whose frame and resume arguments hold references to x, so "
-    "NumPy's refcheck counts more than eager's two"))
 def test_compiled_resize_after_a_decision_on_the_data_is_numpys():
+    # (the forty-eighth session: runs eagerly, tests/python/test_compile_global_resize.py)
     want = _resize_after_a_decision(np.arange(3.0))
     got = hop.compile(_resize_after_a_decision)(np.arange(3.0))
     assert type(got) is np.ndarray and got.shape == (5, 1)
@@ -232,10 +229,9 @@ def test_compiled_resize_after_a_decision_on_the_data_is_numpys():
 _CAPTURED = None
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "open (docs/RELIABILITY.md): a compiled function's cache holds strong references to a "
-    "NumPy array it captured (its plan's input and guards), which NumPy's refcheck counts"))
 def test_a_captured_ndarray_stays_resizable_after_a_compiled_call():
+    # (the forty-eighth session: the cache guards it by id and layout, holding
+    # no reference NumPy's refcheck counts; tests/python/test_compile_global_resize.py)
     global _CAPTURED
     _CAPTURED = np.arange(3.0)
     _CAPTURED.resize(4)  # NumPy's refcheck: the module's reference and the call's
