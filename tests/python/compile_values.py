@@ -143,13 +143,18 @@ def args(i):
 """
 
 
-def check_drawn(check, world, statements, first_seed, count):
-    """check() (a campaign's) of drawn programs first_seed .. first_seed +
-    count - 1, called three times each; a difference names its seed and
-    source."""
+def drawn(world, statements):
+    """check_drawn's draw of drawn_program over world and statements."""
+    return lambda seed: drawn_program(seed, world, statements)
+
+
+def check_drawn(check, draw, first_seed, count, calls=3, name="drawn"):
+    """check() (a campaign's) of the programs draw(seed) gives for seeds
+    first_seed .. first_seed + count - 1, each called `calls` times as the
+    module name_seed; a difference names its seed and source."""
     for seed in range(first_seed, first_seed + count):
-        src = drawn_program(seed, world, statements)
+        src = draw(seed)
         try:
-            check(src, calls=3, name=f"drawn_{seed}")
+            check(src, calls=calls, name=f"{name}_{seed}")
         except AssertionError as e:
             raise AssertionError(f"seed {seed}:\n{src}\n{e}") from None

@@ -15,7 +15,7 @@ import pytest
 
 import hop
 from budget import examples
-from compile_values import campaign, warned_outcome
+from compile_values import campaign, check_drawn, warned_outcome
 
 
 program, check = campaign("s43", outcome=warned_outcome())
@@ -348,14 +348,7 @@ def args(i):
 
 @pytest.mark.parametrize("chunk", range(2))
 def test_drawn_handlers_around_ops_on_changing_sizes(chunk):
-    n = examples(6)
-    for k in range(n):
-        seed = 4300 + chunk * 1000 + k
-        src = _drawn(seed)
-        try:
-            check(src, calls=6, name=f"drawn_{seed}")
-        except AssertionError as e:
-            raise AssertionError(f"seed {seed}:\n{src}\n{e}") from None
+    check_drawn(check, _drawn, 4300 + chunk * 1000, examples(6), calls=6)
 
 
 # --------------- len() and iter() of a NumPy scalar: NumPy's texts

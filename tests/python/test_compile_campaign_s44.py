@@ -21,7 +21,7 @@ import pytest
 
 import hop
 from budget import examples
-from compile_values import campaign, plain, warned_outcome
+from compile_values import campaign, check_drawn, plain, warned_outcome
 
 
 def _plain(v):
@@ -279,13 +279,7 @@ def snap():
 
 @pytest.mark.parametrize("chunk", range(2))
 def test_drawn_programs_keeping_arrays_in_state(chunk):
-    for k in range(examples(8)):
-        seed = 44000 + chunk * 1000 + k
-        src = _drawn(seed)
-        try:
-            check(src, calls=5, name=f"drawn_{seed}")
-        except AssertionError as e:
-            raise AssertionError(f"seed {seed}:\n{src}\n{e}") from None
+    check_drawn(check, _drawn, 44000 + chunk * 1000, examples(8), calls=5)
 
 
 # --------------------------------------------------------------- getattr() of an object

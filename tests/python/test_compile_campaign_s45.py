@@ -46,7 +46,7 @@ import pytest
 
 import hop
 from budget import examples
-from compile_values import campaign, warned_outcome
+from compile_values import campaign, check_drawn, warned_outcome
 
 
 program, check = campaign("s45", outcome=warned_outcome())
@@ -550,13 +550,7 @@ def args(i):
 def test_drawn_programs_running_a_spys_special_methods(chunk):
     # (drew 400 programs while this was written: 184 differed before this
     # session's fixes, none after)
-    for k in range(examples(10)):
-        seed = 45000 + chunk * 1000 + k
-        src = _drawn(seed)
-        try:
-            check(src, calls=3, name=f"spy_{seed}")
-        except AssertionError as e:
-            raise AssertionError(f"seed {seed}:\n{src}\n{e}") from None
+    check_drawn(check, _drawn, 45000 + chunk * 1000, examples(10), name="spy")
 
 
 def test_a_dict_keyed_by_objects_with_a_pure_hash_stays_guarded_item_by_item():

@@ -44,7 +44,7 @@ import weakref
 import pytest
 
 from budget import examples
-from compile_values import campaign, check_drawn, warned_outcome
+from compile_values import campaign, check_drawn, drawn, warned_outcome
 
 
 program, check = campaign("s46", outcome=warned_outcome())
@@ -423,7 +423,7 @@ def test_drawn_programs_of_this_rounds_territory(chunk):
     # (drew 400 programs while this was written: see docs/RELIABILITY.md,
     # "The forty-sixth session's campaign", for how many differed before
     # this session's fixes and after)
-    check_drawn(check, _WORLD, _STATEMENTS, 46000 + chunk * 1000, examples(10))
+    check_drawn(check, drawn(_WORLD, _STATEMENTS), 46000 + chunk * 1000, examples(10))
 
 
 # --------------------------------------------------------------- the guards' pure-key cache
