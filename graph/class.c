@@ -75,11 +75,13 @@ hop_class_nbodies(const hop_class *cls)
 bool
 hop_class_takes_bodies(const hop_class *cls, size_t nbodies)
 {
-    size_t n, nb = hop_class_nbodies(cls);
+    size_t n, nb = 0;
     const hop_param *p = hop_class_params(cls, &n);
     bool variadic = false;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) { /* hop_class_nbodies in the same pass */
+        nb += p[i].kind == HOP_PARAM_BODY;
         variadic |= p[i].kind == HOP_PARAM_BODIES;
+    }
     return variadic ? nbodies > nb && nbodies <= HOP_MAX_BODIES : nbodies == nb;
 }
 

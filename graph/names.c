@@ -151,9 +151,17 @@ plain_identifier_len(const char *s)
 char *
 hop__name_sanitize(hop__arena *a, const char *s)
 {
-    char *out = hop__arena_alloc(a, strlen(s) + 3);
-    if (out)
+    /* Most names are identifiers already (a body's `cond_true_17`, made by
+     * hop_output_graph_next_name): copied as they are, keywords aside, with
+     * no test of each byte's replacement (the same bytes in the arena). */
+    size_t n = plain_identifier_len(s), len = n ? n : strlen(s);
+    char *out = hop__arena_alloc(a, len + 3);
+    if (out == NULL)
+        return NULL;
+    if (n == 0 || is_keyword_n(s, n))
         sanitize_into(s, out);
+    else
+        memcpy(out, s, n + 1);
     return out;
 }
 

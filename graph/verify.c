@@ -661,15 +661,17 @@ hop_verify_outputs(const hop_node *call, hop_verify_meta_fn fn, void *ud)
 hop_status
 hop_verify_bodies(const hop_node *call, hop_verify_meta_fn in, hop_verify_meta_fn out, void *ud)
 {
-    size_t nbodies = 0, nb = hop_class_nbodies(call->cls);
+    size_t nbodies = 0;
     for (size_t i = 0; i < call->nargs; i++)
         nbodies += call->args[i].kind == HOP_ARG_GRAPH;
-    if (!hop_class_takes_bodies(call->cls, nbodies))
+    if (!hop_class_takes_bodies(call->cls, nbodies)) {
+        size_t nb = hop_class_nbodies(call->cls); /* for the message only */
         return hop_class_takes_bodies(call->cls, nb + 1)
                    ? hop_verify_fail(call, "%s: has %zu bodies; it takes %zu to %d",
                                      call->cls->name, nbodies, nb + 1, HOP_MAX_BODIES)
                    : hop_verify_fail(call, "%s: has %zu bodies; it takes %zu", call->cls->name,
                                      nbodies, nb);
+    }
     hop_status st = hop_verify_inputs(call, in, ud);
     if (st == HOP_OK && (out || HOP_CLASS_SLOT_OWNER(call->cls, body_nouts) == NULL))
         st = hop_verify_outputs(call, out, ud);

@@ -513,13 +513,14 @@ check_class_call(hop_output_graph *og, const hop_class *cls, const hop_arg *args
                                        : "outputs");
     if (nargs > 0 && args == NULL)
         return hop_error(HOP_MISUSE, "%s: %zu arguments at NULL", cls->name, nargs);
-    size_t nb = hop_class_nbodies(cls);
-    if (!hop_class_takes_bodies(cls, nbodies))
+    if (!hop_class_takes_bodies(cls, nbodies)) {
+        size_t nb = hop_class_nbodies(cls); /* for the message only */
         return hop_class_takes_bodies(cls, nb + 1)
                    ? hop_error(HOP_INVALID, "%s: takes %zu to %d bodies, got %zu", cls->name,
                                nb + 1, HOP_MAX_BODIES, nbodies)
                    : hop_error(HOP_INVALID, "%s: takes %zu bod%s, got %zu", cls->name, nb,
                                nb == 1 ? "y" : "ies", nbodies);
+    }
     for (size_t b = 0; b < nbodies; b++)
         if (bodies == NULL || bodies[b].fn == NULL)
             return hop_error(HOP_INVALID, "%s: %s body is not callable (NULL function)", cls->name,
@@ -1057,22 +1058,21 @@ node_arg(const hop_node *call, const char *name, const char *what, hop_param_kin
     if (i < 0)
         return NULL;
     /* leads, then bodies (a BODIES parameter's are all the rest), then
-     * groups */
-    size_t nlead = 0, nbody = 0, k = 0;
-    for (size_t j = 0; j < np; j++)
-        nlead += hop_param_is_lead(params[j].kind);
-    for (size_t j = 0; j < call->nargs; j++)
-        nbody += call->args[j].kind == HOP_ARG_GRAPH;
+     * groups: a lead's index counts the leads before it, a body's every
+     * lead and the bodies before it, a group's the call's bodies too (a
+     * traced cond's lowering and verifying ask for its leads and bodies
+     * four times a call: no walk over the arguments for those) */
+    size_t k = 0;
     hop_param_kind want = params[i].kind;
-    if (hop_param_is_lead(want)) {
-        for (int j = 0; j < i; j++)
-            k += hop_param_is_lead(params[j].kind);
-    } else if (want == HOP_PARAM_BODY || want == HOP_PARAM_BODIES) {
-        k = nlead;
+    bool lead = hop_param_is_lead(want);
+    for (size_t j = 0; j < (lead ? (size_t)i : np); j++)
+        k += hop_param_is_lead(params[j].kind);
+    if (want == HOP_PARAM_BODY || want == HOP_PARAM_BODIES) {
         for (int j = 0; j < i; j++)
             k += params[j].kind == HOP_PARAM_BODY;
-    } else {
-        k = nlead + nbody;
+    } else if (!lead) {
+        for (size_t j = 0; j < call->nargs; j++)
+            k += call->args[j].kind == HOP_ARG_GRAPH;
         if (hop_class_input_mode(call->cls) != HOP_INPUTS_LIFTED)
             for (int j = 0; j < i; j++)
                 k += hop_param_is_group(params[j].kind);

@@ -190,6 +190,16 @@ test_new_graph_is_empty_and_named_as_an_identifier(void **state)
 
     g = hop_graph_new(env, "my body.0");
     assert_string_equal(g->name, "my_body_0");
+    /* a body's name as hop_output_graph_next_name makes it (an identifier,
+     * copied as it is), keywords and others as for a node's */
+    const char *given[] = {"cond_true_17", "if", "lambda", "0a", "", "x.y", "_", "None"};
+    const char *want[] = {"cond_true_17", "if_", "lambda_", "_0a", "_", "x_y", "_", "None_"};
+    for (size_t i = 0; i < sizeof given / sizeof given[0]; i++) {
+        hop_graph *h = hop_graph_new_sharing(g, given[i]);
+        assert_non_null(h);
+        assert_string_equal(h->name, want[i]);
+        hop_graph_free(h);
+    }
     hop_graph_free(g);
 
     assert_null(hop_graph_new(NULL, "forward"));
