@@ -748,7 +748,12 @@ emit_call(hop_call *c, hop_values *outputs)
     if (!lifted && !trailing_varargs)
         nlists++;
     size_t nargs = c->nlead + c->nbodies + nlists;
-    hop_arg *args = hop__calloc(nargs + c->passed.n, sizeof *args);
+    /* The call's arguments on the stack when they are few (a cond's: 5 and
+     * its operands), as hop_graph_call_hop copies them: a calloc and a free
+     * fewer a call (issue #30). */
+    hop_arg small[16];
+    hop_arg *args =
+        nargs + c->passed.n <= 16 ? small : hop__calloc(nargs + c->passed.n, sizeof *args);
     if (args == NULL)
         return HOP_NOMEM;
     hop_arg *passed = args + nargs;
@@ -765,7 +770,8 @@ emit_call(hop_call *c, hop_values *outputs)
         args[k++] = hop_arg_list(passed + from, to - from);
     }
     hop_node *call = hop_graph_call_hop(pg, c->cls, args, k, c->outs, c->nouts);
-    hop__free(args);
+    if (args != small)
+        hop__free(args);
     if (call == NULL)
         return hop_error_code();
     /* The node must be one the HOP's verify slot accepts, as a loaded one
