@@ -56,10 +56,14 @@ struct hop_output_graph {
     og_data *data;
     size_t ndata, data_cap;
     hop__arena strings;
+    /* The last checkpoint freed, kept for the next: every HOP call takes
+     * one and frees it (a malloc and a free a call, issue #30). */
+    hop_checkpoint *spare;
 };
 
 struct hop_checkpoint {
     hop_output_graph *og;
+    size_t cap; /* counter_values it has room for */
     size_t depth, ninputs, ncaptures, nguards, nsymbols, ncounters;
     hop__tracer_scope scope; /* the current tracer's; the others' when they change */
     size_t counter_values[]; /* ncounters of them */
@@ -157,6 +161,7 @@ hop_output_graph_free(hop_output_graph *og)
         if (og->data[i].free_fn)
             og->data[i].free_fn(og->data[i].data);
     hop__free(og->data);
+    hop__free(og->spare);
     hop__arena_destroy(&og->strings);
     hop_shape_env_free(og->env);
     hop__free(og);
@@ -570,10 +575,15 @@ hop_output_graph_checkpoint(hop_output_graph *og)
         hop_error(HOP_MISUSE, "hop_output_graph_checkpoint: NULL output graph");
         return NULL;
     }
-    hop_checkpoint *cp =
-        hop__malloc(sizeof *cp + (og->ncounters + 1) * sizeof cp->counter_values[0]);
-    if (cp == NULL)
-        return NULL;
+    hop_checkpoint *cp = og->spare;
+    if (cp != NULL && cp->cap >= og->ncounters) {
+        og->spare = NULL;
+    } else {
+        cp = hop__malloc(sizeof *cp + (og->ncounters + 1) * sizeof cp->counter_values[0]);
+        if (cp == NULL)
+            return NULL;
+        cp->cap = og->ncounters + 1;
+    }
     cp->og = og;
     cp->depth = og->depth;
     /* O(1) in the depth: only the current tracer is marked now (the
@@ -589,13 +599,27 @@ hop_output_graph_checkpoint(hop_output_graph *og)
     return cp;
 }
 
+/* Frees cp, whose scope has ended, or keeps it as its graph's spare: the
+ * one with room for more counters (their number never falls). */
+static void
+release(hop_checkpoint *cp)
+{
+    hop_output_graph *og = cp->og;
+    if (og->spare != NULL && og->spare->cap >= cp->cap) {
+        hop__free(cp);
+        return;
+    }
+    hop__free(og->spare);
+    og->spare = cp;
+}
+
 void
 hop_checkpoint_free(hop_checkpoint *cp)
 {
     if (cp == NULL)
         return;
     hop__tracer_scope_end(&cp->scope, false, NULL, NULL);
-    hop__free(cp);
+    release(cp);
 }
 
 /* A subgraph a restore took out of an active graph. */
@@ -649,6 +673,6 @@ hop_output_graph_restore(hop_output_graph *og, hop_checkpoint *cp)
         og->counter_log[i]->next = i < cp->ncounters ? cp->counter_values[i] : 0;
     hop_shape_env_truncate_guards(og->env, cp->nguards);
     hop_shape_env_truncate_symbols(og->env, cp->nsymbols);
-    hop__free(cp); /* its scope ended above */
+    release(cp); /* its scope ended above */
     return HOP_OK;
 }

@@ -847,6 +847,50 @@ test_abandon_restores_and_keeps_the_failing_scopes_error(void **state)
     hop_output_graph_free(og);
 }
 
+/* Every HOP call takes a checkpoint and frees it: the last one freed is
+ * kept for the next, which then allocates nothing, unless name counters
+ * made since need more room than it has; nested and restored checkpoints
+ * restore the counters either way, and freeing the OutputGraph frees the
+ * kept one. */
+static void
+test_a_freed_checkpoint_is_kept_for_the_next_and_counters_still_restore(void **state)
+{
+    (void)state;
+    long live = hop_alloc_live();
+    hop_output_graph *og = hop_output_graph_new();
+    hop_checkpoint_free(hop_output_graph_checkpoint(og)); /* kept: room for 1 counter */
+    long count = hop_alloc_count();
+    hop_checkpoint *cp = hop_output_graph_checkpoint(og);
+    assert_int_equal(hop_alloc_count(), count); /* the kept one, no allocation */
+    assert_string_equal(hop_output_graph_next_name(og, "wrap_body"), "wrap_body_0");
+    hop_checkpoint_free(cp);
+    assert_string_equal(hop_output_graph_next_name(og, "cond_true"), "cond_true_0");
+    /* two counters now: the kept one has room for 1, so a new one is made */
+    count = hop_alloc_count();
+    hop_checkpoint *outer = hop_output_graph_checkpoint(og);
+    assert_int_equal(hop_alloc_count(), count + 1);
+    assert_string_equal(hop_output_graph_next_name(og, "wrap_body"), "wrap_body_1");
+    hop_checkpoint *inner = hop_output_graph_checkpoint(og); /* 2 counters: made too */
+    assert_string_equal(hop_output_graph_next_name(og, "cond_true"), "cond_true_1");
+    assert_string_equal(hop_output_graph_next_name(og, "map_body"), "map_body_0");
+    assert_int_equal(hop_output_graph_restore(og, inner), HOP_OK);
+    assert_string_equal(hop_output_graph_next_name(og, "cond_true"), "cond_true_1");
+    assert_string_equal(hop_output_graph_next_name(og, "map_body"), "map_body_0");
+    assert_int_equal(hop_output_graph_restore(og, outer), HOP_OK);
+    assert_string_equal(hop_output_graph_next_name(og, "wrap_body"), "wrap_body_1");
+    assert_string_equal(hop_output_graph_next_name(og, "cond_true"), "cond_true_1");
+    assert_string_equal(hop_output_graph_next_name(og, "map_body"), "map_body_0");
+    /* the inner one was kept (room for 3 counters): no allocation */
+    count = hop_alloc_count();
+    cp = hop_output_graph_checkpoint(og);
+    assert_int_equal(hop_alloc_count(), count);
+    assert_string_equal(hop_output_graph_next_name(og, "map_body"), "map_body_1");
+    assert_int_equal(hop_output_graph_restore(og, cp), HOP_OK);
+    assert_string_equal(hop_output_graph_next_name(og, "map_body"), "map_body_1");
+    hop_output_graph_free(og);
+    assert_int_equal(hop_alloc_live(), live);
+}
+
 static void
 test_add_input_while_a_body_is_traced_is_misuse(void **state)
 {
@@ -940,6 +984,7 @@ main(void)
         cmocka_unit_test(test_restore_of_many_lifts_keeps_the_older_ones_found),
         cmocka_unit_test(test_restore_undoes_lifts_into_ancestors_marked_at_their_first_change),
         cmocka_unit_test(test_abandon_restores_and_keeps_the_failing_scopes_error),
+        cmocka_unit_test(test_a_freed_checkpoint_is_kept_for_the_next_and_counters_still_restore),
         cmocka_unit_test(test_add_input_while_a_body_is_traced_is_misuse),
         cmocka_unit_test(test_allocation_failure_sweep_over_nested_tracing),
         cmocka_unit_test(test_nesting_deeper_than_the_limit_is_a_trace_error),
