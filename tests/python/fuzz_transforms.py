@@ -492,6 +492,14 @@ class Checker:
         P = self.P
         self.F = lambda x, flag, k: P(x, flag, k)
         self.inp = Inputs(spec)
+        # what several checks of the spec share, computed once: the eager
+        # value at x, the finite differences, the per-example gradients
+        self.memo = {}
+
+    def once(self, key, fn):
+        if key not in self.memo:
+            self.memo[key] = fn()
+        return self.memo[key]
 
     # helpers
 
@@ -561,10 +569,14 @@ class Checker:
         return (r2 * np.asarray(a) - np.asarray(b)) / (r2 - 1)
 
     def smooth1(self):
-        return self.smooth(1)
+        return self.once("smooth1", lambda: self.smooth(1))
 
     def smooth2(self):
-        return self.smooth(2)
+        return self.once("smooth2", lambda: self.smooth(2))
+
+    def value(self):
+        """F at x (the spec's flag and k)."""
+        return self.once("value", lambda: self.eager(self.inp.x))
 
     def f(self):
         i = self.inp
@@ -582,7 +594,7 @@ class Checker:
         i = self.inp
         out, tan = self.ad(lambda: self.call(lambda x, t: hop.jvp(self.f(), (x,), (t,)),
                                              _f64(i.x), _f64(i.t)))
-        close("jvp: primal output", out, self.eager(i.x), 1e-12, 1e-12)
+        close("jvp: primal output", out, self.value(), 1e-12, 1e-12)
         d = self.smooth1()
         if d is not None:
             close("jvp: tangent vs finite differences", tan, d, 1e-5, 1e-6)
@@ -595,7 +607,7 @@ class Checker:
             out, fn = hop.vjp(F, x)
             return out, fn(ct)[0]
         out, g = self.ad(lambda: self.call(run, _f64(i.x), _f64(i.ct)))
-        close("vjp: primal output", out, self.eager(i.x), 1e-12, 1e-12)
+        close("vjp: primal output", out, self.value(), 1e-12, 1e-12)
         d = self.smooth1()
         if d is not None:
             close("vjp: <vjp(ct), t> vs <ct, finite differences>", (_np(g) * i.t).sum(),
@@ -670,8 +682,8 @@ class Checker:
     def _grads_per_example(self):
         i = self.inp
         L = hop.grad(self._loss2())
-        return self.ad(lambda: self.per_example(
-            lambda b: L(_f64(i.xs[b]), _f64(i.cts[b]), *self.example(b))))
+        return self.once("grads per example", lambda: self.ad(lambda: self.per_example(
+            lambda b: L(_f64(i.xs[b]), _f64(i.cts[b]), *self.example(b)))))
 
     def check_vmap_grad(self):
         i = self.inp
@@ -713,7 +725,7 @@ def check_spec(spec):
         assert load_c_hops(), "the C HOPs of examples/ are not loaded"
     c = Checker(spec)
     try:
-        c.eager(c.inp.x)
+        c.value()
     except hop.Error as e:
         # every generated program is valid: zero sizes included, it must run
         raise AssertionError(f"the eager program fails: {type(e).__name__}: {e}") from None

@@ -31,8 +31,6 @@ The findings, each a test here that failed before its fix:
    transformed calls on ndarrays ran eagerly and raised that TypeError.
 """
 
-import os
-import tempfile
 import warnings
 
 import numpy as np
@@ -42,27 +40,10 @@ from hypothesis import strategies as st
 
 import hop
 from budget import examples
+from transform_values import T, close, t
 
 torch = pytest.importorskip("torch")
 functorch = pytest.importorskip("functorch")
-
-F64 = hop.float64
-
-
-def t(a, dtype=F64):
-    return hop.tensor(np.asarray(a, dtype=np.float64), dtype=dtype)
-
-
-def T(a):
-    return torch.tensor(np.asarray(a, dtype=np.float64))
-
-
-def close(got, want, rtol=1e-9, atol=1e-12):
-    got = np.asarray(got.numpy() if isinstance(got, hop.Tensor) else got)
-    want = want.detach().numpy() if isinstance(want, torch.Tensor) else np.asarray(want)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
-
 
 # ------------------------------------------------------------- finding 1
 

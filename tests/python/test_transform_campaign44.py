@@ -62,8 +62,6 @@ Findings:
    stays pinned: this reference cannot instantiate that zero.
 """
 
-import os
-import tempfile
 import warnings
 
 import numpy as np
@@ -73,22 +71,12 @@ from hypothesis import strategies as st
 
 import hop
 from budget import examples, pinned
+from transform_values import F64, T, close, in_mode, inputs, t
 
 torch = pytest.importorskip("torch")
 functorch = pytest.importorskip("functorch")
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-
-F64 = hop.float64
-
-
-def t(a):
-    return hop.tensor(np.asarray(a, dtype=np.float64), dtype=F64)
-
-
-def T(a):
-    return torch.tensor(np.asarray(a, dtype=np.float64))
-
 
 # the same methods on hop and torch tensors; `w` is hop.where or torch.where
 _OPS = {
@@ -254,21 +242,8 @@ def _compositions(hf, tf):
 COMPS = sorted(_compositions(lambda h, y: h, lambda h, y: h))
 
 
-def _saved(fn, X, Y):
-    gm = hop.trace(fn, X, Y)
-    path = os.path.join(tempfile.mkdtemp(), "f.hop")
-    hop.save(gm, path)
-    return hop.load(path)
-
-
 def _same(got, want):
-    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    assert (np.isnan(got) == np.isnan(want)).all(), (got, want)
-    assert (np.isinf(got) == np.isinf(want)).all(), (got, want)
-    fin = np.isfinite(want)
-    np.testing.assert_allclose(got[fin], want[fin], rtol=1e-9, atol=1e-10)
-    assert (got[np.isinf(want)] == want[np.isinf(want)]).all()
+    close(got, want, rtol=1e-9, atol=1e-10)
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck),
@@ -280,8 +255,7 @@ def test_random_compositions_agree_with_functorch(prog, comp, seed, mode, scale)
 
 
 def check(prog, comp, seed, mode, scale):
-    r = np.random.RandomState(seed)
-    X, Y = r.uniform(-scale, scale, (2, 3)), r.uniform(-1.0, 1.0, (2, 3))
+    X, Y = inputs(seed, 2, scale)
     hf = lambda h, y: _hop_prog(prog, h, y).sum()  # noqa: E731
     tf = lambda h, y: _torch_prog(prog, h, y).sum()  # noqa: E731
     h, ref = _compositions(hf, tf)[comp]
@@ -293,11 +267,7 @@ def check(prog, comp, seed, mode, scale):
                              for j, s in enumerate((1.0, 0.5))])
         else:
             want = torch.stack([ref(T(x), T(y)) for x, y in zip(X, Y)]).detach().numpy()
-        if mode == "compiled":
-            h = hop.compile(h)
-        elif mode == "saved":
-            h = _saved(h, t(X), t(Y))
-        got = h(t(X), t(Y)).numpy()
+        got = in_mode(h, mode, t(X), t(Y))(t(X), t(Y)).numpy()
     _same(got, want)
 
 

@@ -51,37 +51,13 @@ from hypothesis import strategies as st
 import hop
 import hop.numpy as hnp
 from budget import examples
+from transform_values import F64, T, close, same_bits, t
+from transform_values import t as t_
 
 torch = pytest.importorskip("torch")
 functorch = pytest.importorskip("functorch")
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-
-F64 = hop.float64
-
-
-def t(a, dtype=F64):
-    return hop.tensor(np.asarray(a, dtype=np.float64), dtype=dtype)
-
-
-def T(a):
-    return torch.tensor(np.asarray(a, dtype=np.float64))
-
-
-def same_bits(got, want):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape and got.dtype == want.dtype, (got, want)
-    assert np.array_equal(got, want, equal_nan=True), (got, want)
-
-
-def close(got, want, rtol=1e-12, atol=1e-13):
-    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    assert (np.isnan(got) == np.isnan(want)).all(), (got, want)
-    assert (got[np.isinf(want)] == want[np.isinf(want)]).all(), (got, want)
-    fin = np.isfinite(want)
-    np.testing.assert_allclose(got[fin], want[fin], rtol=rtol, atol=atol)
-
 
 # ------------------------------------------- 1. scan along dim >= 1, low-rank carries
 
@@ -324,10 +300,6 @@ def _check_third_order(F, w, x, t):
         if d is None:
             return
         assert abs(got - d) <= 1e-5 * max(1.0, abs(d)), (what, got, d)
-
-
-def t_(a):
-    return hop.tensor(np.asarray(a, dtype=np.float64), dtype=F64)
 
 
 def _per_example(fn, *args_axes):

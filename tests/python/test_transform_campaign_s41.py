@@ -16,19 +16,7 @@ import numpy as np
 import pytest
 
 import hop
-
-F64 = hop.float64
-
-
-def t(a, dtype=F64):
-    return hop.tensor(np.asarray(a, dtype=np.float64), dtype=dtype)
-
-
-def same_bits(got, want):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape and got.dtype == want.dtype, (got, want)
-    assert np.array_equal(got, want, equal_nan=True), (got, want)
-
+from transform_values import F64, same_bits, t
 
 _R = np.random.RandomState(7)
 _MATMULS = {

@@ -51,28 +51,17 @@ import warnings
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import hop
 from budget import examples
+from transform_values import F64, T, Campaign, inputs, t
 
 torch = pytest.importorskip("torch")
 functorch = pytest.importorskip("functorch")
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
-F64 = hop.float64
 W = np.array([0.75, -1.25, 0.5])
-
-
-def t(a):
-    return hop.tensor(np.asarray(a, dtype=np.float64), dtype=F64)
-
-
-def T(a):
-    return torch.tensor(np.asarray(a, dtype=np.float64))
-
-
 _HW, _TW = t(W), T(W)
 
 
@@ -222,45 +211,23 @@ def _reference(comp, tf, X, Y):
     return np.array([ref(T(x), T(y)).numpy() for x, y in zip(X, Y)]).reshape(len(X), 3)
 
 
-def _same(got, want, exact):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == np.float64
-    assert got.shape == want.shape, (got.shape, want.shape)
-    assert (np.isnan(got) == np.isnan(want)).all(), (got, want)
-    assert (got[np.isinf(want)] == want[np.isinf(want)]).all(), (got, want)
-    if exact:
-        assert np.array_equal(got, want, equal_nan=True), (got, want, got - want)
-    fin = np.isfinite(want)
-    np.testing.assert_allclose(got[fin], want[fin], rtol=1e-13, atol=1e-300)
-
-
-def _inputs(seed, batch):
-    r = np.random.RandomState(seed)
-    return r.uniform(-2.0, 2.0, (batch, 3)), r.uniform(-1.0, 1.0, (batch, 3))
+CAMPAIGN = Campaign(PROGRAMS, COMPS, lambda comp, hf, tf: _compositions(hf, tf)[comp][0],
+                    _reference, rtol=1e-13, atol=1e-300)
 
 
 def check(prog, comp, seed, batch, exact=False):
-    hf, tf = PROGRAMS[prog]
-    X, Y = _inputs(seed, batch)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        want = _reference(comp, tf, X, Y)
-        got = _compositions(hf, tf)[comp][0](t(X), t(Y))
-    assert isinstance(got, hop.Tensor)
-    _same(got.numpy(), want, exact)
+    CAMPAIGN.check(prog, comp, seed, batch, "plain", exact)
 
 
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck))
-@given(prog=st.sampled_from(sorted(PROGRAMS)), comp=st.sampled_from(COMPS),
-       seed=st.integers(0, 2 ** 16), batch=st.sampled_from([0, 1, 2, 3]))
+@given(**CAMPAIGN.draws(batches=(0, 1, 2, 3), modes=None))
 def test_rare_compositions_of_nested_hops_agree_with_functorch(prog, comp, seed, batch):
     check(prog, comp, seed, batch)
 
 
 @pytest.mark.parametrize("prog", sorted(PROGRAMS))
 def test_every_program_under_every_composition_once(prog):
-    for comp in COMPS:
-        check(prog, comp, 7, 2)
+    CAMPAIGN.check_every_composition(prog, seed=7, modes=("plain",))
 
 
 @pytest.mark.parametrize("comp", COMPS)
@@ -279,27 +246,12 @@ def test_an_empty_batch_gives_empty_float64_results(prog):
         check(prog, comp, 0, 0, exact=True)
 
 
-def _fd_grad(tf, x, y, h=1e-6):
-    out = np.zeros(3)
-    for i in range(3):
-        e = np.zeros(3)
-        e[i] = h
-        out[i] = (float(tf(T(x + e), T(y))) - float(tf(T(x - e), T(y)))) / (2 * h)
-    return out
-
-
 @pytest.mark.parametrize("prog", sorted(PROGRAMS))
 def test_the_torch_programs_are_the_hop_programs_by_value_and_finite_differences(prog):
     # the reference is the same function: equal values, and its gradient
     # agrees with central differences (away from the programs' branch
     # switches: a draw that straddles one is skipped)
-    hf, tf = PROGRAMS[prog]
-    X, Y = _inputs(11, 3)
-    for x, y in zip(X, Y):
-        assert np.allclose(float(hf(t(x), t(y))), float(tf(T(x), T(y))), rtol=1e-14, atol=0)
-        fd = _fd_grad(tf, x, y)
-        g = hop.grad(hf)(t(x), t(y)).numpy()
-        np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-6)
+    CAMPAIGN.check_reference(prog, 11, 3, rel=1e-14, abs=0, rtol=1e-5, atol=1e-6, hop_grad=True)
 
 
 def _h_aux(x, y):
@@ -323,7 +275,7 @@ def test_vmap_of_grad_with_a_dict_of_int_bool_and_float_aux(how, batch):
         g = hop.compile(g)
     elif how == "dynamic":
         g = hop.compile(g, dynamic=True)
-    X, Y = _inputs(5, batch)
+    X, Y = inputs(5, batch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         grads, aux = g(t(X), t(Y))

@@ -75,33 +75,20 @@ Findings:
    (test_jvp_of_a_map_or_scan_output_no_tangent_reaches_keeps_a_symbolic_zero).
 """
 
-import os
-import tempfile
-import warnings
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import hop
 import hop.numpy as hnp
 from budget import examples
+from transform_values import T, Campaign, inputs, same, t
 
 torch = pytest.importorskip("torch")
 functorch = pytest.importorskip("functorch")
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-
-F64 = hop.float64
-
-
-def t(a):
-    return hop.tensor(np.asarray(a, dtype=np.float64), dtype=F64)
-
-
-def T(a):
-    return torch.tensor(np.asarray(a, dtype=np.float64))
 
 
 # ------------------------------------------------------------ the programs
@@ -262,76 +249,24 @@ def _reference(comp, tf, X, Y):
                                               else ()))
 
 
-def _same(got, want):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == np.float64
-    assert got.shape == want.shape, (got.shape, want.shape)
-    assert (np.isnan(got) == np.isnan(want)).all(), (got, want)
-    assert (got[np.isinf(want)] == want[np.isinf(want)]).all(), (got, want)
-    fin = np.isfinite(want)
-    np.testing.assert_allclose(got[fin], want[fin], rtol=1e-12, atol=1e-13)
-
-
-def _inputs(seed, batch):
-    r = np.random.RandomState(seed)
-    return r.uniform(-2.0, 2.0, (batch, 3)), r.uniform(-1.0, 1.0, (batch, 3))
-
-
-def _saved(fn, X, Y):
-    gm = hop.trace(fn, X, Y)
-    path = os.path.join(tempfile.mkdtemp(), "f.hop")
-    hop.save(gm, path)
-    return hop.load(path)
-
-
-def check(prog, comp, seed, batch, mode):
-    hf, tf = PROGRAMS[prog]
-    X, Y = _inputs(seed, batch)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        want = _reference(comp, tf, X, Y)
-        h = _compositions(hf, tf)[comp][0]
-        if mode == "compiled":
-            h = hop.compile(h)
-        elif mode == "saved":
-            h = _saved(h, t(X), t(Y))
-        got = h(t(X), t(Y))
-    assert isinstance(got, hop.Tensor)
-    _same(got.numpy(), want)
+CAMPAIGN = Campaign(PROGRAMS, COMPS, lambda comp, hf, tf: _compositions(hf, tf)[comp][0],
+                    _reference)
 
 
 @settings(max_examples=examples(30), deadline=None, suppress_health_check=list(HealthCheck))
-@given(prog=st.sampled_from(sorted(PROGRAMS)), comp=st.sampled_from(COMPS),
-       seed=st.integers(0, 2 ** 16), batch=st.sampled_from([1, 2, 3]),
-       mode=st.sampled_from(["plain", "compiled", "saved"]))
+@given(**CAMPAIGN.draws())
 def test_new_compositions_agree_with_functorch(prog, comp, seed, batch, mode):
-    check(prog, comp, seed, batch, mode)
+    CAMPAIGN.check(prog, comp, seed, batch, mode)
 
 
 @pytest.mark.parametrize("prog", sorted(PROGRAMS))
 def test_every_program_under_every_composition_once(prog):
-    for i, comp in enumerate(COMPS):
-        check(prog, comp, i, 2, ("plain", "compiled", "saved")[i % 3])
-
-
-def _fd(f, x, y, h=1e-6):
-    g = np.zeros(6)
-    for i in range(6):
-        e = np.zeros(6)
-        e[i] = h
-        xp, xm = np.concatenate([x, y]) + e, np.concatenate([x, y]) - e
-        g[i] = (float(f(T(xp[:3]), T(xp[3:]))) - float(f(T(xm[:3]), T(xm[3:])))) / (2 * h)
-    return g
+    CAMPAIGN.check_every_composition(prog)
 
 
 @pytest.mark.parametrize("prog", sorted(PROGRAMS))
 def test_the_torch_programs_are_the_hop_programs_by_value_and_finite_differences(prog):
-    hf, tf = PROGRAMS[prog]
-    X, Y = _inputs(11, 4)
-    for x, y in zip(X, Y):
-        assert float(hf(t(x), t(y))) == pytest.approx(float(tf(T(x), T(y))), rel=1e-13)
-        g = torch.cat(functorch.grad(tf, argnums=(0, 1))(T(x), T(y))).numpy()
-        np.testing.assert_allclose(g, _fd(tf, x, y), rtol=1e-6, atol=1e-7)
+    CAMPAIGN.check_reference(prog, 11, 4)
 
 
 def test_a_transformed_compiled_function_with_a_graph_break_prints_once_per_trace(capsys):
@@ -359,7 +294,7 @@ def _h_mixed(x, y):
 
 @pytest.mark.parametrize("how", ["vmap(jvp)", "jvp(vmap)", "compiled vmap(jvp)"])
 def test_int_and_bool_outputs_beside_a_float_one_under_vmap_and_jvp(how):
-    X, Y = _inputs(3, 3)
+    X, Y = inputs(3, 3)
     if how == "jvp(vmap)":
         out, tan = hop.jvp(lambda A: hop.vmap(_h_mixed)(A, t(Y)), (t(X),), (t(Y * 0.5),))
         dirs = Y * 0.5
@@ -531,7 +466,7 @@ def test_jvp_of_a_switch_whose_taken_branch_ignores_the_tangent_is_torchs_zero()
     want = [float(functorch.jvp(lambda b: _t_switch_div_exp(T(x), b), (T(y),), (T(x),))[1])
             for x, y in zip(_X2, _Y2)]
     assert want[0] == 0.0
-    _same(got.numpy(), np.array(want))
+    same(got.numpy(), np.array(want), 1e-12, 1e-13)
 
 
 # ------------------------------------------------------------- map, scan (fixed)

@@ -65,32 +65,20 @@ TypeError (by design: the function it was traced from is transformed
 instead); saved transformed graphs are covered by the "saved" mode.
 """
 
-import os
-import tempfile
 import warnings
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import hop
 from budget import examples
+from transform_values import F64, T, Campaign, t
 
 torch = pytest.importorskip("torch")
 functorch = pytest.importorskip("functorch")
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-
-F64 = hop.float64
-
-
-def t(a):
-    return hop.tensor(np.asarray(a, dtype=np.float64), dtype=F64)
-
-
-def T(a):
-    return torch.tensor(np.asarray(a, dtype=np.float64))
 
 
 # ------------------------------------------------------------ the programs
@@ -233,76 +221,24 @@ def _compositions(hf, tf):
 COMPS = sorted(_compositions(None, None))
 
 
-def _same(got, want):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == np.float64
-    assert got.shape == want.shape, (got.shape, want.shape)
-    assert (np.isnan(got) == np.isnan(want)).all(), (got, want)
-    assert (got[np.isinf(want)] == want[np.isinf(want)]).all(), (got, want)
-    fin = np.isfinite(want)
-    np.testing.assert_allclose(got[fin], want[fin], rtol=1e-12, atol=1e-13)
-
-
-def _inputs(seed, batch):
-    r = np.random.RandomState(seed)
-    return r.uniform(-2.0, 2.0, (batch, 3)), r.uniform(-1.0, 1.0, (batch, 3))
-
-
-def _saved(fn, X, Y):
-    gm = hop.trace(fn, X, Y)
-    path = os.path.join(tempfile.mkdtemp(), "f.hop")
-    hop.save(gm, path)
-    return hop.load(path)
-
-
-def check(prog, comp, seed, batch, mode):
-    hf, tf = PROGRAMS[prog]
-    X, Y = _inputs(seed, batch)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        h, ref = _compositions(hf, tf)[comp]
-        want = ref(X, Y)
-        if mode == "compiled":
-            h = hop.compile(h)
-        elif mode == "saved":
-            h = _saved(h, t(X), t(Y))
-        got = h(t(X), t(Y))
-    assert isinstance(got, hop.Tensor)
-    _same(got.numpy(), want)
+CAMPAIGN = Campaign(PROGRAMS, COMPS, lambda comp, hf, tf: _compositions(hf, tf)[comp][0],
+                    lambda comp, tf, X, Y: _compositions(None, tf)[comp][1](X, Y))
 
 
 @settings(max_examples=examples(20), deadline=None, suppress_health_check=list(HealthCheck))
-@given(prog=st.sampled_from(sorted(PROGRAMS)), comp=st.sampled_from(COMPS),
-       seed=st.integers(0, 2 ** 16), batch=st.sampled_from([1, 2, 3]),
-       mode=st.sampled_from(["plain", "compiled", "saved"]))
+@given(**CAMPAIGN.draws())
 def test_new_compositions_agree_with_functorch(prog, comp, seed, batch, mode):
-    check(prog, comp, seed, batch, mode)
+    CAMPAIGN.check(prog, comp, seed, batch, mode)
 
 
 @pytest.mark.parametrize("prog", sorted(PROGRAMS))
 def test_every_program_under_every_composition_once(prog):
-    for i, comp in enumerate(COMPS):
-        check(prog, comp, i, 2, ("plain", "compiled", "saved")[i % 3])
-
-
-def _fd(f, x, y, h=1e-6):
-    g = np.zeros(6)
-    for i in range(6):
-        e = np.zeros(6)
-        e[i] = h
-        xp, xm = np.concatenate([x, y]) + e, np.concatenate([x, y]) - e
-        g[i] = (float(f(T(xp[:3]), T(xp[3:]))) - float(f(T(xm[:3]), T(xm[3:])))) / (2 * h)
-    return g
+    CAMPAIGN.check_every_composition(prog)
 
 
 @pytest.mark.parametrize("prog", sorted(PROGRAMS))
 def test_the_torch_programs_are_the_hop_programs_by_value_and_finite_differences(prog):
-    hf, tf = PROGRAMS[prog]
-    X, Y = _inputs(7, 4)
-    for x, y in zip(X, Y):
-        assert float(hf(t(x), t(y))) == pytest.approx(float(tf(T(x), T(y))), rel=1e-13)
-        g = torch.cat(functorch.grad(tf, argnums=(0, 1))(T(x), T(y))).numpy()
-        np.testing.assert_allclose(g, _fd(tf, x, y), rtol=1e-6, atol=1e-7)
+    CAMPAIGN.check_reference(prog, 7, 4)
 
 
 # ------------------------------- int and bool outputs beside floats, every HOP

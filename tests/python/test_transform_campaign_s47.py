@@ -27,32 +27,20 @@ tangent (an instantiated one met exp's inf after the call: nan where
 functorch gives the derivative).
 """
 
-import os
-import tempfile
 import warnings
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import hop
 from budget import examples
+from transform_values import F64, T, Campaign, t, torch_grad
 
 torch = pytest.importorskip("torch")
 functorch = pytest.importorskip("functorch")
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-
-F64 = hop.float64
-
-
-def t(a):
-    return hop.tensor(np.asarray(a, dtype=np.float64), dtype=F64)
-
-
-def T(a):
-    return torch.tensor(np.asarray(a, dtype=np.float64))
 
 
 # ------------------------------------------------------------ the programs
@@ -152,79 +140,31 @@ COMPOSITIONS = {
 COMPS = sorted(COMPOSITIONS)
 
 
-def _torch_grad(tf, x, y):
-    gx, gy = functorch.grad(tf, argnums=(0, 1))(T(x), T(y))
-    return np.concatenate([gx.numpy(), gy.numpy()])
-
-
 def _reference(comp, tf, X, Y):
     if comp.startswith("grad wrt x"):
         x0 = X[0] * 0.5 + 0.25
-        return np.sum([_torch_grad(tf, x0, y)[:3] for y in Y], axis=0)
-    return np.array([_torch_grad(tf, x, y) for x, y in zip(X, Y)]).reshape(len(X), 6)
+        return np.sum([torch_grad(tf, x0, y)[:3] for y in Y], axis=0)
+    return np.array([torch_grad(tf, x, y) for x, y in zip(X, Y)]).reshape(len(X), 6)
 
 
-def _same(got, want):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == np.float64
-    assert got.shape == want.shape, (got.shape, want.shape)
-    np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-12)
-
-
-def _inputs(seed, batch):
-    r = np.random.RandomState(seed)
-    return r.uniform(-1.5, 1.5, (batch, 3)), r.uniform(-1.0, 1.0, (batch, 3))
-
-
-def _saved(fn, X, Y):
-    gm = hop.trace(fn, X, Y)
-    path = os.path.join(tempfile.mkdtemp(), "f.hop")
-    hop.save(gm, path)
-    return hop.load(path)
-
-
-def check(prog, comp, seed, batch, mode):
-    hf, tf = PROGRAMS[prog]
-    X, Y = _inputs(seed, batch)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        want = _reference(comp, tf, X, Y)
-        h = COMPOSITIONS[comp](hf)
-        if mode == "compiled":
-            h = hop.compile(h)
-        elif mode == "saved":
-            h = _saved(h, t(X), t(Y))
-        got = h(t(X), t(Y))
-    assert isinstance(got, hop.Tensor)
-    _same(got.numpy(), want)
+CAMPAIGN = Campaign(PROGRAMS, COMPS, lambda comp, hf, tf: COMPOSITIONS[comp](hf), _reference,
+                    lo=1.5, rtol=1e-11, atol=1e-12)
 
 
 @settings(max_examples=examples(12), deadline=None, suppress_health_check=list(HealthCheck))
-@given(prog=st.sampled_from(sorted(PROGRAMS)), comp=st.sampled_from(COMPS),
-       seed=st.integers(0, 2 ** 16), batch=st.sampled_from([1, 2, 3]),
-       mode=st.sampled_from(["plain", "compiled", "saved"]))
+@given(**CAMPAIGN.draws())
 def test_round_five_compositions_agree_with_functorch(prog, comp, seed, batch, mode):
-    check(prog, comp, seed, batch, mode)
+    CAMPAIGN.check(prog, comp, seed, batch, mode)
 
 
 @pytest.mark.parametrize("prog", sorted(PROGRAMS))
 def test_every_program_under_every_composition_once(prog):
-    for i, comp in enumerate(COMPS):
-        check(prog, comp, i, 2, ("plain", "compiled", "saved")[i % 3])
+    CAMPAIGN.check_every_composition(prog)
 
 
 @pytest.mark.parametrize("prog", sorted(PROGRAMS))
 def test_the_torch_programs_are_the_hop_programs_by_value_and_finite_differences(prog):
-    hf, tf = PROGRAMS[prog]
-    X, Y = _inputs(5, 3)
-    for x, y in zip(X, Y):
-        assert float(hf(t(x), t(y))) == pytest.approx(float(tf(T(x), T(y))), rel=1e-13, abs=1e-13)
-        g = _torch_grad(tf, x, y)
-        h = 1e-6
-        xy = np.concatenate([x, y])
-        fd = [(float(tf(T((xy + h * e)[:3]), T((xy + h * e)[3:])))
-               - float(tf(T((xy - h * e)[:3]), T((xy - h * e)[3:])))) / (2 * h) for e in np.eye(6)]
-        np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-6)
+    CAMPAIGN.check_reference(prog, 5, 3, abs=1e-13, rtol=1e-5, atol=1e-6)
 
 
 # --------------------------------- symbolic zeros through a nested map or loop
