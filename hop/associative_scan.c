@@ -1185,12 +1185,93 @@ rec_of(hop_graph *g, const hop_node *call, const one_op *k, rec *r, bool *empty)
     *empty = hop_expr_const_value(x->meta.sizes[r->d], &len) && len == 0;
 }
 
+/* ---------------------------------------------------------------- reach */
+
+/* The reach slot (hop/class.h): output i is xs i's element 0, then
+ * combine_fn's output i of (the outputs so far, xs i's elements, the lifted
+ * values): a monotone fixed point over the `a` operands, which start as the
+ * xs (from) and grow by the combine_fn outputs a tangent reaches. */
+static hop_status
+assoc_reach(const hop_node *call, const bool *from, bool *reached)
+{
+    size_t na, np = hop_node_passed(call, NULL, 0), made = hop_node_made_inputs(call);
+    const hop_graph *f = hop_node_body(call, "combine_fn");
+    if (hop_node_group(call, "a", &na) == NULL || f == NULL)
+        return hop_error_code();
+    if (f->nplaceholders != made + np || f->output == NULL || f->output->nargs != na ||
+        call->nouts != na || np < 2 * na)
+        return hop_error(HOP_MISUSE,
+                         "associative_scan %s: combine_fn is not laid out as "
+                         "(a, b, lifted) -> one per xs",
+                         call->name);
+    bool *cur = hop_calloc(made + np + na + 1, sizeof *cur), *out = cur + made + np;
+    if (cur == NULL)
+        return HOP_NOMEM;
+    for (size_t j = 0; j < np; j++)
+        cur[made + j] = from[j];
+    hop_status st = HOP_OK;
+    for (bool grew = true; grew && st == HOP_OK;) {
+        memset(out, 0, na * sizeof *out);
+        st = hop_ad_reach(f, cur, out);
+        grew = false;
+        for (size_t i = 0; i < na && st == HOP_OK; i++)
+            if (out[i] && !cur[made + i])
+                cur[made + i] = grew = true;
+    }
+    for (size_t i = 0; i < na && st == HOP_OK; i++)
+        reached[i] = reached[i] || cur[made + i];
+    hop_free(cur);
+    return st;
+}
+
+/* Whether a (co)tangent reaches an output of call: `active` says which of
+ * the values it passes carry one.  None (*any false): the outputs are
+ * symbolic zeros, whatever the combine_fn (one that reads a value with a
+ * tangent only through a comparison, say), so a rule has nothing to do. */
+static hop_status
+assoc_any_reached(const hop_node *call, bool (*active)(void *, const hop_node *), void *cx,
+                  bool *any)
+{
+    size_t np = hop_node_passed(call, NULL, 0);
+    const hop_arg **items = hop_calloc(np + 1, sizeof *items);
+    bool *from = hop_calloc(np + call->nouts + 2, sizeof *from), *reached = from + np + 1;
+    hop_status st = items && from ? HOP_OK : HOP_NOMEM;
+    if (st == HOP_OK)
+        hop_node_passed(call, items, np);
+    for (size_t j = 0; j < np && st == HOP_OK; j++)
+        from[j] = items[j]->kind == HOP_ARG_NODE && active(cx, items[j]->u.node);
+    if (st == HOP_OK)
+        st = assoc_reach(call, from, reached);
+    *any = false;
+    for (size_t i = 0; i < call->nouts && st == HOP_OK; i++)
+        *any = *any || reached[i];
+    hop_free(items);
+    hop_free(from);
+    return st;
+}
+
+static bool
+vjp_active(void *cx, const hop_node *v)
+{
+    return hop_vjp_active(cx, v);
+}
+
+static bool
+jvp_active(void *cx, const hop_node *v)
+{
+    return hop_jvp_tangent(cx, v) != NULL;
+}
+
 static hop_status
 assoc_vjp(hop_vjp_ctx *cx, const hop_node *call)
 {
     one_op k;
     hop_node *x;
-    hop_status st = check_combine(call, "vjp", &k, &x);
+    bool any;
+    hop_status st = assoc_any_reached(call, vjp_active, cx, &any);
+    if (st != HOP_OK || !any)
+        return st;
+    st = check_combine(call, "vjp", &k, &x);
     if (st != HOP_OK)
         return st;
     hop_node *ct = hop_vjp_ct(cx, call, 0);
@@ -1220,7 +1301,11 @@ assoc_jvp(hop_jvp_ctx *cx, const hop_node *call)
 {
     one_op k;
     hop_node *x;
-    hop_status st = check_combine(call, "jvp", &k, &x);
+    bool any;
+    hop_status st = assoc_any_reached(call, jvp_active, cx, &any);
+    if (st != HOP_OK || !any)
+        return st;
+    st = check_combine(call, "jvp", &k, &x);
     if (st != HOP_OK)
         return st;
     hop_node *t = hop_jvp_tangent(cx, x);
@@ -1269,4 +1354,5 @@ const hop_class hop_associative_scan_class = {
     .eval = scan_eval,
     .vjp = assoc_vjp,
     .jvp = assoc_jvp,
+    .reach = assoc_reach,
 };

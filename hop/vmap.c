@@ -525,5 +525,7 @@ const hop_class hop_vmap_class = {
     /* the call runs its (batched) body on what it passes */
     .vjp = hop_vjp_first_body,
     .jvp = hop_jvp_first_body,
+    /* output i is output i of either body (batched or not) */
+    .reach = hop_ad_reach_bodies,
     .batch = vmap_batch,
 };

@@ -102,9 +102,10 @@ hop_status hop_jvp_inline(hop_graph *dst, const hop_graph *f, const bool *wrt,
  * values it passes reach: wrap, invoke_subgraph, cond, switch, the vjp/jvp
  * HOPs and a wrap-like class without rules through their bodies
  * (hop_ad_reach_bodies), map the same (its output i stacks body output i),
- * the loops over their carries' fixed point (hop_loop_reach).  A call of a
- * class without a reach slot (associative_scan, vmap, a class that sets
- * jvp and not reach), a call with a reached lead, or a foreign call counts
+ * the loops over their carries' fixed point (hop_loop_reach), vmap through
+ * its bodies, associative_scan over its combine_fn's fixed point.  A call of
+ * a class without a reach slot (a class that sets jvp and not reach), a
+ * call with a reached lead, or a foreign call counts
  * every output as reached from every operand: the safe side, since an
  * output counted reached only gets an instantiated zero where a symbolic
  * one would do.  It is the one answer to "which outputs does a tangent

@@ -190,7 +190,20 @@ NESTED = {
     "map in map's body in cond": lambda x, y: hop.cond(
         x.sum() > 0, lambda: _tail(*hop.wrap(lambda z: hop.map(
             lambda r: hop.map(lambda s: _pair(s, y), r), z), x[None])), lambda: x.sum(), ()),
+    # (forty-eighth session: vmap's reach slot, hop_ad_reach_bodies)
+    "vmap in wrap": lambda x, y: _tail(*hop.wrap(
+        lambda z: hop.vmap(lambda r: _pair(r, y))(z), x)),
+    "vmap in_axes (0, None) in invoke_subgraph": lambda x, y: _tail(*hop.invoke_subgraph(
+        lambda z: hop.vmap(_pair, in_axes=(0, None))(z, y), x)),
+    # (associative_scan's: its combine_fn reads y through a comparison only)
+    "associative_scan in wrap": lambda x, y: _tail(*hop.wrap(lambda z: _ascan_pair(z, y), x)),
 }
+
+
+def _ascan_pair(r, y):
+    a = hop.associative_scan(lambda p, q: hop.where(y.sum() > 0.0, p.maximum(q), p + q),
+                             (r * 2.0).exp())
+    return a, r / y
 
 XN = [[200.0, 3.0], [1.0, 2.0]]
 YN = [0.5, -0.5]
@@ -198,6 +211,10 @@ YN = [0.5, -0.5]
 
 def test_the_nested_programs_reference_is_functorchs_derivative():
     v, dv = functorch.jvp(lambda b: _tail(*_pair(T(XN), b)), (T(YN),), (T(YN),))
+    assert np.isinf(float(v)) and float(dv) == -392.0
+    # associative_scan's program: torch's cumulative sum (y.sum() is 0)
+    v, dv = functorch.jvp(lambda b: _tail((T(XN) * 2.0).exp().cumsum(0), T(XN) / b), (T(YN),),
+                          (T(YN),))
     assert np.isinf(float(v)) and float(dv) == -392.0
 
 
@@ -214,6 +231,35 @@ def test_an_output_no_tangent_reaches_through_a_nested_loop_or_map_keeps_a_symbo
         v, dv = f(t(XN), t(YN))
     assert np.isinf(float(v))
     assert float(dv) == -392.0
+
+
+@pytest.mark.parametrize("flip", [False, True])
+def test_an_associative_scan_no_tangent_reaches_has_none_whatever_its_combine_fn(flip):
+    # combine_fn reads y through a comparison only: no tangent or cotangent
+    # reaches the scan's output, so its rules have nothing to do (before:
+    # UnsupportedError, the combine_fn is no single add/mul/max/min)
+    x, y = np.array([[0.5, -1.0], [1.5, 0.25], [-2.0, 1.0]]), np.array([0.75, -0.5])
+    y = -y if flip else y
+
+    def h(x, b):
+        a, d = _ascan_pair(x, b)
+        return (a * d).sum()
+
+    def tt(x, b):
+        e = (x * 2.0).exp()
+        return ((e.cummax(0).values if bool(b.sum() > 0) else e.cumsum(0)) * (x / b)).sum()
+    jv = hop.jvp(lambda b: h(t(x), b), (t(y),), (t(x[0]),))
+    want = functorch.jvp(lambda b: tt(T(x), b), (T(y),), (T(x[0]),))
+    # (exp: hop's is NumPy's, torch's glibc's, a last bit apart)
+    assert float(jv[0]) == float(h(t(x), t(y)))
+    np.testing.assert_allclose([float(v) for v in jv], [float(v) for v in want], rtol=1e-14)
+    g = hop.grad(h, argnums=1)(t(x), t(y))
+    np.testing.assert_allclose(g.numpy(), functorch.grad(tt, argnums=1)(T(x), T(y)).numpy(),
+                               rtol=1e-14)
+    # a combine_fn y reaches through its arithmetic: refused as before
+    with pytest.raises(hop.UnsupportedError, match="associative_scan .* has no jvp rule"):
+        hop.jvp(lambda b: hop.associative_scan(lambda p, q: p * q + b, t(x)).sum(), (t(y),),
+                (t(y),))
 
 
 def test_a_carry_a_tangent_reaches_only_on_a_later_step_is_reached():
