@@ -114,9 +114,10 @@ def _estimated_bins(t, name, range_, weights, what):
     return int(_np.ceil(nh._unsigned_subtract(last, first) / width)) if width else 1
 
 
-def _bin_edges(t, bins, range_, weights, what):
+def _bin_edges(t, bins, range_, weights, what, dd=False):
     """NumPy's _get_bin_edges: (edges tensor, (first, last, n) for equal
-    bins or None)."""
+    bins or None).  dd: histogramdd's equal bins instead, NumPy's
+    linspace(smin, smax, n + 1) in float64 whatever the data's dtype."""
     if isinstance(bins, str):
         bins = _estimated_bins(t, bins, range_, weights, what)
     b = _core.operand(bins, what)
@@ -135,7 +136,7 @@ def _bin_edges(t, bins, range_, weights, what):
                 raise ValueError(f"supplied range of [{first}, {last}] is not finite")
             if first == last:
                 first, last = first - 0.5, last + 0.5
-            if _core.np_dtype(t).kind == "f":
+            if _core.np_dtype(t).kind == "f" and not dd:
                 # NumPy's own dtypes: the edges in result_type(first, last, a)
                 # (value-based for the range's scalars), the data compared
                 # with the range as NumPy compares an array with a scalar
@@ -163,7 +164,7 @@ def _bin_edges(t, bins, range_, weights, what):
             hi = _C.where(same, hi + 0.5, hi)
         # NumPy's result_type(first, last, a): a float array's own dtype (the
         # ends are its scalars, or the Python ints 0 and 1 of an empty one)
-        bin_type = _core.np_dtype(t) if _core.np_dtype(t).kind == "f" \
+        bin_type = _core.np_dtype(t) if _core.np_dtype(t).kind == "f" and not dd \
             else _np.dtype(_np.float64)
         edges = _t(F.linspace(ndarray(lo), ndarray(hi), n + 1, endpoint=True))
         return _core.cast(edges, bin_type), (lo, hi, n)
@@ -367,15 +368,15 @@ def histogramdd(sample, bins=10, range=None, normed=None, weights=None, density=
     edges, nbin, idxs = [], [], []
     for i in builtins.range(D):
         col = s.select(1, i)
-        e, _ = _bin_edges(col, bins_list[i], ranges[i], None, "histogramdd")
-        if _np.ndim(bins_list[i]) == 0:
-            e = _core.cast(e, _np.dtype(_np.float64))  # NumPy's linspace(smin, smax, n + 1)
+        e, _ = _bin_edges(col, bins_list[i], ranges[i], None, "histogramdd", dd=True)
         edges.append(e)  # explicit edges keep their dtype, as NumPy's asarray(bins[i])
         nb = e.shape[0] + 1
         nbin.append(nb)
         ec, c = _core.promote(e, col)
         k = _C._op("searchsorted", ec, c, True)
-        on_edge = _C.eq(c, ec.select(0, nb - 2))
+        # NumPy's sample[:, i] == edges[i][-1]: an array and a scalar, cast
+        # by the scalar's value (float16 data 5004 is on the edge 5004.5)
+        on_edge = (ndarray(col) == ndarray(e)[nb - 2])._t
         k = _C.where(on_edge, k - 1, k)
         idxs.append(k)
     flat = idxs[0]
