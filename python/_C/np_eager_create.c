@@ -84,6 +84,15 @@ table_dtype(PyObject *dt, PyObject *def, hop_dtype *out)
         PyErr_Clear(); /* (an unhashable argument: the general path's error) */
         return 0;
     }
+    if (dt != NULL && dt != Py_None && !PyUnicode_Check(dt) && !PyType_Check(dt)) {
+        /* a dtype object: one with metadata equals the plain one, but NumPy
+         * keeps the metadata in the array (the general path's DTypeError) */
+        PyObject *md = PyObject_GetAttrString(dt, "metadata");
+        int plain = md == Py_None;
+        Py_XDECREF(md);
+        PyErr_Clear();
+        return plain;
+    }
     return 1;
 }
 

@@ -295,23 +295,68 @@ def test_a_dtype_of_the_other_byte_order_is_kept_as_numpys(name):
     assert np.asarray(got).tolist() == want.tolist()
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "open (docs/RELIABILITY.md): a dtype's metadata is dropped by hop.numpy's creation "
-    "functions (hop's dtypes carry none)"))
+@pytest.mark.xfail(strict=True, raises=(AssertionError, hop.DTypeError), reason=(
+    "open (docs/RELIABILITY.md): hop's dtypes carry no metadata; hop.numpy's creation "
+    "functions raise DTypeError for a dtype with metadata (dropped it silently before s48)"))
 def test_a_dtypes_metadata_is_kept_by_creation_functions():
     dt = np.dtype("f4", metadata={"unit": "m"})
     assert np.zeros(2, dtype=dt).dtype.metadata == {"unit": "m"}
     assert hnp.zeros(2, dtype=dt).dtype.metadata == {"unit": "m"}
 
 
-@pytest.mark.parametrize("make", [lambda: hnp.zeros(2, dtype=">f8"),
-                                  lambda: hnp.ones(2, dtype=">i4"),
-                                  lambda: hnp.array([1, 2], dtype=">i4"),
-                                  lambda: hnp.arange(3, dtype=">f8")])
+_KEEPS_SWAPPED = {  # (s48: each made the native array, silently, before)
+    "full": lambda xp: xp.full(2, 1.5, ">f8"), "eye": lambda xp: xp.eye(2, dtype=">f8"),
+    "identity": lambda xp: xp.identity(2, ">i4"), "array_of": lambda xp: xp.array(_SWAPPED),
+    "asarray_of": lambda xp: xp.asarray(_SWAPPED),
+    "asanyarray_of": lambda xp: xp.asanyarray(_SWAPPED[::-1]),
+    "ascontiguousarray_of": lambda xp: xp.ascontiguousarray(_SWAPPED),
+    "asfortranarray_of": lambda xp: xp.asfortranarray(_SWAPPED), "copy_of": lambda xp: xp.copy(_SWAPPED),
+    "zeros_like_of": lambda xp: xp.zeros_like(_SWAPPED),
+    "full_like_of": lambda xp: xp.full_like(_SWAPPED, 2), "asarray_given": lambda xp: xp.asarray(
+        np.arange(2.0), dtype=">f8")}
+
+
+@pytest.mark.parametrize("make", [lambda xp: xp.zeros(2, dtype=">f8"),
+                                  lambda xp: xp.ones(2, dtype=">i4"),
+                                  lambda xp: xp.array([1, 2], dtype=">i4"),
+                                  lambda xp: xp.arange(3, dtype=">f8")] + list(_KEEPS_SWAPPED.values()),
+                         ids=["zeros", "ones", "array", "arange"] + list(_KEEPS_SWAPPED))
 def test_a_creation_dtype_of_the_other_byte_order_is_a_clear_error(make):
     # the finding: the array was made native (float64 where NumPy's is
     # '>f8'), silently another dtype; until hop keeps NumPy's dtype beside
-    # its native tensor (the strict xfail above) it is astype's DTypeError
+    # its native tensor (the strict xfail above) it is astype's DTypeError;
+    # compiled, NumPy's code makes NumPy's array
+    want = make(np)
+    assert want.dtype.byteorder == ">"
     with pytest.raises(hop.DTypeError, match="is in the other byte order, which NumPy keeps "
                                              "in the arrays it makes of it"):
-        make()
+        make(hnp)
+    got = hop.compile(lambda x: make(np), fullgraph=False)(np.zeros(1))
+    assert type(got) is np.ndarray and got.dtype.str == want.dtype.str
+    assert got.tolist() == want.tolist()
+
+
+_MD = np.dtype("f4", metadata={"unit": "m"})
+_KEEPS_METADATA = {
+    "zeros": lambda xp, x: xp.zeros(2, _MD), "ones": lambda xp, x: xp.ones(2, dtype=_MD),
+    "empty": lambda xp, x: xp.empty(0, _MD), "full": lambda xp, x: xp.full(2, 1, _MD),
+    "eye": lambda xp, x: xp.eye(2, dtype=_MD), "arange": lambda xp, x: xp.arange(2, dtype=_MD),
+    "array": lambda xp, x: xp.array([1, 2], dtype=_MD), "astype": lambda xp, x: x.astype(_MD)}
+
+
+@pytest.mark.parametrize("name", list(_KEEPS_METADATA))
+def test_a_creation_dtype_with_metadata_is_a_clear_error(name):
+    # NumPy keeps a dtype's metadata in the array it makes; hop.numpy's
+    # arrays have none: eagerly hop's DTypeError (the C fast path's table
+    # took such a dtype as the plain one, equal to it), compiled NumPy's
+    # array (a creation's NumPy array was held as a hop array, dropping it)
+    make = _KEEPS_METADATA[name]
+    x = np.arange(2.0)
+    want = make(np, x)
+    assert want.dtype.metadata == {"unit": "m"}
+    with pytest.raises(hop.DTypeError, match=r"NumPy dtype float32 has metadata \{'unit': 'm'\}, "
+                                             r"which NumPy keeps in the arrays it makes of it"):
+        make(hnp, hnp.asarray(x))
+    got = hop.compile(lambda x: make(np, x))(x.copy())
+    assert type(got) is np.ndarray and got.dtype.metadata == {"unit": "m"}
+    assert got.tolist() == want.tolist()

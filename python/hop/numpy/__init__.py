@@ -40,6 +40,8 @@ from . import _attrs  # noqa: F401 (the ndarray methods of those functions)
 from . import linalg, fft  # noqa: F401 (numpy.linalg and numpy.fft)
 
 globals().update({_k: _v for _k, _v in _funcs.PUBLIC.items() if _k not in globals()})
+# (the user's array/asarray check the dtype NumPy would keep; _funcs' own are hop's calls)
+array, asarray = _funcs.PUBLIC["array"], _funcs.PUBLIC["asarray"]
 
 __all__ = ["linalg", "fft", "ndarray", "newaxis", "pi", "e", "inf", "nan", "dtype", "errstate"] + \
     list(_funcs.__all__)

@@ -55,6 +55,25 @@ def hop_dtype(npd, what, makes=False):
     raise _C.DTypeError(msg)
 
 
+def kept_dtype(npd, what):
+    """npd, a dtype NumPy keeps in the array it makes (a creation function's
+    dtype=, array/asarray/copy of an ndarray, *_like of one): one of the
+    other byte order or with metadata, which NumPy keeps and a hop.numpy
+    array (native, no metadata) cannot, is hop's DTypeError (a break of
+    hop.compile's graph while tracing), never silently another dtype."""
+    npd = _np.dtype(npd)
+    if not npd.isnative:
+        hop_dtype(npd, what, makes=True)
+    if npd.metadata is not None:
+        msg = f"hop.numpy: {what}: NumPy dtype {npd} has metadata {dict(npd.metadata)!r}, " \
+              f"which NumPy keeps in the arrays it makes of it; hop's arrays have none"
+        if tracing():
+            from .._breaks import conversion
+            conversion(_C.DTypeError, msg)
+        raise _C.DTypeError(msg)
+    return npd
+
+
 def np_dtype(t):
     """The NumPy dtype of a hop tensor."""
     return t.dtype.dtype

@@ -231,8 +231,10 @@ def held(r, args=()):
     code called with concrete arguments args while a trace runs, held by
     hop (a NumpyArg over its memory, which it keeps) so that writes of
     traced values into it are traced; r itself when hop cannot hold it (a
-    dtype hop lacks, not an array)."""
-    if isinstance(r, _np.ndarray) and _np.dtype(r.dtype) in _core._HOP:
+    dtype hop lacks or one with metadata, which hop's array would drop,
+    not an array)."""
+    if isinstance(r, _np.ndarray) and _np.dtype(r.dtype) in _core._HOP and \
+            r.dtype.metadata is None:
         from . import _storage
         from ._ndarray import NumpyArg
         t = _C.asarray(r)  # concrete: over its memory, which it keeps

@@ -932,15 +932,13 @@ def flip(m, axis=None, *, _kind=None):
 
 # ---------------------------------------------------------------- creation
 
-def _creation_dtype(dtype, default):
+def _creation_dtype(dtype, default, what="dtype"):
     """The NumPy dtype a creation function makes (a given one of the other
-    byte order, which NumPy keeps in the array, is hop's DTypeError, as
-    astype's: hop's arrays are native; before the forty-seventh session a
-    native array, silently another dtype)."""
-    npd = _np.dtype(default if dtype is None else dtype)
-    if not npd.isnative:
-        _core.hop_dtype(npd, "dtype", makes=True)
-    return npd
+    byte order or with metadata, which NumPy keeps in the array, is hop's
+    DTypeError, as astype's: hop's arrays are native and have none; before
+    the forty-seventh and forty-eighth sessions a native array, silently
+    another dtype)."""
+    return _core.kept_dtype(default if dtype is None else dtype, what)
 
 
 def _full_t(shape, value, npd):
@@ -1028,7 +1026,7 @@ def full(shape, fill_value, dtype=None, order="C", *, like=None, _kind=None):
         dtype = o.dtype if o.t is None and o.dtype is not None else \
             _core.np_dtype(o.t) if o.t is not None else _np.asarray(_core.scalar_arg(o)).dtype \
             if not isinstance(o.value, _C.SymInt) else _np.dtype(_np.int64)
-    npd = _np.dtype(dtype)
+    npd = _creation_dtype(dtype, None, "full")
     shp = new_sizes(shape, npd)
     if isinstance(fill_value, (int, float, complex, _np.generic)):
         # (NumPy converts the number as it copies it in: into no element, only
@@ -1057,7 +1055,8 @@ def _like(a, dtype, shape, order, kind, make, what):
     order= of a (NumPy keeps a's order for a shape of a's rank, else C),
     make(shape_in_order, dtype) its tensor."""
     t = _t(a, what)
-    npd = _core.np_dtype(t) if dtype is None else _np.dtype(dtype)
+    npd = _creation_dtype(dtype, a.dtype if isinstance(a, _np.ndarray) else _core.np_dtype(t),
+                          what)
     shp = tuple(t.shape) if shape is None else _sizes_arg(shape)
     if len(shp) != t.ndim and order in ("K", "k", "A", "a", None):
         order = "C"
@@ -1208,7 +1207,7 @@ def arange(*args, **kwargs):
         _core.hop_dtype(a.dtype, "arange")
         return ndarray(_C.tensor(a))
     cplx = builtins.any(isinstance(v, (complex, _np.complexfloating)) for v in vals)
-    npd = _np.dtype(dtype) if dtype is not None else \
+    npd = _creation_dtype(dtype, None, "arange") if dtype is not None else \
         _np.dtype(_np.complex128) if cplx else None
     if npd is not None and builtins.all(
             type(v) in (bool, int, float, complex) or isinstance(v, _np.number) for v in vals) \
@@ -1310,7 +1309,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 @implements(name="eye")
 def eye(N, M=None, k=0, dtype=float, order="C", *, like=None):
     # (NumPy's zeros((N, M), dtype) reads and checks them first, as sizes)
-    N, M = new_sizes((N, N if M is None else M), _np.dtype(dtype))
+    N, M = new_sizes((N, N if M is None else M), _creation_dtype(dtype, None, "eye"))
     rows = _C.arange(N).reshape(N, 1)
     cols = _C.arange(M).reshape(1, M)
     m = _C.eq(rows + k, cols)
@@ -1366,7 +1365,23 @@ def _in_order(a, order):
     return c if order == "C" else f
 
 
+def _kept_dtype_of(a, dtype, what):
+    """NumPy's array/asarray/copy of ndarray a keep its dtype (given none):
+    one hop.numpy's arrays cannot have is kept_dtype's DTypeError.  (hop's
+    own calls of array/asarray, whose results hop computes on, take any.)"""
+    if dtype is not None:
+        _core.kept_dtype(dtype, what)
+    elif isinstance(a, _np.ndarray):
+        _core.kept_dtype(a.dtype, what)
+
+
 @implements(name="array")
+def _public_array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *,
+                  like=None):
+    _kept_dtype_of(object, dtype, "array")
+    return array(object, dtype, copy, order, subok, ndmin)
+
+
 def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, like=None):
     ro = False
     if isinstance(object, ndarray) and object._scalar:
@@ -1411,6 +1426,11 @@ def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, lik
 
 
 @implements(name="asarray")
+def _public_asarray(a, dtype=None, order=None, *, like=None):
+    _kept_dtype_of(a, dtype, "asarray")
+    return asarray(a, dtype, order)
+
+
 def asarray(a, dtype=None, order=None, *, like=None):
     if isinstance(a, ndarray) and not a._scalar and \
             (dtype is None or _np.dtype(dtype) == a.dtype) and order not in ("C", "F"):
@@ -1449,9 +1469,11 @@ def fromiter(iter, dtype, count=-1, *, like=None):
     return ndarray(_C.stack([_core.cast(t, dt) for t in ts], 0))
 
 
-asanyarray = asarray
+_public_array.__name__ = _public_array.__qualname__ = "array"
+_public_asarray.__name__ = _public_asarray.__qualname__ = "asarray"
+asanyarray = _public_asarray
 __all__ += ["asanyarray"]
-PUBLIC.update(asanyarray=asarray)
+PUBLIC.update(asanyarray=_public_asarray)
 
 
 @implements(name="ascontiguousarray")
@@ -1459,6 +1481,7 @@ def ascontiguousarray(a, dtype=None, *, like=None):
     """NumPy's: a itself (cast to dtype) when its memory is in C order, else
     a copy in C order (asarray's order='C', _in_order); at least 1-d (a 0-d
     array's view of shape (1,))."""
+    _kept_dtype_of(a, dtype, "ascontiguousarray")
     r = asarray(a, dtype=dtype, order="C")
     return reshape(r, (1,)) if r.ndim == 0 else r
 
@@ -1468,6 +1491,7 @@ def asfortranarray(a, dtype=None, *, like=None):
     """NumPy's: a itself (cast to dtype) when its memory is in Fortran
     order, else a copy in Fortran order (asarray's order='F'); at least 1-d
     (a 0-d array's view of shape (1,))."""
+    _kept_dtype_of(a, dtype, "asfortranarray")
     r = asarray(a, dtype=dtype, order="F")
     return reshape(r, (1,)) if r.ndim == 0 else r
 
@@ -1475,6 +1499,7 @@ def asfortranarray(a, dtype=None, *, like=None):
 @implements(_np.copy)
 def copy(a, order="K", subok=False, *, _kind=None):
     from ._ufuncs import in_memory_order
+    _kept_dtype_of(a, None, "copy")
     t = _t(a, "copy")
     return in_memory_order(_kind or _kind_of(a), (a,), tuple(t.shape),
                            lambda view, _: view(t).clone(), order)

@@ -518,6 +518,7 @@ class ndarray:
             return (v[()] if self._scalar else v).astype(dtype, order=order, casting=casting,
                                                          subok=subok, copy=copy)
         _core.hop_dtype(npd, "astype", makes=True)
+        _core.kept_dtype(npd, "astype")  # (metadata)
         if not _np.can_cast(self.dtype, npd, casting=casting):
             if self.ndim:
                 raise TypeError(f"Cannot cast array data from {self.dtype!r} to {npd!r} "
