@@ -310,7 +310,8 @@ _KEEPS_SWAPPED = {  # (s48: each made the native array, silently, before)
     "asarray_of": lambda xp: xp.asarray(_SWAPPED),
     "asanyarray_of": lambda xp: xp.asanyarray(_SWAPPED[::-1]),
     "ascontiguousarray_of": lambda xp: xp.ascontiguousarray(_SWAPPED),
-    "asfortranarray_of": lambda xp: xp.asfortranarray(_SWAPPED), "copy_of": lambda xp: xp.copy(_SWAPPED),
+    "asfortranarray_of": lambda xp: xp.asfortranarray(_SWAPPED),
+    "copy_of": lambda xp: xp.copy(_SWAPPED),
     "zeros_like_of": lambda xp: xp.zeros_like(_SWAPPED),
     "full_like_of": lambda xp: xp.full_like(_SWAPPED, 2), "asarray_given": lambda xp: xp.asarray(
         np.arange(2.0), dtype=">f8")}
@@ -319,7 +320,8 @@ _KEEPS_SWAPPED = {  # (s48: each made the native array, silently, before)
 @pytest.mark.parametrize("make", [lambda xp: xp.zeros(2, dtype=">f8"),
                                   lambda xp: xp.ones(2, dtype=">i4"),
                                   lambda xp: xp.array([1, 2], dtype=">i4"),
-                                  lambda xp: xp.arange(3, dtype=">f8")] + list(_KEEPS_SWAPPED.values()),
+                                  lambda xp: xp.arange(3, dtype=">f8")] +
+                         list(_KEEPS_SWAPPED.values()),
                          ids=["zeros", "ones", "array", "arange"] + list(_KEEPS_SWAPPED))
 def test_a_creation_dtype_of_the_other_byte_order_is_a_clear_error(make):
     # the finding: the array was made native (float64 where NumPy's is

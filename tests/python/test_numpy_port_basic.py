@@ -1,15 +1,22 @@
 """Ported from PyTorch's test/torch_np/test_ufuncs_basic.py (issue #29):
-each torch test's NumPy calls, run by NumPy and by hop.compile
+each torch test's NumPy calls, run by NumPy, eagerly by hop.numpy and by hop.compile
 (numpy_diff.check).  Complex dtypes are left out of the ufunc tests
 (another issue's).  test_reductions.py's port is
 test_numpy_port_reductions.py."""
 
+import functools
 import operator
 
 import numpy as np
 import pytest
 
-from numpy_diff import check, ported, raises
+from numpy_diff import ported
+import numpy_diff
+
+# each case by NumPy, by eager hop.numpy (every ndarray argument through
+# hop.numpy.asarray) and compiled (the forty-eighth session)
+check = functools.partial(numpy_diff.check, eager=True)
+raises = functools.partial(numpy_diff.raises, eager=True)
 
 # ------------------------------------------------------ test_ufuncs_basic
 

@@ -1,5 +1,5 @@
 """Ported from PyTorch's test/torch_np/numpy_tests/fft/test_pocketfft.py and
-test_helper.py (issue #29): each torch test's NumPy calls run by NumPy and
+test_helper.py (issue #29): each torch test's NumPy calls run by NumPy, eagerly by hop.numpy and
 by hop.compile (numpy_diff.check), so every identity torch asserts holds
 in hop's results as it does in NumPy's.  Left out: the thread-safety class
 (16 threads calling one function: hop.compile's thread safety is
@@ -7,10 +7,18 @@ test_trust_*'s), Fortran-order inputs (torch skips them too); the 1..511
 round trips of test_identity run at 40 lengths (primes, powers of two and
 others) to keep the file's time in seconds."""
 
+import functools
+
 import numpy as np
 import pytest
 
-from numpy_diff import check, ported, raises
+from numpy_diff import ported
+import numpy_diff
+
+# each case by NumPy, by eager hop.numpy (every ndarray argument through
+# hop.numpy.asarray) and compiled (the forty-eighth session)
+check = functools.partial(numpy_diff.check, eager=True)
+raises = functools.partial(numpy_diff.raises, eager=True)
 
 SRC = "numpy_tests/fft/test_pocketfft.py"
 F = np.fft

@@ -1,13 +1,21 @@
 """Ported from PyTorch's test/torch_np/numpy_tests/lib/test_function_base.py
-(issue #29): each torch test's NumPy calls run by NumPy and by
+(issue #29): each torch test's NumPy calls run by NumPy, eagerly by hop.numpy and by
 hop.compile (numpy_diff.check).  Left out: complex inputs (another
 issue's), np.vectorize (a Python function per element), Fraction objects,
 memory order, reference counts."""
 
+import functools
+
 import numpy as np
 import pytest
 
-from numpy_diff import check, ported, raises
+from numpy_diff import ported
+import numpy_diff
+
+# each case by NumPy, by eager hop.numpy (every ndarray argument through
+# hop.numpy.asarray) and compiled (the forty-eighth session)
+check = functools.partial(numpy_diff.check, eager=True)
+raises = functools.partial(numpy_diff.raises, eager=True)
 
 SRC = "numpy_tests/lib/test_function_base.py"
 

@@ -1,15 +1,22 @@
 """Ported from PyTorch's test/torch_np/test_indexing.py and
 test/torch_np/numpy_tests/core/test_indexing.py (issue #29): each index is
-read and assigned through by NumPy and by hop.compile (numpy_diff.check),
+read and assigned through by NumPy, eagerly by hop.numpy and by hop.compile (numpy_diff.check),
 with the index a constant of the function and, where it is an integer
 array, also an argument (a traced index)."""
 
+import functools
 import itertools
 
 import numpy as np
 import pytest
 
-from numpy_diff import check, ported, raises
+from numpy_diff import ported
+import numpy_diff
+
+# each case by NumPy, by eager hop.numpy (every ndarray argument through
+# hop.numpy.asarray) and compiled (the forty-eighth session)
+check = functools.partial(numpy_diff.check, eager=True)
+raises = functools.partial(numpy_diff.raises, eager=True)
 
 SRC = "test_indexing.py"
 

@@ -1,16 +1,24 @@
 """Ported from PyTorch's test/torch_np/numpy_tests/lib/ (issue #29):
 test_twodim_base.py, test_arraysetops.py, test_histograms.py,
 test_type_check.py, test_index_tricks.py, test_shape_base_.py,
-test_arraypad.py and test_nanfunctions.py, each call run by NumPy and by
+test_arraypad.py and test_nanfunctions.py, each call run by NumPy, eagerly by hop.numpy and by
 hop.compile (numpy_diff.check).  Complex inputs are another issue's and
 left out."""
+
+import functools
 
 import numpy as np
 import pytest
 
 import hop
 import hop.numpy as hnp
-from numpy_diff import check, ported, raises
+from numpy_diff import ported
+import numpy_diff
+
+# each case by NumPy, by eager hop.numpy (every ndarray argument through
+# hop.numpy.asarray) and compiled (the forty-eighth session)
+check = functools.partial(numpy_diff.check, eager=True)
+raises = functools.partial(numpy_diff.raises, eager=True)
 
 
 def _src(name):

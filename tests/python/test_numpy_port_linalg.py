@@ -2,7 +2,7 @@
 (issue #29): torch's table of linear-algebra cases (square, non-square,
 hermitian, in single, double, csingle and cdouble, 0 x 0 and other empty
 ones, plain lists, and each stacked into (3, ...) and (3, 2, ...) batches)
-run through each routine's case classes, every call by NumPy and by
+run through each routine's case classes, every call by NumPy, eagerly by hop.numpy and by
 hop.compile (numpy_diff.check), together with the identity torch asserts
 (solve's a @ x == b, inv's a @ inv(a) == I, svd's and eigh's
 reconstructions).  Singular vectors and eigenvectors are compared through
@@ -11,12 +11,20 @@ eigvals' eigenvalues as a set (geev's order is LAPACK's), their vectors
 through A v = v w, and cond in five norms.  Left out: ndarray subclasses,
 the ILP64/byte-order/subprocess tests."""
 
+import functools
+
 import numpy as np
 import pytest
 
 import hop
 
-from numpy_diff import check, ported, raises
+from numpy_diff import ported
+import numpy_diff
+
+# each case by NumPy, by eager hop.numpy (every ndarray argument through
+# hop.numpy.asarray) and compiled (the forty-eighth session)
+check = functools.partial(numpy_diff.check, eager=True)
+raises = functools.partial(numpy_diff.raises, eager=True)
 
 SRC = "numpy_tests/linalg/test_linalg.py"
 LA = np.linalg

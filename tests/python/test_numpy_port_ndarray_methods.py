@@ -1,5 +1,5 @@
 """Ported from PyTorch's test/torch_np/test_ndarray_methods.py (issue #29):
-each NumPy call run by NumPy and by hop.compile (numpy_diff.check: values,
+each NumPy call run by NumPy, eagerly by hop.numpy and by hop.compile (numpy_diff.check: values,
 dtype, shape, ndarray or NumPy scalar or Python value, the exception type,
 the arguments after the call).  torch's `x.tensor._base is a.tensor`
 checks are NumPy's `x.base is a` here (a view's base is the array it was
@@ -10,6 +10,7 @@ and argmax/argmin of `np.empty` data (torch's) is of `np.arange` data
 (`np.empty`'s values are whatever memory held, on which NumPy and a
 second run need not agree)."""
 
+import functools
 import itertools
 
 import numpy as np
@@ -17,15 +18,24 @@ import pytest
 
 import hop
 
-from numpy_diff import as_numpy, check, ported, raises, same
+from numpy_diff import as_numpy, ported, same
+import numpy_diff
+
+# each case by NumPy, by eager hop.numpy (every ndarray argument through
+# hop.numpy.asarray) and compiled (the forty-eighth session)
+check = functools.partial(numpy_diff.check, eager=True)
+raises = functools.partial(numpy_diff.raises, eager=True)
 
 SRC = "test_ndarray_methods.py"
 
 
 @ported(SRC, "TestIndexing.test_indexing_simple")
 def test_indexing_simple():
+    # (eagerly a hop.numpy scalar's type is hop.numpy's ndarray, an open gap
+    # of docs/RELIABILITY.md: the type's question compiled only)
     check(lambda a: (a[0, 0], a[0, :], a[0, :].base is a, type(a[0, 0]) is np.int64),
-          np.array([[1, 2, 3], [4, 5, 6]]))
+          np.array([[1, 2, 3], [4, 5, 6]]), eager=False)
+    check(lambda a: (a[0, 0], a[0, :], a[0, :].base is a), np.array([[1, 2, 3], [4, 5, 6]]))
 
 
 @ported(SRC, "TestIndexing.test_setitem")

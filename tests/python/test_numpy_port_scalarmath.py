@@ -1,5 +1,5 @@
 """Ported from PyTorch's test/torch_np/numpy_tests/core/test_scalarmath.py
-(issue #29): NumPy scalars' arithmetic, each call run by NumPy and by
+(issue #29): NumPy scalars' arithmetic, each call run by NumPy, eagerly by hop.numpy and by
 hop.compile (numpy_diff.check: values, dtype, shape, ndarray or NumPy
 scalar or Python value, the exception type), the scalars arguments of the
 compiled function (so that hop computes them, not Python's constant
@@ -27,6 +27,7 @@ of 127 and 127) was hop's call, not NumPy's, and gave none of NumPy's
 floating-point and integer-overflow warnings (nor raised under
 `np.errstate(all="raise")`)."""
 
+import functools
 import itertools
 import operator
 import warnings
@@ -36,7 +37,13 @@ import pytest
 from numpy.testing._private.utils import _gen_alignment_data
 
 import hop
-from numpy_diff import check, ported, raises, same
+from numpy_diff import ported, same
+import numpy_diff
+
+# each case by NumPy, by eager hop.numpy (every ndarray argument through
+# hop.numpy.asarray) and compiled (the forty-eighth session)
+check = functools.partial(numpy_diff.check, eager=True)
+raises = functools.partial(numpy_diff.raises, eager=True)
 
 SRC = "numpy_tests/core/test_scalarmath.py"
 port = lambda test: ported(SRC, test)  # noqa: E731

@@ -1,12 +1,20 @@
 """Ported from PyTorch's test/torch_np/numpy_tests/core/test_shape_base.py
 (issue #29): atleast_nd, hstack, vstack, concatenate, stack and block, each
-call run by NumPy and by hop.compile (numpy_diff.check).  Complex inputs
+call run by NumPy, eagerly by hop.numpy and by hop.compile (numpy_diff.check).  Complex inputs
 are another issue's and left out."""
+
+import functools
 
 import numpy as np
 import pytest
 
-from numpy_diff import check, ported, raises
+from numpy_diff import ported
+import numpy_diff
+
+# each case by NumPy, by eager hop.numpy (every ndarray argument through
+# hop.numpy.asarray) and compiled (the forty-eighth session)
+check = functools.partial(numpy_diff.check, eager=True)
+raises = functools.partial(numpy_diff.raises, eager=True)
 
 SRC = "numpy_tests/core/test_shape_base.py"
 

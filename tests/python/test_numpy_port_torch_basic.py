@@ -1,6 +1,6 @@
 """Ported from PyTorch's test/torch_np/test_basic.py (issue #29): torch's
 smoke tests of NumPy's functions on lists, arrays and shapes, each call run
-by NumPy and by hop.compile (numpy_diff.check: values, dtype, shape,
+by NumPy, eagerly by hop.numpy and by hop.compile (numpy_diff.check: values, dtype, shape,
 ndarray or NumPy scalar or Python value, the exception type), so each
 asserts NumPy's answer where torch asserts only that an ndarray came back.
 
@@ -19,7 +19,13 @@ import functools
 import numpy as np
 import pytest
 
-from numpy_diff import check, ported, raises
+from numpy_diff import ported
+import numpy_diff
+
+# each case by NumPy, by eager hop.numpy (every ndarray argument through
+# hop.numpy.asarray) and compiled (the forty-eighth session)
+check = functools.partial(numpy_diff.check, eager=True)
+raises = functools.partial(numpy_diff.raises, eager=True)
 
 SRC = "test_basic.py"
 port = lambda test: ported(SRC, test)  # noqa: E731

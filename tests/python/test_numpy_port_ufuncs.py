@@ -1,6 +1,6 @@
 """Ported from PyTorch's test/torch_np/test_unary_ufuncs.py,
 test_binary_ufuncs.py, test_nep50_examples.py and test_scalars_0D_arrays.py
-(issue #29): each NumPy call run by NumPy and by hop.compile
+(issue #29): each NumPy call run by NumPy, eagerly by hop.numpy and by hop.compile
 (numpy_diff.check: values, dtype, shape, ndarray or NumPy scalar or Python
 value, the exception type).  torch's generated ufunc tests call each ufunc
 on two Python numbers (and compare values only, `check_dtype=False`); here
@@ -29,6 +29,7 @@ traced function takes: checked eagerly.
 Left out of test_binary_ufuncs.py: nothing (the `subtract` of a weak
 scalar and a bool array included).  Of test_unary_ufuncs.py: nothing."""
 
+import functools
 import itertools
 import math
 
@@ -36,7 +37,12 @@ import numpy as np
 import pytest
 
 import hop
-from numpy_diff import check, ported
+from numpy_diff import ported
+import numpy_diff
+
+# each case by NumPy, by eager hop.numpy (every ndarray argument through
+# hop.numpy.asarray) and compiled (the forty-eighth session)
+check = functools.partial(numpy_diff.check, eager=True)
 
 UNARY = ["absolute", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "cbrt", "ceil",
          "conjugate", "cos", "cosh", "deg2rad", "degrees", "exp", "exp2", "expm1", "fabs", "floor",

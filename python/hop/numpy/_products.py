@@ -455,6 +455,31 @@ def _einsum_run_operand(t, steps):
     return t.reshape(*mm) if mm is not None else t
 
 
+class _PastMaxRank(Exception):
+    """An intermediate of _einsum_plan's contraction has more dims than a
+    hop tensor may (HOP_MAX_RANK, 8), where NumPy's einsum has none."""
+
+
+def _einsum_by_numpy(kind, operands, out, dtype, order, casting, optimize):
+    """NumPy's einsum where hop's left-to-right contraction would make an
+    intermediate of more than 8 dims ('acdf,jbje,gihb,...': NumPy's
+    optimize=False iterates over all indices at once): NumPy's own call of
+    the concrete operands eagerly; while tracing a break of hop.compile's
+    graph (NumPy's code runs it; hop.trace's ShapeError, as before)."""
+    traced = _C.tracing() is not None or builtins.any(
+        isinstance(a, ndarray) and _core.is_traced(a._t) for a in operands)
+    if traced or out is not None:
+        from .. import _breaks
+        _breaks.conversion(_C.ShapeError, "hop.numpy: einsum: hop's contraction of these "
+                                          "operands has an intermediate of more than 8 "
+                                          "dimensions, hop's limit")
+    args = [_np.asarray(a) if isinstance(a, ndarray) else a for a in operands]
+    r = _np.einsum(*args, dtype=dtype, order=order, casting=casting, optimize=optimize)
+    if isinstance(r, _np.generic):
+        return ndarray(_C.tensor(_np.asarray(r)), scalar=True)
+    return wrap(kind, _C.tensor(r))
+
+
 def _einsum_plan(ins, outs, shapes):
     """The steps of the contraction, left to right, an index kept while the
     output or a later operand needs it: the first operand's reduction, per
@@ -466,6 +491,8 @@ def _einsum_plan(ins, outs, shapes):
         later = set(outs) | set("".join(ins[k + 1:]))
         steps, shape_b, sb = _einsum_reduce_plan(shapes[k], ins[k], later | set(s), k)
         pair, shape, s = _einsum_pair_plan(shape, s, shape_b, sb, later)
+        if len(shape) > 8:
+            raise _PastMaxRank
         pairs.append((steps, pair))
     last, shape, s = _einsum_reduce_plan(shape, s, set(outs))
     perm = [s.index(c) for c in outs] if s != outs and len(outs) > 1 else None
@@ -639,7 +666,10 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
             _einsum_out_check(ts, ins, outs, out, dt, casting)
         same = builtins.all(_core.np_dtype(t) == cdt for t in ts) and dt == cdt
         ts = _einsum_cast(ts, dt, cdt)
-        plan = _einsum_plan(ins, outs, [tuple(t.shape) for t in ts])
+        try:
+            plan = _einsum_plan(ins, outs, [tuple(t.shape) for t in ts])
+        except _PastMaxRank:
+            return _einsum_by_numpy(kind, operands, out, dtype, order, casting, optimize)
         got = dt, cdt, plan, same and _einsum_one_matmul(plan)
         if key is not None:
             if len(_EINSUM_PLANS) >= 512:
