@@ -1195,12 +1195,59 @@ np_eager_shape_fast(PyObject *self, PyObject *on)
     return PyBool_FromLong(old);
 }
 
-/* len(a), a.shape, a.ndim, a.size (role "attr"; nargs: which, ATTR_*) of a
+/* len(a), a.shape, a.ndim, a.size, a.dtype (role "attr"; nargs: which, ATTR_*) of a
  * hop.numpy array whose value is its own concrete tensor (not a run's nor
  * a copy's view: hop_py__np_array_tensor's; a NumPy scalar too) read off the tensor,
  * as the Python properties read a._t; NULL otherwise (a traced array's
  * sizes, len() of a 0-d one: the Python ones). */
-enum { ATTR_LEN, ATTR_SHAPE, ATTR_NDIM, ATTR_SIZE };
+enum { ATTR_LEN, ATTR_SHAPE, ATTR_NDIM, ATTR_SIZE, ATTR_DTYPE };
+
+/* Whether the Python code that reads an attribute from C (no frame of its
+ * own between) is stopped at a LOAD_ATTR or LOAD_METHOD: a read `a.dtype`,
+ * not a call such as np.dtype(a) (hop.numpy._callee decides those, in the
+ * property's Python getter).  CPython 3.11's opcodes; elsewhere false, so
+ * the Python getter answers every read. */
+static int
+caller_reads_attr(void)
+{
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
+    if (f == NULL)
+        return 0;
+    PyCodeObject *co = PyFrame_GetCode(f);
+    int lasti = PyFrame_GetLasti(f);
+    PyObject *code = PyCode_GetCode(co);
+    Py_DECREF(co);
+    if (code == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int op = lasti >= 0 && lasti < PyBytes_GET_SIZE(code)
+                 ? (unsigned char)PyBytes_AS_STRING(code)[lasti]
+                 : -1;
+    Py_DECREF(code);
+    return op == 106 /* LOAD_ATTR */ || op == 160 /* LOAD_METHOD */;
+#else
+    return 0;
+#endif
+}
+
+/* NumPy's dtype of hop dtype d (the hop dtype object's .dtype), kept. */
+static PyObject *np_dtypes[HOP_DTYPE_COUNT];
+
+static PyObject *
+np_dtype_of(hop_dtype d)
+{
+    if ((int)d < 0 || (int)d >= HOP_DTYPE_COUNT)
+        return NULL;
+    if (np_dtypes[d] == NULL) {
+        PyObject *o = hop_py_dtype_object(d);
+        np_dtypes[d] = o != NULL ? PyObject_GetAttrString(o, "dtype") : NULL;
+        if (np_dtypes[d] == NULL)
+            return NULL;
+    }
+    return Py_NewRef(np_dtypes[d]);
+}
 
 static PyObject *
 fast_attr(PyObject *a, int which)
@@ -1218,6 +1265,8 @@ fast_attr(PyObject *a, int which)
         return PyLong_FromLong(t->rank);
     case ATTR_SIZE:
         return PyLong_FromLongLong(hop_tensor_numel(t));
+    case ATTR_DTYPE:
+        return caller_reads_attr() ? np_dtype_of(t->dtype) : NULL;
     default: {
         PyObject *shape = PyTuple_New(t->rank);
         for (int d = 0; shape != NULL && d < t->rank; d++) {
@@ -1527,7 +1576,8 @@ np_eager_op(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
  * "reduce" (name: "reduce:sum", ...), "element" (name: "item", "float",
  * "int"), "create" (name: "zeros", "ones", "empty", "asarray", "zeros_like",
  * "ones_like", "empty_like", "copy", "arange", "full": hop.numpy's functions),
- * "attr" (name: "len", "shape", "ndim", "size": len(a) and the properties' getters),
+ * "attr" (name: "len", "shape", "ndim", "size", "dtype": len(a) and the properties' getters;
+ * a.dtype's only where the caller reads the attribute),
  * "copy" (name "copy" or "flatten"), or "array_ufunc", "array_function",
  * "getitem", "setitem", "fill", "reshape", "ravel", "transpose", "dot",
  * "astype", "refs" (name None). */
@@ -1538,7 +1588,7 @@ np_eager_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     /* A role's names, in the order of what nargs keeps (ATTR_*, AS_*,
      * HOP_PY_CREATE_*); ANY_NAME: any str (a reduction's); none: None. */
     static const char *const any_name[] = {NULL};
-    static const char *const attr_names[] = {"len", "shape", "ndim", "size", NULL};
+    static const char *const attr_names[] = {"len", "shape", "ndim", "size", "dtype", NULL};
     static const char *const element_names[] = {"item", "float", "int", NULL};
     static const char *const copy_names[] = {"copy", "flatten", NULL};
     static const char *const create_names[] = {"zeros",      "ones",      "empty",      "asarray",

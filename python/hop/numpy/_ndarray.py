@@ -1242,3 +1242,7 @@ ndarray.ndim = property(_C._np_eager_method("attr", "ndim", ndarray.ndim.fget),
                         doc=ndarray.ndim.__doc__)
 ndarray.size = property(_C._np_eager_method("attr", "size", ndarray.size.fget),
                         doc=ndarray.size.__doc__)
+# a.dtype of such an array read by a LOAD_ATTR/LOAD_METHOD (`a.dtype`) in C
+# too; any other read (np.dtype(a) from C, getattr) the Python getter's (_callee)
+ndarray.dtype = property(_C._np_eager_method("attr", "dtype", ndarray.dtype.fget),
+                         doc=ndarray.dtype.__doc__)
