@@ -84,6 +84,7 @@ from . import _pytree
 from ._frame_base import (
     _ALLOWED, _at_line, _BreakHere, _CONST, _CONTAINERS, _CONTROL_FLOW, _DELETED,
     _finding_a_module, _Frame, _generated_library, _HANDLED, _INERT, _instructions, _INTERNAL,
+    _run_by_the_collector,
     _KINDS, _LOAD, _LOAD_CONST, _NoMerge, _NULL, _numpy_written_back, _PAUSED,
     _rows_known_at_run_time, _site, _SKIP, _static_rows, _steps_table, _Stop, _STORE, _symfloat,
     _traced, _TransGen, _TransMap, _UNBOUND, _user_function, _userish, _YIELDED, is_user_code,
@@ -494,6 +495,8 @@ class Translator(_State, _Library, _Merging, _Breaking):
             return
         if _finding_a_module(frame):
             return  # an import while translating (hop and NumPy import lazily)
+        if _run_by_the_collector(frame):
+            return  # a gc callback of the user's (and what it calls), run by a collection
         self.error = Unsupported(f"{code.co_qualname} is called by library code hop runs "
                                  f"directly (an operator, property or callback of the user's), "
                                  f"which the translator cannot follow", _site(code, frame.f_lineno))

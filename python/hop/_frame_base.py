@@ -6,6 +6,7 @@ library's, traced or not)."""
 
 import dis
 import functools
+import gc
 import os
 import sys
 import sysconfig
@@ -451,6 +452,32 @@ def _rows_known_at_run_time(v):
         return False
     shape = tuple(v.shape)
     return len(shape) >= 1 and isinstance(shape[0], _C.SymInt)
+
+
+def _run_by_the_collector(frame):
+    """Whether frame is a call of one of gc.callbacks by the collector, or runs
+    under one: a collection the translation's own allocations start calls the
+    callbacks as any collection of eager's run does, at no instruction of the
+    function's (its effects are the callback's, not the function's, and eager
+    makes them at its own collections).  Known by the callback's code and by
+    its last two arguments, the collector's (a phase, "start" or "stop", and
+    the info dict), so a callback that library code calls with other arguments
+    is refused as before.  (Walks the stack: only for a frame the guard would
+    otherwise refuse.)"""
+    codes = set()
+    for cb in gc.callbacks:
+        code = getattr(getattr(cb, "__func__", cb), "__code__", None)
+        if code is not None:
+            codes.add(code)
+    f = frame
+    while f is not None:
+        c = f.f_code
+        if c in codes and c.co_argcount >= 2:
+            phase, info = (f.f_locals.get(n) for n in c.co_varnames[c.co_argcount - 2:c.co_argcount])
+            if phase in ("start", "stop") and type(info) is dict and "generation" in info:
+                return True
+        f = f.f_back
+    return False
 
 
 def _finding_a_module(frame):
