@@ -24,7 +24,11 @@ in_axes (1, 0), vmap(jvp) with in_axes (1, 0) and out_axes 1, grad of a
 hop.compile'd function and hop.compile of a grad (also dynamic=True).  The
 reference is PyTorch's functorch (torch 1.13) over the same program written
 with Python control flow, per example.  Values are compared to 1e-13
-relative with nan and inf positions and signs exact, not bit for bit: sin,
+relative (to each element, and for an element near zero to 1e-13 of the
+result's largest: the forty-eighth session's draw of cond_in_map_in_scan
+under hvp, seed 38594, gave -7.049770e-05 as the difference of O(1) terms,
+1.4e-17 from torch's, 2e-13 of itself, on the original code too) with nan
+and inf positions and signs exact, not bit for bit: sin,
 tanh and exp come from different libraries (hop's SLEEF or NumPy's, torch's
 own), whose results differ in the last bit now and then, and the derivatives
 carry such a difference on (measured: at most 1.3e-14 relative, in
@@ -50,7 +54,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
 import hop
 from budget import examples
@@ -212,7 +216,7 @@ def _reference(comp, tf, X, Y):
 
 
 CAMPAIGN = Campaign(PROGRAMS, COMPS, lambda comp, hf, tf: _compositions(hf, tf)[comp][0],
-                    _reference, rtol=1e-13, atol=1e-300)
+                    _reference, rtol=1e-13, atol=None)
 
 
 def check(prog, comp, seed, batch, exact=False):
@@ -221,6 +225,7 @@ def check(prog, comp, seed, batch, exact=False):
 
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck))
 @given(**CAMPAIGN.draws(batches=(0, 1, 2, 3), modes=None))
+@example(prog="cond_in_map_in_scan", comp="hvp", seed=38594, batch=1)
 def test_rare_compositions_of_nested_hops_agree_with_functorch(prog, comp, seed, batch):
     check(prog, comp, seed, batch)
 

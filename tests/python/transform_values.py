@@ -111,7 +111,9 @@ class Campaign:
     """programs: {name: (hop's f(x, y), torch's)}, x, y f64[3];
     hop_of(comp, hf, tf): hop's function of (X, Y), f64[B, 3] each;
     want_of(comp, tf, X, Y): the reference, an ndarray; inputs drawn in
-    (-lo, lo) for X; results compared to rtol/atol (same())."""
+    (-lo, lo) for X; results compared to rtol/atol (same()); atol None:
+    rtol of the result's largest finite magnitude (an element that is the
+    difference of larger terms is held to the terms' scale)."""
 
     def __init__(self, programs, comps, hop_of, want_of, lo=2.0, rtol=1e-12, atol=1e-13):
         self.programs, self.comps = programs, comps
@@ -137,7 +139,12 @@ class Campaign:
             h = in_mode(self.hop_of(comp, hf, tf), mode, t(X), t(Y))
             got = h(t(X), t(Y))
         assert isinstance(got, hop.Tensor)
-        same(got.numpy(), want, self.rtol, self.atol, exact)
+        atol = self.atol
+        if atol is None:
+            fin = np.abs(np.asarray(want, dtype=np.float64))
+            fin = fin[np.isfinite(fin)]
+            atol = self.rtol * float(fin.max()) if fin.size else 0.0
+        same(got.numpy(), want, self.rtol, atol, exact)
 
     def check_every_composition(self, prog, seed=None, batch=2, modes=MODES):
         """prog under each composition once: seed i (or seed) and the modes
