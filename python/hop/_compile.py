@@ -726,6 +726,7 @@ class CompiledFunction(_C._CompiledCall):
                     gm, runner = _trace(self.fn, args2, dynamic, kwargs=kwargs,
                                         compiling=True, frame=tr)
                     shared = _shared_with_env(args, kwargs, tr)
+                    tr.release()  # (the entry keeps tr: not the call's objects)
                     break
                 except (_frame_base.Unsupported, _breaks.GraphBreak, Exception):
                     if self.dynamic is not None or not _any_dynamic(dynamic):

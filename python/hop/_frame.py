@@ -84,7 +84,7 @@ from . import _pytree
 from ._frame_base import (
     _ALLOWED, _at_line, _BreakHere, _CONST, _CONTAINERS, _CONTROL_FLOW, _DELETED,
     _finding_a_module, _Frame, _generated_library, _HANDLED, _INERT, _instructions, _INTERNAL,
-    _run_by_the_collector,
+    _run_by_the_collector, _watching_the_collector,
     _KINDS, _LOAD, _LOAD_CONST, _NoMerge, _NULL, _numpy_written_back, _PAUSED,
     _rows_known_at_run_time, _site, _SKIP, _static_rows, _steps_table, _Stop, _STORE, _symfloat,
     _traced, _TransGen, _TransMap, _UNBOUND, _user_function, _userish, _YIELDED, is_user_code,
@@ -347,6 +347,10 @@ class Translator(_State, _Library, _Merging, _Breaking):
     # ---------------------------------------------------------------- run
 
     def run(self, args, kwargs, state):
+        with _watching_the_collector():
+            return self._run(args, kwargs, state)
+
+    def _run(self, args, kwargs, state):
         values = [t.item() for t in state]
         from ._pytree import nodes
         self.pre = set(self.env_ids)
@@ -451,6 +455,23 @@ class Translator(_State, _Library, _Merging, _Breaking):
         out = self._unshadow(out)
         values = tuple(self._unshadow(e.values) for e in self.effects)
         return out, values
+
+    def release(self):
+        """Drops what this translation holds of the call's objects once its
+        plan is made (_compile._translate): the shadow copies, the objects
+        the function made, the arguments, the overlays and the frames.  The
+        compile cache keeps the translator for its effect table, lifted ints
+        and break; before, it kept these too, so an object the function
+        dropped (`HOLD.pop()` of a global list, whose shadow still held the
+        item) or made lived as long as the plan, and its __del__ or
+        weakref.finalize ran late or never, where eager's runs at once."""
+        for d in (self.shadows, self.real, self.made, self.cells, self.globs, self.attrs,
+                  self.loads, self.set_reads, self.items):
+            d.clear()
+        self.namespaces, self.live_over, self.opaque_objs = set(), set(), set()
+        self._cell_objs, self._glob_objs, self._attr_objs = [], {}, {}
+        self._argtree, self.argpaths = ((), {}), {}
+        self.root, self._cur, self.frames = None, None, []
 
     def _check_class(self, cls):
         """Unsupported for a class whose instances the translation cannot

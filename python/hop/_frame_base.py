@@ -4,12 +4,14 @@ sentinels, the frame record (_Frame) and a translated generator's frame
 instruction table: _instructions) and of a value (the user's code or a
 library's, traced or not)."""
 
+import contextlib
 import dis
 import functools
 import gc
 import os
 import sys
 import sysconfig
+import threading
 import types
 
 from . import _C
@@ -454,6 +456,39 @@ def _rows_known_at_run_time(v):
     return len(shape) >= 1 and isinstance(shape[0], _C.SymInt)
 
 
+# The thread whose garbage collection runs now, while a translation runs
+# (_run_by_the_collector): a gc callback hop puts first in gc.callbacks for the
+# translation's duration (_watching_the_collector), set at "start", cleared
+# at "stop".
+_COLLECTING = [None, 0]  # [thread ident or None, translations watching]
+
+
+def _collector_phase(phase, info):
+    _COLLECTING[0] = threading.get_ident() if phase == "start" else None
+
+
+@contextlib.contextmanager
+def _watching_the_collector():
+    """Marks this thread's collections while a translation runs: code the
+    collector runs then (a __del__ or a weakref callback of cyclic garbage,
+    weakref.finalize's function) is the collector's, which eager runs at its
+    own collections, not the function's.  gc.callbacks holds the watcher
+    only meanwhile (once, however deep the translations nest)."""
+    if _COLLECTING[1] == 0:
+        gc.callbacks.insert(0, _collector_phase)
+    _COLLECTING[1] += 1
+    try:
+        yield
+    finally:
+        _COLLECTING[1] -= 1
+        if _COLLECTING[1] == 0:
+            try:
+                gc.callbacks.remove(_collector_phase)
+            except ValueError:  # (the user's code removed it)
+                pass
+            _COLLECTING[0] = None
+
+
 def _run_by_the_collector(frame):
     """Whether frame is a call of one of gc.callbacks by the collector, or runs
     under one: a collection the translation's own allocations start calls the
@@ -462,8 +497,13 @@ def _run_by_the_collector(frame):
     makes them at its own collections).  Known by the callback's code and by
     its last two arguments, the collector's (a phase, "start" or "stop", and
     the info dict), so a callback that library code calls with other arguments
-    is refused as before.  (Walks the stack: only for a frame the guard would
-    otherwise refuse.)"""
+    is refused as before.  Or any frame while this thread's collector runs
+    (_watching_the_collector): a finalizer of cyclic garbage, whose effects
+    are the collector's; refused, the finalizer was lost (its error printed
+    as "Exception ignored in") and f fell back.  (Walks the stack: only for
+    a frame the guard would otherwise refuse.)"""
+    if _COLLECTING[0] is not None and _COLLECTING[0] == threading.get_ident():
+        return True
     codes = set()
     for cb in gc.callbacks:
         code = getattr(getattr(cb, "__func__", cb), "__code__", None)

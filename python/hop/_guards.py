@@ -837,7 +837,12 @@ _IMPLICIT_SPECIALS = frozenset(
         "reversed", "contains", "getitem", "setitem", "delitem", "missing", "getattr",
         "getattribute", "setattr", "delattr", "call", "enter", "exit", "get", "set", "delete",
         "copy", "deepcopy", "array", "array_ufunc", "array_function", "array_priority",
-        "array_interface")])
+        "array_interface",
+        # (not run on an existing object by an operation, but when an object
+        # of the class dies: one the function makes runs it, which the
+        # translator refuses, _frame.Translator._check_class; `C.__del__ =
+        # f` between calls kept a plan that never ran it)
+        "del")])
 
 
 def _special_bindings(s, cls):
