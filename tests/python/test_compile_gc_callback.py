@@ -93,7 +93,7 @@ def test_a_finalizer_the_collector_runs_while_translating_runs_once_and_f_compil
             _Cycle(how)
 
     threshold = gc.get_threshold()
-    gc.set_threshold(3000, 10, 10)  # (some collections come in the deepcopy)
+    gc.set_threshold(1000, 10, 10)  # (some collections come in the deepcopy)
     gc.callbacks.append(leave_a_cycle)
     try:
         cf = check("""
@@ -101,7 +101,7 @@ def test_a_finalizer_the_collector_runs_while_translating_runs_once_and_f_compil
             LOG = []
             class P:
                 def __init__(self):
-                    self.rows = [[i] for i in range(6000)]
+                    self.rows = [[i] for i in range(2500)]
             PT = P()
             def f(x):
                 LOG.append('before')
