@@ -456,15 +456,20 @@ def _rows_known_at_run_time(v):
     return len(shape) >= 1 and isinstance(shape[0], _C.SymInt)
 
 
-# The thread whose garbage collection runs now, while a translation runs
-# (_run_by_the_collector): a gc callback hop puts first in gc.callbacks for the
-# translation's duration (_watching_the_collector), set at "start", cleared
-# at "stop".
-_COLLECTING = [None, 0]  # [thread ident or None, translations watching]
+# Whether this thread's garbage collection runs now, while a translation
+# runs (_run_by_the_collector): a gc callback hop puts first in gc.callbacks
+# for the translation's duration (_watching_the_collector) sets it at
+# "start" and clears it at "stop", on the thread that collects.
+_COLLECTING = threading.local()
+_WATCHERS = [0, threading.Lock()]  # translations watching, on any thread
 
 
 def _collector_phase(phase, info):
-    _COLLECTING[0] = threading.get_ident() if phase == "start" else None
+    _COLLECTING.on = phase == "start"
+
+
+def _collecting():
+    return getattr(_COLLECTING, "on", False)
 
 
 @contextlib.contextmanager
@@ -473,20 +478,25 @@ def _watching_the_collector():
     collector runs then (a __del__ or a weakref callback of cyclic garbage,
     weakref.finalize's function) is the collector's, which eager runs at its
     own collections, not the function's.  gc.callbacks holds the watcher
-    only meanwhile (once, however deep the translations nest)."""
-    if _COLLECTING[1] == 0:
-        gc.callbacks.insert(0, _collector_phase)
-    _COLLECTING[1] += 1
+    only meanwhile (once, however many translations run)."""
+    # (a translation started inside a collection, by a finalizer calling a
+    # compiled function, is not the collector's: the mark waits meanwhile)
+    outer, _COLLECTING.on = _collecting(), False
+    with _WATCHERS[1]:
+        if _WATCHERS[0] == 0:
+            gc.callbacks.insert(0, _collector_phase)
+        _WATCHERS[0] += 1
     try:
         yield
     finally:
-        _COLLECTING[1] -= 1
-        if _COLLECTING[1] == 0:
-            try:
-                gc.callbacks.remove(_collector_phase)
-            except ValueError:  # (the user's code removed it)
-                pass
-            _COLLECTING[0] = None
+        with _WATCHERS[1]:
+            _WATCHERS[0] -= 1
+            if _WATCHERS[0] == 0:
+                try:
+                    gc.callbacks.remove(_collector_phase)
+                except ValueError:  # (the user's code removed it)
+                    pass
+        _COLLECTING.on = outer
 
 
 def _run_by_the_collector(frame):
@@ -502,7 +512,7 @@ def _run_by_the_collector(frame):
     are the collector's; refused, the finalizer was lost (its error printed
     as "Exception ignored in") and f fell back.  (Walks the stack: only for
     a frame the guard would otherwise refuse.)"""
-    if _COLLECTING[0] is not None and _COLLECTING[0] == threading.get_ident():
+    if _collecting():
         return True
     codes = set()
     for cb in gc.callbacks:
