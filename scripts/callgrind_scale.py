@@ -11,7 +11,9 @@ program (trace_lower's program of N segments, bench/workloads.py
 nested_program), call (N steady calls of a hop.compile'd
 function that reads a global tensor and a list item, run instead of traced), builtins
 (the same for a function whose only guard is the builtin names it loads: len, float,
-range) or builtins_module (those calls from a module-level loop); BUILD a build tree (its python/ goes
+range), builtins_module (those calls from a module-level loop), env_array (N steady
+calls of a hop.compile'd `a * G`, G a global ndarray) or env_array_tensor (those calls on
+a hop.Tensor); BUILD a build tree (its python/ goes
 first on sys.path; a RelWithDebInfo one names hop's C functions).  The
 program is traced once to warm up, then once more from a C callback that
 libc's bsearch makes through ctypes, so --toggle-collect=ffi_call counts that
@@ -72,8 +74,10 @@ def program(kind, n):
         return calls, (x,)
     if kind in ("builtins", "builtins_module"):
         return builtins_calls(kind, n)
+    if kind in ("env_array", "env_array_tensor"):
+        return env_array_calls(n, kind == "env_array_tensor")
     raise SystemExit(f"unknown kind {kind!r}: wrap, cond, map, nested, lift, chain, program, "
-                     "call, builtins or builtins_module")
+                     "call, builtins, builtins_module, env_array or env_array_tensor")
 
 
 # builtins: N steady calls of a hop.compile'd function whose only guard is
@@ -106,11 +110,37 @@ def builtins_calls(kind, n):
     return (lambda x: exec(loop, g)), (x,)
 
 
+# env_array: N steady calls of hop.compile(lambda a: a * G) on an f64[16]
+# ndarray, G a global f64[16] ndarray of the function's module (a capture
+# hop guards by id and layout and holds no reference to: Guards.live);
+# env_array_tensor: the same calls on a hop.Tensor
+_ENV_ARRAY_SRC = """
+import numpy as np
+G = np.linspace(0.0, 1.0, 16)
+cf = hop.compile(lambda a: a * G)
+"""
+
+
+def env_array_calls(n, tensor):
+    import numpy as np
+    g = {"__name__": "callgrind_env_array", "hop": hop}
+    exec(_ENV_ARRAY_SRC, g)
+    cf, a = g["cf"], np.arange(16.0)
+    if tensor:
+        a = hop.tensor(a)
+
+    def calls(x):
+        for _ in range(n):
+            cf(x)
+    return calls, (a,)
+
+
 def main():
     fn, args = program(sys.argv[2], int(sys.argv[3]))
     sys.setrecursionlimit(50000)
     warnings.simplefilter("ignore")  # lift: the captured list is guarded by identity only
-    run = fn if sys.argv[2] in ("call", "builtins", "builtins_module") else (lambda *a: hop.trace(fn, *a))
+    run = fn if sys.argv[2] in ("call", "builtins", "builtins_module", "env_array",
+                                    "env_array_tensor") else (lambda *a: hop.trace(fn, *a))
     run(*args)  # warm up: caches, imports (call: the trace and the first calls)
     if sys.argv[4:] == ["gc-off"]:
         gc.collect()

@@ -349,6 +349,17 @@ hop_py__np_same_layout(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_FALSE;
 }
 
+int
+hop_py__np_is_laid_out(PyObject *obj, const void *ident, PyObject *layout)
+{
+    if (np_state <= 0 || (const void *)obj != ident || !PyArray_CheckExact(obj) ||
+        !PyBytes_Check(layout))
+        return 0;
+    np_layout l;
+    size_t n = layout_of((PyArrayObject *)obj, &l);
+    return (size_t)PyBytes_GET_SIZE(layout) == n && memcmp(PyBytes_AS_STRING(layout), &l, n) == 0;
+}
+
 /* A visitor of walk_elements: count runs of n bytes, the first at p, each
  * stride bytes after the one before; nonzero stops the walk. */
 typedef int (*visit_runs)(void *ctx, const char *p, size_t n, npy_intp count, npy_intp stride);
@@ -557,6 +568,15 @@ hop_py__np_same_layout(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 }
 
 /* (None and False, as the layout's: the Python fallback compares) */
+int
+hop_py__np_is_laid_out(PyObject *obj, const void *ident, PyObject *layout)
+{
+    (void)obj;
+    (void)ident;
+    (void)layout;
+    return 0;
+}
+
 PyObject *
 hop_py__np_contents(PyObject *mod, PyObject *obj)
 {

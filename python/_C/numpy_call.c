@@ -20,9 +20,13 @@ static PyObject *numpy_asarray_fn; /* numpy.asarray, imported on first use */
  * them, each result an ndarray over its memory, or its 0-d value as a NumPy
  * scalar where scalars[i] is true.  A tuple of results, or the one.  With
  * NumPy's C API (ndarray.c) the arrays it would share are borrowed and the
- * results made without the buffer protocol; the same arrays either way. */
+ * results made without the buffer protocol; the same arrays either way.
+ * live (NULL: none): per capture a tensor made for this call
+ * (hop_py__live_tensors, borrowed here), the plan's input in place of the
+ * capture's, which is then None. */
 static PyObject *
-run_arrays(PlanObject *p, PyObject *const *arrays, Py_ssize_t na, PyObject *caps, PyObject *scalars)
+run_arrays(PlanObject *p, PyObject *const *arrays, Py_ssize_t na, PyObject *caps, PyObject *scalars,
+           hop_tensor *const *live)
 {
     Py_ssize_t nc = PyTuple_GET_SIZE(caps);
     if ((size_t)(na + nc) != p->ninputs)
@@ -60,6 +64,9 @@ run_arrays(PlanObject *p, PyObject *const *arrays, Py_ssize_t na, PyObject *caps
                 continue;
             if ((o = wrapped[nin] = hop_py__asarray(o, NULL, "asarray")) == NULL)
                 goto done;
+        } else if (live != NULL && live[nin - na] != NULL) {
+            in[nin] = live[nin - na];
+            continue;
         }
         if ((in[nin] = hop_py__plan_input(p, nin, o)) == NULL) {
             nin++; /* wrapped[nin] is dropped below */
@@ -119,8 +126,8 @@ hop_py__plan_run_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
     if (nargs != 3 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1]) || !PyTuple_Check(args[2]))
         return PyErr_Format(PyExc_TypeError, "run_arrays(arrays, captures, scalars) takes "
                                              "three tuples");
-    return run_arrays(p, &PyTuple_GET_ITEM(args[0], 0), PyTuple_GET_SIZE(args[0]), args[1],
-                      args[2]);
+    return run_arrays(p, &PyTuple_GET_ITEM(args[0], 0), PyTuple_GET_SIZE(args[0]), args[1], args[2],
+                      NULL);
 }
 
 /* _np_result(t): a plan's result tensor t as the ndarray run_arrays makes
@@ -400,6 +407,9 @@ typedef struct ArrayCallObject {
     Py_ssize_t *alias;        /* NULL, or per argument the earlier one it must be (-1: an
                                * input of its own, which must be no other own argument) */
     Py_ssize_t nown;          /* the arguments that are inputs of their own */
+    PyObject *live;           /* NULL, or the plan's _LiveCaptures: the captures made per
+                               * call from the environment's ndarrays (live_capture.c), whose
+                               * guards it checks (the plan's only others: the names) */
     vectorcallfunc vectorcall;
 } ArrayCallObject;
 
@@ -413,6 +423,7 @@ array_call_traverse(ArrayCallObject *c, visitproc visit, void *arg)
     Py_VISIT(c->scalars);
     Py_VISIT(c->c_order);
     Py_VISIT(c->names);
+    Py_VISIT(c->live);
     return 0;
 }
 
@@ -424,6 +435,7 @@ array_call_clear(ArrayCallObject *c)
     Py_CLEAR(c->scalars);
     Py_CLEAR(c->c_order);
     Py_CLEAR(c->names);
+    Py_CLEAR(c->live);
     return 0;
 }
 
@@ -513,7 +525,25 @@ array_call_run(ArrayCallObject *c, PyObject *tup, PyObject *const *in)
     if (c->scalars == NULL)
         return hop_py__plan_run_tensors(c->plan, in, c->nown, c->caps,
                                         c->single ? HOP_PY_RUN_SINGLE : HOP_PY_RUN_TUPLE);
-    return run_arrays(c->plan, in, c->nown, c->caps, c->scalars);
+    if (c->live == NULL)
+        return run_arrays(c->plan, in, c->nown, c->caps, c->scalars, NULL);
+    /* the environment's arrays, read and checked last (a miss: the general
+     * path retraces or raises what eager raises; nothing ran) */
+    enum { SMALL = 8 };
+    Py_ssize_t nc = PyTuple_GET_SIZE(c->caps);
+    hop_tensor *small[SMALL] = {NULL}, **live = small;
+    if (nc > SMALL && (live = PyMem_RawCalloc((size_t)nc, sizeof *live)) == NULL)
+        return PyErr_NoMemory();
+    int held = hop_py__live_tensors(c->live, live, nc);
+    PyObject *r = held > 0    ? run_arrays(c->plan, in, c->nown, c->caps, c->scalars, live)
+                  : held == 0 ? Py_NewRef(Py_NotImplemented)
+                              : NULL;
+    for (Py_ssize_t i = 0; held > 0 && i < nc; i++)
+        if (live[i] != NULL)
+            hop_tensor_release(live[i]);
+    if (live != small)
+        PyMem_RawFree(live);
+    return r;
 }
 
 static PyObject *
@@ -599,6 +629,7 @@ array_call_new(PlanObject *p, Py_ssize_t nargs, PyObject *caps, PyObject *scalar
     c->single = single;
     c->alias = NULL;
     c->nown = nargs;
+    c->live = NULL;
     c->vectorcall = (vectorcallfunc)array_call_vectorcall;
     PyObject_GC_Track(c);
     return (PyObject *)c;
@@ -660,15 +691,19 @@ hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_ssize_t n, nown;
     Py_ssize_t *alias;
-    if ((nargs < 3 || nargs > 5) || (n = PyLong_AsSsize_t(args[0])) < 0 ||
+    PyObject *live = nargs == 6 && args[5] != Py_None ? args[5] : NULL;
+    if ((nargs < 3 || nargs > 6) || (n = PyLong_AsSsize_t(args[0])) < 0 ||
         !PyTuple_Check(args[1]) || !PyTuple_Check(args[2]) ||
         (nargs >= 4 && args[3] != Py_None &&
-         (!PyTuple_Check(args[3]) || PyTuple_GET_SIZE(args[3]) != n))) {
-        return bad_bind_args("bind_arrays(nargs, captures, scalars, c_order=None, alias=None) "
-                             "takes an int >= 0, two tuples, None or a tuple of nargs bools, "
-                             "and None or a tuple of nargs ints");
+         (!PyTuple_Check(args[3]) || PyTuple_GET_SIZE(args[3]) != n)) ||
+        (live != NULL &&
+         (!hop_py__is_live(live) || hop_py__live_max_capture(live) >= PyTuple_GET_SIZE(args[1])))) {
+        return bad_bind_args("bind_arrays(nargs, captures, scalars, c_order=None, alias=None, "
+                             "live=None) takes an int >= 0, two tuples, None or a tuple of nargs "
+                             "bools, None or a tuple of nargs ints, and None or a _LiveCaptures "
+                             "of those captures");
     }
-    if (alias_of(nargs == 5 ? args[4] : Py_None, n, &alias, &nown, "bind_arrays") < 0)
+    if (alias_of(nargs >= 5 ? args[4] : Py_None, n, &alias, &nown, "bind_arrays") < 0)
         return NULL;
     if ((size_t)(nown + PyTuple_GET_SIZE(args[1])) != p->ninputs ||
         (size_t)PyTuple_GET_SIZE(args[2]) != p->noutputs) {
@@ -686,6 +721,8 @@ hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
     ArrayCallObject *c = (ArrayCallObject *)array_call_new(p, n, args[1], args[2], 0);
     if (c != NULL && nargs >= 4 && args[3] != Py_None)
         c->c_order = Py_NewRef(args[3]);
+    if (c != NULL)
+        c->live = Py_XNewRef(live);
     return with_alias(c, nown, alias);
 }
 

@@ -223,10 +223,12 @@ static PyMethodDef plan_methods[] = {
     {"run_arrays", (PyCFunction)(void (*)(void))hop_py__plan_run_arrays, METH_FASTCALL,
      "run_arrays(arrays, captures, scalars) -> ndarray results (the compiled NumPy call)"},
     {"bind_arrays", (PyCFunction)(void (*)(void))hop_py__plan_bind_arrays, METH_FASTCALL,
-     "bind_arrays(nargs, captures, scalars, c_order=None, alias=None) -> f: f(args) is "
-     "run_arrays(args, captures, scalars) for a tuple of nargs ndarrays (those c_order marks in "
-     "C order), else NotImplemented. alias: per argument the earlier one it must be (-1: an "
-     "input of its own, no other own argument); only the own ones are the plan's inputs"},
+     "bind_arrays(nargs, captures, scalars, c_order=None, alias=None, live=None) -> f: f(args) "
+     "is run_arrays(args, captures, scalars) for a tuple of nargs ndarrays (those c_order marks "
+     "in C order), else NotImplemented. alias: per argument the earlier one it must be (-1: an "
+     "input of its own, no other own argument); only the own ones are the plan's inputs. live: "
+     "a _LiveCaptures whose guards the call checks and whose captures (None in captures) it "
+     "makes from the environment's arrays at each call (NotImplemented on a miss)"},
     {"bind_tensors", (PyCFunction)(void (*)(void))hop_py__plan_bind_tensors, METH_FASTCALL,
      "bind_tensors(nargs, captures, single, alias=None) -> f: f(args) runs the plan on a tuple "
      "of nargs hop.Tensors and the captures (the one result with single, else a tuple), and is "

@@ -407,6 +407,11 @@ PyObject *hop_py__np_layout(PyObject *mod, PyObject *obj);
 /* _C._np_same_layout(a, layout): whether _np_layout(a) would equal bytes
  * layout, without making them (the guard's fast check): True or False. */
 PyObject *hop_py__np_same_layout(PyObject *mod, PyObject *const *args, Py_ssize_t nargs);
+/* Whether obj is exactly an ndarray, the object at address ident, laid out
+ * as the bytes layout (_np_layout's) say: 1 or 0 (0 too without NumPy's C
+ * API, or for a layout that is not bytes).  hop.compile's check of an
+ * environment array it holds no reference to (live_capture.c). */
+int hop_py__np_is_laid_out(PyObject *obj, const void *ident, PyObject *layout);
 /* _C._np_contents(a): bytes holding ndarray a's layout record and its
  * elements' bytes (hop.compile's contents guard of an environment array a
  * HOP body reads); None without NumPy's C API, for another object, a

@@ -1538,7 +1538,7 @@ hop_py_trace_init(PyObject *module)
 {
     if (PyType_Ready(&TraceType) < 0 || hop_py__plan_init() < 0 || hop_py__numpy_call_init() < 0 ||
         hop_py__symint_init(module) < 0 || hop_py__compiled_call_init(module) < 0 ||
-        hop_py__name_guard_init(module) < 0)
+        hop_py__name_guard_init(module) < 0 || hop_py__live_init(module) < 0)
         return -1;
     if (PyModule_AddObjectRef(module, "Trace", (PyObject *)&TraceType) < 0)
         return -1;

@@ -133,6 +133,18 @@ int hop_py__is_array_call(PyObject *o);
  * arguments' aliasing itself). */
 int hop_py__array_call_aliased(PyObject *o);
 
+/* live_capture.c: the environment ndarrays of a plan that hop holds no
+ * reference to (_C._LiveCaptures).  hop_py__live_tensors fills caps[i] (all
+ * NULL on entry, ncaps of them) with a new runtime tensor over the array
+ * of each capture i made per call: 1; 0 when one of them is not the traced
+ * array laid out as traced (a miss: nothing filled); -1 with an error.
+ * Whether o is a _LiveCaptures; its highest capture index (-1: none);
+ * readying its type and _C._live_state, 0 / -1. */
+int hop_py__live_tensors(PyObject *live, hop_tensor **caps, Py_ssize_t ncaps);
+int hop_py__is_live(PyObject *o);
+Py_ssize_t hop_py__live_max_capture(PyObject *live);
+int hop_py__live_init(PyObject *module);
+
 /* compiled_call.c: readies hop._C._CompiledCall and adds it; 0 / -1. */
 int hop_py__compiled_call_init(PyObject *module);
 

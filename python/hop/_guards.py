@@ -1570,7 +1570,6 @@ class Guards:
         for src, a in contents:
             guards.append(Guard(src, "contents", _contents(a)))
         self.live = {}  # capture index -> the "ndarray" guard whose array it is made from
-        self._live_reads = None  # live_state's reads of them, made on its first call
         if release and _np is not None:
             self._release(guards, captures)
         # the builtin names and the code of the functions the plan ran:
@@ -1597,6 +1596,7 @@ class Guards:
         # no other guard).  The Python paths run check, every guard.
         self.names = guards[shape[2][0]].expected if shape[2] else None
         self.check_c = self.check if self.names is None else _bind(*shape, names_in_c=True)
+        self.check_live = self._check_live(shape)
 
     def _release(self, guards, captures):
         """Makes the identity guard of each ndarray of the environment
@@ -1635,26 +1635,27 @@ class Guards:
         return (tuple(g.held for g in self.guards),
                 tuple(None if i in self.live else c for i, c in enumerate(captures)))
 
-    def live_state(self, st):
-        """State st with the captures of the environment's ndarrays (live)
-        made from the arrays their sources hold now, or, when one is not the
-        traced array laid out as traced, with an expected state no fast
-        check passes (the full check then says what changed)."""
-        reads = self._live_reads
-        if reads is None:
-            reads = self._live_reads = tuple(_live_read(i, g) for i, g in self.live.items())
-        caps = list(st[1])
-        nd, same, asarray = _np.ndarray, _C._np_same_layout, _C.asarray
-        for i, read, base, ident, lay in reads:
-            try:
-                v = read(base)
-            except Exception:  # noqa: BLE001 (revalidate reads it again and says why)
-                v = None
-            if type(v) is not nd or id(v) != ident or not same(v, lay):
-                return (tuple(None if h.kind == "ndarray" else e
-                              for h, e in zip(self.guards, st[0])), st[1])
-            caps[i] = asarray(v)
-        return (st[0], tuple(caps))
+    def live_entries(self):
+        """The entries of a _C._LiveCaptures (python/_C/live_capture.c) for
+        the "ndarray" guards (_release): per guard (its capture's index or
+        -1, its index, how its source is read: 0 a global (dict, name), 1 a
+        cell (cell, None), 2 any other (the source, a reader of it), the
+        array's id, its layout); () when there is none.  The object makes
+        the captures from the arrays the sources hold at each call, or
+        says that one is not the traced array laid out as traced."""
+        return tuple(_live_entry(j, g) for j, g in enumerate(self.guards) if g.kind == "ndarray")
+
+    def _check_live(self, shape):
+        """The check of what a _C._LiveCaptures of live_entries() does not
+        check itself (its "ndarray" guards and each layout guard of one's
+        source that expects the layout it does) nor the builtin names;
+        None when nothing else is left: Plan.bind_arrays then binds the plan
+        with it (hop._trace._LiveRunner)."""
+        lays = {id(g.source): g.held[1] for g in self.guards if g.kind == "ndarray"}
+        covered = tuple(j for j, g in enumerate(self.guards)
+                        if g.kind == "ndarray" or g.kind == "layout" and id(g.source) in lays and
+                        type(g.expected) is bytes and g.expected == lays[id(g.source)])
+        return _bind(*shape, names_in_c=True, in_c=covered) if covered else self.check_c
 
     def revalidate(self, state, leaves):
         """Checks every guard by its kind; returns the new state (the
@@ -1932,19 +1933,18 @@ def made_captures(captures, views, held=None):
     return out
 
 
-def _live_read(i, g):
-    """live_state's entry for capture i of "ndarray" guard g: (i, a
-    function reading the source from the base it is given, that base, the
-    array's id, its layout as bytes _C._np_same_layout compares)."""
+def _live_entry(j, g):
+    """Guards.live_entries' entry of "ndarray" guard g, the plan's j-th."""
     # (a layout read without NumPy's C API, a tuple, is never the same to
-    # _np_same_layout: every call then takes the full check, which compares
-    # it and makes the capture)
+    # _C: every call then takes the full check, which compares it and makes
+    # the capture)
     src, (ident, lay) = g.source, g.held
-    if src.kind == "global" and not src.path:
-        return (i, operator.itemgetter(src.key), src.base, ident, lay)
+    cap = -1 if g.capture is None else g.capture
+    if src.kind == "global" and not src.path and type(src.base) is dict:
+        return (cap, j, 0, src.base, src.key, ident, lay)
     if src.kind == "cell" and not src.path:
-        return (i, operator.attrgetter("cell_contents"), src.base, ident, lay)
-    return (i, _read_no_leaves, src, ident, lay)
+        return (cap, j, 1, src.base, None, ident, lay)
+    return (cap, j, 2, src, _read_no_leaves, ident, lay)
 
 
 def _read_no_leaves(src):
@@ -2051,13 +2051,16 @@ def _path_steps(path, objs):
     return tuple(steps)
 
 
-def _bind(shape, objs, names, names_in_c=False):
-    """_generate's check of guards of these shapes, bound to objs."""
+def _bind(shape, objs, names, names_in_c=False, in_c=()):
+    """_generate's check of guards of these shapes, bound to objs; with
+    names_in_c, without the terms of the names guards and of the guards in_c
+    (indices), which C checks."""
     if names_in_c:
-        if len(names) == len(shape):
+        skip = set(names).union(in_c)
+        if len(skip) == len(shape):
             return None
         shape = list(shape)
-        for j in names:
+        for j in skip:
             shape[j] = ("names_c",) + shape[j][1:]
     shape = tuple(shape)
     if not shape:
@@ -2118,7 +2121,7 @@ def _compile_factory(shape):
             # (the dicts' tags as last checked, else the names read again)
             terms.append(f"{text}.check()")
         elif kind == "names_c":
-            continue  # (checked in C before this check: Guards.check_c)
+            continue  # (checked in C before this check: Guards.check_c, check_live)
         elif kind == "contents":
             terms.append(f"_same_contents({text}, e[{j}])")
         elif kind == "len":

@@ -1396,11 +1396,14 @@ class _Runner:
         self.distinct = False
         # (the objects the fast check expects, the captured tensors): one
         # tuple, replaced whole, so a call on another thread reads a
-        # consistent pair.  (A plan that captures ndarrays of the
-        # environment, held by no reference: _LiveRunner's, made per call.)
-        if getattr(guards, "live", None):
+        # consistent pair.  (A plan that reads ndarrays of the environment
+        # held by no reference: _LiveRunner's, its captures made per call.)
+        live = guards.live_entries() if getattr(guards, "live_entries", None) else ()
+        if live:
             self.__class__ = _LiveRunner
-        self._state = guards.state(self.captures)
+            self._live = _C._LiveCaptures(live, guards.state(self.captures))
+        else:
+            self._state = guards.state(self.captures)
         self._bind_calls()
 
     def _bind_calls(self):
@@ -1469,20 +1472,28 @@ class _Runner:
         self.flat_in = flat_in and not self._order and self.writeback is None
         self.alias = alias if aliased else None
         # (a plan whose only guard is the builtin names' is bound with it:
-        # the bound call checks it, _C._bind_names)
-        unchecked = self._check_c is None
+        # the bound call checks it, _C._bind_names; so is a NumPy call's
+        # whose other guards are those of the environment's ndarrays it
+        # holds no reference to, which its _C._LiveCaptures checks and makes
+        # the captures of at each call)
+        live = getattr(self, "_live", None)
+        unchecked = self._check_c is None or \
+            live is not None and getattr(self.guards, "check_live", 0) is None
         # (an aliased plan's bound call takes the arguments with their
         # pattern, f(a, a): alias[j] is the earlier argument j must be, -1
         # an input of its own, which must differ from the other own ones)
         bound_alias = alias if aliased else None
-        self.fast = plan.bind_arrays(self._ndflat, self._state[1], self._ndout, self._c_order,
-                                     bound_alias) \
+        self.fast = plan.bind_arrays(self._ndflat, self._state[1] if live is None else
+                                     live.state[1], self._ndout, self._c_order, bound_alias,
+                                     live) \
             if self._ndflat >= 0 and self._ndout is not None and unchecked else None
         # The same for hop.Tensors in and a tensor or a flat tuple of them
         # out: bound in C, no Python frame between the call and the plan.
         flat_out = out_spec.kind == "tuple" and all(c == LEAF for c in out_spec.children) and \
             all(t is None for t in template) and not any(self.sym_out)
-        if self.fast is None and self._nflat >= 0 and unchecked and \
+        # (not a plan of the environment's ndarrays: its calls are NumPy's,
+        # whose floating-point checks the array call makes)
+        if self.fast is None and self._nflat >= 0 and unchecked and live is None and \
                 (self._one_out or flat_out):
             self.fast = plan.bind_tensors(self._nflat, self._state[1], self._one_out, bound_alias)
         if self.fast is not None and self._names is not None:
@@ -1761,19 +1772,22 @@ class _Runner:
             functools.partial(_itself, a[1]) for p, a in r.same.items()}, r.again)
 
 
+def _set_live_state(runner, st):
+    """_LiveRunner's _state setter: st kept without the captures made per
+    call."""
+    live = runner.guards.live
+    runner._live.state = (st[0], tuple(None if i in live else c for i, c in enumerate(st[1])))
+
+
 class _LiveRunner(_Runner):
-    """The runner of a plan whose captures include the memory of ndarrays
-    of the function's environment that hop holds no reference to
-    (_guards.Guards.live: guarded by id and layout, so the caller can
-    resize them as eagerly): its state's captures are made from the arrays
-    the sources hold at each read of _state (the C bound call reads it so
-    too), and kept without them."""
+    """The runner of a plan that reads ndarrays of the function's
+    environment that hop holds no reference to (_guards.Guards._release:
+    guarded by id and layout, so the caller can resize them as eagerly):
+    its _live (a _C._LiveCaptures) checks them and makes the captures of
+    their memory from the arrays the sources hold at each read of _state
+    (in C: the Python paths and _C._EffectsCall read it), and a NumPy call
+    whose only other guard is the builtin names' is bound with it
+    (Plan.bind_arrays: the whole call in C); the state is kept without
+    them."""
 
-    @property
-    def _state(self):
-        return self.guards.live_state(self._st)
-
-    @_state.setter
-    def _state(self, st):
-        live = self.guards.live
-        self._st = (st[0], tuple(None if i in live else c for i, c in enumerate(st[1])))
+    _state = property(_C._live_state, _set_live_state)

@@ -251,3 +251,142 @@ def test_compiled_resize_after_a_graph_break_is_eagers(fn):
     assert "calls .resize() at test_compile_global_resize.py:" in f.explain()
     assert "in the code Python runs around the graph break at test_compile_global_resize.py:" \
         in f.explain()
+
+
+# ------------------------------------------------ the per-call check in C
+# The forty-ninth session: the environment arrays' check and the captures
+# made from them are _C._LiveCaptures's (python/_C/live_capture.c), and a
+# NumPy call whose only other guard is the builtin names' is bound in C
+# (Plan.bind_arrays(..., live)); before, a Python loop on every call.
+
+def _live_of(f):
+    return f._entries[-1].runner._live
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.arange(12.0).reshape(3, 4).T,           # F order
+    lambda: np.arange(12.0)[::3],                       # strided
+    lambda: np.arange(6, dtype=np.float32).reshape(1, 6),  # a size-1 dim
+    lambda: np.array(2.5),                              # 0-d
+], ids=["transposed", "strided", "size1", "0d"])
+def test_bound_call_reads_the_global_array_bit_for_bit(make):
+    global H
+    H = make()
+    f = hop.compile(reads_h)
+    x = np.full(H.shape, 1.5, dtype=H.dtype)
+    want = reads_h(x)
+    for _ in range(2):
+        got = f(x)
+        assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape
+        assert got.tobytes() == want.tobytes()
+    assert type(f._fast).__name__ == "_ArrayCall"  # (the bound call, the check in C)
+    H[...] = 3.0  # (its memory, read at each call)
+    assert f(x).tobytes() == reads_h(x).tobytes()
+    assert f.recompiles == 0
+    H = None
+
+
+def test_bound_call_misses_a_rebound_or_reshaped_global():
+    global H
+    H = np.arange(4.0)
+    f = hop.compile(reads_h)
+    x = np.ones(4)
+    assert f(x).tolist() == [0.0, 1.0, 2.0, 3.0]
+    H = np.arange(4.0) + 10  # (another object: its id)
+    assert f(x).tolist() == reads_h(x).tolist() == [10.0, 11.0, 12.0, 13.0]
+    assert f.recompiles == 1
+    H.shape = (2, 2)  # (the same object laid out otherwise)
+    with pytest.raises(ValueError, match="could not be broadcast together"):
+        reads_h(x)
+    with pytest.raises(ValueError, match="could not be broadcast together"):
+        f(x)
+    H = None
+
+
+def test_emptied_cell_raises_eagers_error():
+    def outer():
+        a = np.arange(3.0)
+
+        def g(x):
+            return x * a
+        def drop():
+            nonlocal a
+            del a
+        return g, drop
+    g, drop = outer()
+    f = hop.compile(g)
+    x = np.ones(3)
+    assert f(x).tolist() == [0.0, 1.0, 2.0]
+    drop()
+    with pytest.raises(NameError) as want:
+        g(x)
+    with pytest.raises(NameError) as got:
+        f(x)
+    assert str(got.value) == str(want.value)
+
+
+def test_live_captures_check_id_and_layout():
+    from hop import _C
+    a, b = np.arange(4.0), np.arange(4.0, dtype=np.float32)
+    d = {"A": a}
+    st = ((0, None), (None,))
+    # a freed array's id taken by a new one laid out otherwise never holds:
+    # the same id with b's layout, b's id with a's layout
+    for ident, lay in ((id(a), _C._np_layout(b)), (id(b), _C._np_layout(a))):
+        live = _C._LiveCaptures(((0, 1, 0, d, "A", ident, lay),), st)
+        assert live.now() == ((0, None), (None,))
+    live = _C._LiveCaptures(((0, 1, 0, d, "A", id(a), _C._np_layout(a)),), st)
+    exp, caps = live.now()
+    assert exp == (0, None) and type(caps[0]) is hop.Tensor
+    assert caps[0].data_ptr() == a.ctypes.data and _C._base(caps[0]) is a
+    del d["A"]  # (a deleted global: a miss, nothing raised)
+    assert live.now()[1] == (None,)
+
+
+def test_live_captures_reader_errors():
+    from hop import _C
+    a = np.arange(3.0)
+    lay = _C._np_layout(a)
+
+    def boom(src):
+        raise src
+
+    st = ((a,), (None,))
+    miss = _C._LiveCaptures(((0, 0, 2, LookupError("x"), boom, id(a), lay),), st)
+    assert miss.now() == ((None,), (None,))  # (an Exception: a miss)
+    stop = _C._LiveCaptures(((0, 0, 2, KeyboardInterrupt("y"), boom, id(a), lay),), st)
+    with pytest.raises(KeyboardInterrupt, match="y"):
+        stop.now()
+
+
+@pytest.mark.parametrize("entries, state, message", [
+    ((("0", 0, 0, {}, "A", 1, b""),), ((), ()), "entry 0 is not"),
+    (((0, 0, 1, {}, None, 1, b""),), ((), ()), "entry 0 is not"),
+    (((0, 0, 3, {}, "A", 1, b""),), ((), ()), "entry 0 is not"),
+    (((-2, 0, 0, {}, "A", 1, b""),), ((), ()), "entry 0 is not"),
+    ((), ([], ()), "a state is a pair of tuples, not tuple"),
+    ((), None, "a state is a pair of tuples, not NoneType"),
+])
+def test_live_captures_refuse_bad_entries(entries, state, message):
+    from hop import _C
+    with pytest.raises(TypeError, match=message):
+        _C._LiveCaptures(entries, state)
+
+
+def test_bind_arrays_refuses_a_live_of_other_captures():
+    global H
+    H = np.arange(3.0)
+    f = hop.compile(reads_h)
+    f(np.ones(3))
+    r = f._entries[-1].runner
+    live = _live_of(f)
+    with pytest.raises(TypeError, match="None or a _LiveCaptures of those captures"):
+        r.plan.bind_arrays(1, live.state[1], r._ndout, None, None, object())
+    with pytest.raises(TypeError, match="None or a _LiveCaptures of those captures"):
+        r.plan.bind_arrays(1, live.state[1], r._ndout, None, None,
+                           type(live)(((5, 0, 0, {}, "H", 1, b""),), live.state))
+    with pytest.raises(AttributeError, match="cannot be deleted"):
+        del live.state
+    with pytest.raises(TypeError, match="a state is a pair of tuples"):
+        live.state = (1, 2)
+    H = None
