@@ -186,7 +186,7 @@ hop_py__np_borrow(PyObject *obj)
     /* what wrap_buffer copies (or refuses) goes its way */
     if (!PyArray_ISWRITEABLE(a) || !PyArray_ISNOTSWAPPED(a) || rank > HOP_MAX_RANK ||
         !from_type_num(descr->type_num, &dt) || PyDataType_HASFIELDS(descr) ||
-        descr->subarray != NULL)
+        descr->subarray != NULL || descr->metadata != NULL)
         return NULL;
     int64_t sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK];
     int64_t esize = (int64_t)hop_dtype_size(dt), numel = 1, extent = 0;
@@ -222,6 +222,7 @@ hop_py__np_plain(PyObject *obj, int c_order)
 {
     if (np_state > 0 && PyArray_Check(obj))
         return PyArray_ISNOTSWAPPED((PyArrayObject *)obj) &&
+               PyArray_DESCR((PyArrayObject *)obj)->metadata == NULL &&
                PyArray_ISALIGNED((PyArrayObject *)obj) &&
                (!c_order || PyArray_IS_C_CONTIGUOUS((PyArrayObject *)obj));
     return plain_by_attr(obj, c_order);

@@ -549,6 +549,9 @@ def _unreadable(a):
     if not a.dtype.isnative:
         return f"has a byte order hop would copy ({a.dtype.str}), so a change inside it " \
             f"would not be seen"
+    if a.dtype.metadata is not None:
+        return f"has a dtype with metadata ({dict(a.dtype.metadata)!r}), which NumPy keeps in " \
+            f"its results and hop's dtypes cannot hold"
     if not a.flags.writeable:
         return "is read-only: hop would compute with a copy of it, so a change inside it (a " \
             "write through a writable base) would not be seen"

@@ -313,9 +313,9 @@ def eager_array(x):
     NumPy's answer depends on what a hop tensor does not hold: the byte
     order (a copy or view of a `>f4` array keeps it: `.dtype`, `.tobytes()`,
     `.view(np.uint8)`), the alignment (a view of an unaligned array is
-    unaligned) and the array's class (a subclass's results keep its type
-    and behaviour: np.matrix's `*` is a matrix product, a masked array's
-    mask)."""
+    unaligned), the dtype's metadata (NumPy's results keep it) and the
+    array's class (a subclass's results keep its type and behaviour:
+    np.matrix's `*` is a matrix product, a masked array's mask)."""
     if type(x) is not _np.ndarray:
         return f"an argument of type {type(x).__module__}.{type(x).__qualname__}, a subclass " \
                f"of numpy.ndarray (NumPy's results keep its type and behaviour; hop's " \
@@ -323,6 +323,9 @@ def eager_array(x):
     if not x.dtype.isnative:
         return f"an argument in the other byte order (dtype {x.dtype.str}: NumPy keeps it in " \
                f"copies and views; hop's plans take native arrays)"
+    if x.dtype.metadata is not None:
+        return f"an argument whose dtype has metadata ({dict(x.dtype.metadata)!r}: NumPy keeps " \
+               f"it in its results; hop's dtypes have none)"
     if not x.flags.aligned:
         return "an unaligned argument (NumPy's views of it are unaligned and its loops for " \
                "them round differently; hop's plans take aligned arrays)"
@@ -1638,7 +1641,8 @@ class _Runner:
             c_order = self._c_order
             for i, a in enumerate(args):
                 # (eager_array's test, inlined: this is the whole call overhead)
-                if type(a) is not _np.ndarray or not a.dtype.isnative or not a.flags.aligned or \
+                if type(a) is not _np.ndarray or not (d := a.dtype).isnative or \
+                        d.metadata is not None or not a.flags.aligned or \
                         (c_order is not None and c_order[i] and not a.flags.c_contiguous):
                     break
             else:

@@ -5,6 +5,7 @@ order='F' reshape.  Each case compares the result's
 type, dtype, shape and values, the exception's type and text, and the
 caller's arrays after the call."""
 
+import warnings
 import weakref
 
 import numpy as np
@@ -362,3 +363,129 @@ def test_a_creation_dtype_with_metadata_is_a_clear_error(name):
     got = hop.compile(lambda x: make(np, x))(x.copy())
     assert type(got) is np.ndarray and got.dtype.metadata == {"unit": "m"}
     assert got.tolist() == want.tolist()
+
+
+# ---------------------------------------- s49: functions that keep an argument's dtype
+
+_B = np.arange(6.0).reshape(2, 3).astype(">f8")
+_KEPT_BY = {  # NumPy's functions whose result keeps a '>f8' argument's dtype (_direct.KEEPS_ORDER)
+    "array_split": lambda xp, a: xp.array_split(a, 2), "asarray_chkfinite": lambda xp, a:
+    xp.asarray_chkfinite(a), "atleast_1d": lambda xp, a: xp.atleast_1d(a),
+    "atleast_2d": lambda xp, a: xp.atleast_2d(a), "atleast_3d": lambda xp, a: xp.atleast_3d(a),
+    "broadcast_arrays": lambda xp, a: xp.broadcast_arrays(a, a[:1]),
+    "broadcast_to": lambda xp, a: xp.broadcast_to(a, (2, 2, 3)),
+    "compress": lambda xp, a: xp.compress([True, False], a, 0),
+    "delete": lambda xp, a: xp.delete(a, 0, 1), "diag": lambda xp, a: xp.diag(a),
+    "diagflat": lambda xp, a: xp.diagflat(a[0]), "diagonal": lambda xp, a: xp.diagonal(a),
+    "dsplit": lambda xp, a: xp.dsplit(a[..., None], 1), "einsum": lambda xp, a:
+    xp.einsum("ij->ji", a), "expand_dims": lambda xp, a: xp.expand_dims(a, 0),
+    "extract": lambda xp, a: xp.extract(a > 1, a), "flip": lambda xp, a: xp.flip(a),
+    "fliplr": lambda xp, a: xp.fliplr(a), "flipud": lambda xp, a: xp.flipud(a),
+    "gradient": lambda xp, a: xp.gradient(a[0]), "hsplit": lambda xp, a: xp.hsplit(a, 3),
+    "insert": lambda xp, a: xp.insert(a, 1, 9.0), "meshgrid": lambda xp, a: xp.meshgrid(a[0], a[1]),
+    "moveaxis": lambda xp, a: xp.moveaxis(a, 0, 1), "msort": lambda xp, a: xp.msort(a),
+    "nan_to_num": lambda xp, a: xp.nan_to_num(a), "pad": lambda xp, a: xp.pad(a, 1),
+    "partition": lambda xp, a: xp.partition(a, 1), "ravel": lambda xp, a: xp.ravel(a),
+    "real_if_close": lambda xp, a: xp.real_if_close(a), "repeat": lambda xp, a: xp.repeat(a, 2),
+    "require": lambda xp, a: xp.require(a), "reshape": lambda xp, a: xp.reshape(a, (3, 2)),
+    "roll": lambda xp, a: xp.roll(a, 1), "rollaxis": lambda xp, a: xp.rollaxis(a, 1),
+    "rot90": lambda xp, a: xp.rot90(a), "setdiff1d": lambda xp, a: xp.setdiff1d(a, [1.0]),
+    "sort": lambda xp, a: xp.sort(a), "split": lambda xp, a: xp.split(a, 2),
+    "squeeze": lambda xp, a: xp.squeeze(a[None]), "swapaxes": lambda xp, a: xp.swapaxes(a, 0, 1),
+    "take": lambda xp, a: xp.take(a, [0, 4]), "take_along_axis": lambda xp, a:
+    xp.take_along_axis(a, np.zeros((2, 1), np.intp), 1), "tile": lambda xp, a: xp.tile(a, 2),
+    "transpose": lambda xp, a: xp.transpose(a), "trim_zeros": lambda xp, a: xp.trim_zeros(a[0]),
+    "unique": lambda xp, a: xp.unique(a), "vsplit": lambda xp, a: xp.vsplit(a, 2),
+    "reshape_keyword": lambda xp, a: xp.reshape(a=a, newshape=6)}
+
+
+def test_the_kept_by_list_is_hop_numpys():
+    from hop.numpy import _direct
+    assert set(_KEPT_BY) - {"reshape_keyword"} == _direct.KEEPS_ORDER
+
+
+@pytest.mark.parametrize("name", list(_KEPT_BY))
+def test_a_function_keeping_a_swapped_arguments_dtype_is_a_clear_error(name):
+    # the finding: hop.numpy's reshape, transpose, sort, take, ... of a
+    # '>f8' ndarray gave a native float64 array (values right, dtype not
+    # NumPy's '>f8'), silently; flip/fliplr/flipud raised AttributeError
+    # (of any ndarray).  Eagerly it is hop's DTypeError now; compiled, the
+    # call with such an argument runs by NumPy (NumPy's '>f8' result).
+    make = _KEPT_BY[name]
+    want = make(np, _B)
+    wants = want if isinstance(want, (list, tuple)) else [want]
+    assert all(w.dtype.str == ">f8" for w in wants)
+    what = name.split("_keyword")[0]
+    with pytest.raises(hop.DTypeError, match=f"hop.numpy: {what}: NumPy dtype >f8 is in the other "
+                                             f"byte order, which NumPy keeps in the arrays it "
+                                             f"makes of it; hop computes in native order"):
+        make(hnp, _B)
+    got = hop.compile(lambda x: make(np, x), fullgraph=False)(_B.copy())
+    gots = got if isinstance(got, (list, tuple)) else [got]
+    assert type(got) is type(want) and len(gots) == len(wants)
+    for g, w in zip(gots, wants):
+        assert type(g) is np.ndarray and g.dtype.str == ">f8" and g.tolist() == w.tolist()
+    # the same call of a native array computes (flip's AttributeError before)
+    native = _B.astype("<f8")
+    want = make(np, native)
+    got = make(hnp, native)
+    wants = want if isinstance(want, (list, tuple)) else [want]
+    gots = got if isinstance(got, (list, tuple)) else [got]
+    for g, w in zip(gots, wants):
+        assert g.dtype == w.dtype and np.asarray(g).tolist() == w.tolist()
+
+
+def test_an_index_array_of_the_other_byte_order_is_taken_by_its_values():
+    # only the array whose dtype the result keeps is checked
+    want = np.take(np.arange(3.0), np.array([2, 0], ">i8"))
+    got = hnp.take(np.arange(3.0), np.array([2, 0], ">i8"))
+    assert got.dtype == want.dtype == np.float64 and np.asarray(got).tolist() == [2.0, 0.0]
+    got = hnp.compress(np.array([True, False, True]).astype("?"), _B.ravel().astype("<f8"))
+    assert np.asarray(got).tolist() == [0.0, 2.0]
+
+
+_MDT = np.dtype("f8", metadata={"unit": "m"})
+_WITH_METADATA = {  # NumPy keeps an argument's dtype metadata, ufuncs' results too
+    "add": lambda xp, a: xp.add(a, 1), "sqrt": lambda xp, a: xp.sqrt(a),
+    "sum_axis": lambda xp, a: xp.sum(a, axis=0), "reshape": lambda xp, a: xp.reshape(a, 6),
+    "asarray": lambda xp, a: xp.asarray(a), "copy": lambda xp, a: xp.copy(a),
+    "zeros_like": lambda xp, a: xp.zeros_like(a), "take": lambda xp, a: xp.take(a, [1, 2]),
+    "negative": lambda xp, a: xp.negative(a), "getitem": lambda xp, a: xp.asarray(a)[:, 1:]}
+
+
+@pytest.mark.parametrize("name", list(_WITH_METADATA))
+def test_an_argument_whose_dtype_has_metadata_is_numpys_or_a_clear_error(name):
+    # the finding: hop.numpy of an ndarray whose dtype has metadata (asarray,
+    # copy, zeros_like through the C fast path; add, sum, reshape, ...) gave
+    # arrays without it, silently, and so did hop.compile's plans, which took
+    # such an argument (equal to float64) as float64; eagerly it is hop's
+    # DTypeError now, compiled NumPy's answer (the call runs eagerly),
+    # also after a trace of a plain argument (the call's fast path)
+    make = _WITH_METADATA[name]
+    a = np.arange(6.0).reshape(2, 3).astype(_MDT)
+    want = make(np, a)
+    assert want.dtype.metadata == {"unit": "m"}
+    with pytest.raises(hop.DTypeError, match=r"NumPy dtype float64 has metadata \{'unit': 'm'\}, "
+                                             r"which NumPy keeps in the arrays it makes of it"):
+        make(hnp, a)
+    f = hop.compile(lambda x: make(np, x), fullgraph=False)
+    plain = np.arange(6.0).reshape(2, 3)
+    assert f(plain).dtype.metadata is None and f(plain).dtype.metadata is None
+    for i in range(2):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            got = f(a.copy())
+        assert [str(w.message) for w in seen] == [] if i else [
+            "hop.compile: <lambda>: a call with an argument whose dtype has metadata "
+            "({'unit': 'm'}: NumPy keeps it in its results; hop's dtypes have none) runs "
+            "eagerly (explain() counts them)"]
+        assert type(got) is np.ndarray and got.dtype.metadata == {"unit": "m"}
+        assert got.tolist() == want.tolist()
+
+
+def test_a_captured_array_whose_dtype_has_metadata_is_numpys():
+    g = np.arange(3.0).astype(_MDT)
+    f = hop.compile(lambda x: x + np.sqrt(g))
+    with pytest.warns(RuntimeWarning, match=r"has a dtype with metadata \(\{'unit': 'm'\}\)"):
+        got = f(np.ones(3))
+    assert got.tolist() == (np.ones(3) + np.sqrt(g)).tolist()

@@ -217,8 +217,13 @@ def from_numpy(a):
     """A hop tensor over ndarray a, without a copy when it can be wrapped
     (a copy in native byte order of a big-endian one).  While tracing, one
     tensor per array and trace (so an array used twice is one captured
-    input), kept alive by the trace."""
+    input), kept alive by the trace.  A dtype with metadata, which NumPy
+    keeps in its results (ufuncs' too) and hop's dtypes cannot hold, is
+    kept_dtype's DTypeError (the C fast paths leave such an array here:
+    hop_py__np_borrow)."""
     hop_dtype(a.dtype, "array")
+    if a.dtype.metadata is not None:
+        kept_dtype(a.dtype, "array")
     orig = a
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))

@@ -100,7 +100,44 @@ def _from_hop_numpy(frame):
     return name == "hop.numpy" or name.startswith("hop.numpy.")
 
 
-def as_called(fn, np_fn=None, eager=None, c_fn=None):
+# NumPy's functions that keep an ndarray argument's dtype in their result
+# where it is in the other byte order ('>f8' on x86: copies, views, reorders
+# and selections of its elements; NumPy's ufuncs, reductions and products
+# give native results, which hop.numpy's are).  A hop.numpy array is native
+# (hop computes in native order), so eagerly these are hop's DTypeError for
+# such an argument (kept_dtype's, as asarray's and copy's), never silently
+# the native dtype; hop.compile runs such a call by NumPy (_trace.eager_array).
+KEEPS_ORDER = frozenset((
+    "array_split asarray_chkfinite atleast_1d atleast_2d atleast_3d broadcast_arrays "
+    "broadcast_to compress delete diag diagflat diagonal dsplit einsum expand_dims extract "
+    "flip fliplr flipud gradient hsplit insert meshgrid moveaxis msort nan_to_num pad "
+    "partition ravel real_if_close repeat require reshape roll rollaxis rot90 setdiff1d sort "
+    "split squeeze swapaxes take take_along_axis tile transpose trim_zeros unique "
+    "vsplit").split())
+
+
+# the positional arguments whose dtype the result keeps (the first, unless
+# here: None for all of them) and the keywords that name one
+_KEPT_ARG = {"compress": 1, "extract": 1, "meshgrid": None, "broadcast_arrays": None,
+             "einsum": None}
+_KEPT_KEYWORDS = frozenset(("a", "arr", "ary", "m", "ar", "ar1", "array", "f"))
+
+
+def other_order(name, args, kwargs):
+    """kept_dtype's DTypeError for name (one of KEEPS_ORDER) when its array
+    argument (_KEPT_ARG) is an ndarray in the other byte order; an index or
+    condition array of another order is NumPy's to take (its values)."""
+    i = _KEPT_ARG.get(name, 0)
+    vs = args if i is None else args[i:i + 1]
+    if kwargs:
+        vs += tuple(v for k, v in kwargs.items() if k in _KEPT_KEYWORDS)
+    for v in vs:
+        if isinstance(v, _np.ndarray) and not v.dtype.isnative:
+            from ._core import kept_dtype
+            kept_dtype(v.dtype, name)
+
+
+def as_called(fn, np_fn=None, eager=None, c_fn=None, keeps=False):
     """fn as hop.numpy.<name> (or hop.numpy.linalg's, .fft's): its NumPy
     array arguments seen as hop.numpy arrays when the user's code calls it
     under a trace (the module's text, above).  np_fn: NumPy's function of a
@@ -112,7 +149,8 @@ def as_called(fn, np_fn=None, eager=None, c_fn=None):
     arguments): a call of that many arguments and no keyword tries it first
     (it takes exact hop.numpy arrays only, never a NumpyArg), as fn itself
     would.  c_fn: NumPy's function written in C whose binding of keywords
-    (check_keywords) fn's call checks."""
+    (check_keywords) fn's call checks.  keeps: fn keeps its argument's byte
+    order (KEEPS_ORDER: other_order's check)."""
     fast, kinds = ndarray.__array_function__, (ndarray,)
     shape_fast, least, most = eager or (None, 0, -1)
 
@@ -128,6 +166,8 @@ def as_called(fn, np_fn=None, eager=None, c_fn=None):
             return fast(args[0], np_fn, kinds, args, kwargs)
         if kwargs and c_fn is not None:
             check_keywords(c_fn, len(args), kwargs)
+        if keeps:
+            other_order(fn.__name__, args, kwargs)
         if (_has_numpy_arg(args) or _has_numpy_arg(kwargs.values())) and \
                 not _from_hop_numpy(sys._getframe(1)):
             args = tuple(_as_array(a) for a in args)
@@ -149,4 +189,5 @@ def install(namespace, names, reductions=None, eager=None, c_fns=None):
         if isinstance(fn, types.FunctionType) and fn.__module__.startswith("hop.numpy.") and \
                 getattr(fn, "__wrapped_by_hop__", None) is None:
             namespace[name] = as_called(fn, (reductions or {}).get(fn), (eager or {}).get(fn),
-                                        (c_fns or {}).get(fn))
+                                        (c_fns or {}).get(fn), name in KEEPS_ORDER and
+                                        namespace.get("__name__") == "hop.numpy")

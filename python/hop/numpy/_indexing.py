@@ -433,10 +433,11 @@ def traced_order(a):
     negative step, np.flip), which NumPy makes with a negative stride, is
     taken in that order, so that it is laid out as NumPy's view (a sum of it
     adds in that order).  A concrete array's take is laid out by
-    _reversed_in_order."""
+    _reversed_in_order.  (An ndarray, a list, a hop.Tensor: None, none is
+    a traced hop.numpy array.)"""
     from ._ufuncs import memory_order
-    t = a._t
-    if t.ndim < 2 or not _C._is_proxy(t):
+    t = getattr(a, "_t", None) if isinstance(a, ndarray) else None
+    if t is None or t.ndim < 2 or not _C._is_proxy(t):
         return None
     return memory_order(type(a), (a,), t.ndim)
 
