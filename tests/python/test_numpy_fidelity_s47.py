@@ -489,3 +489,24 @@ def test_a_captured_array_whose_dtype_has_metadata_is_numpys():
     with pytest.warns(RuntimeWarning, match=r"has a dtype with metadata \(\{'unit': 'm'\}\)"):
         got = f(np.ones(3))
     assert got.tolist() == (np.ones(3) + np.sqrt(g)).tolist()
+
+
+_HISTOGRAMDD_STR_BINS = {  # NumPy's histogramdd takes no estimator: its errors, type and text
+    "auto": lambda xp, s: xp.histogramdd(s, bins="auto"),
+    "fd": lambda xp, s: xp.histogramdd(s, bins="fd"),
+    "list": lambda xp, s: xp.histogramdd(s, bins=["auto", 3]),
+    "tuple": lambda xp, s: xp.histogramdd(s, bins=("sturges", "sturges")),
+    "one_d": lambda xp, s: xp.histogramdd(s[:, 0], bins="a"),
+    "histogram2d": lambda xp, s: xp.histogram2d(s[:, 0], s[:, 1], bins="auto"),
+    "histogram2d_pair": lambda xp, s: xp.histogram2d(s[:, 0], s[:, 1], bins=["auto", 2])}
+
+
+@pytest.mark.parametrize("name", list(_HISTOGRAMDD_STR_BINS))
+def test_histogramdd_string_bins_are_numpys_errors(name):
+    # the finding: eager hop.numpy's histogramdd took ["auto", 3] and
+    # ("sturges", "sturges") as histogram's estimators (a histogram where
+    # NumPy raises TypeError), bins="fd" of 2-d data was a ValueError of its
+    # own, and the dimension error's text was not NumPy's
+    from numpy_diff import check_ns
+    s = np.random.default_rng(0).random((20, 2))
+    check_ns(_HISTOGRAMDD_STR_BINS[name], s, text=True)

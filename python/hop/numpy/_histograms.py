@@ -359,14 +359,19 @@ def histogramdd(sample, bins=10, range=None, normed=None, weights=None, density=
     try:
         M = len(bins)
         if M != D:
-            raise ValueError("The dimension of bins must be equal to the dimension of the sample "
-                             "x.")
+            # (NumPy 1.24's text, two spaces and all)
+            raise ValueError("The dimension of bins must be equal to the dimension of the  "
+                             "sample x.")
         bins_list = list(bins)
     except TypeError:
         bins_list = [bins] * D
     ranges = [None] * D if range is None else list(range)
     edges, nbin, idxs = [], [], []
     for i in builtins.range(D):
+        if isinstance(bins_list[i], str):
+            # NumPy's histogramdd takes no estimator ('auto', 'fd', ...: histogram's
+            # alone): it compares a scalar bins[i] with 1 first
+            raise TypeError("'<' not supported between instances of 'str' and 'int'")
         col = s.select(1, i)
         e, _ = _bin_edges(col, bins_list[i], ranges[i], None, "histogramdd", dd=True)
         edges.append(e)  # explicit edges keep their dtype, as NumPy's asarray(bins[i])
@@ -417,6 +422,9 @@ def histogram2d(x, y, bins=10, range=None, normed=None, weights=None, density=No
     except TypeError:
         N = 1
     if N != 1 and N != 2:
+        if isinstance(bins, str):
+            # NumPy's [asarray(bins)] * 2: histogramdd compares the 0-d array with 1
+            raise TypeError("'<' not supported between instances of 'numpy.ndarray' and 'int'")
         bins = [bins, bins]
     h, e = histogramdd([xt, yt], bins, range, normed, weights, density, _kind=kind)
     return h, e[0], e[1]
