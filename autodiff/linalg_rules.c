@@ -17,17 +17,23 @@
  *                          first term, V from an eigh of A)
  *   svd       (U, S, Vh):  the reduced SVD's rule (Townsend): A' = U (sym part ...) V^T plus
  *                          the projections off U's and V's spans; svdvals: U diag(S') V^T
- *   qr        (Q, R):      m >= n, reduced: A' = (Q' + Q copyltu(M)) R^-T, M = R R'^T - Q'^T Q
+ *   qr        (Q, R):      m >= n, reduced: A' = (Q' + Q copyltu(M)) R^-T, M = R R'^T - Q'^T Q;
+ *                          m < n: A = [X | Y], R = [U | V] (PyTorch's): X' the square rule's
+ *                          with Q' + Y V'^T, Y' = Q V'
  *   fft       the DFT matrix is symmetric: x' = fft(y') with the same direction and norm
  *   rfft      x' = re(fft(pad(y', n)))
  *   irfft     x' = conj(m o rfft(y')), m = [1, 2, ..., 2, 1 (n even)], padded to x's size
  *   eig       (w, V):      both modes, real and complex inputs: see "eig" below (the
  *                          derivative of geev's normalisation included)
- * Forward mode: solve, inv, det, slogdet, eigh, eigvalsh, eig (the others refuse).
- * Refused with HOP_UNSUPPORTED (a clear error, never a zero gradient): the
- * jvp of cholesky, svd and qr; complex inputs of cholesky, eigh, svd and qr;
- * svd with full matrices of a non-square input; qr of a wide matrix or in
- * complete mode with m != n.
+ * Forward mode: solve, inv, det, slogdet, eigh, eigvalsh, eig, and (real
+ * inputs) cholesky, svd, svdvals and qr: PyTorch's linalg_*_jvp formulas, with
+ * F and 1/s 0 where singular values coincide or are 0 as in the vjp (see
+ * "forward mode of the decompositions"); lstsq's and pinv's derivatives
+ * (hop.numpy) come through svd's and qr's.
+ * Refused with HOP_UNSUPPORTED (a clear error, never a zero gradient):
+ * complex inputs of cholesky, eigh, svd and qr (both modes); svd with full
+ * matrices of a non-square input; qr in complete mode with m > n, or of a
+ * matrix not known to be tall or wide (dynamic sizes).
  */
 #include "autodiff/ad_impl.h"
 
@@ -462,6 +468,32 @@ vjp_eigh(hop_vjp_ctx *cx, const hop_node *n, hop_graph *g)
  *   A' = U (F o (U^T U' - U'^T U) S + diag(S') + S (F o (V^T V' - V'^T V))) V^T
  *        + (I - U U^T) U' S^-1 V^T + U S^-1 V'^T (I - V V^T),
  * F_ij = 1 / (s_j^2 - s_i^2) off the diagonal where distinct, else 0. */
+/* F_ij = 1 / (s_j^2 - s_i^2) for singular values s [..., k], 0 where they
+ * coincide (the diagonal included). */
+static hop_node *
+svd_f(hop_graph *g, hop_node *s)
+{
+    hop_node *s2 = op2(g, HOP_OP_mul, s, s);
+    hop_node *d = op2(g, HOP_OP_sub, unsq(g, s2, -2), unsq(g, s2, -1));
+    hop_node *zero = d ? hop__ad_op2c(g, HOP_OP_eq, d, 0.0) : NULL;
+    hop_node *safe = zero ? HOP_EMIT(g, where, N(zero), F(1.0), N(d)) : NULL;
+    return zero && safe
+               ? HOP_EMIT(g, where, N(zero), F(0.0), N(hop__ad_cop2(g, HOP_OP_div, 1.0, safe)))
+               : NULL;
+}
+
+/* 1 / s, 0 where s is 0 (a zero singular value's direction has no
+ * derivative: the rules give the part that exists). */
+static hop_node *
+svd_sinv(hop_graph *g, hop_node *s)
+{
+    hop_node *sz = s ? hop__ad_op2c(g, HOP_OP_eq, s, 0.0) : NULL;
+    return sz ? HOP_EMIT(
+                    g, where, N(sz), F(0.0),
+                    N(hop__ad_cop2(g, HOP_OP_div, 1.0, HOP_EMIT(g, where, N(sz), F(1.0), N(s)))))
+              : NULL;
+}
+
 static hop_node *
 svd_grad(hop_graph *g, hop_node *u, hop_node *s, hop_node *v, hop_node *ubar, hop_node *sbar,
          hop_node *vbar, const hop_expr *k)
@@ -469,13 +501,7 @@ svd_grad(hop_graph *g, hop_node *u, hop_node *s, hop_node *v, hop_node *ubar, ho
     hop_node *res = mm(g, mm(g, u, diag_embed(g, sbar, k)), mT(g, v));
     if (ubar == NULL)
         return res;
-    hop_node *s2 = op2(g, HOP_OP_mul, s, s);
-    hop_node *d = op2(g, HOP_OP_sub, unsq(g, s2, -2), unsq(g, s2, -1));
-    hop_node *zero = d ? hop__ad_op2c(g, HOP_OP_eq, d, 0.0) : NULL;
-    hop_node *safe = zero ? HOP_EMIT(g, where, N(zero), F(1.0), N(d)) : NULL;
-    hop_node *f = zero && safe ? HOP_EMIT(g, where, N(zero), F(0.0),
-                                          N(hop__ad_cop2(g, HOP_OP_div, 1.0, safe)))
-                               : NULL;
+    hop_node *f = svd_f(g, s);
     hop_node *ut = mT(g, u), *vt = mT(g, v);
     hop_node *utub = mm(g, ut, ubar), *vtvb = mm(g, vt, vbar);
     hop_node *ju = op2(g, HOP_OP_mul, f, op2(g, HOP_OP_sub, utub, mT(g, utub)));
@@ -484,15 +510,25 @@ svd_grad(hop_graph *g, hop_node *u, hop_node *s, hop_node *v, hop_node *ubar, ho
     hop_node *core = op2(g, HOP_OP_add, op2(g, HOP_OP_mul, ju, srow), op2(g, HOP_OP_mul, scol, jv));
     res = op2(g, HOP_OP_add, res, mm(g, mm(g, u, core), vt));
     /* the parts off the spans: (I - U U^T) U' S^-1 V^T and U S^-1 V'^T (I - V V^T) */
-    hop_node *sz = s ? hop__ad_op2c(g, HOP_OP_eq, s, 0.0) : NULL;
-    hop_node *sinv =
-        sz ? HOP_EMIT(g, where, N(sz), F(0.0),
-                      N(hop__ad_cop2(g, HOP_OP_div, 1.0, HOP_EMIT(g, where, N(sz), F(1.0), N(s)))))
-           : NULL;
+    hop_node *sinv = svd_sinv(g, s);
     hop_node *ubs = op2(g, HOP_OP_mul, op2(g, HOP_OP_sub, ubar, mm(g, u, utub)), unsq(g, sinv, -2));
     res = op2(g, HOP_OP_add, res, mm(g, ubs, vt));
     hop_node *vbs = op2(g, HOP_OP_mul, op2(g, HOP_OP_sub, vbar, mm(g, v, vtvb)), unsq(g, sinv, -2));
     return op2(g, HOP_OP_add, res, mm(g, u, mT(g, vbs)));
+}
+
+/* U [..., m, k], S [..., k] and V [..., n, k] of the reduced SVD packed in p
+ * (of an m x n matrix); returns k. */
+static const hop_expr *
+svd_unpack(hop_graph *g, hop_node *p, const hop_expr *m, const hop_expr *nn, hop_node **u,
+           hop_node **s, hop_node **v)
+{
+    const hop_expr *k = hop_sym_min(g->env, m, nn), *zero = cnst(g, 0);
+    const hop_expr *m1 = hop_sym_add_int(g->env, m, 1), *mk1 = hop_sym_add(g->env, m1, k);
+    *u = slice(g, slice(g, p, -2, zero, m), -1, zero, k);
+    *s = slice(g, p ? HOP_EMIT(g, select, N(p), I(-2), S(m)) : NULL, -1, zero, k);
+    *v = mT(g, slice(g, slice(g, p, -2, m1, mk1), -1, zero, nn));
+    return k;
 }
 
 static hop_status
@@ -509,11 +545,9 @@ vjp_svd(hop_vjp_ctx *cx, const hop_node *n, hop_graph *g)
         p = HOP_EMIT(g, linalg_svd, N(hop_vjp_primal(cx, x)), hop_arg_bool(false));
     else
         p = hop_vjp_primal(cx, n);
-    const hop_expr *k = hop_sym_min(g->env, m, nn), *zero = cnst(g, 0);
+    hop_node *u, *s, *v;
+    const hop_expr *k = svd_unpack(g, p, m, nn, &u, &s, &v), *zero = cnst(g, 0);
     const hop_expr *m1 = hop_sym_add_int(g->env, m, 1), *mk1 = hop_sym_add(g->env, m1, k);
-    hop_node *u = slice(g, slice(g, p, -2, zero, m), -1, zero, k);
-    hop_node *s = slice(g, p ? HOP_EMIT(g, select, N(p), I(-2), S(m)) : NULL, -1, zero, k);
-    hop_node *v = mT(g, slice(g, slice(g, p, -2, m1, mk1), -1, zero, nn));
     if (vals)
         return acc(cx, n, 0, svd_grad(g, u, s, v, NULL, ct, NULL, k));
     hop_node *ubar = slice(g, slice(g, ct, -2, zero, m), -1, zero, k);
@@ -522,6 +556,18 @@ vjp_svd(hop_vjp_ctx *cx, const hop_node *n, hop_graph *g)
     return acc(cx, n, 0, svd_grad(g, u, s, v, ubar, sbar, vbar, k));
 }
 
+/* The square (or tall, reduced) QR's cotangent of A for those of Q and R. */
+static hop_node *
+qr_cot(hop_graph *g, hop_node *q, hop_node *rr, hop_node *qbar, hop_node *rbar, const hop_expr *nn)
+{
+    hop_node *mmat = op2(g, HOP_OP_sub, mm(g, rr, mT(g, rbar)), mm(g, mT(g, qbar), q));
+    hop_node *b = op2(g, HOP_OP_add, qbar, mm(g, q, copyltu(g, mmat, nn)));
+    /* B R^-T = (R^-1 B^T)^T */
+    return mT(g, solve(g, rr, mT(g, b)));
+}
+
+/* A wide matrix's A = [X | Y] (PyTorch's): (Q, U) is X's QR and R = [U | V],
+ * V = Q^T Y, so Q' gains Y V'^T, X' is the square rule's and Y' = Q V'. */
 static hop_status
 vjp_qr(hop_vjp_ctx *cx, const hop_node *n, hop_graph *g)
 {
@@ -530,20 +576,188 @@ vjp_qr(hop_vjp_ctx *cx, const hop_node *n, hop_graph *g)
     const hop_expr *m = meta(x)->sizes[r - 2], *nn = meta(x)->sizes[r - 1], *zero = cnst(g, 0);
     bool wide = false,
          known = hop_shape_env_decide_static(g->env, hop_sym_lt(g->env, m, nn), &wide);
-    if (!known || wide)
-        return refuse(n, "the gradient of a QR of a matrix with fewer rows than columns");
-    if (n->args[1].u.b && m != nn)
-        return refuse(n, "the gradient of mode='complete' for a non-square input");
+    if (!known)
+        return refuse(n, "the gradient of a QR of a matrix whose shape (tall or wide) is not "
+                         "known");
+    if (n->args[1].u.b && !wide && m != nn)
+        return refuse(n, "the gradient of mode='complete' for a matrix with more rows than "
+                         "columns");
     hop_node *p = hop_vjp_primal(cx, n), *ct = hop_vjp_ct(cx, n, 0);
-    const hop_expr *mn = hop_sym_add(g->env, m, nn);
-    hop_node *q = slice(g, slice(g, p, -2, zero, m), -1, zero, nn);
-    hop_node *rr = slice(g, p, -2, m, mn);
-    hop_node *qbar = slice(g, slice(g, ct, -2, zero, m), -1, zero, nn);
-    hop_node *rbar = slice(g, ct, -2, m, mn);
-    hop_node *mmat = op2(g, HOP_OP_sub, mm(g, rr, mT(g, rbar)), mm(g, mT(g, qbar), q));
-    hop_node *b = op2(g, HOP_OP_add, qbar, mm(g, q, copyltu(g, mmat, nn)));
-    /* B R^-T = (R^-1 B^T)^T */
-    return acc(cx, n, 0, mT(g, solve(g, rr, mT(g, b))));
+    const hop_expr *k = wide ? m : nn, *mk = hop_sym_add(g->env, m, k);
+    hop_node *q = slice(g, slice(g, p, -2, zero, m), -1, zero, k);
+    hop_node *rr = slice(g, slice(g, p, -2, m, mk), -1, zero, nn);
+    hop_node *qbar = slice(g, slice(g, ct, -2, zero, m), -1, zero, k);
+    hop_node *rbar = slice(g, slice(g, ct, -2, m, mk), -1, zero, nn);
+    if (!wide)
+        return acc(cx, n, 0, qr_cot(g, q, rr, qbar, rbar, nn));
+    hop_node *y = slice(g, hop_vjp_primal(cx, x), -1, m, nn);
+    hop_node *vbar = slice(g, rbar, -1, m, nn);
+    hop_node *qb = op2(g, HOP_OP_add, qbar, mm(g, y, mT(g, vbar)));
+    hop_node *xbar = qr_cot(g, q, slice(g, rr, -1, zero, m), qb, slice(g, rbar, -1, zero, m), m);
+    hop_arg items[2] = {N(xbar), N(mm(g, q, vbar))};
+    return acc(cx, n, 0,
+               xbar && items[1].u.node ? HOP_EMIT(g, cat, hop_arg_list(items, 2), I(-1)) : NULL);
+}
+
+/* ------------------------------------- forward mode of the decompositions */
+
+/* x [..., r, c] with zero columns appended up to w (x itself when c is w):
+ * a block of a packed result's tangent (the padding's tangent is 0). */
+static hop_node *
+pad_cols(hop_graph *g, hop_node *x, const hop_expr *w)
+{
+    if (x == NULL)
+        return NULL;
+    hop_meta zm = *meta(x);
+    int d = zm.rank - 1;
+    zm.sizes[d] = hop_sym_sub(g->env, w, meta(x)->sizes[d]);
+    int64_t extra;
+    if (zm.sizes[d] == NULL)
+        return NULL;
+    if (hop_expr_const_value(zm.sizes[d], &extra) && extra == 0)
+        return x;
+    hop_node *z = hop__ad_full(g, &zm, 0.0);
+    hop_arg items[2] = {N(x), N(z)};
+    return z ? HOP_EMIT(g, cat, hop_arg_list(items, 2), I(-1)) : NULL;
+}
+
+/* The tangent of packed result n: blocks [..., r_i, c_i] stacked along the
+ * rows, each padded with zero columns to n's width. */
+static hop_node *
+pack_rows(hop_graph *g, const hop_node *n, hop_node **blocks, size_t nb)
+{
+    const hop_expr *w = meta(n)->sizes[meta(n)->rank - 1];
+    hop_arg items[3];
+    for (size_t i = 0; i < nb; i++) {
+        hop_node *b = pad_cols(g, blocks[i], w);
+        if (b == NULL)
+            return NULL;
+        items[i] = N(b);
+    }
+    return HOP_EMIT(g, cat, hop_arg_list(items, nb), I(-2));
+}
+
+/* Whether a < b may hold (false only when known not to). */
+static bool
+may_be_lt(hop_graph *g, const hop_expr *a, const hop_expr *b)
+{
+    bool lt = true;
+    return !hop_shape_env_decide_static(g->env, hop_sym_lt(g->env, a, b), &lt) || lt;
+}
+
+/* The reduced SVD's forward mode (PyTorch's linalg_svd_jvp), P = U^T dA V:
+ *   dS = diag(P)
+ *   dU = U (F o (P S + S P^T)) + (dA V - U P) S^-1    (the second term 0 when m <= n)
+ *   dV = V (F o (S P + P^T S)) + (dA^T U - V P^T) S^-1  (0 when n <= m)
+ * F and S^-1 as the vjp's: 0 where singular values coincide or are 0. */
+static hop_status
+jvp_svd(hop_jvp_ctx *cx, const hop_node *n, hop_node *ta)
+{
+    hop_graph *g = hop_jvp_out(cx);
+    const hop_node *x = n->args[0].u.node;
+    int r = meta(x)->rank;
+    const hop_expr *m = meta(x)->sizes[r - 2], *nn = meta(x)->sizes[r - 1];
+    bool vals = n->op == HOP_OP_linalg_svdvals;
+    if (!vals && n->args[1].u.b && m != nn)
+        return refuse(n, "forward-mode differentiation (jvp) of full_matrices=True for a "
+                         "non-square input");
+    hop_node *p = vals ? HOP_EMIT(g, linalg_svd, N(hop_jvp_primal(cx, x)), hop_arg_bool(false))
+                       : hop_jvp_primal(cx, n);
+    hop_node *u, *s, *v;
+    const hop_expr *k = svd_unpack(g, p, m, nn, &u, &s, &v);
+    hop_node *dav = mm(g, ta, v);
+    hop_node *dp = mm(g, mT(g, u), dav);
+    hop_node *ds = diag_part(g, dp, k);
+    if (vals)
+        return ds ? hop_jvp_set_tangent(cx, n, 0, hop__ad_to(g, ds, meta(n)->dtype))
+                  : hop_error_code();
+    hop_node *f = svd_f(g, s), *sinv = unsq(g, svd_sinv(g, s), -2);
+    hop_node *dps = op2(g, HOP_OP_mul, dp, unsq(g, s, -2)); /* P S */
+    hop_node *sdp = op2(g, HOP_OP_mul, unsq(g, s, -1), dp); /* S P */
+    hop_node *du = mm(g, u, op2(g, HOP_OP_mul, f, op2(g, HOP_OP_add, dps, mT(g, dps))));
+    hop_node *dv = mm(g, v, op2(g, HOP_OP_mul, f, op2(g, HOP_OP_add, sdp, mT(g, sdp))));
+    if (may_be_lt(g, nn, m))
+        du =
+            op2(g, HOP_OP_add, du, op2(g, HOP_OP_mul, op2(g, HOP_OP_sub, dav, mm(g, u, dp)), sinv));
+    if (may_be_lt(g, m, nn)) {
+        hop_node *dau = mm(g, mT(g, ta), u);
+        hop_node *off = op2(g, HOP_OP_sub, dau, mm(g, v, mT(g, dp)));
+        dv = op2(g, HOP_OP_add, dv, op2(g, HOP_OP_mul, off, sinv));
+    }
+    hop_node *blocks[3] = {du, unsq(g, ds, -2), mT(g, dv)};
+    hop_node *t = du && ds && dv ? pack_rows(g, n, blocks, 3) : NULL;
+    return t ? hop_jvp_set_tangent(cx, n, 0, hop__ad_to(g, t, meta(n)->dtype)) : hop_error_code();
+}
+
+/* The square (or tall, reduced) QR's forward mode (PyTorch's linalg_qr_jvp):
+ * C = Q^T dA R^-1, X = its symmetric part's upper triangle, diagonal halved
+ * (dR R^-1, upper triangular, while Q^T dQ is skew):
+ *   dR = X R,  dQ = dA R^-1 - Q X.
+ * Returns dQ [..., m, n] and dR [..., n, n] for q, r and the tangent ta. */
+static void
+qr_tangent(hop_graph *g, hop_node *q, hop_node *r, hop_node *ta, const hop_expr *nn, hop_node **dq,
+           hop_node **dr)
+{
+    hop_node *dar = mT(g, solve(g, mT(g, r), mT(g, ta))); /* dA R^-1 */
+    hop_node *c = mm(g, mT(g, q), dar);
+    hop_node *sym = op2(g, HOP_OP_add, c, mT(g, c));
+    hop_node *upper = index_mask(g, nn, HOP_OP_lt), *eye = index_mask(g, nn, HOP_OP_eq);
+    hop_node *d = eye && c ? HOP_EMIT(g, where, N(eye), N(c), F(0.0)) : NULL;
+    hop_node *x = upper && sym && d ? HOP_EMIT(g, where, N(upper), N(sym), N(d)) : NULL;
+    *dr = mm(g, x, r);
+    *dq = op2(g, HOP_OP_sub, dar, mm(g, q, x));
+}
+
+/* qr's forward mode: reduced or square; a wide matrix's A = [X | Y] as
+ * PyTorch's: (Q, U) is X's QR, and R = [U | V] with dV = Q^T (dY - dQ V). */
+static hop_status
+jvp_qr(hop_jvp_ctx *cx, const hop_node *n, hop_node *ta)
+{
+    hop_graph *g = hop_jvp_out(cx);
+    const hop_node *x = n->args[0].u.node;
+    int rk = meta(x)->rank;
+    const hop_expr *m = meta(x)->sizes[rk - 2], *nn = meta(x)->sizes[rk - 1], *zero = cnst(g, 0);
+    bool wide = false,
+         known = hop_shape_env_decide_static(g->env, hop_sym_lt(g->env, m, nn), &wide);
+    if (!known)
+        return refuse(n, "forward-mode differentiation (jvp) of a QR of a matrix whose shape "
+                         "(tall or wide) is not known");
+    if (n->args[1].u.b && !wide && m != nn)
+        return refuse(n, "forward-mode differentiation (jvp) of mode='complete' for a matrix "
+                         "with more rows than columns");
+    hop_node *p = hop_jvp_primal(cx, n);
+    const hop_expr *k = wide ? m : nn, *mk = hop_sym_add(g->env, m, k);
+    hop_node *q = slice(g, slice(g, p, -2, zero, m), -1, zero, k);
+    hop_node *r = slice(g, slice(g, p, -2, m, mk), -1, zero, nn);
+    hop_node *dq, *dr;
+    if (!wide) {
+        qr_tangent(g, q, r, ta, nn, &dq, &dr);
+    } else {
+        hop_node *u = slice(g, r, -1, zero, m), *v = slice(g, r, -1, m, nn);
+        hop_node *du;
+        qr_tangent(g, q, u, slice(g, ta, -1, zero, m), m, &dq, &du);
+        hop_node *dy = slice(g, ta, -1, m, nn);
+        hop_node *dv = mm(g, mT(g, q), op2(g, HOP_OP_sub, dy, mm(g, dq, v)));
+        hop_arg items[2] = {N(du), N(dv)};
+        dr = du && dv ? HOP_EMIT(g, cat, hop_arg_list(items, 2), I(-1)) : NULL;
+    }
+    hop_node *blocks[2] = {dq, dr};
+    hop_node *t = dq && dr ? pack_rows(g, n, blocks, 2) : NULL;
+    return t ? hop_jvp_set_tangent(cx, n, 0, hop__ad_to(g, t, meta(n)->dtype)) : hop_error_code();
+}
+
+/* cholesky's forward mode: dL = L Phi(L^-1 dA L^-T) (dA as given, as
+ * PyTorch's; the vjp above is this map's transpose). */
+static hop_status
+jvp_cholesky(hop_jvp_ctx *cx, const hop_node *n, hop_node *ta)
+{
+    hop_graph *g = hop_jvp_out(cx);
+    hop_node *l = hop_jvp_primal(cx, n);
+    const hop_expr *nn = meta(n)->sizes[meta(n)->rank - 1];
+    hop_node *left = solve(g, l, ta); /* L^-1 dA */
+    hop_node *inner = mT(g, solve(g, l, mT(g, left)));
+    hop_node *t = mm(g, l, phi(g, inner, nn));
+    return t ? hop_jvp_set_tangent(cx, n, 0, hop__ad_to(g, t, meta(n)->dtype)) : hop_error_code();
 }
 
 /* The reverse-mode rules of one differentiable operand, operand 0: the
@@ -661,9 +875,21 @@ hop__jvp_linalg(hop_jvp_ctx *cx, const hop_node *n)
         return ta ? jvp_eig(cx, n, ta) : HOP_OK;
     case HOP_OP_linalg_eigh:
     case HOP_OP_linalg_eigvalsh:
+    case HOP_OP_linalg_svd:
+    case HOP_OP_linalg_svdvals:
+    case HOP_OP_linalg_qr:
+    case HOP_OP_linalg_cholesky:
         if (hop_dtype_is_complex(meta(n->args[0].u.node)->dtype))
             return refuse(n, "forward-mode differentiation (jvp) for complex inputs");
-        return ta ? jvp_eigh(cx, n, ta) : HOP_OK;
+        if (ta == NULL)
+            return HOP_OK;
+        if (n->op == HOP_OP_linalg_svd || n->op == HOP_OP_linalg_svdvals)
+            return jvp_svd(cx, n, ta);
+        if (n->op == HOP_OP_linalg_qr)
+            return jvp_qr(cx, n, ta);
+        if (n->op == HOP_OP_linalg_cholesky)
+            return jvp_cholesky(cx, n, ta);
+        return jvp_eigh(cx, n, ta);
     default:
         return refuse(n, "forward-mode differentiation (jvp)");
     }
