@@ -1,7 +1,8 @@
 /*
  * batching/batching.c - vmap as a graph transformation (hop/batching.h).
  *
- * The forward graph is walked once, in order.  Each forward value maps to a
+ * The forward graph is walked once, in order, over the nodes the result
+ * needs (mark_needed: a dead node is not batched).  Each forward value maps to a
  * value of the result and a bit: batched (its dim 0 is the batch, its other
  * dims the forward value's) or not (the forward value itself, computed once
  * for every example).  A node none of whose operands is batched is copied as
@@ -837,6 +838,157 @@ batch_output(hop_batch_ctx *cx, size_t j, int out_dim, hop_arg *res)
     return HOP_OK;
 }
 
+/* ------------------------------------------------------------ liveness */
+
+/* The unbacked symbols of the forward graph: each with the first node whose
+ * value mentions it (the call or op that made it) and whether a needed node
+ * mentions it. */
+typedef struct {
+    const hop_expr *sym;
+    const hop_node *first;
+    bool needed;
+} unbacked;
+
+typedef struct {
+    hop_batch_ctx *cx;
+    unbacked *items;
+    size_t n, cap;
+} live_walk;
+
+static unbacked *
+find_unbacked(live_walk *w, const hop_expr *s)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (w->items[i].sym == s)
+            return &w->items[i];
+    return NULL;
+}
+
+/* Records (first: a node whose value mentions them, in order) or marks needed
+ * (first NULL) the unbacked symbols of e. */
+static hop_status
+visit_expr(live_walk *w, const hop_expr *e, const hop_node *first)
+{
+    const hop_expr *small[16], **fs = small;
+    size_t nf = e ? hop_expr_free_symbols(e, NULL, 0) : 0;
+    if (nf > 16 && (fs = hop__calloc(nf, sizeof *fs)) == NULL)
+        return HOP_NOMEM;
+    if (nf)
+        hop_expr_free_symbols(e, fs, nf);
+    hop_status st = HOP_OK;
+    for (size_t k = 0; k < nf && st == HOP_OK; k++) {
+        if (!hop_symbol_is_unbacked(fs[k]))
+            continue;
+        unbacked *u = find_unbacked(w, fs[k]);
+        if (first == NULL) {
+            hop_rewrite_entry *e1 = u ? hop_rewrite_find(&w->cx->rw, u->first) : NULL;
+            if (u != NULL)
+                u->needed = true;
+            if (e1 != NULL)
+                e1->mark = true;
+            continue;
+        }
+        if (u != NULL)
+            continue;
+        if (w->n == w->cap) {
+            size_t cap = w->cap ? 2 * w->cap : 8;
+            unbacked *items = hop__realloc(w->items, cap * sizeof *items);
+            if (items == NULL) {
+                st = HOP_NOMEM;
+                break;
+            }
+            w->items = items;
+            w->cap = cap;
+        }
+        w->items[w->n++] = (unbacked){fs[k], first, false};
+    }
+    if (fs != small)
+        hop__free(fs);
+    return st;
+}
+
+static hop_status
+visit_value(live_walk *w, const hop_value_info *v, const hop_node *first)
+{
+    if (v->kind == HOP_VALUE_SYM)
+        return visit_expr(w, v->sym, first);
+    hop_status st = HOP_OK;
+    for (int d = 0; v->kind == HOP_VALUE_TENSOR && d < v->meta.rank && st == HOP_OK; d++)
+        st = visit_expr(w, v->meta.sizes[d], first);
+    return st;
+}
+
+/* Marks what the needed node reading args reads: its node arguments and the
+ * bindings of the symbols of its symbolic ones (lists at any depth). */
+static hop_status
+need_args(live_walk *w, const hop_arg *args, size_t n)
+{
+    hop_status st = HOP_OK;
+    for (size_t i = 0; i < n && st == HOP_OK; i++) {
+        if (args[i].kind == HOP_ARG_LIST) {
+            st = need_args(w, args[i].u.list.items, args[i].u.list.n);
+        } else if (args[i].kind == HOP_ARG_SYM) {
+            st = visit_expr(w, args[i].u.sym, NULL);
+        } else if (args[i].kind == HOP_ARG_NODE) {
+            hop_rewrite_entry *e = hop_rewrite_find(&w->cx->rw, args[i].u.node);
+            if (e != NULL)
+                e->mark = true;
+        }
+    }
+    return st;
+}
+
+/* Whether n's value is an unbacked symbol a needed node mentions (a
+ * sym_size binding it: the lowering reads the size there). */
+static bool
+binds_needed(live_walk *w, const hop_node *n)
+{
+    if (n->meta->kind != HOP_VALUE_SYM || !hop_symbol_is_unbacked(n->meta->sym))
+        return false;
+    const unbacked *u = find_unbacked(w, n->meta->sym);
+    return u != NULL && u->needed;
+}
+
+/* Gives every node of fwd its entry, in order, and marks (e->mark) those
+ * the result needs: the output's operands and, transitively, what a needed
+ * node reads (its node arguments; the binding of each unbacked symbol its
+ * values or arguments mention: the first node whose value mentions it and
+ * the sym_size nodes that are it), placeholders and nodes with side
+ * effects.  The walk batches only those: fwd's dead nodes cost nothing and
+ * cannot fail it (a tall lstsq's residual cond, whose predicate is per
+ * example and whose branches differ in shape, when only x is used). */
+static hop_status
+mark_needed(hop_batch_ctx *cx, const hop_graph *fwd)
+{
+    live_walk w = {.cx = cx};
+    hop_status st = HOP_OK;
+    for (const hop_node *n = fwd->first; n && n != fwd->output && st == HOP_OK; n = n->next) {
+        if (hop_rewrite_add(&cx->rw, n) == NULL)
+            st = hop_error_code();
+        else
+            st = visit_value(&w, n->meta, n);
+        for (uint32_t i = 0; i < n->nouts && st == HOP_OK; i++)
+            st = visit_value(&w, &n->outs[i], n);
+    }
+    if (st == HOP_OK)
+        st = need_args(&w, fwd->output->args, fwd->output->nargs);
+    const hop_node *n = fwd->output->prev;
+    for (; n && st == HOP_OK; n = n->prev) {
+        hop_rewrite_entry *e = hop_rewrite_find(&cx->rw, n);
+        e->mark = e->mark || n->kind == HOP_NODE_PLACEHOLDER || hop_node_has_side_effects(n) ||
+                  binds_needed(&w, n);
+        if (!e->mark)
+            continue;
+        st = need_args(&w, n->args, n->nargs);
+        if (st == HOP_OK)
+            st = visit_value(&w, n->meta, NULL);
+        for (uint32_t i = 0; i < n->nouts && st == HOP_OK; i++)
+            st = visit_value(&w, &n->outs[i], NULL);
+    }
+    hop__free(w.items);
+    return st;
+}
+
 hop_status
 hop_vmap_graph_loop(const hop_graph *fwd, const int *in_dims, const hop_expr *size,
                     const int *out_dims, const hop_class *loop, hop_graph *out)
@@ -847,13 +999,13 @@ hop_vmap_graph_loop(const hop_graph *fwd, const int *in_dims, const hop_expr *si
     hop_batch_ctx cx = {.size = size, .loop = loop};
     hop_rewrite_init(&cx.rw, fwd, out, "vmap");
     st = hop_graph_copy_guards(fwd, out);
+    if (st == HOP_OK)
+        st = mark_needed(&cx, fwd);
     size_t k = 0;
     for (const hop_node *n = fwd->first; n && n != fwd->output && st == HOP_OK; n = n->next) {
-        hop_rewrite_entry *e = hop_rewrite_add(&cx.rw, n);
-        if (e == NULL) {
-            st = hop_error_code();
-            break;
-        }
+        hop_rewrite_entry *e = hop_rewrite_find(&cx.rw, n);
+        if (!e->mark)
+            continue;
         if (n->kind == HOP_NODE_PLACEHOLDER) {
             st = batch_input(&cx, n, k, in_dims[k], e);
             k++;
@@ -887,7 +1039,7 @@ hop_vmap_graph_loop(const hop_graph *fwd, const int *in_dims, const hop_expr *si
     hop_rewrite_clear(&cx.rw);
     if (st != HOP_OK)
         return st;
-    /* no DCE: every node is a copy of fwd's or feeds one (fwd's dead nodes,
-     * such as a sym_size binding nonzero's size, stay as traced) */
+    /* every node is a copy of a needed node of fwd's or feeds one
+     * (mark_needed) */
     return hop_graph_verify(out);
 }

@@ -1451,9 +1451,8 @@ has_side_effects(const hop_graph *g)
     return false;
 }
 
-/* A call_hop with side effects: one of the subgraphs it calls has them. */
-static bool
-call_has_side_effects(const hop_node *n)
+bool
+hop_node_has_side_effects(const hop_node *n)
 {
     if (n->flags & HOP_NODE_SIDE_EFFECTS)
         return true;
@@ -1481,7 +1480,7 @@ hop_graph_dce(hop_graph *g)
          * 3)`); a backed one is bound on entry. */
         bool defines_sym = n->kind != HOP_NODE_CALL_HOP && n->meta &&
                            n->meta->kind == HOP_VALUE_SYM && hop_symbol_is_unbacked(n->meta->sym);
-        if (removable && n->nuses == 0 && !defines_sym && !call_has_side_effects(n)) {
+        if (removable && n->nuses == 0 && !defines_sym && !hop_node_has_side_effects(n)) {
             remove_node(g, n);
             removed++;
         }

@@ -147,6 +147,10 @@ const char *hop_node_target(const hop_node *n);
  * global, say): DCE keeps it, and so every call_hop whose subgraphs hold one. */
 #define HOP_NODE_SIDE_EFFECTS 1u
 
+/* Whether n has effects beyond its results: HOP_NODE_SIDE_EFFECTS on n, or
+ * (a call_hop) on a node of a subgraph it calls, at any depth. */
+bool hop_node_has_side_effects(const hop_node *n);
+
 struct hop_graph {
     const char *name;   /* "forward", "cond_true_0", ... */
     hop_graph *parent;  /* the graph that owns this one, or NULL */

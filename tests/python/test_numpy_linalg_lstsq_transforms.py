@@ -1,5 +1,6 @@
 """hop.numpy.linalg.lstsq under hop's transforms (issue #29): hop.grad
-(against central differences and torch.linalg.lstsq's gradient), hop.vmap,
+(against central differences and torch.linalg.lstsq's gradient), hop.jvp,
+hop.vmap,
 hop.trace with and without dynamic=True and hop.compile(dynamic=True), for
 full-rank tall, square and wide systems.  The residuals keep NumPy's
 shapes: a tall full-rank system's are n_rhs values, any other system's
@@ -137,14 +138,10 @@ def test_lstsq_compiled_with_dynamic_sizes_is_numpys_bits(name):
 
 
 # A tall system's residuals have a size that depends on each example's
-# rank (a cond with a batched predicate whose branches differ in shape), and
-# vmap batches that cond even when only x is used (no DCE of the body).
-_TALL_VMAP = pytest.mark.xfail(strict=True, raises=hop.UnsupportedError,
-                               reason="vmap of a tall lstsq: the residuals' cond")
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_TALL_VMAP) if n.startswith("tall")
-                                  else n for n in sorted(SYSTEMS)])
+# rank (a cond with a batched predicate whose branches differ in shape);
+# vmap batches only what its outputs need, so x alone is the loop's (it
+# batched that cond too before the forty-ninth session: UnsupportedError).
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
 def test_vmap_of_lstsq_solution_is_the_loop(name):
     a, b = SYSTEMS[name]
     xs = np.stack([a, a * 2.0 - 0.5, a[::-1] + 1.0])
@@ -164,11 +161,12 @@ def test_lstsq_rcond_minus_inf_is_numpys():
         _same(hop.compile(lambda x, y: LA.lstsq(x, y, rcond=-np.inf))(a, b), want, "compiled")
 
 
-@pytest.mark.xfail(strict=True, raises=hop.UnsupportedError,
-                   reason="jvp of lstsq: the SVD solution's linalg_svd/linalg_qr have no jvp rule")
-def test_lstsq_jvp_matches_central_differences():
-    a, b = SYSTEMS["square"]
-    da = RNG.standard_normal(a.shape)
+# (UnsupportedError before the forty-ninth session: linalg_svd and
+# linalg_qr had no jvp rule)
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
+def test_lstsq_jvp_matches_central_differences(name):
+    a, b = SYSTEMS[name]
+    da = np.random.default_rng(sorted(SYSTEMS).index(name)).standard_normal(a.shape)
 
     def f(x):
         return (hnp.linalg.lstsq(x, hnp.asarray(b), rcond=None)[0]).sum()
