@@ -415,13 +415,10 @@ def _lstsq_svd(ta, tb, m, n, ct, ratio):
     if k == 0:
         return _C.zeros((n, tb.shape[1]), dtype=_core.hop_dtype(ct, "lstsq")), \
             _C.zeros((0,), dtype=_core.hop_dtype(_real_dt(ct), "lstsq"))
-    if m >= 2 * n:
-        # tall: a = QR and the SVD of the n x n R, as gelsd does
-        pq = _C._op("linalg_qr", ta, False)
-        c = _C.matmul(_h(pq.slice(0, 0, m).slice(1, 0, n)), tb)
-        f, rows = pq.slice(0, m, m + n).slice(1, 0, n), n
-    else:
-        f, c, rows = ta, tb, m
+    # the SVD of a itself, tall ones too (gelsd takes a QR first when m >=
+    # 2n, for speed): a rank-deficient a's R is singular, and the QR's
+    # derivative, which divides by R, is not the solution's there
+    f, c, rows = ta, tb, m
     p = _C._op("linalg_svd", f, False)
     u = p.slice(0, 0, rows).slice(1, 0, k)
     s = p.select(0, rows).slice(0, 0, k)
