@@ -784,6 +784,67 @@ def r_compile_call():
                   + "; ".join(parts), extra)
 
 
+class _Interp:
+    """A small tree interpreter, the shape of tests/python/fuzz_programs.py's
+    Program.run (the function hop.compile's first call spends most of the
+    test suite's compile time analysing): one method dispatching on a node's
+    tag, recursing into its children, with cond and map bodies as lambdas."""
+
+    def __init__(self, tree):
+        self.tree = tree
+
+    def run(self, t, env):
+        op = t[0]
+        if op == "var":
+            return env[t[1]]
+        if op == "unary":
+            return _BENCH_UNARY[t[1]](self.run(t[2], env))
+        if op == "binary":
+            return _BENCH_BINARY[t[1]](self.run(t[2], env), self.run(t[3], env))
+        if op == "cond":
+            return hop.cond(self.run(t[1], env).sum() > 0, lambda: self.run(t[2], env),
+                            lambda: self.run(t[3], env))
+        if op == "map":
+            return hop.map(lambda r: self.run(t[1], dict(env, x=r)), self.run(t[2], env))
+        raise AssertionError(f"unknown node {op!r}")
+
+    def function(self):
+        def f(x, y):
+            return self.run(self.tree, {"x": x, "y": y})
+        return f
+
+
+_BENCH_UNARY = {"sin": hop.sin, "exp": hop.exp, "neg": lambda v: -v}
+_BENCH_BINARY = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b}
+_BENCH_TREE = ["cond", ["binary", "add", ["var", "x"], ["var", "y"]],
+               ["map", ["unary", "sin", ["binary", "mul", ["var", "x"], ["var", "x"]]],
+                ["var", "x"]],
+               ["unary", "exp", ["binary", "add", ["unary", "neg", ["var", "y"]],
+                                 ["var", "x"]]]]
+
+
+@row("compile_first_call", "hop.compile's first call of a tree interpreter (cond, map), "
+     "f32[4, 3]: the effect analysis and the miss", "effect analysis <= 2 ms")
+def r_compile_first_call():
+    one_thread()
+    from hop import _effects
+    x, y = hop.randn(4, 3, seed=1), hop.randn(4, 3, seed=2)
+    f = _Interp(_BENCH_TREE).function()
+    want = f(x, y).numpy()
+    got = hop.compile(f)(x, y).numpy()
+    assert np.array_equal(got, want), "compiled result differs from eager"
+    s = measure_all({"find": lambda: _effects.find(f, (x, y), {}),
+                     "first": lambda: hop.compile(f)(x, y)},
+                    sample_ms=20, repeat=3 if QUICK else 9, warmup=1)
+    h = scaled(s["find"].as_dict(), 1e3)
+    first = scaled(s["first"].as_dict(), 1e3)
+    return result("us", h, None, None, h["median"] <= 2000, "",
+                  f"hop: _effects.find(f, (x, y)) per call (hop.compile's effect analysis, "
+                  f"{len(_effects.find(f, (x, y), {}))} effects found); the first call of a new "
+                  f"hop.compile(f) (analysis, trace, guards, plan) {first['median']:.0f} us",
+                  {"first_call": first})
+
+
 @row("env_guard", "compiled grad reading a closed-over f64 array (16, 100,000)", "guard <= 100 ns")
 def r_env_guard():
     from workloads import env_guard_fns, env_guard_notes
