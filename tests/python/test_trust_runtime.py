@@ -322,6 +322,34 @@ def test_numpy_never_sees_its_blas_thread_count_change_while_hop_multiplies(blas
     assert seen == {3}
 
 
+# OpenBLAS's entry points: its thread count, a CBLAS call, a Fortran BLAS and a LAPACK
+# routine (tests/c/test_libhop.c asks libhop.so for the same).
+OPENBLAS_SYMBOLS = ("openblas_get_num_threads", "openblas_set_num_threads",
+                    "goto_set_num_threads", "cblas_sgemm", "cblas_dgemm", "dgemm_", "dgesv_")
+
+
+def test_hop_C_multiplies_with_an_openblas_of_its_own_whose_symbols_it_hides():
+    # The module Python imports is the one these tests run (hop._C): the OpenBLAS archive
+    # is linked into it (runtime/CMakeLists.txt), none of whose symbols its version script
+    # lets out, so that NumPy's OpenBLAS and hop's never bind to each other.  dlsym on the
+    # module's handle searches it and the libraries it needs: had it needed the shared
+    # OpenBLAS, or exported its copy's symbols, these would be found, as in NumPy's.
+    import ctypes
+
+    module = ctypes.CDLL(_C.__file__)
+    assert [s for s in OPENBLAS_SYMBOLS if hasattr(module, s)] == []
+    with open("/proc/self/maps") as maps:
+        shared = sorted({line.split()[-1] for line in maps if "/libopenblas" in line})
+    for path in shared:  # NumPy's, loaded with it
+        assert [s for s in OPENBLAS_SYMBOLS if not hasattr(ctypes.CDLL(path), s)] == [], path
+    # and hop multiplies through it: exactly, small integers
+    a = np.arange(96 * 96, dtype=np.float64).reshape(96, 96) % 7 - 3
+    for dt in (np.float32, np.float64):
+        got = hop.matmul(hop.asarray(a.astype(dt)), hop.asarray(a.astype(dt))).numpy()
+        assert got.dtype == dt
+        assert np.array_equal(got, (a @ a).astype(dt))
+
+
 # ---------------------------------------------------------------- Ctrl-C
 
 
