@@ -469,17 +469,11 @@ vjp_eigh(hop_vjp_ctx *cx, const hop_node *n, hop_graph *g)
  *        + (I - U U^T) U' S^-1 V^T + U S^-1 V'^T (I - V V^T),
  * F_ij = 1 / (s_j^2 - s_i^2) off the diagonal where distinct, else 0. */
 /* F_ij = 1 / (s_j^2 - s_i^2) for singular values s [..., k], 0 where they
- * coincide (the diagonal included). */
+ * coincide (the diagonal included): eig_f of the squares. */
 static hop_node *
 svd_f(hop_graph *g, hop_node *s)
 {
-    hop_node *s2 = op2(g, HOP_OP_mul, s, s);
-    hop_node *d = op2(g, HOP_OP_sub, unsq(g, s2, -2), unsq(g, s2, -1));
-    hop_node *zero = d ? hop__ad_op2c(g, HOP_OP_eq, d, 0.0) : NULL;
-    hop_node *safe = zero ? HOP_EMIT(g, where, N(zero), F(1.0), N(d)) : NULL;
-    return zero && safe
-               ? HOP_EMIT(g, where, N(zero), F(0.0), N(hop__ad_cop2(g, HOP_OP_div, 1.0, safe)))
-               : NULL;
+    return eig_f(g, op2(g, HOP_OP_mul, s, s));
 }
 
 /* 1 / s, 0 where s is 0 (a zero singular value's direction has no
