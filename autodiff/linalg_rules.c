@@ -143,6 +143,14 @@ refuse(const hop_node *n, const char *what)
     return hop_error(HOP_UNSUPPORTED, "%s: %s is not supported", hop_node_target(n), what);
 }
 
+/* refuse's error for what under a transform, named by how ("the gradient
+ * of"): "<target>: <how> <what> is not supported". */
+static hop_status
+refuse_how(const hop_node *n, const char *how, const char *what)
+{
+    return hop_error(HOP_UNSUPPORTED, "%s: %s %s is not supported", hop_node_target(n), how, what);
+}
+
 static bool
 wants(hop_vjp_ctx *cx, const hop_node *n, size_t k)
 {
@@ -560,28 +568,57 @@ qr_cot(hop_graph *g, hop_node *q, hop_node *rr, hop_node *qbar, hop_node *rbar, 
     return mT(g, solve(g, rr, mT(g, b)));
 }
 
+/* A QR node's shapes for its rules: x [..., m, nn], Q [..., m, k] and
+ * R [..., k, nn] packed in rows [0, m) and [m, m + k) of its result (k the
+ * smaller of m and nn, as wide says).  HOP_UNSUPPORTED, named for how ("the
+ * gradient of", "forward-mode differentiation (jvp) of"), when whether x is
+ * wide is not known, or for mode='complete' of a tall x. */
+typedef struct {
+    const hop_expr *m, *nn, *k, *zero;
+    bool wide;
+} qr_shape;
+
+static hop_status
+qr_shape_of(hop_graph *g, const hop_node *n, const char *how, qr_shape *s)
+{
+    const hop_node *x = n->args[0].u.node;
+    int r = meta(x)->rank;
+    s->m = meta(x)->sizes[r - 2];
+    s->nn = meta(x)->sizes[r - 1];
+    s->zero = cnst(g, 0);
+    s->wide = false;
+    if (!hop_shape_env_decide_static(g->env, hop_sym_lt(g->env, s->m, s->nn), &s->wide))
+        return refuse_how(n, how, "a QR of a matrix whose shape (tall or wide) is not known");
+    if (n->args[1].u.b && !s->wide && s->m != s->nn)
+        return refuse_how(n, how, "mode='complete' for a matrix with more rows than columns");
+    s->k = s->wide ? s->m : s->nn;
+    return HOP_OK;
+}
+
+/* Q and R of a QR's packed result (or of its cotangent or tangent) p. */
+static void
+qr_unpack(hop_graph *g, const qr_shape *s, hop_node *p, hop_node **q, hop_node **r)
+{
+    const hop_expr *mk = hop_sym_add(g->env, s->m, s->k);
+    *q = slice(g, slice(g, p, -2, s->zero, s->m), -1, s->zero, s->k);
+    *r = slice(g, slice(g, p, -2, s->m, mk), -1, s->zero, s->nn);
+}
+
 /* A wide matrix's A = [X | Y] (PyTorch's): (Q, U) is X's QR and R = [U | V],
  * V = Q^T Y, so Q' gains Y V'^T, X' is the square rule's and Y' = Q V'. */
 static hop_status
 vjp_qr(hop_vjp_ctx *cx, const hop_node *n, hop_graph *g)
 {
     const hop_node *x = n->args[0].u.node;
-    int r = meta(x)->rank;
-    const hop_expr *m = meta(x)->sizes[r - 2], *nn = meta(x)->sizes[r - 1], *zero = cnst(g, 0);
-    bool wide = false,
-         known = hop_shape_env_decide_static(g->env, hop_sym_lt(g->env, m, nn), &wide);
-    if (!known)
-        return refuse(n, "the gradient of a QR of a matrix whose shape (tall or wide) is not "
-                         "known");
-    if (n->args[1].u.b && !wide && m != nn)
-        return refuse(n, "the gradient of mode='complete' for a matrix with more rows than "
-                         "columns");
-    hop_node *p = hop_vjp_primal(cx, n), *ct = hop_vjp_ct(cx, n, 0);
-    const hop_expr *k = wide ? m : nn, *mk = hop_sym_add(g->env, m, k);
-    hop_node *q = slice(g, slice(g, p, -2, zero, m), -1, zero, k);
-    hop_node *rr = slice(g, slice(g, p, -2, m, mk), -1, zero, nn);
-    hop_node *qbar = slice(g, slice(g, ct, -2, zero, m), -1, zero, k);
-    hop_node *rbar = slice(g, slice(g, ct, -2, m, mk), -1, zero, nn);
+    qr_shape s;
+    hop_status st = qr_shape_of(g, n, "the gradient of", &s);
+    if (st != HOP_OK)
+        return st;
+    const hop_expr *m = s.m, *nn = s.nn, *zero = s.zero;
+    bool wide = s.wide;
+    hop_node *q, *rr, *qbar, *rbar;
+    qr_unpack(g, &s, hop_vjp_primal(cx, n), &q, &rr);
+    qr_unpack(g, &s, hop_vjp_ct(cx, n, 0), &qbar, &rbar);
     if (!wide)
         return acc(cx, n, 0, qr_cot(g, q, rr, qbar, rbar, nn));
     hop_node *y = slice(g, hop_vjp_primal(cx, x), -1, m, nn);
@@ -708,21 +745,14 @@ static hop_status
 jvp_qr(hop_jvp_ctx *cx, const hop_node *n, hop_node *ta)
 {
     hop_graph *g = hop_jvp_out(cx);
-    const hop_node *x = n->args[0].u.node;
-    int rk = meta(x)->rank;
-    const hop_expr *m = meta(x)->sizes[rk - 2], *nn = meta(x)->sizes[rk - 1], *zero = cnst(g, 0);
-    bool wide = false,
-         known = hop_shape_env_decide_static(g->env, hop_sym_lt(g->env, m, nn), &wide);
-    if (!known)
-        return refuse(n, "forward-mode differentiation (jvp) of a QR of a matrix whose shape "
-                         "(tall or wide) is not known");
-    if (n->args[1].u.b && !wide && m != nn)
-        return refuse(n, "forward-mode differentiation (jvp) of mode='complete' for a matrix "
-                         "with more rows than columns");
-    hop_node *p = hop_jvp_primal(cx, n);
-    const hop_expr *k = wide ? m : nn, *mk = hop_sym_add(g->env, m, k);
-    hop_node *q = slice(g, slice(g, p, -2, zero, m), -1, zero, k);
-    hop_node *r = slice(g, slice(g, p, -2, m, mk), -1, zero, nn);
+    qr_shape s;
+    hop_status st = qr_shape_of(g, n, "forward-mode differentiation (jvp) of", &s);
+    if (st != HOP_OK)
+        return st;
+    const hop_expr *m = s.m, *nn = s.nn, *zero = s.zero;
+    bool wide = s.wide;
+    hop_node *q, *r;
+    qr_unpack(g, &s, hop_jvp_primal(cx, n), &q, &r);
     hop_node *dq, *dr;
     if (!wide) {
         qr_tangent(g, q, r, ta, nn, &dq, &dr);
