@@ -276,13 +276,8 @@ gather_same(int64_t n, void *dst, const void *src, int64_t stride, size_t esize)
  * No restrict: GCC checks at run time whether dst overlaps src and runs the
  * loop in order when it does, as the scalar loop would.
  */
-#if defined(__GNUC__) && defined(__x86_64__) && defined(__ELF__)
-#define CONV_WIDE __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define CONV_WIDE
-#endif
 #define CONV_FN(name, DT, ST, EXPR)                                                                \
-    CONV_WIDE static void name(int64_t n, void *dst, const void *src)                              \
+    HOP__WIDE static void name(int64_t n, void *dst, const void *src)                              \
     {                                                                                              \
         DT *d = dst;                                                                               \
         const ST *s = src;                                                                         \

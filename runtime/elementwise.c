@@ -326,16 +326,10 @@ hop__ew_compute(const hop__ew *e, int ith, int nth)
 #define WRAP_MUL(T, x, y) ((T)((U_##T)(x) * (U_##T)(y)))
 #define WRAP_NEG(T, x) ((T)(0 - (U_##T)(x)))
 
-/* A binary function OT name(T x, T y): vv, vs and sv loops. */
-/* The float arithmetic the fused tiles run (fused_exec.c: several passes
- * over a tile in L1, so the vector width is the cost) at the widest vectors
- * the CPU has, picked at load time (GCC's target_clones).  Only single IEEE
- * operations and compares: every clone gives the same bits. */
-#if defined(__GNUC__) && defined(__x86_64__) && defined(__ELF__)
-#define WIDE __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define WIDE
-#endif
+/* A binary function OT name(T x, T y): vv, vs and sv loops.  The float
+ * arithmetic the fused tiles run (fused_exec.c: several passes over a tile
+ * in L1, so the vector width is the cost) is HOP__WIDE (runtime.h): at the
+ * widest vectors the CPU has. */
 
 #define BINARY_FN(name, T, OT, EXPR) BINARY_FN_AT(name, T, OT, EXPR, )
 #define BINARY_FN_AT(name, T, OT, EXPR, ATTR)                                                      \
@@ -380,19 +374,19 @@ BINARY_FN(min_b, hop__bool, hop__bool, (x & y) != 0)
 /* The integer ones at the widest vectors too (exact: every clone gives the
  * same bits; np_large's Mandelbrot counts with 20 add_i32 a call). */
 #define INT_ARITH(T, sfx)                                                                          \
-    BINARY_FN_AT(add_##sfx, T, T, WRAP_ADD(T, x, y), WIDE)                                         \
-    BINARY_FN_AT(sub_##sfx, T, T, WRAP_SUB(T, x, y), WIDE)                                         \
-    BINARY_FN_AT(mul_##sfx, T, T, WRAP_MUL(T, x, y), WIDE)                                         \
-    BINARY_FN_AT(max_##sfx, T, T, IMAX(x, y), WIDE)                                                \
-    BINARY_FN_AT(min_##sfx, T, T, IMIN(x, y), WIDE)
+    BINARY_FN_AT(add_##sfx, T, T, WRAP_ADD(T, x, y), HOP__WIDE)                                    \
+    BINARY_FN_AT(sub_##sfx, T, T, WRAP_SUB(T, x, y), HOP__WIDE)                                    \
+    BINARY_FN_AT(mul_##sfx, T, T, WRAP_MUL(T, x, y), HOP__WIDE)                                    \
+    BINARY_FN_AT(max_##sfx, T, T, IMAX(x, y), HOP__WIDE)                                           \
+    BINARY_FN_AT(min_##sfx, T, T, IMIN(x, y), HOP__WIDE)
 INT_TYPES(INT_ARITH)
 #define FLOAT_ARITH(T, sfx)                                                                        \
-    BINARY_FN_AT(add_##sfx, T, T, x + y, WIDE)                                                     \
-    BINARY_FN_AT(sub_##sfx, T, T, x - y, WIDE)                                                     \
-    BINARY_FN_AT(mul_##sfx, T, T, x *y, WIDE)                                                      \
-    BINARY_FN_AT(div_##sfx, T, T, x / y, WIDE)                                                     \
-    BINARY_FN_AT(max_##sfx, T, T, FMAX(x, y), WIDE)                                                \
-    BINARY_FN_AT(min_##sfx, T, T, FMIN(x, y), WIDE)
+    BINARY_FN_AT(add_##sfx, T, T, x + y, HOP__WIDE)                                                \
+    BINARY_FN_AT(sub_##sfx, T, T, x - y, HOP__WIDE)                                                \
+    BINARY_FN_AT(mul_##sfx, T, T, x *y, HOP__WIDE)                                                 \
+    BINARY_FN_AT(div_##sfx, T, T, x / y, HOP__WIDE)                                                \
+    BINARY_FN_AT(max_##sfx, T, T, FMAX(x, y), HOP__WIDE)                                           \
+    BINARY_FN_AT(min_##sfx, T, T, FMIN(x, y), HOP__WIDE)
 FLOAT_TYPES(FLOAT_ARITH)
 
 /* Comparisons read T and write bool; the integer and float ones (single
@@ -406,7 +400,7 @@ FLOAT_TYPES(FLOAT_ARITH)
     BINARY_FN_AT(gt_##sfx, T, hop__bool, x > y, ATTR)                                              \
     BINARY_FN_AT(ge_##sfx, T, hop__bool, x >= y, ATTR)
 #define COMPARE_FNS(T, sfx) COMPARE_FNS_AT(T, sfx, )
-#define COMPARE_FNS_WIDE(T, sfx) COMPARE_FNS_AT(T, sfx, WIDE)
+#define COMPARE_FNS_WIDE(T, sfx) COMPARE_FNS_AT(T, sfx, HOP__WIDE)
 COMPARE_FNS(hop__bool, b)
 INT_TYPES(COMPARE_FNS_WIDE)
 FLOAT_TYPES(COMPARE_FNS_WIDE)
@@ -512,15 +506,15 @@ SINT_TYPES(SINT_UNARY)
     UNARY_FN(abs_##sfx, T, T, x)                                                                   \
     UNARY_FN(relu_##sfx, T, T, x)
 UINT_TYPES(UINT_UNARY)
-UNARY_FN_AT(neg_f32, float, float, -x, WIDE)
-UNARY_FN_AT(neg_f64, double, double, -x, WIDE)
+UNARY_FN_AT(neg_f32, float, float, -x, HOP__WIDE)
+UNARY_FN_AT(neg_f64, double, double, -x, HOP__WIDE)
 UNARY_FN(abs_b, hop__bool, hop__bool, x != 0)
-UNARY_FN_AT(abs_f32, float, float, fabsf(x), WIDE)
-UNARY_FN_AT(abs_f64, double, double, fabs(x), WIDE)
+UNARY_FN_AT(abs_f32, float, float, fabsf(x), HOP__WIDE)
+UNARY_FN_AT(abs_f64, double, double, fabs(x), HOP__WIDE)
 UNARY_FN(relu_b, hop__bool, hop__bool, x != 0)
 /* relu keeps nan, as PyTorch's does */
-UNARY_FN_AT(relu_f32, float, float, x > 0 || x != x ? x : 0.0f, WIDE)
-UNARY_FN_AT(relu_f64, double, double, x > 0 || x != x ? x : 0.0, WIDE)
+UNARY_FN_AT(relu_f32, float, float, x > 0 || x != x ? x : 0.0f, HOP__WIDE)
+UNARY_FN_AT(relu_f64, double, double, x > 0 || x != x ? x : 0.0, HOP__WIDE)
 UNARY_FN(lnot_b, hop__bool, hop__bool, x == 0)
 
 /* Float functions through the math backend. */
@@ -979,10 +973,10 @@ I0_FN(double, f64, fabs)
         for (int64_t i = 0; i < n; i++)                                                            \
             o[i] = c[i * ic] ? a[i * ia] : b[i * ib];                                              \
     }
-WHERE_FN(uint8_t, 1, WIDE)
-WHERE_FN(uint16_t, 2, WIDE)
-WHERE_FN(uint32_t, 4, WIDE)
-WHERE_FN(uint64_t, 8, WIDE)
+WHERE_FN(uint8_t, 1, HOP__WIDE)
+WHERE_FN(uint16_t, 2, HOP__WIDE)
+WHERE_FN(uint32_t, 4, HOP__WIDE)
+WHERE_FN(uint64_t, 8, HOP__WIDE)
 typedef struct {
     uint64_t w[2];
 } hop__u128;

@@ -59,6 +59,19 @@ int64_t hop__load_i64(const void *p, hop_dtype dt);
 
 /* --------------------------------------------------------- elementwise */
 
+/* HOP__WIDE: the attribute of a loop compiled once per vector width and
+ * picked at load time (GCC's target_clones: AVX-512, AVX2, baseline), for
+ * loops of single IEEE operations, compares and exact conversions, where
+ * every clone gives the same bits.  Not in a sanitized build: it checks the
+ * loops' memory accesses, which are the same source in every clone, and the
+ * clones were ~60% of elementwise.c's compile (docs/BENCHMARKS.md, fiftieth
+ * session, CI time). */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__ELF__) && !defined(__SANITIZE_ADDRESS__)
+#define HOP__WIDE __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define HOP__WIDE
+#endif
+
 /* hop__vfn, the vector functions by op and dtype and their cost: in
  * runtime/program.h, since fused groups of plans run them too. */
 
