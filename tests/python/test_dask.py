@@ -3,6 +3,7 @@ a closed-over weight) shipped to the 2 worker processes of a Dask
 LocalCluster, mapped over chunks of a NumPy array; the results equal the
 local ones.  The function is a closure, so it travels as its compiled
 programs (hop's saved format inside pickle, see hop._saved)."""
+import importlib.util
 import os
 
 import numpy as np
@@ -10,9 +11,11 @@ import pytest
 
 import hop
 
-distributed = pytest.importorskip(
-    "distributed", reason="Debian's python3-distributed is not installed "
-                          "(scripts/dev.sh test installs it)")
+# (imported by the test, not at collection: importing distributed took
+# ~0.5 s of every pytest process that collects the suite)
+if importlib.util.find_spec("distributed") is None:
+    pytest.skip("Debian's python3-distributed is not installed (scripts/dev.sh test installs it)",
+                allow_module_level=True)
 
 
 def make_model():
@@ -28,6 +31,8 @@ def make_model():
                     reason="the sanitizer pass preloads ASan, which the worker processes would "
                            "inherit; the normal test pass runs this")
 def test_compiled_function_runs_on_dask_workers(monkeypatch):
+    import distributed
+
     # The workers are new interpreters: they import hop from where we do.
     here = os.path.dirname(os.path.dirname(os.path.abspath(hop.__file__)))
     monkeypatch.setenv("PYTHONPATH", here + os.pathsep + os.environ.get("PYTHONPATH", ""))
