@@ -17,9 +17,8 @@
 # pytest runs the tests marked `serial` alone, then the rest on every core (pytest-xdist)
 # (tests/python/conftest.py); each step prints its wall time and CPU time (user + system).
 # Under .ci/run (HOP_CI_EARLY_LANE=1) `test` starts one valgrind lane once build/test is
-# built, at nice 19 in a process group of its own (start_early_lane): it collects the Python
-# suite once (bytecode for the pytest workers) and runs valgrind on the cores the test and
-# sanitize phases leave idle, stopped while test_scale and the serial tests run; `valgrind`
+# built, at nice 19 in a process group of its own (start_early_lane): it runs valgrind on the
+# cores the test and sanitize phases leave idle, stopped while test_scale and the serial tests run; `valgrind`
 # raises it to normal priority and adds the other lane.  test_scale runs in a ctest of its own
 # after the other C tests.
 # Works on a fresh Debian bookworm machine as root (or with sudo available).
@@ -65,15 +64,16 @@ trap 'rm -rf "$CPU_MARKS"' EXIT
 
 # timed LABEL COMMAND...: runs the command and prints how long it took, in
 # wall time and in CPU time (user + system, of every process it waited for).
+# A shell in the background sets MARKS_TAG, so that its marks are its own.
 timed() {
     label=$1
     shift
     started=$(date +%s)
-    cpu_mark "$CPU_MARKS/before"
+    cpu_mark "$CPU_MARKS/${MARKS_TAG:-}before"
     "$@"
-    cpu_mark "$CPU_MARKS/after"
-    echo "dev.sh: $label took $(($(date +%s) - started)) s ($(cat "$CPU_MARKS/after" \
-        "$CPU_MARKS/before" | awk 'NR == 1 { a = $1 } NR == 2 { printf "%.1f", a - $1 }') CPU-s)" >&2
+    cpu_mark "$CPU_MARKS/${MARKS_TAG:-}after"
+    echo "dev.sh: $label took $(($(date +%s) - started)) s ($(cat "$CPU_MARKS/${MARKS_TAG:-}after" \
+        "$CPU_MARKS/${MARKS_TAG:-}before" | awk 'NR == 1 { a = $1 } NR == 2 { printf "%.1f", a - $1 }') CPU-s)" >&2
 }
 
 # Compiles go through ccache, its cache inside the build tree (build/ccache):
@@ -168,6 +168,21 @@ install_python() { # dir
         echo "dev.sh: installed hop into $PY_PREFIX/$pydir but $PYTHON imports $got" >&2
         exit 1
     fi
+}
+
+# warm_bytecode DIR: Python's bytecode of the whole suite against DIR's build
+# (pytest rewrites the test modules' asserts; build/pycache keeps it), made
+# once by one collection, at nice 5 beside the C tests: each pytest process
+# that found it missing compiled it again on its own (a collection of the
+# suite took 20.8 CPU-s cold, 7.9 warm).  It was the early lane's first step,
+# at nice 19, where it had not ended when the pytest workers started (70 s
+# beside ctest's 43 s in a CI run).
+warm_bytecode() {
+    collect() {
+        HOP_PYTHONPATH="$PWD/$1/python" nice -n 5 $PYTHON -m pytest -q -p no:cacheprovider \
+            --collect-only tests/python >/dev/null 2>&1 || true
+    }
+    MARKS_TAG=warm. timed "collection of the suite (bytecode)" collect "$1"
 }
 
 # sanitized_python ARGS...: Debian's python3 with ASan's runtime preloaded,
@@ -265,8 +280,8 @@ valgrind_lanes() {
 
 # The early lane (.ci/run sets HOP_CI_EARLY_LANE=1): started by the test
 # phase once build/test is built, at the lowest priority (nice 19), in a
-# process group of its own: it warms pytest's bytecode cache and then runs the
-# `any` queue under valgrind on whatever core the CI's own steps leave idle
+# process group of its own: it runs the `any` queue under valgrind on
+# whatever core the CI's own steps leave idle
 # (the pip test's single core in ctest, the serial runs' tails, the pytest
 # workers' ends, the sanitizer tree's configure, link and ctest tails), and
 # gets the CPU it needs only when the valgrind phase raises it to normal
@@ -334,9 +349,14 @@ test)
     configure_and_build build/test
     install_python build/test
     [ "${HOP_CI_EARLY_LANE:-0}" = 1 ] && start_early_lane build/test
+    # The suite's bytecode (warm_bytecode) beside the C tests, done before
+    # anything times itself or pytest starts
+    warm_bytecode build/test &
+    warming=$!
     # test_scale (RUN_SERIAL) times itself: after the rest, with the early
     # lane stopped
     (cd build/test && timed ctest ctest --output-on-failure -j "$JOBS" -E '^test_scale$')
+    wait "$warming"
     early_lane_signal build/test STOP
     (cd build/test && timed "ctest of test_scale" ctest --output-on-failure -R '^test_scale$')
     pytest_suite build/test
@@ -409,14 +429,7 @@ valgrind)
     fi
     ;;
 early-lane) # internal: start_early_lane's process
-    dir=$2
-    # Python's bytecode of the whole suite first (pytest rewrites the test
-    # modules' asserts; build/pycache keeps it), which each pytest worker
-    # compiled again on its own: ~15 CPU-s of each worker's ~24 s collection
-    export HOP_PYTHONPATH="$PWD/$dir/python"
-    collect() { $PYTHON -m pytest -q -p no:cacheprovider --collect-only tests/python >/dev/null 2>&1; }
-    timed "early lane: collection of the suite" collect || true
-    timed "early lane: valgrind" valgrind_lane "$dir" any
+    timed "early lane: valgrind" valgrind_lane "$2" any
     ;;
 *)
     echo "usage: sh scripts/dev.sh showcase|test|bench|sanitize|valgrind" >&2
