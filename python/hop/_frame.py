@@ -434,6 +434,7 @@ class Translator(_State, _Library, _Merging, _Breaking):
                 self.holds = self._placed_drops()
             done = True
         except _Stop as st:
+            self._no_drops_past(st.snap)
             out = self._stopped(st)
             done = True
         finally:

@@ -859,9 +859,11 @@ class _State:
     def _dropped_later(self, out):
         """Notes the result of the call just recorded (`o = HOLD.pop()`) when
         its death runs code (a __del__, a weakref.finalize or a weakref's
-        callback): the replay keeps it as long as the function does
-        (_placed_drops), not only as long as the replayed call."""
-        if getattr(type(out), "__del__", None) is not None or weakref.getweakrefcount(out):
+        callback; not a weakref without one, as hop's own guards take):
+        the replay keeps it as long as the function does (_placed_drops),
+        not only as long as the replayed call."""
+        if getattr(type(out), "__del__", None) is not None or \
+                any(r.__callback__ is not None for r in weakref.getweakrefs(out)):
             self.drops.append([len(self.effects) - 1, out, len(self.effects) - 1])
 
     def _in_frames(self, obj):
@@ -899,6 +901,18 @@ class _State:
                        "locals' order, which hop's replay does not follow")
         self.drops = []
         return holds
+
+    def _no_drops_past(self, snap):
+        """Unsupported when the root frame holds a noted result at a graph
+        break (snap: _Stop's): the plan would hand the translation's object
+        to every call's resume as a constant, alive as long as the plan,
+        where eager's dies with this call's frame."""
+        _, stack, fast, _, neffects = snap
+        for n, obj, _ in self.drops:
+            if n < neffects and any(v is obj for v in itertools.chain(stack, fast.values())):
+                self._fail(f"the result of {self.effects[n].what} (whose death runs a "
+                           f"finalizer) is held across a graph break, where the plan would "
+                           f"keep the translation's object alive")
 
     def _real_values(self, n):
         """The items of effect n's target (a container that existed before
