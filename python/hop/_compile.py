@@ -154,7 +154,8 @@ class _Entry:
                                 "nonlocal or global it assigns) no longer holds an int")
         out, values = _plan_run(self.runner.call_kw, tuple(args) + state, _C.GuardError, kwargs)
         try:
-            _frame_state.replay(fr.effects, values, (tuple(args), dict(kwargs or {})))
+            held = _frame_state.replay(fr.effects, values, (tuple(args), dict(kwargs or {})),
+                                       fr.holds)
             if fr.stop is not None:
                 # a graph break: the instruction in Python, then the resume
                 return fr.stop.resume(out, _compile_resume)
@@ -162,6 +163,7 @@ class _Entry:
             # (the user's code raised it after the plan ran and the effects
             # were replayed: the call's own error, never a rerun's cause)
             raise _Ran(e) from None
+        _frame_state.release(held)  # (the function's locals die as it returns)
         return out
 
     def changed_contents(self):
@@ -1156,6 +1158,8 @@ def _effects_call(entry):
     if fr is None and (r.fast is not None or r._check is None or any(r.sym_out)):
         return None
     stop = fr.stop if fr is not None else None
+    if fr is not None and fr.holds:
+        return None  # (results kept past their call: replay keeps them, _frame_state.replay)
     if stop is not None and (stop.prefix is not None or stop.numpy):
         return None  # (the part before the break in Python; NumPy code's fp checks)
     # the lifted ints (_frame_state.lifted_now, in C): (cell,) or (dict, key)

@@ -286,6 +286,7 @@ class Translator(_State, _Library, _Merging, _Breaking):
         # {(basename, line): an I/O effect there} of the effects _effects found
         self.effect_lines = effect_lines
         self.effects = []
+        self.drops, self.holds = [], None  # (_dropped_later, _placed_drops)
         self.cells = {}      # id(cell) -> value assigned (overlay)
         self.globs = {}      # (id(globals), name) -> value assigned
         self.attrs = {}      # (id(obj), name) -> value assigned
@@ -376,6 +377,7 @@ class Translator(_State, _Library, _Merging, _Breaking):
         self.error = None
         self._cur = None
         self.effects = []
+        self.drops, self.holds = [], None  # (_dropped_later, _placed_drops)
         self.cells.clear()
         self.globs.clear()
         self.attrs.clear()
@@ -428,8 +430,11 @@ class Translator(_State, _Library, _Merging, _Breaking):
                     self.guarded = False
             else:
                 out = self._call_function(self.fn, tuple(args), dict(kwargs or {}))
+            if self.drops:
+                self.holds = self._placed_drops()
             done = True
         except _Stop as st:
+            self._no_drops_past(st.snap)
             out = self._stopped(st)
             done = True
         finally:
@@ -469,6 +474,7 @@ class Translator(_State, _Library, _Merging, _Breaking):
                   self.loads, self.set_reads, self.items):
             d.clear()
         self.namespaces, self.live_over, self.opaque_objs = set(), set(), set()
+        self.drops = []
         self._cell_objs, self._glob_objs, self._attr_objs = [], {}, {}
         self._argtree, self.argpaths = ((), {}), {}
         self.root, self._cur, self.frames = None, None, []
@@ -583,6 +589,7 @@ class Translator(_State, _Library, _Merging, _Breaking):
             out = getattr(shadow, name)(*args, **kwargs)
             self._record("call", real, name, (args, tuple(kwargs.items())),
                          f"{type(real).__name__}.{name}()")
+            self._dropped_later(out)
             return self._sub(out)
         if isinstance(f, types.BuiltinMethodType) and type(f.__self__) in _MUTATORS and \
                 f.__name__ in _MUTATORS[type(f.__self__)]:

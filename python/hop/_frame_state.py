@@ -10,8 +10,11 @@ make needless.  The Translator's methods for it are the _State mixin."""
 import builtins
 import gc
 import inspect
+import itertools
 import sys
 import types
+import weakref
+from collections import deque
 
 from . import _C
 from . import _exact
@@ -78,36 +81,58 @@ class _ArgPath:
         return v
 
 
-def replay(effects, values, tree):
+def replay(effects, values, tree, holds=None):
     """Applies the side-effect table with one call's values (the plan's
     outputs: values[i] for effects[i]), in program order; tree is the call's
-    (args, kwargs), where targets inside the arguments are found."""
-    for e, v in zip(effects, values):
-        k = e.kind
-        if type(e.target) is _ArgPath:
-            e = Effect(k, e.target.resolve(tree), e.key, e.values, e.site, e.what)
-        if k == "cell":
-            e.target.cell_contents = v[0]
-        elif k == "del_cell":
-            del e.target.cell_contents
-        elif k == "global":
-            e.target[e.key] = v[0]
-        elif k == "del_global":
-            del e.target[e.key]
-        elif k == "attr":
-            setattr(e.target, e.key, v[0])
-        elif k == "del_attr":
-            delattr(e.target, e.key)
-        elif k == "item":
-            e.target[v[0]] = v[1]
-        elif k == "del_item":
-            del e.target[v[0]]
-        elif k == "call":
-            getattr(e.target, e.key)(*v[0], **dict(v[1]))
-        elif k == "print":
-            print(*v[0], **dict(v[1]))
-        elif k == "warn":
-            _paths.warn_at(*e.key)
+    (args, kwargs), where targets inside the arguments are found.  holds
+    ({call's index: the index of the effect after which its result dies,
+    or len(effects): when the call ends}, _State._placed_drops): the results
+    of calls (`o = HOLD.pop()`) whose death runs a finalizer, kept as long
+    as the function kept them eagerly; the others are dropped at once.
+    Returns the results kept until the call ends, for release()."""
+    kept = {}
+    for n, (e, v) in enumerate(zip(effects, values)):
+        _replay_one(e, v, tree, n, holds, kept)
+        if n in kept:
+            release(kept.pop(n))
+    return kept.pop(len(effects), [])
+
+
+def release(results):
+    """Drops results (replay's) in the order eager's frame drops its locals."""
+    while results:
+        del results[0]
+
+
+def _replay_one(e, v, tree, n, holds, kept):
+    """One effect of replay's; a kept call's result goes into kept."""
+    k = e.kind
+    if type(e.target) is _ArgPath:
+        e = Effect(k, e.target.resolve(tree), e.key, e.values, e.site, e.what)
+    if k == "cell":
+        e.target.cell_contents = v[0]
+    elif k == "del_cell":
+        del e.target.cell_contents
+    elif k == "global":
+        e.target[e.key] = v[0]
+    elif k == "del_global":
+        del e.target[e.key]
+    elif k == "attr":
+        setattr(e.target, e.key, v[0])
+    elif k == "del_attr":
+        delattr(e.target, e.key)
+    elif k == "item":
+        e.target[v[0]] = v[1]
+    elif k == "del_item":
+        del e.target[v[0]]
+    elif k == "call":
+        r = getattr(e.target, e.key)(*v[0], **dict(v[1]))
+        if holds and n in holds:
+            kept.setdefault(holds[n], []).append(r)
+    elif k == "print":
+        print(*v[0], **dict(v[1]))
+    elif k == "warn":
+        _paths.warn_at(*e.key)
 
 
 def written_names(fn):
@@ -826,7 +851,74 @@ class _State:
             if len(path) < 2:  # the (args, kwargs) tree, args or kwargs itself
                 self._fail("a write to the arguments themselves")
             target = _ArgPath(path)
+        for d in self.drops:  # (a kept result a frame still holds outlives this effect)
+            if self._in_frames(d[1]):
+                d[2] = len(self.effects)
         self.effects.append(Effect(kind, target, key, values, _site(fr.code, fr.line), what))
+
+    def _dropped_later(self, out):
+        """Notes the result of the call just recorded (`o = HOLD.pop()`) when
+        its death runs code (a __del__, a weakref.finalize or a weakref's
+        callback; not a weakref without one, as hop's own guards take):
+        the replay keeps it as long as the function does (_placed_drops),
+        not only as long as the replayed call."""
+        if getattr(type(out), "__del__", None) is not None or \
+                any(r.__callback__ is not None for r in weakref.getweakrefs(out)):
+            self.drops.append([len(self.effects) - 1, out, len(self.effects) - 1])
+
+    def _in_frames(self, obj):
+        return any(v is obj for f in self.frames
+                   for v in itertools.chain(f.fast.values(), f.stack))
+
+    def _placed_drops(self):
+        """replay's holds, once the function returned: each noted result
+        dies after the last effect a frame of the function held it through,
+        or, held by a local of the function's own at its return, when the
+        call ends (in the order of those locals, as eager's frame drops
+        them).  Unsupported for one held elsewhere too (a container, an
+        object, a generator's frame), whose death hop cannot place."""
+        holds, slots = {}, {}
+        names = self.root.code.co_varnames if self.root is not None else ()
+        fast = self.root.fast if self.root is not None else {}
+        for n, obj, last in self.drops:
+            at = [k for k, v in fast.items() if v is obj]
+            # the references known: the entry, getrefcount's argument, obj
+            # here, the real container's (the translation ran on its shadow)
+            # and the function's locals
+            known = 3 + len(at) + sum(x is obj for x in self._real_values(n))
+            if sys.getrefcount(obj) > known:
+                self._fail(f"the result of {self.effects[n].what} (whose death runs a "
+                           f"finalizer) is held by an object hop does not follow, so the "
+                           f"moment it dies cannot be replayed")
+            holds[n] = len(self.effects) if at else last
+            slots[n] = min((names.index(k) for k in at if k in names), default=len(names))
+        # (kept to the end: ordered by the local's slot, replay keeps them in
+        # its list in table order, so the table's order must be the slots')
+        ends = sorted(n for n in holds if holds[n] == len(self.effects))
+        if [slots[n] for n in ends] != sorted(slots[n] for n in ends):
+            self._fail("results of calls whose death runs a finalizer held by locals in "
+                       "another order than they were made: eager's frame drops them in its "
+                       "locals' order, which hop's replay does not follow")
+        self.drops = []
+        return holds
+
+    def _no_drops_past(self, snap):
+        """Unsupported when the root frame holds a noted result at a graph
+        break (snap: _Stop's): the plan would hand the translation's object
+        to every call's resume as a constant, alive as long as the plan,
+        where eager's dies with this call's frame."""
+        _, stack, fast, _, neffects = snap
+        for n, obj, _ in self.drops:
+            if n < neffects and any(v is obj for v in itertools.chain(stack, fast.values())):
+                self._fail(f"the result of {self.effects[n].what} (whose death runs a "
+                           f"finalizer) is held across a graph break, where the plan would "
+                           f"keep the translation's object alive")
+
+    def _real_values(self, n):
+        """The items of effect n's target (a container that existed before
+        the call, whose shadow the translation changed)."""
+        t = self.effects[n].target
+        return t.values() if isinstance(t, dict) else t if isinstance(t, (list, deque)) else ()
 
     def _materialized(self, f, args, kwargs):
         """f(*args, **kwargs) (hop's: a HOP traces the user's bodies, which
