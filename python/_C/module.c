@@ -564,7 +564,9 @@ init_check_kinds(PyObject *m)
         return -1;
     HOP_CHECK_KIND_LIST(HOP_PY_CHECK_KIND)
 #undef HOP_PY_CHECK_KIND
-    return 0;
+    /* hop._C.MAX_RANK: the most dims a tensor has (hop.numpy names it where
+     * NumPy, whose limit is 32, would make an array of more) */
+    return PyModule_AddIntConstant(m, "MAX_RANK", HOP_MAX_RANK);
 }
 
 PyMODINIT_FUNC PyInit__C(void);

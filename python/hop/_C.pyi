@@ -61,6 +61,9 @@ CHECK_NUMPY_EMPTY: int
 CHECK_NUMPY_SCALAR_OVERFLOW: int
 CHECK_NUMPY_INDEX: int
 
+# The most dims a tensor has (HOP_MAX_RANK, include/hop/ops.h).
+MAX_RANK: int
+
 # What a dtype argument accepts: a hop dtype, its name ("float32"), or the
 # Python types bool, int (int64) and float (float64).
 DTypeLike = Union[dtype, str, type]

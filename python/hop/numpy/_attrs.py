@@ -53,18 +53,42 @@ class flatiter:
     gives copies or scalars, assignment writes a (values repeated as often
     as the positions need), iteration gives the elements."""
 
-    __slots__ = ("base", "_n")
+    __slots__ = ("base", "_n", "_i", "_r")
 
     def __init__(self, base):
         self.base = base
         self._n = F._size(base._t.shape)
+        self._i = 0  # (NumPy's .index: the position the iteration is at)
+        self._r = None
 
     def __len__(self):
         return self._n
 
     def __iter__(self):
-        r = F.ravel(self.base, _kind=type(self.base))
-        return (r[i] for i in range(self._n))
+        return self  # (NumPy's flatiter is its own iterator)
+
+    def __next__(self):
+        if self._i >= self._n:
+            raise StopIteration
+        if self._r is None:
+            self._r = F.ravel(self.base, _kind=type(self.base))
+        self._i += 1
+        return self._r[self._i - 1]
+
+    @property
+    def index(self):
+        return self._i
+
+    @index.setter
+    def index(self, value):
+        raise AttributeError("attribute 'index' of 'numpy.flatiter' objects is not writable")
+
+    @property
+    def coords(self):
+        return tuple(int(i) for i in _np.unravel_index(self._i, self.base.shape))
+
+    def __delitem__(self, key):
+        raise TypeError("Cannot delete iterator elements")
 
     def _positions(self, key):
         from ._indexing import index_tensor
@@ -120,7 +144,16 @@ class flatiter:
         return F.copy(F.ravel(self.base, _kind=ndarray), _kind=type(self.base))
 
     def __array__(self, dtype=None):
-        return _np.asarray(self.copy(), dtype=dtype)
+        """NumPy's: a view of a contiguous base's memory (read-only if the
+        base is), else a read-only copy."""
+        a = self.base
+        if not _C._is_proxy(a._t) and not _core.tracing() and a._t.is_contiguous() and \
+                a._cp is None:
+            r = _np.asarray(a).reshape(-1)
+        else:
+            r = _np.asarray(self.copy())
+            r.flags.writeable = False
+        return r if dtype is None else r.astype(dtype, copy=False)
 
 
 def _flat(self):
@@ -500,6 +533,10 @@ class _Flags:
     def writeable(self):
         return not self._a._ro and not self._a._scalar
 
+    @writeable.setter
+    def writeable(self, value):
+        _setflags(self._a, write=value)  # (NumPy's flags.writeable = v is setflags)
+
     def _np_flags(self):
         a = self._a
         if a._scalar:
@@ -675,9 +712,39 @@ def _setflags(self, write=None, align=None, uic=None):
         _breaks.conversion(_C.UnsupportedError, "hop.numpy: setflags of an array the caller "
                                                 "holds changes the caller's array")
     if write is not None:
-        if write and self._ro:
+        # NumPy's rule where hop keeps it: an array the user made read-only
+        # may be made writeable again when its base is writeable; one hop
+        # made read-only (a broadcast, a diagonal, .imag of a real array,
+        # which hop may hold as a copy) is refused, never written apart
+        if write and self._ro and not (self._ro is _USER_READ_ONLY and
+                                       _writeable_base(_base(self))):
             raise ValueError("cannot set WRITEABLE flag to True of this array")
-        self._ro = not write
+        self._ro = _USER_READ_ONLY if not write else False
+
+
+class _UserReadOnly:
+    """The read-only flag setflags(write=False) sets (true, as hop's own)."""
+
+    def __bool__(self):
+        return True
+
+    def __repr__(self):
+        return "_USER_READ_ONLY"
+
+
+_USER_READ_ONLY = _UserReadOnly()
+
+
+def _writeable_base(b):
+    """Whether NumPy's base b of an array lets it be made writeable again."""
+    if b is None:
+        return True
+    if isinstance(b, (ndarray, _np.ndarray)):
+        return b.flags.writeable
+    try:
+        return not memoryview(b).readonly  # (frombuffer's buffer object)
+    except TypeError:
+        return False
 
 
 def _itemset(self, *args):
@@ -706,12 +773,19 @@ def _share(a, b, exact):
     shares_memory (an element in common) of hop.numpy arrays: eagerly
     NumPy's on their memory; while tracing from their storages (an array and
     its views share one; arguments are taken as not sharing memory)."""
-    if not (isinstance(a, ndarray) and isinstance(b, ndarray)):
+    if not (isinstance(a, (ndarray, _np.ndarray)) and isinstance(b, (ndarray, _np.ndarray))):
         return False  # NumPy converts anything else to a new array
     run = _storage.current()
+    fn = _np.shares_memory if exact else _np.may_share_memory
+    if not (isinstance(a, ndarray) and isinstance(b, ndarray)):
+        # an ndarray beside a hop.numpy array: NumPy's answer on both
+        # memories (before, False whatever they shared)
+        if run is not None:
+            _breaks.conversion(_C.UnsupportedError, "hop.numpy: shares_memory of an ndarray "
+                                                    "and a hop.numpy array while tracing")
+        return bool(fn(*(_memory(x) if isinstance(x, ndarray) else x for x in (a, b))))
     if run is None or (not _C._is_proxy(a._tv) and not _C._is_proxy(b._tv) and
                        a._st is None and b._st is None):
-        fn = _np.shares_memory if exact else _np.may_share_memory
         return bool(fn(_memory(a), _memory(b)))
     sa, sb = _storage.storage_of(a, run), _storage.storage_of(b, run)
     if sa is not sb:

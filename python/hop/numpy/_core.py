@@ -55,6 +55,15 @@ def hop_dtype(npd, what, makes=False):
     raise _C.DTypeError(msg)
 
 
+def check_rank(n, what):
+    """hop's ShapeError (a ValueError) for a result of n > MAX_RANK dims,
+    which NumPy (up to 32) would make: never another error's text (reshape's
+    "cannot reshape array of size 6" of a size that fits)."""
+    if n > _C.MAX_RANK:
+        raise _C.ShapeError(f"hop.numpy: {what}: a result of {n} dims; hop arrays have at most "
+                            f"{_C.MAX_RANK} (NumPy's 32)")
+
+
 def kept_dtype(npd, what):
     """npd, a dtype NumPy keeps in the array it makes (a creation function's
     dtype=, array/asarray/copy of an ndarray, *_like of one): one of the
@@ -258,7 +267,21 @@ def operand(x, what):
         from ._funcs import array  # lists of arrays and traced scalars are stacked
         t = array(list(x) if isinstance(x, range) else x)._t
         return Opnd(t=t, dtype=np_dtype(t))
+    if _array_like(x):
+        # NumPy's array of an object of the array protocols (a PIL image, a
+        # pandas frame, a memoryview): its memory where NumPy's asarray shares it
+        return operand(_np.asarray(x), what)
     raise TypeError(f"hop.numpy: {what}: unsupported operand type {type(x).__name__}")
+
+
+def _array_like(x):
+    """Whether NumPy makes an array of x through one of its protocols (not
+    one of the arrays, tensors and scalars hop.numpy takes itself)."""
+    if isinstance(x, (_C.Tensor, _np.generic, _np.ndarray)) or \
+            getattr(type(x), "__hop_tensor__", None) is not None:
+        return False
+    return isinstance(x, memoryview) or any(
+        hasattr(x, name) for name in ("__array__", "__array_interface__", "__array_struct__"))
 
 
 def scalar_arg(o):

@@ -235,6 +235,7 @@ def _newshape(newshape):
     for its error's text; the shape to make), any negative size the one
     unknown dimension (-2 counts as -1), two of them NumPy's ValueError."""
     shape = _sizes_arg(newshape)
+    _core.check_rank(len(shape), "reshape")
     unknown = [i for i, d in enumerate(shape) if isinstance(d, int) and d < 0]
     if len(unknown) > 1:
         raise ValueError("can only specify one unknown dimension")
@@ -600,6 +601,7 @@ def squeeze(a, axis=None, *, _kind=None):
 def broadcast_to(array, shape, subok=False, *, _kind=None):
     t = _t(array, "broadcast_to")
     shape = _shape_arg(shape)
+    _core.check_rank(len(shape), "broadcast_to")
     if len(shape) < t.ndim:
         raise ValueError("input operand has more dimensions than allowed by the axis remapping")
     if builtins.any(isinstance(n, int) and n < 0 for n in shape):
@@ -1379,11 +1381,51 @@ def _kept_dtype_of(a, dtype, what):
 def _public_array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *,
                   like=None):
     _kept_dtype_of(object, dtype, "array")
-    return array(object, dtype, copy, order, subok, ndmin)
+    if copy is None:
+        raise ValueError("NoneType copy mode not allowed.")  # (NumPy 1.24's copy converter)
+    if not isinstance(copy, _np._CopyMode):
+        return array(object, dtype, bool(copy), order, subok, ndmin)
+    if copy is not _np._CopyMode.NEVER:
+        return array(object, dtype, copy is _np._CopyMode.ALWAYS, order, subok, ndmin)
+    return _array_never_copied(object, dtype, order, subok, ndmin)
+
+
+def _array_never_copied(object, dtype, order, subok, ndmin):
+    """np.array(object, copy=np._CopyMode.NEVER): NumPy's array with no
+    copy, or its ValueError saying why one would be made."""
+    if _core._array_like(object):
+        if not isinstance(object, memoryview) and not builtins.any(
+                hasattr(object, n) for n in ("__array_interface__", "__array_struct__")):
+            raise ValueError("Unable to avoid copy while converting from an object implementing "
+                             "the `__array__` protocol.  NumPy cannot ensure that no copy will "
+                             "be made.")
+        object = _np.asarray(object)
+    if not isinstance(object, (ndarray, _np.ndarray)):
+        raise ValueError("Unable to avoid copy while creating an array.")
+    if dtype is not None and _np.dtype(dtype) != object.dtype:
+        raise ValueError("Unable to avoid copy while creating an array from given array.")
+    if isinstance(object, _np.ndarray):
+        if _core.tracing():
+            # (whether hop's tensor of a captured ndarray is its memory is
+            # known when the program runs: NumPy's code decides)
+            from .. import _breaks
+            _breaks.conversion(_C.UnsupportedError, "hop.numpy: array(copy=np._CopyMode.NEVER) "
+                                                    "of an ndarray while tracing")
+        a = asarray(object)
+        if not _np.shares_memory(object, _np.asarray(a)):  # (hop's copy of a read-only one)
+            raise ValueError("Unable to avoid copy while creating a new array.")
+        object = a
+    if array(object, None, False, order) is not object:
+        raise ValueError("Unable to avoid copy while creating a new array.")
+    if ndmin > object.ndim:  # (NumPy's view with leading dims of 1)
+        return object.reshape((1,) * (ndmin - object.ndim) + object.shape)
+    return object
 
 
 def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, like=None):
     ro = False
+    if _core._array_like(object):
+        object = _np.asarray(object)  # (its .base is the object, as NumPy's)
     if isinstance(object, ndarray) and object._scalar:
         copy = True  # a NumPy scalar is a value: its array is a new 0-d array, never itself
     if isinstance(object, (list, tuple)):

@@ -209,9 +209,11 @@ def frombuffer(buffer, dtype=float, count=-1, offset=0, *, like=None):
     """NumPy's frombuffer: the buffer's bytes as a 1-d array, over the same
     memory (read-only where NumPy's is: a bytes object's)."""
     a = _np.frombuffer(buffer, dtype, count, offset)
+    _core.kept_dtype(a.dtype, "frombuffer")  # (NumPy keeps '>f8': never silently native)
     _core.hop_dtype(a.dtype, "frombuffer")
     r = ndarray(_C.asarray(a))
     r._ro = not a.flags.writeable
+    r._ob = a.base  # (NumPy's .base: the buffer object)
     return r
 
 
