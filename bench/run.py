@@ -784,6 +784,31 @@ def r_compile_call():
                   + "; ".join(parts), extra)
 
 
+# env_array_call's global: an ndarray of this module the compiled function
+# reads, guarded by id and layout, no reference held (docs/ARCHITECTURE.md)
+_ENV_G = np.linspace(0.0, 1.0, 16)
+
+
+@row("env_array_call", "steady compiled `a * G`, G a global f64[16] ndarray, on a hop.Tensor "
+     "(and on an ndarray), from Python", "hop.Tensor call <= the ndarray call")
+def r_env_array_call():
+    one_thread()
+    # (one function per argument kind: a function's bound call is its newest plan's)
+    cf, cfn = hop.compile(lambda a: a * _ENV_G), hop.compile(lambda a: a * _ENV_G)
+    an = np.arange(16.0)
+    at = hop.tensor(an)
+    fns = {"hop": lambda: cf(at), "np": lambda: an * _ENV_G, "ndarray": lambda: cfn(an)}
+    for f in fns.values():
+        f()
+        f()
+    s = measure_all(fns, repeat=5 if QUICK else 15)
+    h, n, nd = s["hop"].as_dict(), s["np"].as_dict(), s["ndarray"].as_dict()
+    return result("ns", h, n, None, h["median"] <= nd["median"], speedup(n, h, "NumPy"),
+                  f"hop: the call on a hop.Tensor (bound in C with the array's check, "
+                  f"Plan.bind_tensors(..., live)); on an ndarray {nd['median']:.0f} ns; NumPy: "
+                  f"an * G eager", {"ndarray": nd})
+
+
 class _Interp:
     """A small tree interpreter, the shape of tests/python/fuzz_programs.py's
     Program.run (the function hop.compile's first call spends most of the

@@ -586,7 +586,7 @@ effects_run(EffectsCallObject *self, PyObject *args, int *ran)
     int took = lifted_now(self->lifted, in + n);
     if (took > 0) {
         nin = n + nl;
-        outs = hop_py__plan_run_tensors(self->plan, in, nin, PyTuple_GET_ITEM(state, 1),
+        outs = hop_py__plan_run_tensors(self->plan, in, nin, PyTuple_GET_ITEM(state, 1), NULL,
                                         HOP_PY_RUN_TUPLE);
     }
     for (Py_ssize_t i = n; i < nin; i++)

@@ -26,7 +26,8 @@
  *     full check, Guards.revalidate, then says what changed); the Python
  *     paths and _EffectsCall read it;
  *   - hop_py__live_tensors, numpy_call.c's bound call of a plan whose only
- *     other guard is the builtin names' (Plan.bind_arrays(..., live)): the
+ *     other guard is the builtin names' (Plan.bind_arrays(..., live), and
+ *     Plan.bind_tensors(..., live) for hop.Tensor arguments): the
  *     runtime tensors over the arrays' memory, borrowed as the arguments are
  *     (no Python object made), or NotImplemented on a miss (the general path
  *     then retraces or raises as eager).

@@ -396,6 +396,8 @@ hop_py__fp_raise(int flags)
  * Plan.bind_tensors(nargs, captures, single) is the same for a tuple of
  * exactly nargs hop.Tensors: the one result with single, else the tuple of
  * results (a proxy among them is the plan's TypeError, as Plan.run's).
+ * Either may take a _LiveCaptures (live): the environment's ndarrays the
+ * plan reads, checked and borrowed at each call as the arguments are.
  */
 typedef struct ArrayCallObject {
     PyObject_HEAD PlanObject *plan;
@@ -479,6 +481,18 @@ hop_py__alias_pattern_holds(const Py_ssize_t *alias, Py_ssize_t n, PyObject *con
     return 1;
 }
 
+/* The plan of c run on in (the own arguments: c->nown of them) and its
+ * captures, live (NULL: none) in place of those made per call: arrays
+ * (bind_arrays) or hop.Tensors (bind_tensors). */
+static PyObject *
+bound_run(ArrayCallObject *c, PyObject *const *in, hop_tensor *const *live)
+{
+    if (c->scalars == NULL)
+        return hop_py__plan_run_tensors(c->plan, in, c->nown, c->caps, live,
+                                        c->single ? HOP_PY_RUN_SINGLE : HOP_PY_RUN_TUPLE);
+    return run_arrays(c->plan, in, c->nown, c->caps, c->scalars, live);
+}
+
 /* The bound call's checks of the arguments' types and NumPy's state, and
  * the plan run on in (the own arguments: c->nown of them); NotImplemented
  * for a call it does not take. */
@@ -522,11 +536,8 @@ array_call_run(ArrayCallObject *c, PyObject *tup, PyObject *const *in)
         if (reported)
             Py_RETURN_NOTIMPLEMENTED;
     }
-    if (c->scalars == NULL)
-        return hop_py__plan_run_tensors(c->plan, in, c->nown, c->caps,
-                                        c->single ? HOP_PY_RUN_SINGLE : HOP_PY_RUN_TUPLE);
     if (c->live == NULL)
-        return run_arrays(c->plan, in, c->nown, c->caps, c->scalars, NULL);
+        return bound_run(c, in, NULL);
     /* the environment's arrays, read and checked last (a miss: the general
      * path retraces or raises what eager raises; nothing ran) */
     enum { SMALL = 8 };
@@ -535,7 +546,7 @@ array_call_run(ArrayCallObject *c, PyObject *tup, PyObject *const *in)
     if (nc > SMALL && (live = PyMem_RawCalloc((size_t)nc, sizeof *live)) == NULL)
         return PyErr_NoMemory();
     int held = hop_py__live_tensors(c->live, live, nc);
-    PyObject *r = held > 0    ? run_arrays(c->plan, in, c->nown, c->caps, c->scalars, live)
+    PyObject *r = held > 0    ? bound_run(c, in, live)
                   : held == 0 ? Py_NewRef(Py_NotImplemented)
                               : NULL;
     for (Py_ssize_t i = 0; held > 0 && i < nc; i++)
@@ -686,6 +697,15 @@ with_alias(ArrayCallObject *c, Py_ssize_t nown, Py_ssize_t *alias)
     return (PyObject *)c;
 }
 
+/* Whether live (None, or a bind_*'s _LiveCaptures) fits the tuple caps:
+ * every capture it makes is one of them. */
+static int
+live_fits(PyObject *live, PyObject *caps)
+{
+    return live == Py_None ||
+           (hop_py__is_live(live) && hop_py__live_max_capture(live) < PyTuple_GET_SIZE(caps));
+}
+
 PyObject *
 hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -696,8 +716,7 @@ hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
         !PyTuple_Check(args[1]) || !PyTuple_Check(args[2]) ||
         (nargs >= 4 && args[3] != Py_None &&
          (!PyTuple_Check(args[3]) || PyTuple_GET_SIZE(args[3]) != n)) ||
-        (live != NULL &&
-         (!hop_py__is_live(live) || hop_py__live_max_capture(live) >= PyTuple_GET_SIZE(args[1])))) {
+        (live != NULL && !live_fits(live, args[1]))) {
         return bad_bind_args("bind_arrays(nargs, captures, scalars, c_order=None, alias=None, "
                              "live=None) takes an int >= 0, two tuples, None or a tuple of nargs "
                              "bools, None or a tuple of nargs ints, and None or a _LiveCaptures "
@@ -732,12 +751,14 @@ hop_py__plan_bind_tensors(PlanObject *p, PyObject *const *args, Py_ssize_t nargs
     Py_ssize_t n, nown;
     Py_ssize_t *alias;
     int single;
-    if (nargs < 3 || nargs > 4 || (n = PyLong_AsSsize_t(args[0])) < 0 ||
-        !PyTuple_Check(args[1]) || (single = PyObject_IsTrue(args[2])) < 0) {
-        return bad_bind_args("bind_tensors(nargs, captures, single, alias=None) takes an int "
-                             ">= 0, a tuple, a bool and None or a tuple of nargs ints");
+    PyObject *live = nargs == 5 && args[4] != Py_None ? args[4] : NULL;
+    if (nargs < 3 || nargs > 5 || (n = PyLong_AsSsize_t(args[0])) < 0 || !PyTuple_Check(args[1]) ||
+        (single = PyObject_IsTrue(args[2])) < 0 || (live != NULL && !live_fits(live, args[1]))) {
+        return bad_bind_args("bind_tensors(nargs, captures, single, alias=None, live=None) takes "
+                             "an int >= 0, a tuple, a bool, None or a tuple of nargs ints, and "
+                             "None or a _LiveCaptures of those captures");
     }
-    if (alias_of(nargs == 4 ? args[3] : Py_None, n, &alias, &nown, "bind_tensors") < 0)
+    if (alias_of(nargs >= 4 ? args[3] : Py_None, n, &alias, &nown, "bind_tensors") < 0)
         return NULL;
     if ((size_t)(nown + PyTuple_GET_SIZE(args[1])) != p->ninputs ||
         (single && p->noutputs != 1)) {
@@ -748,8 +769,10 @@ hop_py__plan_bind_tensors(PlanObject *p, PyObject *const *args, Py_ssize_t nargs
                             p->ninputs, p->noutputs, nown, PyTuple_GET_SIZE(args[1]),
                             single ? " and one" : "");
     }
-    return with_alias((ArrayCallObject *)array_call_new(p, n, args[1], NULL, single), nown,
-                      alias);
+    ArrayCallObject *c = (ArrayCallObject *)array_call_new(p, n, args[1], NULL, single);
+    if (c != NULL)
+        c->live = Py_XNewRef(live);
+    return with_alias(c, nown, alias);
 }
 
 int

@@ -127,7 +127,7 @@ hop_py__plan_input(PlanObject *p, Py_ssize_t i, PyObject *o)
 
 PyObject *
 hop_py__plan_run_tensors(PlanObject *p, PyObject *const *items, Py_ssize_t n, PyObject *caps,
-                         int shape)
+                         hop_tensor *const *live, int shape)
 {
     Py_ssize_t nc = caps != NULL ? PyTuple_GET_SIZE(caps) : 0;
     if ((size_t)(n + nc) != p->ninputs)
@@ -144,8 +144,10 @@ hop_py__plan_run_tensors(PlanObject *p, PyObject *const *items, Py_ssize_t n, Py
         goto done;
     }
     for (Py_ssize_t i = 0; i < n + nc; i++)
-        if ((in[i] = hop_py__plan_input(p, i, i < n ? items[i] : PyTuple_GET_ITEM(caps, i - n))) ==
-            NULL)
+        if (i >= n && live != NULL && live[i - n] != NULL)
+            in[i] = live[i - n];
+        else if ((in[i] = hop_py__plan_input(
+                      p, i, i < n ? items[i] : PyTuple_GET_ITEM(caps, i - n))) == NULL)
             goto done;
     if (hop_py__plan_exec(p, in, (size_t)(n + nc), out) < 0)
         goto done;
@@ -183,8 +185,9 @@ plan_run(PlanObject *p, PyObject *arg)
     PyObject *fast = PySequence_Fast(arg, "Plan.run takes a sequence of tensors");
     if (fast == NULL)
         return NULL;
-    PyObject *result = hop_py__plan_run_tensors(
-        p, PySequence_Fast_ITEMS(fast), PySequence_Fast_GET_SIZE(fast), NULL, HOP_PY_RUN_LIST);
+    PyObject *result =
+        hop_py__plan_run_tensors(p, PySequence_Fast_ITEMS(fast), PySequence_Fast_GET_SIZE(fast),
+                                 NULL, NULL, HOP_PY_RUN_LIST);
     Py_DECREF(fast);
     return result;
 }
@@ -230,9 +233,9 @@ static PyMethodDef plan_methods[] = {
      "a _LiveCaptures whose guards the call checks and whose captures (None in captures) it "
      "makes from the environment's arrays at each call (NotImplemented on a miss)"},
     {"bind_tensors", (PyCFunction)(void (*)(void))hop_py__plan_bind_tensors, METH_FASTCALL,
-     "bind_tensors(nargs, captures, single, alias=None) -> f: f(args) runs the plan on a tuple "
-     "of nargs hop.Tensors and the captures (the one result with single, else a tuple), and is "
-     "NotImplemented for any other tuple (alias: as bind_arrays's)"},
+     "bind_tensors(nargs, captures, single, alias=None, live=None) -> f: f(args) runs the plan "
+     "on a tuple of nargs hop.Tensors and the captures (the one result with single, else a "
+     "tuple), and is NotImplemented for any other tuple (alias, live: as bind_arrays's)"},
     {"dump", (PyCFunction)plan_dump, METH_NOARGS, "The program, like SQLite's EXPLAIN."},
     {NULL, NULL, 0, NULL},
 };

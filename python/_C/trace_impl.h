@@ -87,10 +87,12 @@ enum { HOP_PY_RUN_LIST, HOP_PY_RUN_TUPLE, HOP_PY_RUN_SINGLE };
 /* plan.c: p run on the n tensors items[] and then the tuple caps (when not
  * NULL) with the GIL released: its results as a list (HOP_PY_RUN_LIST), a
  * tuple (HOP_PY_RUN_TUPLE), or with HOP_PY_RUN_SINGLE and one output that
- * result itself.  New reference, or NULL with an exception (TypeError for a
- * wrong count or an input that is not a concrete Tensor). */
+ * result itself.  live (NULL: none): per capture a runtime tensor made for
+ * this call (hop_py__live_tensors, borrowed), the plan's input in place of
+ * the capture's where not NULL.  New reference, or NULL with an exception
+ * (TypeError for a wrong count or an input that is not a concrete Tensor). */
 PyObject *hop_py__plan_run_tensors(PlanObject *p, PyObject *const *items, Py_ssize_t n,
-                                   PyObject *caps, int shape);
+                                   PyObject *caps, hop_tensor *const *live, int shape);
 /* plan.c: whether o is a Plan. */
 int hop_py__is_plan(PyObject *o);
 /* plan.c: readies the Plan type; 0 / -1. */

@@ -1491,14 +1491,16 @@ class _Runner:
                                      live) \
             if self._ndflat >= 0 and self._ndout is not None and unchecked else None
         # The same for hop.Tensors in and a tensor or a flat tuple of them
-        # out: bound in C, no Python frame between the call and the plan.
+        # out: bound in C, no Python frame between the call and the plan;
+        # with the environment's ndarrays checked and borrowed there too, as
+        # for NumPy's call (the _EffectsCall that took this call before
+        # checked them in Python; hop.Tensor arguments compute with hop's
+        # semantics, no floating-point check, as that call)
         flat_out = out_spec.kind == "tuple" and all(c == LEAF for c in out_spec.children) and \
             all(t is None for t in template) and not any(self.sym_out)
-        # (not a plan of the environment's ndarrays: its calls are NumPy's,
-        # whose floating-point checks the array call makes)
-        if self.fast is None and self._nflat >= 0 and unchecked and live is None and \
-                (self._one_out or flat_out):
-            self.fast = plan.bind_tensors(self._nflat, self._state[1], self._one_out, bound_alias)
+        if self.fast is None and self._nflat >= 0 and unchecked and (self._one_out or flat_out):
+            self.fast = plan.bind_tensors(self._nflat, self._state[1] if live is None else
+                                          live.state[1], self._one_out, bound_alias, live)
         if self.fast is not None and self._names is not None:
             _C._bind_names(self.fast, self._names)
         if aliased:  # (call()'s Python paths pass each argument as its own input)

@@ -390,3 +390,77 @@ def test_bind_arrays_refuses_a_live_of_other_captures():
     with pytest.raises(TypeError, match="a state is a pair of tuples"):
         live.state = (1, 2)
     H = None
+
+
+# ------------------------------------------------ hop.Tensor arguments in C
+# The fiftieth session: a call on hop.Tensors of a plan that reads the
+# environment's ndarrays is bound in C with the same _LiveCaptures
+# (Plan.bind_tensors(..., live)); before, _C._EffectsCall took it and
+# rechecked the arrays in Python at every call.
+
+@pytest.mark.parametrize("make", [
+    lambda: np.arange(12.0).reshape(3, 4).T,           # F order
+    lambda: np.arange(12.0)[::3],                       # strided
+    lambda: np.array(2.5),                              # 0-d
+], ids=["transposed", "strided", "0d"])
+def test_tensor_call_reads_the_global_array_in_c_bit_for_bit(make):
+    global H
+    H = make()
+    f = hop.compile(reads_h)
+    x = hop.tensor(np.full(H.shape, 1.5))
+    want = reads_h(x)
+    for _ in range(2):
+        got = f(x)
+        assert type(got) is type(want) is hop.Tensor and got.dtype == want.dtype
+        assert got.numpy().tobytes() == want.numpy().tobytes()
+    assert type(f._fast).__name__ == "_ArrayCall"  # (bind_tensors: the check in C)
+    assert sys.getrefcount(H) == 2  # (no reference held: its global's and getrefcount's)
+    H[...] = 3.0  # (its memory, read at each call)
+    assert f(x).numpy().tobytes() == reads_h(x).numpy().tobytes()
+    assert f.recompiles == 0
+    H = None
+
+
+@pytest.mark.parametrize("where", ["global", "closure"])
+def test_tensor_call_misses_a_resized_rebound_or_freed_array(where):
+    global H
+    fn, arr = _held(where, np.arange(3.0))
+    f = hop.compile(fn)
+    x = hop.tensor(np.ones(3))
+    for _ in range(2):
+        assert f(x).tolist() == fn(x).tolist() == [0.0, 1.0, 2.0]
+    assert type(f._fast).__name__ == "_ArrayCall"
+    arr().resize(5)  # (refcheck: no reference of hop's)
+    x5 = hop.tensor(np.arange(5.0))
+    assert f(x5).tolist() == fn(x5).tolist() == [0.0, 1.0, 4.0, 0.0, 0.0]
+    assert f.recompiles == 1
+    arr()[:] = 2.0
+    assert f(x5).tolist() == fn(x5).tolist() == [0.0, 2.0, 4.0, 6.0, 8.0]
+    if where != "global":
+        return
+    H.shape = (5, 1)  # (the same object laid out otherwise: eager's broadcast)
+    assert f(x5).tolist() == fn(x5).tolist()
+    old = id(H)
+    del H
+    gc.collect()
+    with pytest.raises(NameError, match="name 'H' is not defined"):
+        f(x5)
+    for i in range(64):  # (a new array at the freed one's address, when given it)
+        H = np.full(5, float(i + 10))
+        if id(H) == old:
+            break
+    assert f(x5).tolist() == fn(x5).tolist() == [float(i + 10) * k for k in range(5)]
+    H = None
+
+
+def test_bind_tensors_refuses_a_live_of_other_captures():
+    global H
+    H = np.arange(3.0)
+    f = hop.compile(reads_h)
+    f(hop.tensor(np.ones(3)))
+    r = f._entries[-1].runner
+    live = _live_of(f)
+    for bad in (object(), type(live)(((5, 0, 0, {}, "H", 1, b""),), live.state)):
+        with pytest.raises(TypeError, match="None or a _LiveCaptures of those captures"):
+            r.plan.bind_tensors(1, live.state[1], True, None, bad)
+    H = None
