@@ -177,7 +177,7 @@ def _unwrap(v):
     """The user's function a hop wrapper (hop.compile, hop.grad, hop.vmap)
     runs, or v."""
     for _ in range(16):
-        if not _is_hop_object(v) or isinstance(v, types.FunctionType):
+        if isinstance(v, types.FunctionType) or not _is_hop_object(v):
             break
         w = getattr(v, "__wrapped__", None)
         if w is None:
@@ -238,8 +238,14 @@ def _safe_methods():
     return _SAFE
 
 
+_BASENAMES = {}  # code.co_filename -> its basename
+
+
 def _site(code, line):
-    return f"{os.path.basename(code.co_filename)}:{line if line is not None else '?'}"
+    name = _BASENAMES.get(code.co_filename)
+    if name is None:
+        name = _BASENAMES[code.co_filename] = os.path.basename(code.co_filename)
+    return f"{name}:{line if line is not None else '?'}"
 
 
 _DATA_DESCRIPTORS = (property, types.GetSetDescriptorType, types.MemberDescriptorType)
@@ -308,6 +314,7 @@ class _Frame:
     def __init__(self, func, values, pre, reach, via, self_new=False, new=None):
         self.func = func
         self.code = func.__code__
+        self.eff = _code_effects(self.code)  # (the reading of code, once)
         self.values = values
         # parameter -> the class of the new object the caller passes for it
         # (`helper(A())`: an operator, property or method of A runs on it,
@@ -503,7 +510,7 @@ class _Finder:
                     if r in seen:
                         continue
                     seen.add(r)
-                    site = _code_effects(frame.code).sites.get((r[1], r[2]))
+                    site = frame.eff.sites.get((r[1], r[2]))
                     if site is None:
                         return True
                     vals = list(site.args) + list(site.kwargs) + [site.receiver]
@@ -521,21 +528,21 @@ class _Finder:
         calls it: iter(f, sentinel), a key function).  What it returns of
         its own arguments ("?": the library passes them) is what the
         library's other arguments are, looked at by the caller."""
-        ret = _code_effects(frame.code).returns.get(code)
+        ret = frame.eff.returns.get(code)
         if ret is None:
             return False
         return self.is_pre(frame, {r for r in ret.prov | ret.reach if r[0] != "?"}, seen)
 
     def code_site(self, frame, r):
         """The call site whose result root r is, or None."""
-        return _code_effects(frame.code).sites.get((r[1], r[2])) if r[0] == "r" else None
+        return frame.eff.sites.get((r[1], r[2])) if r[0] == "r" else None
 
     def result(self, frame, r):
         """What call site r returns: ("new" | "args" | "unknown", class)."""
         got = frame.results.get(r)
         if got is None:
             frame.results[r] = ("unknown", None)  # a cycle: assume the worst
-            site = _code_effects(frame.code).sites.get((r[1], r[2]))
+            site = frame.eff.sites.get((r[1], r[2]))
             got = ("unknown", None) if site is None else self.site(frame, site, effects=False)
             frame.results[r] = got
         return got
@@ -549,7 +556,7 @@ class _Finder:
                        "made it)"
             for r in v.prov:
                 if r[0] == "r":
-                    site = _code_effects(frame.code).sites.get((r[1], r[2]))
+                    site = frame.eff.sites.get((r[1], r[2]))
                     if site is None:
                         continue
                     c = site.callee
@@ -601,7 +608,7 @@ class _Finder:
             seen.add(r)
             # a library call whose result is (part of) its arguments: what
             # those are (reshape, a slice, np.asarray)
-            site = _code_effects(frame.code).sites.get((r[1], r[2]))
+            site = frame.eff.sites.get((r[1], r[2]))
             if site is None or site.star or self.result(frame, r)[0] != "args":
                 return None
             for a in list(site.args) + list(site.kwargs) + [site.receiver]:
@@ -616,7 +623,7 @@ class _Finder:
     # -------------------------------------------------------------- events
 
     def run(self, frame):
-        eff = _code_effects(frame.code)
+        eff = frame.eff
         if eff.unknown:
             self.add("bytecode", frame, frame.code.co_firstlineno,
                      f"{frame.func.__qualname__} has bytecode hop's effect analysis does not "
@@ -1133,7 +1140,7 @@ class _Calls(_Holders):
         f, frame = self.f, self.frame
         results = []
         for r in callee.prov:
-            site = _code_effects(frame.code).sites.get((r[1], r[2])) if r[0] == "r" else None
+            site = frame.eff.sites.get((r[1], r[2])) if r[0] == "r" else None
             if site is None or len(site.args) != 2 or site.kwargs or site.star:
                 return None
             getters = f.candidates(frame, site.callee.src)
@@ -1159,7 +1166,7 @@ class _Calls(_Holders):
         f, frame = self.f, self.frame
         sites = []
         for r in callee.prov:
-            site = _code_effects(frame.code).sites.get((r[1], r[2])) if r[0] == "r" else None
+            site = frame.eff.sites.get((r[1], r[2])) if r[0] == "r" else None
             vals = f.candidates(frame, site.callee.src) if site is not None else []
             if not (site is not None and site.args and vals and
                     all(v is getattr for v in vals)):
@@ -1266,7 +1273,7 @@ class _Calls(_Holders):
         for r in self.site.receiver.prov:
             # super(C, self): C must be the class (another's MRO would be
             # followed from the wrong place)
-            call = _code_effects(code).sites.get((r[1], r[2]))
+            call = frame.eff.sites.get((r[1], r[2]))
             if call is None or call.star or call.kwnames or \
                     call.args and f.candidates(frame, call.args[0].src) != [cls]:
                 return None
