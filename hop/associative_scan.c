@@ -500,15 +500,15 @@ lines_piece(const void *ctx, int ith, int nth)
     }
 }
 
-/* Split line, phase 1 (chunks scanned on their own) or 3 (fixed up). */
+/* Split line, phase 1: the chunks scanned on their own, LANES at a time. */
 static void
-chunks_piece(const void *ctx, int ith, int nth, bool fix)
+phase1(const void *ctx, int ith, int nth)
 {
     const scan_run *r = ctx;
     line ln = line_at(r, 0);
     int c = CHUNKS * ith / nth, last = CHUNKS * (ith + 1) / nth;
     /* every chunk holds the stagger (the _Static_assert at LANES) */
-    for (; !fix && c + LANES <= last; c += LANES) {
+    for (; c + LANES <= last; c += LANES) {
         line lns[LANES];
         int64_t from[LANES], to[LANES];
         for (int j = 0; j < LANES; j++) {
@@ -518,25 +518,31 @@ chunks_piece(const void *ctx, int ith, int nth, bool fix)
         }
         scan_lanes(r, lns, from, to);
     }
-    for (; c < last; c++) {
-        int64_t from = c * r->chunk, to = chunk_end(r, c);
-        if (!fix)
-            r->scan(&ln, from, to, r->k->reverse, r->k->swapped, NULL);
-        else if (c > 0)
-            r->fix(&ln, from, to, r->k->reverse, r->k->swapped, r->carry[c]);
-    }
+    for (; c < last; c++)
+        r->scan(&ln, c * r->chunk, chunk_end(r, c), r->k->reverse, r->k->swapped, NULL);
 }
 
-static void
-phase1(const void *ctx, int ith, int nth)
-{
-    chunks_piece(ctx, ith, nth, false);
-}
+/* Phase 3: each chunk after the first fixed up with the total before it,
+ * in FIX_PARTS parts of each chunk, claimed piece by piece (pool.c).  The
+ * fix-up is element by element, so any pieces give the same bits; in two
+ * static halves (as before), a worker descheduled on a busy machine kept
+ * the caller waiting for its whole half (~3 ms at 16M float32). */
+#define FIX_PARTS 4
 
 static void
 phase3(const void *ctx, int ith, int nth)
 {
-    chunks_piece(ctx, ith, nth, true);
+    const scan_run *r = ctx;
+    line ln = line_at(r, 0);
+    int parts = CHUNKS * FIX_PARTS;
+    for (int p = parts * ith / nth, last = parts * (ith + 1) / nth; p < last; p++) {
+        int c = p / FIX_PARTS, q = p % FIX_PARTS;
+        int64_t from = c * r->chunk, to = chunk_end(r, c);
+        if (c == 0 || from >= to)
+            continue;
+        r->fix(&ln, from + (to - from) * q / FIX_PARTS, from + (to - from) * (q + 1) / FIX_PARTS,
+               r->k->reverse, r->k->swapped, r->carry[c]);
+    }
 }
 
 /* The kernel: tensors[0] the result, tensors[1] the xs. */
@@ -581,7 +587,7 @@ one_op_kernel(const void *data, hop_tensor *const *t, size_t n)
             memcpy(r.carry[c], res + es, es);
         }
     }
-    hop_runtime_parallel_work(phase3, &r, threads < CHUNKS ? threads : CHUNKS, numel);
+    hop_runtime_parallel_pieces(phase3, &r, CHUNKS * FIX_PARTS, numel);
     return HOP_OK;
 }
 

@@ -280,6 +280,12 @@ hop_runtime_parallel_work(hop_parallel_fn fn, const void *ctx, int nth, int64_t 
 }
 
 void
+hop_runtime_parallel_pieces(hop_parallel_fn fn, const void *ctx, int pieces, int64_t work)
+{
+    hop__pool_run_pieces(fn, ctx, pieces, work, NULL, NULL);
+}
+
+void
 hop__pool_run(hop__task_fn fn, const void *ctx, int nth, int64_t work)
 {
     int threads = hop_runtime_threads();

@@ -436,6 +436,14 @@ void hop_runtime_parallel(hop_parallel_fn fn, const void *ctx, int nth);
  * class of work, so one fn called at very different sizes is judged at each
  * size on its own (hop_runtime_parallel: all sizes as one). */
 void hop_runtime_parallel_work(hop_parallel_fn fn, const void *ctx, int nth, int64_t work);
+/* The same split into `pieces` pieces whatever the thread count: each
+ * thread claims the next piece left, so a thread descheduled mid-job (a
+ * busy machine) holds back only the piece in its hands, and the caller runs
+ * the pieces a late worker has not started.  fn sees (i, pieces) for each
+ * piece, or (0, 1) once when the job runs whole on the caller (one thread,
+ * a call from a piece, a busy pool, or a kind that ran faster alone): it
+ * must then do all of it.  Never fails. */
+void hop_runtime_parallel_pieces(hop_parallel_fn fn, const void *ctx, int pieces, int64_t work);
 
 /*
  * What the pool has done since the process started (for tests and

@@ -1125,6 +1125,59 @@ test_pool_a_late_worker_joins_the_next_job(void **state)
     assert_int_equal(ran, 2);
 }
 
+/* A job in pieces (hop_runtime_parallel_pieces) on a busy machine: a
+ * worker descheduled in the middle of its piece - here held there until
+ * the caller is done - holds back that piece only, and the caller runs every
+ * other piece itself.  (associative_scan's fix-up phase ran in two static
+ * halves, hop_runtime_parallel_work's one piece per thread: the caller ran
+ * its half and waited for the worker's.)  The first job of a kind takes the
+ * pool, so this one is split. */
+#define HELD_PIECES 16
+typedef struct held_job {
+    pthread_t caller;
+    atomic_int caller_ran, worker_ran, worker_in, nth, runs[HELD_PIECES];
+} held_job;
+
+static void
+wait_for(atomic_int *v, int at_least)
+{
+    for (int i = 0; i < 20000 && atomic_load(v) < at_least; i++)
+        nanosleep(&(struct timespec){0, 100000}, NULL);
+}
+
+static void
+held_piece(const void *ctx, int ith, int nth)
+{
+    held_job *j = (held_job *)ctx;
+    atomic_store(&j->nth, nth);
+    if (nth != HELD_PIECES)
+        return;
+    atomic_fetch_add(&j->runs[ith], 1);
+    if (pthread_equal(pthread_self(), j->caller)) {
+        wait_for(&j->worker_in, 1); /* the worker is in its piece */
+        atomic_fetch_add(&j->caller_ran, 1);
+    } else {
+        atomic_store(&j->worker_in, 1);
+        wait_for(&j->caller_ran, HELD_PIECES - 1); /* held until the caller is done */
+        atomic_fetch_add(&j->worker_ran, 1);
+    }
+}
+
+static void
+test_pool_caller_runs_the_pieces_a_held_worker_has_not_started(void **state)
+{
+    (void)state;
+    hop_runtime_set_threads(2);
+    held_job j = {.caller = pthread_self()};
+    hop_runtime_parallel_pieces(held_piece, &j, HELD_PIECES, 1 << 22);
+    hop_runtime_set_threads(0);
+    assert_int_equal(atomic_load(&j.nth), HELD_PIECES);
+    assert_int_equal(atomic_load(&j.caller_ran), HELD_PIECES - 1);
+    assert_int_equal(atomic_load(&j.worker_ran), 1);
+    for (int i = 0; i < HELD_PIECES; i++)
+        assert_int_equal(atomic_load(&j.runs[i]), 1);
+}
+
 /* The pool times each kind of job (its function, the size of its work)
  * both ways and runs it the faster way, kind by kind: a job whose pieces
  * take 8 ms each takes half the wall time on two threads and stays on the
@@ -2219,6 +2272,7 @@ main(void)
         cmocka_unit_test(test_thread_pool_splits_large_kernels_with_identical_results),
         cmocka_unit_test(test_pool_pieces_cover_a_job_exactly_once_on_a_busy_machine),
         cmocka_unit_test(test_pool_a_late_worker_joins_the_next_job),
+        cmocka_unit_test(test_pool_caller_runs_the_pieces_a_held_worker_has_not_started),
         cmocka_unit_test(test_pool_runs_each_kind_of_job_the_faster_way),
         cmocka_unit_test(test_pool_skips_a_waking_workers_slow_jobs),
         cmocka_unit_test(test_parallel_work_judges_one_fn_per_size),
