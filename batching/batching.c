@@ -953,10 +953,11 @@ binds_needed(live_walk *w, const hop_node *n)
  * the result needs: the output's operands and, transitively, what a needed
  * node reads (its node arguments; the binding of each unbacked symbol its
  * values or arguments mention: the first node whose value mentions it and
- * the sym_size nodes that are it), placeholders and nodes with side
- * effects.  The walk batches only those: fwd's dead nodes cost nothing and
- * cannot fail it (a tall lstsq's residual cond, whose predicate is per
- * example and whose branches differ in shape, when only x is used). */
+ * the sym_size nodes that are it), placeholders, nodes with side effects
+ * and checks (hop_node_may_fail: eagerly a failed one raises).  The walk
+ * batches only those: fwd's other dead nodes cost nothing and cannot fail
+ * it (a tall lstsq's residual cond, whose predicate is per example and
+ * whose branches differ in shape, when only x is used). */
 static hop_status
 mark_needed(hop_batch_ctx *cx, const hop_graph *fwd)
 {
@@ -976,7 +977,7 @@ mark_needed(hop_batch_ctx *cx, const hop_graph *fwd)
     for (; n && st == HOP_OK; n = n->prev) {
         hop_rewrite_entry *e = hop_rewrite_find(&cx->rw, n);
         e->mark = e->mark || n->kind == HOP_NODE_PLACEHOLDER || hop_node_has_side_effects(n) ||
-                  binds_needed(&w, n);
+                  hop_node_may_fail(n) || binds_needed(&w, n);
         if (!e->mark)
             continue;
         st = need_args(&w, n->args, n->nargs);

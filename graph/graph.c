@@ -1464,6 +1464,70 @@ hop_node_has_side_effects(const hop_node *n)
     return false;
 }
 
+/* Whether evaluating e when the plan runs may fail: it mentions an
+ * unbacked symbol (no guard checked the value it stands for) or divides by
+ * a non-constant. */
+static bool
+expr_may_fail(const hop_expr *e)
+{
+    hop_expr_kind k = hop_expr_kind_of(e);
+    if (k == HOP_EXPR_SYMBOL)
+        return hop_symbol_is_unbacked(e);
+    int64_t c;
+    if ((k == HOP_EXPR_FLOORDIV || k == HOP_EXPR_MOD) &&
+        !hop_expr_const_value(hop_expr_operand(e, 1), &c))
+        return true;
+    for (size_t i = 0; i < hop_expr_noperands(e); i++)
+        if (expr_may_fail(hop_expr_operand(e, i)))
+            return true;
+    return false;
+}
+
+/* Whether one of args is a SymInt that may fail to be a valid size or
+ * index (expr_may_fail), written in the node or the value of another. */
+static bool
+args_may_fail(const hop_arg *args, size_t nargs)
+{
+    for (size_t i = 0; i < nargs; i++) {
+        if (args[i].kind == HOP_ARG_SYM && expr_may_fail(args[i].u.sym))
+            return true;
+        const hop_node *v = args[i].kind == HOP_ARG_NODE ? args[i].u.node : NULL;
+        if (v && v->meta && v->meta->kind == HOP_VALUE_SYM && expr_may_fail(v->meta->sym))
+            return true;
+        if (args[i].kind == HOP_ARG_LIST && args_may_fail(args[i].u.list.items, args[i].u.list.n))
+            return true;
+    }
+    return false;
+}
+
+static bool
+graph_may_fail(const hop_graph *g)
+{
+    for (const hop_node *n = g->first; n; n = n->next)
+        if (hop_node_may_fail(n))
+            return true;
+    return false;
+}
+
+bool
+hop_node_may_fail(const hop_node *n)
+{
+    if (n->kind == HOP_NODE_CALL_OP && n->op == HOP_OP_fail_if)
+        return n->args[2].kind != HOP_ARG_INT || hop_check_kind_is_effect(n->args[2].u.i);
+    if (n->kind == HOP_NODE_CALL_OP) {
+        /* an elementwise op takes a SymInt as a scalar value, never fails */
+        hop_kernel_family f = hop_op_get(n->op)->family;
+        bool values = f == HOP_KF_UNARY || f == HOP_KF_BINARY || f == HOP_KF_WHERE;
+        return hop_op_checks_values(n->op) || (!values && args_may_fail(n->args, n->nargs));
+    }
+    if (n->kind != HOP_NODE_CALL_HOP)
+        return false;
+    for (size_t i = 0; i < n->nargs; i++)
+        if (n->args[i].kind == HOP_ARG_GRAPH && graph_may_fail(n->args[i].u.graph))
+            return true;
+    return false;
+}
+
 size_t
 hop_graph_dce(hop_graph *g)
 {
@@ -1480,7 +1544,8 @@ hop_graph_dce(hop_graph *g)
          * 3)`); a backed one is bound on entry. */
         bool defines_sym = n->kind != HOP_NODE_CALL_HOP && n->meta &&
                            n->meta->kind == HOP_VALUE_SYM && hop_symbol_is_unbacked(n->meta->sym);
-        if (removable && n->nuses == 0 && !defines_sym && !hop_node_has_side_effects(n)) {
+        if (removable && n->nuses == 0 && !defines_sym && !hop_node_has_side_effects(n) &&
+            !hop_node_may_fail(n)) {
             remove_node(g, n);
             removed++;
         }

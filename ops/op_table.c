@@ -56,11 +56,33 @@ hop_put_combine_op(int64_t code)
     return code >= 0 && code < HOP_PUT_COMBINE_COUNT ? ops[code] : HOP_OP_COUNT;
 }
 
+bool
+hop_op_checks_values(hop_op op)
+{
+    switch (op) {
+    case HOP_OP_fail_if:
+    case HOP_OP_take:
+    case HOP_OP_put:
+    case HOP_OP_linalg_solve:
+    case HOP_OP_linalg_inv:
+    case HOP_OP_linalg_cholesky:
+    case HOP_OP_linalg_svd:
+    case HOP_OP_linalg_svdvals:
+    case HOP_OP_linalg_eigh:
+    case HOP_OP_linalg_eigvalsh:
+    case HOP_OP_linalg_eig:
+    case HOP_OP_linalg_lstsq:
+        return true;
+    default:
+        return false;
+    }
+}
+
 const char *
 hop_check_kind_message(int64_t kind)
 {
     static const char *const msgs[] = {
-#define HOP__CHECK_MSG(code, msg) msg,
+#define HOP__CHECK_MSG(code, what, msg) msg,
         HOP_CHECK_KIND_LIST(HOP__CHECK_MSG)
 #undef HOP__CHECK_MSG
     };
@@ -71,9 +93,24 @@ const char *
 hop_check_kind_name(int64_t kind)
 {
     static const char *const names[] = {
-#define HOP__CHECK_NAME(code, msg) #code,
+#define HOP__CHECK_NAME(code, what, msg) #code,
         HOP_CHECK_KIND_LIST(HOP__CHECK_NAME)
 #undef HOP__CHECK_NAME
     };
     return kind >= 0 && kind < HOP_CHECK_KIND_COUNT ? names[kind] : NULL;
+}
+
+bool
+hop_check_kind_is_effect(int64_t kind)
+{
+    static const bool effect[] = {
+#define HOP__CHECK_EFFECT_VALUE false
+#define HOP__CHECK_EFFECT_EFFECT true
+#define HOP__CHECK_EFFECT(code, what, msg) HOP__CHECK_EFFECT_##what,
+        HOP_CHECK_KIND_LIST(HOP__CHECK_EFFECT)
+#undef HOP__CHECK_EFFECT
+#undef HOP__CHECK_EFFECT_EFFECT
+#undef HOP__CHECK_EFFECT_VALUE
+    };
+    return kind >= 0 && kind < HOP_CHECK_KIND_COUNT && effect[kind];
 }

@@ -151,6 +151,19 @@ const char *hop_node_target(const hop_node *n);
  * (a call_hop) on a node of a subgraph it calls, at any depth. */
 bool hop_node_has_side_effects(const hop_node *n);
 
+/* Whether running n may fail on the values it is given, so that it is a
+ * check even where nothing uses its value (eagerly the same code raises or
+ * warns): an op that checks its operands' values (hop_op_checks_values:
+ * take, a linalg op, fail_if of an EFFECT kind; one of a VALUE kind only
+ * vouches for the bits of a value nobody reads), a node with a SymInt
+ * argument the plan evaluates when it runs and no guard has checked (one
+ * that mentions an unbacked symbol: a size that may be negative, an index
+ * that may be out of range; or a // or % by a non-constant, which may
+ * divide by 0), or a call_hop whose subgraphs hold such a node, at any
+ * depth.  DCE keeps such nodes, and so does vmap (batching's mark_needed):
+ * a check is an effect. */
+bool hop_node_may_fail(const hop_node *n);
+
 struct hop_graph {
     const char *name;   /* "forward", "cond_true_0", ... */
     hop_graph *parent;  /* the graph that owns this one, or NULL */
@@ -397,10 +410,12 @@ hop_status hop_graph_erase_node(hop_graph *g, hop_node *n);
  * Dead-code elimination: removes call_op, call_hop, call_foreign and getitem
  * nodes whose values nobody uses (placeholders and the output stay), and frees
  * subgraphs no remaining call refers to.  Nodes with HOP_NODE_SIDE_EFFECTS
- * stay, and so does a call_hop whose subgraphs (at any depth) hold one, and
- * a node whose value is an unbacked symbol (item's u0: sizes and symbolic
- * arguments may name it without using the node).  Not
- * recursive into subgraphs (their signatures are fixed by their callers).
+ * stay, and so does a call_hop whose subgraphs (at any depth) hold one, a
+ * node that may fail (hop_node_may_fail: a run-time check, whose failure
+ * eager code would raise), and a node whose value is an unbacked symbol
+ * (item's u0: sizes and symbolic arguments may name it without using the
+ * node).  Not recursive into subgraphs (their signatures are fixed by their
+ * callers).
  * Returns the number of nodes removed.
  */
 size_t hop_graph_dce(hop_graph *g);

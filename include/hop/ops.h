@@ -576,8 +576,9 @@ typedef enum hop_sort_kind {
  *   fail_if              (x, flag: bool TENSOR of any shape, kind: INT, a hop_check_kind) ->
  *                        x itself (a view), once the op has checked flag when it runs: any
  *                        element true is HOP_CHECK with kind's message (a plan's run-time
- *                        check: a result that goes through it is never used unchecked, and
- *                        an unused one is no check); no derivative reaches flag, x's
+ *                        check: a result that goes through it is never used unchecked; an
+ *                        unused one is a check when its kind is an EFFECT, none when it is a
+ *                        VALUE: hop_check_kind_is_effect); no derivative reaches flag, x's
  *                        cotangent and tangent go through the same check (docs/AUTODIFF.md)
  *
  * Complex operands (c64, c128) are taken by arithmetic, pow, eq/ne, the
@@ -790,40 +791,43 @@ typedef enum hop_put_combine {
 /*
  * fail_if's kinds (its third operand): what a failed check means, the first
  * part of its HOP_CHECK message.  Saved graphs store the code, so the list
- * only grows at its end.  X(code, message).
+ * only grows at its end.  X(code, what, message), what being EFFECT where
+ * the eager code raises or warns whatever becomes of the value (a check
+ * that stays when nothing uses the value: hop_node_may_fail, hop/graph.h),
+ * VALUE where only the checked value's bits are in doubt (no use, no check).
  */
 #define HOP_CHECK_KIND_LIST(X)                                                                     \
-    X(ASSERT, "a run-time check failed")                                                           \
-    X(NUMPY_CUTOFF,                                                                                \
+    X(ASSERT, EFFECT, "a run-time check failed")                                                   \
+    X(NUMPY_CUTOFF, VALUE,                                                                         \
       "a singular value lies within hop's error bound of the cutoff, so hop cannot vouch that "    \
       "its decision (which singular values count) is NumPy's")                                     \
-    X(NUMPY_ZERO_SIGN,                                                                             \
+    X(NUMPY_ZERO_SIGN, VALUE,                                                                      \
       "a zero result's sign is the one NumPy's SIMD loop happens to keep among zeros of both "     \
       "signs, which hop cannot know")                                                              \
-    X(NUMPY_CAST,                                                                                  \
+    X(NUMPY_CAST, VALUE,                                                                           \
       "a float outside (-2**31 - 1, 2**32) or NaN cast to uint32, where NumPy's answer depends "   \
       "on which of its loops takes the element")                                                   \
-    X(NUMPY_TIES,                                                                                  \
+    X(NUMPY_TIES, VALUE,                                                                           \
       "equal keys (-0.0 and 0.0, or NaNs) whose order NumPy's sort decides in a way hop cannot "   \
       "know")                                                                                      \
-    X(NUMPY_NAN_PATH,                                                                              \
+    X(NUMPY_NAN_PATH, VALUE,                                                                       \
       "a NaN sends NumPy down a path hop does not follow (np.ma.median's NaN fill tied with an "   \
       "infinity, a nanquantile method hop computes only without NaNs)")                            \
-    X(NUMPY_WARNS,                                                                                 \
+    X(NUMPY_WARNS, EFFECT,                                                                         \
       "a reduction's result is not finite, where NumPy may warn of the data (an all-NaN slice, "   \
       "an empty one, no more elements than ddof), which hop's plan does not")                      \
-    X(NUMPY_EMPTY,                                                                                 \
+    X(NUMPY_EMPTY, EFFECT,                                                                         \
       "an axis whose length is known only at run time is empty, where NumPy's median warns and "   \
       "its quantile raises, which hop's plan does not")                                            \
-    X(NUMPY_SCALAR_OVERFLOW,                                                                       \
+    X(NUMPY_SCALAR_OVERFLOW, EFFECT,                                                               \
       "a NumPy scalar's integer arithmetic overflowed, where NumPy's scalar math warns (or "       \
       "raises, under numpy.errstate), which hop's plan does not")                                  \
-    X(NUMPY_INDEX,                                                                                 \
+    X(NUMPY_INDEX, EFFECT,                                                                         \
       "a flat index or a coordinate is out of bounds, where NumPy's unravel_index or "             \
       "ravel_multi_index raises its ValueError")
 
 typedef enum hop_check_kind {
-#define HOP__CHECK_ENUM(code, msg) HOP_CHECK_##code,
+#define HOP__CHECK_ENUM(code, what, msg) HOP_CHECK_##code,
     HOP_CHECK_KIND_LIST(HOP__CHECK_ENUM)
 #undef HOP__CHECK_ENUM
         HOP_CHECK_KIND_COUNT
@@ -833,6 +837,9 @@ typedef enum hop_check_kind {
 const char *hop_check_kind_message(int64_t kind);
 /* The name of a fail_if kind ("NUMPY_CUTOFF"); NULL outside the list. */
 const char *hop_check_kind_name(int64_t kind);
+/* Whether a failed check of kind stands for an eager error or warning
+ * (EFFECT in the list); false for VALUE kinds and codes outside the list. */
+bool hop_check_kind_is_effect(int64_t kind);
 
 typedef struct hop_op_info {
     const char *name;
@@ -850,6 +857,12 @@ hop_status hop_op_from_name(const char *name, hop_op *out);
 /* The op a put combine code combines with (code 0, SET, and codes outside
  * the list: HOP_OP_COUNT). */
 hop_op hop_put_combine_op(int64_t code);
+/* Whether op's kernel can fail on the values it is given when a plan runs
+ * it, beyond the metadata its shape rule checked: fail_if's flag, take's and
+ * put's indices out of range, a singular or not positive definite matrix, an
+ * SVD or eigensolver that does not converge.  Such a node is a check: DCE
+ * keeps it when nothing uses its value (hop_node_may_fail, hop/graph.h). */
+bool hop_op_checks_values(hop_op op);
 
 /* An operand of shape inference: a tensor's metadata, a SymInt/SymBool, a
  * Python-like scalar, a dtype, a list, or nothing. */

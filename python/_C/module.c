@@ -559,7 +559,7 @@ init_allocator(void)
 static int
 init_check_kinds(PyObject *m)
 {
-#define HOP_PY_CHECK_KIND(code, msg)                                                               \
+#define HOP_PY_CHECK_KIND(code, what, msg)                                                         \
     if (PyModule_AddIntConstant(m, "CHECK_" #code, HOP_CHECK_##code) < 0)                          \
         return -1;
     HOP_CHECK_KIND_LIST(HOP_PY_CHECK_KIND)

@@ -67,9 +67,10 @@ index_select(PyObject *x, int dim, int odim, const hop_py_opnd *index)
         return NULL;
     }
     PyObject *r = hop_py_run_op(HOP_OP_select, args, 3);
-    if (r == NULL && index->kind == HOP_PY_INT && hop_error_code() == HOP_INVALID &&
-        PyErr_ExceptionMatches(hop_py_Error))
-        as_index_error(); /* a symbolic size the index is out of (a dynamic trace) */
+    if (r == NULL && (index->kind == HOP_PY_INT || index->kind == HOP_PY_SYM) &&
+        hop_error_code() == HOP_INVALID && PyErr_ExceptionMatches(hop_py_Error))
+        as_index_error(); /* a symbolic size the index is out of (a dynamic trace), or
+                           * a SymInt index known to be out (x[i + 5] in a fori_loop) */
     return r;
 }
 

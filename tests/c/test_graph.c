@@ -984,6 +984,42 @@ test_dce_removes_dead_chains_and_unreferenced_subgraphs(void **state)
     hop_graph_free(g);
 }
 
+/* A check is an effect: an unused fail_if of an EFFECT kind (eager raises
+ * there) and an unused zeros of an unbacked size (eager refuses a negative
+ * one) stay, with what they read; a VALUE kind's unused check, which only
+ * vouches for bits nobody reads, goes. */
+static void
+test_dce_keeps_unused_checks_that_eager_would_raise(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_F32, 1, K(4), NULL));
+    hop_node *flag = op2(g, HOP_OP_gt, x, x);
+    hop_arg fe[] = {hop_arg_node(x), hop_arg_node(flag), hop_arg_int(HOP_CHECK_NUMPY_INDEX)};
+    hop_arg fv[] = {hop_arg_node(x), hop_arg_node(flag), hop_arg_int(HOP_CHECK_NUMPY_ZERO_SIGN)};
+    hop_node *effect = hop_graph_call_op(g, HOP_OP_fail_if, fe, 3);
+    hop_node *value = hop_graph_call_op(g, HOP_OP_fail_if, fv, 3);
+    hop_node *k = ph(g, "k", T(HOP_I64, 0, NULL, NULL));
+    hop_arg ka[] = {hop_arg_node(k)};
+    hop_node *item = hop_graph_call_op(g, HOP_OP_item, ka, 1);
+    hop_arg shape[] = {hop_arg_node(item)};
+    hop_arg za[] = {hop_arg_list(shape, 1), hop_arg_none()};
+    hop_node *zeros = hop_graph_call_op(g, HOP_OP_zeros, za, 2);
+    assert_non_null(effect);
+    assert_non_null(value);
+    assert_non_null(zeros);
+    assert_true(hop_node_may_fail(effect));
+    assert_false(hop_node_may_fail(value));
+    assert_true(hop_node_may_fail(zeros));
+    assert_false(hop_node_may_fail(flag));
+    hop_arg rv[] = {hop_arg_node(x)};
+    assert_non_null(hop_graph_output(g, rv, 1));
+    assert_int_equal(hop_graph_dce(g), 1);
+    assert_string_equal(names(g), "x k gt fail_if item zeros output");
+    assert_int_equal(hop_graph_verify(g), HOP_OK);
+    hop_graph_free(g);
+}
+
 /* ------------------------------------------------------------ verifier */
 
 /* forward(x, y) calls cond(pred, cond_true_0, cond_false_0, (x,)) where each
@@ -1876,6 +1912,7 @@ main(void)
         T_(test_removed_subgraph_belongs_to_the_caller_again),
         T_(test_erase_refuses_used_nodes_and_unlinks_uses),
         T_(test_dce_removes_dead_chains_and_unreferenced_subgraphs),
+        T_(test_dce_keeps_unused_checks_that_eager_would_raise),
         T_(test_verify_accepts_graphs_the_builders_make),
         T_(test_verify_rejects_use_before_definition_in_a_subgraph),
         T_(test_verify_rejects_a_value_from_another_graph),
