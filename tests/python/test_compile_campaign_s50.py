@@ -22,6 +22,15 @@ from compile_values import campaign, warned_outcome
 program, check = campaign("s50", outcome=warned_outcome())
 
 P = {}
+# The finalizer programs' common part: ten objects whose __del__ logs
+DELS = """
+LOG = []
+class D:
+    def __init__(self, n):
+        self.n = n
+    def __del__(self):
+        LOG.append(('del', self.n))
+HOLD = [D(i) for i in range(10)]"""
 P["dataclass_arrays"] = """
 from dataclasses import dataclass, field
 @dataclass
@@ -912,14 +921,7 @@ def f(x):
     t = hop.tensor(np.arange(3.0))
     return t + x
 """
-P["del_on_local_pop"] = """
-LOG = []
-class D:
-    def __init__(self, n):
-        self.n = n
-    def __del__(self):
-        LOG.append(('del', self.n))
-HOLD = [D(i) for i in range(10)]
+P["del_on_local_pop"] = DELS + """
 def f(x):
     LOG.append('before')
     o = HOLD.pop()
@@ -1114,14 +1116,7 @@ def f(x):
 def args(i):
     return ((G if i % 2 else hop.ones(3)),)
 """
-P["del_local_then_none"] = """
-LOG = []
-class D:
-    def __init__(self, n):
-        self.n = n
-    def __del__(self):
-        LOG.append(('del', self.n))
-HOLD = [D(i) for i in range(10)]
+P["del_local_then_none"] = DELS + """
 def f(x):
     LOG.append('before')
     o = HOLD.pop()
@@ -1132,14 +1127,7 @@ def f(x):
 def snap():
     return LOG
 """
-P["del_helper_local"] = """
-LOG = []
-class D:
-    def __init__(self, n):
-        self.n = n
-    def __del__(self):
-        LOG.append(('del', self.n))
-HOLD = [D(i) for i in range(10)]
+P["del_helper_local"] = DELS + """
 def take():
     o = HOLD.pop()
     LOG.append(('took', o.n))
@@ -1151,14 +1139,7 @@ def f(x):
 def snap():
     return LOG
 """
-P["del_two_locals"] = """
-LOG = []
-class D:
-    def __init__(self, n):
-        self.n = n
-    def __del__(self):
-        LOG.append(('del', self.n))
-HOLD = [D(i) for i in range(10)]
+P["del_two_locals"] = DELS + """
 def f(x):
     b = HOLD.pop()
     a = HOLD.pop()
@@ -1167,14 +1148,7 @@ def f(x):
 def snap():
     return LOG
 """
-P["del_kept_in_list"] = """
-LOG = []
-class D:
-    def __init__(self, n):
-        self.n = n
-    def __del__(self):
-        LOG.append(('del', self.n))
-HOLD = [D(i) for i in range(10)]
+P["del_kept_in_list"] = DELS + """
 def f(x):
     keep = [HOLD.pop()]
     LOG.append('after')
@@ -1233,14 +1207,7 @@ def args(i):
 def snap():
     return ACC
 """
-P["del_two_locals_reversed"] = """
-LOG = []
-class D:
-    def __init__(self, n):
-        self.n = n
-    def __del__(self):
-        LOG.append(('del', self.n))
-HOLD = [D(i) for i in range(10)]
+P["del_two_locals_reversed"] = DELS + """
 def f(x):
     a = None
     b = HOLD.pop()
@@ -1250,14 +1217,7 @@ def f(x):
 def snap():
     return LOG
 """
-P["del_local_then_break"] = """
-LOG = []
-class D:
-    def __init__(self, n):
-        self.n = n
-    def __del__(self):
-        LOG.append(('del', self.n))
-HOLD = [D(i) for i in range(10)]
+P["del_local_then_break"] = DELS + """
 def f(x):
     o = HOLD.pop()
     print(float(x.sum()))
@@ -1266,14 +1226,7 @@ def f(x):
 def snap():
     return LOG
 """
-P["del_returned"] = """
-LOG = []
-class D:
-    def __init__(self, n):
-        self.n = n
-    def __del__(self):
-        LOG.append(('del', self.n))
-HOLD = [D(i) for i in range(10)]
+P["del_returned"] = DELS + """
 def f(x):
     o = HOLD.pop()
     LOG.append('after')
