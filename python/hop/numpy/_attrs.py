@@ -271,8 +271,9 @@ ndarray.imag = property(_imag, _set_imag, doc="The imaginary part: zeros for a r
 def _view_method(self, dtype=None, type=None):
     """ndarray.view(): a view of the same memory; with another dtype a
     reinterpretation of the bytes (traced: a bitcast of the base's value,
-    recomputed after each write to the base; a write through it is an
-    UnsupportedError), with NumPy's errors where the item sizes differ."""
+    recomputed after each write to the base; a write through it writes the
+    base's bits, _storage.write), with NumPy's errors where the item sizes
+    differ."""
     if isinstance(dtype, builtins.type) and issubclass(dtype, (ndarray, _np.ndarray)):
         dtype, type = None, dtype
     kind = builtins.type(self)

@@ -1205,19 +1205,21 @@ def write(a, run, key, value, what, select=None, accumulate=False):
     from ._indexing import index_tensor, whole_key
     st = check_write(a, run, what)
     steps = a._vw if a._st is st else ()
-    if any(s.kind == "bitcast" for s in steps):
-        raise _C.UnsupportedError(
-            f"hop.numpy: {what} writes through a view with another dtype (ndarray.view), whose "
-            f"elements are bits of its base's; hop does not trace such a write (write the base "
-            f"array, or copy the view first)")
     base = st.value
     part = next((s.kind for s in steps if s.kind in ("real", "imag")), None)
     if part is not None:
         # through c.real / c.imag: the put goes into that part of c's value
         whole, base = base, _C._op(part, base)
+    bits = None
+    if any(s.kind == "bitcast" for s in steps):
+        # through a.view(dtype): the put goes into the base's bits seen in
+        # the view's dtype, which are then the base's again (_cast_steps)
+        bits, steps = base.dtype, _cast_steps(steps, what)
+        base = steps[0].apply(base)
+        steps = steps[1:]
     if not steps and select is None and not accumulate and \
             (key is None or whole_key(key, base.ndim)):
-        st.value = broadcast_value(value, tuple(base.shape), base.dtype, what)
+        new = broadcast_value(value, tuple(base.shape), base.dtype, what)
     else:
         n = 1
         for d in base.shape:
@@ -1232,12 +1234,34 @@ def write(a, run, key, value, what, select=None, accumulate=False):
             if key is not None:
                 pos = index_tensor(pos, key)[0]
             v = setitem_value(value, pos, what)
-        st.value = _C._op("put", base, pos, v, accumulate)
+        new = _C._op("put", base, pos, v, accumulate)
+    if bits is not None:
+        new = _C._op("bitcast", new, bits)
     if part is not None:
-        re, im = (st.value, _C._op("imag", whole)) if part == "real" else \
-            (_C._op("real", whole), st.value)
-        st.value = _C._op("complex", re, im)
+        re, im = (new, _C._op("imag", whole)) if part == "real" else (_C._op("real", whole), new)
+        new = _C._op("complex", re, im)
+    st.value = new
     st.version += 1
+
+
+def _cast_steps(steps, what):
+    """A write's view steps through dtype views (ndarray.view) as the cast
+    first, then the steps of positions: a view with the same item size
+    reinterprets each element alone, so it commutes with the steps that
+    pick elements, and only the last one's dtype counts; one of another
+    item size is taken only as the first step (it changes the last axis).
+    A part of a complex view (.real/.imag) after a cast is refused."""
+    casts = [s for s in steps if s.kind == "bitcast"]
+    first = steps.index(casts[0])
+    later = steps[first + 1:]
+    if any(s.kind in ("real", "imag") for s in later) and \
+            any(s.apply.dtype.kind == "c" for s in casts) or \
+            any(s.apply_np is None for s in casts) and (first or len(casts) > 1):
+        raise _C.UnsupportedError(
+            f"hop.numpy: {what} writes through a view with another dtype (ndarray.view) "
+            f"that hop does not trace: a part of a complex view of it, or a view of another "
+            f"item size after other views; write the base array, or copy the view first")
+    return [casts[-1]] + [s for s in steps if s.kind != "bitcast"]
 
 
 def broadcast_value(v, shape, dtype, what):
