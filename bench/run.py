@@ -142,10 +142,15 @@ def one_thread():
 
 class CpuHog:
     """A CPU-bound process beside the measurement (a `while True` loop in
-    another Python), for the rows that must hold on a busy machine."""
+    another Python), for the rows that must hold on a busy machine.  It is
+    a session of its own, as another user's work is: under the kernel's
+    autogroup scheduling (sched_autogroup_enabled) a child in the bench's
+    session would share the bench's CPU share instead of competing for
+    the machine (BENCHMARKS.md, "threads on a busy machine")."""
 
     def __enter__(self):
-        self.p = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        self.p = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                  start_new_session=True)
         time.sleep(0.2)
         return self
 

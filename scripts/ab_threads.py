@@ -114,7 +114,9 @@ def main():
     rows = o.rows.split(",")
     load0 = os.getloadavg()
     kids = {"A": Child(o.a), "B": Child(o.b)}
-    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if o.hog else None
+    # (a session of its own, as bench/run.py's CpuHog: see there)
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                           start_new_session=True) if o.hog else None
     try:
         got = {(r, k): [] for r in rows for k in kids}
         for i in range(o.rounds):
