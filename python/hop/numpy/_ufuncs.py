@@ -678,8 +678,7 @@ def _matmul_axes(args, kwargs, kind):
     moved to iout (omitted where the result has none)."""
     from ._funcs import moveaxis, _t
     axes = kwargs.pop("axes")
-    if "out" in kwargs:
-        raise _C.UnsupportedError("hop.numpy: matmul with both axes= and out= is not supported")
+    out = kwargs.pop("out", None)
     cores = [1 if _t(x, "matmul").ndim == 1 else 2 for x in args]
     rcore = (cores[0] == 2) + (cores[1] == 2)
     axes = list(axes)
@@ -695,8 +694,20 @@ def _matmul_axes(args, kwargs, kind):
         return e
     moved = [moveaxis(x, entry(axes[i], cores[i]), tuple(range(-cores[i], 0)), _kind=kind)
              for i, x in enumerate(args)]
+    if out is not None:
+        # out= the result's layout: the matmul writes through out's view
+        # with the core axes last (NumPy's gufunc moves out's axes alike)
+        o = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+        if rcore and isinstance(o, (ndarray, _np.ndarray)):
+            src, dst = entry(axes[2], rcore), tuple(range(-rcore, 0))
+            view = _np.moveaxis(o, src, dst) if isinstance(o, _np.ndarray) else \
+                moveaxis(o, src, dst, _kind=type(o))
+            kwargs["out"] = (view,) if isinstance(out, tuple) else view
+            call_ufunc("matmul", moved, kwargs, kind)
+            return o
+        kwargs["out"] = out
     r = call_ufunc("matmul", moved, kwargs, kind)
-    if rcore:
+    if rcore and out is None:
         r = moveaxis(r, tuple(range(-rcore, 0)), entry(axes[2], rcore), _kind=kind)
     return r
 

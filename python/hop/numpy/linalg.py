@@ -21,7 +21,7 @@ import operator
 
 import numpy as _np
 
-from .. import _C
+from .. import _breaks, _C
 from .. import _exact
 from . import _core, _direct
 from . import _funcs as F
@@ -168,10 +168,21 @@ def cholesky(a, *, _kind=None):
 def qr(a, mode="reduced", *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
     if mode not in ("reduced", "complete", "r", "raw"):
-        if mode in ("f", "full", "e", "economic"):
-            raise _C.UnsupportedError(f"hop.numpy: numpy.linalg.qr mode {mode!r} (deprecated "
-                                      f"in NumPy) is not supported")
-        raise ValueError(f"Unrecognized mode '{mode}'")
+        if mode in ("f", "full"):
+            # NumPy 1.24's: a DeprecationWarning, then mode "reduced"
+            _core.numpy_warns(f"numpy.linalg.qr mode {mode!r}",
+                              "The 'full' option is deprecated in favor of 'reduced'.\n"
+                              "For backward compatibility let mode default.",
+                              DeprecationWarning, replay=True)
+            mode = "reduced"
+        elif mode in ("e", "economic"):
+            # (LAPACK's raw Householder matrix alone, which hop does not
+            # give: hop.compile's graph breaks, NumPy computes it)
+            _breaks.conversion(_C.UnsupportedError, f"hop.numpy: numpy.linalg.qr mode "
+                                                    f"{mode!r} (deprecated in NumPy) is not "
+                                                    f"supported")
+        else:
+            raise ValueError(f"Unrecognized mode '{mode}'")
     t = _tensor(a, "qr")
     _stacked_2d(t)
     ct, rt = _common(t, what="qr")
