@@ -1618,5 +1618,14 @@ def compile(fn=None, *, dynamic=None, recompile_limit=8, fullgraph=False):
     (hop.tensor([1., 3.]), hop.tensor([2., 2., 2., 2.]), 0)
     """
     if fn is None:
-        return lambda f: CompiledFunction(f, dynamic, recompile_limit, fullgraph)
+        return lambda f: compile(f, dynamic=dynamic, recompile_limit=recompile_limit,
+                                 fullgraph=fullgraph)
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+        # hop.compile(m.step): the method's function compiled and bound to
+        # m, as @hop.compile on the method binds (CompiledFunction.__get__:
+        # m an argument guarded by identity), so that the frame translator,
+        # which takes Python functions, compiles a method with effects
+        # (before, such a method ran eagerly on every call)
+        return types.MethodType(CompiledFunction(fn.__func__, dynamic, recompile_limit,
+                                                 fullgraph), fn.__self__)
     return CompiledFunction(fn, dynamic, recompile_limit, fullgraph)
