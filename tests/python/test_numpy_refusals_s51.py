@@ -76,3 +76,16 @@ def test_qr_of_a_deprecated_mode_is_numpys_answer_and_warning(mode):
     if mode in ("economic", "e"):  # (LAPACK's raw matrix alone: hop does not trace it)
         with pytest.raises(hop.UnsupportedError, match="qr mode"):
             hop.trace(_qr(mode), hnp.asarray(a))
+
+
+@pytest.mark.parametrize("order", ["c", "f", "a", "A", b"F", None, "K", "k", "X", "", 1])
+@pytest.mark.parametrize("fortran", [False, True])
+def test_reshape_reads_order_as_numpy_does(order, fortran):
+    # (lower case and bytes are NumPy's orders; 'K' and others NumPy's
+    # ValueError, a non-string its TypeError: hop raised UnsupportedError)
+    a = np.arange(6.0).reshape(2, 3)
+    a = np.asfortranarray(a) if fortran else a
+
+    def f(x):
+        return x.reshape(3, 2, order=order), np.reshape(x, (6,), order=order)
+    check(f, a, eager=True)

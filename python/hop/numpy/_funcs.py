@@ -265,8 +265,25 @@ def reshape(a, newshape, order="C", *, _kind=None):
     return _reshape(a, newshape, order, _kind=_kind)
 
 
+def _reshape_order(order):
+    """reshape's order= as NumPy 1.24 reads it: 'C', 'F' or 'A' (None is
+    'C'; any case, bytes too), NumPy's errors for 'K' and anything else."""
+    if order is None:
+        return "C"
+    if isinstance(order, bytes):
+        order = order.decode("latin-1")
+    if not isinstance(order, str):
+        raise TypeError(f"order must be str, not {type(order).__name__}")
+    if len(order) != 1 or order.upper() not in "CFAK":
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    if order.upper() == "K":
+        raise ValueError("order 'K' is not permitted for reshaping")
+    return order.upper()
+
+
 @scalar_method
 def _reshape(a, newshape, order="C", *, _kind=None):
+    order = _reshape_order(order)
     if newshape is None:
         # NumPy 1.24's a.reshape(None) (and np.reshape(a, None)): a view of
         # a as it is, whatever the order
@@ -307,8 +324,6 @@ def _reshape(a, newshape, order="C", *, _kind=None):
                 res._st is not None and res._st is not a._st:
             run.fortran_copies[id(res._st)] = res._st  # (its .base breaks: _attrs._base)
         return res
-    if order not in ("C", "A"):
-        raise _C.UnsupportedError(f"hop.numpy: reshape with order={order!r} is not supported")
     t = _t(a, "reshape")
     shape, make = _newshape(newshape)
     try:
