@@ -1,5 +1,6 @@
-"""Calls hop.numpy refused where NumPy answers (fifty-first session): each
-now compiles, or is a graph break of hop.compile where NumPy computes the
+"""Calls hop.numpy refused with its UnsupportedError where NumPy answers or
+raises its own error (fifty-first session): each now compiles, raises
+NumPy's error, or is a graph break of hop.compile where NumPy computes the
 call, and stays hop.trace's UnsupportedError only where hop cannot trace it.
 Each case runs by NumPy and by hop.compile (numpy_diff.check: values,
 dtypes, the arguments after the call, exceptions), and fails before."""
