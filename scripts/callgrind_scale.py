@@ -13,8 +13,10 @@ function that reads a global tensor and a list item, run instead of traced), bui
 (the same for a function whose only guard is the builtin names it loads: len, float,
 range), builtins_module (those calls from a module-level loop), env_array (N steady
 calls of a hop.compile'd `a * G`, G a global ndarray), env_array_tensor (those calls on
-a hop.Tensor) or cond_call (N steady calls of bench/run.py's cond_call: a compiled
-hop.cond on f32[16]); BUILD a build tree (its python/ goes
+a hop.Tensor), cond_call (N steady calls of bench/run.py's cond_call: a compiled
+hop.cond on f32[16]) or plain (N steady calls of compile_call's `lambda x: x + 1` on a
+hop.Tensor f32[16], a plan with no guard) or plain_array (those calls on an f32[16]
+ndarray); BUILD a build tree (its python/ goes
 first on sys.path; a RelWithDebInfo one names hop's C functions).  The
 program is traced once to warm up, then once more from a C callback that
 libc's bsearch makes through ctypes, so --toggle-collect=ffi_call counts that
@@ -77,6 +79,13 @@ def program(kind, n):
         return builtins_calls(kind, n)
     if kind in ("env_array", "env_array_tensor"):
         return env_array_calls(n, kind == "env_array_tensor")
+    if kind in ("plain", "plain_array"):
+        cf = hop.compile(lambda x: x + 1)
+
+        def calls(x):
+            for _ in range(n):
+                cf(x)
+        return calls, (x if kind == "plain" else x.numpy(),)
     if kind == "cond_call":
         cf = hop.compile(lambda x: hop.cond(x.sum() > 0, lambda x: x * 2.0, lambda x: x - 1.0,
                                             (x,)))
@@ -86,7 +95,8 @@ def program(kind, n):
                 cf(x)
         return calls, (x,)
     raise SystemExit(f"unknown kind {kind!r}: wrap, cond, map, nested, lift, chain, program, "
-                     "call, builtins, builtins_module, env_array, env_array_tensor or cond_call")
+                     "call, builtins, builtins_module, env_array, env_array_tensor, cond_call, "
+                     "plain or plain_array")
 
 
 # builtins: N steady calls of a hop.compile'd function whose only guard is
@@ -148,8 +158,9 @@ def main():
     fn, args = program(sys.argv[2], int(sys.argv[3]))
     sys.setrecursionlimit(50000)
     warnings.simplefilter("ignore")  # lift: the captured list is guarded by identity only
-    run = fn if sys.argv[2] in ("call", "builtins", "builtins_module", "env_array",
-                                    "env_array_tensor", "cond_call") else (lambda *a: hop.trace(fn, *a))
+    calls = ("call", "builtins", "builtins_module", "env_array", "env_array_tensor", "cond_call",
+             "plain", "plain_array")
+    run = fn if sys.argv[2] in calls else (lambda *a: hop.trace(fn, *a))
     run(*args)  # warm up: caches, imports (call: the trace and the first calls)
     if sys.argv[4:] == ["gc-off"]:
         gc.collect()

@@ -74,6 +74,10 @@ typedef struct {
     Py_ssize_t *alias; /* an aliased plan's pattern (hop/_trace.py _aliases): per argument the
                         * earlier one it must be, -1 an input of its own; or NULL */
     Py_ssize_t nargs;
+    void **env; /* the addresses no argument may be besides the captures (Guards.env_ids,
+                 * numpy_call.c hop_py__env_argument), or NULL */
+    Py_ssize_t nenv;
+    int apart; /* whether to check them and the captures */
 } EffectsCallObject;
 
 static PyTypeObject EffectsCallType;
@@ -492,6 +496,24 @@ effects_takes(const EffectsCallObject *self, PyObject *args)
     return self->names != NULL ? hop_py__names_hold(self->names) : 1;
 }
 
+/* Whether the runner's state (its guards held) takes the tuple args: 1; 0
+ * (NotImplemented) when an argument is an object of the environment (a
+ * capture of the state, or at an address of self->env), which the trace
+ * took for another (the general path runs the call eagerly); -1 with an
+ * error when the state has no tuple of captures. */
+static int
+effects_state_fits(const EffectsCallObject *self, PyObject *args, PyObject *state)
+{
+    PyObject *caps = PyTuple_GET_ITEM(state, 1);
+    if (!PyTuple_Check(caps)) {
+        PyErr_SetString(PyExc_SystemError, "_EffectsCall: the runner's captures are no tuple");
+        return -1;
+    }
+    return !self->apart ||
+           hop_py__env_argument(((PyTupleObject *)args)->ob_item, PyTuple_GET_SIZE(args), caps,
+                                self->env, self->nenv) < 0;
+}
+
 /* The result's leaves (borrowed): the plan's outputs outs where traced,
  * else the constants, and at args_at the caller's arguments args. */
 static void
@@ -558,10 +580,12 @@ effects_run(EffectsCallObject *self, PyObject *args, int *ran)
             return NULL;
         }
     }
-    if (!PyTuple_Check(PyTuple_GET_ITEM(state, 1))) {
+    int fits = effects_state_fits(self, args, state);
+    if (fits <= 0) {
         Py_DECREF(state);
-        PyErr_SetString(PyExc_SystemError, "_EffectsCall: the runner's captures are no tuple");
-        return NULL;
+        if (fits < 0)
+            return NULL;
+        Py_RETURN_NOTIMPLEMENTED;
     }
     PyObject *small_in[16], **in = small_in, *outs = NULL;
     Py_ssize_t nl = PyTuple_GET_SIZE(self->lifted), nin = n;
@@ -726,23 +750,23 @@ bad:
 }
 
 /* _EffectsCall(plan, runner, nargs, check, consts, traced, tree, effects[, lifted, sym,
- * names, alias, then, args_at]): checked here once (the call trusts the shapes: hop/_compile.py
- * makes them from the runner's templates). */
+ * names, alias, then, args_at, env]): checked here once (the call trusts the shapes:
+ * hop/_compile.py makes them from the runner's templates). */
 static PyObject *
 effects_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *plan, *runner, *check, *consts, *traced, *tree, *effects,
         *lifted = NULL, *sym = Py_None, *names = Py_None, *alias = Py_None, *then = Py_None,
-        *args_at = Py_None;
+        *args_at = Py_None, *env = Py_None;
     Py_ssize_t nargs, *pattern;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
         PyErr_SetString(PyExc_TypeError, "_EffectsCall takes no keyword arguments");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOnOO!O!O!O!|O!OOOOO:_EffectsCall", &plan, &runner, &nargs, &check,
-                          &PyTuple_Type, &consts, &PyBytes_Type, &traced, &PyTuple_Type, &tree,
-                          &PyTuple_Type, &effects, &PyTuple_Type, &lifted, &sym, &names, &alias,
-                          &then, &args_at))
+    if (!PyArg_ParseTuple(args, "OOnOO!O!O!O!|O!OOOOOO:_EffectsCall", &plan, &runner, &nargs,
+                          &check, &PyTuple_Type, &consts, &PyBytes_Type, &traced, &PyTuple_Type,
+                          &tree, &PyTuple_Type, &effects, &PyTuple_Type, &lifted, &sym, &names,
+                          &alias, &then, &args_at, &env))
         return NULL;
     if (then != Py_None && !PyCallable_Check(then)) {
         PyErr_Format(PyExc_TypeError, "_EffectsCall: then is None or callable, not %.100s",
@@ -798,12 +822,22 @@ effects_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
             PyErr_SetString(PyExc_TypeError, "_EffectsCall: inconsistent arguments");
         return NULL;
     }
-    EffectsCallObject *self = (EffectsCallObject *)type->tp_alloc(type, 0);
-    if (self == NULL) {
+    void **ids;
+    Py_ssize_t nids;
+    if (hop_py__env_ids_of(env, &ids, &nids, "_EffectsCall") < 0) {
         PyMem_RawFree(pattern);
         return NULL;
     }
+    EffectsCallObject *self = (EffectsCallObject *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        PyMem_RawFree(pattern);
+        PyMem_RawFree(ids);
+        return NULL;
+    }
     self->alias = pattern;
+    self->env = ids;
+    self->nenv = nids;
+    self->apart = env != Py_None;
     Py_INCREF(plan);
     self->plan = (PlanObject *)plan;
     self->runner = Py_NewRef(runner);
@@ -865,6 +899,7 @@ effects_dealloc(EffectsCallObject *self)
     PyObject_GC_UnTrack(self);
     effects_clear(self);
     PyMem_RawFree(self->alias);
+    PyMem_RawFree(self->env);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -877,15 +912,18 @@ static PyTypeObject EffectsCallType = {
     .tp_clear = (inquiry)effects_clear,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_new = effects_new,
-    .tp_doc = "_EffectsCall(plan, runner, nargs, check, consts, traced, tree, effects[, lifted, "
-              "sym, names, alias, then, args_at]): the bound call of a translated function's plan "
-              "with its "
-              "side-effect table (hop/_compile.py); f(args) is the result (then(result) where "
-              "then, a graph break's resume, is given; args_at: (leaf, argument) pairs of "
-              "leaves that are the caller's arguments), or NotImplemented "
-              "before anything ran for arguments or guards it does not take (names, a "
-              "_NameGuard, checked in C first, then check; alias, an aliased plan's pattern: "
-              "per argument the earlier one it must be, -1 an input of its own).",
+    .tp_doc =
+        "_EffectsCall(plan, runner, nargs, check, consts, traced, tree, effects[, lifted, "
+        "sym, names, alias, then, args_at, env]): the bound call of a translated function's plan "
+        "with its "
+        "side-effect table (hop/_compile.py); f(args) is the result (then(result) where "
+        "then, a graph break's resume, is given; args_at: (leaf, argument) pairs of "
+        "leaves that are the caller's arguments), or NotImplemented "
+        "before anything ran for arguments or guards it does not take (names, a "
+        "_NameGuard, checked in C first, then check; alias, an aliased plan's pattern: "
+        "per argument the earlier one it must be, -1 an input of its own; env, a tuple of "
+        "addresses: an argument that is a capture or at one of them is NotImplemented, "
+        "after the guards).",
 };
 
 /* ------------------------------------------------------- _CompiledCall */

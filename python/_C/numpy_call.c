@@ -412,6 +412,10 @@ typedef struct ArrayCallObject {
     PyObject *live;           /* NULL, or the plan's _LiveCaptures: the captures made per
                                * call from the environment's ndarrays (live_capture.c), whose
                                * guards it checks (the plan's only others: the names) */
+    void **env;               /* NULL, or the addresses no argument may be besides the
+                               * captures (Guards.env_ids: hop_py__env_argument) */
+    Py_ssize_t nenv;
+    int apart; /* whether to check them and the captures */
     vectorcallfunc vectorcall;
 } ArrayCallObject;
 
@@ -447,6 +451,7 @@ array_call_dealloc(ArrayCallObject *c)
     PyObject_GC_UnTrack(c);
     array_call_clear(c);
     PyMem_RawFree(c->alias);
+    PyMem_RawFree(c->env);
     PyObject_GC_Del(c);
 }
 
@@ -481,6 +486,96 @@ hop_py__alias_pattern_holds(const Py_ssize_t *alias, Py_ssize_t n, PyObject *con
     return 1;
 }
 
+/*
+ * The first of the n arguments a that is an object of the plan's
+ * environment: a captured tensor of caps (a tuple, None where a capture is
+ * made per call) or the object at one of the nids addresses ids (the
+ * environment's tensors and ndarrays the guards hold by identity,
+ * hop/_guards.py Guards.env_ids: checked before this, so each is the
+ * traced object, alive there); -1 when none is.  The trace took every
+ * argument for an object of its own (a proxy), so `x is G` answered False
+ * and `if x is G:` took the other side: a call that passes G itself does
+ * not fit the plan (the general path runs it eagerly, hop/_trace.py
+ * EnvArgument).  A pointer compare per argument per capture and per
+ * address.  The ArrayCall's, an _EffectsCall's (compiled_call.c) and the
+ * Python paths' (_C._env_argument) one owner.
+ */
+Py_ssize_t
+hop_py__env_argument(PyObject *const *a, Py_ssize_t n, PyObject *caps, void *const *ids,
+                     Py_ssize_t nids)
+{
+    Py_ssize_t nc = PyTuple_GET_SIZE(caps);
+    PyObject *const *c = &PyTuple_GET_ITEM(caps, 0);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        for (Py_ssize_t k = 0; k < nc; k++)
+            if (a[i] == c[k])
+                return i;
+        for (Py_ssize_t k = 0; k < nids; k++)
+            if ((void *)a[i] == ids[k])
+                return i;
+    }
+    return -1;
+}
+
+/* The addresses env (None, or a tuple of ints: Guards.env_ids) as a PyMem
+ * array in *out (NULL for None or none) and their count in *n: 0, or -1
+ * with a TypeError naming what. */
+int
+hop_py__env_ids_of(PyObject *env, void ***out, Py_ssize_t *n, const char *what)
+{
+    *out = NULL;
+    *n = 0;
+    if (env == Py_None)
+        return 0;
+    if (!PyTuple_Check(env))
+        goto bad;
+    Py_ssize_t m = PyTuple_GET_SIZE(env);
+    if (m == 0)
+        return 0;
+    void **ids = PyMem_RawMalloc((size_t)m * sizeof *ids);
+    if (ids == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < m; k++) {
+        PyObject *v = PyTuple_GET_ITEM(env, k);
+        ids[k] = PyLong_Check(v) ? PyLong_AsVoidPtr(v) : NULL;
+        if (ids[k] == NULL) {
+            PyMem_RawFree(ids);
+            goto bad;
+        }
+    }
+    *out = ids;
+    *n = m;
+    return 0;
+bad:
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "%s: env is None or a tuple of addresses (ints)", what);
+    return -1;
+}
+
+/* _C._env_argument(args, caps, env): hop_py__env_argument for the Python
+ * paths (hop/_trace.py _Runner): args a tuple or list, caps a tuple, env a
+ * tuple of addresses. */
+static PyObject *
+env_argument_py(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    void **ids;
+    Py_ssize_t nids;
+    if (nargs != 3 || !(PyTuple_Check(args[0]) || PyList_Check(args[0])) || !PyTuple_Check(args[1]))
+        return PyErr_Format(PyExc_TypeError,
+                            "_env_argument(args, caps, env) takes a tuple or list, a tuple "
+                            "and a tuple of addresses");
+    if (hop_py__env_ids_of(args[2], &ids, &nids, "_env_argument") < 0)
+        return NULL;
+    PyObject *a = args[0];
+    PyObject *const *items = PyTuple_Check(a) ? &PyTuple_GET_ITEM(a, 0) : &PyList_GET_ITEM(a, 0);
+    Py_ssize_t i = hop_py__env_argument(items, Py_SIZE(a), args[1], ids, nids);
+    PyMem_RawFree(ids);
+    return PyLong_FromSsize_t(i);
+}
+
 /* The plan of c run on in (the own arguments: c->nown of them) and its
  * captures, live (NULL: none) in place of those made per call: arrays
  * (bind_arrays) or hop.Tensors (bind_tensors). */
@@ -491,6 +586,15 @@ bound_run(ArrayCallObject *c, PyObject *const *in, hop_tensor *const *live)
         return hop_py__plan_run_tensors(c->plan, in, c->nown, c->caps, live,
                                         c->single ? HOP_PY_RUN_SINGLE : HOP_PY_RUN_TUPLE);
     return run_arrays(c->plan, in, c->nown, c->caps, c->scalars, live);
+}
+
+/* Whether no argument of tup is an object of c's environment (checked
+ * after its guards: hop_py__env_argument). */
+static int
+env_free(const ArrayCallObject *c, PyObject *tup)
+{
+    return !c->apart || hop_py__env_argument(&PyTuple_GET_ITEM(tup, 0), PyTuple_GET_SIZE(tup),
+                                             c->caps, c->env, c->nenv) < 0;
 }
 
 /* The bound call's checks of the arguments' types and NumPy's state, and
@@ -537,7 +641,7 @@ array_call_run(ArrayCallObject *c, PyObject *tup, PyObject *const *in)
             Py_RETURN_NOTIMPLEMENTED;
     }
     if (c->live == NULL)
-        return bound_run(c, in, NULL);
+        return env_free(c, tup) ? bound_run(c, in, NULL) : Py_NewRef(Py_NotImplemented);
     /* the environment's arrays, read and checked last (a miss: the general
      * path retraces or raises what eager raises; nothing ran) */
     enum { SMALL = 8 };
@@ -546,7 +650,8 @@ array_call_run(ArrayCallObject *c, PyObject *tup, PyObject *const *in)
     if (nc > SMALL && (live = PyMem_RawCalloc((size_t)nc, sizeof *live)) == NULL)
         return PyErr_NoMemory();
     int held = hop_py__live_tensors(c->live, live, nc);
-    PyObject *r = held > 0    ? bound_run(c, in, live)
+    PyObject *r = held > 0
+                      ? (env_free(c, tup) ? bound_run(c, in, live) : Py_NewRef(Py_NotImplemented))
                   : held == 0 ? Py_NewRef(Py_NotImplemented)
                               : NULL;
     for (Py_ssize_t i = 0; held > 0 && i < nc; i++)
@@ -641,6 +746,9 @@ array_call_new(PlanObject *p, Py_ssize_t nargs, PyObject *caps, PyObject *scalar
     c->alias = NULL;
     c->nown = nargs;
     c->live = NULL;
+    c->env = NULL;
+    c->nenv = 0;
+    c->apart = 0;
     c->vectorcall = (vectorcallfunc)array_call_vectorcall;
     PyObject_GC_Track(c);
     return (PyObject *)c;
@@ -697,6 +805,23 @@ with_alias(ArrayCallObject *c, Py_ssize_t nown, Py_ssize_t *alias)
     return (PyObject *)c;
 }
 
+/* c (new, or NULL) checking that no argument is one of its captures nor
+ * at an address of env (None: no check; else a tuple of ints,
+ * Guards.env_ids): c, or NULL with the error (c dropped). */
+static PyObject *
+with_env(PyObject *c, PyObject *env, const char *what)
+{
+    if (c == NULL || env == Py_None)
+        return c;
+    ArrayCallObject *a = (ArrayCallObject *)c;
+    if (hop_py__env_ids_of(env, &a->env, &a->nenv, what) < 0) {
+        Py_DECREF(c);
+        return NULL;
+    }
+    a->apart = 1;
+    return c;
+}
+
 /* Whether live (None, or a bind_*'s _LiveCaptures) fits the tuple caps:
  * every capture it makes is one of them. */
 static int
@@ -711,16 +836,16 @@ hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_ssize_t n, nown;
     Py_ssize_t *alias;
-    PyObject *live = nargs == 6 && args[5] != Py_None ? args[5] : NULL;
-    if ((nargs < 3 || nargs > 6) || (n = PyLong_AsSsize_t(args[0])) < 0 ||
+    PyObject *live = nargs >= 6 && args[5] != Py_None ? args[5] : NULL;
+    if ((nargs < 3 || nargs > 7) || (n = PyLong_AsSsize_t(args[0])) < 0 ||
         !PyTuple_Check(args[1]) || !PyTuple_Check(args[2]) ||
         (nargs >= 4 && args[3] != Py_None &&
          (!PyTuple_Check(args[3]) || PyTuple_GET_SIZE(args[3]) != n)) ||
         (live != NULL && !live_fits(live, args[1]))) {
         return bad_bind_args("bind_arrays(nargs, captures, scalars, c_order=None, alias=None, "
-                             "live=None) takes an int >= 0, two tuples, None or a tuple of nargs "
-                             "bools, None or a tuple of nargs ints, and None or a _LiveCaptures "
-                             "of those captures");
+                             "live=None, env=None) takes an int >= 0, two tuples, None or a "
+                             "tuple of nargs bools, None or a tuple of nargs ints, None or a "
+                             "_LiveCaptures of those captures, and None or a tuple of addresses");
     }
     if (alias_of(nargs >= 5 ? args[4] : Py_None, n, &alias, &nown, "bind_arrays") < 0)
         return NULL;
@@ -742,7 +867,7 @@ hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
         c->c_order = Py_NewRef(args[3]);
     if (c != NULL)
         c->live = Py_XNewRef(live);
-    return with_alias(c, nown, alias);
+    return with_env(with_alias(c, nown, alias), nargs == 7 ? args[6] : Py_None, "bind_arrays");
 }
 
 PyObject *
@@ -751,12 +876,13 @@ hop_py__plan_bind_tensors(PlanObject *p, PyObject *const *args, Py_ssize_t nargs
     Py_ssize_t n, nown;
     Py_ssize_t *alias;
     int single;
-    PyObject *live = nargs == 5 && args[4] != Py_None ? args[4] : NULL;
-    if (nargs < 3 || nargs > 5 || (n = PyLong_AsSsize_t(args[0])) < 0 || !PyTuple_Check(args[1]) ||
+    PyObject *live = nargs >= 5 && args[4] != Py_None ? args[4] : NULL;
+    if (nargs < 3 || nargs > 6 || (n = PyLong_AsSsize_t(args[0])) < 0 || !PyTuple_Check(args[1]) ||
         (single = PyObject_IsTrue(args[2])) < 0 || (live != NULL && !live_fits(live, args[1]))) {
-        return bad_bind_args("bind_tensors(nargs, captures, single, alias=None, live=None) takes "
-                             "an int >= 0, a tuple, a bool, None or a tuple of nargs ints, and "
-                             "None or a _LiveCaptures of those captures");
+        return bad_bind_args("bind_tensors(nargs, captures, single, alias=None, live=None, "
+                             "env=None) takes an int >= 0, a tuple, a bool, None or a tuple of "
+                             "nargs ints, None or a _LiveCaptures of those captures, and None "
+                             "or a tuple of addresses");
     }
     if (alias_of(nargs >= 4 ? args[3] : Py_None, n, &alias, &nown, "bind_tensors") < 0)
         return NULL;
@@ -772,7 +898,7 @@ hop_py__plan_bind_tensors(PlanObject *p, PyObject *const *args, Py_ssize_t nargs
     ArrayCallObject *c = (ArrayCallObject *)array_call_new(p, n, args[1], NULL, single);
     if (c != NULL)
         c->live = Py_XNewRef(live);
-    return with_alias(c, nown, alias);
+    return with_env(with_alias(c, nown, alias), nargs == 6 ? args[5] : Py_None, "bind_tensors");
 }
 
 int
@@ -822,6 +948,10 @@ static PyMethodDef numpy_call_functions[] = {
      "record, as a kernel that raised them (what a NumPy call in between cleared)."},
     {"_fp_clear", hop_py__fp_clear_py, METH_NOARGS,
      "Clears this thread's record of floating-point exceptions kernels raised."},
+    {"_env_argument", (PyCFunction)(void (*)(void))env_argument_py, METH_FASTCALL,
+     "_env_argument(args, caps, env) -> the index of the first of args that is one of the "
+     "captures caps or at one of the addresses env (an object of the plan's environment, "
+     "Guards.env_ids), or -1."},
     {"_np_result", np_result, METH_O,
      "The ndarray of a plan's result tensor as a compiled NumPy call gives it (zero strides "
      "without elements in C order, as NumPy's new array)."},

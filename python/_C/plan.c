@@ -226,16 +226,20 @@ static PyMethodDef plan_methods[] = {
     {"run_arrays", (PyCFunction)(void (*)(void))hop_py__plan_run_arrays, METH_FASTCALL,
      "run_arrays(arrays, captures, scalars) -> ndarray results (the compiled NumPy call)"},
     {"bind_arrays", (PyCFunction)(void (*)(void))hop_py__plan_bind_arrays, METH_FASTCALL,
-     "bind_arrays(nargs, captures, scalars, c_order=None, alias=None, live=None) -> f: f(args) "
+     "bind_arrays(nargs, captures, scalars, c_order=None, alias=None, live=None, env=None) -> "
+     "f: f(args) "
      "is run_arrays(args, captures, scalars) for a tuple of nargs ndarrays (those c_order marks "
      "in C order), else NotImplemented. alias: per argument the earlier one it must be (-1: an "
      "input of its own, no other own argument); only the own ones are the plan's inputs. live: "
      "a _LiveCaptures whose guards the call checks and whose captures (None in captures) it "
-     "makes from the environment's arrays at each call (NotImplemented on a miss)"},
+     "makes from the environment's arrays at each call (NotImplemented on a miss). env: a "
+     "tuple of addresses (Guards.env_ids): a call with an argument that is one of the "
+     "captures or at one of them is NotImplemented (None: not checked)"},
     {"bind_tensors", (PyCFunction)(void (*)(void))hop_py__plan_bind_tensors, METH_FASTCALL,
-     "bind_tensors(nargs, captures, single, alias=None, live=None) -> f: f(args) runs the plan "
+     "bind_tensors(nargs, captures, single, alias=None, live=None, env=None) -> f: f(args) runs "
+     "the plan "
      "on a tuple of nargs hop.Tensors and the captures (the one result with single, else a "
-     "tuple), and is NotImplemented for any other tuple (alias, live: as bind_arrays's)"},
+     "tuple), and is NotImplemented for any other tuple (alias, live, env: as bind_arrays's)"},
     {"dump", (PyCFunction)plan_dump, METH_NOARGS, "The program, like SQLite's EXPLAIN."},
     {NULL, NULL, 0, NULL},
 };

@@ -69,6 +69,14 @@ int hop_py__symint_usable(PyObject *o);
 /* Whether call arguments repeat an aliased plan's pattern (numpy_call.c). */
 int hop_py__alias_pattern_holds(const Py_ssize_t *alias, Py_ssize_t n, PyObject *const *a,
                                 PyObject **own, Py_ssize_t *nown);
+/* numpy_call.c: the first of the n arguments a that is one of the captures
+ * caps (a tuple) or at one of the nids addresses ids (the environment's
+ * objects a plan took every argument to be distinct from), or -1. */
+Py_ssize_t hop_py__env_argument(PyObject *const *a, Py_ssize_t n, PyObject *caps, void *const *ids,
+                                Py_ssize_t nids);
+/* numpy_call.c: env (None or a tuple of ints) as a PyMem array of addresses
+ * in *out (NULL for none), their count in *n: 0, or -1 with a TypeError. */
+int hop_py__env_ids_of(PyObject *env, void ***out, Py_ssize_t *n, const char *what);
 /* symint.c: readies hop.SymInt and adds it and _sym_truth; 0 / -1. */
 int hop_py__symint_init(PyObject *module);
 

@@ -42,7 +42,8 @@ from . import _paths
 from . import _pytree
 from ._reads import is_hop_function, is_hop_module
 from ._pytree import flatten, nodes, structure_changed, unflatten
-from ._trace import CaughtSymbolicError, FPWarned, _any_dynamic, _call_tree, _trace, eager_array
+from ._trace import CaughtSymbolicError, EnvArgument, FPWarned, _any_dynamic, _call_tree, _trace, \
+    eager_array
 from ._writeback import SharedWrite, shares_memory
 from ._reads import loaded_hop_numpy
 
@@ -369,6 +370,8 @@ class CompiledFunction(_C._CompiledCall):
                         entries[-1].nodes:
                     return entries[-1].run(args, None)
                 return entries[-1].runner.call(args, _C.GuardError)
+            except EnvArgument as e:
+                failures = e  # (this call eagerly, outside the handler)
             except _C.GuardError as e:
                 failures = [entries[-1].failure(e)]
             except (_C.TraceError, TypeError):
@@ -380,6 +383,8 @@ class CompiledFunction(_C._CompiledCall):
             # (outside the guard's handler: an error of the retrace or the
             # eager call is raised as eager raises it, without the
             # GuardError as its __context__)
+            if type(failures) is EnvArgument:
+                return self._eager_for_argument(failures.why, args, {})
             return self._miss(args, {}, failures)
         except FPWarned:
             error = FPWarned  # (NumPy's run, below: its error without FPWarned as context)
@@ -440,8 +445,12 @@ class CompiledFunction(_C._CompiledCall):
             if entries:
                 try:
                     return entries[-1].run(args, kwargs)
+                except EnvArgument as e:
+                    failures = e  # (this call eagerly, outside the handler)
                 except _C.GuardError as e:
                     failures = [entries[-1].failure(e)]
+            if type(failures) is EnvArgument:
+                return self._eager_for_argument(failures.why, args, kwargs)
             return self._miss(args, kwargs, failures)  # (outside the guard's handler)
         except FPWarned:
             error = FPWarned  # (NumPy's run, below: its error without FPWarned as context)
@@ -478,8 +487,15 @@ class CompiledFunction(_C._CompiledCall):
                     continue
                 try:
                     return entry.run(args, kwargs)
+                except EnvArgument as e:
+                    env = e.why
+                    break
                 except _C.GuardError as e:
                     failures.append(entry.failure(e))
+            else:
+                env = None
+            if env is not None:  # (outside the handler: eager's error as it raises it)
+                return self._eager_for_argument(env, args, kwargs)
         reason = "first call" if failures is None else "; ".join(failures)
         if self._shared:
             why = self._shared_again(args, kwargs)
@@ -596,6 +612,8 @@ class CompiledFunction(_C._CompiledCall):
         self._fast = runner.fast or _effects_call(self._entries[-1])
         try:
             return _plan_run(runner.call_kw, args, _C.GuardError, kwargs)
+        except EnvArgument as e:
+            env = e.why  # (this call eagerly, below, outside the handler)
         except _C.GuardError as e:
             # The trace itself changed what the new plan's guards read (a
             # functools.cached_property of an object the code reads stored
@@ -604,6 +622,10 @@ class CompiledFunction(_C._CompiledCall):
             # eagerly and the next one retraces (before, the GuardError
             # reached the caller, where eager returns)
             raise _PlanRaised(e) from None
+        # an argument that is an object of the function's environment
+        # (`f(G)`, G a global the plan reads): the trace answered `x is G`
+        # False; the plan stays for other arguments
+        return self._eager_for_argument(env, args, kwargs)
 
     def _why_eager(self, args, kwargs):
         """Why a call must run eagerly for its arguments (_eager_argument),
@@ -802,7 +824,11 @@ class CompiledFunction(_C._CompiledCall):
             # under an errstate that raises, NumPy's call (as _call's next
             # time; the trace ran nothing of the call)
             return self.fn(*args, **kwargs)
-        return entry.run(args, kwargs)
+        try:
+            return entry.run(args, kwargs)
+        except EnvArgument as e:
+            env = e.why  # (as _new_plan: this call eagerly, outside the handler)
+        return self._eager_for_argument(env, args, kwargs)
 
     def _eager_after(self, failed, args, kwargs, effects=()):
         """The trace or translation raised an exception: the call's own
@@ -1182,7 +1208,8 @@ def _effects_call(entry):
             # first: a None in the result adds its constant leaf)
             whole = (_leaf_tree(spec, leaf, consts, traced), ())
             return _C._EffectsCall(r.plan, r, len(r.statics), r._check_c, tuple(consts),
-                                   bytes(traced), whole, (), (), None, r._names, r.alias)
+                                   bytes(traced), whole, (), (), None, r._names, r.alias, None,
+                                   None, r._env)
         if spec.kind != "tuple" or len(spec.children) != 2:
             return None
         whole = _leaf_tree(spec, leaf, consts, traced)
@@ -1211,7 +1238,7 @@ def _effects_call(entry):
     # which the break's resume takes, as Entry.run hands them)
     then = None if stop is None else functools.partial(stop.resume, compile=_compile_resume)
     return _C._EffectsCall(r.plan, r, nargs, r._check_c, tuple(consts), bytes(traced), whole,
-                           tuple(table), lifted, sym, r._names, alias, then, args_at)
+                           tuple(table), lifted, sym, r._names, alias, then, args_at, r._env)
 
 
 def _resizes_in_python(stop):

@@ -304,16 +304,19 @@ def unguard(env, tr, leaves, captures=()):
     env.guards = [g for g in env.guards if keep(g)]
     # (the order of a dict it only wrote to: its own change, as the length)
     env.orders = [(src, d) for src, d in getattr(env, "orders", ()) if id(d) not in written]
-    if tr.stop is not None:
-        # the tensors the code names that the plan did not capture (each
-        # would be guarded by identity): not those only code after the
-        # break reads
-        taken = {id(t) for t in captures}
-        for i, (t, sources) in list(env.tensors.items()):
-            if i not in taken:
-                sources[:] = [s for s in sources if not _attr_not_reached(s, tr, leaves)]
-                if not sources:
-                    del env.tensors[i]
+    # the tensors the code names that the plan did not capture (each would
+    # be guarded by identity): not those of state the function assigned
+    # before reading it (`nonlocal w; w = a`: the old tensor is never the
+    # function's, nor an object no argument may be, _guards._env_ids), nor,
+    # at a graph break, those only code after the break reads
+    taken = {id(t) for t in captures}
+    for i, (t, sources) in list(env.tensors.items()):
+        if i not in taken:
+            sources[:] = [s for s in sources if (s.kind, id(s.base), s.key if s.kind == "global"
+                                                 else None) not in roots and
+                          not (tr.stop is not None and _attr_not_reached(s, tr, leaves))]
+            if not sources:
+                del env.tensors[i]
 
 
 def _attr_not_reached(s, tr, leaves):

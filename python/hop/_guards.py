@@ -278,6 +278,16 @@ class Guard:
         return f"{self.source!r} is the same {_what(e)}"
 
 
+def _array_like(v):
+    """Whether v is an object a call's argument leaf can be that a trace
+    takes for a proxy: a hop.Tensor or an ndarray."""
+    return isinstance(v, _C.Tensor) or _np is not None and isinstance(v, _np.ndarray)
+
+
+def _leaf_kind(v):
+    return "ndarray" if _np is not None and isinstance(v, _np.ndarray) else "tensor"
+
+
 def _what(v):
     if isinstance(v, _C.Tensor):
         return f"tensor ({_C._meta_text(v)})"
@@ -1597,6 +1607,20 @@ class Guards:
         self.names = guards[shape[2][0]].expected if shape[2] else None
         self.check_c = self.check if self.names is None else _bind(*shape, names_in_c=True)
         self.check_live = self._check_live(shape)
+        # (what no argument of a call may be, besides the captures)
+        self.env_ids = _env_ids(guards, self.unsourced, captures)
+
+    def env_source(self, obj, captures):
+        """The words for the object of the environment obj is (an argument
+        _C._env_argument found among captures and env_ids): its source."""
+        for g in self.guards:
+            if g.kind == "tensor" and g.capture < len(captures) and captures[g.capture] is obj \
+                    or g.kind == "id" and g.expected is obj \
+                    or g.kind == "ndarray" and g.held[0] == id(obj):
+                kind = "hop.numpy array" if g.source.path and g.source.path[-1][0] == "array" \
+                    else _leaf_kind(obj)
+                return f"the {kind} {g.source!r} holds"
+        return f"a {_leaf_kind(obj)} the plan captured"
 
     def _release(self, guards, captures):
         """Makes the identity guard of each ndarray of the environment
@@ -1931,6 +1955,25 @@ def made_captures(captures, views, held=None):
             out.add(id(t))
         del owner
     return out
+
+
+def _env_ids(guards, unsourced, captures):
+    """The addresses of the environment's tensors and ndarrays the guards
+    hold by identity ("id", "ndarray") and of the array under a capture
+    without a source: what no argument leaf of a call may be, besides the
+    captures.  The trace took each argument for an object of its own (a
+    proxy), so `x is G` answered False: a call that passes G itself is not
+    the plan's (_trace.EnvArgument).  Addresses, no references: a call
+    checks them after the guards held, when each is the traced object,
+    alive (docs/ARCHITECTURE.md, "An argument that is an object of the
+    environment")."""
+    env = [id(g.expected) if g.kind == "id" else g.held[0] for g in guards
+           if g.kind == "ndarray" or g.kind == "id" and _array_like(g.expected)]
+    for i in unsourced:
+        a = _C._base(captures[i])
+        if _np is not None and type(a) is _np.ndarray:
+            env.append(id(a))
+    return tuple(dict.fromkeys(env))
 
 
 def _live_entry(j, g):

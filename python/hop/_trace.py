@@ -670,8 +670,11 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
                      if all(_layout(leaves[i]) is True for i in read) else None)
         if writeback is not None:
             writeback.environment(guards, leaves, captures)
+        # (hop's own function, hop.grad's: its trace is its only answer,
+        # there is no eager one to give for an argument of its environment)
         runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
-                         as_array, writeback, kw=kw, results=results, order=order)
+                         as_array, writeback, kw=kw, results=results, order=order,
+                         apart=getattr(fn, "_hop_no_eager", False) is not True)
         runner.caught = caught  # (hop.compile's _trace_sizes traces it again)
         # explain()'s lines of what the guards cannot see (describing them
         # needs the placeholder names: a walk of the whole graph, skipped when
@@ -1285,6 +1288,21 @@ class FPWarned(BaseException):
     warnings")."""
 
 
+class EnvArgument(_C.GuardError):
+    """A call's argument (a leaf) is an object of the plan's environment:
+    a tensor or ndarray of a global, a closure cell or an object the
+    function reads, which the trace took for an object distinct from every
+    argument (the argument was a proxy), so `x is G` answered False and
+    `if x is G:` took the other side.  The guards held: hop.compile runs
+    such a call eagerly (_eager_for_argument, its plans stay for other
+    arguments); a GraphModule raises it (docs/ARCHITECTURE.md, "An argument
+    that is an object of the environment")."""
+
+    def __init__(self, why):
+        super().__init__(f"guard failed: {why}")
+        self.why = why
+
+
 class _Alias:
     """A runner's static for an argument leaf that is the same object as
     leaf i (_aliases): the plan has no input for it, and a call fits only
@@ -1355,7 +1373,7 @@ class _Runner:
     caught = False
 
     def __init__(self, tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
-                 as_array, writeback=None, kw=False, results=None, order=None):
+                 as_array, writeback=None, kw=False, results=None, order=None, apart=True):
         self.plan = plan
         # The decisions of the memory order of elementwise results that read
         # argument layouts (NumPy's K order), made again for each call's
@@ -1401,6 +1419,12 @@ class _Runner:
         # tuple, replaced whole, so a call on another thread reads a
         # consistent pair.  (A plan that reads ndarrays of the environment
         # held by no reference: _LiveRunner's, its captures made per call.)
+        # What no argument may be: the captures and the environment's
+        # objects at these addresses (Guards.env_ids), which the trace took
+        # for objects distinct from every argument (EnvArgument); None when
+        # there is nothing to check, or apart is False (hop's own function)
+        ids = tuple(getattr(guards, "env_ids", ()))
+        self._env = ids if apart and (ids or self.captures) else None
         live = guards.live_entries() if getattr(guards, "live_entries", None) else ()
         if live:
             self.__class__ = _LiveRunner
@@ -1488,7 +1512,7 @@ class _Runner:
         bound_alias = alias if aliased else None
         self.fast = plan.bind_arrays(self._ndflat, self._state[1] if live is None else
                                      live.state[1], self._ndout, self._c_order, bound_alias,
-                                     live) \
+                                     live, self._env) \
             if self._ndflat >= 0 and self._ndout is not None and unchecked else None
         # The same for hop.Tensors in and a tensor or a flat tuple of them
         # out: bound in C, no Python frame between the call and the plan;
@@ -1500,7 +1524,8 @@ class _Runner:
             all(t is None for t in template) and not any(self.sym_out)
         if self.fast is None and self._nflat >= 0 and unchecked and (self._one_out or flat_out):
             self.fast = plan.bind_tensors(self._nflat, self._state[1] if live is None else
-                                          live.state[1], self._one_out, bound_alias, live)
+                                          live.state[1], self._one_out, bound_alias, live,
+                                          self._env)
         if self.fast is not None and self._names is not None:
             _C._bind_names(self.fast, self._names)
         if aliased:  # (call()'s Python paths pass each argument as its own input)
@@ -1525,6 +1550,16 @@ class _Runner:
             return st[1]
         st = self._state = self.guards.revalidate(st, leaves)
         return st[1]
+
+    def _apart(self, leaves, caps):
+        """EnvArgument when an argument leaf is an object of the plan's
+        environment: one of caps (this call's captures, after the guards)
+        or at an address of Guards.env_ids."""
+        i = _C._env_argument(leaves, caps, self._env)
+        if i >= 0:
+            raise EnvArgument(f"argument leaf {i} that is "
+                              f"{self.guards.env_source(leaves[i], caps)} (the trace took them "
+                              f"for distinct objects)")
 
     def _capture_now(self, tree, ref):
         """The hop.numpy array of the function's environment that the
@@ -1637,6 +1672,8 @@ class _Runner:
                 st = self._state
                 if self._check is not None and not self._check(st[0], None):
                     st = self._state = self.guards.revalidate(st, None)
+                if self._env is not None:
+                    self._apart(args, st[1])
                 results = self.plan.run(args + st[1])
                 return results[0] if self._one_out else self.finish(results, False)
         elif len(args) == self._ndflat and self._ndout is not None:
@@ -1653,6 +1690,8 @@ class _Runner:
                 st = self._state
                 if self._check is not None and not self._check(st[0], args):
                     st = self._state = self.guards.revalidate(st, args)
+                if self._env is not None:
+                    self._apart(args, st[1])
                 r = self.plan.run_arrays(args, st[1], self._ndout)
                 if self.fp_warned is not None and self.fp_warned(args, None):
                     raise FPWarned
@@ -1665,7 +1704,10 @@ class _Runner:
                 if self.distinct and _twice(args):
                     _aliased(args, None)
                 leaves = [a._t for a in args]  # (what flatten's leaves are)
-                results = self.plan.run(tuple(leaves) + tuple(self._captured(leaves)))
+                caps = tuple(self._captured(leaves))
+                if self._env is not None:
+                    self._apart(leaves, caps)
+                results = self.plan.run(tuple(leaves) + caps)
                 if self.fp_warned is not None and self.fp_warned(args, None):
                     raise FPWarned
                 return self._hnarr(results[0])
@@ -1710,6 +1752,8 @@ class _Runner:
         """The plan run on the call's tensors and the captures, the written
         arrays copied back (_WriteBack), and the results built."""
         captured = self._captured(leaves)
+        if self._env is not None:
+            self._apart(leaves, tuple(captured))
         wb = self.writeback
         if wb is not None:
             wb.check(leaves, _C.GuardError, captured)

@@ -12,8 +12,8 @@ and state must be eager's.
 Found: the finalizer of a result f keeps in a local (`o = HOLD.pop()`) ran
 at the replayed call, not where eager's frame drops it (fixed, the DROPS
 tests below); an argument that is the very tensor or array a global holds
-(`x is G`, `id(x) == id(G)`) is answered as a distinct object (open,
-docs/RELIABILITY.md, the IDENTITY cases, strict xfail)."""
+(`x is G`, `id(x) == id(G)`) was answered as a distinct object (fixed in the
+fifty-first session, the IDENTITY cases)."""
 
 import pytest
 
@@ -1274,8 +1274,10 @@ def test_a_finalizer_of_a_result_the_function_keeps_runs_where_eagers_frame_drop
     check(P[name], calls=4, name=name)
 
 
-@pytest.mark.xfail(strict=True, reason="open: an argument that is a global's tensor is taken "
-                                        "for a distinct object (docs/RELIABILITY.md)")
 @pytest.mark.parametrize("name", IDENTITY)
 def test_an_argument_that_is_a_globals_tensor_is_that_object(name):
+    # was: the trace took the argument for an object of its own (a proxy)
+    # and G for a capture, so `x is G` answered False (the other side of
+    # `if x is G:`); now a call whose argument is an object of the plan's
+    # environment runs eagerly (_trace.EnvArgument, docs/ARCHITECTURE.md)
     check(P[name], calls=4, name=name)
