@@ -176,11 +176,15 @@ install_python() { # dir
 # that found it missing compiled it again on its own (a collection of the
 # suite took 20.8 CPU-s cold, 7.9 warm).  It was the early lane's first step,
 # at nice 19, where it had not ended when the pytest workers started (70 s
-# beside ctest's 43 s in a CI run).
+# beside ctest's 43 s in a CI run).  The collection no longer imports torch
+# and functorch (tests/python/transform_values.py's lazy_import): they are
+# imported here, so that their bytecode is made once too, not by both
+# workers at their first test that uses them.
 warm_bytecode() {
     collect() {
         HOP_PYTHONPATH="$PWD/$1/python" nice -n 5 $PYTHON -m pytest -q -p no:cacheprovider \
             --collect-only tests/python >/dev/null 2>&1 || true
+        nice -n 5 $PYTHON -c "import functorch" >/dev/null 2>&1 || true
     }
     MARKS_TAG=warm. timed "collection of the suite (bytecode)" collect "$1"
 }

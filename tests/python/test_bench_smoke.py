@@ -5,11 +5,10 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 import hop
+from transform_values import lazy_import
 
-pytest.importorskip("torch")
+lazy_import("torch")  # (bench/run.py's torch column; skipped where torch is blocked)
 
 RUN = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "run.py")
 

@@ -20,9 +20,10 @@ import numpy as np
 import pytest
 
 import hop
+from transform_values import lazy_import
 
-torch = pytest.importorskip("torch")
-functorch = pytest.importorskip("functorch")
+torch = lazy_import("torch")
+functorch = lazy_import("functorch")
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 

@@ -19,9 +19,10 @@ import numpy as np
 import pytest
 
 import hop
+from transform_values import lazy_import
 
-torch = pytest.importorskip("torch")
-tf = pytest.importorskip("functorch")  # torch.func of this PyTorch
+torch = lazy_import("torch")
+tf = lazy_import("functorch")  # torch.func of this PyTorch
 
 F64 = hop.float64
 

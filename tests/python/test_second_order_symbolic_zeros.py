@@ -21,9 +21,10 @@ import numpy as np
 import pytest
 
 import hop
+from transform_values import lazy_import
 
-torch = pytest.importorskip("torch")
-tf = pytest.importorskip("functorch")
+torch = lazy_import("torch")
+tf = lazy_import("functorch")
 
 F64 = hop.float64
 

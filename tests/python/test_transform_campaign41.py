@@ -40,10 +40,10 @@ from hypothesis import strategies as st
 
 import hop
 from budget import examples
-from transform_values import T, close, t
+from transform_values import T, close, lazy_import, t
 
-torch = pytest.importorskip("torch")
-functorch = pytest.importorskip("functorch")
+torch = lazy_import("torch")
+functorch = lazy_import("functorch")
 
 # ------------------------------------------------------------- finding 1
 

@@ -71,10 +71,10 @@ from hypothesis import strategies as st
 
 import hop
 from budget import examples, pinned
-from transform_values import F64, T, close, in_mode, inputs, t
+from transform_values import F64, T, close, grad_of, in_mode, inputs, lazy_import, t
 
-torch = pytest.importorskip("torch")
-functorch = pytest.importorskip("functorch")
+torch = lazy_import("torch")
+functorch = lazy_import("functorch")
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -217,7 +217,7 @@ def _programs(draw, depth=0, mapped=False):
 # Each composition: hop's function of (X: f64[B, 3], Y: f64[B, 3]) and the
 # reference, torch's per example (x, y) -> value, stacked over the batch.
 def _compositions(hf, tf):
-    g, tg = hop.grad(hf), functorch.grad(tf)
+    g, tg = hop.grad(hf), grad_of(tf)
     return {
         "hvp": (hop.vmap(lambda x, y: hop.jvp(lambda v: hop.grad(hf)(v, y), (x,), (y,))[1]),
                 lambda x, y: functorch.jvp(lambda v: tg(v, y), (x,), (y,))[1]),
@@ -234,8 +234,7 @@ def _compositions(hf, tf):
             None),
         "grad(jvp) wrt y": (
             hop.vmap(hop.grad(lambda x, y: hop.jvp(lambda a: hf(a, y), (x,), (x,))[1], argnums=1)),
-            functorch.grad(lambda x, y: functorch.jvp(lambda a: tf(a, y), (x,), (x,))[1],
-                           argnums=1)),
+            grad_of(lambda x, y: functorch.jvp(lambda a: tf(a, y), (x,), (x,))[1], argnums=1)),
     }
 
 

@@ -51,11 +51,11 @@ from hypothesis import strategies as st
 import hop
 import hop.numpy as hnp
 from budget import examples
-from transform_values import F64, T, close, same_bits, t
+from transform_values import F64, T, close, lazy_import, same_bits, t
 from transform_values import t as t_
 
-torch = pytest.importorskip("torch")
-functorch = pytest.importorskip("functorch")
+torch = lazy_import("torch")
+functorch = lazy_import("functorch")
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 

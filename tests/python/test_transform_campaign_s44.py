@@ -58,15 +58,15 @@ from hypothesis import HealthCheck, example, given, settings
 
 import hop
 from budget import examples
-from transform_values import F64, T, Campaign, inputs, t
+from transform_values import F64, T, Campaign, grad_of, inputs, lazy_import, t
 
-torch = pytest.importorskip("torch")
-functorch = pytest.importorskip("functorch")
+torch = lazy_import("torch")
+functorch = lazy_import("functorch")
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 W = np.array([0.75, -1.25, 0.5])
-_HW, _TW = t(W), T(W)
+_HW = t(W)
 
 
 # ------------------------------------------------------------ the programs
@@ -138,7 +138,8 @@ def _h_invoke_twice(x, y):
 
 
 def _t_invoke_twice(x, y):
-    f = lambda a, b: (a * _TW + b).tanh()  # noqa: E731
+    tw = T(W)
+    f = lambda a, b: (a * tw + b).tanh()  # noqa: E731
     return (f(f(x, y) * x, y) * y).sum()
 
 
@@ -173,14 +174,14 @@ PROGRAMS = {
 # (x, y) -> value, stacked over the batch; None: a reference of its own).
 
 def _compositions(hf, tf):
-    tg = functorch.grad(tf)
+    tg = grad_of(tf)
     return {
         "vmap(grad)": (hop.vmap(hop.grad(hf)), tg),
         "grad(vmap sum)": (lambda X, Y: hop.grad(lambda A: hop.vmap(hf)(A, Y).sum())(X), tg),
         "hvp": (hop.vmap(lambda x, y: hop.jvp(lambda v: hop.grad(hf)(v, y), (x,), (y,))[1]),
                 lambda x, y: functorch.jvp(lambda v: tg(v, y), (x,), (y,))[1]),
         "grad(grad)": (hop.vmap(hop.grad(lambda x, y: hop.grad(hf, argnums=1)(x, y).sum())),
-                       functorch.grad(lambda x, y: functorch.grad(tf, argnums=1)(x, y).sum())),
+                       grad_of(lambda x, y: functorch.grad(tf, argnums=1)(x, y).sum())),
         "vmap(vmap) in_axes (1, 0)": (
             lambda X, Y: hop.vmap(hop.vmap(hop.grad(hf), in_axes=(0, None)), in_axes=(1, 0))(
                 hop.stack([X, X * 0.5], 1), hop.stack([Y.sum(0) * 0.5, Y.sum(0) * -0.25])),

@@ -83,10 +83,10 @@ from hypothesis import HealthCheck, given, settings
 import hop
 import hop.numpy as hnp
 from budget import examples
-from transform_values import T, Campaign, inputs, same, t
+from transform_values import T, Campaign, grad_of, inputs, lazy_import, same, t
 
-torch = pytest.importorskip("torch")
-functorch = pytest.importorskip("functorch")
+torch = lazy_import("torch")
+functorch = lazy_import("functorch")
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -206,8 +206,8 @@ PROGRAMS = {
 # batch's results are summed, not stacked).
 
 def _compositions(hf, tf):
-    tg = functorch.grad(tf)
-    tgg = functorch.grad(lambda u, y: tg(u, y).sum())
+    tg = grad_of(tf)
+    tgg = grad_of(lambda u, y: tg(u, y).sum())
     return {
         "vmap(grad) both batched": (
             lambda X, Y: hop.cat(hop.vmap(hop.grad(hf, argnums=(0, 1)))(X, Y), 1),

@@ -73,10 +73,10 @@ from hypothesis import HealthCheck, given, settings
 
 import hop
 from budget import examples
-from transform_values import F64, T, Campaign, t
+from transform_values import F64, T, Campaign, grad_of, lazy_import, t
 
-torch = pytest.importorskip("torch")
-functorch = pytest.importorskip("functorch")
+torch = lazy_import("torch")
+functorch = lazy_import("functorch")
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -194,7 +194,7 @@ def _t_aux(tf, X, Y):
 
 
 def _compositions(hf, tf):
-    tg = functorch.grad(tf)
+    tg = grad_of(tf)
     return {
         "vmap(grad y) in_axes (None, 0) out_axes 1": (
             lambda X, Y: hop.vmap(hop.grad(hf, argnums=1), in_axes=(None, 0), out_axes=1)(X[0], Y),

@@ -35,10 +35,10 @@ from hypothesis import HealthCheck, given, settings
 
 import hop
 from budget import examples
-from transform_values import F64, T, Campaign, t, torch_grad
+from transform_values import F64, T, Campaign, lazy_import, t, torch_grad
 
-torch = pytest.importorskip("torch")
-functorch = pytest.importorskip("functorch")
+torch = lazy_import("torch")
+functorch = lazy_import("functorch")
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 

@@ -6,6 +6,8 @@ under a table of compositions, checked plainly, under hop.compile and as a
 traced graph saved, loaded and run again, against torch.func (functorch,
 torch 1.13) per example, itself checked against central differences."""
 
+import importlib
+import importlib.util
 import os
 import tempfile
 import warnings
@@ -26,6 +28,35 @@ def t(a, dtype=F64):
 def T(a):
     import torch
     return torch.tensor(np.asarray(a, dtype=np.float64))
+
+
+class _Lazy:
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attr):
+        # (pytest's collection asks every module global for __test__,
+        # _pytestfixturefunction and the like: a private name never imports)
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        return getattr(importlib.import_module(self._name), attr)
+
+
+def lazy_import(name):
+    """torch or functorch for a module that checks hop against it, imported
+    when a test first reads one of its attributes, not when pytest collects
+    the module (torch, functorch and the sympy it imports were a third of a
+    collection's CPU).  Where it cannot be imported (the sanitizer pass
+    blocks torch: conftest.py) the module is skipped at collection, as
+    pytest.importorskip skipped it; nothing is imported to find that out."""
+    for need in dict.fromkeys(("torch", name)):
+        try:
+            found = importlib.util.find_spec(need) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            pytest.skip(f"could not import {need!r}", allow_module_level=True)
+    return _Lazy(name)
 
 
 def as_array(v):
@@ -92,6 +123,16 @@ def torch_grad(tf, x, y):
     import functorch
     gx, gy = functorch.grad(tf, argnums=(0, 1))(T(x), T(y))
     return np.concatenate([gx.numpy(), gy.numpy()])
+
+
+def grad_of(tf, **kw):
+    """functorch.grad(tf, **kw), made at its first call: a module's table of
+    compositions is built at import, where functorch is not imported yet
+    (lazy_import)."""
+    def g(*args):
+        import functorch
+        return functorch.grad(tf, **kw)(*args)
+    return g
 
 
 def fd_grad(tf, x, y, h=1e-6, n=6):
