@@ -1079,9 +1079,7 @@ class Translator(_State, _Library, _Merging, _Breaking):
             except _INTERNAL:
                 raise
             except BaseException as e:  # noqa: B036 (the function's own exception table)
-                h = handlers.get(pc - 1) if self.concrete else None
-                if h is None:
-                    raise
+                h = self._handler(fr, e, handlers.get(pc - 1))
                 got = self._handle(fr, e, h, ins[pc - 1].offset)
                 if got is not _HANDLED:
                     return got
@@ -1173,6 +1171,19 @@ class Translator(_State, _Library, _Merging, _Breaking):
         finally:
             _C._call_guard(None)
             self.guarded = False
+
+    def _handler(self, fr, e, h):
+        """Concrete: h, the handler of fr's exception table for e, which an
+        instruction of fr raised; none, e leaves fr (_raise_at_line).  A
+        translation's error leaves at once: the eager call decides
+        (_compile._eager_after)."""
+        if not self.concrete:
+            raise e
+        if getattr(fr, "raised", (0,))[0] != id(e):  # (id: no cycle through e)
+            fr.raised = (id(e), fr.line)  # (where it first left an instruction of fr)
+        if h is None:
+            _raise_at_line(fr, e)
+        return h
 
     def _handle(self, fr, e, h, offset):
         """Concrete: runs the handler h (target, stack depth, push lasti) of
@@ -1738,6 +1749,27 @@ _breaks.ACTS_FOR_USER.update([Translator._call_function.__code__, Translator._st
                               # the symbol itself as a key beside the int's)
                               _State._store_item.__code__] +
                              [f.__code__ for f in set(_STEPS.values())])
+
+
+def _raise_at_line(fr, e):
+    """Raises e, which leaves fr's code, from fr's line (an _at_line
+    place), unless an operation run at a place of fr already raised it
+    (or a handler of fr's raised it anew or again: RERAISE keeps the
+    exception's place): so a traceback shows the user's frames where
+    eager's does (a `raise`, an unbound name, an error of the code after a
+    graph break)."""
+    tb = e.__traceback__
+    tb = tb.tb_next if tb is not None else None  # (the _execute that caught it)
+    code = fr.code
+    while tb is not None:
+        c = tb.tb_frame.f_code
+        if c is Translator._execute.__code__ and tb.tb_frame.f_locals.get("fr") is not fr:
+            break  # (a frame fr called: its own place is below; fr's own: a handler's)
+        if c.co_filename == code.co_filename and c.co_qualname == code.co_qualname:
+            raise e  # (placed already)
+        tb = tb.tb_next
+    fr.line = fr.raised[1]  # (a handler's RERAISE: the line that raised it first)
+    _at_line(fr, "raise")(e)
 
 
 def user_binary_op(frame):
