@@ -655,6 +655,15 @@ class Translator(_State, _Library, _Merging, _Breaking):
                              in_loop=not io)
         if f is globals and not args and not kwargs:
             return self._globals(fr)
+        if (f is locals or f is vars or f is dir) and not args and not kwargs:
+            return self._locals(fr) if f is not dir else sorted(self._locals(fr))
+        if f is id and len(args) == 1 and not self.concrete and id(args[0]) in self.made:
+            # (the translation's object is not the call's: its id would be a
+            # constant of every call, and after a break, where the call's
+            # own object lives on, another object's: `seen[id(o)]` raised
+            # KeyError where eager answers)
+            raise _BreakHere("id() of an object the function made: its identity is each "
+                             "call's own", self.depth)
         if f is isinstance and len(args) == 2 and not kwargs:
             return self._isinstance(*args)
         if (f is map and len(args) >= 2 or f is filter and len(args) == 2) and not kwargs and \
@@ -841,6 +850,26 @@ class Translator(_State, _Library, _Merging, _Breaking):
             self._fail("globals() in a function that assigns globals (the dict would not "
                        "show the assignments hop replays after the plan)")
         return g
+
+    def _locals(self, fr):
+        """locals() (vars()) in the code of frame fr: a new dict of its bound
+        variables in CPython 3.11's order (co_varnames, then its cells, then
+        its free variables); a call from here would give the interpreter's
+        own locals (before the fifty-first session, `self`, `f`, `args`)."""
+        code = fr.code
+        out = {}
+        for n in code.co_varnames + tuple(n for n in code.co_cellvars
+                                          if n not in code.co_varnames) + code.co_freevars:
+            if n in fr.cells:
+                try:
+                    out[n] = self._load_cell(fr, n)
+                except NameError:  # (an empty cell: not in locals(), as eagerly)
+                    continue
+            else:
+                v = fr.fast.get(n, _UNBOUND)
+                if v is not _UNBOUND:
+                    out[n] = v
+        return self._make(out)
 
     def _loaded(self, fr, i):
         """What instruction i of frame fr, a LOAD_CONST, or a LOAD_FAST or
@@ -1192,6 +1221,7 @@ class Translator(_State, _Library, _Merging, _Breaking):
         sys.exc_info() is eager's: _HANDLED at its POP_EXCEPT (fr.pc the
         next instruction), else what the frame returned."""
         target, depth, lasti = h
+        _root_at_place(fr, e)
         del fr.stack[depth:]
         if lasti:
             fr.stack.append(offset)
@@ -1751,6 +1781,36 @@ _breaks.ACTS_FOR_USER.update([Translator._call_function.__code__, Translator._st
                              [f.__code__ for f in set(_STEPS.values())])
 
 
+def _place_of(fr, tb):
+    """The first entry of traceback tb (whose first is the _execute of fr
+    that caught it) that is a place of fr's code (_at_line), before any
+    frame fr called; None if none."""
+    code = fr.code
+    tb = tb.tb_next if tb is not None else None  # (no f_locals read for it: its cost)
+    while tb is not None:
+        c = tb.tb_frame.f_code
+        if c is Translator._execute.__code__ and tb.tb_frame.f_locals.get("fr") is not fr:
+            return None  # (a frame fr called: its places are its own)
+        if c.co_filename == code.co_filename and c.co_qualname == code.co_qualname:
+            return tb
+        tb = tb.tb_next
+    return None
+
+
+def _root_at_place(fr, e):
+    """e, which a handler of fr's is about to handle, with the traceback
+    eager's has there: from its place in fr's code on (hop's frames above
+    it dropped), or one made at fr's line if an instruction of hop's raised
+    it (a handler reads e.__traceback__.tb_lineno or prints it)."""
+    tb = _place_of(fr, e.__traceback__)
+    if tb is None:
+        try:
+            _at_line(fr, "raise")(e)
+        except BaseException as again:  # noqa: B036 (e itself, raised at fr's line)
+            tb = again.__traceback__.tb_next
+    e.__traceback__ = tb
+
+
 def _raise_at_line(fr, e):
     """Raises e, which leaves fr's code, from fr's line (an _at_line
     place), unless an operation run at a place of fr already raised it
@@ -1758,16 +1818,8 @@ def _raise_at_line(fr, e):
     exception's place): so a traceback shows the user's frames where
     eager's does (a `raise`, an unbound name, an error of the code after a
     graph break)."""
-    tb = e.__traceback__
-    tb = tb.tb_next if tb is not None else None  # (the _execute that caught it)
-    code = fr.code
-    while tb is not None:
-        c = tb.tb_frame.f_code
-        if c is Translator._execute.__code__ and tb.tb_frame.f_locals.get("fr") is not fr:
-            break  # (a frame fr called: its own place is below; fr's own: a handler's)
-        if c.co_filename == code.co_filename and c.co_qualname == code.co_qualname:
-            raise e  # (placed already)
-        tb = tb.tb_next
+    if _place_of(fr, e.__traceback__) is not None:
+        raise e  # (placed already; or by a handler of fr's, _root_at_place)
     fr.line = fr.raised[1]  # (a handler's RERAISE: the line that raised it first)
     _at_line(fr, "raise")(e)
 
