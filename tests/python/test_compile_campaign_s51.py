@@ -705,18 +705,6 @@ def f(x):
 def snap():
     return D, vars(OB)
 """
-P["list_slice_assign_after_break"] = """
-L = [0, 1, 2, 3, 4]
-def f(x):
-    s = int(x.sum())
-    L[1:3] = [s, s, s]
-    del L[0]
-    return x * len(L)
-def change(i):
-    L[:] = list(range(5 + i))
-def snap():
-    return L
-"""
 P["dict_setdefault_update_after_break"] = """
 D = {}
 def f(x):
@@ -1067,15 +1055,6 @@ def f(x):
     b = next(IT)
     return x * a + b + s
 """
-P["islice_partial_consumption"] = """
-import itertools
-def f(x):
-    it = iter([1, 2, 3, 4, 5])
-    head = list(itertools.islice(it, 2))
-    s = float(x.sum())
-    rest = list(it)
-    return head, rest, s
-"""
 P["unpack_break_in_middle"] = """
 def f(x):
     a, *b, c = [x + 1, float(x.sum()), 3, x * 2]
@@ -1086,18 +1065,6 @@ def f(x):
     tot = 0
     out = [tot := tot + float((x * i).sum()) for i in range(3)]
     return out, tot
-"""
-P["while_else_break"] = """
-def f(x):
-    i = 0
-    while i < 3:
-        if float(x.sum()) > 100:
-            break
-        x = x + 1
-        i += 1
-    else:
-        x = x * -1
-    return x
 """
 P["for_else_with_effect"] = """
 L = []
@@ -1113,18 +1080,6 @@ def args(i):
     return (hop.arange(3.0) + i,)
 def snap():
     return L
-"""
-P["match_on_float_break"] = """
-def f(x):
-    match int(x.sum()):
-        case 3:
-            return 'three'
-        case n if n > 5:
-            return x * n
-        case _:
-            return None
-def args(i):
-    return (hop.arange(3.0) + i,)
 """
 P["numpy_break_inplace_global"] = """
 W = np.zeros(3)
@@ -1192,23 +1147,6 @@ def f(x):
     next(g)
     r = g.throw(KeyError('k'))
     return x + 1, r
-"""
-P["generator_finally_on_gc"] = """
-LOG = []
-def gen():
-    try:
-        yield 1
-        yield 2
-    finally:
-        LOG.append('fin')
-def f(x):
-    for v in gen():
-        if v == 1:
-            break
-    LOG.append('after')
-    return x
-def snap():
-    return LOG
 """
 P["property_setter_effect_break"] = """
 class C:
@@ -2639,27 +2577,12 @@ def f(x):
 def snap():
     return LOG
 """
-P["lambda_default_captures_break_value"] = """
-def f(x):
-    s = float(x.sum())
-    g = lambda y, k=s: y * k
-    return g(x), g.__defaults__
-"""
 P["nested_def_closure_over_break_value_returned_called"] = """
 def f(x):
     s = float(x.sum())
     def g(y):
         return y + s
     return g(x), g.__closure__[0].cell_contents
-"""
-P["print_flush_and_end_after_break"] = """
-import sys
-def f(x):
-    print('a', end='')
-    s = float(x.sum())
-    print(s, flush=True)
-    sys.stdout.write('w\\n')
-    return s
 """
 P["generator_expression_live_across_break"] = """
 def f(x):
@@ -2686,13 +2609,6 @@ def f(x):
     L.append(4)
     return a, list(it), s
 """
-P["zip_live_across_break"] = """
-def f(x):
-    z = zip('abc', range(3))
-    a = next(z)
-    s = float(x.sum())
-    return a, list(z), s
-"""
 P["map_with_effect_live_across_break"] = """
 L = []
 def f(x):
@@ -2703,13 +2619,6 @@ def f(x):
     return s, len(L)
 def snap():
     return L
-"""
-P["reversed_live_across_break"] = """
-def f(x):
-    r = reversed([1, 2, 3])
-    a = next(r)
-    s = float(x.sum())
-    return a, list(r), s
 """
 P["locals_with_cells_and_free"] = """
 def f(x):
@@ -2740,13 +2649,6 @@ def f(x):
     n = 2
     s = float(x.sum())
     return '{n}:{s}'.format(**locals())
-"""
-P["locals_before_break_no_break"] = """
-def f(x):
-    a = 1
-    y = x * 2
-    d = locals()
-    return sorted(d), d['a']
 """
 P["new_list_stored_global_mutated_after_break"] = """
 G = []
@@ -2815,17 +2717,240 @@ def f(x):
     m = l
     return x, id(l) == id(m), id(l) == id([])
 """
+P["format_exc_in_handler_after_break"] = """
+import traceback
+def f(x):
+    try:
+        s = float(x.sum())
+        {}[s]
+    except KeyError:
+        return traceback.format_exc().replace(__name__, 'M')
+"""
+P["caller_name_via_getframe_after_break"] = """
+import sys
+def g():
+    fr = sys._getframe(1)
+    return fr.f_code.co_name, fr.f_lineno
+def f(x):
+    s = float(x.sum())
+    return g(), s
+"""
+P["caller_locals_via_getframe_after_break"] = """
+import sys
+def g():
+    return sorted(sys._getframe(1).f_locals)
+def f(x):
+    a = 1
+    s = float(x.sum())
+    return g()
+"""
+P["currentframe_locals_after_break"] = """
+import inspect
+def f(x):
+    a = 1
+    s = float(x.sum())
+    fr = inspect.currentframe()
+    return sorted(fr.f_locals), fr.f_code.co_name
+"""
+P["inspect_stack_function_names_after_break"] = """
+import inspect
+def g():
+    return [fi.function for fi in inspect.stack()[:2]]
+def f(x):
+    s = float(x.sum())
+    return g()
+"""
+P["print_exc_to_stringio_after_break"] = """
+import traceback, io
+def f(x):
+    buf = io.StringIO()
+    try:
+        s = float(x.sum())
+        raise ValueError('v %s' % s)
+    except ValueError:
+        traceback.print_exc(file=buf)
+    return buf.getvalue().replace(__name__, 'M')
+"""
+P["exc_info_tb_frame_name"] = """
+import sys
+def f(x):
+    try:
+        s = float(x.sum())
+        raise ValueError(s)
+    except ValueError:
+        tb = sys.exc_info()[2]
+        return tb.tb_frame.f_code.co_name, tb.tb_lineno
+"""
+P["gen_frame_locals_after_break"] = """
+def gen():
+    k = 5
+    yield k
+def f(x):
+    g = gen()
+    next(g)
+    s = float(x.sum())
+    return sorted(g.gi_frame.f_locals), s
+"""
+P["class_body_locals_in_f_after_break"] = """
+def f(x):
+    s = float(x.sum())
+    class K:
+        a = 1
+        names = sorted(locals())
+    return K.names
+"""
+P["dunder_class_cell_after_break"] = """
+class A:
+    def who(self, x):
+        s = float(x.sum())
+        return __class__.__name__, s
+def f(x):
+    return A().who(x)
+"""
+P["cell_nested_try_reraise_tb"] = """
+def f(x):
+    k = 0
+    def _c():
+        return k
+    s = float(x.sum())
+    try:
+        try:
+            {}[s]
+        except KeyError:
+            raise
+    except KeyError as e:
+        import traceback
+        return [(t.name, t.lineno) for t in traceback.extract_tb(e.__traceback__) if t.filename.startswith('<campaign')]
+"""
+P["cell_handler_raises_new_tb"] = """
+def f(x):
+    k = 0
+    def _c():
+        return k
+    s = float(x.sum())
+    try:
+        try:
+            {}[s]
+        except KeyError:
+            raise ValueError('new')
+    except ValueError as e:
+        import traceback
+        return ([(t.name, t.lineno) for t in traceback.extract_tb(e.__traceback__) if t.filename.startswith('<campaign')],
+                repr(e.__context__))
+"""
+P["cell_recursive_raise_tb"] = """
+import traceback
+def g(x, n):
+    k = n
+    def _c():
+        return k
+    if n == 0:
+        raise LookupError('bottom')
+    return g(x, n - 1)
+def f(x):
+    s = float(x.sum())
+    try:
+        g(x, 2)
+    except LookupError as e:
+        return [(t.name, t.lineno) for t in traceback.extract_tb(e.__traceback__) if t.filename.startswith('<campaign')]
+"""
+P["cell_loop_handled_exceptions"] = """
+def f(x):
+    k = 0
+    def _c():
+        return k
+    s = float(x.sum())
+    n = 0
+    for i in range(6):
+        try:
+            if i % 2:
+                raise KeyError(i)
+            n += i
+        except KeyError as e:
+            n += 100 + e.args[0]
+        finally:
+            n += 1000
+    return n, s
+"""
+P["cell_exception_escapes_with_effects"] = """
+L = []
+def snap():
+    return L
+def args(i):
+    return (hop.arange(3.0) + i % 2,)
+
+def f(x):
+    k = 0
+    def _c():
+        return k
+    s = float(x.sum())
+    L.append(s)
+    if s > 3:
+        raise RuntimeError('escape %s' % s)
+    L.append('ok')
+    return s
+"""
+P["cell_break_in_except_star_like_handler"] = """
+def f(x):
+    k = 0
+    def _c():
+        return k
+    try:
+        raise KeyError('a')
+    except KeyError as e:
+        s = float(x.sum())
+        t = e.__traceback__.tb_lineno
+    return s, t
+"""
+P["cell_generator_raises_after_break"] = """
+def gen(x):
+    k = 1
+    def _c():
+        return k
+    yield float(x.sum())
+    raise ValueError('in gen')
+def f(x):
+    out = []
+    try:
+        for v in gen(x):
+            out.append(v)
+    except ValueError as e:
+        out.append(str(e))
+    return out
+"""
+P["cell_with_exit_sees_exception_tb"] = """
+LOG = []
+class CM:
+    def __enter__(self):
+        return self
+    def __exit__(self, t, v, tb):
+        LOG.append((t.__name__ if t else None, tb.tb_lineno if tb else None))
+        return True
+def snap():
+    return LOG
+
+def f(x):
+    k = 0
+    def _c():
+        return k
+    s = float(x.sum())
+    with CM():
+        {}[s]
+    return s
+"""
 
 FRAMES = ["raise_after_effects_break", "exception_chain_context_after_break",
           "exception_implicit_context", "augassign_makes_a_global_local", "unbound_local_error",
           "exception_chain_cause_none", "raise_type_class_not_instance",
-          "raise_from_value_computed_after_break", "frozen_dataclass_setattr"]
+          "raise_from_value_computed_after_break", "frozen_dataclass_setattr",
+          "cell_exception_escapes_with_effects"]
 CONTEXT = ["name_error_global_missing", "global_deleted_between_calls", "del_nonlocal_then_read"]
 FINALIZER = ["finalizer_popped_before_break_and_raise"]
 REPLAY = ["replay_del_attr_vanished", "index_error_replayed_item"]
 LOCALS = ["locals_after_break", "locals_with_cells_and_free", "vars_and_dir_no_args_after_break",
           "format_map_locals_after_break"]
-HANDLER_TB = ["exception_traceback_lineno_caught"]
+HANDLER_TB = ["exception_traceback_lineno_caught", "exc_info_tb_frame_name",
+              "cell_with_exit_sees_exception_tb"]
 IDS = ["id_keyed_dict_of_new_objects", "id_of_new_list_stable_in_call"]
 SPECIAL = FRAMES + CONTEXT + FINALIZER + REPLAY + LOCALS + HANDLER_TB + IDS
 
