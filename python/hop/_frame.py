@@ -656,7 +656,7 @@ class Translator(_State, _Library, _Merging, _Breaking):
         if f is globals and not args and not kwargs:
             return self._globals(fr)
         if (f is locals or f is vars or f is dir) and not args and not kwargs:
-            return self._locals(fr) if f is not dir else sorted(self._locals(fr))
+            return self._locals(fr) if f is not dir else self._make(sorted(self._locals(fr)))
         if f is id and len(args) == 1 and not self.concrete and id(args[0]) in self.made:
             # (the translation's object is not the call's: its id would be a
             # constant of every call, and after a break, where the call's

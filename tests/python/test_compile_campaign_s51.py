@@ -2938,6 +2938,21 @@ def f(x):
         {}[s]
     return s
 """
+P["dir_result_mutated"] = """
+def f(x):
+    a = 1
+    s = float(x.sum())
+    d = dir()
+    d.append('zz')
+    return d
+"""
+P["locals_result_mutated_no_break"] = """
+def f(x):
+    a = 1
+    d = locals()
+    d['q'] = 5
+    return x + d['a'], sorted(d)
+"""
 
 FRAMES = ["raise_after_effects_break", "exception_chain_context_after_break",
           "exception_implicit_context", "augassign_makes_a_global_local", "unbound_local_error",
