@@ -1488,21 +1488,19 @@ class Translator(_State, _Library, _Merging, _Breaking):
             v = pop()
             d = stack[-i.arg]
             if op == "DICT_MERGE":
-                dup = set(d) & set(v)
-                if dup:
-                    raise TypeError(f"got multiple values for keyword argument "
-                                    f"{sorted(dup)[0]!r}")
+                dup = next((k for k in v if k in d), _UNBOUND)
+                if dup is not _UNBOUND:  # (CPython's text: the callee, the first repeat)
+                    raise TypeError(f"{_function_str(stack[-2 - i.arg])} got multiple values "
+                                    f"for keyword argument {dup!r}")
             d.update(v)
         elif op == "LIST_TO_TUPLE":
             push(tuple(pop()))
         elif op == "UNPACK_SEQUENCE":
-            seq = list(pop())
-            if len(seq) != i.arg:
-                raise ValueError(f"expected {i.arg} values to unpack, got {len(seq)}")
+            seq = _unpacked(pop(), i.arg)
             stack.extend(self._sub(x) for x in reversed(seq))
         elif op == "UNPACK_EX":
             before, after = i.arg & 0xFF, i.arg >> 8
-            seq = list(pop())
+            seq = list(_unpack_iter(pop()))
             if len(seq) < before + after:
                 raise ValueError(f"not enough values to unpack (expected at least "
                                  f"{before + after}, got {len(seq)})")
@@ -1779,6 +1777,38 @@ _breaks.ACTS_FOR_USER.update([Translator._call_function.__code__, Translator._st
                               # the symbol itself as a key beside the int's)
                               _State._store_item.__code__] +
                              [f.__code__ for f in set(_STEPS.values())])
+
+
+def _unpack_iter(v):
+    """iter(v) for an unpacking: CPython's TypeError for a value that is
+    not iterable ("cannot unpack non-iterable int object")."""
+    t = type(v)
+    if not hasattr(t, "__iter__") and not hasattr(t, "__getitem__"):
+        raise TypeError(f"cannot unpack non-iterable {t.__name__} object")
+    return iter(v)
+
+
+def _unpacked(v, n):
+    """UNPACK_SEQUENCE's n values of v, as CPython's unpack_iterable takes
+    them: at most n + 1 items drawn (an iterator's others stay in it; an
+    endless one ends), and its errors' texts."""
+    it = _unpack_iter(v)
+    seq = list(itertools.islice(it, n))
+    if len(seq) < n:
+        raise ValueError(f"not enough values to unpack (expected {n}, got {len(seq)})")
+    if next(it, _UNBOUND) is not _UNBOUND:
+        raise ValueError(f"too many values to unpack (expected {n})")
+    return seq
+
+
+def _function_str(f):
+    """CPython's _PyObject_FunctionStr: how a call's error names its callee
+    ("mod.C.m()", "print()")."""
+    qual = getattr(f, "__qualname__", None)
+    if qual is None:
+        return str(f)
+    mod = getattr(f, "__module__", None)
+    return f"{mod}.{qual}()" if mod is not None and mod != "builtins" else f"{qual}()"
 
 
 def _place_of(fr, tb):
