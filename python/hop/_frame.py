@@ -1109,6 +1109,8 @@ class Translator(_State, _Library, _Merging, _Breaking):
                 raise
             except BaseException as e:  # noqa: B036 (the function's own exception table)
                 h = self._handler(fr, e, handlers.get(pc - 1))
+                if h is None:
+                    raise  # (a bare raise: no frame of hop's holds e, no cycle)
                 got = self._handle(fr, e, h, ins[pc - 1].offset)
                 if got is not _HANDLED:
                     return got
@@ -1203,15 +1205,16 @@ class Translator(_State, _Library, _Merging, _Breaking):
 
     def _handler(self, fr, e, h):
         """Concrete: h, the handler of fr's exception table for e, which an
-        instruction of fr raised; none, e leaves fr (_raise_at_line).  A
-        translation's error leaves at once: the eager call decides
+        instruction of fr raised; None: e leaves fr, placed (_leaving).  A
+        translation's error leaves as it is: the eager call decides
         (_compile._eager_after)."""
         if not self.concrete:
-            raise e
+            return None
         if getattr(fr, "raised", (0,))[0] != id(e):  # (id: no cycle through e)
             fr.raised = (id(e), fr.line)  # (where it first left an instruction of fr)
         if h is None:
-            _raise_at_line(fr, e)
+            _leaving(fr, e)
+        del e  # (see _placed)
         return h
 
     def _handle(self, fr, e, h, offset):
@@ -1226,6 +1229,7 @@ class Translator(_State, _Library, _Merging, _Breaking):
         if lasti:
             fr.stack.append(offset)
         fr.stack.append(e)
+        del e  # (see _placed)
         got = self._execute(fr, target, -1, None, True)
         if got is _HANDLED:
             self._cur = fr
@@ -1602,9 +1606,12 @@ class Translator(_State, _Library, _Merging, _Breaking):
             exc = pop()
             if isinstance(exc, type):
                 exc = exc()
-            if i.arg == 2:
-                raise exc from cause
-            raise exc
+            try:
+                if i.arg == 2:
+                    raise exc from cause
+                raise exc
+            finally:  # (this frame, in exc's traceback, must not hold exc: a cycle)
+                del exc, cause
         else:
             self._fail(f"the instruction {op} is not translated yet")
         return pc
@@ -1833,25 +1840,35 @@ def _root_at_place(fr, e):
     it dropped), or one made at fr's line if an instruction of hop's raised
     it (a handler reads e.__traceback__.tb_lineno or prints it)."""
     tb = _place_of(fr, e.__traceback__)
-    if tb is None:
-        try:
-            _at_line(fr, "raise")(e)
-        except BaseException as again:  # noqa: B036 (e itself, raised at fr's line)
-            tb = again.__traceback__.tb_next
-    e.__traceback__ = tb
+    e.__traceback__ = tb if tb is not None else _placed(fr, [e])
+    del e  # (see _placed)
 
 
-def _raise_at_line(fr, e):
-    """Raises e, which leaves fr's code, from fr's line (an _at_line
-    place), unless an operation run at a place of fr already raised it
-    (or a handler of fr's raised it anew or again: RERAISE keeps the
-    exception's place): so a traceback shows the user's frames where
-    eager's does (a `raise`, an unbound name, an error of the code after a
-    graph break)."""
-    if _place_of(fr, e.__traceback__) is not None:
-        raise e  # (placed already; or by a handler of fr's, _root_at_place)
-    fr.line = fr.raised[1]  # (a handler's RERAISE: the line that raised it first)
-    _at_line(fr, "raise")(e)
+def _placed(fr, box):
+    """The traceback of the exception in box (a list of it) with an entry of
+    fr's place (_at_line) at fr's line first: raised from there and caught.
+    The entry's frame keeps its callers' frames (f_back), each with the
+    locals it had when it returned: so none of them, the place's, this
+    one's or its callers' in hop (_leaving, _handler, _handle), holds the
+    exception when it returns, or it would live in a cycle with its own
+    traceback (found by test_compile_cycles)."""
+    try:
+        _at_line(fr, "raise")(box)
+    except BaseException as again:  # noqa: B036 (the exception, raised at fr's line)
+        return again.__traceback__.tb_next
+
+
+def _leaving(fr, e):
+    """e, which leaves fr's code (the caller re-raises it), with a place of
+    fr's line in its traceback, unless an operation run at a place of fr
+    already raised it (or a handler of fr's raised it anew or again:
+    RERAISE keeps the exception's place): so a traceback shows the user's
+    frames where eager's does (a `raise`, an unbound name, an error of the
+    code after a graph break)."""
+    if _place_of(fr, e.__traceback__) is None:
+        fr.line = fr.raised[1]  # (a handler's RERAISE: the line that raised it first)
+        e.__traceback__ = _placed(fr, [e])
+    del e  # (see _placed)
 
 
 def user_binary_op(frame):

@@ -3184,7 +3184,7 @@ def test_an_error_after_a_graph_break_has_the_users_frames_in_its_traceback(name
     # an error it raised itself (a `raise`, an unbound name, a handler's
     # re-raise) had only hop's frames in its traceback (eager: [('f', 10)],
     # compiled: []); now the interpreter raises it from a place of the
-    # user's code at the line that raised it first (_frame._raise_at_line),
+    # user's code at the line that raised it first (_frame._leaving),
     # so traceback.print_exc() shows the user's file and line
     check(P[name], calls=4, name=name)
 
