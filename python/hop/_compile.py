@@ -785,6 +785,9 @@ class CompiledFunction(_C._CompiledCall):
             # fullgraph=True refuses before anything ran, as for any effect
             # the translator cannot compile.
             self._dims, self._first = saved[0], saved[1]
+            # (before eager's call: a shadow of a global list would keep
+            # alive the item eager pops, its __del__ run late)
+            tr.release()
             if self._hop_fn or (plain and isinstance(e, _REFUSALS) and
                                 not isinstance(e, _C.DataDependentError)):
                 raise  # (hop's own function: its error is the answer, no eager call decides)

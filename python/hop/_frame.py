@@ -655,6 +655,15 @@ class Translator(_State, _Library, _Merging, _Breaking):
                              in_loop=not io)
         if f is globals and not args and not kwargs:
             return self._globals(fr)
+        if (f is locals or f is vars or f is dir) and not args and not kwargs:
+            return self._locals(fr) if f is not dir else self._make(sorted(self._locals(fr)))
+        if f is id and len(args) == 1 and not self.concrete and id(args[0]) in self.made:
+            # (the translation's object is not the call's: its id would be a
+            # constant of every call, and after a break, where the call's
+            # own object lives on, another object's: `seen[id(o)]` raised
+            # KeyError where eager answers)
+            raise _BreakHere("id() of an object the function made: its identity is each "
+                             "call's own", self.depth)
         if f is isinstance and len(args) == 2 and not kwargs:
             return self._isinstance(*args)
         if (f is map and len(args) >= 2 or f is filter and len(args) == 2) and not kwargs and \
@@ -841,6 +850,26 @@ class Translator(_State, _Library, _Merging, _Breaking):
             self._fail("globals() in a function that assigns globals (the dict would not "
                        "show the assignments hop replays after the plan)")
         return g
+
+    def _locals(self, fr):
+        """locals() (vars()) in the code of frame fr: a new dict of its bound
+        variables in CPython 3.11's order (co_varnames, then its cells, then
+        its free variables); a call from here would give the interpreter's
+        own locals (before the fifty-first session, `self`, `f`, `args`)."""
+        code = fr.code
+        out = {}
+        for n in code.co_varnames + tuple(n for n in code.co_cellvars
+                                          if n not in code.co_varnames) + code.co_freevars:
+            if n in fr.cells:
+                try:
+                    out[n] = self._load_cell(fr, n)
+                except NameError:  # (an empty cell: not in locals(), as eagerly)
+                    continue
+            else:
+                v = fr.fast.get(n, _UNBOUND)
+                if v is not _UNBOUND:
+                    out[n] = v
+        return self._make(out)
 
     def _loaded(self, fr, i):
         """What instruction i of frame fr, a LOAD_CONST, or a LOAD_FAST or
@@ -1079,9 +1108,9 @@ class Translator(_State, _Library, _Merging, _Breaking):
             except _INTERNAL:
                 raise
             except BaseException as e:  # noqa: B036 (the function's own exception table)
-                h = handlers.get(pc - 1) if self.concrete else None
+                h = self._handler(fr, e, handlers.get(pc - 1))
                 if h is None:
-                    raise
+                    raise  # (a bare raise: no frame of hop's holds e, no cycle)
                 got = self._handle(fr, e, h, ins[pc - 1].offset)
                 if got is not _HANDLED:
                     return got
@@ -1174,6 +1203,20 @@ class Translator(_State, _Library, _Merging, _Breaking):
             _C._call_guard(None)
             self.guarded = False
 
+    def _handler(self, fr, e, h):
+        """Concrete: h, the handler of fr's exception table for e, which an
+        instruction of fr raised; None: e leaves fr, placed (_leaving).  A
+        translation's error leaves as it is: the eager call decides
+        (_compile._eager_after)."""
+        if not self.concrete:
+            return None
+        if getattr(fr, "raised", (0,))[0] != id(e):  # (id: no cycle through e)
+            fr.raised = (id(e), fr.line)  # (where it first left an instruction of fr)
+        if h is None:
+            _leaving(fr, e)
+        del e  # (see _placed)
+        return h
+
     def _handle(self, fr, e, h, offset):
         """Concrete: runs the handler h (target, stack depth, push lasti) of
         fr's exception table for e, raised by the instruction at offset, in
@@ -1181,10 +1224,12 @@ class Translator(_State, _Library, _Merging, _Breaking):
         sys.exc_info() is eager's: _HANDLED at its POP_EXCEPT (fr.pc the
         next instruction), else what the frame returned."""
         target, depth, lasti = h
+        _root_at_place(fr, e)
         del fr.stack[depth:]
         if lasti:
             fr.stack.append(offset)
         fr.stack.append(e)
+        del e  # (see _placed)
         got = self._execute(fr, target, -1, None, True)
         if got is _HANDLED:
             self._cur = fr
@@ -1447,21 +1492,19 @@ class Translator(_State, _Library, _Merging, _Breaking):
             v = pop()
             d = stack[-i.arg]
             if op == "DICT_MERGE":
-                dup = set(d) & set(v)
-                if dup:
-                    raise TypeError(f"got multiple values for keyword argument "
-                                    f"{sorted(dup)[0]!r}")
+                dup = next((k for k in v if k in d), _UNBOUND)
+                if dup is not _UNBOUND:  # (CPython's text: the callee, the first repeat)
+                    raise TypeError(f"{_function_str(stack[-2 - i.arg])} got multiple values "
+                                    f"for keyword argument {dup!r}")
             d.update(v)
         elif op == "LIST_TO_TUPLE":
             push(tuple(pop()))
         elif op == "UNPACK_SEQUENCE":
-            seq = list(pop())
-            if len(seq) != i.arg:
-                raise ValueError(f"expected {i.arg} values to unpack, got {len(seq)}")
+            seq = _unpacked(pop(), i.arg)
             stack.extend(self._sub(x) for x in reversed(seq))
         elif op == "UNPACK_EX":
             before, after = i.arg & 0xFF, i.arg >> 8
-            seq = list(pop())
+            seq = list(_unpack_iter(pop()))
             if len(seq) < before + after:
                 raise ValueError(f"not enough values to unpack (expected at least "
                                  f"{before + after}, got {len(seq)})")
@@ -1563,9 +1606,12 @@ class Translator(_State, _Library, _Merging, _Breaking):
             exc = pop()
             if isinstance(exc, type):
                 exc = exc()
-            if i.arg == 2:
-                raise exc from cause
-            raise exc
+            try:
+                if i.arg == 2:
+                    raise exc from cause
+                raise exc
+            finally:  # (this frame, in exc's traceback, must not hold exc: a cycle)
+                del exc, cause
         else:
             self._fail(f"the instruction {op} is not translated yet")
         return pc
@@ -1738,6 +1784,91 @@ _breaks.ACTS_FOR_USER.update([Translator._call_function.__code__, Translator._st
                               # the symbol itself as a key beside the int's)
                               _State._store_item.__code__] +
                              [f.__code__ for f in set(_STEPS.values())])
+
+
+def _unpack_iter(v):
+    """iter(v) for an unpacking: CPython's TypeError for a value that is
+    not iterable ("cannot unpack non-iterable int object")."""
+    t = type(v)
+    if not hasattr(t, "__iter__") and not hasattr(t, "__getitem__"):
+        raise TypeError(f"cannot unpack non-iterable {t.__name__} object")
+    return iter(v)
+
+
+def _unpacked(v, n):
+    """UNPACK_SEQUENCE's n values of v, as CPython's unpack_iterable takes
+    them: at most n + 1 items drawn (an iterator's others stay in it; an
+    endless one ends), and its errors' texts."""
+    it = _unpack_iter(v)
+    seq = list(itertools.islice(it, n))
+    if len(seq) < n:
+        raise ValueError(f"not enough values to unpack (expected {n}, got {len(seq)})")
+    if next(it, _UNBOUND) is not _UNBOUND:
+        raise ValueError(f"too many values to unpack (expected {n})")
+    return seq
+
+
+def _function_str(f):
+    """CPython's _PyObject_FunctionStr: how a call's error names its callee
+    ("mod.C.m()", "print()")."""
+    qual = getattr(f, "__qualname__", None)
+    if qual is None:
+        return str(f)
+    mod = getattr(f, "__module__", None)
+    return f"{mod}.{qual}()" if mod is not None and mod != "builtins" else f"{qual}()"
+
+
+def _place_of(fr, tb):
+    """The first entry of traceback tb (whose first is the _execute of fr
+    that caught it) that is a place of fr's code (_at_line), before any
+    frame fr called; None if none."""
+    code = fr.code
+    tb = tb.tb_next if tb is not None else None  # (no f_locals read for it: its cost)
+    while tb is not None:
+        c = tb.tb_frame.f_code
+        if c is Translator._execute.__code__ and tb.tb_frame.f_locals.get("fr") is not fr:
+            return None  # (a frame fr called: its places are its own)
+        if c.co_filename == code.co_filename and c.co_qualname == code.co_qualname:
+            return tb
+        tb = tb.tb_next
+    return None
+
+
+def _root_at_place(fr, e):
+    """e, which a handler of fr's is about to handle, with the traceback
+    eager's has there: from its place in fr's code on (hop's frames above
+    it dropped), or one made at fr's line if an instruction of hop's raised
+    it (a handler reads e.__traceback__.tb_lineno or prints it)."""
+    tb = _place_of(fr, e.__traceback__)
+    e.__traceback__ = tb if tb is not None else _placed(fr, [e])
+    del e  # (see _placed)
+
+
+def _placed(fr, box):
+    """The traceback of the exception in box (a list of it) with an entry of
+    fr's place (_at_line) at fr's line first: raised from there and caught.
+    The entry's frame keeps its callers' frames (f_back), each with the
+    locals it had when it returned: so none of them, the place's, this
+    one's or its callers' in hop (_leaving, _handler, _handle), holds the
+    exception when it returns, or it would live in a cycle with its own
+    traceback (found by test_compile_cycles)."""
+    try:
+        _at_line(fr, "raise")(box)
+    except BaseException as again:  # noqa: B036 (the exception, raised at fr's line)
+        return again.__traceback__.tb_next
+
+
+def _leaving(fr, e):
+    """e, which leaves fr's code (the caller re-raises it), with a place of
+    fr's line in its traceback, unless an operation run at a place of fr
+    already raised it (or a handler of fr's raised it anew or again:
+    RERAISE keeps the exception's place): so a traceback shows the user's
+    frames where eager's does (a `raise`, an unbound name, an error of the
+    code after a graph break)."""
+    if _place_of(fr, e.__traceback__) is None:
+        fr.line = fr.raised[1]  # (a handler's RERAISE: the line that raised it first)
+        e.__traceback__ = _placed(fr, [e])
+    del e  # (see _placed)
 
 
 def user_binary_op(frame):

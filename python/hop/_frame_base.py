@@ -558,7 +558,8 @@ def _numpy_written_back(v):
 
 
 class _Frame:
-    __slots__ = ("func", "code", "fast", "cells", "stack", "kwnames", "line", "pc", "handling")
+    __slots__ = ("func", "code", "fast", "cells", "stack", "kwnames", "line", "pc", "handling",
+                 "raised")  # raised: (id, line) of the exception leaving it (_leaving)
 
 
 class _Lazy:
@@ -666,13 +667,16 @@ def _one_line_templates():
     with (_at_line), each on one line: a call, each binary operator (by
     BINARY_OP's argument, in place ones too), comparison and unary
     operator, an item read, write and delete, `in`, a truth test (`if
-    a:`: NumPy's DeprecationWarning of an empty array's truth)."""
+    a:`: NumPy's DeprecationWarning of an empty array's truth), and a
+    raise (_frame._placed: its frame, in the traceback, holds an emptied
+    list, not the exception: no reference cycle)."""
     src = {"call": "def t(f, a, k): return f(*a, **k)",
            "getitem": "def t(a, k): return a[k]",
            "setitem": "def t(a, k, v): a[k] = v",
            "delitem": "def t(a, k): del a[k]",
            "in": "def t(a, b): return a in b",
            "truth": "def t(a): return True if a else False",
+           "raise": "def t(box): raise box.pop()",
            "-": "def t(a): return -a", "+": "def t(a): return +a", "~": "def t(a): return ~a"}
     for n, (_, symbol) in enumerate(getattr(dis, "_nb_ops", ())):
         src[n] = f"def t(a, b): a {symbol} b; return a" if symbol.endswith("=") else \

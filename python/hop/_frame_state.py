@@ -21,9 +21,9 @@ from . import _exact
 from . import _paths
 from . import _reads
 from ._frame_base import (
-    _at_line, _BreakHere, _CONTAINERS, _DELETED, _instructions, _NoMerge, _numpy_value,
-    _numpy_written_back, _PLAIN, _site, _traced, _TransGen, _UNBOUND, _user_function,
-    quiet_attr, Unsupported)
+    _at_line, _BreakHere, _cell_value, _CONTAINERS, _DELETED, _EMPTY, _instructions, _NoMerge,
+    _numpy_value, _numpy_written_back, _PLAIN, _site, _traced, _TransGen, _UNBOUND,
+    _user_function, quiet_attr, Unsupported)
 
 __all__ = ["BROKEN", "REPLAYED", "Effect", "replay", "written_names", "lifted_now", "lifted_sources",
            "unguard"]
@@ -1064,14 +1064,14 @@ class _State:
         key = ("global", id(g), name)
         if key not in self.written:
             self.read.add(key)
-        try:
+        # (no try around g[name]: eager's NameError has no __context__)
+        if name in g:
             return self._sub(g[name])
-        except KeyError:
-            b = g.get("__builtins__", builtins)
-            b = b if isinstance(b, dict) else vars(b)
-            if name in b:
-                return b[name]
-            raise NameError(f"name {name!r} is not defined") from None
+        b = g.get("__builtins__", builtins)
+        b = b if isinstance(b, dict) else vars(b)
+        if name in b:
+            return b[name]
+        raise NameError(f"name {name!r} is not defined")
 
     def _load_cell(self, fr, name):
         c = fr.cells[name]
@@ -1085,11 +1085,10 @@ class _State:
             key = ("cell", id(c))
             if key not in self.written:
                 self.read.add(key)
-        try:
-            v = c.cell_contents
-            return self._sub(v) if type(v) in _CONTAINERS or type(v) is _ndarray_type() else v
-        except ValueError:
-            raise _unbound_cell(fr, name) from None
+        v = _cell_value(c)
+        if v is _EMPTY:  # (raised outside an except: eager's error has no __context__)
+            raise _unbound_cell(fr, name)
+        return self._sub(v) if type(v) in _CONTAINERS or type(v) is _ndarray_type() else v
 
     def _load_method(self, obj, name):
         if self.concrete:
@@ -1144,10 +1143,8 @@ class _State:
         c = fr.cells[name]
         if id(c) in self.made or self.concrete:
             if v is _DELETED:
-                try:  # (del of an empty cell is eager's error; CPython's cell allows it)
-                    c.cell_contents
-                except ValueError:
-                    raise _unbound_cell(fr, name) from None
+                if _cell_value(c) is _EMPTY:  # (eager's error; CPython's cell allows it)
+                    raise _unbound_cell(fr, name)
                 del c.cell_contents
             else:
                 c.cell_contents = v
@@ -1159,10 +1156,8 @@ class _State:
             if now is _UNBOUND:
                 if ("cell", id(c)) not in self.written:
                     self.read.add(("cell", id(c)))  # (del reads: its guard stays)
-                try:
-                    c.cell_contents
-                except ValueError:
-                    raise _unbound_cell(fr, name) from None
+                if _cell_value(c) is _EMPTY:
+                    raise _unbound_cell(fr, name)
         self.written.add(("cell", id(c)))
         self.cells[id(c)] = v
         self._cell_objs.append(c)
