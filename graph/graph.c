@@ -1179,7 +1179,7 @@ hop_graph_call_foreign(hop_graph *g, const char *target, const hop_arg *args, si
     pending p;
     if (prepare_call(g, who, HOP_NODE_CALL_FOREIGN, target, args, nargs, outs, nouts, &p) != HOP_OK)
         return NULL;
-    p.node->flags = flags & HOP_NODE_SIDE_EFFECTS;
+    p.node->flags = flags & (HOP_NODE_SIDE_EFFECTS | HOP_NODE_MAY_FAIL);
     return commit(g, &p, body_end(g), false);
 }
 
@@ -1512,6 +1512,8 @@ graph_may_fail(const hop_graph *g)
 bool
 hop_node_may_fail(const hop_node *n)
 {
+    if (n->flags & HOP_NODE_MAY_FAIL)
+        return true;
     if (n->kind == HOP_NODE_CALL_OP && n->op == HOP_OP_fail_if)
         return n->args[2].kind != HOP_ARG_INT || hop_check_kind_is_effect(n->args[2].u.i);
     if (n->kind == HOP_NODE_CALL_OP) {
@@ -1522,6 +1524,8 @@ hop_node_may_fail(const hop_node *n)
     }
     if (n->kind != HOP_NODE_CALL_HOP)
         return false;
+    if (n->cls && (n->cls->flags & HOP_CLASS_MAY_NOT_END))
+        return true;
     for (size_t i = 0; i < n->nargs; i++)
         if (n->args[i].kind == HOP_ARG_GRAPH && graph_may_fail(n->args[i].u.graph))
             return true;

@@ -35,6 +35,9 @@
  *               example's position there (the inverse permutation, computed
  *               with a cumsum per mask: no sort, no scatter).
  *
+ * A cond whose branches give an output of different shapes: uniform_lead
+ * (every example must take one branch, checked when the plan runs).
+ *
  * The batched branches are subgraphs named `<branch>_vmap_select` or
  * `<branch>_vmap_compact`, run by `wrap`, so the strategy shows in the
  * graph's code and in explain().
@@ -251,14 +254,28 @@ emit3(hop_graph *g, hop_op op, hop_arg a, hop_arg b, hop_arg c)
 
 #define N(x) hop_arg_node(x)
 
+/* Whether output j's shapes may differ between the branches when every
+ * example takes one branch (uniform_lead): a tensor output of one rank in
+ * every branch.  Tracing already checked the ranks; the output must be a
+ * node in each. */
+static bool
+differ_ok(const hop_graph *const *bodies, size_t nb, size_t j)
+{
+    for (size_t k = 0; k < nb; k++)
+        if (bodies[k]->output->args[j].kind != HOP_ARG_NODE)
+            return false;
+    return true;
+}
+
 /* Every branch must give each output one shape: an example's result is one
  * row of a batched output.  Sizes that differ as expressions may still be
  * equal: the ShapeEnv decides (s0 == 3 from the hints, with a guard), and
  * only sizes it finds different, or cannot decide (unbacked), are refused. */
 static hop_status
 check_same_shapes(hop_shape_env *env, const hop_node *call, const char *what,
-                  const hop_graph *const *bodies, size_t nb)
+                  const hop_graph *const *bodies, size_t nb, bool uniform_ok, bool *differ)
 {
+    *differ = false;
     for (size_t j = 0; j < call->nouts; j++) {
         const hop_arg *a0 = &bodies[0]->output->args[j];
         if (call->outs[j].kind != HOP_VALUE_TENSOR)
@@ -277,6 +294,10 @@ check_same_shapes(hop_shape_env *env, const hop_node *call, const char *what,
                     hop_error_clear(); /* unbacked: refused below */
                     same = false;
                 }
+            if (!same && uniform_ok && differ_ok(bodies, nb, j)) {
+                *differ = true;
+                continue;
+            }
             if (!same)
                 return hop_error(HOP_UNSUPPORTED,
                                  "vmap: %s (%s) with a batched %s: output %zu has a different "
@@ -386,7 +407,8 @@ passed_free(passed *p)
 
 /* The lead is not batched: the same HOP over the batched branches. */
 static hop_status
-same_hop(hop_batch_ctx *cx, const hop_node *call, const passed *p)
+same_hop(hop_batch_ctx *cx, const hop_node *call, const passed *p, const hop_arg *lead,
+         hop_node *lead_value)
 {
     hop_graph *out = hop_batch_out(cx);
     hop_arg *args = hop_calloc(call->nargs + 1, sizeof *args);
@@ -403,7 +425,8 @@ same_hop(hop_batch_ctx *cx, const hop_node *call, const passed *p)
             args[i] = hop_arg_list(p->vals + used, a->u.list.n);
             used += a->u.list.n;
         } else if (a->kind == HOP_ARG_NODE) {
-            hop_node *v = hop_batch_value(cx, a->u.node, NULL);
+            hop_node *v =
+                a == lead && lead_value ? lead_value : hop_batch_value(cx, a->u.node, NULL);
             st = v ? (args[i] = hop_arg_node(v), HOP_OK) : hop_error_code();
         } else {
             args[i] = *a;
@@ -568,6 +591,31 @@ compact_batch(hop_batch_ctx *cx, const hop_node *call, const hop_graph *const *b
     return st;
 }
 
+/*
+ * Branches whose outputs differ in shape under a batched predicate: an
+ * example's result is a row of one batched output, so the examples can only
+ * all take one branch, as only then could a loop over them stack their
+ * results (np.stack refuses rows of different shapes; hop.numpy's lstsq
+ * residuals, 1 or 0 values by the rank, are such an output).  The lead
+ * becomes any(pred), checked when the plan runs to be all(pred) too
+ * (fail_if of kind VMAP_BRANCHES), and the branches run batched, once.  A
+ * bool lead only (cond's): a switch's index has no such one value (its
+ * error stays).
+ */
+static hop_node *
+uniform_lead(hop_batch_ctx *cx, hop_node *flat)
+{
+    hop_graph *out = hop_batch_out(cx);
+    hop_node *any = emit3(out, HOP_OP_any, N(flat), hop_arg_none(), hop_arg_bool(false));
+    hop_node *all =
+        any ? emit3(out, HOP_OP_all, N(flat), hop_arg_none(), hop_arg_bool(false)) : NULL;
+    hop_node *none = all ? hop_graph_emit(out, HOP_OP_logical_not, (hop_arg[]){N(all)}, 1) : NULL;
+    hop_node *mixed = none ? emit2(out, HOP_OP_logical_and, N(any), N(none)) : NULL;
+    return mixed
+               ? emit3(out, HOP_OP_fail_if, N(any), N(mixed), hop_arg_int(HOP_CHECK_VMAP_BRANCHES))
+               : NULL;
+}
+
 hop_status
 hop_batch_branches(hop_batch_ctx *cx, const hop_node *call, const char *lead_name, const char *what,
                    hop_branch_masks_fn make_masks)
@@ -592,11 +640,14 @@ hop_batch_branches(hop_batch_ctx *cx, const hop_node *call, const char *lead_nam
         lead = hop_batch_value(cx, la->u.node, &lead_batched);
     if (st != HOP_OK || !lead_batched) {
         if (st == HOP_OK)
-            st = same_hop(cx, call, &p);
+            st = same_hop(cx, call, &p, NULL, NULL);
         passed_free(&p);
         return st;
     }
-    if ((st = check_same_shapes(hop_batch_out(cx)->env, call, what, bodies, nb)) != HOP_OK) {
+    bool differ = false,
+         uniform_ok = lead->meta->kind == HOP_VALUE_TENSOR && lead->meta->meta.dtype == HOP_BOOL;
+    if ((st = check_same_shapes(hop_batch_out(cx)->env, call, what, bodies, nb, uniform_ok,
+                                &differ)) != HOP_OK) {
         passed_free(&p);
         return st;
     }
@@ -609,6 +660,12 @@ hop_batch_branches(hop_batch_ctx *cx, const hop_node *call, const char *lead_nam
         lead->meta->meta.rank == 1
             ? lead
             : emit2(out, HOP_OP_reshape, N(lead), hop_arg_list((hop_arg[]){hop_arg_sym(size)}, 1));
+    if (differ) {
+        hop_node *one = flat ? uniform_lead(cx, flat) : NULL;
+        st = one ? same_hop(cx, call, &p, la, one) : hop_error_code();
+        passed_free(&p);
+        return st;
+    }
     size_t ops = 0;
     bool cheap = true;
     for (size_t k = 0; k < nb && cheap; k++)

@@ -40,7 +40,8 @@ hop_tracer_call_foreign(hop_tracer *t, const hop_foreign *f, const hop_arg *args
         HOP_OK)
         return HOP_NOMEM;
     if (hop_tracer_record_foreign(t, hop_foreign_name(f), args, nargs, metas, nouts,
-                                  hop_foreign_side_effects(f) ? HOP_NODE_SIDE_EFFECTS : 0,
+                                  (hop_foreign_side_effects(f) ? HOP_NODE_SIDE_EFFECTS : 0) |
+                                      (hop_foreign_may_fail(f) ? HOP_NODE_MAY_FAIL : 0),
                                   results) == NULL)
         return hop_error_code();
     for (size_t j = 0; j < nouts; j++)

@@ -552,11 +552,16 @@ trace_body(hop_call *c, size_t b)
         return HOP_NOMEM;
     if (explicit) {
         size_t made = c->ninputs - c->noperands;
+        /* A class with a lookup slot calls this body again from later calls
+         * (invoke_subgraph's shared subgraph_N) with other operands: there an
+         * input stands for no outer value, and a closure over this call's
+         * operand must be a lifted input of its own. */
+        bool shared = resolve(c->cls, offsetof(hop_class, lookup)) != base_nothing;
         for (size_t i = 0; i < nin && st == HOP_OK; i++) {
             /* An input passed through unchanged stands for its operand, so a
              * closure over the same value reuses it; a carry's is fresh (it
              * changes), and so is an input the HOP makes. */
-            hop_node *outer = i >= made ? c->operands[i - made] : NULL;
+            hop_node *outer = i >= made && !shared ? c->operands[i - made] : NULL;
             bool same = outer && !carried(c, i - made) &&
                         outer->meta->kind == c->input_meta[i].kind &&
                         (outer->meta->kind == HOP_VALUE_SYM

@@ -403,6 +403,7 @@ const hop_class hop_while_loop_class = {
            "returns each carry with the dtype and shape it entered with.",
     .input_mode = HOP_INPUTS_EXPLICIT,
     .guard_mode = HOP_GUARDS_BODY,
+    .flags = HOP_CLASS_MAY_NOT_END,
     .check_outputs = while_check_outputs,
     .output_meta = while_output_meta,
     .installed = hop_call_bind_outputs,

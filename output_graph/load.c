@@ -421,7 +421,7 @@ read_node(loader *L, size_t gi, size_t index, size_t count)
     uint64_t flags = hop__get_u(r);
     if (r->failed)
         return HOP_FORMAT;
-    if (kind > HOP_NODE_CALL_FOREIGN || flags > HOP_NODE_SIDE_EFFECTS ||
+    if (kind > HOP_NODE_CALL_FOREIGN || flags > (HOP_NODE_SIDE_EFFECTS | HOP_NODE_MAY_FAIL) ||
         (flags && kind != HOP_NODE_CALL_FOREIGN))
         return hop__reader_fail(r, "node %zu (%s): kind %u or flags %llu out of range", index, nm,
                                 kind, (unsigned long long)flags);

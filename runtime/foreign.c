@@ -720,6 +720,12 @@ hop_foreign_side_effects(const hop_foreign *f)
     return f && f->opts.side_effects;
 }
 
+bool
+hop_foreign_may_fail(const hop_foreign *f)
+{
+    return f && (f->sig.returns_int || f->opts.check != NULL || f->sig.sized);
+}
+
 /* --------------------------------------------------------------- calls */
 
 /* What a concrete operand is, for messages, in the words of tracing's. */

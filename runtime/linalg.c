@@ -752,6 +752,16 @@ run_eigh(const lcall *l, hop_tensor *out)
 EIG_REAL_TO_COMPLEX(float)
 EIG_REAL_TO_COMPLEX(double)
 
+/* Whether the n reals of dtype rt (f32 or f64) at p are all finite. */
+static bool
+all_finite(const void *p, hop_dtype rt, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (rt == HOP_F32 ? !isfinite(((const float *)p)[i]) : !isfinite(((const double *)p)[i]))
+            return false;
+    return true;
+}
+
 static hop_status
 run_eig(const lcall *l, hop_tensor *out)
 {
@@ -782,6 +792,14 @@ run_eig(const lcall *l, hop_tensor *out)
     char *ev = w + sa, *vr = ev + sw_, *work = vr + sv, *rwork = work + swk;
     int64_t orows = vecs ? n + 1 : 1;
     hop_status st = HOP_OK;
+    /* NumPy checks every matrix before it computes any (_assert_finite):
+     * the check is the op's own, so a transformed or traced eig raises it
+     * as eager does without a Python decision on the data. */
+    for (int64_t bi = 0; bi < l->batch && st == HOP_OK && n > 0; bi++) {
+        load(l, a, bi, w);
+        if (!all_finite(w, rt, (n * n) * (cplx ? 2 : 1)))
+            st = linalg_error("Array must not contain infs or NaNs");
+    }
     for (int64_t bi = 0; bi < l->batch && st == HOP_OK; bi++) {
         if (n == 0)
             continue;

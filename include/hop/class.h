@@ -121,6 +121,15 @@ bool hop_param_fits(hop_param_kind k, const hop_arg *a);
  */
 enum { HOP_PARAM_BATCHED_ITEM = 1u << 0 };
 
+/*
+ * Flags of a class.  HOP_CLASS_MAY_NOT_END: a call may run forever
+ * (while_loop: its trip count is data), which eager code shows as a hang, an
+ * effect: hop_node_may_fail counts the call, so no DCE drops an unused one
+ * and a transformed function hangs where eager does, as the plain traced and
+ * compiled calls always did (docs/AUTODIFF.md, "Run-time checks").
+ */
+enum { HOP_CLASS_MAY_NOT_END = 1u << 0 };
+
 typedef struct hop_param {
     const char *name; /* an identifier, unique in the signature */
     hop_param_kind kind;
@@ -170,6 +179,8 @@ struct hop_class {
      * carries).  body_inputs gives their metadata first; the verifier expects
      * made_inputs + the passed values placeholders. */
     unsigned made_inputs;
+    /* HOP_CLASS_* flags, the class's own (not inherited), or 0. */
+    unsigned flags;
 
     /* ---- tracing: each slot takes the call in flight (hop/prim_hop.h has
      * the protocol and what each base slot does). */

@@ -146,6 +146,12 @@ const hop_foreign_param *hop_foreign_param_at(const hop_foreign *f, size_t i); /
 /* How many results a call gives: one per in-out parameter. */
 size_t hop_foreign_noutputs(const hop_foreign *f);
 bool hop_foreign_side_effects(const hop_foreign *f);
+/* Whether a call of f may fail on its operands: f returns int (a non-zero
+ * result is HOP_RUNTIME), has a check hook, or a pointer with a size
+ * expression (checked on each call).  Such a call stays in a graph when its
+ * results go unused (HOP_NODE_MAY_FAIL), as eager raises there; a void
+ * kernel with neither cannot fail, and needs no flag. */
+bool hop_foreign_may_fail(const hop_foreign *f);
 
 /*
  * Calls f eagerly on concrete operands, one per parameter (tensors for

@@ -146,6 +146,11 @@ const char *hop_node_target(const hop_node *n);
 /* The node has effects beyond its results (a foreign kernel that writes a
  * global, say): DCE keeps it, and so every call_hop whose subgraphs hold one. */
 #define HOP_NODE_SIDE_EFFECTS 1u
+/* The node may fail when the plan runs though no effect of it is seen
+ * otherwise (a foreign kernel that returns int, has a check hook or a sized
+ * pointer: hop_foreign_may_fail): DCE keeps it (hop_node_may_fail), since
+ * eager raises there whether or not its results are used. */
+#define HOP_NODE_MAY_FAIL 2u
 
 /* Whether n has effects beyond its results: HOP_NODE_SIDE_EFFECTS on n, or
  * (a call_hop) on a node of a subgraph it calls, at any depth. */
@@ -159,9 +164,11 @@ bool hop_node_has_side_effects(const hop_node *n);
  * argument the plan evaluates when it runs and no guard has checked (one
  * that mentions an unbacked symbol: a size that may be negative, an index
  * that may be out of range; or a // or % by a non-constant, which may
- * divide by 0), or a call_hop whose subgraphs hold such a node, at any
- * depth.  DCE keeps such nodes, and so does vmap (batching's mark_needed):
- * a check is an effect. */
+ * divide by 0), a call_hop whose subgraphs hold such a node, at any
+ * depth, a node flagged HOP_NODE_MAY_FAIL (a foreign kernel that can
+ * refuse its data), or a call of a class flagged HOP_CLASS_MAY_NOT_END
+ * (while_loop: a run that never ends is eager's hang).  DCE keeps such nodes, and so
+ * does vmap (batching's mark_needed): a check is an effect. */
 bool hop_node_may_fail(const hop_node *n);
 
 struct hop_graph {
@@ -350,7 +357,7 @@ const hop_arg *hop_node_passed_to(const hop_node *call, size_t j);
  * args are plain operands (no subgraphs, HOP_MISUSE otherwise) and outs
  * (tensors only, HOP_INVALID otherwise) describe the nouts results, read
  * through getitem like a call_hop's; the node's meta is outs[0] when
- * nouts == 1.  flags may hold HOP_NODE_SIDE_EFFECTS.  target must be an
+ * nouts == 1.  flags may hold HOP_NODE_SIDE_EFFECTS and HOP_NODE_MAY_FAIL.  target must be an
  * identifier and is copied.  Named after target.  NULL on error, g unchanged.
  */
 hop_node *hop_graph_call_foreign(hop_graph *g, const char *target, const hop_arg *args,

@@ -824,7 +824,10 @@ typedef enum hop_put_combine {
       "raises, under numpy.errstate), which hop's plan does not")                                  \
     X(NUMPY_INDEX, EFFECT,                                                                         \
       "a flat index or a coordinate is out of bounds, where NumPy's unravel_index or "             \
-      "ravel_multi_index raises its ValueError")
+      "ravel_multi_index raises its ValueError")                                                   \
+    X(VMAP_BRANCHES, EFFECT,                                                                       \
+      "the examples of a vmap take different branches of a cond whose branches give outputs of "   \
+      "different shapes, rows a batch cannot stack (nor could a loop over the examples)")
 
 typedef enum hop_check_kind {
 #define HOP__CHECK_ENUM(code, what, msg) HOP_CHECK_##code,

@@ -92,9 +92,9 @@ test_shape_rule_takes_a_bool_flag_of_any_shape_and_a_known_kind(void **state)
     assert_string_equal(hop_error_message(), "fail_if: flag must be a bool tensor, got f32[2]");
     assert_null(OP(root, HOP_OP_fail_if, N(x), N(fb), hop_arg_int(HOP_CHECK_KIND_COUNT)));
     assert_int_equal(hop_error_code(), HOP_INVALID);
-    assert_string_equal(hop_error_message(), "fail_if: 10 is not a check kind (0 to 9)");
+    assert_string_equal(hop_error_message(), "fail_if: 11 is not a check kind (0 to 10)");
     assert_null(OP(root, HOP_OP_fail_if, N(x), N(fb), hop_arg_int(-1)));
-    assert_string_equal(hop_error_message(), "fail_if: -1 is not a check kind (0 to 9)");
+    assert_string_equal(hop_error_message(), "fail_if: -1 is not a check kind (0 to 10)");
     assert_int_equal(hop_output_graph_root_graph(og)->nnodes, before);
     assert_string_equal(hop_check_kind_name(HOP_CHECK_NUMPY_CUTOFF), "NUMPY_CUTOFF");
     assert_string_equal(hop_check_kind_name(5), "NUMPY_NAN_PATH");
@@ -102,6 +102,7 @@ test_shape_rule_takes_a_bool_flag_of_any_shape_and_a_known_kind(void **state)
     assert_string_equal(hop_check_kind_name(7), "NUMPY_EMPTY");
     assert_string_equal(hop_check_kind_name(8), "NUMPY_SCALAR_OVERFLOW");
     assert_string_equal(hop_check_kind_name(9), "NUMPY_INDEX");
+    assert_string_equal(hop_check_kind_name(10), "VMAP_BRANCHES");
     assert_null(hop_check_kind_message(HOP_CHECK_KIND_COUNT));
     hop_output_graph_free(og);
 }
@@ -331,7 +332,7 @@ test_saved_check_loads_runs_and_a_bad_kind_is_refused(void **state)
     fix_checksum(p, size);
     assert_null(hop_output_graph_load(p, size, &load_opts));
     assert_int_equal(hop_error_code(), HOP_FORMAT);
-    assert_non_null(strstr(hop_error_message(), "fail_if: 63 is not a check kind (0 to 9)"));
+    assert_non_null(strstr(hop_error_message(), "fail_if: 63 is not a check kind (0 to 10)"));
     hop_free(data);
     hop_free(data4);
     hop_tensor_release(x);

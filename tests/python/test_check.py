@@ -62,8 +62,8 @@ def test_check_error_class_and_the_op_eagerly():
         hop._C._op("fail_if", x, hop.tensor([0.0]), 0)
     assert str(e.value) == "fail_if: flag must be a bool tensor, got f32[1]"
     with pytest.raises(hop.InvalidError) as e:
-        hop._C._op("fail_if", x, hop.tensor([False]), 10)
-    assert str(e.value) == "fail_if: 10 is not a check kind (0 to 9)"
+        hop._C._op("fail_if", x, hop.tensor([False]), 11)
+    assert str(e.value) == "fail_if: 11 is not a check kind (0 to 10)"
 
 
 def test_compile_checks_with_fail_if_and_falls_back_to_numpy():

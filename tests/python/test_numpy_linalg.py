@@ -399,11 +399,39 @@ def test_eigh_and_eigvalsh_jvp_match_central_differences():
                 (hop.tensor(ds + 0j),))
 
 
-def test_numpy_eig_under_grad_is_a_data_dependent_trace_error():
-    # NumPy's eig decides its result dtype (and its finiteness error) on the
-    # data: under hop.grad, which traces one graph, that is a clear TraceError
-    with pytest.raises(hop.TraceError, match="data-dependent"):
-        hop.grad(hop.compile(lambda a: LA.eigvals(a).real.sum()))(A)
+def test_numpy_eig_of_a_real_matrix_under_a_transform_is_an_error_naming_eig_and_the_transform():
+    # NumPy's eig decides its result dtype on the data (real when every
+    # eigenvalue is real): a transform's body, traced once, cannot.  Before
+    # the fifty-first session: a TraceError about a bool() the user never
+    # wrote (_eig's finiteness check)
+    calls = {"vjp_body_0, traced by hop.grad or hop.vjp":
+             lambda f: hop.grad(hop.compile(lambda a: f(a).real.sum()))(A),
+             "jvp_body_0, traced by hop.jvp": lambda f: hop.jvp(f, (hop.tensor(A),), (hop.tensor(A),)),
+             "vmap_body_0, traced by hop.vmap": lambda f: hop.vmap(f)(np.stack([A, A]))}
+    for where, call in calls.items():
+        for what, f in (("eigvals", LA.eigvals), ("eig", lambda a: LA.eig(a)[0])):
+            with pytest.raises(hop.UnsupportedError, match=rf"^{what} of a real matrix in {where}: "
+                               r"NumPy's result is real when every eigenvalue is real and "
+                               r"complex otherwise.*\(a\.astype\(complex\)\)"):
+                call(f)
+
+
+def test_numpy_eig_of_a_complex_matrix_works_under_grad_jvp_and_vmap():
+    a = A + 0.5j * RNG.standard_normal((4, 4))
+    d = RNG.standard_normal((4, 4)) + 1j * RNG.standard_normal((4, 4))
+    # the eigenvalues sum to the trace: its gradient (JAX's convention for
+    # a complex input) is the identity, its tangent along d tr(d)
+    g = hop.grad(lambda x: LA.eigvals(x).real.sum())(a)
+    np.testing.assert_allclose(g, np.eye(4), atol=1e-12)
+    _, t = hop.jvp(lambda x: LA.eigvals(x).sum(), (a,), (d,))
+    assert abs(complex(t) - np.trace(d)) < 1e-12
+    got = hop.vmap(LA.eigvals)(np.stack([a, 2 * a]))
+    want = np.stack([LA.eigvals(a), LA.eigvals(2 * a)])
+    assert got.dtype == want.dtype == np.complex128
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    # the finiteness check is the op's: NumPy's error under vmap too
+    with pytest.raises(LA.LinAlgError, match="^Array must not contain infs or NaNs$"):
+        hop.vmap(LA.eigvals)(np.stack([a, a * np.inf]))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])

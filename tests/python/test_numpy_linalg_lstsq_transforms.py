@@ -152,6 +152,24 @@ def test_vmap_of_lstsq_solution_is_the_loop(name):
     _bits(got, want, "vmap")
 
 
+def test_vmap_of_tall_lstsq_residuals_is_the_loop_or_a_check_error_across_ranks():
+    # every example of one rank: the loop's stacked residuals (n_rhs
+    # values each at full rank, none below it); ranks that differ give
+    # rows of different sizes, which the loop cannot stack either: a
+    # CheckError when the plan runs.  Before the fifty-first session every
+    # batch was an UnsupportedError about a cond's branch shapes.
+    a, b = SYSTEMS["tall"]
+    low = a.copy()
+    low[:, 2] = low[:, 0] * 2.0  # rank 2 of 3
+    res = hop.vmap(lambda x, y: hnp.linalg.lstsq(x, y, rcond=None)[1])
+    ys = np.stack([b, b - 1.0])
+    for xs in (np.stack([a, a * 2.0 - 0.5]), np.stack([low, low * 3.0])):
+        want = np.stack([LA.lstsq(x, y, rcond=None)[1] for x, y in zip(xs, ys)])
+        _bits(res(hnp.asarray(xs), hnp.asarray(ys)), want, "vmap residuals")
+    with pytest.raises(hop.CheckError, match="of kind VMAP_BRANCHES"):
+        res(hnp.asarray(np.stack([a, low])), hnp.asarray(ys))
+
+
 def test_lstsq_rcond_minus_inf_is_numpys():
     a, b = SYSTEMS["tall"]
     with warnings.catch_warnings():

@@ -201,6 +201,20 @@ def test_invoke_subgraph_called_three_times_is_traced_once():
     assert [n.target for n in gm.graph.nodes if n.op == "call_hop"] == ["invoke_subgraph"] * 3
 
 
+def test_invoke_subgraph_whose_body_closes_over_its_first_argument_keeps_the_closure():
+    # The first call passes x, which the body also reads through a closure:
+    # the shared subgraph_0 used to bind that closure to its input, so the
+    # second call, passing x * 0.5, read x[0] of x * 0.5 (0.528 for 0.704).
+    def f(x):
+        g = lambda z: z.exp().sum() * x[0]
+        return hop.invoke_subgraph(g, x) + hop.invoke_subgraph(g, x * 0.5)
+
+    x = hop.tensor([0.5, -1.0, 2.0], dtype=hop.float64)
+    gm = hop.trace(f, x)
+    assert placeholders(gm)["subgraph_0"] == ["x", "x_1"]
+    assert gm(x).tolist() == f(x).tolist() == hop.compile(f)(x).tolist()
+
+
 def test_nested_structures_round_trip_through_bodies():
     def f(x, y):
         out = hop.wrap(lambda p: {"a": p[0] + 1, "b": (p[1], 3)}, (x, y))

@@ -3,6 +3,8 @@ vmap (hop_node_may_fail, include/hop/graph.h): eagerly the code raises, so
 the transformed function raises too.  Before the fiftieth session autodiff's
 DCE and vmap's mark_needed dropped such a node and the transformed function
 returned a value where eager raised."""
+import ctypes
+
 import pytest
 
 import hop
@@ -104,3 +106,56 @@ def test_a_symint_index_known_out_of_range_is_an_index_error_as_eager():
         with pytest.raises(IndexError, match=r"^select: index u0 \+ 5 out of range for dim 0 "
                            r"of f32\[2\]$"):
             call()
+
+
+D = ctypes.POINTER(ctypes.c_double)
+
+
+@ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int64, D, D)
+def _checked_copy(n, x, y):
+    # a kernel that refuses its data by its result: 1 for a negative element
+    for i in range(n):
+        if x[i] < 0:
+            return 1
+        y[i] = x[i]
+    return 0
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp", "vmap"])
+def test_an_unused_foreign_kernel_that_can_fail_fails_the_transformed_call(kernels, mode):
+    # an int-returning kernel may fail (hop_foreign_may_fail): its call is
+    # HOP_NODE_MAY_FAIL and stays when nothing uses it (dropped before the
+    # fifty-first session: the transformed call returned a value)
+    k = kernels("int checked_copy(int64_t n, const double *x, double *y)", _checked_copy)
+
+    def f(x, a):
+        k(2, a, a * 0.0)
+        return (x * x).sum()
+    bad, good = hop.tensor([1.0, -1.0], dtype=hop.float64), hop.tensor([1.0, 2.0], dtype=hop.float64)
+    msg = r"^checked_copy: the kernel returned 1$"
+    with pytest.raises(hop.Error, match=msg):
+        f(X, bad)
+    x64 = X.to(hop.float64)
+    calls = {"grad": lambda a: hop.grad(f)(x64, a),
+             "jvp": lambda a: hop.jvp(lambda x: f(x, a), (x64,), (x64,)),
+             "vmap": lambda a: hop.vmap(f, in_axes=(0, None))(hop.stack([x64, x64]), a)}
+    with pytest.raises(hop.Error, match=msg):
+        calls[mode](bad)
+    calls[mode](good)  # a kernel that does not fail: the plain result
+
+
+@pytest.mark.parametrize("name", ["vjp_body_0_bwd", "jvp_body_0_jvp", "vmap_body_0_vmap"])
+def test_an_unused_while_loop_stays_in_the_transformed_graph(name):
+    # a while_loop's trip count is data: one that never ends is eager's
+    # hang, an effect (HOP_CLASS_MAY_NOT_END), so no transformation drops
+    # it (grad, jvp and vmap returned a value where eager hangs before the
+    # fifty-first session; hop.trace and hop.compile of f kept it always)
+    def f(x):
+        hop.while_loop(lambda c: c.sum() > -1.0, lambda c: c + 1.0, x)  # never ends
+        return (x * x).sum()
+    g = {"vjp_body_0_bwd": hop.grad(f), "jvp_body_0_jvp": lambda x: hop.jvp(f, (x,), (x,)),
+         "vmap_body_0_vmap": hop.vmap(f)}[name]
+    gm = hop.trace(g, hop.stack([X, X]) if name.startswith("vmap") else X)
+    # (jvp keeps the forward copy and its tangent loop: both may not end)
+    assert {n.target for n in gm.subgraphs[name].graph.nodes if n.op == "call_hop"} == \
+        {"while_loop"}

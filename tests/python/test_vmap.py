@@ -420,12 +420,26 @@ def test_vmap_cond_compaction_runs_each_branch_once(kernels):
     assert "cond_true_0_vmap_compact" in code_of(f, x)
 
 
-def test_vmap_cond_with_a_batched_pred_and_branch_shapes_that_differ_is_an_error():
+def test_vmap_cond_with_a_batched_pred_and_branch_shapes_that_differ_needs_one_branch_for_all():
+    # rows of different shapes stack only when every example takes one
+    # branch (the loop over them could not stack them either); before the
+    # fifty-first session every such vmap was an UnsupportedError
     f = lambda t: hop.cond(t.sum() > 0, lambda: t[:2], lambda: t[:1])
-    with pytest.raises(hop.UnsupportedError, match=r"^vmap: cond \(cond\) with a batched "
-                       r"predicate: output 0 has a different shape in branch 1 \(cond_false_0\) "
-                       r"than in branch 0 \(cond_true_0\)$"):
-        hop.vmap(f)(r(4, 3))
+    pos = hop.tensor(np.abs(r(4, 3).numpy()) + 0.1)
+    for x in (pos, -pos):
+        check(f, (0,), x)
+        assert hop.vmap(f)(x).shape == ((4, 2) if x is pos else (4, 1))
+    with pytest.raises(hop.CheckError, match=r"^fail_if: the examples of a vmap take different "
+                       r"branches of a cond whose branches give outputs of different shapes, "
+                       r"rows a batch cannot stack \(nor could a loop over the examples\) "
+                       r"\(check .* of kind VMAP_BRANCHES\)$"):
+        hop.vmap(f)(hop.cat([pos[:2], -pos[2:]]))
+    # a switch's index has no one value for the batch: still the error
+    s = lambda t: hop.switch((t.sum() > 0).to(hop.int64), [lambda t: t[:2], lambda t: t[:1]], t)
+    with pytest.raises(hop.UnsupportedError, match=r"^vmap: switch \(switch\) with a batched "
+                       r"index: output 0 has a different shape in branch 1 \(switch_branch_1\) "
+                       r"than in branch 0 \(switch_branch_0\)$"):
+        hop.vmap(s)(pos)
     # an unbatched predicate keeps cond's merged (unbacked) size
     g = lambda t, p: hop.cond(p.sum() > 0, lambda: t[:2], lambda: t[:1])
     for p in (r(2), hop.tensor(-np.abs(r(2).numpy()))):

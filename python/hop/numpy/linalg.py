@@ -878,27 +878,51 @@ def tensorsolve(a, b, axes=None, *, _kind=None):
     return wrap(kind, res.reshape(oldshape)._t)
 
 
+# The transform that traces a body of each of these names (a prefix).
+_TRANSFORM_BODIES = {"vjp_body": "hop.grad or hop.vjp", "jvp_body": "hop.jvp",
+                     "vmap_body": "hop.vmap"}
+
+
+def _real_dtype_decidable(what):
+    """Raises UnsupportedError where `what` (eig, eigvals) of a real matrix
+    runs in a HOP body: its result dtype depends on the eigenvalues, a
+    decision a body traced once cannot make (a bool() there is a
+    TraceError about control flow the user did not write)."""
+    from .._breaks import _compiling
+    if _C.tracing() is None or _C._trace_depth() < 2 or _compiling() is not None:
+        return  # eager, hop.compile's own code, or hop.trace's root (its TraceError)
+    body = _C._body_name() or "a HOP body"
+    by = next((f", traced by {t}" for p, t in _TRANSFORM_BODIES.items()
+               if body.startswith(p)), "")
+    raise _C.UnsupportedError(
+        f"{what} of a real matrix in {body}{by}: NumPy's result is real when every "
+        f"eigenvalue is real and complex otherwise, a dtype that depends on the values, "
+        f"which a HOP body cannot follow; pass a complex matrix (a.astype(complex)) "
+        f"to get complex eigenvalues whatever they are")
+
+
 def _eig(a, vectors, what, kind):
     """NumPy 1.24's eig/eigvals: LAPACK's geev in double precision (NumPy's
     _commonType computes in float64/complex128 and casts to the result
     dtype after), and for a real input real results when every eigenvalue
     is real, complex ones otherwise: a decision on the data, which
     hop.compile makes as it makes a data-dependent `if` (a guard on the
-    path; hop.trace raises saying so)."""
+    path; hop.trace raises saying so), and a HOP body (a transform's, a
+    branch's) cannot: there a real input is an UnsupportedError naming the
+    body, a complex one works.  The op checks that the input is finite
+    (NumPy's LinAlgError), in every mode."""
     t = _tensor(a, what)
     _stacked_2d(t)
     _stacked_square(t)
     ct, result_t = _common(t, what=what)
     cplx = result_t.kind == "c"
     t = _core.cast(t, ct)
-    finite = _C.all(_C.lt(_C.abs(t), _np.inf), None, False)  # NaN is not below inf
-    if not bool(finite):
-        raise LinAlgError("Array must not contain infs or NaNs")
     n = t.shape[-1]
     p = _C._op("linalg_eig", t, vectors)
     w = p.select(-2, 0) if vectors else p
     v = p.slice(-2, 1, n + 1) if vectors else None
     if not cplx:
+        _real_dtype_decidable(what)
         if bool(_C.all(_C.eq(_C._op("imag", w), 0), None, False)):
             w = _C._op("real", w)
             v = _C._op("real", v) if vectors else None
