@@ -1,0 +1,52 @@
+"""Regressions of the hop.numpy fidelity gaps of issue #29 the fifty-first
+session closed, against NumPy 1.24: what CPython's buffer consumers get of a
+hop.numpy array (bytes(a), a.data), eagerly; each compares with NumPy's own
+answer or exception text.  (einsum's layouts: test_numpy_port_einsum.py.)"""
+
+import numpy as np
+import pytest
+
+import hop.numpy as hnp
+
+
+def _bytes_outcome(x):
+    try:
+        return bytes(x)
+    except Exception as e:  # noqa: BLE001 (compared)
+        return type(e), str(e)
+
+
+def _arrays(m):
+    return [m.arange(3), m.arange(3.0), m.arange(6).reshape(2, 3).T, m.arange(5)[::-1],
+            m.array(2), m.array(2.5), m.array(True), m.array(-1), m.arange(3)[1],
+            m.arange(3.0)[1], m.zeros((0, 3)), m.array([1 + 2j], np.complex64)]
+
+
+@pytest.mark.parametrize("i", range(12))
+def test_bytes_of_an_array_is_numpys(i):
+    # bytes() iterated a hop.numpy array (its class exports no buffer):
+    # bytes(hnp.arange(3)) was b'\x00\x01\x02' where NumPy gives its 24 bytes;
+    # an integer 0-d array or scalar is a count of zero bytes, as CPython
+    # makes of NumPy's (its __index__ first)
+    assert _bytes_outcome(_arrays(hnp)[i]) == _bytes_outcome(_arrays(np)[i])
+
+
+def test_data_is_a_memoryview_of_numpys_memory():
+    # a.data of a view hop holds as a copy (a[::-1]) was a memoryview of the
+    # copy: a write through it was lost
+    for m in (np, hnp):
+        a = m.arange(6.0)
+        d = a[::-1].data
+        d[0] = 9.0
+        assert a.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 9.0] and d.strides == (-8,)
+        assert m.broadcast_to(m.arange(3.0), (2, 3)).data.readonly
+        assert m.arange(3.0)[1].data.readonly  # (a NumPy scalar's: a copy)
+        assert a[::2].data.tolist() == [0.0, 2.0, 4.0]
+
+
+def test_memoryview_of_an_array_is_cpythons_type_error():
+    # Python 3.11 has no Python-level buffer export (PEP 688 is 3.12's): a
+    # memoryview is a.data's, memoryview(a) CPython's TypeError
+    with pytest.raises(TypeError, match="a bytes-like object is required"):
+        memoryview(hnp.arange(3.0))
+    assert memoryview(hnp.arange(3.0).data).tolist() == [0.0, 1.0, 2.0]
