@@ -589,11 +589,14 @@ class CompiledFunction(_C._CompiledCall):
             self._tree = paths.tree()
         if self._entries:
             self.recompiles += 1
-        runner.fp_warned = self._fp_check()
+        numpy = runner.numpy_dispatch
+        self._numpy_env = self._numpy_env or numpy
+        runner.fp_warned = self._fp_check(numpy)
         self._add(_Entry(gm, runner, dynamic, reason, paths.traps if paths is not None else {}))
         # the newest plan's bound call: NumPy's or hop.Tensors' without guards
         # (Plan.bind_*), or with guards to check (_EffectsCall), if any
-        self._fast = runner.fast or _effects_call(self._entries[-1])
+        self._fast = None if _tensor_fp(numpy, args, kwargs) else \
+            runner.fast or _effects_call(self._entries[-1])
         try:
             return _plan_run(runner.call_kw, args, _C.GuardError, kwargs)
         except _C.GuardError as e:
@@ -792,12 +795,14 @@ class CompiledFunction(_C._CompiledCall):
             return self._eager_for_argument(shared, args, kwargs)
         if self._entries:
             self.recompiles += 1
-        self._numpy_env = self._numpy_env or tr.env_numpy
+        numpy = tr.env_numpy or getattr(runner, "numpy_dispatch", False)
+        self._numpy_env = self._numpy_env or numpy
         runner.distinct = True
-        runner.fp_warned = self._fp_check(tr.env_numpy)
+        runner.fp_warned = self._fp_check(numpy)
         entry = self._add(_Entry(gm, runner, dynamic, reason, {}, frame=tr))
-        self._fast = entry.direct and runner.fast or _effects_call(entry)
-        if tr.env_numpy and _C._np_fp_reported():
+        self._fast = None if _tensor_fp(numpy, args, kwargs) else \
+            entry.direct and runner.fast or _effects_call(entry)
+        if numpy and _C._np_fp_reported():
             # the plan reads an ndarray global or cell, found by this trace:
             # under an errstate that raises, NumPy's call (as _call's next
             # time; the trace ran nothing of the call)
@@ -1501,6 +1506,16 @@ def _numpy_call(args, kwargs):
         elif isinstance(x, _C.Tensor):
             tensors = True
     return hnp is not None and not tensors
+
+
+def _tensor_fp(numpy, args, kwargs):
+    """Whether a new plan whose floating-point flags are NumPy's (numpy: it
+    reads an ndarray of the function's environment, or NumPy's dispatch of
+    a hop.Tensor made some of its ops, `np.multiply(t, G)`) is called with
+    hop.Tensors (not _numpy_call): the C bound calls of hop.Tensors check no
+    flags, so such calls take the general path, whose Runner.fp_warned
+    checks them (a flag NumPy warns for: the call again, eagerly)."""
+    return numpy and not _numpy_call(args, kwargs)
 
 
 def _fp_warned(args, kwargs):

@@ -1,11 +1,16 @@
 """Regressions of the hop.numpy fidelity gaps of issue #29 the fifty-first
 session closed, against NumPy 1.24: what CPython's buffer consumers get of a
 hop.numpy array (bytes(a), a.data), eagerly; each compares with NumPy's own
-answer or exception text.  (einsum's layouts: test_numpy_port_einsum.py.)"""
+answer or exception text; and NumPy's dispatch of hop.Tensors under
+hop.compile (its floating-point warnings and errors, as eager's).  (einsum's
+layouts: test_numpy_port_einsum.py.)"""
+
+import warnings
 
 import numpy as np
 import pytest
 
+import hop
 import hop.numpy as hnp
 
 
@@ -50,3 +55,38 @@ def test_memoryview_of_an_array_is_cpythons_type_error():
     with pytest.raises(TypeError, match="a bytes-like object is required"):
         memoryview(hnp.arange(3.0))
     assert memoryview(hnp.arange(3.0).data).tolist() == [0.0, 1.0, 2.0]
+
+
+# ------------------------------------ NumPy's dispatch of hop.Tensors, compiled
+
+G = np.array([0.0, 1.0, 2.0])
+
+
+def _messages(fn, *args):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = fn(*args)
+    return repr(np.asarray(r).tolist()), [str(m.message) for m in w]
+
+
+@pytest.mark.parametrize("src", ["np.multiply(a, G)", "G * a", "np.multiply(a, b)", "a * b"])
+def test_numpy_dispatch_of_tensors_warns_and_raises_as_eager_when_compiled(src):
+    # `np.multiply(t, G)` (NumPy's dispatch of a hop.Tensor to hop.numpy)
+    # warns "invalid value encountered in multiply" eagerly: the compiled
+    # plan's hop.Tensor calls checked no floating-point flags (nor NumPy's
+    # errstate), on every call; `t * G` (hop.Tensor's own operator) warns in
+    # neither
+    f = eval(f"lambda a, b: {src}")
+    a, b = hop.tensor(np.array([np.inf, 1.0, 2.0])), hop.tensor(G)
+    want = _messages(f, a, b)
+    compiled = hop.compile(f)
+    for _ in range(3):
+        assert _messages(compiled, a, b) == want
+    with np.errstate(all="raise"):
+        raises = src != "a * b"
+        for call in (f, compiled):
+            if raises:
+                with pytest.raises(FloatingPointError, match="invalid value encountered"):
+                    call(a, b)
+            else:
+                assert np.asarray(call(a, b)).tolist()[1:] == [1.0, 4.0]

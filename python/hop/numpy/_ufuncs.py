@@ -1101,6 +1101,7 @@ def _check_left_scalar(name, left, right):
 def tensor_array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """hop.Tensor.__array_ufunc__: NumPy's ufuncs on hop tensors give hop
     tensors, with NumPy's dtypes."""
+    _core.dispatched()
     return array_ufunc(ufunc, method, inputs, kwargs)
 
 
