@@ -78,10 +78,26 @@ def _the_calls_own(e):
     hop.numpy._core.raised_as_numpy), or a decision hop.numpy met that NumPy
     makes on the values (whether a mask's count broadcasts:
     _core.decided_by_values)."""
-    if _raised_by_user(e) or _holds_traced(e):
+    if _raised_by_user(e) or _holds_traced(e) or _buffer_refused(e):
         return True
     hnp = sys.modules.get("hop.numpy._core")
     return hnp is not None and (hnp.raised_as_numpy(e) or hnp.decided_by_values(e))
+
+
+# CPython's TypeErrors of an object that exports no buffer (PyObject_GetBuffer
+# and its callers: memoryview(), bytes-like arguments, hashlib's)
+_NO_BUFFER = ("a bytes-like object is required", "object supporting the buffer API required")
+
+
+def _buffer_refused(e):
+    """Whether e is a library's refusal of a hop.numpy array the trace gave
+    it where the call has an ndarray, which exports its memory and hop's
+    array cannot (CPython 3.11 has no Python-level buffer export):
+    `np.ndarray(shape, buffer=x)`, `memoryview(x)`, `hashlib.sha1(x)` of an
+    argument x raised `TypeError: a bytes-like object is required, not
+    'NumpyArg'` from the trace where eager answers.  Eager decides (and
+    raises it where it is the call's own)."""
+    return type(e) is TypeError and any(t in str(e) for t in _NO_BUFFER)
 
 
 def _holds_traced(e):

@@ -5,6 +5,7 @@ answer or exception text; and NumPy's dispatch of hop.Tensors under
 hop.compile (its floating-point warnings and errors, as eager's).  (einsum's
 layouts: test_numpy_port_einsum.py.)"""
 
+import hashlib
 import warnings
 
 import numpy as np
@@ -90,3 +91,37 @@ def test_numpy_dispatch_of_tensors_warns_and_raises_as_eager_when_compiled(src):
                     call(a, b)
             else:
                 assert np.asarray(call(a, b)).tolist()[1:] == [1.0, 4.0]
+
+
+# ------------------------------------------- buffers of arguments, compiled
+
+def _ndarray_over(x):
+    v = np.ndarray((2,), np.float64, buffer=x, offset=8, strides=(16,))
+    v[0] = 7.0
+    return v * 2
+
+
+def _memoryview_of(x):
+    return memoryview(x * 2).tolist()
+
+
+def _hash_of(x):
+    return hashlib.sha1(x).hexdigest()
+
+
+@pytest.mark.parametrize("fn", [_ndarray_over, _memoryview_of, _hash_of])
+def test_a_buffer_of_an_argument_is_eagers_when_compiled(fn):
+    # np.ndarray(shape, buffer=x) of an ndarray argument x (and memoryview,
+    # hashlib of one) raised `TypeError: a bytes-like object is required,
+    # not 'NumpyArg'` from hop.compile where eager answers: the trace gave
+    # the library hop.numpy's array, which exports no buffer; eager decides
+    compiled = hop.compile(fn)
+    for xs in ([1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]):
+        x, y = np.array(xs), np.array(xs)
+        want = fn(x)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = compiled(y)
+        assert repr(np.asarray(got).tolist() if isinstance(got, np.ndarray) else got) == \
+            repr(np.asarray(want).tolist() if isinstance(want, np.ndarray) else want)
+        assert np.array_equal(x, y)
