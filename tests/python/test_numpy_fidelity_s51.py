@@ -125,3 +125,25 @@ def test_a_buffer_of_an_argument_is_eagers_when_compiled(fn):
         assert repr(np.asarray(got).tolist() if isinstance(got, np.ndarray) else got) == \
             repr(np.asarray(want).tolist() if isinstance(want, np.ndarray) else want)
         assert np.array_equal(x, y)
+
+
+# ----------------------------------------------- open, found by the campaign
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "open (docs/RELIABILITY.md): hop's float-to-int conversion raises no invalid flag for "
+    "NaN, inf or a value out of range, so a ufunc's dtype=, a reduction's dtype= and a "
+    "compiled astype warn of nothing where NumPy warns"))
+def test_a_float_to_int_cast_inside_a_ufunc_or_reduction_warns_as_numpy():
+    x = np.array([np.inf, 1.0], np.float32)
+    for fn in (lambda y: np.add(y, 1, dtype=np.int8, casting="unsafe"),
+               lambda y: np.sum(y, dtype=np.int64)):
+        assert _messages(fn, hnp.asarray(x)) == _messages(fn, x)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "open (docs/RELIABILITY.md): np.clip of a float16 -0.0 with a bound 0 gives +0.0, "
+    "NumPy's loop keeps -0.0"))
+def test_clip_of_a_float16_negative_zero_keeps_its_sign():
+    a = np.array([-0.0, 0.0, -5.0, 5.0], np.float16)
+    assert np.signbit(np.asarray(hnp.clip(hnp.asarray(a), 0, 3))).tolist() == \
+        np.signbit(np.clip(a, 0, 3)).tolist()

@@ -504,6 +504,22 @@ def _einsum_standin(shape, strides):
 
 
 def einsum_layout(subscripts, order, optimize, layouts):
+    """_einsum_layout's answer, kept per hashable question (at most 256:
+    NumPy's probe costs ~20-50 us, a lookup ~1 us)."""
+    key = (subscripts, order, optimize, tuple(layouts))
+    try:
+        hash(key)
+    except TypeError:  # (an explicit path, a list)
+        return _einsum_layout(subscripts, order, optimize, layouts)
+    return _einsum_layout_kept(*key)
+
+
+@functools.lru_cache(maxsize=256)
+def _einsum_layout_kept(subscripts, order, optimize, layouts):
+    return _einsum_layout(subscripts, order, optimize, list(layouts))
+
+
+def _einsum_layout(subscripts, order, optimize, layouts):
     """The layout NumPy's einsum gives its new result of operands of these
     layouts ((shape, strides in elements) each) for order= and optimize=:
     (view, perm), view whether it is a view of the one operand (NumPy's
@@ -762,24 +778,24 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
 
 def _einsum_fast_key(operands, out, dtype, order, casting, optimize, _kind):
     """The key of einsum's decisions for an eager call of a subscripts
-    string and two or more exact C-contiguous hop.numpy arrays with no
-    keywords (their shapes concrete; NumPy's result C-ordered), which
-    einsum looks up before anything else (the general key is ~3 us of
-    reading the operands), and the arrays' tensors; (None, None) for any
-    other call.  Kept beside the general key of the same decisions, with
-    NumPy's layout of the result (_einsum_layout_of), the same for any
-    C-ordered operands of these shapes."""
+    string and two or more exact hop.numpy arrays with no keywords (their
+    shapes concrete), which einsum looks up before anything else (the
+    general key is ~3 us of reading the operands), and the arrays' tensors;
+    (None, None) for any other call.  Kept beside the general key of the
+    same decisions, with NumPy's layout of the result (_einsum_layout_of),
+    which the operands' strides (in the key where not C-contiguous) fix."""
     if len(operands) < 3 or type(operands[0]) is not str or _kind not in (None, ndarray) or \
             out is not None or dtype is not None or order != "K" or casting != "safe" or \
             optimize is not False or _C.tracing() is not None:
         return None, None
     for a in operands[1:]:
-        if type(a) is not ndarray or a._cp is not None or not a._tv.is_contiguous():
+        if type(a) is not ndarray or a._cp is not None:
             return None, None
     ts = [a._t for a in operands[1:]]
     if builtins.any(t.ndim == 0 for t in ts):
         return None, None  # (a 0-d operand's dtype is cast by its value: _einsum_by_value)
-    return (operands[0], *[(t.shape, t.dtype) for t in ts]), ts
+    return (operands[0], *[(t.shape, t.dtype, None if t.is_contiguous() else t.stride())
+                           for t in ts]), ts
 
 
 def _einsum_finish(kind, ts, got, out, cast=True, array_0d=False, lay=None):
