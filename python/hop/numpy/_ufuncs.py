@@ -510,6 +510,10 @@ def loop(name, ops, out_dt):
 
 
 _HALF_EXTREMES = {n: _first_of_equal(UFUNCS[n][1]) for n in ("maximum", "minimum", "fmax", "fmin")}
+# NumPy's float16 clip is its float16 maximum, then minimum (the first of
+# equal operands: np.clip of a float16 -0.0 with a bound 0 keeps -0.0)
+_HALF_EXTREMES["clip"] = lambda x, lo, hi: \
+    _HALF_EXTREMES["minimum"](_HALF_EXTREMES["maximum"](x, lo), hi)
 
 
 def direct(impl):
