@@ -49,6 +49,12 @@ BODY_ARRAYS = "hop.body env arrays"
 # Trace.scratch: the frame translator's taker of a warning hop.numpy gives
 # (Translator._library_warning; replayed_warning)
 WARN = "hop.compile warnings"
+# Trace.scratch: set when NumPy's dispatch of a hop.Tensor (__array_ufunc__,
+# __array_function__: `np.multiply(t, G)`, `G * t`) sent a call to hop.numpy
+# while tracing: eagerly such a call warns and raises under NumPy's error
+# state, so the plan's floating-point flags are NumPy's (hop.compile checks
+# them as for ndarray arguments, _compile._fp_check)
+NUMPY_DISPATCH = "hop.numpy dispatch"
 
 
 class EnvArrays(BaseException):

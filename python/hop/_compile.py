@@ -79,10 +79,26 @@ def _the_calls_own(e):
     hop.numpy._core.raised_as_numpy), or a decision hop.numpy met that NumPy
     makes on the values (whether a mask's count broadcasts:
     _core.decided_by_values)."""
-    if _raised_by_user(e) or _holds_traced(e):
+    if _raised_by_user(e) or _holds_traced(e) or _buffer_refused(e):
         return True
     hnp = sys.modules.get("hop.numpy._core")
     return hnp is not None and (hnp.raised_as_numpy(e) or hnp.decided_by_values(e))
+
+
+# CPython's TypeErrors of an object that exports no buffer (PyObject_GetBuffer
+# and its callers: memoryview(), bytes-like arguments, hashlib's)
+_NO_BUFFER = ("a bytes-like object is required", "object supporting the buffer API required")
+
+
+def _buffer_refused(e):
+    """Whether e is a library's refusal of a hop.numpy array the trace gave
+    it where the call has an ndarray, which exports its memory and hop's
+    array cannot (CPython 3.11 has no Python-level buffer export):
+    `np.ndarray(shape, buffer=x)`, `memoryview(x)`, `hashlib.sha1(x)` of an
+    argument x raised `TypeError: a bytes-like object is required, not
+    'NumpyArg'` from the trace where eager answers.  Eager decides (and
+    raises it where it is the call's own)."""
+    return type(e) is TypeError and any(t in str(e) for t in _NO_BUFFER)
 
 
 def _holds_traced(e):
@@ -605,11 +621,14 @@ class CompiledFunction(_C._CompiledCall):
             self._tree = paths.tree()
         if self._entries:
             self.recompiles += 1
-        runner.fp_warned = self._fp_check()
+        numpy = runner.numpy_dispatch
+        self._numpy_env = self._numpy_env or numpy
+        runner.fp_warned = self._fp_check(numpy)
         self._add(_Entry(gm, runner, dynamic, reason, paths.traps if paths is not None else {}))
         # the newest plan's bound call: NumPy's or hop.Tensors' without guards
         # (Plan.bind_*), or with guards to check (_EffectsCall), if any
-        self._fast = runner.fast or _effects_call(self._entries[-1])
+        self._fast = None if _tensor_fp(numpy, args, kwargs) else \
+            runner.fast or _effects_call(self._entries[-1])
         try:
             return _plan_run(runner.call_kw, args, _C.GuardError, kwargs)
         except EnvArgument as e:
@@ -817,12 +836,14 @@ class CompiledFunction(_C._CompiledCall):
             return self._eager_for_argument(shared, args, kwargs)
         if self._entries:
             self.recompiles += 1
-        self._numpy_env = self._numpy_env or tr.env_numpy
+        numpy = tr.env_numpy or getattr(runner, "numpy_dispatch", False)
+        self._numpy_env = self._numpy_env or numpy
         runner.distinct = True
-        runner.fp_warned = self._fp_check(tr.env_numpy)
+        runner.fp_warned = self._fp_check(numpy)
         entry = self._add(_Entry(gm, runner, dynamic, reason, {}, frame=tr))
-        self._fast = entry.direct and runner.fast or _effects_call(entry)
-        if tr.env_numpy and _C._np_fp_reported():
+        self._fast = None if _tensor_fp(numpy, args, kwargs) else \
+            entry.direct and runner.fast or _effects_call(entry)
+        if numpy and _C._np_fp_reported():
             # the plan reads an ndarray global or cell, found by this trace:
             # under an errstate that raises, NumPy's call (as _call's next
             # time; the trace ran nothing of the call)
@@ -1531,6 +1552,16 @@ def _numpy_call(args, kwargs):
         elif isinstance(x, _C.Tensor):
             tensors = True
     return hnp is not None and not tensors
+
+
+def _tensor_fp(numpy, args, kwargs):
+    """Whether a new plan whose floating-point flags are NumPy's (numpy: it
+    reads an ndarray of the function's environment, or NumPy's dispatch of
+    a hop.Tensor made some of its ops, `np.multiply(t, G)`) is called with
+    hop.Tensors (not _numpy_call): the C bound calls of hop.Tensors check no
+    flags, so such calls take the general path, whose Runner.fp_warned
+    checks them (a flag NumPy warns for: the call again, eagerly)."""
+    return numpy and not _numpy_call(args, kwargs)
 
 
 def _fp_warned(args, kwargs):

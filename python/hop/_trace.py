@@ -676,6 +676,9 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
                          as_array, writeback, kw=kw, results=results, order=order,
                          apart=getattr(fn, "_hop_no_eager", False) is not True)
         runner.caught = caught  # (hop.compile's _trace_sizes traces it again)
+        # (NumPy's dispatch of a hop.Tensor made some of the plan's ops: its
+        # floating-point flags are NumPy's, _compile._fp_check)
+        runner.numpy_dispatch = bool(tr.scratch.get(_breaks.NUMPY_DISPATCH))
         # explain()'s lines of what the guards cannot see (describing them
         # needs the placeholder names: a walk of the whole graph, skipped when
         # there is nothing to say).
@@ -1675,6 +1678,8 @@ class _Runner:
                 if self._env is not None:
                     self._apart(args, st[1])
                 results = self.plan.run(args + st[1])
+                if self.fp_warned is not None and self.fp_warned(args, None):
+                    raise FPWarned  # (a plan whose flags are NumPy's: _compile._tensor_fp)
                 return results[0] if self._one_out else self.finish(results, False)
         elif len(args) == self._ndflat and self._ndout is not None:
             c_order = self._c_order

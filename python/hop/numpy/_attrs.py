@@ -665,9 +665,39 @@ def _tobytes(self, order="C"):
     return self._t.numpy().tobytes(order)
 
 
+def _bytes(self):
+    """bytes(a) as CPython makes it of a NumPy array or scalar, which export
+    their memory: an integer 0-d array or scalar (np.True_ too: __index__)
+    is a count of zero bytes, any other array its elements' bytes in C
+    order.  (Without this bytes() iterated a hop.numpy array, whose class
+    exports no buffer: `bytes(hnp.arange(3))` was 3 bytes, NumPy's 24.)"""
+    if self.ndim == 0:
+        try:
+            n = operator.index(self)
+        except TypeError:
+            pass
+        else:
+            return bytes(n)
+    return self.tobytes()
+
+
 ndarray.tobytes = _tobytes
-ndarray.data = property(lambda self: self._t.numpy().data,
-                        doc="The memory (of a concrete array) as a memoryview.")
+ndarray.__bytes__ = _bytes
+
+
+def _data(self):
+    """NumPy's a.data: a memoryview of the memory NumPy's array views (a
+    view hop made as a copy, a[::-1], included: a write through it reaches
+    a's base; read-only where NumPy's array is), of a NumPy scalar a copy,
+    read-only.  (memoryview(a) itself is CPython's TypeError: a hop.numpy
+    array's class exports no buffer, docs/RELIABILITY.md.)"""
+    a = self.__array__()
+    if self._scalar:
+        a.flags.writeable = False
+    return a.data
+
+
+ndarray.data = property(_data, doc="The memory (of a concrete array) as a memoryview.")
 
 
 # ----------------------------------------------------- methods of functions

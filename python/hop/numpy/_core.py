@@ -92,6 +92,15 @@ def tracing():
     return _C.tracing() is not None
 
 
+def dispatched():
+    """Marks the active trace, if any: NumPy's dispatch of a hop.Tensor sent
+    a call to hop.numpy (_breaks.NUMPY_DISPATCH)."""
+    tr = _C.tracing()
+    if tr is not None:
+        from .._breaks import NUMPY_DISPATCH
+        tr.scratch[NUMPY_DISPATCH] = True
+
+
 def numpy_warns(what, message, category, traced=False, replay=False, at=None):
     """NumPy's warning of a call (what: what the call does, for hop's
     error; message, category: NumPy's, a DeprecationWarning of an

@@ -2088,6 +2088,7 @@ def array_function(func, types, args, kwargs, default=ndarray):
 def tensor_array_function(self, func, types, args, kwargs):
     """hop.Tensor.__array_function__: NumPy's functions on hop tensors give
     hop tensors."""
+    _core.dispatched()
     return array_function(func, types, args, kwargs)
 
 

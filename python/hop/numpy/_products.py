@@ -6,14 +6,15 @@ hop.numpy (or _funcs), not this module, first.
 """
 
 import builtins
+import functools
 import operator
 
 import numpy as _np
 
 from .. import _C
-from . import _core, _eager_shape
+from . import _core, _eager_shape, _storage
 from ._funcs import _axis, _out, _shape_arg, _size, _t, implements, ravel
-from ._ndarray import ndarray, result_kind, wrap
+from ._ndarray import NumpyArg, ndarray, result_kind, wrap
 
 
 @implements(_np.dot)
@@ -480,6 +481,95 @@ def _einsum_by_numpy(kind, operands, out, dtype, order, casting, optimize):
     return wrap(kind, _C.tensor(r))
 
 
+def _einsum_standin(shape, strides):
+    """An int8 array over a few bytes that NumPy's einsum reads as it reads
+    an operand of this shape and these strides (in elements): each size
+    over 1 made 2, the axes in the same memory order with the same signs,
+    dense where the operand is (its C and F flags) and with a gap where it
+    is not, a broadcast axis (stride 0) and a size-1 one of stride 0."""
+    small = tuple(builtins.min(n, 2) for n in shape)
+    axes = sorted((d for d in range(len(shape)) if shape[d] > 1 and strides[d]),
+                  key=lambda d: -builtins.abs(strides[d]))
+    want, dense = 1, True
+    for d in reversed(axes):
+        dense = dense and builtins.abs(strides[d]) == want
+        want *= shape[d]
+    new, step, start = [0] * len(shape), 1 if dense else 2, 0
+    for d in reversed(axes):
+        new[d] = step if strides[d] > 0 else -step
+        start += 0 if strides[d] > 0 else step * (small[d] - 1)
+        step *= small[d]
+    memory = _np.zeros(start + step + 1, _np.int8)
+    return _np.lib.stride_tricks.as_strided(memory[start:], small, new)
+
+
+def einsum_layout(subscripts, order, optimize, layouts):
+    """_einsum_layout's answer, kept per hashable question (at most 256:
+    NumPy's probe costs ~20-50 us, a lookup ~1 us)."""
+    key = (subscripts, order, optimize, tuple(layouts))
+    try:
+        hash(key)
+    except TypeError:  # (an explicit path, a list)
+        return _einsum_layout(subscripts, order, optimize, layouts)
+    return _einsum_layout_kept(*key)
+
+
+@functools.lru_cache(maxsize=256)
+def _einsum_layout_kept(subscripts, order, optimize, layouts):
+    return _einsum_layout(subscripts, order, optimize, list(layouts))
+
+
+def _einsum_layout(subscripts, order, optimize, layouts):
+    """The layout NumPy's einsum gives its new result of operands of these
+    layouts ((shape, strides in elements) each) for order= and optimize=:
+    (view, perm), view whether it is a view of the one operand (NumPy's
+    einsum returns one where no label is summed, unless optimize's final
+    asanyarray(order=) copies it) and perm its axes outermost in memory
+    first (None: C order).  Asked of NumPy's einsum on stand-ins of each
+    layout (_einsum_standin), the path of more than two operands planned on
+    the real sizes first (optimize's plan reads them); NumPy's errors of
+    order= are its own."""
+    given = isinstance(optimize, list) and optimize[:1] == ["einsum_path"]
+    if optimize is not False and len(layouts) > 2 and not given:
+        shapes = [_np.lib.stride_tricks.as_strided(_np.zeros(1, _np.int8), shape,
+                                                   (0,) * len(shape)) for shape, _ in layouts]
+        optimize = _np.einsum_path(subscripts, *shapes, optimize=optimize)[0]
+    ops = [_einsum_standin(*lay) for lay in layouts]
+    r = _np.einsum(subscripts, *ops, order=order, optimize=optimize)
+    if not isinstance(r, _np.ndarray) or r.ndim < 1:
+        return False, None
+    view = len(ops) == 1 and _np.shares_memory(r, ops[0])
+    if r.ndim < 2 or view:
+        return view, None
+    from ._storage import decide_order
+    return False, decide_order([(r.shape, r.strides)], r.ndim, "like")
+
+
+def _einsum_layout_of(kind, arrays, subscripts, order, optimize, out):
+    """einsum_layout of operands arrays as NumPy's arrays have them: an
+    eager hop.numpy array's own layout, a compiled function's argument's
+    recorded for each call (_storage.elementwise_order, as memory_order
+    does); None (C order, a view where one operand's labels all stay) where
+    hop cannot say (hop.trace of hop.numpy arrays, hop.Tensors), as
+    memory_order's, and with out= (its own layout)."""
+    fn = functools.partial(einsum_layout, subscripts, order, optimize)
+    if out is not None:  # (out='s own layout: only NumPy's checks of order=)
+        if optimize is False:
+            _np.einsum("", 0, order=order)  # (c_einsum's)
+        else:
+            order.upper()  # (einsum's Python path reads nothing more of it with out=)
+        return None
+    run = _storage.current()
+    if kind is ndarray and run is None and not _core.tracing():
+        if optimize is False and order in ("C", "c"):
+            return None  # (c_einsum's C order, without asking it)
+        return fn([_storage.eager_layout(a) if isinstance(a, (ndarray, _np.ndarray)) else
+                   (_np.shape(a), _storage._c_strides(_np.shape(a))) for a in arrays])
+    if kind is NumpyArg and run is not None:
+        return _storage.elementwise_order(arrays, 0, run, fn)
+    return None
+
+
 def _einsum_plan(ins, outs, shapes):
     """The steps of the contraction, left to right, an index kept while the
     output or a later operand needs it: the first operand's reduction, per
@@ -636,10 +726,10 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     if not arrays:
         raise ValueError("must specify the einstein sum subscripts string and at least one "
                          "operand")
-    fast, fast_ts = _einsum_fast_key(operands, out, dtype, casting, optimize, _kind)
+    fast, fast_ts = _einsum_fast_key(operands, out, dtype, order, casting, optimize, _kind)
     got = _EINSUM_PLANS.get(fast) if fast is not None else None
-    if got is not None:
-        return _einsum_finish(ndarray, fast_ts, got, None)
+    if got is not None:  # (the decisions and NumPy's layout of C-ordered operands)
+        return _einsum_finish(ndarray, fast_ts, got[0], None, lay=got[1])
     path = _einsum_optimize(optimize)
     kind = _kind or result_kind(arrays, ndarray)
     ts = [_t(a, "einsum") for a in arrays]
@@ -647,7 +737,9 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     view = single and isinstance(arrays[0], ndarray) and not arrays[0]._scalar
     by_value = _einsum_by_value(arrays, ts, dtype)
     out_dt = _einsum_out_dtype(out)
-    key = None if by_value is not None else \
+    # (whether a view of one operand is NumPy's answer under optimize= reads
+    # its layout and order=: decided afresh, _einsum_layout_of)
+    key = None if by_value is not None or view and path is not False else \
         _einsum_key(subscripts, ts, single, view, dtype, casting, path)
     if key is not None and out is not None:
         # (out='s checks read its dtype and shape: _einsum_out_check)
@@ -659,7 +751,8 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
         ins, outs = _einsum_parse(subscripts, ts)
         _einsum_path_check(path, ins, outs)
         _einsum_check(ts, ins, outs, single)
-        if view and outs and set(ins[0]) <= set(outs):
+        lay = _einsum_layout_of(kind, arrays, subscripts, order, optimize, out)
+        if view and outs and set(ins[0]) <= set(outs) and (lay is None or lay[0]):
             return _einsum_view(kind, arrays[0], subscripts, ins[0], outs)
         dt, cdt = _einsum_dtypes(ts, dtype, casting, by_value, out_dt)
         if out_dt is not None:
@@ -676,42 +769,46 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
                 _EINSUM_PLANS.clear()
             _EINSUM_PLANS[key] = got
             if fast is not None:
-                _EINSUM_PLANS[fast] = got
-        return _einsum_finish(kind, ts, got, out, cast=False, array_0d=optimize is not False)
-    return _einsum_finish(kind, ts, got, out, array_0d=optimize is not False)
+                _EINSUM_PLANS[fast] = got, lay
+        return _einsum_finish(kind, ts, got, out, cast=False, array_0d=optimize is not False,
+                              lay=lay)
+    lay = _einsum_layout_of(kind, arrays, subscripts, order, optimize, out)
+    return _einsum_finish(kind, ts, got, out, array_0d=optimize is not False, lay=lay)
 
 
-def _einsum_fast_key(operands, out, dtype, casting, optimize, _kind):
+def _einsum_fast_key(operands, out, dtype, order, casting, optimize, _kind):
     """The key of einsum's decisions for an eager call of a subscripts
     string and two or more exact hop.numpy arrays with no keywords (their
     shapes concrete), which einsum looks up before anything else (the
     general key is ~3 us of reading the operands), and the arrays' tensors;
     (None, None) for any other call.  Kept beside the general key of the
-    same decisions."""
+    same decisions, with NumPy's layout of the result (_einsum_layout_of),
+    which the operands' strides (in the key where not C-contiguous) fix."""
     if len(operands) < 3 or type(operands[0]) is not str or _kind not in (None, ndarray) or \
-            out is not None or dtype is not None or casting != "safe" or \
+            out is not None or dtype is not None or order != "K" or casting != "safe" or \
             optimize is not False or _C.tracing() is not None:
         return None, None
     for a in operands[1:]:
-        if type(a) is not ndarray:
+        if type(a) is not ndarray or a._cp is not None:
             return None, None
     ts = [a._t for a in operands[1:]]
     if builtins.any(t.ndim == 0 for t in ts):
         return None, None  # (a 0-d operand's dtype is cast by its value: _einsum_by_value)
-    return (operands[0], *[(t.shape, t.dtype) for t in ts]), ts
+    return (operands[0], *[(t.shape, t.dtype, None if t.is_contiguous() else t.stride())
+                           for t in ts]), ts
 
 
-def _einsum_finish(kind, ts, got, out, cast=True, array_0d=False):
+def _einsum_finish(kind, ts, got, out, cast=True, array_0d=False, lay=None):
     """einsum's result of operands ts by its decisions got (the operands
     cast to the contraction's dtype unless cast is False: done).  array_0d:
     a result of no dimensions is a 0-d array, not a NumPy scalar (NumPy's
     einsum with an `optimize` other than False returns
-    `asanyarray(result)`)."""
+    `asanyarray(result)`).  lay: NumPy's layout of it (_einsum_layout_of;
+    None: C order)."""
     dt, cdt, plan, one_matmul = got
     if one_matmul:  # (the operands in their dtype; not bool)
         t = _C.matmul(ts[0], ts[1])
-        return _out(kind, t, scalar=t.ndim == 0 and out is None and not array_0d, out=out,
-                    what="einsum")
+        return _einsum_result(kind, t, out, array_0d, lay)
     if cast:
         ts = _einsum_cast(ts, dt, cdt)
     t = _einsum_run(ts, plan)
@@ -721,5 +818,15 @@ def _einsum_finish(kind, ts, got, out, cast=True, array_0d=False):
     # permutation) is copied, C-ordered; a matmul's own result is not
     fresh = plan[1] and plan[3] is None
     t = _core.cast(t, dt)
-    return _out(kind, t.clone() if t.ndim and not fresh else t,
-                scalar=t.ndim == 0 and out is None and not array_0d, out=out, what="einsum")
+    return _einsum_result(kind, t.clone() if t.ndim and not fresh else t, out, array_0d, lay)
+
+
+def _einsum_result(kind, t, out, array_0d, lay):
+    """einsum's result array of tensor t (C-ordered), or out= written, in
+    NumPy's layout lay."""
+    perm = lay[1] if lay is not None else None
+    if perm is not None:
+        from ._ufuncs import back_in_order
+        return back_in_order(kind, t.permute(*perm).clone(), perm)
+    return _out(kind, t, scalar=t.ndim == 0 and out is None and not array_0d, out=out,
+                what="einsum")

@@ -451,14 +451,21 @@ def elementwise_order(operands, ndim, run, how="iter"):
     silently."""
     import numpy as np
     layouts, specs, read = [], [], False
+    every = callable(how)  # (a decision of NumPy's that reads every operand's layout)
     for a in operands:
+        if every and not (isinstance(a, np.ndarray) or _is_array(a)):
+            shape = tuple(np.shape(a))  # (a scalar or a list: NumPy's new C-ordered array)
+            lay = (shape, _c_strides(shape))
+            layouts.append(lay)
+            specs.append(("fixed", lay))
+            continue
         if isinstance(a, np.ndarray):
-            if a.ndim == 0 or a.size == 0:
+            if (a.ndim == 0 or a.size == 0) and not every:
                 continue
             lay = (tuple(a.shape), _layout_of(a) or (0,) * a.ndim)
             spec = ("fixed", lay)
-        elif _is_array(a) and a._t.ndim:
-            if any(isinstance(n, int) and n == 0 for n in a._t.shape):
+        elif _is_array(a) and (a._t.ndim or every):
+            if any(isinstance(n, int) and n == 0 for n in a._t.shape) and not every:
                 continue  # no elements: no say, as an empty ndarray's
             st = storage_of(a, run)
             leaf = st.root[1] if isinstance(st.root, tuple) and st.root[0] == "arg" else None
@@ -599,7 +606,11 @@ def decide_order(layouts, ndim, how):
     inputs NumPy casts first), else its iterator; "like" PyArray_NewLikeArray
     of one operand (astype, copy, *_like): C for a C-contiguous one, F for an
     F-contiguous one, else its axes sorted by their own strides, size-1 axes
-    included (a stable sort, largest first)."""
+    included (a stable sort, largest first).  A callable how is a decision
+    of its own, how(layouts), of every operand's layout (a scalar's ((), ()))
+    in its place: einsum's (_products.einsum_layout)."""
+    if callable(how):
+        return how(layouts)
     nd_ops = [lay for lay in layouts if len(lay[0])]
     if how == "like" and nd_ops and ndim >= 2 and len(nd_ops[0][0]) == ndim:
         shape, strides = nd_ops[0]
@@ -701,7 +712,7 @@ def order_holds(check, leaves):
                 except (ValueError, IndexError, TypeError):
                     return False  # another shape: the shape guards retrace too
                 lay = (tuple(v.shape), _layout_of(v) or (0,) * v.ndim)
-        if len(lay[0]) > ndim:
+        if len(lay[0]) > ndim and not callable(how):
             return False
         layouts.append(lay)
     return decide_order(layouts, ndim, how) == want

@@ -510,6 +510,10 @@ def loop(name, ops, out_dt):
 
 
 _HALF_EXTREMES = {n: _first_of_equal(UFUNCS[n][1]) for n in ("maximum", "minimum", "fmax", "fmin")}
+# NumPy's float16 clip is its float16 maximum, then minimum (the first of
+# equal operands: np.clip of a float16 -0.0 with a bound 0 keeps -0.0)
+_HALF_EXTREMES["clip"] = lambda x, lo, hi: \
+    _HALF_EXTREMES["minimum"](_HALF_EXTREMES["maximum"](x, lo), hi)
 
 
 def direct(impl):
@@ -1112,6 +1116,7 @@ def _check_left_scalar(name, left, right):
 def tensor_array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """hop.Tensor.__array_ufunc__: NumPy's ufuncs on hop tensors give hop
     tensors, with NumPy's dtypes."""
+    _core.dispatched()
     return array_ufunc(ufunc, method, inputs, kwargs)
 
 
