@@ -1557,7 +1557,10 @@ class _Runner:
     def _apart(self, leaves, caps):
         """EnvArgument when an argument leaf is an object of the plan's
         environment: one of caps (this call's captures, after the guards)
-        or at an address of Guards.env_ids."""
+        or at an address of Guards.env_ids.  Not a GraphModule's (distinct
+        False: one fixed trace whose inputs run as traced, as for gm(a, a))."""
+        if not self.distinct:
+            return
         i = _C._env_argument(leaves, caps, self._env)
         if i >= 0:
             raise EnvArgument(f"argument leaf {i} that is "

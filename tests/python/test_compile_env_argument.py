@@ -3,8 +3,7 @@ holds (a global, a closure cell, an item of a global list): the trace took
 the argument for an object of its own (a proxy) and the environment's
 object for another, so `x is G` answered False, `if x is G:` took the other
 side.  A plan assumes no argument leaf is one of those objects; a call that
-breaks it runs eagerly (hop.compile) or raises GuardError (a GraphModule),
-on every bound path (Plan.bind_tensors / bind_arrays with and without
+breaks it runs eagerly (hop.compile), on every bound path (Plan.bind_tensors / bind_arrays with and without
 _LiveCaptures, _EffectsCall, the Python paths, a resume after a graph
 break).  docs/ARCHITECTURE.md, "An argument that is an object of the
 environment"; the campaign's IDENTITY cases (test_compile_campaign_s50.py)
@@ -118,13 +117,3 @@ def test_such_a_call_runs_eagerly_once_warned_and_the_plan_stays_for_other_argum
     assert (cf.eager_calls, cf.recompiles, len(cf.graphs)) == (2, 0, 1)
     assert "eager calls: 2 call(s) ran eagerly for their arguments (the last: argument leaf 0 " \
            "that is the tensor closure cell 'G' holds" in cf.explain()
-
-
-def test_a_graph_module_refuses_an_argument_that_is_a_tensor_its_function_reads():
-    G = hop.arange(3.0)
-    gm = hop.trace(lambda x: (x is G, x * G), hop.ones(3))
-    with pytest.raises(hop.GuardError, match=r"guard failed: argument leaf 0 that is the tensor "
-                                             r"closure cell 'G' holds \(the trace took them for "
-                                             r"distinct objects\)"):
-        gm(G)
-    assert gm(hop.ones(3))[1].tolist() == [0.0, 1.0, 2.0]
