@@ -60,6 +60,7 @@ CHECK_NUMPY_WARNS: int
 CHECK_NUMPY_EMPTY: int
 CHECK_NUMPY_SCALAR_OVERFLOW: int
 CHECK_NUMPY_INDEX: int
+CHECK_VMAP_BRANCHES: int
 
 # The most dims a tensor has (HOP_MAX_RANK, include/hop/ops.h).
 MAX_RANK: int

@@ -266,19 +266,12 @@ def reshape(a, newshape, order="C", *, _kind=None):
 
 
 def _reshape_order(order):
-    """reshape's order= as NumPy 1.24 reads it: 'C', 'F' or 'A' (None is
-    'C'; any case, bytes too), NumPy's errors for 'K' and anything else."""
-    if order is None:
-        return "C"
-    if isinstance(order, bytes):
-        order = order.decode("latin-1")
-    if not isinstance(order, str):
-        raise TypeError(f"order must be str, not {type(order).__name__}")
-    if len(order) != 1 or order.upper() not in "CFAK":
-        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
-    if order.upper() == "K":
+    """reshape's order= as NumPy 1.24 reads it: 'C', 'F' or 'A', NumPy's
+    errors for 'K' and anything else (_order_letter)."""
+    order = _order_letter(order)
+    if order == "K":
         raise ValueError("order 'K' is not permitted for reshaping")
-    return order.upper()
+    return order
 
 
 @scalar_method
@@ -993,9 +986,10 @@ def new_sizes(shape, npd):
     return sizes
 
 
-def _order_arg(order):
-    """A creation function's order= as NumPy 1.24 reads it: 'C' or 'F'
-    (None, any case, bytes too), NumPy's errors for anything else."""
+def _order_letter(order):
+    """An order= argument as NumPy 1.24's PyArray_OrderConverter reads it:
+    'C', 'F', 'A' or 'K' (None is 'C'; any case, bytes too), its errors
+    for anything else."""
     if order is None:
         return "C"
     if isinstance(order, bytes):
@@ -1004,9 +998,16 @@ def _order_arg(order):
         raise TypeError(f"order must be str, not {type(order).__name__}")
     if len(order) != 1 or order.upper() not in "CFAK":
         raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
-    if order.upper() in "AK":
-        raise ValueError("only 'C' or 'F' order is permitted")
     return order.upper()
+
+
+def _order_arg(order):
+    """A creation function's order= as NumPy 1.24 reads it: 'C' or 'F',
+    NumPy's errors for anything else (_order_letter)."""
+    order = _order_letter(order)
+    if order in "AK":
+        raise ValueError("only 'C' or 'F' order is permitted")
+    return order
 
 
 def _filled(shape, value, npd, order):
