@@ -10,6 +10,7 @@
 #include "trace_impl.h"
 
 #include <fenv.h>
+#include <structmember.h>
 #include <stddef.h>
 
 static PyObject *numpy_asarray_fn; /* numpy.asarray, imported on first use */
@@ -416,6 +417,9 @@ typedef struct ArrayCallObject {
                                * captures (Guards.env_ids: hop_py__env_argument) */
     Py_ssize_t nenv;
     int apart; /* whether to check them and the captures */
+    int numpy_fp; /* bind_tensors: the plan's floating-point exceptions are NumPy's (NumPy's
+                   * dispatch of a hop.Tensor made some of its ops: hop/_compile.py,
+                   * _checking_fp), checked as an ndarray call's (hop_py__is_array_call) */
     vectorcallfunc vectorcall;
 } ArrayCallObject;
 
@@ -631,7 +635,7 @@ array_call_run(ArrayCallObject *c, PyObject *tup, PyObject *const *in)
         if (!plain)
             Py_RETURN_NOTIMPLEMENTED;
     }
-    if (c->scalars != NULL) {
+    if (c->scalars != NULL || c->numpy_fp) {
         /* NumPy's error state raises (calls, prints, logs) for an error:
          * this call runs eagerly through NumPy (the general path) */
         int reported = np_fp_reported();
@@ -698,8 +702,16 @@ static PyTypeObject ArrayCallType;
 int
 hop_py__is_array_call(PyObject *o)
 {
-    return Py_IS_TYPE(o, &ArrayCallType) && ((ArrayCallObject *)o)->scalars != NULL;
+    return Py_IS_TYPE(o, &ArrayCallType) &&
+           (((ArrayCallObject *)o)->scalars != NULL || ((ArrayCallObject *)o)->numpy_fp);
 }
+
+static PyMemberDef array_call_members[] = {
+    {"_numpy_fp", T_INT, offsetof(ArrayCallObject, numpy_fp), 0,
+     "bind_tensors: the plan's floating-point exceptions are NumPy's (checked after each call "
+     "as an ndarray call's, and NumPy's error state read before it)"},
+    {NULL, 0, 0, 0, NULL},
+};
 
 static PyTypeObject ArrayCallType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop._C._ArrayCall",
@@ -710,6 +722,7 @@ static PyTypeObject ArrayCallType = {
     .tp_clear = (inquiry)array_call_clear,
     .tp_vectorcall_offset = offsetof(ArrayCallObject, vectorcall),
     .tp_call = PyVectorcall_Call,
+    .tp_members = array_call_members,
     .tp_doc = "Plan.bind_arrays's (and bind_tensors's) callable: f(args) runs the plan on a "
               "tuple of ndarrays (hop.Tensors), else is NotImplemented.",
 };
@@ -749,6 +762,7 @@ array_call_new(PlanObject *p, Py_ssize_t nargs, PyObject *caps, PyObject *scalar
     c->env = NULL;
     c->nenv = 0;
     c->apart = 0;
+    c->numpy_fp = 0;
     c->vectorcall = (vectorcallfunc)array_call_vectorcall;
     PyObject_GC_Track(c);
     return (PyObject *)c;

@@ -627,8 +627,8 @@ class CompiledFunction(_C._CompiledCall):
         self._add(_Entry(gm, runner, dynamic, reason, paths.traps if paths is not None else {}))
         # the newest plan's bound call: NumPy's or hop.Tensors' without guards
         # (Plan.bind_*), or with guards to check (_EffectsCall), if any
-        self._fast = None if _tensor_fp(numpy, args, kwargs) else \
-            runner.fast or _effects_call(self._entries[-1])
+        self._fast = _checking_fp(runner.fast or _effects_call(self._entries[-1]), numpy, args,
+                                  kwargs)
         try:
             return _plan_run(runner.call_kw, args, _C.GuardError, kwargs)
         except EnvArgument as e:
@@ -841,8 +841,8 @@ class CompiledFunction(_C._CompiledCall):
         runner.distinct = True
         runner.fp_warned = self._fp_check(numpy)
         entry = self._add(_Entry(gm, runner, dynamic, reason, {}, frame=tr))
-        self._fast = None if _tensor_fp(numpy, args, kwargs) else \
-            entry.direct and runner.fast or _effects_call(entry)
+        self._fast = _checking_fp(entry.direct and runner.fast or _effects_call(entry), numpy,
+                                  args, kwargs)
         if numpy and _C._np_fp_reported():
             # the plan reads an ndarray global or cell, found by this trace:
             # under an errstate that raises, NumPy's call (as _call's next
@@ -1554,14 +1554,22 @@ def _numpy_call(args, kwargs):
     return hnp is not None and not tensors
 
 
-def _tensor_fp(numpy, args, kwargs):
-    """Whether a new plan whose floating-point flags are NumPy's (numpy: it
-    reads an ndarray of the function's environment, or NumPy's dispatch of
-    a hop.Tensor made some of its ops, `np.multiply(t, G)`) is called with
-    hop.Tensors (not _numpy_call): the C bound calls of hop.Tensors check no
-    flags, so such calls take the general path, whose Runner.fp_warned
-    checks them (a flag NumPy warns for: the call again, eagerly)."""
-    return numpy and not _numpy_call(args, kwargs)
+def _checking_fp(fast, numpy, args, kwargs):
+    """The bound call fast of a new plan, for a plan whose floating-point
+    flags are NumPy's (numpy: it reads an ndarray of the function's
+    environment, or NumPy's dispatch of a hop.Tensor made some of its ops,
+    `np.multiply(t, G)`) called with hop.Tensors (not _numpy_call): a C
+    bound call of hop.Tensors (_ArrayCall) then checks them as an ndarray
+    call's (its _numpy_fp: NumPy's error state before the run, the flags
+    after it, a flag NumPy warns for the call again through NumPy); another
+    (_EffectsCall) checks none, so such calls take the general path (None),
+    whose Runner.fp_warned checks them."""
+    if not numpy or fast is None or _numpy_call(args, kwargs):
+        return fast
+    if type(fast).__name__ == "_ArrayCall":  # (hop._C._ArrayCall, not exported)
+        fast._numpy_fp = 1
+        return fast
+    return None
 
 
 def _fp_warned(args, kwargs):

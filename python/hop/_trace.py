@@ -1682,7 +1682,7 @@ class _Runner:
                     self._apart(args, st[1])
                 results = self.plan.run(args + st[1])
                 if self.fp_warned is not None and self.fp_warned(args, None):
-                    raise FPWarned  # (a plan whose flags are NumPy's: _compile._tensor_fp)
+                    raise FPWarned  # (a plan whose flags are NumPy's: _compile._checking_fp)
                 return results[0] if self._one_out else self.finish(results, False)
         elif len(args) == self._ndflat and self._ndout is not None:
             c_order = self._c_order
