@@ -423,6 +423,14 @@ typedef struct ArrayCallObject {
     vectorcallfunc vectorcall;
 } ArrayCallObject;
 
+/* Whether c's calls have NumPy's floating-point semantics: an ndarray call,
+ * or a hop.Tensor call of a plan NumPy's dispatch made (numpy_fp). */
+static int
+numpy_fp_of(const ArrayCallObject *c)
+{
+    return c->scalars != NULL || c->numpy_fp;
+}
+
 static PyObject *numpy_ndarray_type; /* numpy.ndarray, imported on first use */
 
 static int
@@ -635,7 +643,7 @@ array_call_run(ArrayCallObject *c, PyObject *tup, PyObject *const *in)
         if (!plain)
             Py_RETURN_NOTIMPLEMENTED;
     }
-    if (c->scalars != NULL || c->numpy_fp) {
+    if (numpy_fp_of(c)) {
         /* NumPy's error state raises (calls, prints, logs) for an error:
          * this call runs eagerly through NumPy (the general path) */
         int reported = np_fp_reported();
@@ -702,8 +710,7 @@ static PyTypeObject ArrayCallType;
 int
 hop_py__is_array_call(PyObject *o)
 {
-    return Py_IS_TYPE(o, &ArrayCallType) &&
-           (((ArrayCallObject *)o)->scalars != NULL || ((ArrayCallObject *)o)->numpy_fp);
+    return Py_IS_TYPE(o, &ArrayCallType) && numpy_fp_of((const ArrayCallObject *)o);
 }
 
 static PyMemberDef array_call_members[] = {

@@ -1264,10 +1264,10 @@ def _cast_steps(steps, what):
     A part of a complex view (.real/.imag) after a cast is refused."""
     casts = [s for s in steps if s.kind == "bitcast"]
     first = steps.index(casts[0])
-    later = steps[first + 1:]
-    if any(s.kind in ("real", "imag") for s in later) and \
-            any(s.apply.dtype.kind == "c" for s in casts) or \
-            any(s.apply_np is None for s in casts) and (first or len(casts) > 1):
+    part_of_complex_cast = any(s.kind in ("real", "imag") for s in steps[first + 1:]) and \
+        any(s.apply.dtype.kind == "c" for s in casts)
+    resized_later = any(s.apply_np is None for s in casts) and (first or len(casts) > 1)
+    if part_of_complex_cast or resized_later:
         raise _C.UnsupportedError(
             f"hop.numpy: {what} writes through a view with another dtype (ndarray.view) "
             f"that hop does not trace: a part of a complex view of it, or a view of another "
